@@ -1,0 +1,24 @@
+# The two entry points of the README. Each creates its own virtual environment.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test bench clean
+
+$(BIN)/tiersim: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test,bench]'
+	touch $@
+
+demo: $(BIN)/tiersim
+	$(BIN)/tiersim run models/demo.toml
+
+test: $(BIN)/tiersim
+	$(BIN)/python -m pytest -q
+
+bench: $(BIN)/tiersim
+	$(BIN)/python bench/run_bench.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,227 @@
+"""`tiersim`: run, validate, document and solve model files.
+
+Exit codes (stable, documented in the README):
+  0 success;  2 bad command-line usage;  3 invalid model file or override;
+  4 the model cannot be simulated as given (unstable: offered load beyond capacity);
+  5 a finite workload did not finish within run.max_duration_s;  130 interrupted (Ctrl-C);
+  1 an internal error (a bug: please report it with the model file).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from sim.model.load import ModelError, load_model
+
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_MODEL, EXIT_UNSTABLE, EXIT_UNFINISHED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
+
+err = Console(stderr=True, highlight=False)
+
+
+def fail(message: str, code: int) -> None:
+    err.print(f"[bold red]error:[/bold red] {message}", markup=True)
+    sys.exit(code)
+
+
+def _load(path: str, overrides: tuple[str, ...]):
+    try:
+        return load_model(path, overrides)
+    except ModelError as exc:
+        fail(str(exc), EXIT_MODEL)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="tiersim")
+def main() -> None:
+    """Simulate clustered Java web tiers: proxies, pools, app servers, balancers, databases."""
+
+
+@main.command()
+@click.argument("model_file", type=click.Path(dir_okay=False))
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE",
+              help="override a parameter, e.g. --set backends.0.threads=30 (repeatable)")
+@click.option("--replications", "-r", type=click.IntRange(1, 10_000), help="number of replications")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), help="root seed")
+@click.option("--json", "as_json", is_flag=True, help="print the JSON result document instead of tables")
+@click.option("--timeseries", type=click.Path(dir_okay=False, writable=True),
+              help="write per-interval metrics (CSV) to this file")
+def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
+    """Simulate MODEL_FILE and print results with confidence intervals."""
+    from sim.model.stability import overloads
+    from sim.output import render, result_document
+    from sim.replication import RunawayQueue
+    from sim.runner import run as run_model
+
+    model = _load(model_file, overrides)
+    problems = overloads(model)
+    if problems:
+        lines = [f"{model_file}: unstable configuration: the offered load exceeds capacity, queues would grow forever"]
+        lines += [f"  {p.path}: {p.detail} (utilization {p.utilization:.3g} >= 1)" for p in problems]
+        lines.append("  fix: lower the arrival rate, add capacity at the named parameter, or bound a queue "
+                     "(proxy.listen_backlog with proxy.workers)")
+        fail("\n".join(lines), EXIT_UNSTABLE)
+
+    sink, closer = _timeseries_writer(timeseries) if timeseries else (None, None)
+    try:
+        with _progress(model, replications) as progress:
+            result = run_model(model, replications=replications, seed=seed, progress=progress, timeseries=sink)
+    except RunawayQueue as exc:
+        fail(f"{model_file}: {exc}", EXIT_UNSTABLE)
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(EXIT_INTERRUPTED)
+    finally:
+        if closer is not None:
+            closer()
+    if as_json:
+        click.echo(json.dumps(result_document(result, model_file, list(overrides)), indent=2, allow_nan=False))
+    else:
+        render(result, Console(highlight=False), model_file)
+    if not all(rep.finished for rep in result.replications):
+        sys.exit(EXIT_UNFINISHED)
+
+
+@main.command()
+@click.argument("model_files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="override a parameter")
+def validate(model_files, overrides) -> None:
+    """Check model files without running them."""
+    from sim.model.stability import overloads
+
+    worst = EXIT_OK
+    for path in model_files:
+        try:
+            model = load_model(path, overrides)
+        except ModelError as exc:
+            err.print(str(exc), markup=False)
+            worst = max(worst, EXIT_MODEL)
+            continue
+        problems = overloads(model)
+        if problems:
+            for p in problems:
+                err.print(f"{path}: unstable: {p.path}: {p.detail}", markup=False)
+            worst = max(worst, EXIT_UNSTABLE)
+        else:
+            click.echo(f"{path}: ok ({model.meta.name})")
+    sys.exit(worst)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="print the JSON Schema instead of the table")
+def schema(as_json) -> None:
+    """Document every model parameter: path, type, default, unit and allowed range."""
+    from sim.model.docs import parameter_rows
+    from sim.model.schema import Model
+
+    if as_json:
+        click.echo(json.dumps(Model.model_json_schema(), indent=2))
+        return
+    from rich.table import Table
+
+    table = Table(show_lines=False, header_style="bold")
+    for column in ("parameter", "type", "default", "allowed", "meaning"):
+        table.add_column(column, overflow="fold")
+    for row in parameter_rows():
+        table.add_row(*row)
+    Console(highlight=False, width=max(140, Console().width)).print(table)
+
+
+@main.command()
+@click.argument("model_file", type=click.Path(dir_okay=False))
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="override a parameter")
+@click.option("--json", "as_json", is_flag=True, help="print JSON")
+def solve(model_file, overrides, as_json) -> None:
+    """The analytic answer (MVA / Jackson network) where the model is product-form."""
+    from sim.analytic.model_solver import NotProductForm, solve_model
+
+    model = _load(model_file, overrides)
+    try:
+        answer = solve_model(model)
+    except NotProductForm as exc:
+        message = f"{model_file}: no exact analytic solution: {exc}"
+        if as_json:
+            click.echo(json.dumps({"solvable": False, "reason": str(exc)}))
+        else:
+            click.echo(message)
+        sys.exit(EXIT_OK)
+    if as_json:
+        click.echo(json.dumps({"solvable": True, **answer.as_dict()}, indent=2))
+    else:
+        answer.render(Console(highlight=False))
+
+
+def _timeseries_writer(path: str):
+    handle = open(Path(path), "w", newline="", encoding="utf-8")
+    state: dict = {"writer": None, "columns": None}
+
+    def sink(replication: int, time: float, metrics: dict[str, float]) -> None:
+        if state["writer"] is None:
+            state["columns"] = ["replication", "time"] + sorted(metrics)
+            state["writer"] = csv.writer(handle)
+            state["writer"].writerow(state["columns"])
+        row = {"replication": replication, "time": time, **metrics}
+        state["writer"].writerow([_cell(row.get(c)) for c in state["columns"]])
+
+    return sink, handle.close
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return "" if value != value else f"{value:.9g}"
+    return str(value)
+
+
+class _progress:
+    """A progress bar on stderr when it is a terminal; silent otherwise."""
+
+    def __init__(self, model, replications) -> None:
+        self.enabled = err.is_terminal
+        self.bar = None
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        self.bar = Progress("replications", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=err,
+                            transient=True)
+        self.bar.start()
+        task = self.bar.add_task("run", total=None)
+
+        def update(done: int, total: int) -> None:
+            self.bar.update(task, completed=done, total=total)
+
+        return update
+
+    def __exit__(self, *exc) -> bool:
+        if self.bar is not None:
+            self.bar.stop()
+        return False
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
+
+
+def entry() -> None:
+    """Console-script entry: an unexpected exception is reported in one line, not a traceback
+    (set TIERSIM_DEBUG=1 to see it)."""
+    import os
+
+    try:
+        main(standalone_mode=True)
+    except SystemExit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the last line of defence for users
+        if os.environ.get("TIERSIM_DEBUG"):
+            raise
+        err.print(f"[bold red]internal error:[/bold red] {type(exc).__name__}: {exc}\n"
+                  "this is a bug in tiersim; rerun with TIERSIM_DEBUG=1 and report the traceback with the model file")
+        sys.exit(EXIT_INTERNAL)

@@ -1,0 +1,172 @@
+"""Assemble one replication's components from a validated model."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sim.distributions import Exponential, as_distribution
+from sim.engine import clients as populations
+from sim.engine.balancer import Dispatcher
+from sim.engine.cpu import ProcessorSharingCPU
+from sim.engine.kernel import Kernel
+from sim.engine.pool import Pool
+from sim.engine.station import PooledCall, Station
+from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
+from sim.rng import Streams
+
+
+class DispatchProbe:
+    """Exposes the balancer's per-node dispatch counts to the recorder."""
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        self.name = "balancer"
+        self.dispatcher = dispatcher
+        self.fields = tuple(node.name for node in dispatcher.nodes)
+
+    def counters(self, now: float) -> list[float]:
+        return [float(n) for n in self.dispatcher.dispatched]
+
+
+@dataclass
+class Assembly:
+    kernel: Kernel
+    clients: populations.Clients
+    stations: list[Station] = field(default_factory=list)
+    pools: list[Pool] = field(default_factory=list)
+    cpus: list[ProcessorSharingCPU] = field(default_factory=list)
+    dispatcher: Dispatcher | None = None
+
+    def probes(self) -> list:
+        probes: list = [*self.stations, *self.pools, *self.cpus]
+        if self.dispatcher is not None and len(self.dispatcher.nodes) > 1:
+            probes.append(DispatchProbe(self.dispatcher))
+        return probes
+
+    def capacities(self) -> dict[str, float]:
+        """Capacity of each pool and CPU plus each probe's kind, for metric derivation."""
+        out: dict[str, float] = {}
+        for pool in self.pools:
+            out[pool.name] = pool.capacity
+            out[f"{pool.name}#kind"] = "pool"
+        for cpu in self.cpus:
+            out[cpu.name] = cpu.cores
+            out[f"{cpu.name}#kind"] = "cpu"
+        for station in self.stations:
+            out[f"{station.name}#kind"] = "station"
+        out["balancer#kind"] = "dispatcher"
+        return out
+
+
+def sampler(spec, streams: Streams, purpose: str):
+    return as_distribution(spec).sampler(streams.generator(purpose))
+
+
+def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly, object]:
+    """Build the component graph; `recorder_factory(kernel, assembly)` makes the recorder."""
+    kernel = Kernel()
+    assembly = Assembly(kernel=kernel, clients=None)  # type: ignore[arg-type]
+
+    def host(name: str, cores: int, speed: float) -> ProcessorSharingCPU:
+        cpu = ProcessorSharingCPU(kernel, f"{name}.cpu", cores, speed)
+        assembly.cpus.append(cpu)
+        return cpu
+
+    def pool(name: str, capacity, queue_limit=None) -> Pool:
+        made = Pool(kernel, name, capacity, queue_limit)
+        assembly.pools.append(made)
+        return made
+
+    database_call = None
+    if model.database is not None:
+        db = model.database
+        database = Station(
+            kernel, "database", pool("database.connections", db.connections) if db.connections else None,
+            host("database", db.cores, db.speed), sampler(db.demand, streams, "database.demand"),
+        )
+        assembly.stations.append(database)
+        database_call = database.serve
+
+    nodes: list[Station] = []
+    for group in model.backends:
+        for i in range(group.count):
+            name = f"{group.name}{i + 1}"
+            io = as_distribution(group.io_wait)
+            downstream = None
+            if group.db_calls:
+                downstream = database_call
+                if group.jdbc_pool is not None:
+                    downstream = PooledCall(pool(f"{name}.jdbc", group.jdbc_pool), database_call)
+            threads = pool(f"{name}.threads", group.threads, group.accept_queue) if group.threads or group.accept_queue is not None else None
+            node = Station(
+                kernel, name, threads, host(name, group.cores, group.speed),
+                sampler(group.cpu, streams, f"{name}.demand"),
+                io_wait=None if io.mean == 0 else io.sampler(streams.generator(f"{name}.io_wait")),
+                downstream=downstream, calls=group.db_calls,
+            )
+            nodes.append(node)
+    assembly.stations.extend(nodes)
+
+    entry = None
+    if nodes:
+        assembly.dispatcher = Dispatcher(nodes, model.balancer.policy, streams.generator("balancer"))
+        entry = assembly.dispatcher
+    if model.proxy is not None:
+        px = model.proxy
+        proxy = Station(
+            kernel, "proxy", pool("proxy.workers", px.workers, px.listen_backlog),
+            host("proxy", px.cores, px.speed), sampler(px.demand, streams, "proxy.demand"),
+            downstream=entry, calls=1 if px.forward else 0,
+        )
+        assembly.stations.insert(0, proxy)
+        entry = proxy.serve
+
+    recorder = recorder_factory(kernel, assembly)
+    assembly.clients = make_clients(model, kernel, entry, recorder, streams)
+    return assembly, recorder
+
+
+def make_clients(model: Model, kernel: Kernel, entry, recorder, streams: Streams) -> populations.Clients:
+    spec = model.clients
+    connect = None
+    if spec.connect is not None and as_distribution(spec.connect).mean > 0:
+        connect = sampler(spec.connect, streams, "clients.connect")
+    common = dict(timeout_s=spec.timeout_s, retry=spec.retry, connect=connect)
+    if isinstance(spec, ClosedClients):
+        return populations.ClosedPopulation(
+            kernel, entry, recorder, users=spec.users, think=sampler(spec.think, streams, "clients.think"),
+            ramp=spec.ramp, requests_per_user=spec.requests_per_user, **common,
+        )
+    if isinstance(spec, OpenClients):
+        interarrival = unit = schedule = None
+        if spec.rate_per_s is not None:
+            interarrival = Exponential(1.0 / spec.rate_per_s).sampler(streams.generator("clients.arrivals"))
+        elif spec.interarrival is not None:
+            interarrival = sampler(spec.interarrival, streams, "clients.arrivals")
+        else:
+            unit = Exponential(1.0).sampler(streams.generator("clients.arrivals"))
+            schedule = [(step.rate_per_s, step.duration_s) for step in spec.schedule]
+        return populations.OpenArrivals(
+            kernel, entry, recorder, interarrival=interarrival, unit_exponential=unit,
+            schedule=schedule, total=spec.total_requests, **common,
+        )
+    if isinstance(spec, SessionClients):
+        return populations.Sessions(
+            kernel, entry, recorder,
+            interarrival=Exponential(1.0 / spec.session_rate_per_s).sampler(streams.generator("clients.arrivals")),
+            think=sampler(spec.think, streams, "clients.think"),
+            length=session_length(spec, streams), total=spec.total_sessions, **common,
+        )
+    if isinstance(spec, AbClients):
+        return populations.ApacheBench(
+            kernel, entry, recorder, concurrency=spec.concurrency, requests=spec.requests,
+            keep_alive=spec.keep_alive, **common,
+        )
+    raise TypeError(f"unknown client kind {spec!r}")  # unreachable: the schema is a closed union
+
+
+def session_length(spec: SessionClients, streams: Streams):
+    if spec.fixed_length:
+        n = int(spec.requests_per_session)
+        return lambda: n
+    rng = streams.generator("clients.session_length")
+    p = 1.0 / spec.requests_per_session
+    return lambda: int(rng.geometric(p))

@@ -1,0 +1,312 @@
+"""Client populations: who sends requests, when, and what they do with the answer.
+
+All populations share one request life cycle (`Clients`): send (after connection set-up
+if the request needs a new connection), start the client's timer, and on the outcome
+either record the response, or, on a timeout or an error, retry after a capped
+exponential back-off or give up.  A timed-out request is abandoned by its client only:
+the servers keep working on it, as real servers do, which is how timeouts waste capacity.
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+from itertools import accumulate, count
+from typing import Callable
+
+from sim.engine.request import ABANDONED, ANSWERED, IN_FLIGHT, Request
+from sim.engine.station import Call
+
+Sampler = Callable[[], float]
+
+
+class Clients:
+    """The shared life cycle; subclasses decide when users send and what they do next."""
+
+    def __init__(self, kernel, entry: Call, recorder, *, timeout_s: float | None, retry,
+                 connect: Sampler | None) -> None:
+        self.kernel = kernel
+        self.entry = entry
+        self.recorder = recorder
+        self.timeout_s = timeout_s
+        self.retry = retry
+        self.connect = connect
+        self._numbers = count()
+        self.in_flight = 0  # attempts sent whose client still waits
+        self.finished = False  # finite workloads: every request has had its outcome
+        self.on_finished: Callable[[], None] | None = None
+
+    # ------------------------------------------------------------------ life cycle
+    def send(self, user, attempt: int = 0, first_sent: float | None = None, new_connection: bool = True) -> None:
+        now = self.kernel.env._now  # noqa: SLF001
+        request = Request(next(self._numbers), now if first_sent is None else first_sent, attempt, self, user)
+        self.in_flight += 1
+        self.recorder.arrived += 1
+        if attempt:
+            self.recorder.retried += 1
+        if self.timeout_s is not None:
+            # The timer covers the whole attempt, connection set-up included.
+            request.timer = self.kernel.after(self.timeout_s, self._timed_out, request)
+        if new_connection and self.connect is not None:
+            self.kernel.after(self.connect(), self._connected, request)
+        else:
+            self.entry(request, self._replied)
+
+    def _connected(self, request: Request) -> None:
+        self.entry(request, self._replied)
+
+    def _replied(self, request: Request, ok: bool) -> None:
+        if request.state != IN_FLIGHT:
+            self.recorder.late += 1  # the server finished a request its client had abandoned
+            return
+        request.state = ANSWERED
+        self.in_flight -= 1
+        if request.timer is not None:
+            request.timer.cancel()
+        if ok:
+            self.recorder.complete(self.kernel.env._now - request.sent)  # noqa: SLF001
+            self.done(request.user)
+        else:
+            self.recorder.errors += 1
+            self._after_failure(request, self.retry.on_error)
+
+    def _timed_out(self, request: Request) -> None:
+        if request.state != IN_FLIGHT:
+            return
+        request.state = ABANDONED
+        self.in_flight -= 1
+        self.recorder.timed_out += 1
+        self._after_failure(request, self.retry.on_timeout)
+
+    def _after_failure(self, request: Request, retry_allowed: bool) -> None:
+        retry = self.retry
+        if retry_allowed and request.attempt < retry.max_retries:
+            delay = min(retry.backoff_s * retry.multiplier ** request.attempt, retry.max_backoff_s)
+            self.kernel.after(delay, self._resend, request)
+        else:
+            self.recorder.failed += 1  # the user gives up on this request
+            self.done(request.user)
+
+    def _resend(self, request: Request) -> None:
+        self.send(request.user, request.attempt + 1, request.sent)
+
+    # ------------------------------------------------------------------ population hooks
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def done(self, user) -> None:
+        """The user's request has had its final outcome (answered, or given up)."""
+        raise NotImplementedError
+
+    def _finish(self) -> None:
+        self.finished = True
+        if self.on_finished is not None:
+            self.on_finished()
+
+
+class ClosedPopulation(Clients):
+    """N users cycling think -> request -> response, with an optional ramp schedule.
+
+    A user retired by a ramp-down finishes its current request and then stops.
+    """
+
+    def __init__(self, kernel, entry, recorder, *, users: int, think: Sampler, ramp=None,
+                 requests_per_user: int | None = None, **common) -> None:
+        super().__init__(kernel, entry, recorder, **common)
+        self.think = think
+        self.users = users
+        self.ramp = ramp
+        self.requests_per_user = requests_per_user
+        self.active = 0
+        self.thinking = 0
+        self._retired: set[int] = set()
+        self._sent_by: dict[int, int] = {}
+        self._idle_users: list[int] = []
+        self._users_done = 0
+
+    def start(self) -> None:
+        if not self.ramp:
+            for user in range(self.users):
+                self._activate(user)
+            return
+        level, t = 0, 0.0
+        for step in self.ramp:
+            target = step.users
+            if target > level:
+                for k in range(level, target):
+                    at = t + step.over_s * (k - level + 1) / (target - level)
+                    self.kernel.after(at, self._activate, k)
+            elif target < level:
+                for k in range(target, level):
+                    at = t + step.over_s * (level - k) / (level - target)
+                    self.kernel.after(at, self._retire, k)
+            level = target
+            t += step.over_s + step.hold_s
+
+    def _activate(self, user: int) -> None:
+        self._retired.discard(user)
+        self.active += 1
+        self._sent_by.setdefault(user, 0)
+        self._issue(user)
+
+    def _retire(self, user: int) -> None:
+        self._retired.add(user)
+
+    def _issue(self, user: int) -> None:
+        if self.requests_per_user is not None:
+            sent = self._sent_by[user]
+            if sent >= self.requests_per_user:
+                self.active -= 1
+                self._users_done += 1
+                if self._users_done == self.users:
+                    self._finish()
+                return
+            self._sent_by[user] = sent + 1
+        self.send(user)
+
+    def done(self, user: int) -> None:
+        if user in self._retired:
+            self.active -= 1
+            return
+        self.thinking += 1
+        self.kernel.after(self.think(), self._thought, user)
+
+    def _thought(self, user: int) -> None:
+        self.thinking -= 1
+        if user in self._retired:
+            self.active -= 1
+            return
+        self._issue(user)
+
+
+class OpenArrivals(Clients):
+    """Poisson (or renewal, or piecewise-rate) arrivals, one request each."""
+
+    def __init__(self, kernel, entry, recorder, *, interarrival: Sampler | None = None,
+                 unit_exponential: Sampler | None = None, schedule=None, total: int | None = None,
+                 **common) -> None:
+        super().__init__(kernel, entry, recorder, **common)
+        self.interarrival = interarrival
+        self.unit_exponential = unit_exponential
+        self.schedule = schedule  # [(rate, duration)], repeated cyclically
+        self._step_ends = list(accumulate(d for _, d in schedule)) if schedule else []
+        self.total = total
+        self.generated = 0
+        self.outcomes = 0
+
+    def start(self) -> None:
+        self._schedule_next(0.0)
+
+    def _schedule_next(self, now: float) -> None:
+        if self.total is not None and self.generated >= self.total:
+            return
+        if self.schedule is None:
+            self.kernel.after(self.interarrival(), self._arrive, None)
+        else:
+            self.kernel.after(self._piecewise_poisson_delay(now), self._arrive, None)
+
+    def _piecewise_poisson_delay(self, now: float) -> float:
+        """Next arrival of a piecewise-constant-rate Poisson process, exactly: spend an Exp(1)
+        amount of integrated rate across the steps (the process is memoryless at boundaries)."""
+        work = self.unit_exponential()
+        ends = self._step_ends
+        cycle = ends[-1]
+        t = now
+        while True:
+            phase = t % cycle
+            index = min(bisect_right(ends, phase), len(ends) - 1)
+            rate = self.schedule[index][0]
+            left = ends[index] - phase
+            if rate > 0 and work <= rate * left:
+                return t + work / rate - now
+            work -= rate * left
+            t += left if left > 0 else 1e-12 * cycle
+
+    def _arrive(self, _arg) -> None:
+        self.generated += 1
+        self.send(self.generated)
+        self._schedule_next(self.kernel.env._now)  # noqa: SLF001
+
+    def done(self, user) -> None:
+        self.outcomes += 1
+        if self.total is not None and self.outcomes == self.total:
+            self._finish()
+
+
+class Sessions(Clients):
+    """Partly-open (Schroeder, Wierman & Harchol-Balter 2006): sessions arrive as a Poisson
+    process; each sends a sequence of requests separated by think times, then leaves."""
+
+    def __init__(self, kernel, entry, recorder, *, interarrival: Sampler, think: Sampler,
+                 length: Callable[[], int], total: int | None = None, **common) -> None:
+        super().__init__(kernel, entry, recorder, **common)
+        self.interarrival = interarrival
+        self.think = think
+        self.length = length
+        self.total = total
+        self.started = 0
+        self.ended = 0
+        self._remaining: dict[int, int] = {}
+
+    def start(self) -> None:
+        self.kernel.after(self.interarrival(), self._arrive, None)
+
+    def _arrive(self, _arg) -> None:
+        session = self.started
+        self.started += 1
+        self._remaining[session] = self.length()
+        self._next_request(session)
+        if self.total is None or self.started < self.total:
+            self.kernel.after(self.interarrival(), self._arrive, None)
+
+    def _next_request(self, session: int) -> None:
+        self._remaining[session] -= 1
+        self.send(session)
+
+    def done(self, session: int) -> None:
+        if self._remaining[session] > 0:
+            self.kernel.after(self.think(), self._next_request, session)
+            return
+        del self._remaining[session]
+        self.ended += 1
+        if self.total is not None and self.ended == self.total:
+            self._finish()
+
+
+class ApacheBench(Clients):
+    """`ab -c C -n N [-k]`: C loops each sending back-to-back until N requests were sent.
+
+    Without -k every request opens a new connection (pays `connect`); with -k each loop
+    opens one connection and reuses it.
+    """
+
+    def __init__(self, kernel, entry, recorder, *, concurrency: int, requests: int,
+                 keep_alive: bool, **common) -> None:
+        super().__init__(kernel, entry, recorder, **common)
+        self.concurrency = concurrency
+        self.requests = requests
+        self.keep_alive = keep_alive
+        self.issued = 0
+        self.outcomes = 0
+        self._connected_loops: set[int] = set()
+
+    def start(self) -> None:
+        for loop in range(self.concurrency):
+            self._issue(loop)
+
+    def _issue(self, loop: int) -> None:
+        if self.issued >= self.requests:
+            return
+        self.issued += 1
+        new_connection = not self.keep_alive or loop not in self._connected_loops
+        self._connected_loops.add(loop)
+        self.send(loop, new_connection=new_connection)
+
+    def _resend(self, request: Request) -> None:
+        # A retry after an error opens a new connection even with -k.
+        self.send(request.user, request.attempt + 1, request.sent, new_connection=True)
+
+    def done(self, loop: int) -> None:
+        self.outcomes += 1
+        if self.outcomes == self.requests:
+            self._finish()
+        else:
+            self._issue(loop)

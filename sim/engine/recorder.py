@@ -1,0 +1,117 @@
+"""Statistics of one replication in constant memory, with warm-up removal after the fact.
+
+Every statistic in the model is a *cumulative* counter (completions, summed response
+time, time-integrals of busy slots and queue lengths, ...).  The recorder snapshots all of
+them at batch boundaries (every `batch` completed responses), together with a cumulative
+log-binned histogram of response times.  Any window [row i, row j] is then a difference of
+two snapshots, so warm-up can be removed *after* the run, where MSER (White 1997) places it.
+When the table reaches 2K rows, every other row is dropped: that merges adjacent batches
+(the batch size doubles) and keeps memory constant however long the run.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from sim.stats.histogram import LogBins
+
+BASE_FIELDS = ("time", "completed", "response_sum", "arrived", "timed_out", "errors", "failed", "retried", "late")
+
+
+class Recorder:
+    def __init__(self, kernel, probes, bins: LogBins, *, batch: int = 5, max_batches: int = 256,
+                 recording: bool = True) -> None:
+        self.kernel = kernel
+        self.probes = probes  # objects with .name and .counters(now) -> tuple of floats
+        self.bins = bins
+        self.batch = batch
+        self.max_batches = max_batches
+        self.completed = 0
+        self.response_sum = 0.0
+        self.arrived = 0
+        self.timed_out = 0
+        self.errors = 0  # error responses (refused, full queue, 503)
+        self.failed = 0  # requests the user gave up on (after the last retry)
+        self.retried = 0
+        self.late = 0  # responses that arrived after the client had abandoned the request
+        self._buffer: list[float] = []
+        self._histogram = np.zeros(bins.n_bins, dtype=np.int64)
+        self.rows: list[np.ndarray] = []
+        self.histograms: list[np.ndarray] = []
+        self.recording = False
+        self.on_complete = None  # optional hook, e.g. stop after N completions
+        self.columns = list(BASE_FIELDS)
+        for probe in probes:
+            self.columns += [f"{probe.name}:{field}" for field in probe.fields]
+        if recording:
+            self.start_recording()
+
+    # ------------------------------------------------------------------ hot path
+    def complete(self, response_time: float) -> None:
+        buffer = self._buffer
+        buffer.append(response_time)
+        self.completed += 1
+        self.response_sum += response_time
+        if len(buffer) >= self.batch:
+            if self.recording:
+                self._boundary()
+            elif len(buffer) >= 4096:
+                self._flush()
+        if self.on_complete is not None:
+            self.on_complete(self.completed)
+
+    # ------------------------------------------------------------------ snapshots
+    def start_recording(self) -> None:
+        """Begin the observation window now (after a fixed warm-up, or at time 0)."""
+        self.recording = True
+        self._flush()
+        self._append_row()
+
+    def _flush(self) -> None:
+        if self._buffer:
+            indices = self.bins.index(np.asarray(self._buffer, dtype=float))
+            self._histogram += np.bincount(indices, minlength=self.bins.n_bins)
+            self._buffer.clear()
+
+    def snapshot(self) -> np.ndarray:
+        now = self.kernel.env.now
+        values = [now, self.completed, self.response_sum, self.arrived, self.timed_out,
+                  self.errors, self.failed, self.retried, self.late]
+        for probe in self.probes:
+            values.extend(probe.counters(now))
+        return np.asarray(values, dtype=float)
+
+    def _append_row(self) -> None:
+        self.rows.append(self.snapshot())
+        self.histograms.append(self._histogram.copy())
+
+    def _boundary(self) -> None:
+        self._flush()
+        self._append_row()
+        if len(self.rows) > 2 * self.max_batches:
+            # Merge adjacent batches: keep the base row and every second boundary.
+            self.rows = self.rows[0::2]
+            self.histograms = self.histograms[0::2]
+            self.batch *= 2
+
+    def finish(self) -> None:
+        """Close the window at the current time (the last, partial batch included)."""
+        if not self.recording:
+            self.start_recording()
+            return
+        self._flush()
+        last = self.rows[-1]
+        if self.kernel.env.now > last[0] or self.completed > last[1]:
+            self._append_row()
+
+    # ------------------------------------------------------------------ analysis
+    def table(self) -> np.ndarray:
+        return np.vstack(self.rows)
+
+    def batch_means(self) -> tuple[np.ndarray, np.ndarray]:
+        """Mean response time and count of each full batch (the final partial one excluded)."""
+        table = self.table()
+        counts = np.diff(table[:, 1])
+        sums = np.diff(table[:, 2])
+        full = counts[:-1] if len(counts) > 1 else counts[:0]
+        means = sums[: len(full)] / np.where(full > 0, full, 1)
+        return means, full

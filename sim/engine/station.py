@@ -1,0 +1,157 @@
+"""A server instance: a slot pool (workers or threads) in front of a processor-shared CPU.
+
+A visit holds its slot for the whole visit, including calls made downstream (an Apache
+worker waits for the backend; a Tomcat thread waits for its JDBC call) but uses a core
+only while it computes: threads are not cores.  The CPU demand of a visit is split evenly
+into bursts around its downstream calls; a non-CPU wait (`io_wait`) holds the slot and no
+core.  If the slot pool refuses the request (queue full), or a downstream call fails, an
+error travels back to the caller.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from sim.engine.pool import GRANTED, REFUSED, Pool
+from sim.engine.request import Reply, Request
+
+Call = Callable[[Request, Reply], None]
+
+
+class Station:
+    """One host-level server (a proxy host, an application node, the database host)."""
+
+    fields = ("visits", "wait_sum", "residence_sum", "downstream_sum", "failed")
+
+    __slots__ = (
+        "name", "kernel", "pool", "cpu", "demand", "io_wait", "downstream", "calls",
+        "visits", "wait_sum", "residence_sum", "downstream_sum", "failed", "in_progress",
+    )
+
+    def __init__(
+        self, kernel, name: str, pool: Pool | None, cpu, demand: Callable[[], float],
+        io_wait: Callable[[], float] | None = None, downstream: Call | None = None, calls: int = 0,
+    ) -> None:
+        self.name = name
+        self.kernel = kernel
+        self.pool = pool
+        self.cpu = cpu
+        self.demand = demand
+        self.io_wait = io_wait
+        self.downstream = downstream
+        self.calls = calls if downstream is not None else 0
+        self.visits = 0  # completed visits (successful or not)
+        self.wait_sum = 0.0  # time waiting for a slot
+        self.residence_sum = 0.0  # arrival to departure, including downstream calls
+        self.downstream_sum = 0.0  # time inside downstream calls
+        self.failed = 0
+        self.in_progress = 0
+
+    def serve(self, request: Request, reply: Reply) -> None:
+        visit = Visit(self, request, reply)
+        pool = self.pool
+        if pool is None:
+            visit.granted(None)
+            return
+        status = pool.acquire(visit.granted, None)
+        if status == GRANTED:
+            visit.granted(None)
+        elif status == REFUSED:
+            self.failed += 1
+            reply(request, False)
+
+    def counters(self, now: float) -> tuple[float, float, float, float, float]:
+        """Cumulative (visits, wait, residence, downstream time, failures)."""
+        return (float(self.visits), self.wait_sum, self.residence_sum, self.downstream_sum, float(self.failed))
+
+
+class Visit:
+    """The state of one request at one station, advanced by continuations."""
+
+    __slots__ = ("station", "request", "reply", "arrived", "started", "calls_left", "burst", "call_started", "downstream")
+
+    def __init__(self, station: Station, request: Request, reply: Reply) -> None:
+        self.station = station
+        self.request = request
+        self.reply = reply
+        self.arrived = station.kernel.env._now  # noqa: SLF001
+        self.downstream = 0.0
+
+    def granted(self, _arg: Any) -> None:
+        station = self.station
+        self.started = station.kernel.env._now  # noqa: SLF001
+        station.in_progress += 1
+        calls = station.calls
+        self.calls_left = calls
+        demand = station.demand()
+        self.burst = demand / (calls + 1) if calls else demand
+        station.cpu.run(self.burst, self._computed, None)
+
+    def _computed(self, _arg: Any) -> None:
+        station = self.station
+        if self.calls_left:
+            self.calls_left -= 1
+            self.call_started = station.kernel.env._now  # noqa: SLF001
+            station.downstream(self.request, self._called)
+        elif station.io_wait is not None:
+            station.kernel.after(station.io_wait(), self._finish, True)
+        else:
+            self._finish(True)
+
+    def _called(self, _request: Request, ok: bool) -> None:
+        station = self.station
+        self.downstream += station.kernel.env._now - self.call_started  # noqa: SLF001
+        if ok:
+            station.cpu.run(self.burst, self._computed, None)
+        else:
+            self._finish(False)
+
+    def _finish(self, ok: bool) -> None:
+        station = self.station
+        now = station.kernel.env._now  # noqa: SLF001
+        station.visits += 1
+        station.in_progress -= 1
+        station.wait_sum += self.started - self.arrived
+        station.residence_sum += now - self.arrived
+        station.downstream_sum += self.downstream
+        if not ok:
+            station.failed += 1
+        if station.pool is not None:
+            station.pool.release()
+        self.reply(self.request, ok)
+
+
+class PooledCall:
+    """A call that must first take a slot of a client-side pool (a JDBC connection pool).
+
+    The slot is held for the whole call and released before the caller resumes.  A full
+    pool with a full wait queue fails the call.
+    """
+
+    __slots__ = ("pool", "target")
+
+    def __init__(self, pool: Pool, target: Call) -> None:
+        self.pool = pool
+        self.target = target
+
+    def __call__(self, request: Request, reply: Reply) -> None:
+        status = self.pool.acquire(self._go, (request, reply))
+        if status == GRANTED:
+            self._go((request, reply))
+        elif status == REFUSED:
+            reply(request, False)
+
+    def _go(self, pair: tuple[Request, Reply]) -> None:
+        request, reply = pair
+        self.target(request, _ReleaseThen(self.pool, reply))
+
+
+class _ReleaseThen:
+    __slots__ = ("pool", "reply")
+
+    def __init__(self, pool: Pool, reply: Reply) -> None:
+        self.pool = pool
+        self.reply = reply
+
+    def __call__(self, request: Request, ok: bool) -> None:
+        self.pool.release()
+        self.reply(request, ok)

@@ -1,0 +1,298 @@
+"""The model-file schema: the one place that lists every parameter, its default, unit and range.
+
+A model file (TOML) describes a stack as data: client population(s) -> front proxy ->
+balancer -> backend nodes -> database, plus run control.  Everything is validated here,
+once, at the edge; the engine trusts what it is given.  Field descriptions carry the unit
+and the real component's parameter name so that users can map the model to their config.
+"""
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from sim.distributions import DistributionSpec
+
+
+class Strict(BaseModel):
+    """Base: unknown keys are errors (a misspelt parameter must never be silently ignored)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --------------------------------------------------------------------------- clients
+class Retry(Strict):
+    """Client retries after a timeout or an error response, with capped exponential back-off."""
+
+    max_retries: int = Field(0, ge=0, le=100, description="retries per request after the first attempt")
+    backoff_s: float = Field(1.0, ge=0, description="delay before the first retry [s]")
+    multiplier: float = Field(2.0, ge=1, description="back-off growth factor per retry")
+    max_backoff_s: float = Field(60.0, ge=0, description="cap on the back-off delay [s]")
+    on_timeout: bool = Field(True, description="retry when the client timeout fires")
+    on_error: bool = Field(True, description="retry on an error response (refused, 503)")
+
+
+class RampStep(Strict):
+    """One step of a closed-population schedule: change the number of users linearly."""
+
+    users: int = Field(..., ge=0, description="number of users at the end of this step")
+    over_s: float = Field(0.0, ge=0, description="duration of the linear ramp to `users` [s]")
+    hold_s: float = Field(0.0, ge=0, description="time to hold `users` after the ramp [s]")
+
+
+class RateStep(Strict):
+    """One step of an open-arrival schedule: a constant Poisson rate for a while."""
+
+    rate_per_s: float = Field(..., ge=0, description="Poisson arrival rate [requests/s]")
+    duration_s: float = Field(..., gt=0, description="how long this rate holds [s]")
+
+
+class ClientCommon(Strict):
+    timeout_s: float | None = Field(
+        None, gt=0,
+        description="client timeout [s]: the client abandons the request (the server keeps working on it); none = wait forever",
+    )
+    retry: Retry = Field(default_factory=Retry, description="retry policy")
+    connect: DistributionSpec | None = Field(
+        None,
+        description="connection set-up time paid before a request on a new connection [s] (TCP handshake); none = 0",
+    )
+
+
+class ClosedClients(ClientCommon):
+    """N users, each: think, send, wait for the response (or the timeout), repeat."""
+
+    kind: Literal["closed"]
+    users: int = Field(..., ge=1, le=1_000_000, description="number of users N")
+    think: DistributionSpec = Field(0.0, description="think time between a response and the next request [s] (Z)")
+    ramp: list[RampStep] | None = Field(
+        None,
+        description="optional schedule, e.g. [{users=100, over_s=900, hold_s=2700}]; `users` is then the peak",
+    )
+    requests_per_user: int | None = Field(
+        None, ge=1, description="finite workload: each user stops after this many requests"
+    )
+
+    @model_validator(mode="after")
+    def _ramp_peak(self) -> "ClosedClients":
+        if self.ramp:
+            peak = max(step.users for step in self.ramp)
+            if peak > self.users:
+                raise ValueError(
+                    f"ramp reaches {peak} users but clients.users is {self.users}; set users >= the ramp's peak"
+                )
+        return self
+
+
+class OpenClients(ClientCommon):
+    """Poisson arrivals, one request each (or a piecewise-constant rate schedule)."""
+
+    kind: Literal["open"]
+    rate_per_s: float | None = Field(None, gt=0, description="Poisson arrival rate [requests/s]")
+    schedule: list[RateStep] | None = Field(None, description="piecewise-constant rate schedule, repeated cyclically")
+    interarrival: DistributionSpec | None = Field(
+        None, description="renewal inter-arrival time instead of Poisson [s] (e.g. deterministic)"
+    )
+    total_requests: int | None = Field(None, ge=1, description="finite workload: stop after this many arrivals")
+
+    @model_validator(mode="after")
+    def _one_rate(self) -> "OpenClients":
+        given = [n for n in ("rate_per_s", "schedule", "interarrival") if getattr(self, n) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "give exactly one of clients.rate_per_s, clients.schedule, clients.interarrival"
+                + (f" (got {', '.join(given)})" if given else "")
+            )
+        return self
+
+
+class SessionClients(ClientCommon):
+    """Partly-open: sessions arrive (Poisson); each is a sequence of requests with think times."""
+
+    kind: Literal["sessions"]
+    session_rate_per_s: float = Field(..., gt=0, description="session arrival rate [sessions/s]")
+    requests_per_session: float = Field(
+        ..., ge=1, description="mean requests per session; geometric (stay probability 1 - 1/mean) unless fixed"
+    )
+    fixed_length: bool = Field(False, description="every session has exactly requests_per_session requests")
+    think: DistributionSpec = Field(0.0, description="think time between requests of a session [s]")
+    total_sessions: int | None = Field(None, ge=1, description="finite workload: stop after this many sessions")
+
+    @model_validator(mode="after")
+    def _integral(self) -> "SessionClients":
+        if self.fixed_length and self.requests_per_session != int(self.requests_per_session):
+            raise ValueError("requests_per_session must be a whole number when fixed_length = true")
+        return self
+
+
+class AbClients(ClientCommon):
+    """ApacheBench: `ab -c concurrency -n requests [-k]`: c loops, no think time, n in total."""
+
+    kind: Literal["ab"]
+    concurrency: int = Field(..., ge=1, le=100_000, description="ab -c: concurrent requests")
+    requests: int = Field(..., ge=1, description="ab -n: total requests")
+    keep_alive: bool = Field(False, description="ab -k: reuse connections (no connect cost per request)")
+
+    @model_validator(mode="after")
+    def _n_ge_c(self) -> "AbClients":
+        if self.requests < self.concurrency:
+            raise ValueError(
+                f"ab needs requests (-n {self.requests}) >= concurrency (-c {self.concurrency})"
+            )
+        return self
+
+
+Clients = Annotated[
+    Union[ClosedClients, OpenClients, SessionClients, AbClients], Field(discriminator="kind")
+]
+
+
+# --------------------------------------------------------------------------- servers
+class Host(Strict):
+    """A server host: its CPU cores are processor-shared by all of its software threads."""
+
+    cores: int = Field(1, ge=1, le=4096, description="hardware cores (processor sharing among running threads)")
+    speed: float = Field(1.0, gt=0, description="relative CPU speed: demands are divided by it")
+
+
+class Proxy(Host):
+    """The front proxy (Apache httpd): a worker pool held for the whole proxied request."""
+
+    workers: int | None = Field(
+        256, ge=1, description="worker pool size (Apache MaxClients / MaxRequestWorkers); none = unbounded"
+    )
+    listen_backlog: int | None = Field(
+        None, ge=0, description="connections waiting for a worker (Apache ListenBacklog); none = unbounded, 0 = refuse when all busy"
+    )
+    demand: DistributionSpec = Field(0.0, description="proxy CPU demand per request [s]")
+    forward: bool = Field(True, description="forward requests to the backends (false: the proxy serves them itself)")
+
+
+class Backend(Host):
+    """A group of identical application-server nodes (Tomcat / Jetty / JBoss)."""
+
+    name: str = Field("node", pattern=r"^[A-Za-z][A-Za-z0-9_-]*$", description="group name; nodes are name1..nameK")
+    count: int = Field(1, ge=1, le=1024, description="number of nodes in the group")
+    threads: int | None = Field(
+        200, ge=1, description="request thread pool (Tomcat maxThreads, Jetty QueuedThreadPool.maxThreads); none = unbounded"
+    )
+    accept_queue: int | None = Field(
+        None, ge=0, description="requests waiting for a thread (Tomcat acceptCount, Jetty acceptQueueSize); none = unbounded"
+    )
+    cpu: DistributionSpec = Field(..., description="CPU demand per request on this node [s]")
+    io_wait: DistributionSpec = Field(
+        0.0, description="non-CPU wait per request (disk, remote calls): holds a thread, not a core [s]"
+    )
+    db_calls: int = Field(0, ge=0, le=1000, description="database calls per request (visits to the database)")
+    jdbc_pool: int | None = Field(
+        None, ge=1, description="JDBC connection pool per node (maxActive / max-pool-size); none = unbounded"
+    )
+    weight: float = Field(1.0, gt=0, description="balancer weight (mod_jk lbfactor, mod_proxy loadfactor)")
+
+
+class Database(Host):
+    """The shared database host."""
+
+    connections: int | None = Field(
+        None, ge=1, description="server-side connection limit (e.g. PostgreSQL max_connections); none = unbounded"
+    )
+    demand: DistributionSpec = Field(..., description="CPU demand per database call [s]")
+
+
+class Balancer(Strict):
+    """How the proxy picks a backend node (issue 4 adds the full set of policies)."""
+
+    policy: Literal["round_robin", "random", "least_outstanding"] = Field(
+        "round_robin",
+        description="round_robin (strict rotation), random (uniform), least_outstanding (fewest in-flight, ties by rotation)",
+    )
+
+
+# --------------------------------------------------------------------------- run control
+class Precision(Strict):
+    """Sequential stopping: add replications until a metric's relative half-width is small enough."""
+
+    metric: str = Field("response.mean", description="metric name, e.g. response.mean, throughput, response.p95")
+    relative_half_width: float = Field(0.05, gt=0, lt=1, description="target half-width / mean")
+    max_replications: int = Field(100, ge=2, le=10_000, description="give up after this many replications")
+
+
+class Run(Strict):
+    """Run control: how long, how many replications, warm-up, seed."""
+
+    duration_s: float | None = Field(
+        None, gt=0, description="simulated time per replication [s] (steady-state runs)"
+    )
+    requests: int | None = Field(
+        None, ge=1, description="stop each replication after this many completed responses (steady-state runs)"
+    )
+    max_duration_s: float = Field(
+        1e7, gt=0, description="safety limit on simulated time for finite workloads [s]"
+    )
+    warmup: Literal["mser", "none"] | float = Field(
+        "mser",
+        description="warm-up removal: 'mser' (MSER-5 truncation, White 1997), 'none', or a fixed time [s]",
+    )
+    replications: int = Field(10, ge=1, le=10_000, description="independent replications")
+    seed: int = Field(1, ge=0, lt=2**63, description="root seed; every stream derives from it")
+    confidence: float = Field(0.95, gt=0.5, lt=1, description="confidence level of the intervals")
+    precision: Precision | None = Field(None, description="optional sequential stopping rule")
+    timeseries_interval_s: float = Field(
+        1.0, gt=0, description="interval of --timeseries rows [s]"
+    )
+    max_in_flight: int = Field(
+        1_000_000, ge=1, description="abort a replication whose requests in flight exceed this (runaway queue)"
+    )
+
+
+class Meta(Strict):
+    name: str = Field("unnamed model", description="short name shown in reports")
+    description: str = Field("", description="what the model represents")
+    provenance: dict[str, str] = Field(
+        default_factory=dict, description="parameter path -> where its value comes from (documented default, seed, calibrated)"
+    )
+
+
+class Model(Strict):
+    """A whole stack: clients -> proxy -> balancer -> backends -> database, plus run control."""
+
+    meta: Meta = Field(default_factory=Meta)
+    clients: Clients
+    proxy: Proxy | None = Field(None, description="front proxy; omit to send clients straight to the backends")
+    balancer: Balancer = Field(default_factory=Balancer)
+    backends: list[Backend] = Field(default_factory=list, description="backend node groups ([[backends]])")
+    database: Database | None = None
+    run: Run = Field(default_factory=Run)
+
+    @model_validator(mode="after")
+    def _topology(self) -> "Model":
+        serves = self.proxy is not None and not self.proxy.forward
+        if not self.backends and not serves:
+            raise ValueError("the model has no server: add [[backends]], or a [proxy] with forward = false")
+        if self.proxy is not None and not self.proxy.forward and self.backends:
+            raise ValueError("proxy.forward = false but [[backends]] are given; set forward = true or drop the backends")
+        names = [b.name for b in self.backends]
+        if len(set(names)) != len(names):
+            raise ValueError(f"backend group names must be unique, got {names}")
+        if any(b.db_calls for b in self.backends) and self.database is None:
+            raise ValueError("a backend has db_calls > 0 but there is no [database]")
+        finite = _is_finite(self.clients)
+        if not finite and self.run.duration_s is None and self.run.requests is None:
+            raise ValueError(
+                "a steady-state run needs run.duration_s or run.requests (or give the clients a finite workload)"
+            )
+        return self
+
+    @property
+    def finite(self) -> bool:
+        """True for finite workloads (ab -n, requests_per_user, total_*): run to completion, no warm-up."""
+        return _is_finite(self.clients)
+
+
+def _is_finite(clients) -> bool:
+    return (
+        isinstance(clients, AbClients)
+        or getattr(clients, "requests_per_user", None) is not None
+        or getattr(clients, "total_requests", None) is not None
+        or getattr(clients, "total_sessions", None) is not None
+    )

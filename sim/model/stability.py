@@ -1,0 +1,78 @@
+"""Reject open workloads that no server could keep up with, before simulating them.
+
+With an open workload, a station whose offered load reaches its capacity has a queue that
+grows without bound: the run would only report how long it was allowed to run.  The check
+uses the utilisation law (U = X * D, Denning & Buzen 1978) on mean demands.  Client timeouts
+do not help (servers keep working on abandoned requests); a *bounded* queue in front of the
+overloaded station, or upstream of it while holding its slot, does: requests are refused
+and the system stays stable, so such models are accepted.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim.distributions import as_distribution
+from sim.model.schema import Model, OpenClients, SessionClients
+
+
+@dataclass(frozen=True)
+class Overload:
+    path: str  # dotted path of the parameter to change
+    utilization: float
+    detail: str
+
+
+def offered_request_rate(model: Model) -> float | None:
+    """Mean request rate of an unbounded open or partly-open workload; None otherwise."""
+    clients = model.clients
+    if model.finite:
+        return None
+    if isinstance(clients, OpenClients):
+        if clients.rate_per_s is not None:
+            return clients.rate_per_s
+        if clients.interarrival is not None:
+            mean = as_distribution(clients.interarrival).mean
+            return 1.0 / mean if mean > 0 else float("inf")
+        total = sum(step.duration_s for step in clients.schedule)
+        return sum(step.rate_per_s * step.duration_s for step in clients.schedule) / total
+    if isinstance(clients, SessionClients):
+        return clients.session_rate_per_s * clients.requests_per_session
+    return None
+
+
+def overloads(model: Model) -> list[Overload]:
+    rate = offered_request_rate(model)
+    if rate is None:
+        return []
+    found: list[Overload] = []
+    proxy = model.proxy
+    proxy_bounded = proxy is not None and proxy.workers is not None and proxy.listen_backlog is not None
+    if proxy is not None:
+        u = rate * as_distribution(proxy.demand).mean / (proxy.cores * proxy.speed)
+        if u >= 1 and not proxy_bounded:
+            found.append(Overload("proxy.cores", u, f"proxy CPU offered {u:.3g} of its {proxy.cores} core(s)"))
+    nodes = sum(group.count for group in model.backends)
+    db_rate = 0.0
+    for g, group in enumerate(model.backends):
+        node_rate = rate / nodes  # the policies of this version split requests evenly over nodes
+        bounded = proxy_bounded or (group.threads is not None and group.accept_queue is not None)
+        u = node_rate * as_distribution(group.cpu).mean / (group.cores * group.speed)
+        if u >= 1 and not bounded:
+            found.append(Overload(f"backends.{g}.cores", u,
+                                  f"each '{group.name}' node's CPU is offered {u:.3g} of its {group.cores} core(s)"))
+        if group.threads is not None and not bounded:
+            hold = as_distribution(group.cpu).mean / group.speed + as_distribution(group.io_wait).mean
+            if model.database is not None and group.db_calls:
+                hold += group.db_calls * as_distribution(model.database.demand).mean / model.database.speed
+            u_threads = node_rate * hold / group.threads
+            if u_threads >= 1:
+                found.append(Overload(f"backends.{g}.threads", u_threads,
+                                      f"each '{group.name}' node needs {u_threads * group.threads:.3g} busy threads "
+                                      f"on average but has {group.threads}"))
+        db_rate += node_rate * group.count * group.db_calls
+    db = model.database
+    if db is not None and db_rate > 0:
+        u = db_rate * as_distribution(db.demand).mean / (db.cores * db.speed)
+        if u >= 1 and not proxy_bounded:
+            found.append(Overload("database.cores", u, f"the database CPU is offered {u:.3g} of its {db.cores} core(s)"))
+    return found
