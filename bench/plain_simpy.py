@@ -5,9 +5,10 @@ for every draw, response times kept in a list.  The semantics are exactly tiersi
 two programs simulate the same network:
   (a) M/M/4: Poisson arrivals, 4 servers, FCFS.
   (b) closed 3-tier chain: N users think Exp(1 s), then hold a proxy worker (8) for the
-      whole request; the proxy's 2 ms of work is split evenly around the backend call; the
-      backend holds one of 4 threads (4 cores) and splits its 30 ms around one call to the
-      database (1 connection, 5 ms).  Nested holds, as in the real stack.
+      whole request; the proxy computes in two bursts of Exp(1 ms) around the backend call;
+      the backend holds one of 4 threads (4 cores) and computes two bursts of Exp(15 ms)
+      around one call to the database (1 connection, Exp(5 ms)).  Nested holds, as in the
+      real stack (tiersim splits a visit's demand into independent bursts around its calls).
 """
 from __future__ import annotations
 
@@ -56,17 +57,15 @@ def chain(requests: int, seed: int = 1, users: int = 100, think: float = 1.0) ->
             sent = env.now
             with workers.request() as worker:
                 yield worker
-                proxy_work = rng.expovariate(1.0 / 0.002)
-                yield env.timeout(proxy_work / 2)
+                yield env.timeout(rng.expovariate(1.0 / 0.001))
                 with threads.request() as thread:
                     yield thread
-                    app_work = rng.expovariate(1.0 / 0.030)
-                    yield env.timeout(app_work / 2)
+                    yield env.timeout(rng.expovariate(1.0 / 0.015))
                     with database.request() as connection:
                         yield connection
                         yield env.timeout(rng.expovariate(1.0 / 0.005))
-                    yield env.timeout(app_work / 2)
-                yield env.timeout(proxy_work / 2)
+                    yield env.timeout(rng.expovariate(1.0 / 0.015))
+                yield env.timeout(rng.expovariate(1.0 / 0.001))
             responses.append(env.now - sent)
             if len(responses) == requests and not done.triggered:
                 done.succeed()

@@ -56,8 +56,12 @@ class Assembly:
         return out
 
 
-def sampler(spec, streams: Streams, purpose: str):
-    return as_distribution(spec).sampler(streams.generator(purpose))
+def sampler(spec, streams: Streams, purpose: str, calls: int = 0):
+    """A sampler on its own stream; with `calls` downstream calls it draws one of calls + 1 bursts."""
+    distribution = as_distribution(spec)
+    if calls:
+        distribution = distribution.scaled(1.0 / (calls + 1))
+    return distribution.sampler(streams.generator(purpose))
 
 
 def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly, object]:
@@ -95,10 +99,12 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
                 downstream = database_call
                 if group.jdbc_pool is not None:
                     downstream = PooledCall(pool(f"{name}.jdbc", group.jdbc_pool), database_call)
-            threads = pool(f"{name}.threads", group.threads, group.accept_queue) if group.threads or group.accept_queue is not None else None
+            # An unbounded pool with an unbounded queue never makes anyone wait: skip it.
+            bounded = group.threads is not None or group.accept_queue is not None
+            threads = pool(f"{name}.threads", group.threads, group.accept_queue) if bounded else None
             node = Station(
                 kernel, name, threads, host(name, group.cores, group.speed),
-                sampler(group.cpu, streams, f"{name}.demand"),
+                sampler(group.cpu, streams, f"{name}.demand", group.db_calls),
                 io_wait=None if io.mean == 0 else io.sampler(streams.generator(f"{name}.io_wait")),
                 downstream=downstream, calls=group.db_calls,
             )
@@ -113,7 +119,7 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
         px = model.proxy
         proxy = Station(
             kernel, "proxy", pool("proxy.workers", px.workers, px.listen_backlog),
-            host("proxy", px.cores, px.speed), sampler(px.demand, streams, "proxy.demand"),
+            host("proxy", px.cores, px.speed), sampler(px.demand, streams, "proxy.demand", 1 if px.forward and entry else 0),
             downstream=entry, calls=1 if px.forward else 0,
         )
         assembly.stations.insert(0, proxy)

@@ -2,9 +2,11 @@
 
 A visit holds its slot for the whole visit, including calls made downstream (an Apache
 worker waits for the backend; a Tomcat thread waits for its JDBC call) but uses a core
-only while it computes: threads are not cores.  The CPU demand of a visit is split evenly
-into bursts around its downstream calls; a non-CPU wait (`io_wait`) holds the slot and no
-core.  If the slot pool refuses the request (queue full), or a downstream call fails, an
+only while it computes: threads are not cores.  A visit with k downstream calls computes
+in k + 1 bursts around them, each an independent draw of the demand distribution scaled
+by 1/(k + 1), so the mean demand per visit is the configured one and every burst is a
+fresh visit to the CPU (which keeps processor-sharing networks product-form, BCMP 1975).
+A non-CPU wait (`io_wait`) holds the slot and no core.  If the slot pool refuses the request (queue full), or a downstream call fails, an
 error travels back to the caller.
 """
 from __future__ import annotations
@@ -23,19 +25,19 @@ class Station:
     fields = ("visits", "wait_sum", "residence_sum", "downstream_sum", "failed")
 
     __slots__ = (
-        "name", "kernel", "pool", "cpu", "demand", "io_wait", "downstream", "calls",
+        "name", "kernel", "pool", "cpu", "burst", "io_wait", "downstream", "calls",
         "visits", "wait_sum", "residence_sum", "downstream_sum", "failed", "in_progress",
     )
 
     def __init__(
-        self, kernel, name: str, pool: Pool | None, cpu, demand: Callable[[], float],
+        self, kernel, name: str, pool: Pool | None, cpu, burst: Callable[[], float],
         io_wait: Callable[[], float] | None = None, downstream: Call | None = None, calls: int = 0,
     ) -> None:
         self.name = name
         self.kernel = kernel
         self.pool = pool
         self.cpu = cpu
-        self.demand = demand
+        self.burst = burst  # draws one CPU burst: demand / (calls + 1) in the mean [s]
         self.io_wait = io_wait
         self.downstream = downstream
         self.calls = calls if downstream is not None else 0
@@ -67,7 +69,7 @@ class Station:
 class Visit:
     """The state of one request at one station, advanced by continuations."""
 
-    __slots__ = ("station", "request", "reply", "arrived", "started", "calls_left", "burst", "call_started", "downstream")
+    __slots__ = ("station", "request", "reply", "arrived", "started", "calls_left", "call_started", "downstream")
 
     def __init__(self, station: Station, request: Request, reply: Reply) -> None:
         self.station = station
@@ -80,11 +82,8 @@ class Visit:
         station = self.station
         self.started = station.kernel.env._now  # noqa: SLF001
         station.in_progress += 1
-        calls = station.calls
-        self.calls_left = calls
-        demand = station.demand()
-        self.burst = demand / (calls + 1) if calls else demand
-        station.cpu.run(self.burst, self._computed, None)
+        self.calls_left = station.calls
+        station.cpu.run(station.burst(), self._computed, None)
 
     def _computed(self, _arg: Any) -> None:
         station = self.station
@@ -101,7 +100,7 @@ class Visit:
         station = self.station
         self.downstream += station.kernel.env._now - self.call_started  # noqa: SLF001
         if ok:
-            station.cpu.run(self.burst, self._computed, None)
+            station.cpu.run(station.burst(), self._computed, None)
         else:
             self._finish(False)
 

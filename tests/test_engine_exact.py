@@ -1,0 +1,125 @@
+"""Tiny deterministic scenarios with exact expected event times (timers are exact)."""
+from __future__ import annotations
+
+import pytest
+
+from sim.engine.cpu import ProcessorSharingCPU
+from sim.engine.kernel import Kernel
+from sim.engine.pool import GRANTED, REFUSED, Pool
+from sim.replication import run_replication
+from tests.conftest import model_from
+
+
+def finish_times(jobs, cores):
+    """Start `jobs` = [(start, demand)] on a PS CPU; return each job's completion time."""
+    kernel = Kernel()
+    cpu = ProcessorSharingCPU(kernel, "cpu", cores)
+    done = {}
+    for index, (start, demand) in enumerate(jobs):
+        kernel.after(start, lambda i, d=demand: cpu.run(d, lambda _a, i=i: done.__setitem__(i, kernel.now)), index)
+    kernel.run()
+    return [done[i] for i in range(len(jobs))], cpu
+
+
+def test_processor_sharing_one_core():
+    # From t = 0.5 both jobs share one core at rate 1/2: B (1 s) ends at 2.5; A has 0.5 s left, ends at 3.
+    times, cpu = finish_times([(0.0, 2.0), (0.5, 1.0)], cores=1)
+    assert times == pytest.approx([3.0, 2.5], abs=1e-12)
+    assert cpu.counters(3.0) == pytest.approx((3.0, 0.5 + 2 * 2.0 + 0.5, 2.0))
+
+
+def test_processor_sharing_more_threads_than_cores():
+    # Three 1-s jobs on two cores progress at 2/3 each: all end at 1.5; busy area = 2 cores x 1.5 s.
+    times, cpu = finish_times([(0.0, 1.0)] * 3, cores=2)
+    assert times == pytest.approx([1.5] * 3, abs=1e-12)
+    assert cpu.counters(1.5)[0] == pytest.approx(3.0)
+
+
+def test_processor_sharing_never_slows_when_threads_fit_cores():
+    times, _ = finish_times([(0.0, 1.0), (0.2, 1.0), (0.4, 0.1)], cores=4)
+    assert times == pytest.approx([1.0, 1.2, 0.5], abs=1e-12)
+
+
+def test_pool_fifo_handover_and_refusal():
+    kernel = Kernel()
+    pool = Pool(kernel, "workers", capacity=1, queue_limit=1)
+    granted = []
+    assert pool.acquire(granted.append, "a") == GRANTED
+    waiter = pool.acquire(granted.append, "b")
+    assert pool.acquire(granted.append, "c") == REFUSED  # queue full
+    kernel.after(2.0, lambda _: pool.release())
+    kernel.run()
+    assert granted == ["b"] and pool.in_use == 1 and pool.waiting == 0
+    assert pool.counters(2.0) == pytest.approx((2.0, 2.0, 2.0, 1.0, 2.0))
+    assert waiter.cancel() is False  # already granted
+
+
+def test_pool_cancelled_waiter_is_skipped():
+    kernel = Kernel()
+    pool = Pool(kernel, "connections", capacity=1)
+    granted = []
+    pool.acquire(granted.append, "a")
+    b = pool.acquire(granted.append, "b")
+    pool.acquire(granted.append, "c")
+    assert b.cancel() is True and pool.waiting == 1
+    pool.release()
+    assert granted == ["c"]
+
+
+def server(threads=1, cores=1, service=1.0):
+    return [{"name": "s", "threads": threads, "cores": cores, "cpu": {"dist": "deterministic", "value": service}}]
+
+
+def test_ab_makespan_is_exact():
+    # ab -c 2 -n 4 on one thread, 1 s each: four requests back to back, the last ends at 4 s.
+    model = model_from({"clients": {"kind": "ab", "concurrency": 2, "requests": 4}, "backends": server()}, warmup="none")
+    result = run_replication(model, 0)
+    assert result.metrics["makespan"] == pytest.approx(4.0)
+    # responses: 1, 2 (queued behind the first), 2, 2
+    assert result.metrics["response.mean"] == pytest.approx(7.0 / 4)
+    assert result.metrics["count.completed"] == 4
+
+
+def test_timeout_abandons_but_the_server_keeps_working():
+    # One user, no think, 2-s service, 1.5-s timeout, 2 requests: it gives up at 1.5 and 3.0;
+    # the server finishes the first abandoned request at 2.0 (a late response).
+    clients = {"kind": "closed", "users": 1, "think": 0, "timeout_s": 1.5, "requests_per_user": 2}
+    model = model_from({"clients": clients, "backends": server(service=2.0)}, warmup="none")
+    result = run_replication(model, 0)
+    assert result.metrics["makespan"] == pytest.approx(3.0)
+    assert result.metrics["count.timed_out"] == 2
+    assert result.metrics["count.late"] == 1
+    assert result.metrics["count.completed"] == 0
+
+
+def test_retries_back_off_exponentially():
+    # Attempts at 0, 1.5 (1 + 0.5) and 3.5 (2.5 + 1.0); each times out after 1 s; the user
+    # gives up at 4.5.  The server serves all three back to back (0-3, 3-6, 6-9).
+    clients = {"kind": "ab", "concurrency": 1, "requests": 1, "timeout_s": 1.0,
+               "retry": {"max_retries": 2, "backoff_s": 0.5, "multiplier": 2.0}}
+    model = model_from({"clients": clients, "backends": server(service=3.0)}, warmup="none")
+    result = run_replication(model, 0)
+    assert result.metrics["makespan"] == pytest.approx(4.5)
+    assert (result.metrics["count.arrived"], result.metrics["count.timed_out"],
+            result.metrics["count.retried"], result.metrics["count.failed"]) == (3, 3, 2, 1)
+
+
+def test_full_queue_is_an_error_response():
+    # Two threads, no accept queue, ab -c 3 -n 3 at once: the third is refused at t = 0.
+    model = model_from({"clients": {"kind": "ab", "concurrency": 3, "requests": 3},
+                        "backends": [{**server(threads=2, cores=2)[0], "accept_queue": 0}]}, warmup="none")
+    result = run_replication(model, 0)
+    assert result.metrics["count.errors"] == 1
+    assert result.metrics["count.completed"] == 2
+    assert result.metrics["makespan"] == pytest.approx(1.0)
+
+
+def test_nested_holds_proxy_worker_waits_for_the_backend():
+    # One proxy worker, 0.1 s proxy work around a 1-s backend: two simultaneous requests are
+    # served strictly one after the other (the worker is held across the backend call).
+    data = {"clients": {"kind": "ab", "concurrency": 2, "requests": 2},
+            "proxy": {"workers": 1, "demand": {"dist": "deterministic", "value": 0.2}},
+            "backends": server(threads=2, cores=2)}
+    result = run_replication(model_from(data, warmup="none"), 0)
+    assert result.metrics["makespan"] == pytest.approx(2 * (0.2 + 1.0))
+    assert result.metrics["proxy.workers.wait"] == pytest.approx(1.2 / 2)  # second waited 1.2, first 0
