@@ -1,0 +1,351 @@
+"""Service, think and inter-arrival time distributions, and their model-file spec.
+
+Each distribution is a small immutable object with analytic `mean` and `variance` (so
+tests and the analytic solver can use them), a vectorised `sample(rng, size)`, and a
+`sampler(rng)` for the simulation's hot path that draws a block of values with NumPy and
+serves them one by one.  A sampler owns its generator: two components never share one,
+which keeps common random numbers intact.  All times are in seconds.
+"""
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Callable, Literal, Union
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+
+def _block_sampler(draw: Callable[[int], np.ndarray], block: int) -> Callable[[], float]:
+    buffer: list[float] = []
+    pop = buffer.pop
+
+    def sample() -> float:
+        if not buffer:
+            buffer.extend(draw(block).tolist()[::-1])
+        return pop()
+
+    return sample
+
+
+class _Base:
+    mean: float
+
+    @property
+    def scv(self) -> float:
+        """Squared coefficient of variation, variance / mean^2."""
+        return self.variance / self.mean**2 if self.mean > 0 else 0.0
+
+    def sampler(self, rng: np.random.Generator, block: int = 4096) -> Callable[[], float]:
+        """A zero-argument callable returning one draw per call; the sequence is exactly
+        that of `sample(rng, block)` called repeatedly."""
+        return _block_sampler(lambda n: self.sample(rng, n), block)
+
+
+@dataclass(frozen=True)
+class Exponential(_Base):
+    mean: float
+
+    @property
+    def variance(self) -> float:
+        return self.mean**2
+
+    def sample(self, rng, size):
+        return rng.exponential(self.mean, size)
+
+    def scaled(self, factor: float) -> "Exponential":
+        return Exponential(self.mean * factor)
+
+    def describe(self) -> str:
+        return f"exponential(mean={self.mean:g} s)"
+
+
+@dataclass(frozen=True)
+class Deterministic(_Base):
+    value: float
+
+    @property
+    def mean(self) -> float:
+        return self.value
+
+    @property
+    def variance(self) -> float:
+        return 0.0
+
+    def sample(self, rng, size):
+        return np.full(size, self.value)
+
+    def sampler(self, rng, block: int = 4096):
+        value = self.value
+        return lambda: value
+
+    def scaled(self, factor: float) -> "Deterministic":
+        return Deterministic(self.value * factor)
+
+    def describe(self) -> str:
+        return f"deterministic({self.value:g} s)"
+
+
+@dataclass(frozen=True)
+class Uniform(_Base):
+    low: float
+    high: float
+
+    @property
+    def mean(self) -> float:
+        return (self.low + self.high) / 2
+
+    @property
+    def variance(self) -> float:
+        return (self.high - self.low) ** 2 / 12
+
+    def sample(self, rng, size):
+        return rng.uniform(self.low, self.high, size)
+
+    def scaled(self, factor: float) -> "Uniform":
+        return Uniform(self.low * factor, self.high * factor)
+
+    def describe(self) -> str:
+        return f"uniform({self.low:g}, {self.high:g} s)"
+
+
+@dataclass(frozen=True)
+class Gamma(_Base):
+    """Gamma by mean and coefficient of variation: shape 1/cv^2, scale mean*cv^2."""
+
+    mean: float
+    cv: float
+
+    @property
+    def variance(self) -> float:
+        return (self.mean * self.cv) ** 2
+
+    def sample(self, rng, size):
+        return rng.gamma(1.0 / self.cv**2, self.mean * self.cv**2, size)
+
+    def scaled(self, factor: float) -> "Gamma":
+        return Gamma(self.mean * factor, self.cv)
+
+    def describe(self) -> str:
+        return f"gamma(mean={self.mean:g} s, cv={self.cv:g})"
+
+
+@dataclass(frozen=True)
+class Lognormal(_Base):
+    """Lognormal by mean and cv: sigma^2 = ln(1 + cv^2), mu = ln(mean) - sigma^2 / 2."""
+
+    mean: float
+    cv: float
+
+    @property
+    def variance(self) -> float:
+        return (self.mean * self.cv) ** 2
+
+    def sample(self, rng, size):
+        sigma2 = math.log1p(self.cv**2)
+        return rng.lognormal(math.log(self.mean) - sigma2 / 2, math.sqrt(sigma2), size)
+
+    def scaled(self, factor: float) -> "Lognormal":
+        return Lognormal(self.mean * factor, self.cv)
+
+    def describe(self) -> str:
+        return f"lognormal(mean={self.mean:g} s, cv={self.cv:g})"
+
+
+@dataclass(frozen=True)
+class HyperExponential(_Base):
+    """Two-phase hyperexponential with balanced means (scv >= 1), for high-variance tests."""
+
+    mean: float
+    scv_target: float
+
+    @property
+    def _phases(self) -> tuple[float, float, float]:
+        p = 0.5 * (1 + math.sqrt((self.scv_target - 1) / (self.scv_target + 1)))
+        return p, self.mean / (2 * p), self.mean / (2 * (1 - p))
+
+    @property
+    def variance(self) -> float:
+        return self.scv_target * self.mean**2
+
+    def sample(self, rng, size):
+        p, m1, m2 = self._phases
+        first = rng.random(size) < p
+        return np.where(first, rng.exponential(m1, size), rng.exponential(m2, size))
+
+    def scaled(self, factor: float) -> "HyperExponential":
+        return HyperExponential(self.mean * factor, self.scv_target)
+
+    def describe(self) -> str:
+        return f"hyperexponential(mean={self.mean:g} s, scv={self.scv_target:g})"
+
+
+@dataclass(frozen=True)
+class Empirical(_Base):
+    """Resampling, uniformly with replacement, from measured values."""
+
+    samples: tuple[float, ...]
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.samples))
+
+    @property
+    def variance(self) -> float:
+        return float(np.var(self.samples))
+
+    def sample(self, rng, size):
+        return np.asarray(self.samples)[rng.integers(0, len(self.samples), size)]
+
+    def scaled(self, factor: float) -> "Empirical":
+        return Empirical(tuple(v * factor for v in self.samples))
+
+    def describe(self) -> str:
+        return f"empirical({len(self.samples)} values, mean={self.mean:g} s)"
+
+    @staticmethod
+    def from_csv(path: str | Path, column: str) -> "Empirical":
+        path = Path(path)
+        if not path.is_file():
+            raise ValueError(f"CSV file {path} not found")
+        with path.open(newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            if reader.fieldnames is None or column not in reader.fieldnames:
+                raise ValueError(f"{path} has no column {column!r}; columns: {', '.join(reader.fieldnames or [])}")
+            values = []
+            for row_number, row in enumerate(reader, start=2):
+                text = (row[column] or "").strip()
+                try:
+                    value = float(text)
+                except ValueError:
+                    raise ValueError(f"{path} row {row_number}: {column} = {text!r} is not a number") from None
+                if value < 0 or not math.isfinite(value):
+                    raise ValueError(f"{path} row {row_number}: {column} = {value} must be finite and >= 0")
+                values.append(value)
+        if not values:
+            raise ValueError(f"{path}: column {column!r} has no values")
+        return Empirical(tuple(values))
+
+
+Distribution = Union[Exponential, Deterministic, Uniform, Gamma, Lognormal, HyperExponential, Empirical]
+
+
+# --------------------------------------------------------------------------- model-file spec
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ExponentialSpec(_Spec):
+    dist: Literal["exponential"]
+    mean: float = Field(..., ge=0, description="mean [s]")
+
+    def build(self):
+        return Exponential(self.mean) if self.mean > 0 else Deterministic(0.0)
+
+
+class DeterministicSpec(_Spec):
+    dist: Literal["deterministic"]
+    value: float = Field(..., ge=0, description="constant time [s]")
+
+    def build(self):
+        return Deterministic(self.value)
+
+
+class UniformSpec(_Spec):
+    dist: Literal["uniform"]
+    low: float = Field(..., ge=0, description="lower bound [s]")
+    high: float = Field(..., ge=0, description="upper bound [s]")
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if self.low > self.high:
+            raise ValueError(f"uniform needs low <= high (low = {self.low}, high = {self.high})")
+        return self
+
+    def build(self):
+        return Uniform(self.low, self.high)
+
+
+class GammaSpec(_Spec):
+    dist: Literal["gamma"]
+    mean: float = Field(..., gt=0, description="mean [s]")
+    cv: float = Field(..., gt=0, le=100, description="coefficient of variation (std / mean); for cv = 0 use deterministic")
+
+    def build(self):
+        return Gamma(self.mean, self.cv)
+
+
+class LognormalSpec(_Spec):
+    dist: Literal["lognormal"]
+    mean: float = Field(..., gt=0, description="mean [s]")
+    cv: float = Field(..., gt=0, le=100, description="coefficient of variation (std / mean)")
+
+    def build(self):
+        return Lognormal(self.mean, self.cv)
+
+
+class HyperExponentialSpec(_Spec):
+    dist: Literal["hyperexponential"]
+    mean: float = Field(..., gt=0, description="mean [s]")
+    scv: float = Field(..., ge=1, le=1e4, description="squared coefficient of variation (>= 1)")
+
+    def build(self):
+        return HyperExponential(self.mean, self.scv)
+
+
+class EmpiricalSpec(_Spec):
+    dist: Literal["empirical"]
+    samples: list[Annotated[float, Field(ge=0)]] | None = Field(None, description="measured values [s]")
+    csv: str | None = Field(None, description="CSV file (relative to the model file)")
+    column: str | None = Field(None, description="column of the CSV file holding the values [s]")
+
+    @model_validator(mode="after")
+    def _one_source(self):
+        if (self.samples is None) == (self.csv is None):
+            raise ValueError("empirical needs exactly one of `samples` or `csv` (with `column`)")
+        if self.csv is not None and not self.column:
+            raise ValueError("empirical with `csv` needs `column`")
+        if self.samples is not None and not self.samples:
+            raise ValueError("empirical `samples` is empty")
+        return self
+
+    @field_validator("csv")
+    @classmethod
+    def _resolve(cls, value: str | None, info: ValidationInfo):
+        if value is None:
+            return value
+        base = (info.context or {}).get("base_dir")
+        path = Path(value)
+        if not path.is_absolute() and base is not None:
+            path = Path(base) / path
+        return str(path)
+
+    @model_validator(mode="after")
+    def _readable(self):
+        if self.csv is not None:
+            Empirical.from_csv(self.csv, self.column)  # fail at validation, with the row named
+        return self
+
+    def build(self):
+        if self.samples is not None:
+            return Empirical(tuple(self.samples))
+        return Empirical.from_csv(self.csv, self.column)
+
+
+TaggedSpec = Annotated[
+    Union[ExponentialSpec, DeterministicSpec, UniformSpec, GammaSpec, LognormalSpec, HyperExponentialSpec, EmpiricalSpec],
+    Field(discriminator="dist"),
+]
+# A bare non-negative number is shorthand for a deterministic time.
+DistributionSpec = Union[Annotated[float, Field(ge=0)], TaggedSpec]
+
+
+def as_distribution(spec: Any) -> Distribution:
+    """A distribution object from a spec, a bare number, or a distribution."""
+    if isinstance(spec, (int, float)):
+        return Deterministic(float(spec))
+    if isinstance(spec, BaseModel):
+        return spec.build()
+    return spec

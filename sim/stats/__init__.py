@@ -1,0 +1,1 @@
+"""Output analysis: confidence intervals, warm-up truncation (MSER), streaming percentiles."""

@@ -1,0 +1,67 @@
+"""Student-t confidence intervals across independent replications (Law 2015, ch. 9)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from scipy import stats
+
+
+@dataclass(frozen=True)
+class Interval:
+    mean: float
+    half_width: float
+    low: float
+    high: float
+    n: int
+    level: float
+
+    @property
+    def relative_half_width(self) -> float:
+        if self.half_width == 0:
+            return 0.0
+        if self.mean == 0 or math.isnan(self.half_width):
+            return math.inf
+        return self.half_width / abs(self.mean)
+
+    def contains(self, x: float) -> bool:
+        return self.low <= x <= self.high
+
+
+def t_interval(values: Sequence[float], level: float = 0.95) -> Interval:
+    """Mean +- t_{(1+level)/2, n-1} s / sqrt(n).  One value gives an undefined (NaN) half-width."""
+    data = np.asarray(values, dtype=float)
+    n = len(data)
+    if n == 0:
+        raise ValueError("a confidence interval needs at least one value")
+    mean = float(data.mean())
+    if n == 1:
+        return Interval(mean, math.nan, math.nan, math.nan, 1, level)
+    s = float(data.std(ddof=1))
+    half = float(stats.t.ppf((1 + level) / 2, n - 1)) * s / math.sqrt(n) if s > 0 else 0.0
+    return Interval(mean, half, mean - half, mean + half, n, level)
+
+
+def paired_t_interval(a: Sequence[float], b: Sequence[float], level: float = 0.95) -> Interval:
+    """Interval on the mean of a_j - b_j: the comparison of two configurations run with
+    common random numbers (Law 2015, ch. 10)."""
+    if len(a) != len(b):
+        raise ValueError("paired comparison needs the same number of replications on both sides")
+    return t_interval(np.asarray(a, dtype=float) - np.asarray(b, dtype=float), level)
+
+
+def replications_needed(values: Sequence[float], target_half_width: float, level: float = 0.95,
+                        limit: int = 1_000_000) -> int:
+    """Smallest n with t_{(1+level)/2, n-1} s / sqrt(n) <= target (the Student-t iteration),
+    s from the pilot replications `values`."""
+    s = float(np.std(np.asarray(values, dtype=float), ddof=1))
+    if s == 0:
+        return max(len(values), 2)
+    n = 2
+    while n < limit:
+        if stats.t.ppf((1 + level) / 2, n - 1) * s / math.sqrt(n) <= target_half_width:
+            return n
+        n += 1
+    return limit
