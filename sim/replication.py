@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from sim.engine.build import assemble
+from sim.engine.clients import RunawayQueue  # noqa: F401 - re-exported for the CLI
 from sim.engine.metrics import window_metrics
 from sim.engine.recorder import Recorder
 from sim.model.schema import Model
@@ -19,10 +20,6 @@ from sim.stats.histogram import LogBins
 from sim.stats.mser import mser_truncation
 
 BINS = LogBins(min_value=1e-6, max_value=1e6, relative_error=0.005)
-
-
-class RunawayQueue(RuntimeError):
-    """The number of requests inside the servers passed `run.max_in_flight`: an unstable model."""
 
 
 @dataclass
@@ -53,7 +50,7 @@ def run_replication(model: Model, replication: int, seed: int | None = None,
 
     assembly, recorder = assemble(model, streams, make_recorder)
     kernel, clients = assembly.kernel, assembly.clients
-    _guard_runaway(clients, recorder, run.max_in_flight)
+    clients.max_inside = run.max_in_flight
 
     if model.finite:
         clients.on_finished = kernel.stop
@@ -97,22 +94,6 @@ def run_replication(model: Model, replication: int, seed: int | None = None,
         replication=replication, metrics=metrics, warmup_s=float(table[start][0]),
         batch_size=recorder.batch, finished=finished, wall_s=time.perf_counter() - started, notes=notes,
     )
-
-
-def _guard_runaway(clients, recorder: Recorder, limit: int) -> None:
-    """Abort instead of hanging when queues grow without bound (offered load > capacity)."""
-    send = clients.send
-
-    def guarded_send(*args, **kwargs):
-        inside = recorder.arrived - recorder.completed - recorder.errors - recorder.late
-        if inside > limit:
-            raise RunawayQueue(
-                f"{inside} requests are inside the servers (run.max_in_flight = {limit}) at "
-                f"t = {clients.kernel.now:.6g} s: the offered load exceeds the capacity of the model"
-            )
-        send(*args, **kwargs)
-
-    clients.send = guarded_send
 
 
 def _stop_after(recorder: Recorder, kernel, requests: int) -> None:

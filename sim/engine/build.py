@@ -112,7 +112,9 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
     assembly.stations.extend(nodes)
 
     entry = None
-    if nodes:
+    if len(nodes) == 1:
+        entry = nodes[0].serve
+    elif nodes:
         assembly.dispatcher = Dispatcher(nodes, model.balancer.policy, streams.generator("balancer"))
         entry = assembly.dispatcher
     if model.proxy is not None:

@@ -18,6 +18,10 @@ from sim.engine.station import Call
 Sampler = Callable[[], float]
 
 
+class RunawayQueue(RuntimeError):
+    """The requests inside the servers passed `run.max_in_flight`: an unstable model."""
+
+
 class Clients:
     """The shared life cycle; subclasses decide when users send and what they do next."""
 
@@ -33,25 +37,36 @@ class Clients:
         self.in_flight = 0  # attempts sent whose client still waits
         self.finished = False  # finite workloads: every request has had its outcome
         self.on_finished: Callable[[], None] | None = None
+        self.max_inside = float("inf")  # runaway guard: requests inside the servers
+        self.env = kernel.env
+        self._replied_cb = self._replied  # bound once: used for every request
+        self._timed_out_cb = self._timed_out
 
     # ------------------------------------------------------------------ life cycle
     def send(self, user, attempt: int = 0, first_sent: float | None = None, new_connection: bool = True) -> None:
-        now = self.kernel.env._now  # noqa: SLF001
+        now = self.env._now  # noqa: SLF001
+        recorder = self.recorder
+        if recorder.arrived - recorder.completed - recorder.errors - recorder.late > self.max_inside:
+            raise RunawayQueue(
+                f"{recorder.arrived - recorder.completed - recorder.errors - recorder.late} requests are inside "
+                f"the servers (run.max_in_flight = {self.max_inside}) at t = {now:.6g} s: "
+                "the offered load exceeds the capacity of the model"
+            )
         request = Request(next(self._numbers), now if first_sent is None else first_sent, attempt, self, user)
         self.in_flight += 1
-        self.recorder.arrived += 1
+        recorder.arrived += 1
         if attempt:
-            self.recorder.retried += 1
+            recorder.retried += 1
         if self.timeout_s is not None:
             # The timer covers the whole attempt, connection set-up included.
-            request.timer = self.kernel.after(self.timeout_s, self._timed_out, request)
+            request.timer = self.kernel.after(self.timeout_s, self._timed_out_cb, request)
         if new_connection and self.connect is not None:
             self.kernel.after(self.connect(), self._connected, request)
         else:
-            self.entry(request, self._replied)
+            self.entry(request, self._replied_cb)
 
     def _connected(self, request: Request) -> None:
-        self.entry(request, self._replied)
+        self.entry(request, self._replied_cb)
 
     def _replied(self, request: Request, ok: bool) -> None:
         if request.state != IN_FLIGHT:
@@ -62,7 +77,7 @@ class Clients:
         if request.timer is not None:
             request.timer.cancel()
         if ok:
-            self.recorder.complete(self.kernel.env._now - request.sent)  # noqa: SLF001
+            self.recorder.complete(self.env._now - request.sent)  # noqa: SLF001
             self.done(request.user)
         else:
             self.recorder.errors += 1

@@ -6,38 +6,64 @@ egalitarian multi-server processor-sharing discipline, which is what a time-slic
 scheduler approximates; with n <= cores nobody is slowed down, so a pool of `cores`
 threads on `cores` cores behaves exactly as a FCFS multi-server station.
 
-Implementation: "virtual time".  Every runnable job gains the same attained service, so
-the scheduler only tracks V(t), the service each job has attained since the epoch, and
-each job's finishing tag V_start + demand.  The next departure is the smallest tag; one
-calendar entry is kept for it and re-issued (the old one lazily cancelled) only when the
-sharing rate or the head of the tag heap changes.
+Two regimes, one behaviour:
+* unshared (n <= cores): each burst simply ends demand/speed later: one calendar entry
+  per burst, nothing to recompute;
+* shared (n > cores): "virtual time".  Every runnable job gains the same attained service,
+  so only V(t) and each job's finishing tag V_start + demand are tracked; one calendar entry
+  is kept for the smallest tag and re-issued (the old one lazily cancelled) only when the
+  sharing rate or the head of the tag heap changes.
+The CPU switches regime when n crosses `cores`, converting the remaining work of the
+running jobs; the switch is exact, so the two regimes are one processor-sharing server.
 """
 from __future__ import annotations
 
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 from itertools import count
 from typing import Any, Callable
 
 _EPS = 1e-12
 
 
+class _Burst:
+    __slots__ = ("finish", "done", "arg", "wakeup", "cpu")
+
+    def __init__(self, cpu: "ProcessorSharingCPU", finish: float, done, arg) -> None:
+        self.cpu = cpu
+        self.finish = finish
+        self.done = done
+        self.arg = arg
+
+
+def _burst_done(burst: _Burst) -> None:
+    cpu = burst.cpu
+    cpu._advance(cpu.env._now)  # noqa: SLF001
+    del cpu._unshared[burst]  # noqa: SLF001
+    cpu._n -= 1  # noqa: SLF001
+    cpu.completed += 1
+    burst.done(burst.arg)
+
+
 class ProcessorSharingCPU:
     fields = ("busy_area", "jobs_area", "completed")
 
     __slots__ = (
-        "name", "kernel", "cores", "speed", "_jobs", "_seq", "_virtual", "_rate", "_last",
-        "_wakeup", "busy_area", "jobs_area", "completed", "_after",
+        "name", "kernel", "env", "cores", "speed", "_n", "_unshared", "_jobs", "_seq", "_virtual",
+        "_rate", "_last", "_wakeup", "busy_area", "jobs_area", "completed", "_after",
     )
 
     def __init__(self, kernel, name: str, cores: int, speed: float = 1.0) -> None:
         self.name = name
         self.kernel = kernel
+        self.env = kernel.env
         self.cores = cores
         self.speed = speed
-        self._jobs: list[tuple[float, int, Callable[[Any], None], Any]] = []
+        self._n = 0  # runnable jobs
+        self._unshared: dict[_Burst, None] | None = {}  # insertion-ordered (determinism); None while shared
+        self._jobs: list[tuple[float, int, Callable[[Any], None], Any]] = []  # shared regime: tag heap
         self._seq = count()
-        self._virtual = 0.0  # attained service per job since the epoch [s of work at speed 1]
-        self._rate = 0.0  # current attained-service rate per job
+        self._virtual = 0.0  # attained service per job [s of work at speed 1], shared regime
+        self._rate = 0.0
         self._last = 0.0
         self._wakeup = None
         self.busy_area = 0.0  # time integral of busy cores
@@ -48,56 +74,87 @@ class ProcessorSharingCPU:
     def _advance(self, now: float) -> None:
         dt = now - self._last
         if dt:
-            n = len(self._jobs)
+            n = self._n
             if n:
-                self._virtual += self._rate * dt
+                if self._unshared is None:
+                    self._virtual += self._rate * dt
                 self.busy_area += (n if n < self.cores else self.cores) * dt
                 self.jobs_area += n * dt
             self._last = now
 
     def run(self, demand: float, done: Callable[[Any], None], arg: Any = None) -> None:
         """Execute `demand` seconds of CPU work (at speed 1), then call `done(arg)`."""
-        self._advance(self.kernel.env._now)  # noqa: SLF001 - hot path
+        now = self.env._now  # noqa: SLF001 - hot path
+        self._advance(now)
+        self._n += 1
+        unshared = self._unshared
+        if unshared is not None:
+            if self._n <= self.cores:
+                burst = _Burst(self, now + demand / self.speed, done, arg)
+                burst.wakeup = self._after(demand / self.speed, _burst_done, burst)
+                unshared[burst] = None
+                return
+            self._share(now)
         jobs = self._jobs
         seq = next(self._seq)
         heappush(jobs, (self._virtual + demand, seq, done, arg))
-        n = len(jobs)
-        rate = self.speed if n <= self.cores else self.speed * self.cores / n
-        # The pending departure stays valid unless the sharing rate changed or the new job
-        # would finish first.
+        rate = self.speed * self.cores / self._n
+        # The pending departure stays valid unless the rate changed or the new job is first.
         if rate != self._rate or jobs[0][1] == seq:
             self._rate = rate
             self._reschedule()
 
+    # ------------------------------------------------------------------ unshared regime
+    def _share(self, now: float) -> None:
+        """n just exceeded the cores: move the running bursts onto the virtual-time heap."""
+        self._virtual = 0.0
+        jobs = []
+        for burst in self._unshared:
+            burst.wakeup.cancel()
+            jobs.append(((burst.finish - now) * self.speed, next(self._seq), burst.done, burst.arg))
+        heapify(jobs)
+        self._jobs = jobs
+        self._unshared = None
+        self._rate = -1.0  # forces a reschedule
+
+    def _unshare(self, now: float) -> None:
+        """n fell back to the cores: every job runs at full speed to its own finish time."""
+        unshared: dict[_Burst, None] = {}
+        for tag, _seq, done, arg in self._jobs:
+            remaining = max(tag - self._virtual, 0.0) / self.speed
+            burst = _Burst(self, now + remaining, done, arg)
+            burst.wakeup = self._after(remaining, _burst_done, burst)
+            unshared[burst] = None
+        self._jobs = []
+        self._unshared = unshared
+        self._rate = 0.0
+
+    # ------------------------------------------------------------------ shared regime
     def _reschedule(self) -> None:
         if self._wakeup is not None:
             self._wakeup.cancel()
-        if self._jobs:
-            delay = (self._jobs[0][0] - self._virtual) / self._rate
-            self._wakeup = self._after(delay if delay > 0 else 0.0, self._depart, None)
-        else:
-            self._wakeup = None
+        delay = (self._jobs[0][0] - self._virtual) / self._rate
+        self._wakeup = self._after(delay if delay > 0 else 0.0, self._depart, None)
 
     def _depart(self, _arg: Any) -> None:
         self._wakeup = None
-        self._advance(self.kernel.env._now)  # noqa: SLF001
+        now = self.env._now  # noqa: SLF001
+        self._advance(now)
         jobs = self._jobs
         # Everything whose tag has been reached leaves now (ties and rounding).
         limit = self._virtual + _EPS * (1.0 + abs(self._virtual))
         finished = []
         while jobs and jobs[0][0] <= limit:
             finished.append(heappop(jobs))
-        if finished:
-            top = finished[-1][0]
-            if top > self._virtual:
-                self._virtual = top
-        n = len(jobs)
-        if n:
-            self._rate = self.speed if n <= self.cores else self.speed * self.cores / n
-            self._reschedule()
-        else:
-            self._rate = 0.0
+        if finished and finished[-1][0] > self._virtual:
+            self._virtual = finished[-1][0]
+        self._n -= len(finished)
         self.completed += len(finished)
+        if self._n <= self.cores:
+            self._unshare(now)
+        else:
+            self._rate = self.speed * self.cores / self._n
+            self._reschedule()
         for _tag, _seq, done, arg in finished:
             done(arg)
 

@@ -1,6 +1,16 @@
-"""The event calendar: a SimPy `Environment` plus a light path for scheduling callbacks."""
+"""The event calendar: SimPy's `Environment`, driven by a loop that dispatches callbacks.
+
+Components schedule `Wakeup`s (a function and its argument) on the environment's own
+calendar.  `Kernel.run` pops the calendar itself: a `Wakeup` is dispatched with one call,
+any other SimPy event (a process, a `simpy.Timeout`, a resource request) is processed
+exactly as `Environment.step` does.  So SimPy processes can live alongside the callback
+components, while the hot path pays one Python call per event instead of SimPy's
+callback-list protocol.  This uses the environment's calendar attributes (`_queue`,
+`_now`), stable across SimPy 4.x (the dependency is pinned to <5).
+"""
 from __future__ import annotations
 
+from heapq import heappop, heappush
 from typing import Any, Callable
 
 import simpy
@@ -11,25 +21,14 @@ NORMAL = 1
 
 
 class Wakeup:
-    """A scheduled callback.  Duck-types the part of `simpy.Event` that `Environment.step` uses.
+    """A scheduled call of `fn(arg)`, dispatched by `Kernel.run`.  `cancel()` is lazy: the
+    entry stays in the calendar and is skipped when it comes due."""
 
-    Creating a full `simpy.Timeout` costs several Python calls; a request touches a dozen
-    such events, so this is the single biggest saving of the engine.  `cancel()` is lazy:
-    the entry stays in the calendar and is skipped when it comes due.
-    """
+    __slots__ = ("fn", "arg")
 
-    __slots__ = ("callbacks", "fn", "arg")
-    _ok = True
-
-    def __init__(self, fn: Callable[[Any], None], arg: Any) -> None:
+    def __init__(self, fn: Callable[[Any], None] | None, arg: Any) -> None:
         self.fn = fn
         self.arg = arg
-        self.callbacks = [self._fire]
-
-    def _fire(self, _event: "Wakeup") -> None:
-        fn = self.fn
-        if fn is not None:
-            fn(self.arg)
 
     def cancel(self) -> None:
         self.fn = None
@@ -40,25 +39,61 @@ class Kernel:
 
     def __init__(self) -> None:
         self.env = simpy.Environment()
-        self._schedule = self.env.schedule
+        self._queue = self.env._queue  # noqa: SLF001 - the calendar heap
+        self._eid = self.env._eid  # noqa: SLF001 - its tie-breaking counter
+        env = self.env
+        queue = self._queue
+        eid = self._eid
+
+        def after(delay: float, fn: Callable[[Any], None], arg: Any = None) -> Wakeup:
+            wakeup = Wakeup(fn, arg)
+            heappush(queue, (env._now + delay, NORMAL, next(eid), wakeup))  # noqa: SLF001
+            return wakeup
+
+        self.after = after  # a closure: the most called function of the engine
 
     @property
     def now(self) -> float:
-        return self.env.now
+        return self.env._now  # noqa: SLF001
 
-    def after(self, delay: float, fn: Callable[[Any], None], arg: Any = None) -> Wakeup:
-        """Call `fn(arg)` after `delay` simulated seconds; returns a cancellable handle."""
-        wakeup = Wakeup(fn, arg)
-        self._schedule(wakeup, NORMAL, delay)  # type: ignore[arg-type]
-        return wakeup
-
-    def run(self, until: float | None = None) -> None:
-        """Run until simulated time `until`, until the calendar empties, or until `stop()`."""
-        self.env.run(until=until)
+    # after(delay, fn, arg) -> Wakeup: call fn(arg) `delay` simulated seconds from now
+    # (defined in __init__ as a closure for speed).
 
     def stop(self) -> None:
         """End the run at the current instant (a finite workload's last response arrived)."""
-        self._schedule(Wakeup(_raise_stop, None), URGENT, 0)  # type: ignore[arg-type]
+        heappush(self._queue, (self.env._now, URGENT, next(self._eid), Wakeup(_raise_stop, None)))  # noqa: SLF001
+
+    def run(self, until: float | None = None) -> None:
+        """Process events until simulated time `until` (the clock is then set to it), until
+        the calendar is empty, or until `stop()`."""
+        env = self.env
+        queue = self._queue
+        limit = float("inf") if until is None else until
+        wakeup_type = Wakeup
+        try:
+            while queue:
+                if queue[0][0] > limit:
+                    env._now = limit  # noqa: SLF001
+                    return
+                now, _, _, event = heappop(queue)
+                env._now = now  # noqa: SLF001
+                if type(event) is wakeup_type:
+                    fn = event.fn
+                    if fn is not None:
+                        fn(event.arg)
+                    continue
+                # A genuine SimPy event: exactly what Environment.step does.
+                callbacks, event.callbacks = event.callbacks, None
+                for callback in callbacks:
+                    callback(event)
+                if not event._ok and not hasattr(event, "_defused"):  # noqa: SLF001
+                    exc = type(event._value)(*event._value.args)  # noqa: SLF001
+                    exc.__cause__ = event._value  # noqa: SLF001
+                    raise exc
+            if until is not None:
+                env._now = limit  # noqa: SLF001
+        except StopSimulation:
+            return
 
 
 def _raise_stop(_arg: object) -> None:

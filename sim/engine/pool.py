@@ -48,13 +48,14 @@ class Pool:
     fields = ("busy_area", "queue_area", "acquired", "refused", "wait_sum")
 
     __slots__ = (
-        "name", "kernel", "capacity", "queue_limit", "in_use", "waiting", "_queue",
+        "name", "kernel", "env", "capacity", "queue_limit", "in_use", "waiting", "_queue",
         "busy_area", "queue_area", "_last", "acquired", "refused", "wait_sum", "withdrawn",
     )
 
     def __init__(self, kernel, name: str, capacity: int | None, queue_limit: int | None = None) -> None:
         self.name = name
         self.kernel = kernel
+        self.env = kernel.env
         self.capacity = INFINITE if capacity is None else capacity
         self.queue_limit = INFINITE if queue_limit is None else queue_limit
         self.in_use = 0
@@ -79,14 +80,14 @@ class Pool:
         """GRANTED: the caller holds a slot now.  REFUSED: queue full.  Otherwise a `Waiter`:
         `granted(arg)` will be called when a slot is handed over."""
         if self.in_use < self.capacity:
-            self._advance(self.kernel.env._now)  # noqa: SLF001 - hot path
+            self._advance(self.env._now)  # noqa: SLF001 - hot path
             self.in_use += 1
             self.acquired += 1
             return GRANTED
         if self.waiting >= self.queue_limit:
             self.refused += 1
             return REFUSED
-        now = self.kernel.env._now  # noqa: SLF001
+        now = self.env._now  # noqa: SLF001
         self._advance(now)
         self.waiting += 1
         waiter = Waiter(self, granted, arg, now)
@@ -95,7 +96,7 @@ class Pool:
 
     def release(self) -> None:
         """Free a slot; hand it straight to the oldest live waiter, if any."""
-        now = self.kernel.env._now  # noqa: SLF001
+        now = self.env._now  # noqa: SLF001
         self._advance(now)
         queue = self._queue
         while queue:
@@ -112,7 +113,7 @@ class Pool:
         self.in_use -= 1
 
     def _withdraw(self) -> None:
-        self._advance(self.kernel.env._now)  # noqa: SLF001
+        self._advance(self.env._now)  # noqa: SLF001
         self.waiting -= 1
         self.withdrawn += 1
 

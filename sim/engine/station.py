@@ -25,7 +25,7 @@ class Station:
     fields = ("visits", "wait_sum", "residence_sum", "downstream_sum", "failed")
 
     __slots__ = (
-        "name", "kernel", "pool", "cpu", "burst", "io_wait", "downstream", "calls",
+        "name", "kernel", "env", "pool", "cpu", "burst", "io_wait", "downstream", "calls",
         "visits", "wait_sum", "residence_sum", "downstream_sum", "failed", "in_progress",
     )
 
@@ -35,6 +35,7 @@ class Station:
     ) -> None:
         self.name = name
         self.kernel = kernel
+        self.env = kernel.env
         self.pool = pool
         self.cpu = cpu
         self.burst = burst  # draws one CPU burst: demand / (calls + 1) in the mean [s]
@@ -52,11 +53,11 @@ class Station:
         visit = Visit(self, request, reply)
         pool = self.pool
         if pool is None:
-            visit.granted(None)
+            _granted(visit)
             return
-        status = pool.acquire(visit.granted, None)
+        status = pool.acquire(_granted, visit)
         if status == GRANTED:
-            visit.granted(None)
+            _granted(visit)
         elif status == REFUSED:
             self.failed += 1
             reply(request, False)
@@ -67,7 +68,8 @@ class Station:
 
 
 class Visit:
-    """The state of one request at one station, advanced by continuations."""
+    """The state of one request at one station.  Continuations are module functions taking
+    the visit (no bound-method objects on the hot path)."""
 
     __slots__ = ("station", "request", "reply", "arrived", "started", "calls_left", "call_started", "downstream")
 
@@ -75,48 +77,56 @@ class Visit:
         self.station = station
         self.request = request
         self.reply = reply
-        self.arrived = station.kernel.env._now  # noqa: SLF001
+        self.arrived = station.env._now  # noqa: SLF001
         self.downstream = 0.0
 
-    def granted(self, _arg: Any) -> None:
+    def called(self, _request: Request, ok: bool) -> None:
+        """The downstream call returned."""
         station = self.station
-        self.started = station.kernel.env._now  # noqa: SLF001
-        station.in_progress += 1
-        self.calls_left = station.calls
-        station.cpu.run(station.burst(), self._computed, None)
-
-    def _computed(self, _arg: Any) -> None:
-        station = self.station
-        if self.calls_left:
-            self.calls_left -= 1
-            self.call_started = station.kernel.env._now  # noqa: SLF001
-            station.downstream(self.request, self._called)
-        elif station.io_wait is not None:
-            station.kernel.after(station.io_wait(), self._finish, True)
-        else:
-            self._finish(True)
-
-    def _called(self, _request: Request, ok: bool) -> None:
-        station = self.station
-        self.downstream += station.kernel.env._now - self.call_started  # noqa: SLF001
+        self.downstream += station.env._now - self.call_started  # noqa: SLF001
         if ok:
-            station.cpu.run(station.burst(), self._computed, None)
+            station.cpu.run(station.burst(), _computed, self)
         else:
-            self._finish(False)
+            _finish(self, False)
 
-    def _finish(self, ok: bool) -> None:
-        station = self.station
-        now = station.kernel.env._now  # noqa: SLF001
-        station.visits += 1
-        station.in_progress -= 1
-        station.wait_sum += self.started - self.arrived
-        station.residence_sum += now - self.arrived
-        station.downstream_sum += self.downstream
-        if not ok:
-            station.failed += 1
-        if station.pool is not None:
-            station.pool.release()
-        self.reply(self.request, ok)
+
+def _granted(visit: Visit) -> None:
+    station = visit.station
+    visit.started = station.env._now  # noqa: SLF001
+    station.in_progress += 1
+    visit.calls_left = station.calls
+    station.cpu.run(station.burst(), _computed, visit)
+
+
+def _computed(visit: Visit) -> None:
+    station = visit.station
+    if visit.calls_left:
+        visit.calls_left -= 1
+        visit.call_started = station.env._now  # noqa: SLF001
+        station.downstream(visit.request, visit.called)
+    elif station.io_wait is not None:
+        station.kernel.after(station.io_wait(), _finish_ok, visit)
+    else:
+        _finish(visit, True)
+
+
+def _finish_ok(visit: Visit) -> None:
+    _finish(visit, True)
+
+
+def _finish(visit: Visit, ok: bool) -> None:
+    station = visit.station
+    now = station.env._now  # noqa: SLF001
+    station.visits += 1
+    station.in_progress -= 1
+    station.wait_sum += visit.started - visit.arrived
+    station.residence_sum += now - visit.arrived
+    station.downstream_sum += visit.downstream
+    if not ok:
+        station.failed += 1
+    if station.pool is not None:
+        station.pool.release()
+    visit.reply(visit.request, ok)
 
 
 class PooledCall:
