@@ -37,9 +37,15 @@ class _Burst:
 
 def _burst_done(burst: _Burst) -> None:
     cpu = burst.cpu
-    cpu._advance(cpu.env._now)  # noqa: SLF001
+    now = cpu.env._now  # noqa: SLF001 - hot path: _advance inlined (unshared regime)
+    n = cpu._n  # noqa: SLF001
+    dt = now - cpu._last  # noqa: SLF001
+    if dt:
+        cpu.busy_area += (n if n < cpu.cores else cpu.cores) * dt
+        cpu.jobs_area += n * dt
+        cpu._last = now  # noqa: SLF001
     del cpu._unshared[burst]  # noqa: SLF001
-    cpu._n -= 1  # noqa: SLF001
+    cpu._n = n - 1  # noqa: SLF001
     cpu.completed += 1
     burst.done(burst.arg)
 
@@ -85,11 +91,20 @@ class ProcessorSharingCPU:
     def run(self, demand: float, done: Callable[[Any], None], arg: Any = None) -> None:
         """Execute `demand` seconds of CPU work (at speed 1), then call `done(arg)`."""
         now = self.env._now  # noqa: SLF001 - hot path
-        self._advance(now)
-        self._n += 1
         unshared = self._unshared
+        n = self._n
         if unshared is not None:
-            if self._n <= self.cores:
+            dt = now - self._last  # _advance inlined for the unshared regime
+            if dt:
+                if n:
+                    self.busy_area += (n if n < self.cores else self.cores) * dt
+                    self.jobs_area += n * dt
+                self._last = now
+        else:
+            self._advance(now)
+        self._n = n = n + 1
+        if unshared is not None:
+            if n <= self.cores:
                 burst = _Burst(self, now + demand / self.speed, done, arg)
                 burst.wakeup = self._after(demand / self.speed, _burst_done, burst)
                 unshared[burst] = None

@@ -79,9 +79,15 @@ class Pool:
     def acquire(self, granted: Callable[[Any], None], arg: Any = None) -> int | Waiter:
         """GRANTED: the caller holds a slot now.  REFUSED: queue full.  Otherwise a `Waiter`:
         `granted(arg)` will be called when a slot is handed over."""
-        if self.in_use < self.capacity:
-            self._advance(self.env._now)  # noqa: SLF001 - hot path
-            self.in_use += 1
+        in_use = self.in_use
+        if in_use < self.capacity:
+            now = self.env._now  # noqa: SLF001 - hot path: _advance inlined
+            dt = now - self._last
+            if dt:
+                self.busy_area += in_use * dt
+                self.queue_area += self.waiting * dt
+                self._last = now
+            self.in_use = in_use + 1
             self.acquired += 1
             return GRANTED
         if self.waiting >= self.queue_limit:
@@ -96,8 +102,12 @@ class Pool:
 
     def release(self) -> None:
         """Free a slot; hand it straight to the oldest live waiter, if any."""
-        now = self.env._now  # noqa: SLF001
-        self._advance(now)
+        now = self.env._now  # noqa: SLF001 - hot path: _advance inlined
+        dt = now - self._last
+        if dt:
+            self.busy_area += self.in_use * dt
+            self.queue_area += self.waiting * dt
+            self._last = now
         queue = self._queue
         while queue:
             waiter = queue.popleft()
