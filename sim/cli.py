@@ -20,7 +20,13 @@ from sim.model.load import ModelError, load_model
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_MODEL, EXIT_UNSTABLE, EXIT_UNFINISHED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
 
-err = Console(stderr=True, highlight=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _console() -> Console:
+    """Standard output; wide enough for the result tables when piped (rich assumes 80)."""
+    console = Console(highlight=False)
+    return console if console.is_terminal else Console(highlight=False, width=120)
 
 
 def fail(message: str, code: int) -> None:
@@ -81,7 +87,7 @@ def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
     if as_json:
         click.echo(json.dumps(result_document(result, model_file, list(overrides)), indent=2, allow_nan=False))
     else:
-        render(result, Console(highlight=False), model_file)
+        render(result, _console(), model_file)
     if not all(rep.finished for rep in result.replications):
         sys.exit(EXIT_UNFINISHED)
 
@@ -115,20 +121,26 @@ def validate(model_files, overrides) -> None:
 @click.option("--json", "as_json", is_flag=True, help="print the JSON Schema instead of the table")
 def schema(as_json) -> None:
     """Document every model parameter: path, type, default, unit and allowed range."""
-    from sim.model.docs import parameter_rows
+    from sim.model.docs import distribution_rows, parameter_rows
     from sim.model.schema import Model
 
     if as_json:
         click.echo(json.dumps(Model.model_json_schema(), indent=2))
         return
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(show_lines=False, header_style="bold")
-    for column in ("parameter", "type", "default", "allowed", "meaning"):
-        table.add_column(column, overflow="fold")
-    for row in parameter_rows():
-        table.add_row(*row)
-    Console(highlight=False, width=max(140, Console().width)).print(table)
+    console = Console(highlight=False, width=max(160, Console().width))
+    for title, rows in (("Model parameters (TOML path; N = list index)", parameter_rows()),
+                        ("Time distributions (wherever a parameter's type says table)", distribution_rows())):
+        table = Table(title=title, title_justify="left", header_style="bold")
+        table.add_column("parameter", no_wrap=True)
+        for column, width in (("type", 24), ("default", 14), ("unit", 10), ("allowed", 16)):
+            table.add_column(column, overflow="fold", max_width=width)
+        table.add_column("meaning", overflow="fold", min_width=40)
+        for row in rows:
+            table.add_row(*(Text(cell) for cell in row))
+        console.print(table)
 
 
 @main.command()
@@ -152,7 +164,7 @@ def solve(model_file, overrides, as_json) -> None:
     if as_json:
         click.echo(json.dumps({"solvable": True, **answer.as_dict()}, indent=2))
     else:
-        answer.render(Console(highlight=False))
+        answer.render(_console())
 
 
 def _timeseries_writer(path: str):
@@ -206,10 +218,6 @@ class _progress:
         return False
 
 
-if __name__ == "__main__":  # pragma: no cover
-    main()
-
-
 def entry() -> None:
     """Console-script entry: an unexpected exception is reported in one line, not a traceback
     (set TIERSIM_DEBUG=1 to see it)."""
@@ -225,3 +233,7 @@ def entry() -> None:
         err.print(f"[bold red]internal error:[/bold red] {type(exc).__name__}: {exc}\n"
                   "this is a bug in tiersim; rerun with TIERSIM_DEBUG=1 and report the traceback with the model file")
         sys.exit(EXIT_INTERNAL)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    entry()

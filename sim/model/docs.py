@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import types
 import typing
-from typing import Any, Iterator, Union, get_args, get_origin
+import re
+from typing import Any, Literal, Union, get_args, get_origin
 
 from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BaseModel
@@ -67,13 +68,66 @@ def _default(field) -> str:
     return "none" if value is None else repr(value)
 
 
-def parameter_rows(model: type[BaseModel] = Model, prefix: str = "") -> Iterator[tuple[str, str, str, str, str]]:
+_UNIT = re.compile(r"\s*\[([^\]]+)\]")
+
+
+def _unit_and_meaning(description: str) -> tuple[str, str]:
+    """Descriptions carry their unit in brackets, e.g. "client timeout [s]"."""
+    found = _UNIT.search(description)
+    if not found:
+        return "", description
+    return found.group(1), _UNIT.sub("", description, count=1)
+
+
+Row = tuple[str, str, str, str, str, str]  # parameter, type, default, unit, allowed, meaning
+
+
+def parameter_rows(model: type[BaseModel] = Model) -> list[Row]:
+    """Every parameter once, by dotted path (`N` stands for a list index); a parameter that
+    only one client kind has says so in its meaning."""
+    rows: dict[str, Row] = {}
+    _walk(model, "", "", rows)
+    return list(rows.values())
+
+
+def _walk(model: type[BaseModel], prefix: str, applies: str, rows: dict[str, Row]) -> None:
     for name, field in model.model_fields.items():
         path = f"{prefix}{name}"
-        yield path, _type_name(field.annotation), _default(field), _allowed(field), field.description or ""
+        unit, meaning = _unit_and_meaning(field.description or "")
+        if name == "kind" and applies:
+            meaning = meaning or "selects the client population; the parameters marked (kind = ...) belong to it"
+        elif applies and path not in rows:
+            meaning = f"({applies}) {meaning}"
+        if path not in rows:
+            rows[path] = (path, _type_name(field.annotation), _default(field), unit, _allowed(field), meaning)
+        elif name != "kind" and rows[path][5] != meaning:
+            # met again under another kind: it belongs to every kind that has it, say nothing
+            rows[path] = (*rows[path][:5], _unit_and_meaning(field.description or "")[1])
+        elif name == "kind":
+            old = rows[path]
+            rows[path] = (old[0], f"{old[1]} | {_type_name(field.annotation)}", *old[2:])
         for member in _members(field.annotation):
             inner = get_args(member)[0] if get_origin(member) is list else member
-            if isinstance(inner, type) and issubclass(inner, BaseModel) and not name == "connect" and "Distribution" not in inner.__name__ and "Spec" not in inner.__name__:
-                kind = getattr(inner.model_fields.get("kind"), "annotation", None)
-                label = f"{path}[kind={get_args(kind)[0]!r}]." if kind is not None and get_origin(kind) is typing.Literal else f"{path}{'.N' if get_origin(member) is list else ''}."
-                yield from parameter_rows(inner, label)
+            if not (isinstance(inner, type) and issubclass(inner, BaseModel)) or "Spec" in inner.__name__:
+                continue
+            kind = getattr(inner.model_fields.get("kind"), "annotation", None)
+            tag = f"kind = {get_args(kind)[0]!r}" if kind is not None and get_origin(kind) is Literal else applies
+            _walk(inner, f"{path}{'.N' if get_origin(member) is list else ''}.", tag, rows)
+
+
+def distribution_rows() -> list[Row]:
+    """The forms a time distribution takes (a bare number is a deterministic time)."""
+    from sim import distributions as d
+
+    rows: list[Row] = [("<number>", "float", "", "s", ">= 0", "shorthand for a deterministic time")]
+    specs = [d.ExponentialSpec, d.DeterministicSpec, d.UniformSpec, d.GammaSpec, d.LognormalSpec,
+             d.HyperExponentialSpec, d.EmpiricalSpec]
+    for spec in specs:
+        tag = get_args(spec.model_fields["dist"].annotation)[0]
+        for name, field in spec.model_fields.items():
+            if name == "dist":
+                continue
+            unit, meaning = _unit_and_meaning(field.description or "")
+            rows.append((f"{{dist = {tag!r}}}.{name}", _type_name(field.annotation), _default(field), unit,
+                         _allowed(field), meaning))
+    return rows

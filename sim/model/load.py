@@ -99,22 +99,40 @@ def _index(key: str, node: list, path: list[str], override: str) -> int:
 
 
 def format_validation_error(exc: ValidationError, source: str) -> str:
-    lines = [f"{source}: invalid model ({exc.error_count()} problem{'s' if exc.error_count() > 1 else ''})"]
+    problems: list[str] = []
     for error in exc.errors(include_url=False):
-        location = ".".join(str(part) for part in error["loc"] if not _is_union_tag(part))
-        message = error["msg"].removeprefix("Value error, ")
         value = error.get("input")
-        shown = "" if isinstance(value, dict) or error["type"] == "missing" else f" = {value!r}"
-        where = location or "(top level)"
-        if error["type"] == "extra_forbidden":
+        kind = error["type"]
+        raw_loc = [str(part) for part in error["loc"]]
+        # A distribution is "a number or a {dist = ...} table": report only the branch the
+        # user meant (a table's errors for a table, a number's for a number).
+        if isinstance(value, dict) and kind in {"float_type", "float_parsing", "int_type"}:
+            continue
+        if not isinstance(value, dict) and kind in {"model_type", "dict_type", "model_attributes_type"} and any(
+            _is_union_tag(part) for part in raw_loc
+        ):
+            continue
+        location = ".".join(part for part in raw_loc if not _is_union_tag(part))
+        message = error["msg"].removeprefix("Value error, ")
+        shown = "" if isinstance(value, dict) or kind == "missing" else f" = {value!r}"
+        if kind == "extra_forbidden":
             message = "unknown parameter (misspelt? `tiersim schema` lists the parameters)"
-        elif error["type"] == "union_tag_invalid" or error["type"] == "union_tag_not_found":
-            message = f"{message}"
-        lines.append(f"  {where}{shown}: {message}")
-    return "\n".join(lines)
+        line = f"  {location or '(top level)'}{shown}: {message}"
+        if line not in problems:
+            problems.append(line)
+    count = len(problems)
+    return "\n".join([f"{source}: invalid model ({count} problem{'s' if count != 1 else ''})", *problems])
+
+
+_TAGS = {
+    "closed", "open", "sessions", "ab", "exponential", "deterministic", "uniform", "gamma", "lognormal",
+    "empirical", "hyperexponential", "float", "int", "str",
+}
 
 
 def _is_union_tag(part: Any) -> bool:
-    # pydantic puts the discriminator value or member type in the location of union errors.
-    return isinstance(part, str) and (part in {"closed", "open", "sessions", "ab"} or part.startswith("function-") or part in {
-        "exponential", "deterministic", "uniform", "gamma", "lognormal", "empirical", "hyperexponential", "float", "int"})
+    """pydantic puts union members (a discriminator value, `constrained-float`,
+    `function-after[...]`, `tagged-union[...]`) in error locations; they are not field names."""
+    if not isinstance(part, str):
+        return False
+    return part in _TAGS or "[" in part or part.startswith(("constrained-", "function-", "tagged-union", "lax-"))

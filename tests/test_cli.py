@@ -1,0 +1,168 @@
+"""The command line as a user meets it: bad input is a one-paragraph error naming the file,
+the dotted field path, the value and what is allowed, with a documented exit code."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sim.cli import main
+
+SMALL = """
+[meta]
+name = "cli test"
+[clients]
+kind = "closed"
+users = 20
+think = { dist = "exponential", mean = 1.0 }
+[[backends]]
+name = "app"
+threads = 50
+cores = 2
+cpu = { dist = "exponential", mean = 0.02 }
+[run]
+duration_s = 200
+replications = 3
+seed = 5
+"""
+
+
+@pytest.fixture
+def small(tmp_path) -> Path:
+    path = tmp_path / "small.toml"
+    path.write_text(SMALL, encoding="utf-8")
+    return path
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def write(tmp_path, text: str) -> Path:
+    path = tmp_path / "m.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_run_prints_intervals(small):
+    result = invoke("run", small)
+    assert result.exit_code == 0, result.output
+    assert "throughput" in result.output and "±" in result.output and "3 replications" in result.output
+
+
+def test_run_json_document_is_stable_and_complete(small):
+    result = invoke("run", small, "--json", "--set", "backends.0.threads=40", "--replications", "4")
+    assert result.exit_code == 0
+    doc = json.loads(result.stdout)
+    assert doc["schema_version"] == 1
+    assert doc["model"]["overrides"] == ["backends.0.threads=40"]
+    assert doc["run"]["replications"] == 4 and doc["run"]["seed"] == 5
+    tput = doc["metrics"]["throughput"]
+    assert set(tput) >= {"mean", "half_width", "low", "high", "n", "unit"} and tput["n"] == 4
+    assert tput["low"] <= tput["mean"] <= tput["high"]
+    for name in ("response.p95", "app1.threads.utilization", "app1.cpu.utilization", "count.completed"):
+        assert name in doc["metrics"], name
+    assert len(doc["replications"]) == 4
+
+
+def test_seed_changes_results_and_repeats_exactly(small):
+    def tput(seed):
+        return json.loads(invoke("run", small, "--json", "--seed", seed).stdout)["metrics"]["throughput"]["mean"]
+
+    assert tput(1) == tput(1)
+    assert tput(1) != tput(2)
+
+
+def test_timeseries_csv(small, tmp_path):
+    out = tmp_path / "ts.csv"
+    assert invoke("run", small, "--timeseries", out, "--replications", "1").exit_code == 0
+    rows = out.read_text(encoding="utf-8").splitlines()
+    assert rows[0].startswith("replication,") and "throughput" in rows[0]
+    assert len(rows) > 150  # 200 s at one row per second
+
+
+@pytest.mark.parametrize("text, needles", [
+    ("[clients]\nkind = 'closed'\nusers = -5\n[[backends]]\ncpu = 0.1\n",
+     ["clients.users = -5", "greater than or equal to 1"]),
+    ("[clients]\nkind = 'closed'\nusers = 5\n[[backends]]\ncpu = 0.1\nthreads = 0\n", ["backends.0.threads = 0"]),
+    ("[clients]\nkind = 'closed'\nusers = 5\n[balancer]\npolicy = 'fastest'\n[[backends]]\ncpu = 0.1\n",
+     ["balancer.policy = 'fastest'", "round_robin"]),
+    ("[clients]\nkind = 'closed'\nusers = 5\nthinkk = 1\n[[backends]]\ncpu = 0.1\n",
+     ["clients.thinkk", "unknown parameter"]),
+    ("[clients]\nkind = 'closed'\nusers = 5\n[[backends]]\ncpu = { dist = 'gama', mean = 1 }\n",
+     ["backends.0.cpu", "'gama'", "'gamma'"]),
+    ("[clients]\nkind = 'swarm'\n[[backends]]\ncpu = 0.1\n", ["clients", "'swarm'", "'closed'"]),
+    ("[clients\nkind = 1", ["not valid TOML", "line 1"]),
+    ("[clients]\nkind = 'open'\nrate_per_s = 5\n", ["no server"]),
+])
+def test_invalid_models_name_the_field_and_exit_3(tmp_path, text, needles):
+    path = write(tmp_path, text)
+    for command in ("validate", "run", "solve"):
+        result = invoke(command, path)
+        assert result.exit_code == 3, (command, result.output)
+        assert "Traceback" not in result.output
+        assert str(path) in result.stderr
+        for needle in needles:
+            assert needle in result.stderr, (needle, result.stderr)
+
+
+def test_missing_file(tmp_path):
+    result = invoke("validate", tmp_path / "nope.toml")
+    assert result.exit_code == 3 and "no such model file" in result.stderr
+
+
+def test_unstable_open_model_is_refused_before_running(tmp_path):
+    path = write(tmp_path, "[clients]\nkind = 'open'\nrate_per_s = 500\n[[backends]]\ncpu = 0.01\nthreads = 100000\n"
+                           "[run]\nduration_s = 10\n")
+    result = invoke("run", path)
+    assert result.exit_code == 4
+    assert "backends.0.cores" in result.stderr and "offered 5" in result.stderr
+
+
+@pytest.mark.parametrize("override, needle", [
+    ("backends.0.threads=abc", "backends.0.threads = 'abc'"),
+    ("backends.7.threads=3", "index 7 out of range"),
+    ("nothing=3", "nothing"),
+    ("threads", "PATH=VALUE"),
+])
+def test_bad_overrides(small, override, needle):
+    result = invoke("run", small, "--set", override)
+    assert result.exit_code == 3
+    assert needle in result.stderr
+
+
+def test_override_takes_effect(small):
+    doc = json.loads(invoke("run", small, "--json", "--set", "clients.users=2").stdout)
+    assert doc["metrics"]["throughput"]["mean"] < 2.1  # at most N / Z = 2 per second
+
+
+def test_schema_lists_every_parameter_with_range():
+    result = invoke("schema")
+    assert result.exit_code == 0
+    for needle in ("backends.N.threads", "proxy.listen_backlog", "run.warmup", "maxThreads", ">= 1", "{dist = 'gamma'}.cv"):
+        assert needle in result.output, needle
+    as_json = json.loads(invoke("schema", "--json").stdout)
+    assert "properties" in as_json
+
+
+def test_solve_reports_exact_mva_for_a_product_form_model(small):
+    result = invoke("solve", small, "--json")
+    doc = json.loads(result.stdout)
+    assert doc["solvable"] and doc["exact"] and doc["caveats"] == []
+    assert doc["throughput_per_s"] <= doc["bounds"]["throughput_upper"]
+
+
+def test_solve_says_plainly_when_not_product_form(small):
+    result = invoke("solve", small, "--set", "clients.ramp=[{users=10,over_s=60}]")
+    assert result.exit_code == 0 and "no exact analytic solution" in result.output and "ramp" in result.output
+    caveat = json.loads(invoke("solve", small, "--json", "--set", "backends.0.threads=5").stdout)
+    assert not caveat["exact"] and any("backends.0.threads = 5" in c for c in caveat["caveats"])
+
+
+def test_repository_models_validate():
+    models = sorted(Path(__file__).parent.parent.joinpath("models").glob("*.toml"))
+    assert models
+    result = invoke("validate", *models)
+    assert result.exit_code == 0, result.output
