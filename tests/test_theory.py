@@ -135,3 +135,30 @@ def test_client_timeout_fraction_without_cancellation():
 
     inside(t_interval(fractions, 0.99), math.exp(-2.0))
     inside(result.summary["server1.cpu.utilization"], 0.8)
+
+
+def test_solve_agrees_with_simulation_on_a_product_form_cluster():
+    """Two app nodes (2 cores each, gamma CPU demand, an io_wait delay, 2 DB calls) behind a
+    random balancer and a 4-core database, 40 users: `tiersim solve`'s exact multi-server MVA
+    (BCMP: processor sharing is insensitive to the demand distribution, io_wait is a delay
+    station, random routing is probabilistic) lies inside the simulation's interval."""
+    from sim.analytic.model_solver import solve_model
+    from tests.conftest import model_from
+
+    data = {
+        "clients": {"kind": "closed", "users": 40, "think": {"dist": "exponential", "mean": 1.0}},
+        "proxy": {"workers": None, "cores": 2, "demand": {"dist": "exponential", "mean": 0.002}},
+        "balancer": {"policy": "random"},
+        "backends": [{"name": "app", "count": 2, "threads": None, "cores": 2,
+                      "cpu": {"dist": "gamma", "mean": 0.08, "cv": 2.0},
+                      "io_wait": {"dist": "exponential", "mean": 0.05}, "db_calls": 2}],
+        "database": {"cores": 4, "demand": {"dist": "lognormal", "mean": 0.03, "cv": 0.5}},
+        "run": {"duration_s": 600, "warmup": 50},
+    }
+    answer = solve_model(model_from(data))
+    assert answer.exact and not answer.caveats
+    result = simulate(data, replications=10, seed=21)
+    inside(result.summary["throughput"], answer.throughput_per_s)
+    inside(result.summary["response.mean"], answer.response_mean_s)
+    utilization = {s.name: s.utilization for s in answer.stations}
+    inside(result.summary["database.cpu.utilization"], utilization["database.cpu"])
