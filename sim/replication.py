@@ -63,7 +63,7 @@ def run_replication(model: Model, replication: int, seed: int | None = None,
             recorder.start_recording()
         horizon = warm + run.duration_s if run.duration_s is not None else run.max_duration_s
         if run.requests is not None:
-            _stop_after(recorder, kernel, run.requests)
+            recorder.stop_after_requests(run.requests)
     if timeseries is not None:
         _sample_periodically(kernel, recorder, assembly, replication, run.timeseries_interval_s, timeseries)
 
@@ -94,21 +94,6 @@ def run_replication(model: Model, replication: int, seed: int | None = None,
         replication=replication, metrics=metrics, warmup_s=float(table[start][0]),
         batch_size=recorder.batch, finished=finished, wall_s=time.perf_counter() - started, notes=notes,
     )
-
-
-def _stop_after(recorder: Recorder, kernel, requests: int) -> None:
-    state = {"base": None}
-
-    def check(completed: int) -> None:
-        if not recorder.recording:
-            return
-        if state["base"] is None:
-            state["base"] = completed - 1
-        if completed - state["base"] >= requests:
-            recorder.on_complete = None
-            kernel.stop()
-
-    recorder.on_complete = check
 
 
 def _sample_periodically(kernel, recorder: Recorder, assembly, replication: int, interval: float,

@@ -61,7 +61,7 @@ class Clients:
             # The timer covers the whole attempt, connection set-up included.
             request.timer = self.kernel.after(self.timeout_s, self._timed_out_cb, request)
         if new_connection and self.connect is not None:
-            self.kernel.after(self.connect(), self._connected, request)
+            self.kernel.call_after(self.connect(), self._connected, request)
         else:
             self.entry(request, self._replied_cb)
 
@@ -95,7 +95,7 @@ class Clients:
         retry = self.retry
         if retry_allowed and request.attempt < retry.max_retries:
             delay = min(retry.backoff_s * retry.multiplier ** request.attempt, retry.max_backoff_s)
-            self.kernel.after(delay, self._resend, request)
+            self.kernel.call_after(delay, self._resend, request)
         else:
             self.recorder.failed += 1  # the user gives up on this request
             self.done(request.user)
@@ -148,11 +148,11 @@ class ClosedPopulation(Clients):
             if target > level:
                 for k in range(level, target):
                     at = t + step.over_s * (k - level + 1) / (target - level)
-                    self.kernel.after(at, self._activate, k)
+                    self.kernel.call_after(at, self._activate, k)
             elif target < level:
                 for k in range(target, level):
                     at = t + step.over_s * (level - k) / (level - target)
-                    self.kernel.after(at, self._retire, k)
+                    self.kernel.call_after(at, self._retire, k)
             level = target
             t += step.over_s + step.hold_s
 
@@ -182,7 +182,7 @@ class ClosedPopulation(Clients):
             self.active -= 1
             return
         self.thinking += 1
-        self.kernel.after(self.think(), self._thought, user)
+        self.kernel.call_after(self.think(), self._thought, user)
 
     def _thought(self, user: int) -> None:
         self.thinking -= 1
@@ -214,9 +214,9 @@ class OpenArrivals(Clients):
         if self.total is not None and self.generated >= self.total:
             return
         if self.schedule is None:
-            self.kernel.after(self.interarrival(), self._arrive, None)
+            self.kernel.call_after(self.interarrival(), self._arrive, None)
         else:
-            self.kernel.after(self._piecewise_poisson_delay(now), self._arrive, None)
+            self.kernel.call_after(self._piecewise_poisson_delay(now), self._arrive, None)
 
     def _piecewise_poisson_delay(self, now: float) -> float:
         """Next arrival of a piecewise-constant-rate Poisson process, exactly: spend an Exp(1)
@@ -262,7 +262,7 @@ class Sessions(Clients):
         self._remaining: dict[int, int] = {}
 
     def start(self) -> None:
-        self.kernel.after(self.interarrival(), self._arrive, None)
+        self.kernel.call_after(self.interarrival(), self._arrive, None)
 
     def _arrive(self, _arg) -> None:
         session = self.started
@@ -270,7 +270,7 @@ class Sessions(Clients):
         self._remaining[session] = self.length()
         self._next_request(session)
         if self.total is None or self.started < self.total:
-            self.kernel.after(self.interarrival(), self._arrive, None)
+            self.kernel.call_after(self.interarrival(), self._arrive, None)
 
     def _next_request(self, session: int) -> None:
         self._remaining[session] -= 1
@@ -278,7 +278,7 @@ class Sessions(Clients):
 
     def done(self, session: int) -> None:
         if self._remaining[session] > 0:
-            self.kernel.after(self.think(), self._next_request, session)
+            self.kernel.call_after(self.think(), self._next_request, session)
             return
         del self._remaining[session]
         self.ended += 1

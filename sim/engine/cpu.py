@@ -22,32 +22,9 @@ from heapq import heapify, heappop, heappush
 from itertools import count
 from typing import Any, Callable
 
+from sim.engine.kernel import NORMAL
+
 _EPS = 1e-12
-
-
-class _Burst:
-    __slots__ = ("finish", "done", "arg", "wakeup", "cpu")
-
-    def __init__(self, cpu: "ProcessorSharingCPU", finish: float, done, arg) -> None:
-        self.cpu = cpu
-        self.finish = finish
-        self.done = done
-        self.arg = arg
-
-
-def _burst_done(burst: _Burst) -> None:
-    cpu = burst.cpu
-    now = cpu.env._now  # noqa: SLF001 - hot path: _advance inlined (unshared regime)
-    n = cpu._n  # noqa: SLF001
-    dt = now - cpu._last  # noqa: SLF001
-    if dt:
-        cpu.busy_area += (n if n < cpu.cores else cpu.cores) * dt
-        cpu.jobs_area += n * dt
-        cpu._last = now  # noqa: SLF001
-    del cpu._unshared[burst]  # noqa: SLF001
-    cpu._n = n - 1  # noqa: SLF001
-    cpu.completed += 1
-    burst.done(burst.arg)
 
 
 class ProcessorSharingCPU:
@@ -55,7 +32,8 @@ class ProcessorSharingCPU:
 
     __slots__ = (
         "name", "kernel", "env", "cores", "speed", "_n", "_unshared", "_jobs", "_seq", "_virtual",
-        "_rate", "_last", "_wakeup", "busy_area", "jobs_area", "completed", "_after",
+        "_rate", "_last", "_wakeup", "busy_area", "jobs_area", "completed", "_after", "_queue", "_eid",
+        "_burst_done_cb",
     )
 
     def __init__(self, kernel, name: str, cores: int, speed: float = 1.0) -> None:
@@ -65,7 +43,9 @@ class ProcessorSharingCPU:
         self.cores = cores
         self.speed = speed
         self._n = 0  # runnable jobs
-        self._unshared: dict[_Burst, None] | None = {}  # insertion-ordered (determinism); None while shared
+        # unshared regime: calendar id -> (finish time, done, arg), insertion-ordered for
+        # determinism; None while shared
+        self._unshared: dict[int, tuple[float, Callable[[Any], None], Any]] | None = {}
         self._jobs: list[tuple[float, int, Callable[[Any], None], Any]] = []  # shared regime: tag heap
         self._seq = count()
         self._virtual = 0.0  # attained service per job [s of work at speed 1], shared regime
@@ -76,6 +56,11 @@ class ProcessorSharingCPU:
         self.jobs_area = 0.0  # time integral of runnable jobs
         self.completed = 0
         self._after = kernel.after
+        # Bursts go straight onto the calendar as bare entries keyed by their id: a burst is
+        # one heap entry and one dict item, no objects (the hottest path of the engine).
+        self._queue = kernel.env._queue  # noqa: SLF001
+        self._eid = kernel.env._eid  # noqa: SLF001
+        self._burst_done_cb = self._burst_done
 
     def _advance(self, now: float) -> None:
         dt = now - self._last
@@ -87,6 +72,24 @@ class ProcessorSharingCPU:
                 self.busy_area += (n if n < self.cores else self.cores) * dt
                 self.jobs_area += n * dt
             self._last = now
+
+    def _burst_done(self, key: int) -> None:
+        """A burst of the unshared regime ends (unless it was moved to the shared regime)."""
+        unshared = self._unshared
+        item = None if unshared is None else unshared.pop(key, None)
+        if item is None:
+            return  # stale: moved to the shared regime at a switch
+        _finish, done, arg = item
+        now = self.env._now  # noqa: SLF001 - _advance inlined (unshared regime)
+        n = self._n
+        dt = now - self._last
+        if dt:
+            self.busy_area += (n if n < self.cores else self.cores) * dt
+            self.jobs_area += n * dt
+            self._last = now
+        self._n = n - 1
+        self.completed += 1
+        done(arg)
 
     def run(self, demand: float, done: Callable[[Any], None], arg: Any = None) -> None:
         """Execute `demand` seconds of CPU work (at speed 1), then call `done(arg)`."""
@@ -105,9 +108,10 @@ class ProcessorSharingCPU:
         self._n = n = n + 1
         if unshared is not None:
             if n <= self.cores:
-                burst = _Burst(self, now + demand / self.speed, done, arg)
-                burst.wakeup = self._after(demand / self.speed, _burst_done, burst)
-                unshared[burst] = None
+                finish = now + demand / self.speed
+                key = next(self._eid)
+                heappush(self._queue, (finish, NORMAL, key, self._burst_done_cb, key))
+                unshared[key] = (finish, done, arg)
                 return
             self._share(now)
         jobs = self._jobs
@@ -124,9 +128,9 @@ class ProcessorSharingCPU:
         """n just exceeded the cores: move the running bursts onto the virtual-time heap."""
         self._virtual = 0.0
         jobs = []
-        for burst in self._unshared:
-            burst.wakeup.cancel()
-            jobs.append(((burst.finish - now) * self.speed, next(self._seq), burst.done, burst.arg))
+        # Their calendar entries stay and are ignored when they come due (key no longer known).
+        for finish, done, arg in self._unshared.values():
+            jobs.append(((finish - now) * self.speed, next(self._seq), done, arg))
         heapify(jobs)
         self._jobs = jobs
         self._unshared = None
@@ -134,12 +138,12 @@ class ProcessorSharingCPU:
 
     def _unshare(self, now: float) -> None:
         """n fell back to the cores: every job runs at full speed to its own finish time."""
-        unshared: dict[_Burst, None] = {}
+        unshared: dict[int, tuple[float, Callable[[Any], None], Any]] = {}
         for tag, _seq, done, arg in self._jobs:
-            remaining = max(tag - self._virtual, 0.0) / self.speed
-            burst = _Burst(self, now + remaining, done, arg)
-            burst.wakeup = self._after(remaining, _burst_done, burst)
-            unshared[burst] = None
+            finish = now + max(tag - self._virtual, 0.0) / self.speed
+            key = next(self._eid)
+            heappush(self._queue, (finish, NORMAL, key, self._burst_done_cb, key))
+            unshared[key] = (finish, done, arg)
         self._jobs = []
         self._unshared = unshared
         self._rate = 0.0

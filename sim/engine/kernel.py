@@ -1,7 +1,7 @@
 """The event calendar: SimPy's `Environment`, driven by a loop that dispatches callbacks.
 
-Components schedule `Wakeup`s (a function and its argument) on the environment's own
-calendar.  `Kernel.run` pops the calendar itself: a `Wakeup` is dispatched with one call,
+Components schedule calls (a function and its argument) on the environment's own
+calendar, as bare entries or as cancellable `Wakeup`s.  `Kernel.run` pops the calendar itself: a `Wakeup` is dispatched with one call,
 any other SimPy event (a process, a `simpy.Timeout`, a resource request) is processed
 exactly as `Environment.step` does.  So SimPy processes can live alongside the callback
 components, while the hot path pays one Python call per event instead of SimPy's
@@ -10,6 +10,7 @@ callback-list protocol.  This uses the environment's calendar attributes (`_queu
 """
 from __future__ import annotations
 
+import gc
 from heapq import heappop, heappush
 from typing import Any, Callable
 
@@ -50,14 +51,20 @@ class Kernel:
             heappush(queue, (env._now + delay, NORMAL, next(eid), wakeup))  # noqa: SLF001
             return wakeup
 
-        self.after = after  # a closure: the most called function of the engine
+        def call_after(delay: float, fn: Callable[[Any], None], arg: Any = None) -> None:
+            heappush(queue, (env._now + delay, NORMAL, next(eid), fn, arg))  # noqa: SLF001
+
+        self.after = after  # closures: the most called functions of the engine
+        self.call_after = call_after
 
     @property
     def now(self) -> float:
         return self.env._now  # noqa: SLF001
 
-    # after(delay, fn, arg) -> Wakeup: call fn(arg) `delay` simulated seconds from now
-    # (defined in __init__ as a closure for speed).
+    # after(delay, fn, arg) -> Wakeup: call fn(arg) `delay` simulated seconds from now; the
+    # Wakeup can be cancelled.  call_after(delay, fn, arg): the same without a handle (the
+    # calendar entry is a 5-tuple (time, priority, id, fn, arg): no object per event).
+    # Both are defined in __init__ as closures for speed.
 
     def stop(self) -> None:
         """End the run at the current instant (a finite workload's last response arrived)."""
@@ -70,13 +77,24 @@ class Kernel:
         queue = self._queue
         limit = float("inf") if until is None else until
         wakeup_type = Wakeup
+        # The engine allocates short-lived, acyclic objects (requests, visits, calendar
+        # tuples) that reference counting frees; the cyclic collector's frequent young-
+        # generation passes over them are pure overhead, so they are made rarer while the
+        # calendar runs (and the objects built before the run are frozen out of its scans).
+        threshold = gc.get_threshold()
+        gc.freeze()
+        gc.set_threshold(max(threshold[0], 100_000), *threshold[1:])
         try:
             while queue:
                 if queue[0][0] > limit:
                     env._now = limit  # noqa: SLF001
                     return
-                now, _, _, event = heappop(queue)
-                env._now = now  # noqa: SLF001
+                entry = heappop(queue)
+                env._now = entry[0]  # noqa: SLF001
+                if len(entry) == 5:
+                    entry[3](entry[4])
+                    continue
+                event = entry[3]
                 if type(event) is wakeup_type:
                     fn = event.fn
                     if fn is not None:
@@ -94,6 +112,9 @@ class Kernel:
                 env._now = limit  # noqa: SLF001
         except StopSimulation:
             return
+        finally:
+            gc.set_threshold(*threshold)
+            gc.unfreeze()
 
 
 def _raise_stop(_arg: object) -> None:

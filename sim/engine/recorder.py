@@ -10,6 +10,8 @@ When the table reaches 2K rows, every other row is dropped: that merges adjacent
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from sim.stats.histogram import LogBins
@@ -38,7 +40,8 @@ class Recorder:
         self.rows: list[np.ndarray] = []
         self.histograms: list[np.ndarray] = []
         self.recording = False
-        self.on_complete = None  # optional hook, e.g. stop after N completions
+        self.stop_at = math.inf  # stop the run when `completed` reaches this (run.requests)
+        self._stop_after: int | None = None
         self.columns = list(BASE_FIELDS)
         for probe in probes:
             self.columns += [f"{probe.name}:{field}" for field in probe.fields]
@@ -56,13 +59,22 @@ class Recorder:
                 self._boundary()
             elif len(buffer) >= 4096:
                 self._flush()
-        if self.on_complete is not None:
-            self.on_complete(self.completed)
+        if self.completed >= self.stop_at:
+            self.stop_at = math.inf
+            self.kernel.stop()
+
+    def stop_after_requests(self, requests: int) -> None:
+        """End the run when `requests` responses have completed inside the observation window."""
+        self._stop_after = requests
+        if self.recording:
+            self.stop_at = self.completed + requests
 
     # ------------------------------------------------------------------ snapshots
     def start_recording(self) -> None:
         """Begin the observation window now (after a fixed warm-up, or at time 0)."""
         self.recording = True
+        if self._stop_after is not None:
+            self.stop_at = self.completed + self._stop_after
         self._flush()
         self._append_row()
 
