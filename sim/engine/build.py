@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from sim.distributions import Exponential, as_distribution
 from sim.engine import clients as populations
 from sim.engine.balancer import Dispatcher
-from sim.engine.cpu import ProcessorSharingCPU
+from sim.engine.cpu import DedicatedCPU, ProcessorSharingCPU
 from sim.engine.kernel import Kernel
 from sim.engine.pool import Pool
 from sim.engine.station import PooledCall, Station
@@ -69,8 +69,11 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
     kernel = Kernel()
     assembly = Assembly(kernel=kernel, clients=None)  # type: ignore[arg-type]
 
-    def host(name: str, cores: int, speed: float) -> ProcessorSharingCPU:
-        cpu = ProcessorSharingCPU(kernel, f"{name}.cpu", cores, speed)
+    def host(name: str, cores: int, speed: float, slots: int | None) -> ProcessorSharingCPU | DedicatedCPU:
+        # At most `slots` visits compute at once (each holds a slot while it runs): with no
+        # more slots than cores the CPU is never shared, and the cheaper exact form serves.
+        kind = DedicatedCPU if slots is not None and slots <= cores else ProcessorSharingCPU
+        cpu = kind(kernel, f"{name}.cpu", cores, speed)
         assembly.cpus.append(cpu)
         return cpu
 
@@ -84,7 +87,7 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
         db = model.database
         database = Station(
             kernel, "database", pool("database.connections", db.connections) if db.connections else None,
-            host("database", db.cores, db.speed), sampler(db.demand, streams, "database.demand"),
+            host("database", db.cores, db.speed, db.connections), sampler(db.demand, streams, "database.demand"),
         )
         assembly.stations.append(database)
         database_call = database.serve
@@ -103,7 +106,7 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
             bounded = group.threads is not None or group.accept_queue is not None
             threads = pool(f"{name}.threads", group.threads, group.accept_queue) if bounded else None
             node = Station(
-                kernel, name, threads, host(name, group.cores, group.speed),
+                kernel, name, threads, host(name, group.cores, group.speed, group.threads),
                 sampler(group.cpu, streams, f"{name}.demand", group.db_calls),
                 io_wait=None if io.mean == 0 else io.sampler(streams.generator(f"{name}.io_wait")),
                 downstream=downstream, calls=group.db_calls,
@@ -121,7 +124,7 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
         px = model.proxy
         proxy = Station(
             kernel, "proxy", pool("proxy.workers", px.workers, px.listen_backlog),
-            host("proxy", px.cores, px.speed), sampler(px.demand, streams, "proxy.demand", 1 if px.forward and entry else 0),
+            host("proxy", px.cores, px.speed, px.workers), sampler(px.demand, streams, "proxy.demand", 1 if px.forward and entry else 0),
             downstream=entry, calls=1 if px.forward else 0,
         )
         assembly.stations.insert(0, proxy)

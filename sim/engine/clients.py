@@ -188,8 +188,10 @@ class ClosedPopulation(Clients):
         self.thinking -= 1
         if user in self._retired:
             self.active -= 1
-            return
-        self._issue(user)
+        elif self.requests_per_user is None:
+            self.send(user)  # _issue's steady-state case, once per request
+        else:
+            self._issue(user)
 
 
 class OpenArrivals(Clients):

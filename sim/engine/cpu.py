@@ -181,3 +181,51 @@ class ProcessorSharingCPU:
         """Cumulative (busy-core area, runnable-job area, completions) up to `now`."""
         self._advance(now)
         return (self.busy_area, self.jobs_area, float(self.completed))
+
+
+class DedicatedCPU:
+    """A host CPU that can never be shared: the slot pool in front of it has no more slots
+    than the host has cores, so at most `cores` bursts run at once and each runs at full
+    speed.  This is exactly `ProcessorSharingCPU` restricted to its unshared regime, without
+    the bookkeeping that a switch to sharing needs (chosen by `build` when slots <= cores).
+
+    Busy time is kept as a signed sum (minus the start of each running burst, plus its end),
+    so no per-event interval arithmetic is needed: busy area up to t = busy_signed + n t.
+    """
+
+    fields = ProcessorSharingCPU.fields
+
+    __slots__ = ("name", "kernel", "env", "cores", "speed", "_n", "_busy_signed", "completed", "_queue", "_eid",
+                 "_done_cb")
+
+    def __init__(self, kernel, name: str, cores: int, speed: float = 1.0) -> None:
+        self.name = name
+        self.kernel = kernel
+        self.env = kernel.env
+        self.cores = cores
+        self.speed = speed
+        self._n = 0
+        self._busy_signed = 0.0
+        self.completed = 0
+        self._queue = kernel.env._queue  # noqa: SLF001
+        self._eid = kernel.env._eid  # noqa: SLF001
+        self._done_cb = self._burst_done
+
+    def run(self, demand: float, done: Callable[[Any], None], arg: Any = None) -> None:
+        """Execute `demand` seconds of CPU work (at speed 1), then call `done(arg)`."""
+        now = self.env._now  # noqa: SLF001
+        self._n += 1
+        self._busy_signed -= now
+        heappush(self._queue, (now + demand / self.speed, NORMAL, next(self._eid), self._done_cb, (done, arg)))
+
+    def _burst_done(self, pair: tuple[Callable[[Any], None], Any]) -> None:
+        self._n -= 1
+        self._busy_signed += self.env._now  # noqa: SLF001
+        self.completed += 1
+        done, arg = pair
+        done(arg)
+
+    def counters(self, now: float) -> tuple[float, float, float]:
+        """Cumulative (busy-core area, runnable-job area, completions) up to `now`."""
+        area = self._busy_signed + self._n * now
+        return (area, area, float(self.completed))

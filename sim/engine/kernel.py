@@ -11,7 +11,7 @@ callback-list protocol.  This uses the environment's calendar attributes (`_queu
 from __future__ import annotations
 
 import gc
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 from typing import Any, Callable
 
 import simpy
@@ -19,6 +19,7 @@ from simpy.core import StopSimulation
 
 URGENT = 0
 NORMAL = 1
+LATE = 2  # after every event due at the same instant
 
 
 class Wakeup:
@@ -48,7 +49,7 @@ class Kernel:
 
         def after(delay: float, fn: Callable[[Any], None], arg: Any = None) -> Wakeup:
             wakeup = Wakeup(fn, arg)
-            heappush(queue, (env._now + delay, NORMAL, next(eid), wakeup))  # noqa: SLF001
+            heappush(queue, (env._now + delay, NORMAL, next(eid), _dispatch, wakeup))  # noqa: SLF001
             return wakeup
 
         def call_after(delay: float, fn: Callable[[Any], None], arg: Any = None) -> None:
@@ -68,15 +69,17 @@ class Kernel:
 
     def stop(self) -> None:
         """End the run at the current instant (a finite workload's last response arrived)."""
-        heappush(self._queue, (self.env._now, URGENT, next(self._eid), Wakeup(_raise_stop, None)))  # noqa: SLF001
+        heappush(self._queue, (self.env._now, URGENT, next(self._eid), _raise_stop, None))  # noqa: SLF001
 
     def run(self, until: float | None = None) -> None:
         """Process events until simulated time `until` (the clock is then set to it), until
         the calendar is empty, or until `stop()`."""
         env = self.env
         queue = self._queue
-        limit = float("inf") if until is None else until
-        wakeup_type = Wakeup
+        if until is not None:
+            # The horizon is a calendar entry of its own, after every event due at `until`:
+            # the loop needs no per-event time check.
+            heappush(queue, (until, LATE, next(self._eid), _raise_stop, None))
         # The engine allocates short-lived, acyclic objects (requests, visits, calendar
         # tuples) that reference counting frees; the cyclic collector's frequent young-
         # generation passes over them are pure overhead, so they are made rarer while the
@@ -86,35 +89,37 @@ class Kernel:
         gc.set_threshold(max(threshold[0], 100_000), *threshold[1:])
         try:
             while queue:
-                if queue[0][0] > limit:
-                    env._now = limit  # noqa: SLF001
-                    return
                 entry = heappop(queue)
                 env._now = entry[0]  # noqa: SLF001
-                if len(entry) == 5:
-                    entry[3](entry[4])
+                try:
+                    _, _, _, fn, arg = entry
+                except ValueError:  # a genuine SimPy event: exactly what Environment.step does
+                    event = entry[3]
+                    callbacks, event.callbacks = event.callbacks, None
+                    for callback in callbacks:
+                        callback(event)
+                    if not event._ok and not hasattr(event, "_defused"):  # noqa: SLF001
+                        exc = type(event._value)(*event._value.args)  # noqa: SLF001
+                        exc.__cause__ = event._value  # noqa: SLF001
+                        raise exc
                     continue
-                event = entry[3]
-                if type(event) is wakeup_type:
-                    fn = event.fn
-                    if fn is not None:
-                        fn(event.arg)
-                    continue
-                # A genuine SimPy event: exactly what Environment.step does.
-                callbacks, event.callbacks = event.callbacks, None
-                for callback in callbacks:
-                    callback(event)
-                if not event._ok and not hasattr(event, "_defused"):  # noqa: SLF001
-                    exc = type(event._value)(*event._value.args)  # noqa: SLF001
-                    exc.__cause__ = event._value  # noqa: SLF001
-                    raise exc
+                fn(arg)
             if until is not None:
-                env._now = limit  # noqa: SLF001
+                env._now = until  # noqa: SLF001
         except StopSimulation:
+            if until is not None:  # drop the horizon entry if it is still pending
+                queue[:] = [e for e in queue if not (len(e) == 5 and e[3] is _raise_stop)]
+                heapify(queue)
             return
         finally:
             gc.set_threshold(*threshold)
             gc.unfreeze()
+
+
+def _dispatch(wakeup: Wakeup) -> None:
+    fn = wakeup.fn
+    if fn is not None:
+        fn(wakeup.arg)
 
 
 def _raise_stop(_arg: object) -> None:

@@ -49,7 +49,7 @@ class Pool:
 
     __slots__ = (
         "name", "kernel", "env", "capacity", "queue_limit", "in_use", "waiting", "_queue",
-        "busy_area", "queue_area", "_last", "acquired", "refused", "wait_sum", "withdrawn",
+        "_busy_signed", "_queue_signed", "acquired", "refused", "wait_sum", "withdrawn",
     )
 
     def __init__(self, kernel, name: str, capacity: int | None, queue_limit: int | None = None) -> None:
@@ -61,73 +61,59 @@ class Pool:
         self.in_use = 0
         self.waiting = 0  # live waiters (cancelled entries may still sit in _queue)
         self._queue: deque[Waiter] = deque()
-        self.busy_area = 0.0
-        self.queue_area = 0.0
-        self._last = 0.0
+        # Areas as signed sums: minus the time each slot is taken (or each waiter joins),
+        # plus the time it is freed (or leaves); area up to t = signed sum + count x t.
+        # Exact, and no interval arithmetic on the hot path.
+        self._busy_signed = 0.0
+        self._queue_signed = 0.0
         self.acquired = 0
         self.refused = 0
         self.wait_sum = 0.0
         self.withdrawn = 0
 
-    def _advance(self, now: float) -> None:
-        dt = now - self._last
-        if dt:
-            self.busy_area += self.in_use * dt
-            self.queue_area += self.waiting * dt
-            self._last = now
-
     def acquire(self, granted: Callable[[Any], None], arg: Any = None) -> int | Waiter:
         """GRANTED: the caller holds a slot now.  REFUSED: queue full.  Otherwise a `Waiter`:
         `granted(arg)` will be called when a slot is handed over."""
-        in_use = self.in_use
-        if in_use < self.capacity:
-            now = self.env._now  # noqa: SLF001 - hot path: _advance inlined
-            dt = now - self._last
-            if dt:
-                self.busy_area += in_use * dt
-                self.queue_area += self.waiting * dt
-                self._last = now
-            self.in_use = in_use + 1
+        if self.in_use < self.capacity:
+            self.in_use += 1
+            self._busy_signed -= self.env._now  # noqa: SLF001
             self.acquired += 1
             return GRANTED
         if self.waiting >= self.queue_limit:
             self.refused += 1
             return REFUSED
         now = self.env._now  # noqa: SLF001
-        self._advance(now)
         self.waiting += 1
+        self._queue_signed -= now
         waiter = Waiter(self, granted, arg, now)
         self._queue.append(waiter)
         return waiter
 
     def release(self) -> None:
         """Free a slot; hand it straight to the oldest live waiter, if any."""
-        now = self.env._now  # noqa: SLF001 - hot path: _advance inlined
-        dt = now - self._last
-        if dt:
-            self.busy_area += self.in_use * dt
-            self.queue_area += self.waiting * dt
-            self._last = now
         queue = self._queue
         while queue:
             waiter = queue.popleft()
             granted = waiter.granted
             if granted is None:
                 continue  # withdrawn
+            now = self.env._now  # noqa: SLF001
             waiter.granted = None
             self.waiting -= 1
+            self._queue_signed += now
             self.acquired += 1
             self.wait_sum += now - waiter.since
             granted(waiter.arg)  # the slot passes over without being freed
             return
         self.in_use -= 1
+        self._busy_signed += self.env._now  # noqa: SLF001
 
     def _withdraw(self) -> None:
-        self._advance(self.env._now)  # noqa: SLF001
         self.waiting -= 1
+        self._queue_signed += self.env._now  # noqa: SLF001
         self.withdrawn += 1
 
     def counters(self, now: float) -> tuple[float, float, float, float, float]:
         """Cumulative (busy area, queue area, acquisitions, refusals, total wait) up to `now`."""
-        self._advance(now)
-        return (self.busy_area, self.queue_area, float(self.acquired), float(self.refused), self.wait_sum)
+        return (self._busy_signed + self.in_use * now, self._queue_signed + self.waiting * now,
+                float(self.acquired), float(self.refused), self.wait_sum)

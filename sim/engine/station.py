@@ -52,15 +52,10 @@ class Station:
     def serve(self, request: Request, reply: Reply) -> None:
         visit = Visit(self, request, reply)
         pool = self.pool
-        if pool is None:
-            _granted(visit)
-            return
-        status = pool.acquire(_granted, visit)
+        status = GRANTED if pool is None else pool.acquire(_granted, visit)
         if status == GRANTED:
-            # _granted, inlined: this is once per visit
-            visit.started = visit.arrived
+            # _granted, inlined (once per visit): `started` and `calls_left` are set by Visit
             self.in_progress += 1
-            visit.calls_left = self.calls
             self.cpu.run(self.burst(), _computed, visit)
         elif status == REFUSED:
             self.failed += 1
@@ -81,7 +76,8 @@ class Visit:
         self.station = station
         self.request = request
         self.reply = reply
-        self.arrived = station.env._now  # noqa: SLF001
+        self.arrived = self.started = station.env._now  # noqa: SLF001 - started: if granted at once
+        self.calls_left = station.calls
         self.downstream = 0.0
 
     def called(self, _request: Request, ok: bool) -> None:
@@ -98,7 +94,6 @@ def _granted(visit: Visit) -> None:
     station = visit.station
     visit.started = station.env._now  # noqa: SLF001
     station.in_progress += 1
-    visit.calls_left = station.calls
     station.cpu.run(station.burst(), _computed, visit)
 
 
