@@ -3,17 +3,17 @@ from __future__ import annotations
 
 import pytest
 
-from sim.engine.cpu import ProcessorSharingCPU
+from sim.engine.cpu import DedicatedCPU, ProcessorSharingCPU
 from sim.engine.kernel import Kernel
 from sim.engine.pool import GRANTED, REFUSED, Pool
 from sim.replication import run_replication
 from tests.conftest import model_from
 
 
-def finish_times(jobs, cores):
-    """Start `jobs` = [(start, demand)] on a PS CPU; return each job's completion time."""
+def finish_times(jobs, cores, kind=ProcessorSharingCPU):
+    """Start `jobs` = [(start, demand)] on a CPU; return each job's completion time."""
     kernel = Kernel()
-    cpu = ProcessorSharingCPU(kernel, "cpu", cores)
+    cpu = kind(kernel, "cpu", cores)
     done = {}
     for index, (start, demand) in enumerate(jobs):
         kernel.after(start, lambda i, d=demand: cpu.run(d, lambda _a, i=i: done.__setitem__(i, kernel.now)), index)
@@ -38,6 +38,31 @@ def test_processor_sharing_more_threads_than_cores():
 def test_processor_sharing_never_slows_when_threads_fit_cores():
     times, _ = finish_times([(0.0, 1.0), (0.2, 1.0), (0.4, 0.1)], cores=4)
     assert times == pytest.approx([1.0, 1.2, 0.5], abs=1e-12)
+
+
+def test_dedicated_cpu_is_processor_sharing_within_its_cores():
+    """The never-shared form gives the same completion times and counters as the general one
+    whenever no more jobs than cores run at once."""
+    jobs = [(0.0, 1.0), (0.2, 1.0), (0.4, 0.1), (1.05, 0.3), (1.1, 2.0), (1.25, 0.01)]
+    general, ps = finish_times(jobs, cores=3)
+    dedicated, cpu = finish_times(jobs, cores=3, kind=DedicatedCPU)
+    assert dedicated == pytest.approx(general, abs=1e-12)
+    for t in (0.3, 1.12, 5.0):
+        assert cpu.counters(t) == pytest.approx(ps.counters(t), abs=1e-12)
+
+
+def test_build_chooses_the_dedicated_cpu_only_when_slots_fit_cores():
+    from sim.engine.build import assemble
+    from sim.rng import Streams
+
+    data = {"clients": {"kind": "closed", "users": 5},
+            "backends": [{"name": "a", "threads": 4, "cores": 4, "cpu": 0.1},
+                         {"name": "b", "threads": 5, "cores": 4, "cpu": 0.1},
+                         {"name": "c", "threads": None, "cores": 4, "cpu": 0.1}],
+            "run": {"duration_s": 1}}
+    assembly, _ = assemble(model_from(data), Streams(1, 0), lambda kernel, assembly: None)
+    kinds = {cpu.name: type(cpu) for cpu in assembly.cpus}
+    assert kinds == {"a1.cpu": DedicatedCPU, "b1.cpu": ProcessorSharingCPU, "c1.cpu": ProcessorSharingCPU}
 
 
 def test_pool_fifo_handover_and_refusal():
