@@ -61,6 +61,7 @@ def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
     from sim.model.stability import overloads
     from sim.output import render, result_document
     from sim.replication import RunawayQueue
+    from sim.runner import UnknownMetric
     from sim.runner import run as run_model
 
     model = _load(model_file, overrides)
@@ -78,6 +79,8 @@ def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
             result = run_model(model, replications=replications, seed=seed, progress=progress, timeseries=sink)
     except RunawayQueue as exc:
         fail(f"{model_file}: {exc}", EXIT_UNSTABLE)
+    except UnknownMetric as exc:
+        fail(f"{model_file}: {exc}", EXIT_MODEL)
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(EXIT_INTERRUPTED)
@@ -88,6 +91,9 @@ def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
         click.echo(json.dumps(result_document(result, model_file, list(overrides)), indent=2, allow_nan=False))
     else:
         render(result, _console(), model_file)
+    if result.stopped_by == "interrupted":
+        err.print(f"interrupted: the {len(result.replications)} finished replication(s) are shown above")
+        sys.exit(EXIT_INTERRUPTED)
     if not all(rep.finished for rep in result.replications):
         sys.exit(EXIT_UNFINISHED)
 

@@ -16,6 +16,10 @@ from sim.replication import ReplicationResult, TimeseriesSink, run_replication
 from sim.stats.confidence import Interval, t_interval
 
 
+class UnknownMetric(ValueError):
+    """The precision rule names a metric the model does not produce."""
+
+
 @dataclass
 class RunResult:
     model: Model
@@ -23,7 +27,7 @@ class RunResult:
     confidence: float
     replications: list[ReplicationResult]
     summary: dict[str, Interval] = field(default_factory=dict)
-    stopped_by: str = "replications"  # or "precision", "precision-limit"
+    stopped_by: str = "replications"  # or "precision", "precision-limit", "interrupted"
     wall_s: float = 0.0
     version: str = __version__
 
@@ -58,8 +62,19 @@ def run(model: Model, *, replications: int | None = None, seed: int | None = Non
     stopped_by = "replications"
     r = 0
     while r < limit:
-        results.append(run_replication(model, r, seed, timeseries))
+        try:
+            results.append(run_replication(model, r, seed, timeseries))
+        except KeyboardInterrupt:
+            if not results:
+                raise
+            stopped_by = "interrupted"  # keep the finished replications
+            break
         r += 1
+        if r == 1 and precision is not None and precision.metric not in results[0].metrics:
+            known = ", ".join(sorted(results[0].metrics))
+            raise UnknownMetric(
+                f"run.precision.metric = {precision.metric!r} is not a metric of this model; one of: {known}"
+            )
         if progress is not None:
             progress(r, limit if precision else planned)
         if precision is None:

@@ -166,3 +166,40 @@ def test_repository_models_validate():
     assert models
     result = invoke("validate", *models)
     assert result.exit_code == 0, result.output
+
+
+def test_precision_stopping_reaches_the_target(small):
+    result = invoke("run", small, "--json", "--set", "run.precision={metric='throughput', relative_half_width=0.02}")
+    doc = json.loads(result.stdout)
+    tput = doc["metrics"]["throughput"]
+    assert doc["run"]["stopped_by"] == "precision"
+    assert tput["half_width"] / tput["mean"] <= 0.02
+    assert tput["n"] >= 3  # never fewer than run.replications
+
+
+def test_precision_stopping_gives_up_at_its_limit(small):
+    doc = json.loads(invoke("run", small, "--json", "--set",
+                            "run.precision={metric='response.p99', relative_half_width=0.0001, max_replications=4}").stdout)
+    assert doc["run"]["stopped_by"] == "precision-limit" and doc["run"]["replications"] == 4
+
+
+def test_precision_on_an_unknown_metric_is_a_model_error(small):
+    result = invoke("run", small, "--set", "run.precision={metric='thruput'}")
+    assert result.exit_code == 3 and "'thruput'" in result.stderr and "throughput" in result.stderr
+
+
+def test_interrupt_keeps_finished_replications(small, monkeypatch):
+    import sim.runner
+
+    real = sim.runner.run_replication
+
+    def interrupted_at_third(model, r, *args):
+        if r == 2:
+            raise KeyboardInterrupt
+        return real(model, r, *args)
+
+    monkeypatch.setattr(sim.runner, "run_replication", interrupted_at_third)
+    result = invoke("run", small, "--json")
+    assert result.exit_code == 130
+    doc = json.loads(result.stdout)
+    assert doc["run"]["stopped_by"] == "interrupted" and doc["metrics"]["throughput"]["n"] == 2
