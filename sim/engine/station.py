@@ -11,7 +11,7 @@ error travels back to the caller.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 from sim.engine.pool import GRANTED, REFUSED, Pool
 from sim.engine.request import Reply, Request
