@@ -114,7 +114,7 @@ def render(result: RunResult, console: Console, source: str) -> None:
     if model.finite:
         headline.insert(0, ("makespan", "makespan"))
     section("Requests", headline)
-    counts = ["completed", "arrived", "timed_out", "errors", "failed", "retried", "late", "in_flight"]
+    counts = ["completed", "arrived", "timed_out", "errors", "failed", "retried", "late", "syn_retransmits", "in_flight"]
     section("Counts (per replication, inside the window)", [(c.replace("_", " "), f"count.{c}") for c in counts
                                                             if c in ("completed", "arrived") or _nonzero(summary, f"count.{c}")])
     stations = [name[: -len(".residence")] for name in summary if name.endswith(".residence")]

@@ -129,13 +129,54 @@ def test_retries_back_off_exponentially():
             result.metrics["count.retried"], result.metrics["count.failed"]) == (3, 3, 2, 1)
 
 
-def test_full_queue_is_an_error_response():
-    # Two threads, no accept queue, ab -c 3 -n 3 at once: the third is refused at t = 0.
-    model = model_from({"clients": {"kind": "ab", "concurrency": 3, "requests": 3},
+def test_full_listen_queue_fails_the_connect_when_syn_retries_are_off():
+    # Two threads, no accept queue, ab -c 3 -n 3 at once: the third SYN is dropped at t = 0
+    # and, with no retransmission, connect() fails: an error.
+    model = model_from({"clients": {"kind": "ab", "concurrency": 3, "requests": 3, "tcp": {"syn_retries": 0}},
                         "backends": [{**server(threads=2, cores=2)[0], "accept_queue": 0}]}, warmup="none")
     result = run_replication(model, 0)
     assert result.metrics["count.errors"] == 1
     assert result.metrics["count.completed"] == 2
+    assert result.metrics["makespan"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("service, rto, makespan, retransmits", [
+    (0.5, 1.0, 1.5, 1),  # refused at 0, SYN again at 1: served 1 -> 1.5
+    (0.5, 3.0, 3.5, 1),  # old stacks: first retransmission after 3 s
+    (1.5, 1.0, 4.5, 2),  # refused at 0 and at 1 (still busy), accepted at 1 + 2 = 3
+])
+def test_full_listen_queue_syn_retransmission_backs_off(service, rto, makespan, retransmits):
+    """One worker, listen backlog 0, ab -c 2: the second client's SYN is dropped and its kernel
+    retransmits after initial_rto_s, 2 x initial_rto_s, ... (exact times)."""
+    data = {"clients": {"kind": "ab", "concurrency": 2, "requests": 2, "tcp": {"initial_rto_s": rto}},
+            "proxy": {"workers": 1, "listen_backlog": 0, "demand": {"dist": "deterministic", "value": service},
+                      "forward": False}}
+    result = run_replication(model_from(data, warmup="none"), 0)
+    assert result.metrics["makespan"] == pytest.approx(makespan)
+    assert result.metrics["count.syn_retransmits"] == retransmits
+    assert (result.metrics["count.completed"], result.metrics["count.errors"]) == (2, 0)
+    assert result.metrics["response.mean"] == pytest.approx((service + makespan) / 2, rel=0.01)
+
+
+def test_client_timeout_ends_the_syn_backoff():
+    # The second client times out at 2 s while its kernel waits to retransmit at 1 + 2 = 3 s.
+    data = {"clients": {"kind": "ab", "concurrency": 2, "requests": 2, "timeout_s": 2.0},
+            "proxy": {"workers": 1, "listen_backlog": 0, "demand": {"dist": "deterministic", "value": 1.5},
+                      "forward": False}}
+    result = run_replication(model_from(data, warmup="none"), 0)
+    assert (result.metrics["count.completed"], result.metrics["count.timed_out"]) == (1, 1)
+    assert result.metrics["count.syn_retransmits"] == 1  # the one at t = 1; the next was never sent
+    assert result.metrics["makespan"] == pytest.approx(2.0)
+
+
+def test_a_full_queue_inside_the_stack_is_an_error_response():
+    # The proxy accepts, the backend's queue is full: the proxy answers with an error (503),
+    # which the client does not retransmit.
+    data = {"clients": {"kind": "ab", "concurrency": 3, "requests": 3},
+            "proxy": {"workers": 10},
+            "backends": [{**server(threads=2, cores=2)[0], "accept_queue": 0}]}
+    result = run_replication(model_from(data, warmup="none"), 0)
+    assert (result.metrics["count.errors"], result.metrics["count.syn_retransmits"]) == (1, 0)
     assert result.metrics["makespan"] == pytest.approx(1.0)
 
 

@@ -24,6 +24,12 @@ def poisson(rate):
     return {"kind": "open", "rate_per_s": rate}
 
 
+def lost_if_blocked(clients):
+    """Blocked customers cleared (the loss systems of Erlang B and M/M/c/K): a client whose
+    SYN meets a full listen queue gives up at once instead of retransmitting."""
+    return {**clients, "tcp": {"syn_retries": 0}}
+
+
 def inside(interval, exact):
     assert interval.low <= exact <= interval.high, f"{exact} not in [{interval.low}, {interval.high}]"
 
@@ -55,7 +61,7 @@ def test_mmc_erlang_c():
 ])
 def test_erlang_b_blocking_is_insensitive(service):
     """M/G/4/4 with a = 3: blocking = Erlang B(4, 3) = 0.206107 for any service distribution."""
-    result = simulate(single_station(4, 4, service, poisson(3.0), accept_queue=0), replications=10, seed=13)
+    result = simulate(single_station(4, 4, service, lost_if_blocked(poisson(3.0)), accept_queue=0), replications=10, seed=13)
     blocked = [rep.metrics["count.errors"] / rep.metrics["count.arrived"] for rep in result.replications]
     from sim.stats.confidence import t_interval
 
@@ -64,7 +70,8 @@ def test_erlang_b_blocking_is_insensitive(service):
 
 def test_mmck_blocking_and_throughput():
     """M/M/4/8, lambda = 6, mu = 1: P_block = 0.353597, X = 3.87842, R = 1.65508."""
-    result = simulate(single_station(4, 4, {"dist": "exponential", "mean": 1.0}, poisson(6.0), accept_queue=4),
+    result = simulate(single_station(4, 4, {"dist": "exponential", "mean": 1.0}, lost_if_blocked(poisson(6.0)),
+                                     accept_queue=4),
                       replications=10, seed=14)
     exact = analytic.mmck(6.0, 1.0, 4, 8)
     inside(result.summary["throughput"], exact.throughput)

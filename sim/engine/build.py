@@ -129,6 +129,10 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
         )
         assembly.stations.insert(0, proxy)
         entry = proxy.serve
+        proxy.accepts_clients = True
+    else:
+        for node in nodes:  # the clients connect to the nodes themselves
+            node.accepts_clients = True
 
     recorder = recorder_factory(kernel, assembly)
     assembly.clients = make_clients(model, kernel, entry, recorder, streams)
@@ -140,7 +144,7 @@ def make_clients(model: Model, kernel: Kernel, entry, recorder, streams: Streams
     connect = None
     if spec.connect is not None and as_distribution(spec.connect).mean > 0:
         connect = sampler(spec.connect, streams, "clients.connect")
-    common = dict(timeout_s=spec.timeout_s, retry=spec.retry, connect=connect)
+    common = dict(timeout_s=spec.timeout_s, retry=spec.retry, connect=connect, tcp=spec.tcp)
     if isinstance(spec, ClosedClients):
         return populations.ClosedPopulation(
             kernel, entry, recorder, users=spec.users, think=sampler(spec.think, streams, "clients.think"),

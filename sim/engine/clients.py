@@ -12,7 +12,7 @@ from bisect import bisect_right
 from itertools import accumulate, count
 from typing import Callable
 
-from sim.engine.request import ABANDONED, ANSWERED, IN_FLIGHT, Request
+from sim.engine.request import ABANDONED, ANSWERED, CONNECTION_REFUSED, IN_FLIGHT, Request
 from sim.engine.station import Call
 
 Sampler = Callable[[], float]
@@ -26,13 +26,16 @@ class Clients:
     """The shared life cycle; subclasses decide when users send and what they do next."""
 
     def __init__(self, kernel, entry: Call, recorder, *, timeout_s: float | None, retry,
-                 connect: Sampler | None) -> None:
+                 connect: Sampler | None, tcp=None) -> None:
         self.kernel = kernel
         self.entry = entry
         self.recorder = recorder
         self.timeout_s = timeout_s
         self.retry = retry
         self.connect = connect
+        # (syn_retries, initial_rto_s): the kernel's SYN retransmission (Linux defaults)
+        self.syn_retries = 6 if tcp is None else tcp.syn_retries
+        self.initial_rto_s = 1.0 if tcp is None else tcp.initial_rto_s
         self._numbers = count()
         self.in_flight = 0  # attempts sent whose client still waits
         self.finished = False  # finite workloads: every request has had its outcome
@@ -68,10 +71,28 @@ class Clients:
     def _connected(self, request: Request) -> None:
         self.entry(request, self._replied_cb)
 
+    def _retransmit_syn(self, request: Request) -> None:
+        if request.state != IN_FLIGHT:
+            return  # the client gave up (timeout) while its kernel was backing off
+        self.recorder.syn_retransmits += 1
+        if self.connect is not None:
+            self.kernel.call_after(self.connect(), self._connected, request)
+        else:
+            self.entry(request, self._replied_cb)
+
     def _replied(self, request: Request, ok: bool) -> None:
         if request.state != IN_FLIGHT:
             self.recorder.late += 1  # the server finished a request its client had abandoned
             return
+        if ok is CONNECTION_REFUSED:
+            # The SYN was dropped at a full listen queue: the attempt stays in flight (its
+            # timer runs on) while the client's kernel retransmits, backing off 1, 2, 4 ... RTO.
+            if request.syn_retransmits < self.syn_retries:
+                delay = self.initial_rto_s * 2**request.syn_retransmits
+                request.syn_retransmits += 1
+                self.kernel.call_after(delay, self._retransmit_syn, request)
+                return
+            ok = False  # connect() gives up (ETIMEDOUT): an error for the application
         request.state = ANSWERED
         self.in_flight -= 1
         if request.timer is not None:

@@ -32,7 +32,7 @@ def window_metrics(columns: list[str], start: np.ndarray, end: np.ndarray,
         else:
             for p in PERCENTILES:
                 out[f"response.p{p}"] = math.nan
-    for name in ("completed", "arrived", "timed_out", "errors", "failed", "retried", "late"):
+    for name in ("completed", "arrived", "timed_out", "errors", "failed", "retried", "late", "syn_retransmits"):
         out[f"count.{name}"] = delta[name]
 
     def ratio(a: float, b: float) -> float:

@@ -16,7 +16,10 @@ import numpy as np
 
 from sim.stats.histogram import LogBins
 
-BASE_FIELDS = ("time", "completed", "response_sum", "arrived", "timed_out", "errors", "failed", "retried", "late")
+BASE_FIELDS = (
+    "time", "completed", "response_sum", "arrived", "timed_out", "errors", "failed", "retried", "late",
+    "syn_retransmits",
+)
 
 
 class Recorder:
@@ -35,6 +38,7 @@ class Recorder:
         self.failed = 0  # requests the user gave up on (after the last retry)
         self.retried = 0
         self.late = 0  # responses that arrived after the client had abandoned the request
+        self.syn_retransmits = 0  # SYNs retransmitted after a full listen queue dropped them
         self._buffer: list[float] = []
         self._histogram = np.zeros(bins.n_bins, dtype=np.int64)
         self.rows: list[np.ndarray] = []
@@ -87,7 +91,7 @@ class Recorder:
     def snapshot(self) -> np.ndarray:
         now = self.kernel.env.now
         values = [now, self.completed, self.response_sum, self.arrived, self.timed_out,
-                  self.errors, self.failed, self.retried, self.late]
+                  self.errors, self.failed, self.retried, self.late, self.syn_retransmits]
         for probe in self.probes:
             values.extend(probe.counters(now))
         return np.asarray(values, dtype=float)

@@ -7,13 +7,17 @@ IN_FLIGHT = 0
 ANSWERED = 1
 ABANDONED = 2
 
-# reply(request, ok): how every tier hands a request back to its caller.  ok=False means an
-# error response (refused connection, full queue, 503) travelling back up the stack.
-Reply = Callable[["Request", bool], None]
+# reply(request, ok): how every tier hands a request back to its caller.  ok=True: a response;
+# ok=False: an error response (a full queue or refused connection inside the stack, 503)
+# travelling back up; ok=CONNECTION_REFUSED (None, falsy): the server the client connects to
+# had its listen queue full, so the client's SYN was dropped (Linux drops it rather than
+# resetting, unless tcp_abort_on_overflow), and the client's kernel will retransmit it.
+Reply = Callable[["Request", "bool | None"], None]
+CONNECTION_REFUSED = None
 
 
 class Request:
-    __slots__ = ("number", "sent", "state", "attempt", "origin", "timer", "user")
+    __slots__ = ("number", "sent", "state", "attempt", "origin", "timer", "user", "syn_retransmits")
 
     def __init__(self, number: int, sent: float, attempt: int, origin: Any, user: Any) -> None:
         self.number = number
@@ -23,3 +27,4 @@ class Request:
         self.origin = origin  # the client population that owns it
         self.timer = None  # the client's timeout wake-up, if any
         self.user = user  # the user / session / loop that sent it
+        self.syn_retransmits = 0  # SYNs of this attempt retransmitted after a full listen queue

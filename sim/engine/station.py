@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Callable
 
 from sim.engine.pool import GRANTED, REFUSED, Pool
-from sim.engine.request import Reply, Request
+from sim.engine.request import CONNECTION_REFUSED, Reply, Request
 
 Call = Callable[[Request, Reply], None]
 
@@ -26,7 +26,7 @@ class Station:
 
     __slots__ = (
         "name", "kernel", "env", "pool", "cpu", "burst", "io_wait", "downstream", "calls",
-        "visits", "wait_sum", "residence_sum", "downstream_sum", "failed", "in_progress",
+        "visits", "wait_sum", "residence_sum", "downstream_sum", "failed", "in_progress", "accepts_clients",
     )
 
     def __init__(
@@ -48,6 +48,9 @@ class Station:
         self.downstream_sum = 0.0  # time inside downstream calls
         self.failed = 0
         self.in_progress = 0
+        # True for the tier the clients connect to: its full queue is a full listen queue
+        # (the client's SYN is dropped); deeper tiers answer their caller with an error.
+        self.accepts_clients = False
 
     def serve(self, request: Request, reply: Reply) -> None:
         visit = Visit(self, request, reply)
@@ -59,7 +62,7 @@ class Station:
             self.cpu.run(self.burst(), _computed, visit)
         elif status == REFUSED:
             self.failed += 1
-            reply(request, False)
+            reply(request, CONNECTION_REFUSED if self.accepts_clients else False)
 
     def counters(self, now: float) -> tuple[float, float, float, float, float]:
         """Cumulative (visits, wait, residence, downstream time, failures)."""

@@ -47,6 +47,19 @@ class RateStep(Strict):
     duration_s: float = Field(..., gt=0, description="how long this rate holds [s]")
 
 
+class Tcp(Strict):
+    """The client's TCP stack: what happens when a server's listen queue is full."""
+
+    syn_retries: int = Field(
+        6, ge=0, le=20,
+        description="SYN retransmissions before connect() fails (Linux net.ipv4.tcp_syn_retries, default 6)",
+    )
+    initial_rto_s: float = Field(
+        1.0, gt=0,
+        description="first SYN retransmission timeout, doubling after each [s] (1 s: Linux >= 2.6.39, RFC 6298; 3 s: older stacks, RFC 1122)",
+    )
+
+
 class ClientCommon(Strict):
     timeout_s: float | None = Field(
         None, gt=0,
@@ -56,6 +69,10 @@ class ClientCommon(Strict):
     connect: DistributionSpec | None = Field(
         None,
         description="connection set-up time paid before a request on a new connection [s] (TCP handshake); none = 0",
+    )
+    tcp: Tcp = Field(
+        default_factory=Tcp,
+        description="SYN retransmission when the listen queue of the server the clients connect to is full",
     )
 
 
