@@ -189,3 +189,40 @@ def test_nested_holds_proxy_worker_waits_for_the_backend():
     result = run_replication(model_from(data, warmup="none"), 0)
     assert result.metrics["makespan"] == pytest.approx(2 * (0.2 + 1.0))
     assert result.metrics["proxy.workers.wait"] == pytest.approx(1.2 / 2)  # second waited 1.2, first 0
+
+
+@pytest.mark.parametrize("mpm, client_keep_alive, close_delay, max_requests, makespan", [
+    ("prefork", False, 0.0, 100, 2.0),   # a worker per request, freed with the response
+    ("prefork", True, 0.0, 100, 7.0),    # A's idle connection holds the worker for KeepAliveTimeout (5 s)
+    ("worker", True, 0.0, 100, 7.0),     # the same with one thread per connection
+    ("event", True, 0.0, 100, 2.0),      # event: the idle connection holds no worker
+    ("prefork", True, 0.0, 1, 2.0),      # MaxKeepAliveRequests = 1: closed after the response
+    ("prefork", False, None, 100, 4.0),  # the client never closes: lingering close holds 2 s
+    ("prefork", False, 0.5, 100, 2.5),   # the client closes after 0.5 s: the drain ends then
+    ("prefork", True, None, 100, 9.0),   # keep-alive 5 s, then the lingering close 2 s
+    ("event", False, None, 100, 2.0),    # event lingers in the listener, not in a worker
+])
+def test_front_worker_is_held_by_keep_alive_and_lingering_close(mpm, client_keep_alive, close_delay, max_requests,
+                                                                makespan):
+    """One Apache worker, 1-s requests, ab -c 2 -n 2: the second client waits in the listen
+    queue until the first client's connection lets the worker go (exact times)."""
+    data = {"clients": {"kind": "ab", "concurrency": 2, "requests": 2, "keep_alive": client_keep_alive,
+                        "close_delay_s": close_delay},
+            "proxy": {"workers": 1, "mpm": mpm, "max_keep_alive_requests": max_requests,
+                      "demand": {"dist": "deterministic", "value": 1.0}, "forward": False}}
+    result = run_replication(model_from(data, warmup="none"), 0)
+    assert result.metrics["makespan"] == pytest.approx(makespan)
+    assert result.metrics["count.completed"] == 2
+
+
+def test_keep_alive_reuses_the_worker_within_the_timeout():
+    """ab -k -c 1 -n 3 behind one worker: three requests on one connection, no reconnection:
+    each pays the connect time only once (0.25 s), 0.25 + 3 x 1 s."""
+    data = {"clients": {"kind": "ab", "concurrency": 1, "requests": 3, "keep_alive": True,
+                        "connect": {"dist": "deterministic", "value": 0.25}},
+            "proxy": {"workers": 1, "demand": {"dist": "deterministic", "value": 1.0}, "forward": False}}
+    result = run_replication(model_from(data, warmup="none"), 0)
+    assert result.metrics["makespan"] == pytest.approx(3.25)
+    without = run_replication(model_from({**data, "clients": {**data["clients"], "keep_alive": False}},
+                                         warmup="none"), 0)
+    assert without.metrics["makespan"] == pytest.approx(3.75)

@@ -9,7 +9,8 @@ from sim.engine.balancer import Dispatcher
 from sim.engine.cpu import DedicatedCPU, ProcessorSharingCPU
 from sim.engine.kernel import Kernel
 from sim.engine.pool import Pool
-from sim.engine.station import PooledCall, Station
+from sim.engine.connection import FrontConnections
+from sim.engine.station import FrontStation, PooledCall, Station
 from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
 from sim.rng import Streams
 
@@ -122,11 +123,12 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
         entry = assembly.dispatcher
     if model.proxy is not None:
         px = model.proxy
-        proxy = Station(
-            kernel, "proxy", pool("proxy.workers", px.workers, px.listen_backlog),
-            host("proxy", px.cores, px.speed, px.workers), sampler(px.demand, streams, "proxy.demand", 1 if px.forward and entry else 0),
-            downstream=entry, calls=1 if px.forward else 0,
-        )
+        workers = pool("proxy.workers", px.workers, px.listen_backlog)
+        args = (kernel, "proxy", workers, host("proxy", px.cores, px.speed, px.workers),
+                sampler(px.demand, streams, "proxy.demand", 1 if px.forward and entry else 0))
+        kwargs = dict(downstream=entry, calls=1 if px.forward else 0)
+        front = front_connections(model, kernel, workers)
+        proxy = Station(*args, **kwargs) if front is None else FrontStation(*args, front=front, **kwargs)
         assembly.stations.insert(0, proxy)
         entry = proxy.serve
         proxy.accepts_clients = True
@@ -139,12 +141,27 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
     return assembly, recorder
 
 
+def front_connections(model: Model, kernel: Kernel, workers: Pool) -> FrontConnections | None:
+    """The front's connection handling, when it can hold a worker beyond a request: clients that
+    keep connections alive, or a lingering close that waits for clients slow to close."""
+    px, clients = model.proxy, model.clients
+    front = FrontConnections(
+        kernel, workers, mpm=px.mpm, keep_alive=px.keep_alive, keep_alive_timeout_s=px.keep_alive_timeout_s,
+        max_keep_alive_requests=px.max_keep_alive_requests, linger_s=px.linger_s,
+        client_close_delay_s=clients.close_delay_s,
+    )
+    if not clients.keep_alive and front.linger_hold_s == 0:
+        return None  # a worker per request, released with the response: the plain station
+    return front
+
+
 def make_clients(model: Model, kernel: Kernel, entry, recorder, streams: Streams) -> populations.Clients:
     spec = model.clients
     connect = None
     if spec.connect is not None and as_distribution(spec.connect).mean > 0:
         connect = sampler(spec.connect, streams, "clients.connect")
-    common = dict(timeout_s=spec.timeout_s, retry=spec.retry, connect=connect, tcp=spec.tcp)
+    common = dict(timeout_s=spec.timeout_s, retry=spec.retry, connect=connect, tcp=spec.tcp,
+                  keep_alive=spec.keep_alive)
     if isinstance(spec, ClosedClients):
         return populations.ClosedPopulation(
             kernel, entry, recorder, users=spec.users, think=sampler(spec.think, streams, "clients.think"),
@@ -172,8 +189,7 @@ def make_clients(model: Model, kernel: Kernel, entry, recorder, streams: Streams
         )
     if isinstance(spec, AbClients):
         return populations.ApacheBench(
-            kernel, entry, recorder, concurrency=spec.concurrency, requests=spec.requests,
-            keep_alive=spec.keep_alive, **common,
+            kernel, entry, recorder, concurrency=spec.concurrency, requests=spec.requests, **common,
         )
     raise TypeError(f"unknown client kind {spec!r}")  # unreachable: the schema is a closed union
 

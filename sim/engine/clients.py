@@ -12,6 +12,7 @@ from bisect import bisect_right
 from itertools import accumulate, count
 from typing import Callable
 
+from sim.engine.connection import Connection
 from sim.engine.request import ABANDONED, ANSWERED, CONNECTION_REFUSED, IN_FLIGHT, Request
 from sim.engine.station import Call
 
@@ -26,7 +27,7 @@ class Clients:
     """The shared life cycle; subclasses decide when users send and what they do next."""
 
     def __init__(self, kernel, entry: Call, recorder, *, timeout_s: float | None, retry,
-                 connect: Sampler | None, tcp=None) -> None:
+                 connect: Sampler | None, tcp=None, keep_alive: bool = False) -> None:
         self.kernel = kernel
         self.entry = entry
         self.recorder = recorder
@@ -36,6 +37,8 @@ class Clients:
         # (syn_retries, initial_rto_s): the kernel's SYN retransmission (Linux defaults)
         self.syn_retries = 6 if tcp is None else tcp.syn_retries
         self.initial_rto_s = 1.0 if tcp is None else tcp.initial_rto_s
+        self.keep_alive = keep_alive
+        self._connections: dict = {}  # user -> Connection, with keep-alive
         self._numbers = count()
         self.in_flight = 0  # attempts sent whose client still waits
         self.finished = False  # finite workloads: every request has had its outcome
@@ -46,7 +49,8 @@ class Clients:
         self._timed_out_cb = self._timed_out
 
     # ------------------------------------------------------------------ life cycle
-    def send(self, user, attempt: int = 0, first_sent: float | None = None, new_connection: bool = True) -> None:
+    def send(self, user, attempt: int = 0, first_sent: float | None = None, new_connection: bool = False) -> None:
+        """Send an attempt; `new_connection` forces a new connection even with keep-alive."""
         now = self.env._now  # noqa: SLF001
         recorder = self.recorder
         if recorder.arrived - recorder.completed - recorder.errors - recorder.late > self.max_inside:
@@ -56,6 +60,16 @@ class Clients:
                 "the offered load exceeds the capacity of the model"
             )
         request = Request(next(self._numbers), now if first_sent is None else first_sent, attempt, self, user)
+        if self.keep_alive:
+            connection = self._connections.get(user)
+            if new_connection or connection is None or not connection.open:
+                connection = self._connections[user] = Connection()
+                new_connection = True
+            else:
+                new_connection = False
+            request.connection = connection
+        else:
+            new_connection = True
         self.in_flight += 1
         recorder.arrived += 1
         if attempt:
@@ -109,6 +123,8 @@ class Clients:
             return
         request.state = ABANDONED
         self.in_flight -= 1
+        if request.connection is not None:
+            request.connection.client_closed = True  # the client hangs up on the connection
         self.recorder.timed_out += 1
         self._after_failure(request, self.retry.on_timeout)
 
@@ -122,7 +138,8 @@ class Clients:
             self.done(request.user)
 
     def _resend(self, request: Request) -> None:
-        self.send(request.user, request.attempt + 1, request.sent)
+        # A retry after an error or a timeout opens a new connection even with keep-alive.
+        self.send(request.user, request.attempt + 1, request.sent, new_connection=True)
 
     # ------------------------------------------------------------------ population hooks
     def start(self) -> None:
@@ -316,15 +333,12 @@ class ApacheBench(Clients):
     opens one connection and reuses it.
     """
 
-    def __init__(self, kernel, entry, recorder, *, concurrency: int, requests: int,
-                 keep_alive: bool, **common) -> None:
+    def __init__(self, kernel, entry, recorder, *, concurrency: int, requests: int, **common) -> None:
         super().__init__(kernel, entry, recorder, **common)
         self.concurrency = concurrency
         self.requests = requests
-        self.keep_alive = keep_alive
         self.issued = 0
         self.outcomes = 0
-        self._connected_loops: set[int] = set()
 
     def start(self) -> None:
         for loop in range(self.concurrency):
@@ -334,13 +348,7 @@ class ApacheBench(Clients):
         if self.issued >= self.requests:
             return
         self.issued += 1
-        new_connection = not self.keep_alive or loop not in self._connected_loops
-        self._connected_loops.add(loop)
-        self.send(loop, new_connection=new_connection)
-
-    def _resend(self, request: Request) -> None:
-        # A retry after an error opens a new connection even with -k.
-        self.send(request.user, request.attempt + 1, request.sent, new_connection=True)
+        self.send(loop)
 
     def done(self, loop: int) -> None:
         self.outcomes += 1

@@ -17,7 +17,7 @@ CONNECTION_REFUSED = None
 
 
 class Request:
-    __slots__ = ("number", "sent", "state", "attempt", "origin", "timer", "user", "syn_retransmits")
+    __slots__ = ("number", "sent", "state", "attempt", "origin", "timer", "user", "syn_retransmits", "connection")
 
     def __init__(self, number: int, sent: float, attempt: int, origin: Any, user: Any) -> None:
         self.number = number
@@ -28,3 +28,4 @@ class Request:
         self.timer = None  # the client's timeout wake-up, if any
         self.user = user  # the user / session / loop that sent it
         self.syn_retransmits = 0  # SYNs of this attempt retransmitted after a full listen queue
+        self.connection = None  # the client's persistent connection to the front, if keep-alive

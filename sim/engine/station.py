@@ -22,6 +22,8 @@ Call = Callable[[Request, Reply], None]
 class Station:
     """One host-level server (a proxy host, an application node, the database host)."""
 
+    front = None  # FrontStation: the client connections' handling (keep-alive, lingering close)
+
     fields = ("visits", "wait_sum", "residence_sum", "downstream_sum", "failed")
 
     __slots__ = (
@@ -61,8 +63,13 @@ class Station:
             self.in_progress += 1
             self.cpu.run(self.burst(), _computed, visit)
         elif status == REFUSED:
-            self.failed += 1
-            reply(request, CONNECTION_REFUSED if self.accepts_clients else False)
+            self.refuse(request, reply)
+
+    def refuse(self, request: Request, reply: Reply) -> None:
+        """The queue in front of the slots is full: the listen queue of the tier the clients
+        connect to drops the SYN; a deeper tier answers its caller with an error."""
+        self.failed += 1
+        reply(request, CONNECTION_REFUSED if self.accepts_clients else False)
 
     def counters(self, now: float) -> tuple[float, float, float, float, float]:
         """Cumulative (visits, wait, residence, downstream time, failures)."""
@@ -126,9 +133,42 @@ def _finish(visit: Visit, ok: bool) -> None:
     station.downstream_sum += visit.downstream
     if not ok:
         station.failed += 1
-    if station.pool is not None:
+    front = station.front
+    if front is not None:
+        front.responded(visit.request)  # keep-alive / lingering close decide when the worker frees
+    elif station.pool is not None:
         station.pool.release()
     visit.reply(visit.request, ok)
+
+
+class FrontStation(Station):
+    """The tier the clients connect to, when its workers belong to client connections
+    (`sim.engine.connection`): a request on a connection that holds a worker skips the queue."""
+
+    __slots__ = ("front",)
+
+    def __init__(self, *args, front, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.front = front
+
+    def serve(self, request: Request, reply: Reply) -> None:
+        visit = Visit(self, request, reply)
+        pool = self.pool
+        if self.front.reuses_worker(request):
+            status = GRANTED
+        else:
+            status = GRANTED if pool is None else pool.acquire(_front_granted, visit)
+            if status == GRANTED:
+                self.front.accepted(request)
+        if status == GRANTED:
+            _granted(visit)
+        elif status == REFUSED:
+            self.refuse(request, reply)
+
+
+def _front_granted(visit: Visit) -> None:
+    visit.station.front.accepted(visit.request)
+    _granted(visit)
 
 
 class PooledCall:

@@ -70,6 +70,15 @@ class ClientCommon(Strict):
         None,
         description="connection set-up time paid before a request on a new connection [s] (TCP handshake); none = 0",
     )
+    keep_alive: bool = Field(
+        False,
+        description="persistent connections (HTTP/1.1 keep-alive; ab -k): a user's next request reuses its open connection to the front",
+    )
+    close_delay_s: float | None = Field(
+        0.0, ge=0,
+        description="how long a client keeps its socket open after a response it does not follow on that connection [s]; "
+        "none = never closes (seed 001's misbehaving clients waited 60 s)",
+    )
     tcp: Tcp = Field(
         default_factory=Tcp,
         description="SYN retransmission when the listen queue of the server the clients connect to is full",
@@ -148,7 +157,6 @@ class AbClients(ClientCommon):
     kind: Literal["ab"]
     concurrency: int = Field(..., ge=1, le=100_000, description="ab -c: concurrent requests")
     requests: int = Field(..., ge=1, description="ab -n: total requests")
-    keep_alive: bool = Field(False, description="ab -k: reuse connections (no connect cost per request)")
 
     @model_validator(mode="after")
     def _n_ge_c(self) -> "AbClients":
@@ -182,6 +190,21 @@ class Proxy(Host):
         None, ge=0, description="connections waiting for a worker (Apache ListenBacklog); none = unbounded, 0 = refuse when all busy"
     )
     demand: DistributionSpec = Field(0.0, description="proxy CPU demand per request [s]")
+    mpm: Literal["prefork", "worker", "event"] = Field(
+        "prefork",
+        description="Apache multi-processing module: prefork/worker bind a worker to a connection (keep-alive idle "
+        "time and lingering close hold it); event frees it after each response",
+    )
+    keep_alive: bool = Field(True, description="Apache KeepAlive (On by default; used when the clients keep alive)")
+    keep_alive_timeout_s: float = Field(5.0, gt=0, description="Apache KeepAliveTimeout: wait for the next request [s]")
+    max_keep_alive_requests: int = Field(
+        100, ge=0, description="Apache MaxKeepAliveRequests: requests per connection (0 = unlimited)"
+    )
+    linger_s: float = Field(
+        2.0, ge=0,
+        description="lingering close: one idle read before the worker gives up on a client that does not close "
+        "[s] (httpd SECONDS_TO_LINGER = 2, compile-time)",
+    )
     forward: bool = Field(True, description="forward requests to the backends (false: the proxy serves them itself)")
 
 
