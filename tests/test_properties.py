@@ -138,3 +138,21 @@ def test_common_random_numbers_adding_a_node_keeps_the_client_stream():
     c = Streams(7, 1).generator("clients.think").random(5)
     d = Streams(7, 0).generator("app2.demand").random(5)
     assert (a == b).all() and not (a == c).any() and not (a == d).any()
+
+
+def test_keep_alive_on_prefork_never_helps_and_event_removes_the_cost():
+    """Persistent connections, think (0.5 s) shorter than KeepAliveTimeout, 40 users and 20
+    workers: prefork binds a worker to each idle connection, so users wait for workers; the
+    event MPM frees them (paired CIs on common random numbers)."""
+    def stack(mpm):
+        return {"clients": {"kind": "closed", "users": 40, "keep_alive": True,
+                            "think": {"dist": "exponential", "mean": 0.5}},
+                "proxy": {"workers": 20, "mpm": mpm, "demand": {"dist": "exponential", "mean": 0.001}},
+                "backends": [{"name": "app", "threads": 50, "cores": 4, "cpu": {"dist": "exponential", "mean": 0.02}}]}
+
+    runs = {mpm: run(model_from(stack(mpm), duration_s=100.0, warmup=10.0, seed=9), replications=6)
+            for mpm in ("prefork", "event")}
+    response = {mpm: [r.metrics["response.mean"] for r in result.replications] for mpm, result in runs.items()}
+    assert paired_t_interval(response["prefork"], response["event"], 0.95).low > 0
+    busy = {mpm: result.summary["proxy.workers.utilization"].mean for mpm, result in runs.items()}
+    assert busy["prefork"] > 0.9 > busy["event"]
