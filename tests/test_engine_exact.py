@@ -226,3 +226,49 @@ def test_keep_alive_reuses_the_worker_within_the_timeout():
     without = run_replication(model_from({**data, "clients": {**data["clients"], "keep_alive": False}},
                                          warmup="none"), 0)
     assert without.metrics["makespan"] == pytest.approx(3.75)
+
+
+@pytest.mark.parametrize("connector, idle_timeout, pool_max, makespan, completed", [
+    ("nonblocking", None, None, 2.0, 3),  # a thread per request: the third waits 1 s for one
+    ("blocking", None, None, 10.0, 2),     # the stall: 2 threads pinned by idle connections, the
+                                           # third connection is never served; the proxy's read
+                                           # timeout (10 s) ends it with an error
+    ("blocking", 4.0, None, 6.0, 3),       # the backend's idle timeout frees a thread at 1 + 4 s
+    ("blocking", None, 2, 2.0, 3),         # pools the size of the thread pool: reuse, no stall
+])
+def test_blocking_connector_pins_a_thread_per_connection(connector, idle_timeout, pool_max, makespan, completed):
+    """ab -c 3 -n 3 through 3 proxy workers to one node with 2 threads on 2 cores, 1-s requests."""
+    data = {"clients": {"kind": "ab", "concurrency": 3, "requests": 3},
+            "proxy": {"workers": 3, "backend_pool": {"timeout_s": 10.0, "max_connections": pool_max}},
+            "backends": [{"name": "jetty", "threads": 2, "cores": 2, "connector": connector,
+                          "connection_idle_timeout_s": idle_timeout,
+                          "cpu": {"dist": "deterministic", "value": 1.0}}]}
+    result = run_replication(model_from(data, warmup="none"), 0)
+    assert result.metrics["makespan"] == pytest.approx(makespan)
+    assert result.metrics["count.completed"] == completed
+    assert result.metrics["count.errors"] == 3 - completed
+
+
+def test_pool_acquire_timeout_is_a_503():
+    """One pooled connection, acquire 0.5 s: the second request waits for it and gets a 503."""
+    data = {"clients": {"kind": "ab", "concurrency": 2, "requests": 2},
+            "proxy": {"workers": 2, "backend_pool": {"max_connections": 1, "acquire_timeout_s": 0.5}},
+            "backends": [{"name": "tomcat", "threads": 4, "cores": 2, "connector": "blocking",
+                          "cpu": {"dist": "deterministic", "value": 1.0}}]}
+    result = run_replication(model_from(data, warmup="none"), 0)
+    assert (result.metrics["count.completed"], result.metrics["count.errors"]) == (1, 1)
+    assert result.metrics["makespan"] == pytest.approx(1.0)
+
+
+def test_ttl_closes_an_old_idle_connection_and_frees_its_thread():
+    """One user, think 2 s, two 1-s requests, a 1-thread blocking backend, ttl 1 s: at the second
+    request the pooled connection is 2 s old, so it is closed and a new one opened; closing it
+    must free its pinned thread, or the new connection would stall until the read timeout."""
+    data = {"clients": {"kind": "closed", "users": 1, "requests_per_user": 2,
+                        "think": {"dist": "deterministic", "value": 2.0}},
+            "proxy": {"workers": 2, "backend_pool": {"ttl_s": 1.0}},
+            "backends": [{"name": "tomcat", "threads": 1, "cores": 1, "connector": "blocking",
+                          "cpu": {"dist": "deterministic", "value": 1.0}}]}
+    result = run_replication(model_from(data, warmup="none"), 0)
+    assert result.metrics["count.completed"] == 2
+    assert result.metrics["makespan"] == pytest.approx(2.0 + 1.0 + 2.0 + 1.0)

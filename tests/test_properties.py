@@ -39,6 +39,14 @@ def stacks(draw):
         data["proxy"] = {"workers": draw(POOL), "listen_backlog": draw(QUEUE), "cores": draw(st.integers(1, 4)),
                          "demand": draw(st.sampled_from([0.0, {"dist": "exponential", "mean": 0.001}]))}
     kind = draw(st.sampled_from(["closed", "open-bounded", "ab", "sessions-bounded"]))
+    if kind in ("closed", "ab") and "proxy" in data:
+        # blocking connectors (a thread pinned per proxy connection) behind the proxy
+        data["proxy"]["backend_pool"] = {"timeout_s": draw(st.floats(0.1, 5.0)),
+                                         "ttl_s": draw(st.one_of(st.none(), st.floats(0.1, 5.0)))}
+        for backend in data["backends"]:
+            if backend["threads"] is not None and draw(st.booleans()):
+                backend["connector"] = "blocking"
+                backend["connection_idle_timeout_s"] = draw(st.one_of(st.none(), st.floats(0.1, 5.0)))
     timeout = draw(st.one_of(st.none(), st.floats(0.05, 2.0)))
     retry = {"max_retries": draw(st.integers(0, 2)), "backoff_s": draw(st.floats(0.0, 0.5))}
     common = {"timeout_s": timeout, "retry": retry}

@@ -9,6 +9,7 @@ from sim.engine.balancer import Dispatcher
 from sim.engine.cpu import DedicatedCPU, ProcessorSharingCPU
 from sim.engine.kernel import Kernel
 from sim.engine.pool import Pool
+from sim.engine.backend_pool import BlockingBackend
 from sim.engine.connection import FrontConnections
 from sim.engine.station import FrontStation, PooledCall, Station
 from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
@@ -94,6 +95,7 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
         database_call = database.serve
 
     nodes: list[Station] = []
+    entries: list = []  # what the balancer sends to: the node, or the front's connections to it
     for group in model.backends:
         for i in range(group.count):
             name = f"{group.name}{i + 1}"
@@ -106,20 +108,23 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
             # An unbounded pool with an unbounded queue never makes anyone wait: skip it.
             bounded = group.threads is not None or group.accept_queue is not None
             threads = pool(f"{name}.threads", group.threads, group.accept_queue) if bounded else None
+            blocking = group.connector == "blocking"
             node = Station(
-                kernel, name, threads, host(name, group.cores, group.speed, group.threads),
+                kernel, name, None if blocking else threads, host(name, group.cores, group.speed, group.threads),
                 sampler(group.cpu, streams, f"{name}.demand", group.db_calls),
                 io_wait=None if io.mean == 0 else io.sampler(streams.generator(f"{name}.io_wait")),
                 downstream=downstream, calls=group.db_calls,
             )
             nodes.append(node)
+            # A blocking connector: the thread belongs to the front's connection, not the request.
+            entries.append(blocking_backend(model, kernel, node, threads, group) if blocking else node)
     assembly.stations.extend(nodes)
 
     entry = None
-    if len(nodes) == 1:
-        entry = nodes[0].serve
-    elif nodes:
-        assembly.dispatcher = Dispatcher(nodes, model.balancer.policy, streams.generator("balancer"))
+    if len(entries) == 1:
+        entry = entries[0].serve
+    elif entries:
+        assembly.dispatcher = Dispatcher(entries, model.balancer.policy, streams.generator("balancer"))
         entry = assembly.dispatcher
     if model.proxy is not None:
         px = model.proxy
@@ -139,6 +144,16 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
     recorder = recorder_factory(kernel, assembly)
     assembly.clients = make_clients(model, kernel, entry, recorder, streams)
     return assembly, recorder
+
+
+def blocking_backend(model: Model, kernel: Kernel, node: Station, threads: Pool, group) -> BlockingBackend:
+    settings = model.proxy.backend_pool
+    return BlockingBackend(
+        kernel, node, threads,
+        max_connections=settings.max_connections if settings.max_connections is not None else model.proxy.workers,
+        ttl_s=settings.ttl_s, acquire_timeout_s=settings.acquire_timeout_s, read_timeout_s=settings.timeout_s,
+        idle_timeout_s=group.connection_idle_timeout_s,
+    )
 
 
 def front_connections(model: Model, kernel: Kernel, workers: Pool) -> FrontConnections | None:

@@ -180,6 +180,26 @@ class Host(Strict):
     speed: float = Field(1.0, gt=0, description="relative CPU speed: demands are divided by it")
 
 
+class BackendPool(Strict):
+    """The front's persistent connections to each backend node (mod_proxy worker parameters;
+    mod_jk ajp13 worker equivalents in brackets).  Matters with blocking backend connectors."""
+
+    max_connections: int | None = Field(
+        None, ge=1, description="connections per backend node (mod_proxy max; mod_jk connection_pool_size); none = proxy.workers"
+    )
+    ttl_s: float | None = Field(
+        None, gt=0, description="an idle connection older than this is closed, not reused [s] (mod_proxy ttl; "
+        "mod_jk connection_pool_timeout); none = never"
+    )
+    acquire_timeout_s: float | None = Field(
+        None, gt=0, description="wait for a free pooled connection, then 503 [s] (mod_proxy acquire); none = forever"
+    )
+    timeout_s: float | None = Field(
+        60.0, gt=0, description="read timeout: a request on a connection no backend thread has taken fails after "
+        "this [s] (mod_proxy timeout / ProxyTimeout, default 60; mod_jk socket_timeout, default none)"
+    )
+
+
 class Proxy(Host):
     """The front proxy (Apache httpd): a worker pool held for the whole proxied request."""
 
@@ -206,6 +226,7 @@ class Proxy(Host):
         "[s] (httpd SECONDS_TO_LINGER = 2, compile-time)",
     )
     forward: bool = Field(True, description="forward requests to the backends (false: the proxy serves them itself)")
+    backend_pool: BackendPool = Field(default_factory=BackendPool, description="connections to each backend node")
 
 
 class Backend(Host):
@@ -228,6 +249,16 @@ class Backend(Host):
         None, ge=1, description="JDBC connection pool per node (maxActive / max-pool-size); none = unbounded"
     )
     weight: float = Field(1.0, gt=0, description="balancer weight (mod_jk lbfactor, mod_proxy loadfactor)")
+    connector: Literal["nonblocking", "blocking"] = Field(
+        "nonblocking",
+        description="blocking: a thread per connection for the connection's life, idle or not (Tomcat BIO, Jetty "
+        "SocketConnector / Ajp13SocketConnector); nonblocking: a thread per request (Tomcat NIO, Jetty SelectChannelConnector)",
+    )
+    connection_idle_timeout_s: float | None = Field(
+        None, gt=0,
+        description="the backend closes a connection idle this long, freeing a blocking connector's thread [s] "
+        "(Tomcat keepAliveTimeout / connectionTimeout, infinite for AJP; Jetty maxIdleTime); none = never",
+    )
 
 
 class Database(Host):
@@ -314,6 +345,14 @@ class Model(Strict):
         names = [b.name for b in self.backends]
         if len(set(names)) != len(names):
             raise ValueError(f"backend group names must be unique, got {names}")
+        blocking = [b.name for b in self.backends if b.connector == "blocking"]
+        if blocking and (self.proxy is None or not self.proxy.forward):
+            raise ValueError(
+                f"backends {blocking} have connector = blocking, which this version models behind a [proxy] only; "
+                "add a [proxy] or use connector = nonblocking"
+            )
+        if blocking and any(b.threads is None for b in self.backends if b.connector == "blocking"):
+            raise ValueError("a blocking connector needs a finite backends.N.threads (a thread per connection)")
         if any(b.db_calls for b in self.backends) and self.database is None:
             raise ValueError("a backend has db_calls > 0 but there is no [database]")
         finite = _is_finite(self.clients)

@@ -1,0 +1,194 @@
+"""Proxy-to-backend connections as entities, and blocking connectors that pin a thread to each.
+
+The front keeps a pool of persistent connections to each backend node (mod_proxy worker
+`max`, `ttl`, `acquire`, `timeout`; mod_jk `connection_pool_size`,
+`connection_pool_timeout`), reused most-recently-released first (apr_reslist is LIFO).  With
+a blocking connector (Tomcat BIO, Jetty `SocketConnector` / `Ajp13SocketConnector`) the
+backend binds one thread to each accepted connection for the connection's whole life, idle
+or not; a connection that finds every thread pinned waits in the backend's accept queue,
+holding nothing, and its request is served only when a thread frees -- when some connection
+is closed by the backend's idle timeout (`connectionTimeout` / `keepAliveTimeout`, Jetty
+`maxIdleTime`; infinite for AJP by default) or by the front's `ttl`.  The front's read
+`timeout` (mod_proxy `timeout` = ProxyTimeout, 60 s) ends such a wait with an error.  This is
+the stall of seed 001: more pooled connections than backend threads.
+
+A non-blocking connector (NIO, Jetty `SelectChannelConnector`) holds a thread only per
+request, which the plain `Station` with its thread pool already is; this module is used for
+blocking connectors only.  Simplification: one pool per backend node for the whole front
+(Apache keeps one per child process).
+"""
+from __future__ import annotations
+
+from collections import deque
+
+from sim.engine.pool import GRANTED, REFUSED, Pool
+from sim.engine.request import Reply, Request
+
+
+class BackendConnection:
+    __slots__ = ("thread", "open", "released_at", "idle_timer", "waiting")
+
+    def __init__(self) -> None:
+        self.thread = False  # a backend thread is bound to it (blocking connector)
+        self.open = True
+        self.released_at = 0.0  # when it last went back to the front's pool (ttl)
+        self.idle_timer = None  # the backend's idle timeout while the connection is idle
+        self.waiting = None  # (waiter in the accept queue, request, reply, read timer) until a thread binds
+
+
+class BlockingBackend:
+    """The front's pool of connections to one node with a blocking connector (duck-types a
+    node for the balancer: `name`, `serve`)."""
+
+    __slots__ = ("kernel", "node", "name", "threads", "max_connections", "ttl_s", "acquire_timeout_s",
+                 "read_timeout_s", "idle_timeout_s", "_idle", "open_connections", "_waiters",
+                 "read_timeouts", "acquire_timeouts", "idle_closes", "ttl_closes")
+
+    def __init__(self, kernel, node, threads: Pool, *, max_connections: int | None, ttl_s: float | None,
+                 acquire_timeout_s: float | None, read_timeout_s: float | None,
+                 idle_timeout_s: float | None) -> None:
+        self.kernel = kernel
+        self.node = node  # a Station without a pool: the thread is held by the connection
+        self.name = node.name
+        self.threads = threads
+        self.max_connections = max_connections
+        self.ttl_s = ttl_s
+        self.acquire_timeout_s = acquire_timeout_s
+        self.read_timeout_s = read_timeout_s
+        self.idle_timeout_s = idle_timeout_s
+        self._idle: list[BackendConnection] = []  # LIFO: the last released is reused first
+        self.open_connections = 0
+        self._waiters: deque = deque()  # requests waiting for a pooled connection: [request, reply, timer]
+        self.read_timeouts = 0
+        self.acquire_timeouts = 0
+        self.idle_closes = 0
+        self.ttl_closes = 0
+
+    # ------------------------------------------------------------------ the front's side
+    def serve(self, request: Request, reply: Reply) -> None:
+        connection = self._pop_idle()
+        if connection is None and (self.max_connections is None or self.open_connections < self.max_connections):
+            connection = self._open()
+        if connection is not None:
+            self._send(connection, request, reply)
+            return
+        entry = [request, reply, None]
+        if self.acquire_timeout_s is not None:
+            entry[2] = self.kernel.after(self.acquire_timeout_s, self._acquire_expired, entry)
+        self._waiters.append(entry)
+
+    def _pop_idle(self) -> BackendConnection | None:
+        now = self.kernel.now
+        while self._idle:
+            connection = self._idle.pop()
+            if self.ttl_s is not None and now - connection.released_at >= self.ttl_s:
+                self.ttl_closes += 1
+                self._close(connection)
+                continue
+            if connection.idle_timer is not None:
+                connection.idle_timer.cancel()
+                connection.idle_timer = None
+            return connection
+        return None
+
+    def _open(self) -> BackendConnection:
+        self.open_connections += 1
+        return BackendConnection()
+
+    def _send(self, connection: BackendConnection, request: Request, reply: Reply) -> None:
+        if connection.thread:
+            self.node.serve(request, _Returned(self, connection, reply))
+            return
+        # A new connection: the backend must accept it onto a thread first.
+        status = self.threads.acquire(self._bound, connection)
+        if status == GRANTED:
+            connection.thread = True
+            self.node.serve(request, _Returned(self, connection, reply))
+        elif status == REFUSED:
+            self.open_connections -= 1  # never established
+            connection.open = False
+            reply(request, False)
+        else:
+            timer = None
+            if self.read_timeout_s is not None:
+                timer = self.kernel.after(self.read_timeout_s, self._read_expired, connection)
+            connection.waiting = (status, request, reply, timer)
+
+    def _bound(self, connection: BackendConnection) -> None:
+        """A backend thread took the connection out of the accept queue: serve its request."""
+        waiter, request, reply, timer = connection.waiting
+        connection.waiting = None
+        connection.thread = True
+        if timer is not None:
+            timer.cancel()
+        self.node.serve(request, _Returned(self, connection, reply))
+
+    def _read_expired(self, connection: BackendConnection) -> None:
+        """The front's read timeout: no byte came back; it gives up and closes the connection."""
+        waiter, request, reply, _timer = connection.waiting
+        connection.waiting = None
+        waiter.cancel()
+        self.read_timeouts += 1
+        self.open_connections -= 1
+        connection.open = False
+        self._next_waiter()
+        reply(request, False)
+
+    def _acquire_expired(self, entry: list) -> None:
+        self._waiters.remove(entry)
+        self.acquire_timeouts += 1
+        request, reply, _timer = entry
+        reply(request, False)  # mod_proxy: 503 after `acquire`
+
+    def released(self, connection: BackendConnection) -> None:
+        """The response came back: the connection returns to the pool (its thread stays pinned)."""
+        if self._waiters:
+            request, reply, timer = self._waiters.popleft()
+            if timer is not None:
+                timer.cancel()
+            self._send(connection, request, reply)
+            return
+        connection.released_at = self.kernel.now
+        if self.idle_timeout_s is not None:
+            connection.idle_timer = self.kernel.after(self.idle_timeout_s, self._idle_expired, connection)
+        self._idle.append(connection)
+
+    # ------------------------------------------------------------------ the backend's side
+    def _idle_expired(self, connection: BackendConnection) -> None:
+        """The backend's idle timeout closes the connection and frees its thread."""
+        connection.idle_timer = None
+        self._idle.remove(connection)
+        self.idle_closes += 1
+        self._close(connection)
+
+    def _close(self, connection: BackendConnection) -> None:
+        if connection.idle_timer is not None:
+            connection.idle_timer.cancel()
+            connection.idle_timer = None
+        connection.open = False
+        self.open_connections -= 1
+        if connection.thread:
+            connection.thread = False
+            self.threads.release()  # may bind a waiting connection's thread at once
+        self._next_waiter()
+
+    def _next_waiter(self) -> None:
+        """A connection slot freed: a request waiting for one opens a new connection."""
+        if self._waiters and (self.max_connections is None or self.open_connections < self.max_connections):
+            request, reply, timer = self._waiters.popleft()
+            if timer is not None:
+                timer.cancel()
+            self._send(self._open(), request, reply)
+
+
+class _Returned:
+    __slots__ = ("backend", "connection", "reply")
+
+    def __init__(self, backend: BlockingBackend, connection: BackendConnection, reply: Reply) -> None:
+        self.backend = backend
+        self.connection = connection
+        self.reply = reply
+
+    def __call__(self, request: Request, ok: bool) -> None:
+        self.backend.released(self.connection)
+        self.reply(request, ok)
