@@ -272,3 +272,40 @@ def test_ttl_closes_an_old_idle_connection_and_frees_its_thread():
     result = run_replication(model_from(data, warmup="none"), 0)
     assert result.metrics["count.completed"] == 2
     assert result.metrics["makespan"] == pytest.approx(2.0 + 1.0 + 2.0 + 1.0)
+
+
+def test_prefork_forks_children_at_a_doubling_rate():
+    """MaxClients 10, StartServers 2, 10-s requests, ab -c 10: the parent forks 1, 2, 4, then the
+    last 1 child at t = 1, 2, 3, 4 s, so the requests end at 10 (x2), 11, 12 (x2), 13 (x4), 14."""
+    data = {"clients": {"kind": "ab", "concurrency": 10, "requests": 10},
+            "proxy": {"workers": 10, "cores": 10, "start_servers": 2, "min_spare_servers": 1, "max_spare_servers": 100,
+                      "demand": {"dist": "deterministic", "value": 10.0}, "forward": False}}
+    result = run_replication(model_from(data, warmup="none"), 0)
+    assert result.metrics["makespan"] == pytest.approx(14.0)
+    assert result.metrics["response.mean"] == pytest.approx((2 * 10 + 11 + 2 * 12 + 4 * 13 + 14) / 10, rel=0.01)
+
+
+def test_prefork_kills_one_idle_child_per_second():
+    from sim.engine.kernel import Kernel
+    from sim.engine.prefork import PreforkSpawner
+
+    kernel = Kernel()
+    workers = Pool(kernel, "proxy.workers", 20)
+    spawner = PreforkSpawner(kernel, workers, max_clients=20, start_servers=15, min_spare=2, max_spare=10)
+    kernel.run(until=3.5)
+    assert (workers.capacity, spawner.killed) == (12, 3)
+    kernel.run(until=10.5)
+    assert workers.capacity == 10  # stops at MaxSpareServers idle children
+
+
+def test_pool_resize_serves_waiters_and_never_evicts_holders():
+    kernel = Kernel()
+    pool = Pool(kernel, "p", 1)
+    granted = []
+    assert pool.acquire(granted.append, "a") == GRANTED
+    pool.acquire(granted.append, "b")
+    pool.acquire(granted.append, "c")
+    pool.resize(2)
+    assert granted == ["b"] and pool.in_use == 2
+    pool.resize(0)
+    assert pool.capacity == 2  # cannot shrink below the holders

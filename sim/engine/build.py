@@ -9,6 +9,7 @@ from sim.engine.balancer import Dispatcher
 from sim.engine.cpu import DedicatedCPU, ProcessorSharingCPU
 from sim.engine.kernel import Kernel
 from sim.engine.pool import Pool
+from sim.engine.prefork import PreforkSpawner
 from sim.engine.backend_pool import BlockingBackend
 from sim.engine.connection import FrontConnections
 from sim.engine.station import FrontStation, PooledCall, Station
@@ -133,6 +134,9 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
                 sampler(px.demand, streams, "proxy.demand", 1 if px.forward and entry else 0))
         kwargs = dict(downstream=entry, calls=1 if px.forward else 0)
         front = front_connections(model, kernel, workers)
+        if px.start_servers is not None:
+            PreforkSpawner(kernel, workers, max_clients=px.workers, start_servers=px.start_servers,
+                           min_spare=px.min_spare_servers, max_spare=px.max_spare_servers)
         proxy = Station(*args, **kwargs) if front is None else FrontStation(*args, front=front, **kwargs)
         assembly.stations.insert(0, proxy)
         entry = proxy.serve

@@ -91,6 +91,13 @@ class Pool:
 
     def release(self) -> None:
         """Free a slot; hand it straight to the oldest live waiter, if any."""
+        if self._queue and self._hand_over():
+            return  # the slot passed over without being freed
+        self.in_use -= 1
+        self._busy_signed += self.env._now  # noqa: SLF001
+
+    def _hand_over(self) -> bool:
+        """Give a held or new slot to the oldest live waiter; False if there is none."""
         queue = self._queue
         while queue:
             waiter = queue.popleft()
@@ -103,10 +110,21 @@ class Pool:
             self._queue_signed += now
             self.acquired += 1
             self.wait_sum += now - waiter.since
-            granted(waiter.arg)  # the slot passes over without being freed
-            return
-        self.in_use -= 1
-        self._busy_signed += self.env._now  # noqa: SLF001
+            granted(waiter.arg)
+            return True
+        return False
+
+    def resize(self, capacity: int) -> None:
+        """Change the number of slots (e.g. Apache prefork forks or kills children).  Growing
+        serves waiters at once; shrinking never takes a slot from its holder (stops at in_use)."""
+        self.capacity = max(capacity, self.in_use)
+        while self.in_use < self.capacity and self._queue:
+            now = self.env._now  # noqa: SLF001
+            self.in_use += 1
+            self._busy_signed -= now
+            if not self._hand_over():
+                self.in_use -= 1
+                self._busy_signed += now
 
     def _withdraw(self) -> None:
         self.waiting -= 1

@@ -225,8 +225,32 @@ class Proxy(Host):
         description="lingering close: one idle read before the worker gives up on a client that does not close "
         "[s] (httpd SECONDS_TO_LINGER = 2, compile-time)",
     )
+    start_servers: int | None = Field(
+        None, ge=1,
+        description="prefork children alive at the start (Apache StartServers, default 5; a warm server keeps more); "
+        "then forked at 1, 2, 4 ... 32 per second while fewer than min_spare_servers are idle; none = all workers ready",
+    )
+    min_spare_servers: int = Field(5, ge=0, description="Apache MinSpareServers (prefork): fork below this many idle children")
+    max_spare_servers: int = Field(10, ge=1, description="Apache MaxSpareServers (prefork): kill one idle child per second above this")
     forward: bool = Field(True, description="forward requests to the backends (false: the proxy serves them itself)")
     backend_pool: BackendPool = Field(default_factory=BackendPool, description="connections to each backend node")
+
+    @model_validator(mode="after")
+    def _spawning(self) -> "Proxy":
+        _check_proxy(self)
+        return self
+
+
+def _check_proxy(proxy: "Proxy") -> None:
+    if proxy.start_servers is not None:
+        if proxy.mpm != "prefork":
+            raise ValueError(f"proxy.start_servers models prefork's process spawning; proxy.mpm is {proxy.mpm!r}")
+        if proxy.workers is None:
+            raise ValueError("proxy.start_servers needs a finite proxy.workers (MaxClients)")
+    if proxy.min_spare_servers > proxy.max_spare_servers:
+        raise ValueError(
+            f"proxy.min_spare_servers ({proxy.min_spare_servers}) must be <= proxy.max_spare_servers ({proxy.max_spare_servers})"
+        )
 
 
 class Backend(Host):
