@@ -173,6 +173,26 @@ def solve(model_file, overrides, as_json) -> None:
         answer.render(_console())
 
 
+@main.command()
+@click.argument("experiment")
+@click.option("--replications", "-r", type=click.IntRange(1, 10_000), help="replications per row")
+@click.option("--json", "as_json", is_flag=True, help="print a JSON list of rows")
+def reproduce(experiment, replications, as_json) -> None:
+    """Run an experiment's published table (experiments/EXPERIMENT) and compare."""
+    from sim.reproduce import ExperimentError, render
+    from sim.reproduce import reproduce as run_experiment
+
+    try:
+        with _progress(None, 0) as progress:
+            rows = run_experiment(experiment, replications=replications, progress=progress)
+    except ExperimentError as exc:
+        fail(str(exc), EXIT_MODEL)
+    if as_json:
+        click.echo(json.dumps([row.as_dict() for row in rows], indent=2, allow_nan=False))
+    else:
+        render(rows, _console())
+
+
 def _timeseries_writer(path: str):
     handle = open(Path(path), "w", newline="", encoding="utf-8")
     state: dict = {"writer": None, "columns": None}

@@ -203,3 +203,24 @@ def test_interrupt_keeps_finished_replications(small, monkeypatch):
     assert result.exit_code == 130
     doc = json.loads(result.stdout)
     assert doc["run"]["stopped_by"] == "interrupted" and doc["metrics"]["throughput"]["n"] == 2
+
+
+def test_reproduce_prints_published_beside_simulated_rows():
+    result = invoke("reproduce", "seed001", "--json", "--replications", "2")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert len(rows) == 8  # the Jetty half of the 16-cell table
+    for row in rows:
+        assert set(row) >= {"experiment", "figure", "published", "simulated", "ci_low", "ci_high", "rel_error",
+                            "fitted"}
+        assert row["rel_error"] == pytest.approx((row["simulated"] - row["published"]) / row["published"])
+    assert [r["figure"] for r in rows if r["fitted"]] == [
+        "jetty-7.4.3 connector=mod_proxy_http max_clients=150 keep_alive=no"]
+    stall = next(r for r in rows if r["figure"].startswith("jetty-7.4.3 connector=mod_proxy_ajp max_clients=150 "
+                                                            "keep_alive=no"))
+    assert stall["simulated_flag"] == stall["published_flag"] == "yes"  # timeouts only with AJP here
+
+
+def test_reproduce_unknown_experiment():
+    result = invoke("reproduce", "seed999")
+    assert result.exit_code == 3 and "seed001" in result.stderr
