@@ -193,6 +193,24 @@ def reproduce(experiment, replications, as_json) -> None:
         render(rows, _console())
 
 
+@main.command()
+@click.argument("timeseries_file", type=click.Path(dir_okay=False, exists=True))
+@click.option("--column", "-c", "columns", multiple=True, help="column to plot (repeatable; default: every *_now column)")
+@click.option("--replication", type=int, default=0, show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), required=True, help="HTML file to write")
+def plot(timeseries_file, columns, replication, output) -> None:
+    """Plot a --timeseries CSV (Plotly HTML, self-contained)."""
+    from sim.plot import read_timeseries, timeseries_figure
+
+    try:
+        figure = timeseries_figure(read_timeseries(timeseries_file, replication), list(columns) or None,
+                                   title=f"{timeseries_file}, replication {replication}")
+    except (ValueError, KeyError) as exc:
+        fail(f"{timeseries_file}: {exc}", EXIT_MODEL)
+    figure.write_html(output, include_plotlyjs=True)
+    click.echo(f"wrote {output}")
+
+
 def _timeseries_writer(path: str):
     handle = open(Path(path), "w", newline="", encoding="utf-8")
     state: dict = {"writer": None, "columns": None}

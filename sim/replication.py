@@ -110,6 +110,10 @@ def _sample_periodically(kernel, recorder: Recorder, assembly, replication: int,
         for pool in assembly.pools:
             metrics[f"{pool.name}.in_use_now"] = float(pool.in_use)
             metrics[f"{pool.name}.waiting_now"] = float(pool.waiting)
+        for station in assembly.stations:
+            metrics[f"{station.name}.serving_now"] = float(station.in_progress)
+        for backend in assembly.backend_pools:
+            metrics.update(backend.now_values())
         sink(replication, kernel.now, metrics)
         state["row"], state["hist"] = row, histogram.copy()
         kernel.after(interval, sample, None)

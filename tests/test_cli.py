@@ -224,3 +224,15 @@ def test_reproduce_prints_published_beside_simulated_rows():
 def test_reproduce_unknown_experiment():
     result = invoke("reproduce", "seed999")
     assert result.exit_code == 3 and "seed001" in result.stderr
+
+
+def test_plot_timeseries_writes_html(small, tmp_path):
+    series = tmp_path / "ts.csv"
+    assert invoke("run", small, "--replications", "1", "--timeseries", series).exit_code == 0
+    out = tmp_path / "plot.html"
+    result = invoke("plot", series, "-o", out, "-c", "app1.threads.in_use_now", "-c", "app1.serving_now")
+    assert result.exit_code == 0, result.output
+    html = out.read_text(encoding="utf-8")
+    assert "app1.threads.in_use" in html and "app1.serving" in html
+    bad = invoke("plot", series, "-o", out, "-c", "nope")
+    assert bad.exit_code == 3 and "no column nope" in bad.stderr

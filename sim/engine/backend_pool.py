@@ -153,6 +153,18 @@ class BlockingBackend:
             connection.idle_timer = self.kernel.after(self.idle_timeout_s, self._idle_expired, connection)
         self._idle.append(connection)
 
+    def now_values(self) -> dict[str, float]:
+        """Instantaneous state for time series: where the node's threads and connections are."""
+        idle = len(self._idle)
+        awaiting = self.open_connections - idle - self.node.in_progress
+        return {
+            f"{self.name}.connections.open_now": float(self.open_connections),
+            f"{self.name}.connections.idle_pinned_now": float(idle),  # pooled, idle, holding a thread
+            f"{self.name}.connections.awaiting_thread_now": float(max(awaiting, 0)),
+            f"{self.name}.requests.awaiting_connection_now": float(len(self._waiters)),
+            f"{self.name}.read_timeouts": float(self.read_timeouts),
+        }
+
     # ------------------------------------------------------------------ the backend's side
     def _idle_expired(self, connection: BackendConnection) -> None:
         """The backend's idle timeout closes the connection and frees its thread."""

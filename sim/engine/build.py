@@ -37,6 +37,7 @@ class Assembly:
     pools: list[Pool] = field(default_factory=list)
     cpus: list[ProcessorSharingCPU] = field(default_factory=list)
     dispatcher: Dispatcher | None = None
+    backend_pools: list = field(default_factory=list)  # BlockingBackend: the front's connections to a node
 
     def probes(self) -> list:
         probes: list = [*self.stations, *self.pools, *self.cpus]
@@ -118,7 +119,9 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
             )
             nodes.append(node)
             # A blocking connector: the thread belongs to the front's connection, not the request.
-            entries.append(blocking_backend(model, kernel, node, threads, group) if blocking else node)
+            if blocking:
+                assembly.backend_pools.append(blocking_backend(model, kernel, node, threads, group))
+            entries.append(assembly.backend_pools[-1] if blocking else node)
     assembly.stations.extend(nodes)
 
     entry = None
