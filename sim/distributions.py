@@ -268,19 +268,22 @@ class UniformSpec(_Spec):
         return Uniform(self.low, self.high)
 
 
-class GammaSpec(_Spec):
-    dist: Literal["gamma"]
+class _MeanCvSpec(_Spec):
+    """A shape given by its mean and coefficient of variation (gamma, lognormal)."""
+
     mean: float = Field(..., gt=0, description="mean [s]")
     cv: float = Field(..., gt=0, le=100, description="coefficient of variation (std / mean); for cv = 0 use deterministic")
+
+
+class GammaSpec(_MeanCvSpec):
+    dist: Literal["gamma"]
 
     def build(self):
         return Gamma(self.mean, self.cv)
 
 
-class LognormalSpec(_Spec):
+class LognormalSpec(_MeanCvSpec):
     dist: Literal["lognormal"]
-    mean: float = Field(..., gt=0, description="mean [s]")
-    cv: float = Field(..., gt=0, le=100, description="coefficient of variation (std / mean)")
 
     def build(self):
         return Lognormal(self.mean, self.cv)

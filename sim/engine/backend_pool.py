@@ -26,11 +26,10 @@ from sim.engine.request import Reply, Request
 
 
 class BackendConnection:
-    __slots__ = ("thread", "open", "released_at", "idle_timer", "waiting")
+    __slots__ = ("thread", "released_at", "idle_timer", "waiting")
 
     def __init__(self) -> None:
         self.thread = False  # a backend thread is bound to it (blocking connector)
-        self.open = True
         self.released_at = 0.0  # when it last went back to the front's pool (ttl)
         self.idle_timer = None  # the backend's idle timeout while the connection is idle
         self.waiting = None  # (waiter in the accept queue, request, reply, read timer) until a thread binds
@@ -106,8 +105,8 @@ class BlockingBackend:
             self.node.serve(request, _Returned(self, connection, reply))
         elif status == REFUSED:
             self.open_connections -= 1  # never established
-            connection.open = False
             reply(request, False)
+            self._next_waiter()
         else:
             timer = None
             if self.read_timeout_s is not None:
@@ -130,7 +129,6 @@ class BlockingBackend:
         waiter.cancel()
         self.read_timeouts += 1
         self.open_connections -= 1
-        connection.open = False
         self._next_waiter()
         reply(request, False)
 
@@ -162,7 +160,11 @@ class BlockingBackend:
             f"{self.name}.connections.idle_pinned_now": float(idle),  # pooled, idle, holding a thread
             f"{self.name}.connections.awaiting_thread_now": float(max(awaiting, 0)),
             f"{self.name}.requests.awaiting_connection_now": float(len(self._waiters)),
+            # cumulative counts
             f"{self.name}.read_timeouts": float(self.read_timeouts),
+            f"{self.name}.acquire_timeouts": float(self.acquire_timeouts),
+            f"{self.name}.connections.idle_closed": float(self.idle_closes),
+            f"{self.name}.connections.ttl_closed": float(self.ttl_closes),
         }
 
     # ------------------------------------------------------------------ the backend's side
@@ -177,7 +179,6 @@ class BlockingBackend:
         if connection.idle_timer is not None:
             connection.idle_timer.cancel()
             connection.idle_timer = None
-        connection.open = False
         self.open_connections -= 1
         if connection.thread:
             connection.thread = False

@@ -42,7 +42,7 @@ class FrontConnections:
     """The front tier's connection handling: keep-alive and lingering close, by MPM."""
 
     __slots__ = ("kernel", "pool", "mpm", "keep_alive", "keep_alive_timeout_s", "max_keep_alive_requests",
-                 "linger_hold_s", "closed_by_timeout", "closed_by_limit", "lingers")
+                 "linger_hold_s")
 
     def __init__(self, kernel, pool: Pool | None, *, mpm: str, keep_alive: bool, keep_alive_timeout_s: float,
                  max_keep_alive_requests: int, linger_s: float, client_close_delay_s: float | None) -> None:
@@ -59,9 +59,6 @@ class FrontConnections:
             self.linger_hold_s = linger_s
         else:
             self.linger_hold_s = min(linger_s, client_close_delay_s)
-        self.closed_by_timeout = 0
-        self.closed_by_limit = 0
-        self.lingers = 0
 
     def reuses_worker(self, request) -> bool:
         """prefork/worker: the request arrives on a connection that still holds its worker."""
@@ -96,8 +93,6 @@ class FrontConnections:
                 self._release_worker()
             return
         if connection is not None:
-            if self.keep_alive and connection.open and not connection.client_closed:
-                self.closed_by_limit += 1  # MaxKeepAliveRequests reached
             connection.open = False
             connection.holds_worker = False
             if connection.client_closed:
@@ -108,14 +103,12 @@ class FrontConnections:
     def _idle_expired(self, connection: Connection) -> None:
         connection.idle_timer = None
         connection.open = False
-        self.closed_by_timeout += 1
         if connection.holds_worker:
             connection.holds_worker = False
             self._close_worker()
 
     def _close_worker(self) -> None:
         if self.linger_hold_s > 0:
-            self.lingers += 1
             self.kernel.call_after(self.linger_hold_s, self._release_after_linger, None)
         else:
             self._release_worker()

@@ -15,7 +15,7 @@ MAX_SPAWN_RATE = 32  # children per second (prefork.c)
 
 
 class PreforkSpawner:
-    __slots__ = ("kernel", "pool", "max_clients", "min_spare", "max_spare", "spawn_rate", "forked", "killed")
+    __slots__ = ("kernel", "pool", "max_clients", "min_spare", "max_spare", "spawn_rate")
 
     def __init__(self, kernel, pool: Pool, *, max_clients: int, start_servers: int, min_spare: int,
                  max_spare: int) -> None:
@@ -25,8 +25,6 @@ class PreforkSpawner:
         self.min_spare = min_spare
         self.max_spare = max_spare
         self.spawn_rate = 1
-        self.forked = 0
-        self.killed = 0
         pool.resize(min(start_servers, max_clients))
         kernel.call_after(1.0, self._maintain, None)
 
@@ -36,14 +34,12 @@ class PreforkSpawner:
         changed = False
         if idle > self.max_spare:
             pool.resize(pool.capacity - 1)
-            self.killed += 1
             self.spawn_rate = 1
             changed = True
         elif idle < self.min_spare:
             fork = min(self.spawn_rate, self.max_clients - pool.capacity)
             if fork > 0:
                 pool.resize(pool.capacity + fork)
-                self.forked += fork
                 changed = True
             self.spawn_rate = min(2 * self.spawn_rate, MAX_SPAWN_RATE)
         else:
