@@ -54,12 +54,16 @@ def experiment_dir(name: str) -> Path:
 
 
 def _overrides(spec: dict, row: dict[str, str], source: Path) -> list[str]:
+    """The parameter overrides of one published row.  A factor's entry may be specific to the
+    row's model ("MODEL:VALUE", e.g. a connector that is blocking on one backend and not on
+    another), else for the value, else for any value ("*", with {value} substituted)."""
     out: list[str] = []
+    model_key = row.get(spec["models"]["column"], "")
     for column, values in spec.get("factors", {}).items():
         if column not in row:
             raise ExperimentError(f"{source}: factor column {column!r} is not in the published CSV")
         value = row[column]
-        templates = values.get(value, values.get("*"))
+        templates = values.get(f"{model_key}:{value}", values.get(value, values.get("*")))
         if templates is None:
             raise ExperimentError(f"{source}: factors.{column} has no entry for {value!r} (nor '*')")
         out += [t.replace("{value}", value) for t in templates]

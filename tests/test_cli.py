@@ -209,16 +209,24 @@ def test_reproduce_prints_published_beside_simulated_rows():
     result = invoke("reproduce", "seed001", "--json", "--replications", "2")
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)
-    assert len(rows) == 8  # the Jetty half of the 16-cell table
+    assert len(rows) == 16  # both backends of the published table
     for row in rows:
         assert set(row) >= {"experiment", "figure", "published", "simulated", "ci_low", "ci_high", "rel_error",
                             "fitted"}
         assert row["rel_error"] == pytest.approx((row["simulated"] - row["published"]) / row["published"])
     assert [r["figure"] for r in rows if r["fitted"]] == [
-        "jetty-7.4.3 connector=mod_proxy_http max_clients=150 keep_alive=no"]
-    stall = next(r for r in rows if r["figure"].startswith("jetty-7.4.3 connector=mod_proxy_ajp max_clients=150 "
-                                                            "keep_alive=no"))
+        "jetty-7.4.3 connector=mod_proxy_http max_clients=150 keep_alive=no",
+        "jetty-7.4.3 connector=mod_proxy_http max_clients=30 keep_alive=yes"]
+    by_figure = {r["figure"]: r for r in rows}
+    stall = by_figure["jetty-7.4.3 connector=mod_proxy_ajp max_clients=150 keep_alive=no"]
     assert stall["simulated_flag"] == stall["published_flag"] == "yes"  # timeouts only with AJP here
+    assert all(r["simulated_flag"] == "no" for r in rows if "mod_proxy_http" in r["figure"])
+    for figure, row in by_figure.items():  # the seed's findings: HTTP no slower than AJP; keep-alive slower
+        if "mod_proxy_ajp" in figure:
+            http = by_figure[figure.replace("mod_proxy_ajp", "mod_proxy_http")]
+            assert http["simulated"] <= row["simulated"] * 1.01
+        if figure.endswith("keep_alive=no"):
+            assert by_figure[figure[:-2] + "yes"]["simulated"] > row["simulated"]
 
 
 def test_reproduce_unknown_experiment():

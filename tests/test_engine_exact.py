@@ -239,7 +239,7 @@ def test_keep_alive_reuses_the_worker_within_the_timeout():
 def test_blocking_connector_pins_a_thread_per_connection(connector, idle_timeout, pool_max, makespan, completed):
     """ab -c 3 -n 3 through 3 proxy workers to one node with 2 threads on 2 cores, 1-s requests."""
     data = {"clients": {"kind": "ab", "concurrency": 3, "requests": 3},
-            "proxy": {"workers": 3, "backend_pool": {"timeout_s": 10.0, "max_connections": pool_max}},
+            "proxy": {"workers": 3, "mpm": "worker", "backend_pool": {"timeout_s": 10.0, "max_connections": pool_max}},
             "backends": [{"name": "jetty", "threads": 2, "cores": 2, "connector": connector,
                           "connection_idle_timeout_s": idle_timeout,
                           "cpu": {"dist": "deterministic", "value": 1.0}}]}
@@ -250,9 +250,9 @@ def test_blocking_connector_pins_a_thread_per_connection(connector, idle_timeout
 
 
 def test_pool_acquire_timeout_is_a_503():
-    """One pooled connection, acquire 0.5 s: the second request waits for it and gets a 503."""
+    """Threaded MPM (a reslist per child): one pooled connection, acquire 0.5 s: the second request waits for it and gets a 503."""
     data = {"clients": {"kind": "ab", "concurrency": 2, "requests": 2},
-            "proxy": {"workers": 2, "backend_pool": {"max_connections": 1, "acquire_timeout_s": 0.5}},
+            "proxy": {"workers": 2, "mpm": "worker", "backend_pool": {"max_connections": 1, "acquire_timeout_s": 0.5}},
             "backends": [{"name": "tomcat", "threads": 4, "cores": 2, "connector": "blocking",
                           "cpu": {"dist": "deterministic", "value": 1.0}}]}
     result = run_replication(model_from(data, warmup="none"), 0)
@@ -265,13 +265,14 @@ def test_ttl_closes_an_old_idle_connection_and_frees_its_thread(ttl, ttl_closed)
     """One user, think 2 s, two 1-s requests, a 1-thread blocking backend.  With ttl 1 s the
     pooled connection is 2 s old at the second request: it is closed and a new one opened,
     and closing it must free its pinned thread, or the new connection would stall until the
-    read timeout.  Without ttl it is reused.  Same times either way; the close is counted."""
+    read timeout.  Without ttl it is reused.  Same times either way; the close is counted.
+    Threaded MPM: ttl belongs to the per-child reslist, which a prefork child does not have."""
     from sim.engine.build import assemble
     from sim.rng import Streams
 
     data = {"clients": {"kind": "closed", "users": 1, "requests_per_user": 2,
                         "think": {"dist": "deterministic", "value": 2.0}},
-            "proxy": {"workers": 2, "backend_pool": {"ttl_s": ttl}},
+            "proxy": {"workers": 2, "mpm": "worker", "backend_pool": {"ttl_s": ttl}},
             "backends": [{"name": "tomcat", "threads": 1, "cores": 1, "connector": "blocking",
                           "cpu": {"dist": "deterministic", "value": 1.0}}]}
     model = model_from(data, warmup="none")
@@ -317,6 +318,58 @@ def test_prefork_kills_one_idle_child_per_second():
     assert workers.capacity == 12  # one child killed at each of t = 1, 2, 3
     kernel.run(until=10.5)
     assert workers.capacity == 10  # stops at MaxSpareServers idle children
+
+
+@pytest.mark.parametrize("graceful, makespan", [(False, 13.0), (True, 16.0)])
+def test_prefork_holds_off_doubling_after_a_graceful_restart(graceful, makespan):
+    """MaxClients 8, StartServers 2, 10-s requests, ab -c 8 -n 8.  Cold: forks 1, 2, 3 (capped) at
+    t = 1, 2, 3.  After a graceful restart: 1 per second for 10 ticks, so t = 1 ... 6."""
+    data = {"clients": {"kind": "ab", "concurrency": 8, "requests": 8},
+            "proxy": {"workers": 8, "cores": 8, "start_servers": 2, "min_spare_servers": 1, "max_spare_servers": 100,
+                      "graceful_restart": graceful, "demand": {"dist": "deterministic", "value": 10.0},
+                      "forward": False}}
+    result = run_replication(model_from(data, warmup="none"), 0)
+    assert result.metrics["makespan"] == pytest.approx(makespan)
+
+
+@pytest.mark.parametrize("mpm, completed, makespan", [
+    ("prefork", 2, 8.0 + 10.0),  # children 0, 1, 2 take the three requests in turn, each opening its
+                                 # own connection; the third finds both threads pinned by the others'
+                                 # idle connections and stalls until the 10-s read timeout
+    ("worker", 3, 9.0),          # one pool for the child's threads: the idle connection is reused
+])
+def test_prefork_children_keep_a_connection_each(mpm, completed, makespan):
+    """One user thinking 2 s before each of three 1-s requests (sent at 2, 5, 8), three front
+    workers, a 2-thread blocking backend."""
+    data = {"clients": {"kind": "closed", "users": 1, "requests_per_user": 3,
+                        "think": {"dist": "deterministic", "value": 2.0}},
+            "proxy": {"workers": 3, "mpm": mpm, "linger_s": 0.0, "backend_pool": {"timeout_s": 10.0}},
+            "backends": [{"name": "tomcat", "threads": 2, "cores": 2, "connector": "blocking",
+                          "cpu": {"dist": "deterministic", "value": 1.0}}]}
+    result = run_replication(model_from(data, warmup="none"), 0)
+    assert result.metrics["count.completed"] == completed
+    assert result.metrics["makespan"] == pytest.approx(makespan)
+
+
+@pytest.mark.parametrize("max_spare, exit_closes, threads_pinned", [(1, 1, 1), (10, 0, 2)])
+def test_a_prefork_child_that_exits_closes_its_connection(max_spare, exit_closes, threads_pinned):
+    """Two users, one 0.5-s request each at t = 0, served by children 0 and 1, which keep a
+    connection each (2 threads pinned).  At t = 1 two children are idle: with MaxSpareServers 1
+    the youngest (child 1) is killed and its connection closes, freeing its thread."""
+    from sim.engine.build import assemble
+    from sim.rng import Streams
+
+    data = {"clients": {"kind": "closed", "users": 2, "requests_per_user": 1},
+            "proxy": {"workers": 2, "start_servers": 2, "min_spare_servers": 0, "max_spare_servers": max_spare,
+                      "linger_s": 0.0},
+            "backends": [{"name": "tomcat", "threads": 2, "cores": 2, "connector": "blocking",
+                          "cpu": {"dist": "deterministic", "value": 0.5}}]}
+    assembly, _ = assemble(model_from(data, warmup="none"), Streams(1, 0), lambda kernel, assembly: _Silent())
+    assembly.clients.start()
+    assembly.kernel.run(until=1.5)
+    (backend,) = assembly.backend_pools
+    assert backend.exit_closes == exit_closes
+    assert backend.threads.in_use == threads_pinned == backend.open_connections
 
 
 def test_pool_resize_serves_waiters_and_never_evicts_holders():

@@ -14,8 +14,14 @@ the stall of seed 001: more pooled connections than backend threads.
 
 A non-blocking connector (NIO, Jetty `SelectChannelConnector`) holds a thread only per
 request, which the plain `Station` with its thread pool already is; this module is used for
-blocking connectors only.  Simplification: one pool per backend node for the whole front
-(Apache keeps one per child process).
+blocking connectors only.
+
+Apache keeps the pool per child process.  With prefork (one thread per child) that is one
+cached connection per child and backend, tracked here per child (`ProcessTable`): a child
+reuses its own connection or opens one, never waits for another's, and closes it when it
+exits; no reslist is made for a one-thread child, so `ttl` and `acquire` do not apply
+(`ap_proxy_initialize_worker`, `ap_proxy_acquire_connection` in `proxy_util.c`).  With threaded MPMs one pool per backend node stands for the children's pools (the
+default `max` = ThreadsPerChild means a thread never finds its own child's pool exhausted).
 """
 from __future__ import annotations
 
@@ -26,9 +32,10 @@ from sim.engine.request import Reply, Request
 
 
 class BackendConnection:
-    __slots__ = ("thread", "released_at", "idle_timer", "waiting")
+    __slots__ = ("thread", "released_at", "idle_timer", "waiting", "child")
 
-    def __init__(self) -> None:
+    def __init__(self, child=None) -> None:
+        self.child = child  # the prefork child that owns it (per-child pools)
         self.thread = False  # a backend thread is bound to it (blocking connector)
         self.released_at = 0.0  # when it last went back to the front's pool (ttl)
         self.idle_timer = None  # the backend's idle timeout while the connection is idle
@@ -41,11 +48,11 @@ class BlockingBackend:
 
     __slots__ = ("kernel", "node", "name", "threads", "max_connections", "ttl_s", "acquire_timeout_s",
                  "read_timeout_s", "idle_timeout_s", "_idle", "open_connections", "_waiters",
-                 "read_timeouts", "acquire_timeouts", "idle_closes", "ttl_closes")
+                 "read_timeouts", "acquire_timeouts", "idle_closes", "ttl_closes", "_cached", "exit_closes")
 
     def __init__(self, kernel, node, threads: Pool, *, max_connections: int | None, ttl_s: float | None,
                  acquire_timeout_s: float | None, read_timeout_s: float | None,
-                 idle_timeout_s: float | None) -> None:
+                 idle_timeout_s: float | None, children=None) -> None:
         self.kernel = kernel
         self.node = node  # a Station without a pool: the thread is held by the connection
         self.name = node.name
@@ -62,9 +69,25 @@ class BlockingBackend:
         self.acquire_timeouts = 0
         self.idle_closes = 0
         self.ttl_closes = 0
+        self.exit_closes = 0
+        # Per-child pools (prefork): each child's idle cached connection, by child.
+        self._cached: dict | None = None
+        if children is not None:
+            self._cached = {}
+            children.on_exit.append(self._child_exited)
 
     # ------------------------------------------------------------------ the front's side
     def serve(self, request: Request, reply: Reply) -> None:
+        if self._cached is not None:
+            # No reslist in a one-thread child, so no ttl: the cached connection is reused as is.
+            connection = self._cached.pop(request.worker, None)
+            if connection is None:
+                connection = self._open(request.worker)
+            elif connection.idle_timer is not None:
+                connection.idle_timer.cancel()
+                connection.idle_timer = None
+            self._send(connection, request, reply)
+            return
         connection = self._pop_idle()
         if connection is None and (self.max_connections is None or self.open_connections < self.max_connections):
             connection = self._open()
@@ -77,22 +100,26 @@ class BlockingBackend:
         self._waiters.append(entry)
 
     def _pop_idle(self) -> BackendConnection | None:
-        now = self.kernel.now
         while self._idle:
             connection = self._idle.pop()
-            if self.ttl_s is not None and now - connection.released_at >= self.ttl_s:
-                self.ttl_closes += 1
-                self._close(connection)
-                continue
-            if connection.idle_timer is not None:
-                connection.idle_timer.cancel()
-                connection.idle_timer = None
-            return connection
+            if self._reusable(connection):
+                return connection
         return None
 
-    def _open(self) -> BackendConnection:
+    def _reusable(self, connection: BackendConnection) -> bool:
+        """Take an idle connection out of the pool: False (and closed) if older than ttl."""
+        if self.ttl_s is not None and self.kernel.now - connection.released_at >= self.ttl_s:
+            self.ttl_closes += 1
+            self._close(connection)
+            return False
+        if connection.idle_timer is not None:
+            connection.idle_timer.cancel()
+            connection.idle_timer = None
+        return True
+
+    def _open(self, child=None) -> BackendConnection:
         self.open_connections += 1
-        return BackendConnection()
+        return BackendConnection(child)
 
     def _send(self, connection: BackendConnection, request: Request, reply: Reply) -> None:
         if connection.thread:
@@ -140,20 +167,27 @@ class BlockingBackend:
 
     def released(self, connection: BackendConnection) -> None:
         """The response came back: the connection returns to the pool (its thread stays pinned)."""
+        if self._cached is not None:
+            self._park(connection)
+            self._cached[connection.child] = connection
+            return
         if self._waiters:
             request, reply, timer = self._waiters.popleft()
             if timer is not None:
                 timer.cancel()
             self._send(connection, request, reply)
             return
+        self._park(connection)
+        self._idle.append(connection)
+
+    def _park(self, connection: BackendConnection) -> None:
         connection.released_at = self.kernel.now
         if self.idle_timeout_s is not None:
             connection.idle_timer = self.kernel.after(self.idle_timeout_s, self._idle_expired, connection)
-        self._idle.append(connection)
 
     def now_values(self) -> dict[str, float]:
         """Instantaneous state for time series: where the node's threads and connections are."""
-        idle = len(self._idle)
+        idle = len(self._idle) if self._cached is None else len(self._cached)
         awaiting = self.open_connections - idle - self.node.in_progress
         return {
             f"{self.name}.connections.open_now": float(self.open_connections),
@@ -165,15 +199,26 @@ class BlockingBackend:
             f"{self.name}.acquire_timeouts": float(self.acquire_timeouts),
             f"{self.name}.connections.idle_closed": float(self.idle_closes),
             f"{self.name}.connections.ttl_closed": float(self.ttl_closes),
+            f"{self.name}.connections.closed_by_child_exit": float(self.exit_closes),
         }
 
     # ------------------------------------------------------------------ the backend's side
     def _idle_expired(self, connection: BackendConnection) -> None:
         """The backend's idle timeout closes the connection and frees its thread."""
         connection.idle_timer = None
-        self._idle.remove(connection)
+        if self._cached is None:
+            self._idle.remove(connection)
+        else:
+            del self._cached[connection.child]
         self.idle_closes += 1
         self._close(connection)
+
+    def _child_exited(self, child) -> None:
+        """A prefork child exited (MaxSpareServers): its cached connection closes with it."""
+        connection = self._cached.pop(child, None)
+        if connection is not None:
+            self.exit_closes += 1
+            self._close(connection)
 
     def _close(self, connection: BackendConnection) -> None:
         if connection.idle_timer is not None:

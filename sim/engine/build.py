@@ -10,6 +10,7 @@ from sim.engine.cpu import DedicatedCPU, ProcessorSharingCPU
 from sim.engine.kernel import Kernel
 from sim.engine.pool import Pool
 from sim.engine.prefork import PreforkSpawner
+from sim.engine.process_table import ProcessTable
 from sim.engine.backend_pool import BlockingBackend
 from sim.engine.connection import FrontConnections
 from sim.engine.station import FrontStation, PooledCall, Station
@@ -96,6 +97,7 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
         assembly.stations.append(database)
         database_call = database.serve
 
+    children = prefork_children(model)
     nodes: list[Station] = []
     entries: list = []  # what the balancer sends to: the node, or the front's connections to it
     for group in model.backends:
@@ -120,7 +122,7 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
             nodes.append(node)
             # A blocking connector: the thread belongs to the front's connection, not the request.
             if blocking:
-                assembly.backend_pools.append(blocking_backend(model, kernel, node, threads, group))
+                assembly.backend_pools.append(blocking_backend(model, kernel, node, threads, group, children))
             entries.append(assembly.backend_pools[-1] if blocking else node)
     assembly.stations.extend(nodes)
 
@@ -136,10 +138,11 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
         args = (kernel, "proxy", workers, host("proxy", px.cores, px.speed, px.workers),
                 sampler(px.demand, streams, "proxy.demand", 1 if px.forward and entry else 0))
         kwargs = dict(downstream=entry, calls=1 if px.forward else 0)
-        front = front_connections(model, kernel, workers)
+        front = front_connections(model, kernel, workers, children)
         if px.start_servers is not None:
             PreforkSpawner(kernel, workers, max_clients=px.workers, start_servers=px.start_servers,
-                           min_spare=px.min_spare_servers, max_spare=px.max_spare_servers)
+                           min_spare=px.min_spare_servers, max_spare=px.max_spare_servers, children=children,
+                           graceful_restart=px.graceful_restart)
         proxy = Station(*args, **kwargs) if front is None else FrontStation(*args, front=front, **kwargs)
         assembly.stations.insert(0, proxy)
         entry = proxy.serve
@@ -153,26 +156,40 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
     return assembly, recorder
 
 
-def blocking_backend(model: Model, kernel: Kernel, node: Station, threads: Pool, group) -> BlockingBackend:
+def prefork_children(model: Model) -> ProcessTable | None:
+    """Prefork children as individuals, when they matter: each keeps its own cached
+    connection to a backend with a blocking connector."""
+    px = model.proxy
+    if px is None or px.mpm != "prefork" or px.workers is None:
+        return None
+    if not any(group.connector == "blocking" for group in model.backends):
+        return None
+    start = px.workers if px.start_servers is None else min(px.start_servers, px.workers)
+    return ProcessTable(start)
+
+
+def blocking_backend(model: Model, kernel: Kernel, node: Station, threads: Pool, group,
+                     children: ProcessTable | None) -> BlockingBackend:
     settings = model.proxy.backend_pool
     return BlockingBackend(
         kernel, node, threads,
         max_connections=settings.max_connections if settings.max_connections is not None else model.proxy.workers,
         ttl_s=settings.ttl_s, acquire_timeout_s=settings.acquire_timeout_s, read_timeout_s=settings.timeout_s,
-        idle_timeout_s=group.connection_idle_timeout_s,
+        idle_timeout_s=group.connection_idle_timeout_s, children=children,
     )
 
 
-def front_connections(model: Model, kernel: Kernel, workers: Pool) -> FrontConnections | None:
+def front_connections(model: Model, kernel: Kernel, workers: Pool,
+                      children: ProcessTable | None) -> FrontConnections | None:
     """The front's connection handling, when it can hold a worker beyond a request: clients that
     keep connections alive, or a lingering close that waits for clients slow to close."""
     px, clients = model.proxy, model.clients
     front = FrontConnections(
         kernel, workers, mpm=px.mpm, keep_alive=px.keep_alive, keep_alive_timeout_s=px.keep_alive_timeout_s,
         max_keep_alive_requests=px.max_keep_alive_requests, linger_s=px.linger_s,
-        client_close_delay_s=clients.close_delay_s,
+        client_close_delay_s=clients.close_delay_s, children=children,
     )
-    if not clients.keep_alive and front.linger_hold_s == 0:
+    if not clients.keep_alive and front.linger_hold_s == 0 and children is None:
         return None  # a worker per request, released with the response: the plain station
     return front
 

@@ -28,7 +28,7 @@ from sim.engine.pool import Pool
 class Connection:
     """A client's TCP connection to the front tier."""
 
-    __slots__ = ("open", "holds_worker", "requests", "idle_timer", "client_closed")
+    __slots__ = ("open", "holds_worker", "requests", "idle_timer", "client_closed", "worker")
 
     def __init__(self) -> None:
         self.open = True  # False once the server has closed it: the next request reconnects
@@ -36,17 +36,20 @@ class Connection:
         self.requests = 0  # requests carried so far (MaxKeepAliveRequests)
         self.idle_timer = None  # the pending KeepAliveTimeout
         self.client_closed = False  # the client hung up (its timeout fired): no lingering
+        self.worker = None  # the prefork child bound to it, if children are tracked
 
 
 class FrontConnections:
     """The front tier's connection handling: keep-alive and lingering close, by MPM."""
 
     __slots__ = ("kernel", "pool", "mpm", "keep_alive", "keep_alive_timeout_s", "max_keep_alive_requests",
-                 "linger_hold_s")
+                 "linger_hold_s", "children")
 
     def __init__(self, kernel, pool: Pool | None, *, mpm: str, keep_alive: bool, keep_alive_timeout_s: float,
-                 max_keep_alive_requests: int, linger_s: float, client_close_delay_s: float | None) -> None:
+                 max_keep_alive_requests: int, linger_s: float, client_close_delay_s: float | None,
+                 children=None) -> None:
         self.kernel = kernel
+        self.children = children  # ProcessTable: which prefork child holds each worker slot
         self.pool = pool
         self.mpm = mpm
         self.keep_alive = keep_alive
@@ -71,14 +74,18 @@ class FrontConnections:
         if not connection.holds_worker:
             return False  # event MPM: an idle connection waits for a worker like a new one
         connection.requests += 1
+        request.worker = connection.worker
         return True
 
     def accepted(self, request) -> None:
         """A worker was granted to a request that came without one."""
+        if self.children is not None:
+            request.worker = self.children.take()
         connection = request.connection
         if connection is not None:
             connection.requests += 1
             connection.holds_worker = self.mpm != "event"
+            connection.worker = request.worker
 
     def responded(self, request) -> None:
         """The response went out: keep the connection (and, by MPM, the worker) or close it."""
@@ -90,32 +97,32 @@ class FrontConnections:
         if persistent:
             connection.idle_timer = self.kernel.after(self.keep_alive_timeout_s, self._idle_expired, connection)
             if self.mpm == "event":
-                self._release_worker()
+                self._release_worker(request.worker)
             return
         if connection is not None:
             connection.open = False
             connection.holds_worker = False
             if connection.client_closed:
-                self._release_worker()  # the client has gone: nothing to drain
+                self._release_worker(request.worker)  # the client has gone: nothing to drain
                 return
-        self._close_worker()
+        self._close_worker(request.worker)
 
     def _idle_expired(self, connection: Connection) -> None:
         connection.idle_timer = None
         connection.open = False
         if connection.holds_worker:
             connection.holds_worker = False
-            self._close_worker()
+            self._close_worker(connection.worker)
 
-    def _close_worker(self) -> None:
+    def _close_worker(self, worker) -> None:
         if self.linger_hold_s > 0:
-            self.kernel.call_after(self.linger_hold_s, self._release_after_linger, None)
+            self.kernel.call_after(self.linger_hold_s, self._release_worker, worker)
         else:
-            self._release_worker()
+            self._release_worker(worker)
 
-    def _release_after_linger(self, _arg) -> None:
-        self._release_worker()
-
-    def _release_worker(self) -> None:
+    def _release_worker(self, worker) -> None:
+        # The child goes back to accept() before its slot can pass to a waiting connection.
+        if self.children is not None:
+            self.children.give(worker)
         if self.pool is not None:
             self.pool.release()

@@ -17,7 +17,8 @@ CONNECTION_REFUSED = None
 
 
 class Request:
-    __slots__ = ("number", "sent", "state", "attempt", "origin", "timer", "user", "syn_retransmits", "connection")
+    __slots__ = ("number", "sent", "state", "attempt", "origin", "timer", "user", "syn_retransmits", "connection",
+                 "worker")
 
     def __init__(self, number: int, sent: float, attempt: int, origin: Any, user: Any) -> None:
         self.number = number
@@ -29,3 +30,4 @@ class Request:
         self.user = user  # the user / session / loop that sent it
         self.syn_retransmits = 0  # SYNs of this attempt retransmitted after a full listen queue
         self.connection = None  # the client's persistent connection to the front, if keep-alive
+        self.worker = None  # the Apache prefork child serving it (ProcessTable), if tracked

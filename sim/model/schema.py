@@ -232,6 +232,10 @@ class Proxy(Host):
     )
     min_spare_servers: int = Field(5, ge=0, description="Apache MinSpareServers (prefork): fork below this many idle children")
     max_spare_servers: int = Field(10, ge=1, description="Apache MaxSpareServers (prefork): kill one idle child per second above this")
+    graceful_restart: bool = Field(
+        False, description="the server was gracefully restarted (apachectl graceful) just before the run: prefork "
+        "forks at 1 per second for the first 10 forking seconds before doubling (hold_off_on_exponential_spawning)",
+    )
     forward: bool = Field(True, description="forward requests to the backends (false: the proxy serves them itself)")
     backend_pool: BackendPool = Field(default_factory=BackendPool, description="connections to each backend node")
 
