@@ -70,12 +70,22 @@ def _overrides(spec: dict, row: dict[str, str], source: Path) -> list[str]:
     return out
 
 
-def _is_fitted(spec: dict, row: dict[str, str]) -> bool:
+def _is_fitted(spec: dict, row: dict[str, str], column: str) -> bool:
+    """A `[[fitted]]` entry names a row by its column values, and optionally one `figure`
+    (value column) of it; the others of that row stay predictions."""
     for fitted in spec.get("fitted", []):
-        keys = {k: v for k, v in fitted.items() if k != "parameter"}
-        if all(row.get(k) == str(v) for k, v in keys.items()):
+        keys = {k: v for k, v in fitted.items() if k not in ("parameter", "figure")}
+        if fitted.get("figure", column) == column and all(row.get(k) == str(v) for k, v in keys.items()):
             return True
     return False
+
+
+def _figures(spec: dict, row: dict[str, str]) -> list[dict]:
+    """The figures a row is compared on: `[[figures]]` entries (column, metric, optional
+    `when` = column values the row must have), or the experiment's one value column."""
+    meta = spec["experiment"]
+    figures = spec.get("figures") or [{"column": meta["value_column"], "metric": meta["metric"]}]
+    return [f for f in figures if all(row.get(k) == str(v) for k, v in f.get("when", {}).items())]
 
 
 def reproduce(name: str, replications: int | None = None, progress=None) -> list[Row]:
@@ -100,9 +110,6 @@ def reproduce(name: str, replications: int | None = None, progress=None) -> list
         except ModelError as exc:
             raise ExperimentError(str(exc)) from None
         result = run(model, replications=replications)
-        interval = result.summary[meta["metric"]]
-        text = record.get(meta["value_column"], "").strip()
-        published = None if text in ("", "HELD OUT", "[HELD OUT]") else float(text)
         flag = None
         if meta.get("flag_column"):
             hit = any(result.summary[m].mean > 0 for m in meta.get("flag_metrics", []) if m in result.summary)
@@ -110,14 +117,23 @@ def reproduce(name: str, replications: int | None = None, progress=None) -> list
         figure = " ".join(
             [record[models["column"]]] + [f"{c}={record[c]}" for c in spec.get("factors", {})]
         )
-        rows.append(Row(
-            experiment=name, figure=figure, published=published, simulated=interval.mean,
-            ci_low=interval.low, ci_high=interval.high,
-            rel_error=None if published is None else (interval.mean - published) / published,
-            fitted=_is_fitted(spec, record),
-            published_flag=record.get(meta.get("flag_column", ""), None) if meta.get("flag_column") else None,
-            simulated_flag=flag, overrides=tuple(overrides),
-        ))
+        figures = _figures(spec, record)
+        for wanted in figures:
+            column, metric = wanted["column"], wanted["metric"]
+            if metric not in result.summary:
+                raise ExperimentError(f"{source}: metric {metric!r} (for column {column!r}) is not produced by "
+                                      f"{model_file.name}; one of: {', '.join(sorted(result.summary))}")
+            interval = result.summary[metric]
+            text = record.get(column, "").strip()
+            published = None if text in ("", "HELD OUT", "[HELD OUT]") else float(text)
+            rows.append(Row(
+                experiment=name, figure=figure if len(figures) == 1 else f"{figure} {column}",
+                published=published, simulated=interval.mean, ci_low=interval.low, ci_high=interval.high,
+                rel_error=None if published is None else (interval.mean - published) / published,
+                fitted=_is_fitted(spec, record, column),
+                published_flag=record.get(meta.get("flag_column", ""), None) if meta.get("flag_column") else None,
+                simulated_flag=flag, overrides=tuple(overrides),
+            ))
         if progress is not None:
             progress(done + 1, len(todo))
     return rows

@@ -244,3 +244,17 @@ def test_plot_timeseries_writes_html(small, tmp_path):
     assert "app1.threads.in_use" in html and "app1.serving" in html
     bad = invoke("plot", series, "-o", out, "-c", "nope")
     assert bad.exit_code == 3 and "no column nope" in bad.stderr
+
+
+def test_reproduce_seed000_reports_pylot_figures_and_withheld_timeout_predictions():
+    result = invoke("reproduce", "seed000", "--json", "--replications", "2")
+    assert result.exit_code == 0, result.output
+    rows = {r["figure"]: r for r in json.loads(result.stdout)}
+    pylot = [r for f, r in rows.items() if "tool=pylot" in f]
+    assert len(pylot) == 4 and all(r["published"] is not None for r in pylot)
+    assert [f for f, r in rows.items() if r["fitted"]] == ["mod_proxy_ajp tool=pylot throughput_req_per_s"]
+    browsermob = [r for f, r in rows.items() if "tool=browsermob" in f]
+    assert len(browsermob) == 2
+    for row in browsermob:  # withheld: a prediction with an interval, no error
+        assert row["published"] is None and row["rel_error"] is None
+        assert row["ci_low"] <= row["simulated"] <= row["ci_high"]

@@ -194,10 +194,21 @@ class BackendPool(Strict):
     acquire_timeout_s: float | None = Field(
         None, gt=0, description="wait for a free pooled connection, then 503 [s] (mod_proxy acquire); none = forever"
     )
-    timeout_s: float | None = Field(
-        60.0, gt=0, description="read timeout: a request on a connection no backend thread has taken fails after "
-        "this [s] (mod_proxy timeout / ProxyTimeout, default 60; mod_jk socket_timeout, default none)"
+    module: Literal["mod_proxy", "mod_jk"] = Field(
+        "mod_proxy", description="the Apache module that keeps the pool: sets the default read timeout (mod_proxy "
+        "ProxyTimeout 60 s; mod_jk socket_timeout / reply_timeout 0 = infinite)"
     )
+    timeout_s: float | None = Field(
+        None, gt=0, description="read timeout: a request on a connection no backend thread has taken fails after "
+        "this [s] (mod_proxy timeout / ProxyTimeout; mod_jk socket_timeout); unset = the module's default"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _module_default_timeout(cls, data):
+        if isinstance(data, dict) and "timeout_s" not in data and data.get("module", "mod_proxy") == "mod_proxy":
+            return {**data, "timeout_s": 60.0}  # ProxyTimeout defaults to Timeout, 60 s
+        return data
 
 
 class Proxy(Host):
