@@ -260,6 +260,32 @@ def test_pool_acquire_timeout_is_a_503():
     assert result.metrics["makespan"] == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("module, service, completed, makespan", [
+    ("mod_jk", 1.0, 1, 1.0),      # looks at 0 and 0.1, gives up at 0.2: an error
+    ("mod_jk", 0.15, 1, 0.2),     # freed at 0.15, between the last look (0.1) and giving up (0.2)
+    ("mod_jk", 0.05, 2, 0.15),    # freed at 0.05, found at the look at 0.1, served 0.1 - 0.15
+    ("mod_proxy", 0.15, 2, 0.3),  # a condition variable: handed over at 0.15 itself
+])
+def test_mod_jk_polls_for_a_free_endpoint(module, service, completed, makespan):
+    """Threaded MPM, one pooled connection, ab -c 2 -n 2, acquire timeout 0.2 s."""
+    data = {"clients": {"kind": "ab", "concurrency": 2, "requests": 2},
+            "proxy": {"workers": 2, "mpm": "worker",
+                      "backend_pool": {"module": module, "max_connections": 1, "acquire_timeout_s": 0.2}},
+            "backends": [{"name": "tomcat", "threads": 4, "cores": 2, "connector": "blocking",
+                          "cpu": {"dist": "deterministic", "value": service}}]}
+    result = run_replication(model_from(data, warmup="none"), 0)
+    assert (result.metrics["count.completed"], result.metrics["count.errors"]) == (completed, 2 - completed)
+    assert result.metrics["makespan"] == pytest.approx(makespan)
+
+
+def test_mod_jk_defaults_wait_for_ever_on_reads_and_200_ms_for_an_endpoint():
+    from sim.model.schema import BackendPool
+
+    jk, proxy = BackendPool(module="mod_jk"), BackendPool()
+    assert (jk.timeout_s, jk.acquire_timeout_s) == (None, 0.2)
+    assert (proxy.timeout_s, proxy.acquire_timeout_s) == (60.0, None)
+
+
 @pytest.mark.parametrize("ttl, ttl_closed", [(1.0, 1), (None, 0)])
 def test_ttl_closes_an_old_idle_connection_and_frees_its_thread(ttl, ttl_closed):
     """One user, think 2 s, two 1-s requests, a 1-thread blocking backend.  With ttl 1 s the

@@ -48,11 +48,12 @@ class BlockingBackend:
 
     __slots__ = ("kernel", "node", "name", "threads", "max_connections", "ttl_s", "acquire_timeout_s",
                  "read_timeout_s", "idle_timeout_s", "_idle", "open_connections", "_waiters",
-                 "read_timeouts", "acquire_timeouts", "idle_closes", "ttl_closes", "_cached", "exit_closes")
+                 "read_timeouts", "acquire_timeouts", "idle_closes", "ttl_closes", "_cached", "exit_closes",
+                 "poll_s")
 
     def __init__(self, kernel, node, threads: Pool, *, max_connections: int | None, ttl_s: float | None,
                  acquire_timeout_s: float | None, read_timeout_s: float | None,
-                 idle_timeout_s: float | None, children=None) -> None:
+                 idle_timeout_s: float | None, children=None, poll_s: float | None = None) -> None:
         self.kernel = kernel
         self.node = node  # a Station without a pool: the thread is held by the connection
         self.name = node.name
@@ -70,6 +71,11 @@ class BlockingBackend:
         self.idle_closes = 0
         self.ttl_closes = 0
         self.exit_closes = 0
+        # mod_jk does not wait on a condition variable for a free endpoint: it looks, sleeps
+        # JK_SLEEP_DEF (100 ms) and looks again while retry x 100 ms < connection_acquire_timeout
+        # (`ajp_get_endpoint`, jk_ajp_common.c), so a connection freed between looks waits for the
+        # next look, and one freed after the last look is missed.
+        self.poll_s = poll_s
         # Per-child pools (prefork): each child's idle cached connection, by child.
         self._cached: dict | None = None
         if children is not None:
@@ -94,10 +100,38 @@ class BlockingBackend:
         if connection is not None:
             self._send(connection, request, reply)
             return
+        if self.poll_s is not None:
+            self._poll((request, reply, 1))
+            return
         entry = [request, reply, None]
         if self.acquire_timeout_s is not None:
             entry[2] = self.kernel.after(self.acquire_timeout_s, self._acquire_expired, entry)
         self._waiters.append(entry)
+
+    def _poll(self, state: tuple) -> None:
+        """mod_jk: the request has looked `looks` times and found no free endpoint; sleep, then
+        look again while looks x poll < connection_acquire_timeout, else fail (the balancer
+        would mark the member busy)."""
+        request, reply, looks = state
+        if self.acquire_timeout_s is not None and looks * self.poll_s >= self.acquire_timeout_s:
+            self.kernel.call_after(self.poll_s, self._give_up, (request, reply))
+            return
+        self.kernel.call_after(self.poll_s, self._look_again, (request, reply, looks))
+
+    def _look_again(self, state: tuple) -> None:
+        request, reply, looks = state
+        connection = self._pop_idle()
+        if connection is None and (self.max_connections is None or self.open_connections < self.max_connections):
+            connection = self._open()
+        if connection is not None:
+            self._send(connection, request, reply)
+        else:
+            self._poll((request, reply, looks + 1))
+
+    def _give_up(self, pair: tuple) -> None:
+        request, reply = pair
+        self.acquire_timeouts += 1
+        reply(request, False)
 
     def _pop_idle(self) -> BackendConnection | None:
         while self._idle:

@@ -156,6 +156,9 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
     return assembly, recorder
 
 
+MOD_JK_POLL_S = 0.1  # JK_SLEEP_DEF, jk_util.h: mod_jk's endpoint-acquire polling interval
+
+
 def prefork_children(model: Model) -> ProcessTable | None:
     """Prefork children as individuals, when they matter: each keeps its own cached
     connection to a backend with a blocking connector."""
@@ -176,6 +179,7 @@ def blocking_backend(model: Model, kernel: Kernel, node: Station, threads: Pool,
         max_connections=settings.max_connections if settings.max_connections is not None else model.proxy.workers,
         ttl_s=settings.ttl_s, acquire_timeout_s=settings.acquire_timeout_s, read_timeout_s=settings.timeout_s,
         idle_timeout_s=group.connection_idle_timeout_s, children=children,
+        poll_s=MOD_JK_POLL_S if settings.module == "mod_jk" else None,
     )
 
 

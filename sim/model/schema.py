@@ -192,7 +192,8 @@ class BackendPool(Strict):
         "mod_jk connection_pool_timeout); none = never"
     )
     acquire_timeout_s: float | None = Field(
-        None, gt=0, description="wait for a free pooled connection, then 503 [s] (mod_proxy acquire); none = forever"
+        None, gt=0, description="wait for a free pooled connection, then 503 [s] (mod_proxy acquire, default "
+        "forever; mod_jk connection_acquire_timeout, default 0.2, looked for every 100 ms)"
     )
     module: Literal["mod_proxy", "mod_jk"] = Field(
         "mod_proxy", description="the Apache module that keeps the pool: sets the default read timeout (mod_proxy "
@@ -206,9 +207,12 @@ class BackendPool(Strict):
     @model_validator(mode="before")
     @classmethod
     def _module_default_timeout(cls, data):
-        if isinstance(data, dict) and "timeout_s" not in data and data.get("module", "mod_proxy") == "mod_proxy":
-            return {**data, "timeout_s": 60.0}  # ProxyTimeout defaults to Timeout, 60 s
-        return data
+        if not isinstance(data, dict):
+            return data
+        if data.get("module", "mod_proxy") == "mod_proxy":
+            return {"timeout_s": 60.0, **data}  # ProxyTimeout defaults to Timeout, 60 s
+        # mod_jk connection_acquire_timeout defaults to retries x retry_interval = 2 x 100 ms
+        return {"acquire_timeout_s": 0.2, **data}
 
 
 class Proxy(Host):
