@@ -211,6 +211,70 @@ def plot(timeseries_file, columns, replication, output) -> None:
     click.echo(f"wrote {output}")
 
 
+@main.command()
+@click.argument("sweep_file", type=click.Path(dir_okay=False))
+@click.option("--results", "-o", type=click.Path(file_okay=False),
+              help="results directory (default: results/<sweep file name>); rerun to resume")
+@click.option("--workers", "-w", type=click.IntRange(1, 4096), help="local worker processes (default: one per core)")
+@click.option("--serial", is_flag=True, help="run the points one after another in this process")
+@click.option("--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster, e.g. tcp://host:8786")
+@click.option("--local-cluster", "local_cluster", type=click.IntRange(1, 4096), metavar="N",
+              help="run on a Dask LocalCluster of N worker processes")
+@click.option("--retry-failed", is_flag=True, help="run again the points that failed in an earlier run")
+def sweep(sweep_file, results, workers, serial, scheduler, local_cluster, retry_failed) -> None:
+    """Run every point of SWEEP_FILE (base model x factors), keeping each finished point."""
+    from sim.sweep.execute import LostPoints, failure_summary, run_sweep
+    from sim.sweep.progress import SweepProgress
+    from sim.sweep.spec import SweepError, load_sweep
+    from sim.sweep.store import ResultStore, StoreError
+
+    chosen = [name for name, given in (("--serial", serial), ("--workers", workers), ("--scheduler", scheduler),
+                                       ("--local-cluster", local_cluster)) if given]
+    if len(chosen) > 1:
+        fail(f"choose one way to run: {' and '.join(chosen)} were both given", EXIT_USAGE)
+    try:
+        plan = load_sweep(sweep_file)
+    except SweepError as exc:
+        fail(str(exc), EXIT_MODEL)
+    store = ResultStore(results or Path("results") / Path(sweep_file).stem)
+    try:
+        with _executor(serial, workers, scheduler, local_cluster) as executor, SweepProgress(err) as progress:
+            outcome = run_sweep(plan, store, executor, retry_failed=retry_failed, on_point=progress.point,
+                                on_start=progress.start)
+            where = executor.describe()
+    except StoreError as exc:
+        fail(str(exc), EXIT_USAGE)
+    except LostPoints as exc:
+        fail(f"{exc}; rerun the same command to run them (finished points are kept in {store.root})", EXIT_INTERNAL)
+    except KeyboardInterrupt:
+        err.print(f"interrupted: finished points are kept in {store.root}; rerun the same command to resume")
+        sys.exit(EXIT_INTERRUPTED)
+    click.echo(f"{plan.spec.sweep.name}: {outcome.total} points, {outcome.ran} run {where}, "
+               f"{outcome.skipped} already in {store.root}")
+    if outcome.dropped_duplicates:
+        click.echo(f"  ({outcome.dropped_duplicates} duplicate point(s) of the design dropped)")
+    missing = [m for m in plan.metrics if outcome.available_metrics and m not in outcome.available_metrics]
+    if missing:
+        err.print(f"warning: no point produced {', '.join(missing)}; metrics of this model: "
+                  f"{', '.join(sorted(outcome.available_metrics))}", markup=False)
+    if outcome.failures:
+        err.print("\n".join(failure_summary(outcome.failures)), markup=False)
+        sys.exit(outcome.exit_code)
+
+
+def _executor(serial: bool, workers: int | None, scheduler: str | None, local_cluster: int | None):
+    from sim.sweep.execute import DaskExecutor, ProcessExecutor, SerialExecutor
+
+    if serial:
+        return SerialExecutor()
+    if scheduler or local_cluster:
+        try:
+            return DaskExecutor(address=scheduler, local_workers=local_cluster)
+        except (OSError, TimeoutError) as exc:
+            fail(f"--scheduler {scheduler}: cannot connect ({exc})", EXIT_USAGE)
+    return ProcessExecutor(workers)
+
+
 def _timeseries_writer(path: str):
     handle = open(Path(path), "w", newline="", encoding="utf-8")
     state: dict = {"writer": None, "columns": None}
