@@ -262,6 +262,21 @@ def sweep(sweep_file, results, workers, serial, scheduler, local_cluster, retry_
         sys.exit(outcome.exit_code)
 
 
+@main.command()
+@click.argument("source", type=click.Path(exists=True))
+@click.option("--output", "-o", type=click.Path(dir_okay=False), required=True, help="HTML file to write")
+def report(source, output) -> None:
+    """Plotly HTML report of a sweep's RESULTS directory or a `reproduce --json` file."""
+    from sim.report import ReportError, build_report, write_html
+
+    try:
+        title, figures, summary = build_report(source)
+    except ReportError as exc:
+        fail(str(exc), EXIT_MODEL)
+    write_html(output, title, figures, summary)
+    click.echo(f"wrote {output} ({len(figures)} figure{'s' if len(figures) != 1 else ''})")
+
+
 def _executor(serial: bool, workers: int | None, scheduler: str | None, local_cluster: int | None):
     from sim.sweep.execute import DaskExecutor, ProcessExecutor, SerialExecutor
 
