@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 $(BIN)/tiersim: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,bench]'
+	$(BIN)/pip install --quiet -e '.[test,bench,sweep]'
 	touch $@
 
 demo: $(BIN)/tiersim

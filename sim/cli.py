@@ -211,6 +211,150 @@ def plot(timeseries_file, columns, replication, output) -> None:
     click.echo(f"wrote {output}")
 
 
+@main.command()
+@click.argument("sweep_file", type=click.Path(dir_okay=False))
+@click.option("--results", "-o", type=click.Path(file_okay=False),
+              help="results directory (default: results/<sweep file name>); rerun to resume")
+@click.option("--workers", "-w", type=click.IntRange(1, 4096), help="local worker processes (default: one per core)")
+@click.option("--serial", is_flag=True, help="run the points one after another in this process")
+@click.option("--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster, e.g. tcp://host:8786")
+@click.option("--local-cluster", "local_cluster", type=click.IntRange(1, 4096), metavar="N",
+              help="run on a Dask LocalCluster of N worker processes")
+@click.option("--retry-failed", is_flag=True, help="run again the points that failed in an earlier run")
+def sweep(sweep_file, results, workers, serial, scheduler, local_cluster, retry_failed) -> None:
+    """Run every point of SWEEP_FILE (base model x factors), keeping each finished point."""
+    from sim.sweep.execute import LostPoints, failure_summary, run_sweep
+    from sim.sweep.progress import SweepProgress
+    from sim.sweep.spec import SweepError, load_sweep
+    from sim.sweep.store import ResultStore, StoreError
+
+    chosen = [name for name, given in (("--serial", serial), ("--workers", workers), ("--scheduler", scheduler),
+                                       ("--local-cluster", local_cluster)) if given]
+    if len(chosen) > 1:
+        fail(f"choose one way to run: {' and '.join(chosen)} were both given", EXIT_USAGE)
+    try:
+        plan = load_sweep(sweep_file)
+    except SweepError as exc:
+        fail(str(exc), EXIT_MODEL)
+    store = ResultStore(results or Path("results") / Path(sweep_file).stem)
+    try:
+        with _executor(serial, workers, scheduler, local_cluster) as executor, SweepProgress(err) as progress:
+            outcome = run_sweep(plan, store, executor, retry_failed=retry_failed, on_point=progress.point,
+                                on_start=progress.start)
+            where = executor.describe()
+    except StoreError as exc:
+        fail(str(exc), EXIT_USAGE)
+    except LostPoints as exc:
+        fail(f"{exc}; rerun the same command to run them (finished points are kept in {store.root})", EXIT_INTERNAL)
+    except KeyboardInterrupt:
+        err.print(f"interrupted: finished points are kept in {store.root}; rerun the same command to resume")
+        sys.exit(EXIT_INTERRUPTED)
+    click.echo(f"{plan.spec.sweep.name}: {outcome.total} points, {outcome.ran} run {where}, "
+               f"{outcome.skipped} already in {store.root}")
+    if outcome.dropped_duplicates:
+        click.echo(f"  ({outcome.dropped_duplicates} duplicate point(s) of the design dropped)")
+    missing = [m for m in plan.metrics if outcome.available_metrics and m not in outcome.available_metrics]
+    if missing:
+        err.print(f"warning: no point produced {', '.join(missing)}; metrics of this model: "
+                  f"{', '.join(sorted(outcome.available_metrics))}", markup=False)
+    if outcome.failures:
+        err.print("\n".join(failure_summary(outcome.failures)), markup=False)
+        sys.exit(outcome.exit_code)
+
+
+@main.command()
+@click.argument("source", type=click.Path(exists=True))
+@click.option("--output", "-o", type=click.Path(dir_okay=False), required=True, help="HTML file to write")
+def report(source, output) -> None:
+    """Plotly HTML report of a sweep's RESULTS directory or a `reproduce --json` file."""
+    from sim.report import ReportError, build_report, write_html
+
+    try:
+        title, figures, summary = build_report(source)
+    except ReportError as exc:
+        fail(str(exc), EXIT_MODEL)
+    write_html(output, title, figures, summary)
+    click.echo(f"wrote {output} ({len(figures)} figure{'s' if len(figures) != 1 else ''})")
+
+
+@main.command()
+@click.argument("source", type=click.Path(dir_okay=False))
+@click.option("--slo", "slos", multiple=True, required=True, metavar="METRIC<VALUE",
+              help="objective, e.g. p95<1.0, mean<0.5, throughput>100 (repeatable: all must hold)")
+@click.option("--vary", "path", required=True, help="parameter to search, e.g. clients.users or backends.0.count")
+@click.option("--direction", type=click.Choice(["largest", "smallest"]),
+              help="largest value meeting the SLO (default for loads) or smallest (default for capacities)")
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="override a parameter")
+@click.option("--replications", "-r", type=click.IntRange(2, 10_000), help="replications per evaluation")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), help="root seed (the same for every evaluation)")
+@click.option("--tolerance", type=click.FloatRange(0, 1, min_open=True), default=0.02, show_default=True,
+              help="stop when the bracket is narrower than this fraction of the value (whole numbers: at least 1)")
+@click.option("--min", "minimum", type=float, help="smallest value to try")
+@click.option("--max", "maximum", type=float, help="largest value to try")
+@click.option("--knee", "knee_points", type=click.IntRange(0, 100), default=8, show_default=True,
+              help="evaluate the curve at this many points and report its knee (0: skip)")
+@click.option("--no-analytic", is_flag=True, help="skip the analytic first guess")
+@click.option("--workers", "-w", type=click.IntRange(1, 4096), help="local worker processes (default: one per core)")
+@click.option("--serial", is_flag=True, help="evaluate in this process")
+@click.option("--json", "as_json", is_flag=True, help="print JSON")
+def capacity(source, slos, path, direction, overrides, replications, seed, tolerance, minimum, maximum,
+             knee_points, no_analytic, workers, serial, as_json) -> None:
+    """Largest load (or smallest cluster) of SOURCE (a model or sweep file) that meets an SLO."""
+    from sim.sweep import capacity as cap
+    from sim.sweep.execute import ProcessExecutor, SerialExecutor
+    from sim.sweep.slo import SloError, parse_slo
+    from sim.sweep.spec import SweepError
+
+    try:
+        objectives = [parse_slo(text) for text in slos]
+        base = cap.search_base(source, overrides, replications, seed)
+        real_path, integer, start = cap.resolve_path(base, path)
+        direction = direction or cap.default_direction(real_path)
+    except SloError as exc:
+        fail(str(exc), EXIT_USAGE)
+    except (SweepError, cap.CapacityError) as exc:
+        fail(f"{source}: {exc}" if not str(exc).startswith(str(source)) else str(exc), EXIT_MODEL)
+    low = minimum if minimum is not None else (1.0 if integer else start / 2**20)
+    high = maximum if maximum is not None else start * 2**20
+    executor = SerialExecutor() if serial else ProcessExecutor(workers)
+    count = 1 if serial else executor.workers
+
+    def show(evaluation) -> None:
+        if err.is_terminal and not as_json:
+            err.print(f"  {real_path} = {evaluation.value:g}: {'meets' if evaluation.met else 'does not meet'}",
+                      markup=False)
+
+    try:
+        with executor:
+            result = cap.search(base, real_path, objectives, direction=direction, integer=integer, start=start,
+                                executor=executor, tolerance=tolerance, bounds=(low, high), workers=count,
+                                use_analytic=not no_analytic, knee_points=knee_points, on_evaluation=show)
+    except cap.CapacityError as exc:
+        fail(f"{source}: {exc}", EXIT_MODEL)
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(EXIT_INTERRUPTED)
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), indent=2, default=str))
+    else:
+        cap.render(result, _console())
+    if result.best is None:
+        sys.exit(EXIT_UNSTABLE)
+
+
+def _executor(serial: bool, workers: int | None, scheduler: str | None, local_cluster: int | None):
+    from sim.sweep.execute import DaskExecutor, ProcessExecutor, SerialExecutor
+
+    if serial:
+        return SerialExecutor()
+    if scheduler or local_cluster:
+        try:
+            return DaskExecutor(address=scheduler, local_workers=local_cluster)
+        except (OSError, TimeoutError) as exc:
+            fail(f"--scheduler {scheduler}: cannot connect ({exc})", EXIT_USAGE)
+    return ProcessExecutor(workers)
+
+
 def _timeseries_writer(path: str):
     handle = open(Path(path), "w", newline="", encoding="utf-8")
     state: dict = {"writer": None, "columns": None}

@@ -1,0 +1,108 @@
+"""The results store: a directory with one small Parquet file per finished point.
+
+    RESULTS/sweep.json            what made the store (fingerprint, factors, metrics)
+    RESULTS/points/<id>.parquet   one row per point, written to a temporary file, flushed to
+                                  disk and renamed into place: a point is there whole or not at all
+
+Nothing is lost when a sweep is interrupted (Ctrl-C, a killed worker, a crashed machine):
+rerunning the same command skips every point already in `points/`, and a point file is named
+by the point's id, so no point can be there twice.  A store made by another sweep definition
+is refused, not mixed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+POINTS = "points"
+MANIFEST = "sweep.json"
+
+
+class StoreError(ValueError):
+    """A results directory that cannot be used for this sweep; the message says what to do."""
+
+
+class ResultStore:
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self.points = self.root / POINTS
+
+    def open(self, manifest: dict[str, Any]) -> None:
+        """Create the store, or check that it was made by the same definition (resume)."""
+        existing = read_manifest(self.root) if (self.root / MANIFEST).exists() else None
+        if existing is not None and existing.get("fingerprint") != manifest["fingerprint"]:
+            raise StoreError(
+                f"{self.root} holds results of a different sweep definition "
+                f"({existing.get('source', '?')}, fingerprint {existing.get('fingerprint')}; this sweep's is "
+                f"{manifest['fingerprint']}): the base model, the fixed overrides, the design, the seed, the "
+                "replications or the metrics differ. Give another results directory (--results), or delete this "
+                "one to start again")
+        if existing is None and self.root.exists() and any(self.root.iterdir()):
+            raise StoreError(f"{self.root} exists and is not a tiersim results directory; give another (--results)")
+        self.points.mkdir(parents=True, exist_ok=True)
+        for stale in self.points.glob(".*.tmp"):
+            stale.unlink()  # a write cut short by a crash: its point was never finished
+        if existing is None:
+            _write_atomic(self.root / MANIFEST, json.dumps(manifest, indent=2, default=str).encode())
+
+    def finished(self) -> dict[str, str]:
+        """Point id -> status ('ok' or 'failed') of every point in the store."""
+        import pyarrow.parquet as pq
+
+        out = {}
+        for path in self.points.glob("*.parquet"):
+            out[path.stem] = pq.read_table(path, columns=["status"]).column(0)[0].as_py()
+        return out
+
+    def forget(self, point_ids: list[str]) -> None:
+        for point in point_ids:
+            (self.points / f"{point}.parquet").unlink(missing_ok=True)
+
+    def write(self, record: dict[str, Any]) -> None:
+        import io
+
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        buffer = io.BytesIO()
+        pq.write_table(pa.Table.from_pylist([record]), buffer)
+        _write_atomic(self.points / f"{record['point_id']}.parquet", buffer.getvalue())
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())  # on disk before the rename makes it visible
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def read_manifest(root: str | Path) -> dict[str, Any]:
+    path = Path(root) / MANIFEST
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise StoreError(f"{root}: not a tiersim results directory (no {MANIFEST}); run `tiersim sweep` first") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise StoreError(f"{path}: unreadable ({exc})") from None
+
+
+def load_results(root: str | Path):
+    """Every point of a store as one DataFrame, in design order."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    read_manifest(root)
+    files = sorted((Path(root) / POINTS).glob("*.parquet"))
+    if not files:
+        return pd.DataFrame(columns=["point_id", "point_index", "status"])
+    frame = pd.concat([pq.read_table(f).to_pandas() for f in files], ignore_index=True)
+    return frame.sort_values("point_index", kind="stable").reset_index(drop=True)
