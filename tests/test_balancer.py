@@ -173,3 +173,43 @@ def test_stale_reports_make_sqf_herd():
         send(float(t), f"u{t}")
     kernel.run(until=50)
     assert [u for _, u in nodes[0].served] == ["u0", "u2"]
+
+
+def test_model_file_crash_with_sticky_sessions_end_to_end():
+    """Two nodes, 20 users with sessions; node 1 crashes at 50 s and recovers at 80 s
+    (mod_proxy retry 10 s): requests in flight fail, its sessions are lost on failover."""
+    from tests.conftest import model_from
+    from sim.replication import run_replication
+
+    data = {
+        "clients": {"kind": "closed", "users": 20, "think": {"dist": "exponential", "mean": 0.5}},
+        "proxy": {"workers": 50, "cores": 2, "demand": 0.0005},
+        "balancer": {"policy": "byrequests", "sticky_session": True, "retry_s": 10.0},
+        "backends": [{"name": "app", "count": 2, "threads": 10, "cores": 1, "cpu": {"dist": "exponential", "mean": 0.04},
+                      "events": [{"at_s": 50.0, "kind": "crash", "node": 1}, {"at_s": 80.0, "kind": "recover", "node": 1}]}],
+        "run": {"duration_s": 120.0, "warmup": "none", "replications": 1},
+    }
+    metrics = run_replication(model_from(data), 0, 5).metrics
+    assert metrics["balancer.sessions_created"] >= 20
+    assert 0 < metrics["balancer.sessions_lost"] <= 20
+    assert metrics["count.errors"] >= 1  # the requests in flight at the crash
+    assert metrics["balancer.dispatched.app1"] + metrics["balancer.dispatched.app2"] >= metrics["count.completed"]
+
+
+def test_unknown_policy_lists_the_valid_names():
+    import pytest
+
+    from sim.model.load import ModelError, parse_model
+
+    base = {"clients": {"kind": "open", "rate_per_s": 1.0}, "backends": [{"cpu": 0.1, "count": 2}],
+            "run": {"duration_s": 10}}
+    with pytest.raises(ModelError) as info:
+        parse_model({**base, "balancer": {"policy": "least_busy"}})
+    assert "balancer.policy = 'least_busy'" in str(info.value) and "'bybusyness'" in str(info.value)
+    with pytest.raises(ModelError, match="balancer.choices does not apply to policy 'sqf'"):
+        parse_model({**base, "balancer": {"policy": "sqf", "choices": 3}})
+    with pytest.raises(ModelError, match="balancer.members"):
+        parse_model({**base, "balancer": {"members": ["web"]}})
+    with pytest.raises(ModelError, match="whole-number weights"):
+        parse_model({**base, "balancer": {"policy": "mod_jk_request"},
+                     "backends": [{"cpu": 0.1, "weight": 1.5}]})
