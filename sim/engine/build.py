@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from sim.distributions import Exponential, as_distribution
 from sim.engine import clients as populations
 from sim.engine.balancer import Dispatcher
+from sim.engine.policies import make_policy
+from sim.engine.sessions import SessionTable
 from sim.engine.cpu import DedicatedCPU, ProcessorSharingCPU
 from sim.engine.kernel import Kernel
 from sim.engine.pool import Pool
@@ -24,10 +26,20 @@ class DispatchProbe:
     def __init__(self, dispatcher: Dispatcher) -> None:
         self.name = "balancer"
         self.dispatcher = dispatcher
-        self.fields = tuple(node.name for node in dispatcher.nodes)
+        # node names: requests dispatched to each; '#'-names: the balancer's own counts
+        self.fields = tuple(_name(node) for node in dispatcher.nodes) + (
+            "#failovers", "#refused_down", "#unavailable", "#sticky_refused", "#sessions_created", "#sessions_lost")
 
     def counters(self, now: float) -> list[float]:
-        return [float(n) for n in self.dispatcher.dispatched]
+        d = self.dispatcher
+        sessions = d.sessions
+        return [float(n) for n in d.dispatched] + [
+            float(d.failovers), float(d.refused_down), float(d.unavailable), float(d.sticky_refused),
+            float(sessions.created if sessions else 0), float(sessions.lost if sessions else 0)]
+
+
+def _name(entry) -> str:
+    return getattr(entry, "name", None) or entry.node.name
 
 
 @dataclass
@@ -42,7 +54,7 @@ class Assembly:
 
     def probes(self) -> list:
         probes: list = [*self.stations, *self.pools, *self.cpus]
-        if self.dispatcher is not None and len(self.dispatcher.nodes) > 1:
+        if self.dispatcher is not None:
             probes.append(DispatchProbe(self.dispatcher))
         return probes
 
@@ -100,8 +112,15 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
     children = prefork_children(model)
     nodes: list[Station] = []
     entries: list = []  # what the balancer sends to: the node, or the front's connections to it
+    weights: list[float] = []
+    events: list[tuple[float, int, str, float]] = []
+    members = model.balancer.members
     for group in model.backends:
+        if members is not None and group.name not in members:
+            continue  # not a member of the balancer: nothing would reach it
         for i in range(group.count):
+            weights.append(group.weight)
+            events += [(e.at_s, len(entries), e.kind, e.factor) for e in group.events if e.node in (None, i + 1)]
             name = f"{group.name}{i + 1}"
             io = as_distribution(group.io_wait)
             downstream = None
@@ -127,10 +146,10 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
     assembly.stations.extend(nodes)
 
     entry = None
-    if len(entries) == 1:
+    if len(entries) == 1 and not events:
         entry = entries[0].serve
     elif entries:
-        assembly.dispatcher = Dispatcher(entries, model.balancer.policy, streams.generator("balancer"))
+        assembly.dispatcher = dispatcher(model, kernel, entries, weights, events, streams)
         entry = assembly.dispatcher
     if model.proxy is not None:
         px = model.proxy
@@ -153,7 +172,29 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
 
     recorder = recorder_factory(kernel, assembly)
     assembly.clients = make_clients(model, kernel, entry, recorder, streams)
+    if assembly.dispatcher is not None and assembly.clients.keeps_sessions:
+        assembly.clients.on_session_end = assembly.dispatcher.session_ended
     return assembly, recorder
+
+
+def dispatcher(model: Model, kernel: Kernel, entries: list, weights: list[float], events, streams: Streams) -> Dispatcher:
+    """The balancer over `entries` with the model's policy; it keeps a session table when the
+    clients keep sessions (cookies), and tracks requests in flight when members can crash."""
+    spec = model.balancer
+    params = {name: getattr(spec, name) for name in ("choices", "decay_s", "maintain_s", "hash_key", "urls",
+                                                     "url_zipf_s", "ring_points", "hash_balance_factor")}
+    params["response_bytes"] = sampler(spec.response_bytes, streams, "balancer.response_bytes")
+    names = [_name(entry) for entry in entries]
+    policy = make_policy(spec.policy, weights, names, streams.generator("balancer"), **params)
+    keeps_sessions = model.clients.kind in ("closed", "sessions")
+    made = Dispatcher(
+        kernel, entries, policy, report_interval_s=spec.report_interval_s, retry_s=spec.retry_s,
+        max_attempts=spec.max_attempts, sessions=SessionTable() if keeps_sessions else None,
+        sticky=spec.sticky_session, sticky_force=spec.sticky_session_force,
+        track_failures=any(kind == "crash" for _, _, kind, _ in events),
+    )
+    made.schedule(events)
+    return made
 
 
 MOD_JK_POLL_S = 0.1  # JK_SLEEP_DEF, jk_util.h: mod_jk's endpoint-acquire polling interval

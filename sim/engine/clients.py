@@ -26,6 +26,12 @@ class RunawayQueue(RuntimeError):
 class Clients:
     """The shared life cycle; subclasses decide when users send and what they do next."""
 
+    # A user that sends again keeps its identity (`request.user`): client-side balancer
+    # stubs keep per-client state for it.  A user that keeps cookies also holds an HTTP
+    # session across its requests (`ab` keeps no cookies; an open arrival never returns).
+    returning_users = False
+    keeps_sessions = False
+
     def __init__(self, kernel, entry: Call, recorder, *, timeout_s: float | None, retry,
                  connect: Sampler | None, tcp=None, keep_alive: bool = False) -> None:
         self.kernel = kernel
@@ -43,6 +49,7 @@ class Clients:
         self.in_flight = 0  # attempts sent whose client still waits
         self.finished = False  # finite workloads: every request has had its outcome
         self.on_finished: Callable[[], None] | None = None
+        self.on_session_end: Callable[[object], None] | None = None  # the balancer forgets the session
         self.max_inside = float("inf")  # runaway guard: requests inside the servers
         self.env = kernel.env
         self._replied_cb = self._replied  # bound once: used for every request
@@ -160,6 +167,9 @@ class ClosedPopulation(Clients):
 
     A user retired by a ramp-down finishes its current request and then stops.
     """
+
+    returning_users = True
+    keeps_sessions = True
 
     def __init__(self, kernel, entry, recorder, *, users: int, think: Sampler, ramp=None,
                  requests_per_user: int | None = None, **common) -> None:
@@ -290,6 +300,9 @@ class Sessions(Clients):
     """Partly-open (Schroeder, Wierman & Harchol-Balter 2006): sessions arrive as a Poisson
     process; each sends a sequence of requests separated by think times, then leaves."""
 
+    returning_users = True
+    keeps_sessions = True
+
     def __init__(self, kernel, entry, recorder, *, interarrival: Sampler, think: Sampler,
                  length: Callable[[], int], total: int | None = None, **common) -> None:
         super().__init__(kernel, entry, recorder, **common)
@@ -321,6 +334,8 @@ class Sessions(Clients):
             self.kernel.call_after(self.think(), self._next_request, session)
             return
         del self._remaining[session]
+        if self.on_session_end is not None:
+            self.on_session_end(session)
         self.ended += 1
         if self.total is not None and self.ended == self.total:
             self._finish()
@@ -330,8 +345,10 @@ class ApacheBench(Clients):
     """`ab -c C -n N [-k]`: C loops each sending back-to-back until N requests were sent.
 
     Without -k every request opens a new connection (pays `connect`); with -k each loop
-    opens one connection and reuses it.
+    opens one connection and reuses it.  ab keeps no cookies: every request is session-less.
     """
+
+    returning_users = True
 
     def __init__(self, kernel, entry, recorder, *, concurrency: int, requests: int, **common) -> None:
         super().__init__(kernel, entry, recorder, **common)

@@ -73,6 +73,10 @@ def window_metrics(columns: list[str], start: np.ndarray, end: np.ndarray,
             elif field == "failed":
                 out[f"{probe}.failed"] = value
         elif kind == "dispatcher":
-            total = sum(v for k, v in delta.items() if k.startswith(f"{probe}:"))
+            if field.startswith("#"):  # the balancer's own counts (failovers, sessions lost ...)
+                out[f"{probe}.{field[1:]}"] = value
+                continue
+            total = sum(v for k, v in delta.items() if k.startswith(f"{probe}:") and "#" not in k)
             out[f"{probe}.share.{field}"] = ratio(value, total)
+            out[f"{probe}.dispatched.{field}"] = value
     return out

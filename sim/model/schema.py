@@ -12,6 +12,10 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sim.distributions import DistributionSpec
+from sim.engine.policies import POLICIES
+
+POLICY_NAMES = tuple(POLICIES)
+POLICY_PARAMETERS = {name: params for name, (_, params) in POLICIES.items()}
 
 
 class Strict(BaseModel):
@@ -272,6 +276,24 @@ def _check_proxy(proxy: "Proxy") -> None:
         )
 
 
+class BackendEvent(Strict):
+    """Something that happens to a backend node at a given time."""
+
+    at_s: float = Field(..., ge=0, description="when [s]")
+    kind: Literal["crash", "recover", "slow"] = Field(
+        ..., description="crash: the process dies (requests in flight fail, connections refused, sessions lost); "
+        "recover: it is back at its configured speed; slow: its CPU bursts take `factor` times as long"
+    )
+    factor: float = Field(1.0, gt=0, description="slow: how many times longer each CPU burst takes")
+    node: int | None = Field(None, ge=1, description="which node of the group (1 = the first); none = every node")
+
+    @model_validator(mode="after")
+    def _factor_for_slow(self) -> "BackendEvent":
+        if self.kind != "slow" and "factor" in self.model_fields_set:
+            raise ValueError(f"factor applies to kind = 'slow' only, not {self.kind!r}")
+        return self
+
+
 class Backend(Host):
     """A group of identical application-server nodes (Tomcat / Jetty / JBoss)."""
 
@@ -302,6 +324,16 @@ class Backend(Host):
         description="the backend closes a connection idle this long, freeing a blocking connector's thread [s] "
         "(Tomcat keepAliveTimeout / connectionTimeout, infinite for AJP; Jetty maxIdleTime); none = never",
     )
+    events: list[BackendEvent] = Field(
+        default_factory=list, description="crashes, recoveries and slow-downs, e.g. [{at_s=60, kind=\"crash\"}]"
+    )
+
+    @model_validator(mode="after")
+    def _event_nodes(self) -> "Backend":
+        for event in self.events:
+            if event.node is not None and event.node > self.count:
+                raise ValueError(f"an event names node {event.node} but the group has count = {self.count}")
+        return self
 
 
 class Database(Host):
@@ -314,12 +346,89 @@ class Database(Host):
 
 
 class Balancer(Strict):
-    """How the proxy picks a backend node (issue 4 adds the full set of policies)."""
+    """How the proxy picks a backend node, and what it does about sessions and failures.
 
-    policy: Literal["round_robin", "random", "least_outstanding"] = Field(
-        "round_robin",
-        description="round_robin (strict rotation), random (uniform), least_outstanding (fewest in-flight, ties by rotation)",
+    Policies (`policy`), by the names their users know them by: round_robin (strict
+    rotation), random (uniform), least_outstanding (fewest in flight, ties by rotation),
+    lighttpd_round_robin (lighttpd 1.5 `balancer = "round-robin"`: uniform random among active
+    backends), sqf (lighttpd shortest queue first: fewest open backend connections), static
+    (lighttpd: first active), byrequests (mod_proxy_balancer `lbmethod`; smooth weighted round
+    robin, nginx's default), bytraffic, bybusyness (mod_proxy_balancer), mod_jk_request /
+    mod_jk_session / mod_jk_traffic / mod_jk_busyness (mod_jk `method` R/S/T/B with `lb_value`
+    accounting), carp (CARP: highest hash score, load-factor multipliers), consistent_hash
+    (ketama ring, HAProxy `hash-balance-factor` bounded loads), power_of_d (d random choices,
+    fewest outstanding), p2c_peak_ewma (Finagle), join_idle_queue, jboss_round_robin,
+    jboss_random_robin, jboss_first_available, jboss_first_available_identical_all_proxies
+    (JBoss smart-stub policies).  Member weights are `backends.N.weight`.
+    """
+
+    policy: Literal[POLICY_NAMES] = Field(  # type: ignore[valid-type]
+        "round_robin", description="balancing policy: " + ", ".join(POLICY_NAMES),
     )
+    members: list[str] | None = Field(
+        None, description="backend groups the balancer sends to (lighttpd proxy-core.backends, mod_proxy "
+        "BalancerMember); none = every group.  Groups left out are not built"
+    )
+    report_interval_s: float | None = Field(
+        None, gt=0, description="the policy sees requests outstanding per member only as reported every this many "
+        "seconds (stale load information, as with backend heartbeats); none = live counts"
+    )
+    sticky_session: bool = Field(
+        False, description="route a request carrying a session id to the member named by its route suffix "
+        "(mod_jk sticky_session, mod_proxy_balancer stickysession, Tomcat jvmRoute)"
+    )
+    sticky_session_force: bool = Field(
+        False, description="if the session's member is in error, answer 503 instead of failing over and losing "
+        "the session (mod_jk sticky_session_force, mod_proxy_balancer nofailover=On)"
+    )
+    retry_s: float = Field(
+        60.0, ge=0, description="a member whose connections fail stays in error state this long before real "
+        "traffic tries it again [s] (mod_proxy retry, default 60; mod_jk recover_time, 60; lighttpd disable-time, 1)"
+    )
+    max_attempts: int | None = Field(
+        None, ge=1, description="members tried per request when connections are refused (the first included; "
+        "mod_proxy_balancer maxattempts + 1); none = every member"
+    )
+    choices: int = Field(2, ge=2, le=64, description="power_of_d: members drawn per request (d; HAProxy random(draws))")
+    decay_s: float = Field(10.0, gt=0, description="p2c_peak_ewma: decay time of the latency EWMA [s] (Finagle decayTime)")
+    maintain_s: float = Field(
+        60.0, gt=0, description="mod_jk_*: lb_value halving interval [s] (mod_jk worker.maintain)"
+    )
+    hash_key: Literal["url", "session"] = Field(
+        "url", description="carp, consistent_hash: hash the request URL or the client's session"
+    )
+    urls: int = Field(1000, ge=1, le=10_000_000, description="carp, consistent_hash: distinct URLs requested")
+    url_zipf_s: float = Field(
+        1.0, ge=0, le=5, description="carp, consistent_hash: Zipf exponent of URL popularity (0 = uniform)"
+    )
+    ring_points: int = Field(
+        160, ge=1, le=10_000, description="consistent_hash: ring points per unit of weight (ketama 160)"
+    )
+    hash_balance_factor: int = Field(
+        0, ge=0, le=100_000, description="consistent_hash: no member takes more than this percentage of the mean "
+        "load (HAProxy hash-balance-factor; 0 = off, else > 100, e.g. 125)"
+    )
+    response_bytes: DistributionSpec = Field(
+        1000.0, description="bytraffic, mod_jk_traffic: bytes read plus written per request [bytes]"
+    )
+
+    @model_validator(mode="after")
+    def _parameters_of_the_policy(self) -> "Balancer":
+        uses = set(POLICY_PARAMETERS[self.policy])
+        foreign = sorted(name for name in self.model_fields_set & set(_POLICY_SPECIFIC) if name not in uses)
+        if foreign:
+            raise ValueError(
+                f"balancer.{foreign[0]} does not apply to policy {self.policy!r}"
+                + (f" (its parameters: {', '.join(sorted(uses))})" if uses else " (it has no parameters of its own)")
+            )
+        if 0 < self.hash_balance_factor <= 100:
+            raise ValueError("balancer.hash_balance_factor must be 0 (off) or above 100 (e.g. 125)")
+        if self.sticky_session_force and not self.sticky_session:
+            raise ValueError("balancer.sticky_session_force needs sticky_session = true")
+        return self
+
+
+_POLICY_SPECIFIC = sorted({name for params in POLICY_PARAMETERS.values() for name in params})
 
 
 # --------------------------------------------------------------------------- run control
@@ -396,6 +505,7 @@ class Model(Strict):
             )
         if blocking and any(b.threads is None for b in self.backends if b.connector == "blocking"):
             raise ValueError("a blocking connector needs a finite backends.N.threads (a thread per connection)")
+        _check_balancer(self)
         if any(b.db_calls for b in self.backends) and self.database is None:
             raise ValueError("a backend has db_calls > 0 but there is no [database]")
         finite = _is_finite(self.clients)
@@ -409,6 +519,22 @@ class Model(Strict):
     def finite(self) -> bool:
         """True for finite workloads (ab -n, requests_per_user, total_*): run to completion, no warm-up."""
         return _is_finite(self.clients)
+
+
+def _check_balancer(model: "Model") -> None:
+    balancer = model.balancer
+    names = [b.name for b in model.backends]
+    if balancer.members is not None:
+        unknown = [m for m in balancer.members if m not in names]
+        if unknown or not balancer.members:
+            raise ValueError(f"balancer.members {balancer.members} must name backend groups ({', '.join(names)})")
+    if balancer.policy.startswith("mod_jk") or balancer.policy == "consistent_hash":
+        fractional = [b.name for b in model.backends if b.weight != int(b.weight)]
+        if fractional:
+            raise ValueError(
+                f"policy {balancer.policy!r} takes whole-number weights (mod_jk lbfactor, HAProxy weight); "
+                f"backends {fractional} have fractional ones"
+            )
 
 
 def _is_finite(clients) -> bool:

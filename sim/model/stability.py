@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sim.distributions import as_distribution
+from sim.engine.policies import policy_class
 from sim.model.schema import Model, OpenClients, SessionClients
 
 
@@ -51,10 +52,14 @@ def overloads(model: Model) -> list[Overload]:
         u = rate * as_distribution(proxy.demand).mean / (proxy.cores * proxy.speed)
         if u >= 1 and not proxy_bounded:
             found.append(Overload("proxy.cores", u, f"proxy CPU offered {u:.3g} of its {proxy.cores} core(s)"))
-    nodes = sum(group.count for group in model.backends)
+    members = model.balancer.members
+    groups = [(g, group) for g, group in enumerate(model.backends) if members is None or group.name in members]
+    share = _shares(model, groups)
     db_rate = 0.0
-    for g, group in enumerate(model.backends):
-        node_rate = rate / nodes  # the policies of this version split requests evenly over nodes
+    if share is None:  # a load-aware policy: stable up to the pooled capacity of the members
+        found += _pooled(model, rate, groups)
+    for g, group in groups:
+        node_rate = rate * share[g] if share is not None else 0.0
         bounded = proxy_bounded or (group.threads is not None and group.accept_queue is not None)
         u = node_rate * as_distribution(group.cpu).mean / (group.cores * group.speed)
         if u >= 1 and not bounded:
@@ -69,10 +74,50 @@ def overloads(model: Model) -> list[Overload]:
                 found.append(Overload(f"backends.{g}.threads", u_threads,
                                       f"each '{group.name}' node needs {u_threads * group.threads:.3g} busy threads "
                                       f"on average but has {group.threads}"))
-        db_rate += node_rate * group.count * group.db_calls
+        db_rate += (node_rate * group.count if share is not None else rate * _capacity_share(groups, g)) * group.db_calls
     db = model.database
     if db is not None and db_rate > 0:
         u = db_rate * as_distribution(db.demand).mean / (db.cores * db.speed)
         if u >= 1 and not proxy_bounded:
             found.append(Overload("database.cores", u, f"the database CPU is offered {u:.3g} of its {db.cores} core(s)"))
     return found
+
+
+def _shares(model: Model, groups) -> dict[int, float] | None:
+    """Each node's share of the requests, by group, for a state-blind policy; None for a
+    load-aware one.  Round robin and random split evenly whatever the nodes' speeds: a
+    heterogeneous cluster is then stable only while every node keeps up with 1/N of the load
+    (lambda < N min mu), not up to the summed capacity."""
+    split = policy_class(model.balancer.policy).split
+    nodes = sum(group.count for _, group in groups)
+    if split == "adaptive":
+        return None
+    if split == "weighted":
+        total = sum(group.weight * group.count for _, group in groups)
+        return {g: group.weight / total for g, group in groups}
+    if split == "single":  # everything to one node (the first of the first group)
+        first = groups[0][0]
+        return {g: (1.0 if g == first else 0.0) for g, _ in groups}
+    return {g: 1.0 / nodes for g, _ in groups}
+
+
+def _node_capacity(group) -> float:
+    """Requests per second one node's CPU can serve."""
+    demand = as_distribution(group.cpu).mean
+    return float("inf") if demand == 0 else group.cores * group.speed / demand
+
+
+def _capacity_share(groups, g: int) -> float:
+    total = sum(_node_capacity(group) * group.count for _, group in groups)
+    return _node_capacity(groups[[i for i, _ in groups].index(g)][1]) / total if total else 0.0
+
+
+def _pooled(model: Model, rate: float, groups) -> list[Overload]:
+    capacity = sum(_node_capacity(group) * group.count for _, group in groups)
+    u = rate / capacity if capacity else 0.0
+    proxy = model.proxy
+    bounded = proxy is not None and proxy.workers is not None and proxy.listen_backlog is not None
+    if u >= 1 and not bounded:
+        return [Overload("backends", u, f"the backend nodes together are offered {u:.3g} of their CPU capacity "
+                                          f"(policy {model.balancer.policy!r} can use all of it, but no more)")]
+    return []
