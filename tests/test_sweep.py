@@ -238,3 +238,22 @@ def test_the_bundled_sweep_files_are_valid():
         plan = load_sweep(path)
         points, _ = expand(plan.spec)
         assert len(points) >= 5, path
+
+
+def test_progress_bar_counts_points_and_failures_on_a_terminal_only():
+    import io
+
+    from rich.console import Console
+
+    from sim.sweep.progress import SweepProgress
+
+    screen = io.StringIO()
+    with SweepProgress(Console(file=screen, force_terminal=True, width=100)) as progress:
+        progress.start(2, 5)
+        progress.point({"status": "failed"}, 3, 5, 1)
+    assert "3/5" in screen.getvalue() and "1 failed" in screen.getvalue()
+    quiet = io.StringIO()
+    with SweepProgress(Console(file=quiet, force_terminal=False)) as progress:
+        progress.start(0, 5)
+        progress.point({"status": "ok"}, 1, 5, 0)
+    assert quiet.getvalue() == ""
