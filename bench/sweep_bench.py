@@ -3,7 +3,7 @@ same 200-point sweep (`sweep_bench.toml`), side by side in one run; then a sweep
 (SIGKILL, then SIGINT, of the whole process group) and resumed.
 
 The points are run in rounds (blocks of the design): in each round the same block runs
-serially, in the process pool and on Dask, in a rotating order, so that load from other users
+serially (in this process, and in a single worker process), in the process pool and on Dask, in a rotating order, so that load from other users
 of a shared machine hits all three alike; the pool and the cluster are started once and their
 worker processes reused across rounds.  Reported: points per second of each (whole run) and
 the parallel/serial ratio (whole run, and the median of the per-round ratios); whether the
@@ -36,7 +36,7 @@ from sim.sweep.spec import load_sweep
 from sim.sweep.store import ResultStore, load_results
 
 HERE = Path(__file__).resolve().parent
-MODES = ["serial", "pool", "dask"]
+MODES = ["serial", "one_worker", "pool", "dask"]
 
 
 def metric_table(root: Path, metrics: tuple[str, ...]):
@@ -113,7 +113,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--workers", type=int, default=os.cpu_count())
     parser.add_argument("--sweep", default=str(HERE / "sweep_bench.toml"))
-    parser.add_argument("--rounds", type=int, default=10, help="blocks of the design, alternating the three ways")
+    parser.add_argument("--rounds", type=int, default=10, help="blocks of the design, alternating the ways to run them")
     parser.add_argument("--quiet", type=float, default=0.05,
                         help="a round is clean when other programs took less than this share of the cores")
     args = parser.parse_args()
@@ -128,7 +128,9 @@ def main() -> None:
             stores[mode] = ResultStore(scratch / mode)
             stores[mode].open(manifest(plan, points))
         started = time.perf_counter()
-        executors = {"serial": SerialExecutor(), "pool": ProcessExecutor(args.workers),
+        # one_worker: serial too, but in a worker process like the pool's (a small heap, no
+        # Dask client), so that pool / one_worker isolates the parallelism itself.
+        executors = {"serial": SerialExecutor(), "one_worker": ProcessExecutor(1), "pool": ProcessExecutor(args.workers),
                      "dask": DaskExecutor(local_workers=args.workers)}
         out["pool_and_cluster_start_s"] = time.perf_counter() - started
         seconds = {mode: [] for mode in MODES}
@@ -136,7 +138,7 @@ def main() -> None:
         size = -(-len(tasks) // args.rounds)
         for number in range(args.rounds):
             block = tasks[number * size:(number + 1) * size]
-            order = MODES[number % 3:] + MODES[:number % 3]
+            order = MODES[number % len(MODES):] + MODES[:number % len(MODES)]
             wait_for_quiet(args.quiet, limit_s=300)
             shares = []
             for mode in order:
@@ -158,7 +160,7 @@ def main() -> None:
         out["rounds"] = args.rounds
         out["other_programs_share_per_round"] = [round(x, 3) for x in others]
         out["clean_rounds"] = len(clean)
-        for mode in ("pool", "dask"):
+        for mode in ("one_worker", "pool", "dask"):
             out[f"{mode}_speedup"] = sum(seconds["serial"]) / sum(seconds[mode])
             out[f"{mode}_speedup_median_round"] = statistics.median(
                 s / p for s, p in zip(seconds["serial"], seconds[mode]))
@@ -166,6 +168,10 @@ def main() -> None:
                 out[f"{mode}_speedup_clean_rounds"] = (sum(seconds["serial"][i] for i in clean)
                                                        / sum(seconds[mode][i] for i in clean))
             out[f"{mode}_table_equals_serial"] = reference.equals(metric_table(scratch / mode, plan.metrics))
+        out["pool_over_one_worker"] = sum(seconds["one_worker"]) / sum(seconds["pool"])
+        if clean:
+            out["pool_over_one_worker_clean_rounds"] = (sum(seconds["one_worker"][i] for i in clean)
+                                                        / sum(seconds["pool"][i] for i in clean))
         out["all_points_ok"] = bool((reference["status"] == "ok").all())
         kills, final = interrupted_then_resumed(Path(args.sweep), scratch / "killed", args.workers, len(tasks),
                                                 [(signal.SIGKILL, 0.5), (signal.SIGINT, 0.75)])
