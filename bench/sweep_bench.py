@@ -3,15 +3,15 @@ same 200-point sweep (`sweep_bench.toml`), side by side in one run; then a sweep
 (SIGKILL, then SIGINT, of the whole process group) and resumed.
 
 The points are run in rounds (blocks of the design): in each round the same block runs
-serially (in this process, and in a single worker process), in the process pool and on Dask, in a rotating order, so that load from other users
-of a shared machine hits all three alike; the pool and the cluster are started once and their
-worker processes reused across rounds.  Reported: points per second of each (whole run) and
-the parallel/serial ratio (whole run, and the median of the per-round ratios); whether the
-result tables (sorted by point id, metric columns) are identical from serial, pool, Dask and
-the resumed runs; how many points each interrupted run had stored.  Other programs' CPU use
-is measured during every block (psutil: the machine's busy time minus this process tree's);
-each round waits for a quiet machine first, and the ratio over the clean rounds is reported
-beside the whole-run ratio.
+serially in this process (`--serial`), serially in one worker process (the per-point
+environment of a pool worker: a small heap, no Dask client beside it), in the process pool
+and on Dask, in a rotating order, so that load from other users of a shared machine hits all
+alike; the pools and the cluster are started once and their workers reused across rounds.
+Reported: points per second of each and the ratios to serial (whole run, median round, and
+over the clean rounds: other programs' CPU use is measured during every block with psutil,
+the machine's busy time minus this process tree's, and each round first waits for a quiet
+machine); whether the result tables (sorted by point id, metric columns) are identical from
+every way of running and from the resumed run; how many points each killed run had stored.
 
     python bench/sweep_bench.py [--workers 2] [--sweep bench/sweep_bench.toml]
 """
@@ -169,6 +169,9 @@ def main() -> None:
                                                        / sum(seconds[mode][i] for i in clean))
             out[f"{mode}_table_equals_serial"] = reference.equals(metric_table(scratch / mode, plan.metrics))
         out["pool_over_one_worker"] = sum(seconds["one_worker"]) / sum(seconds["pool"])
+        out["pool_over_one_worker_median_round"] = statistics.median(
+            s / p for s, p in zip(seconds["one_worker"], seconds["pool"]))
+        out["seconds_per_round"] = {mode: [round(x, 2) for x in seconds[mode]] for mode in MODES}
         if clean:
             out["pool_over_one_worker_clean_rounds"] = (sum(seconds["one_worker"][i] for i in clean)
                                                         / sum(seconds["pool"][i] for i in clean))

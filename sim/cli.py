@@ -340,7 +340,9 @@ def capacity(source, slos, path, direction, overrides, replications, seed, toler
     if as_json:
         click.echo(json.dumps(result.as_dict(), indent=2, default=str))
     else:
-        cap.render(result, _console())
+        from sim.sweep.capacity_view import render
+
+        render(result, _console())
     if result.best is None:
         sys.exit(EXIT_UNSTABLE)
 

@@ -154,7 +154,8 @@ def _sweep_summary(manifest: dict, frame) -> str:
             f"<tr><td>{r.point_index}</td><td>{html.escape(' '.join(r.overrides))}</td>"
             f"<td>{html.escape(str(r.error_kind))}</td><td>{html.escape(str(r.error))}</td></tr>"
             for r in failed.itertuples())
-        out += f"<h2>Failed points</h2><table><tr><th>point</th><th>overrides</th><th>kind</th><th>error</th></tr>{lines}</table>"
+        header = "<tr><th>point</th><th>overrides</th><th>kind</th><th>error</th></tr>"
+        out += f"<h2>Failed points</h2><table>{header}{lines}</table>"
     return out
 
 
