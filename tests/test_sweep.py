@@ -127,6 +127,23 @@ def test_dask_local_cluster_gives_the_same_table(tmp_path):
     assert metric_table(tmp_path / "serial").equals(metric_table(tmp_path / "dask"))
 
 
+def test_sweep_command_runs_on_an_existing_dask_scheduler(tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+
+    path = write_sweep(tmp_path, GRID.replace('[2, 5, 8]', '[2]'))
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        result = CliRunner().invoke(main, ["sweep", str(path), "--results", str(tmp_path / "r"),
+                                           "--scheduler", cluster.scheduler_address])
+    assert result.exit_code == 0, result.output
+    assert f"on the Dask cluster at {cluster.scheduler_address}" in result.stdout
+    run_sweep(load_sweep(path), ResultStore(tmp_path / "serial"), SerialExecutor())
+    assert metric_table(tmp_path / "r").equals(metric_table(tmp_path / "serial"))
+    bad = CliRunner().invoke(main, ["sweep", str(path), "--results", str(tmp_path / "x"), "--serial",
+                                    "--workers", "2"])
+    assert bad.exit_code == 2 and "choose one way to run" in bad.stderr
+
+
 # --------------------------------------------------------------------------- nothing lost
 class InterruptedAfter(SerialExecutor):
     """Ctrl-C after k points have been recorded."""
