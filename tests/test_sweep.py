@@ -274,3 +274,37 @@ def test_progress_bar_counts_points_and_failures_on_a_terminal_only():
         progress.start(0, 5)
         progress.point({"status": "ok"}, 1, 5, 0)
     assert quiet.getvalue() == ""
+
+
+def _dies_on_the_third_point(task):
+    import os
+
+    from sim.sweep.point import run_point
+
+    if task.index == 2:
+        os._exit(9)  # a worker killed mid-point (the OOM killer, kill -9)
+    return run_point(task)
+
+
+def test_a_killed_worker_loses_only_unfinished_points_and_the_rerun_completes(tmp_path, monkeypatch):
+    import multiprocessing
+
+    from sim.sweep import execute
+    from sim.sweep.execute import LostPoints
+
+    if multiprocessing.get_start_method() != "fork":
+        pytest.skip("the patched point function reaches the workers only with the fork start method")
+    plan = load_sweep(write_sweep(tmp_path, GRID))
+    store = ResultStore(tmp_path / "r")
+    monkeypatch.setattr(execute, "run_point", _dies_on_the_third_point)
+    with pytest.raises(LostPoints, match="worker process died"):
+        with ProcessExecutor(1) as executor:
+            run_sweep(plan, store, executor)
+    monkeypatch.undo()
+    kept = len(store.finished())
+    assert kept == 2  # the points finished before the kill are all there
+    with ProcessExecutor(2) as executor:
+        outcome = run_sweep(plan, store, executor)
+    assert (outcome.skipped, outcome.ran) == (2, 4)
+    run_sweep(plan, ResultStore(tmp_path / "straight"), SerialExecutor())
+    assert metric_table(tmp_path / "r").equals(metric_table(tmp_path / "straight"))
