@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench bench-sweep clean
 
 $(BIN)/tiersim: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,9 @@ test: $(BIN)/tiersim
 
 bench: $(BIN)/tiersim
 	$(BIN)/python bench/run_bench.py
+
+bench-sweep: $(BIN)/tiersim
+	$(BIN)/python bench/sweep_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -2,9 +2,16 @@
 same 200-point sweep (`sweep_bench.toml`), side by side in one run; then a sweep killed half-way
 (SIGKILL, then SIGINT, of the whole process group) and resumed.
 
-Reported: points per second serially and in parallel and their ratio; whether the result
-tables (sorted by point id, metric columns) are identical from serial, pool, Dask and the
-resumed runs; how many points each resumed run found already done.
+The points are run in rounds (blocks of the design): in each round the same block runs
+serially in this process (`--serial`), serially in one worker process (the per-point
+environment of a pool worker: a small heap, no Dask client beside it), in the process pool
+and on Dask, in a rotating order, so that load from other users of a shared machine hits all
+alike; the pools and the cluster are started once and their workers reused across rounds.
+Reported: points per second of each and the ratios to serial (whole run, median round, and
+over the clean rounds: other programs' CPU use is measured during every block with psutil,
+the machine's busy time minus this process tree's, and each round first waits for a quiet
+machine); whether the result tables (sorted by point id, metric columns) are identical from
+every way of running and from the resumed run; how many points each killed run had stored.
 
     python bench/sweep_bench.py [--workers 2] [--sweep bench/sweep_bench.toml]
 """
@@ -14,17 +21,22 @@ import argparse
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from sim.sweep.execute import DaskExecutor, ProcessExecutor, SerialExecutor, run_sweep
+import psutil
+
+from sim.sweep.design import expand
+from sim.sweep.execute import DaskExecutor, ProcessExecutor, SerialExecutor, manifest, tasks_for
 from sim.sweep.spec import load_sweep
 from sim.sweep.store import ResultStore, load_results
 
 HERE = Path(__file__).resolve().parent
+MODES = ["serial", "one_worker", "pool", "dask"]
 
 
 def metric_table(root: Path, metrics: tuple[str, ...]):
@@ -33,11 +45,45 @@ def metric_table(root: Path, metrics: tuple[str, ...]):
     return frame[columns].sort_values("point_id").reset_index(drop=True)
 
 
-def timed(plan, root: Path, executor) -> tuple[float, int]:
+def _busy_cpu_s() -> float:
+    times = psutil.cpu_times()
+    return sum(getattr(times, name, 0.0) for name in ("user", "nice", "system", "irq", "softirq", "steal"))
+
+
+def _own_cpu_s() -> float:
+    """CPU time of this process and its live descendants (pool workers, Dask nannies and workers)."""
+    total = 0.0
+    for process in [psutil.Process(), *psutil.Process().children(recursive=True)]:
+        try:
+            t = process.cpu_times()
+            total += t.user + t.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def run_block(executor, tasks, store: ResultStore) -> tuple[float, float]:
+    """(wall seconds, fraction of the machine's cores used by other programs meanwhile)."""
+    busy, own = _busy_cpu_s(), _own_cpu_s()
     started = time.perf_counter()
-    with executor:
-        outcome = run_sweep(plan, ResultStore(root), executor)
-    return time.perf_counter() - started, outcome.ran
+    for record in executor.map_unordered(tasks):
+        record.pop("_available_metrics", None)
+        store.write(record)
+    wall = time.perf_counter() - started
+    others = (_busy_cpu_s() - busy) - (_own_cpu_s() - own)
+    return wall, max(0.0, others / (wall * psutil.cpu_count()))
+
+
+def wait_for_quiet(threshold: float, limit_s: float) -> float:
+    """Wait (up to limit_s) until other programs use less than `threshold` of the cores."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        busy, own = _busy_cpu_s(), _own_cpu_s()
+        time.sleep(2.0)
+        others = ((_busy_cpu_s() - busy) - (_own_cpu_s() - own)) / (2.0 * psutil.cpu_count())
+        if others < threshold or time.monotonic() > deadline:
+            return others
+        time.sleep(3.0)
 
 
 def interrupted_then_resumed(sweep: Path, root: Path, workers: int, total: int, kills: list[tuple[int, float]]):
@@ -67,28 +113,70 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--workers", type=int, default=os.cpu_count())
     parser.add_argument("--sweep", default=str(HERE / "sweep_bench.toml"))
+    parser.add_argument("--rounds", type=int, default=10, help="blocks of the design, alternating the ways to run them")
+    parser.add_argument("--quiet", type=float, default=0.05,
+                        help="a round is clean when other programs took less than this share of the cores")
     args = parser.parse_args()
     plan = load_sweep(args.sweep)
     out: dict = {"cores": os.cpu_count(), "workers": args.workers}
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
-        serial_s, points = timed(plan, scratch / "serial", SerialExecutor())
-        pool_s, _ = timed(plan, scratch / "pool", ProcessExecutor(args.workers))
-        dask_started = time.perf_counter()
-        dask = DaskExecutor(local_workers=args.workers)
-        dask_setup_s = time.perf_counter() - dask_started
-        dask_s, _ = timed(plan, scratch / "dask", dask)
+        points, _ = expand(plan.spec)
+        tasks = tasks_for(plan, points)
+        stores = {}
+        for mode in MODES:
+            stores[mode] = ResultStore(scratch / mode)
+            stores[mode].open(manifest(plan, points))
+        started = time.perf_counter()
+        # one_worker: serial too, but in a worker process like the pool's (a small heap, no
+        # Dask client), so that pool / one_worker isolates the parallelism itself.
+        executors = {"serial": SerialExecutor(), "one_worker": ProcessExecutor(1), "pool": ProcessExecutor(args.workers),
+                     "dask": DaskExecutor(local_workers=args.workers)}
+        out["pool_and_cluster_start_s"] = time.perf_counter() - started
+        seconds = {mode: [] for mode in MODES}
+        others = []  # per round: the largest share of the cores other programs took during a block
+        size = -(-len(tasks) // args.rounds)
+        for number in range(args.rounds):
+            block = tasks[number * size:(number + 1) * size]
+            order = MODES[number % len(MODES):] + MODES[:number % len(MODES)]
+            wait_for_quiet(args.quiet, limit_s=300)
+            shares = []
+            for mode in order:
+                wall, share = run_block(executors[mode], block, stores[mode])
+                seconds[mode].append(wall)
+                shares.append(share)
+            others.append(max(shares))
+            print(f"round {number + 1}/{args.rounds}: {len(block)} points, "
+                  + ", ".join(f"{m} {seconds[m][-1]:.1f} s" for m in MODES)
+                  + f", other programs took up to {others[-1]:.0%} of the cores", file=sys.stderr)
+        for executor in executors.values():
+            executor.close()
         reference = metric_table(scratch / "serial", plan.metrics)
-        out.update({
-            "points": points, "serial_s": serial_s, "pool_s": pool_s, "dask_s": dask_s,
-            "dask_cluster_start_s": dask_setup_s,
-            "serial_points_per_s": points / serial_s, "pool_points_per_s": points / pool_s,
-            "dask_points_per_s": points / dask_s, "pool_speedup": serial_s / pool_s, "dask_speedup": serial_s / dask_s,
-            "pool_table_equals_serial": reference.equals(metric_table(scratch / "pool", plan.metrics)),
-            "dask_table_equals_serial": reference.equals(metric_table(scratch / "dask", plan.metrics)),
-            "all_points_ok": bool((reference["status"] == "ok").all()),
-        })
-        kills, final = interrupted_then_resumed(Path(args.sweep), scratch / "killed", args.workers, points,
+        out["points"] = len(tasks)
+        for mode in MODES:
+            out[f"{mode}_s"] = sum(seconds[mode])
+            out[f"{mode}_points_per_s"] = len(tasks) / sum(seconds[mode])
+        clean = [i for i, share in enumerate(others) if share < args.quiet]
+        out["rounds"] = args.rounds
+        out["other_programs_share_per_round"] = [round(x, 3) for x in others]
+        out["clean_rounds"] = len(clean)
+        for mode in ("one_worker", "pool", "dask"):
+            out[f"{mode}_speedup"] = sum(seconds["serial"]) / sum(seconds[mode])
+            out[f"{mode}_speedup_median_round"] = statistics.median(
+                s / p for s, p in zip(seconds["serial"], seconds[mode]))
+            if clean:
+                out[f"{mode}_speedup_clean_rounds"] = (sum(seconds["serial"][i] for i in clean)
+                                                       / sum(seconds[mode][i] for i in clean))
+            out[f"{mode}_table_equals_serial"] = reference.equals(metric_table(scratch / mode, plan.metrics))
+        out["pool_over_one_worker"] = sum(seconds["one_worker"]) / sum(seconds["pool"])
+        out["pool_over_one_worker_median_round"] = statistics.median(
+            s / p for s, p in zip(seconds["one_worker"], seconds["pool"]))
+        out["seconds_per_round"] = {mode: [round(x, 2) for x in seconds[mode]] for mode in MODES}
+        if clean:
+            out["pool_over_one_worker_clean_rounds"] = (sum(seconds["one_worker"][i] for i in clean)
+                                                        / sum(seconds["pool"][i] for i in clean))
+        out["all_points_ok"] = bool((reference["status"] == "ok").all())
+        kills, final = interrupted_then_resumed(Path(args.sweep), scratch / "killed", args.workers, len(tasks),
                                                 [(signal.SIGKILL, 0.5), (signal.SIGINT, 0.75)])
         resumed = metric_table(scratch / "killed", plan.metrics)
         out.update({

@@ -5,6 +5,9 @@ Exit codes (stable, documented in the README):
   4 the model cannot be simulated as given (unstable: offered load beyond capacity);
   5 a finite workload did not finish within run.max_duration_s;  130 interrupted (Ctrl-C);
   1 an internal error (a bug: please report it with the model file).
+`tiersim sweep` exits with the code of its failed points (1 if any was a bug, else the lowest
+of 3/4/5 among them; 2 for a results directory of another sweep); `tiersim capacity` with 4
+when no value in range meets the SLO.
 """
 from __future__ import annotations
 
@@ -223,6 +226,7 @@ def plot(timeseries_file, columns, replication, output) -> None:
 @click.option("--retry-failed", is_flag=True, help="run again the points that failed in an earlier run")
 def sweep(sweep_file, results, workers, serial, scheduler, local_cluster, retry_failed) -> None:
     """Run every point of SWEEP_FILE (base model x factors), keeping each finished point."""
+    _need_sweep_extra()
     from sim.sweep.execute import LostPoints, failure_summary, run_sweep
     from sim.sweep.progress import SweepProgress
     from sim.sweep.spec import SweepError, load_sweep
@@ -267,6 +271,7 @@ def sweep(sweep_file, results, workers, serial, scheduler, local_cluster, retry_
 @click.option("--output", "-o", type=click.Path(dir_okay=False), required=True, help="HTML file to write")
 def report(source, output) -> None:
     """Plotly HTML report of a sweep's RESULTS directory or a `reproduce --json` file."""
+    _need_sweep_extra()
     from sim.report import ReportError, build_report, write_html
 
     try:
@@ -300,6 +305,7 @@ def report(source, output) -> None:
 def capacity(source, slos, path, direction, overrides, replications, seed, tolerance, minimum, maximum,
              knee_points, no_analytic, workers, serial, as_json) -> None:
     """Largest load (or smallest cluster) of SOURCE (a model or sweep file) that meets an SLO."""
+    _need_sweep_extra()
     from sim.sweep import capacity as cap
     from sim.sweep.execute import ProcessExecutor, SerialExecutor
     from sim.sweep.slo import SloError, parse_slo
@@ -337,9 +343,20 @@ def capacity(source, slos, path, direction, overrides, replications, seed, toler
     if as_json:
         click.echo(json.dumps(result.as_dict(), indent=2, default=str))
     else:
-        cap.render(result, _console())
+        from sim.sweep.capacity_view import render
+
+        render(result, _console())
     if result.best is None:
         sys.exit(EXIT_UNSTABLE)
+
+
+def _need_sweep_extra() -> None:
+    """Sweeps, reports and capacity searches need the `sweep` extra (pandas, pyarrow, dask)."""
+    import importlib.util
+
+    missing = [name for name in ("pandas", "pyarrow") if importlib.util.find_spec(name) is None]
+    if missing:
+        fail(f"this command needs {', '.join(missing)}: pip install 'tiersim[sweep]'", EXIT_USAGE)
 
 
 def _executor(serial: bool, workers: int | None, scheduler: str | None, local_cluster: int | None):
@@ -350,6 +367,8 @@ def _executor(serial: bool, workers: int | None, scheduler: str | None, local_cl
     if scheduler or local_cluster:
         try:
             return DaskExecutor(address=scheduler, local_workers=local_cluster)
+        except ImportError:
+            fail("--scheduler / --local-cluster need dask.distributed: pip install 'tiersim[sweep]'", EXIT_USAGE)
         except (OSError, TimeoutError) as exc:
             fail(f"--scheduler {scheduler}: cannot connect ({exc})", EXIT_USAGE)
     return ProcessExecutor(workers)

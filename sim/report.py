@@ -154,7 +154,8 @@ def _sweep_summary(manifest: dict, frame) -> str:
             f"<tr><td>{r.point_index}</td><td>{html.escape(' '.join(r.overrides))}</td>"
             f"<td>{html.escape(str(r.error_kind))}</td><td>{html.escape(str(r.error))}</td></tr>"
             for r in failed.itertuples())
-        out += f"<h2>Failed points</h2><table><tr><th>point</th><th>overrides</th><th>kind</th><th>error</th></tr>{lines}</table>"
+        header = "<tr><th>point</th><th>overrides</th><th>kind</th><th>error</th></tr>"
+        out += f"<h2>Failed points</h2><table>{header}{lines}</table>"
     return out
 
 
@@ -200,15 +201,16 @@ def _published_vs_simulated(rows: list[dict], label: str) -> go.Figure:
 
 
 def _rows_panel(rows: list[dict]) -> go.Figure:
+    """Horizontal bars: the rows' names are long (every factor of the published table)."""
     names = [r["figure"] for r in rows]
     figure = go.Figure()
-    figure.add_trace(go.Bar(x=names, y=[r.get("published") for r in rows], name="published"))
+    figure.add_trace(go.Bar(y=names, x=[r.get("published") for r in rows], name="published", orientation="h"))
     figure.add_trace(go.Bar(
-        x=names, y=[r["simulated"] for r in rows], name="simulated",
-        error_y={"type": "data", "symmetric": False, "array": [_gap(r["ci_high"], r["simulated"]) for r in rows],
+        y=names, x=[r["simulated"] for r in rows], name="simulated", orientation="h",
+        error_x={"type": "data", "symmetric": False, "array": [_gap(r["ci_high"], r["simulated"]) for r in rows],
                  "arrayminus": [_gap(r["simulated"], r["ci_low"]) for r in rows]}))
-    figure.update_layout(title="each row: published and simulated", barmode="group", xaxis_tickangle=-30,
-                         height=600)
+    figure.update_layout(title="each row: published and simulated", barmode="group", yaxis_autorange="reversed",
+                         height=200 + 60 * len(rows), margin={"l": 20}, yaxis_automargin=True)
     return figure
 
 

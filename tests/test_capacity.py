@@ -128,3 +128,14 @@ def test_capacity_command_reports_boundary_and_refuses_bad_input(tmp_path):
         result = CliRunner().invoke(main, ["capacity", str(path), "--serial", "--knee", "0", *args])
         assert result.exit_code == code, (args, result.output)
         assert needle in result.output, (needle, result.output)
+
+
+def test_capacity_from_a_sweep_file_uses_its_base_model_set_replications_and_seed(tmp_path):
+    (tmp_path / "mm1.toml").write_text(MM1, encoding="utf-8")
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text('[sweep]\nbase = "mm1.toml"\nset = ["run.duration_s=300"]\nreplications = 4\nseed = 77\n'
+                     '[factors]\n"clients.rate_per_s" = [1.0, 2.0]\n', encoding="utf-8")
+    base = cap.search_base(sweep, ("backends.0.cores=2",), None, None)
+    assert (base.replications, base.seed) == (4, 77)
+    assert base.overrides == ("run.duration_s=300", "backends.0.cores=2")
+    assert base.model().run.duration_s == 300 and base.model().backends[0].cores == 2

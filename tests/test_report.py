@@ -103,6 +103,25 @@ def test_one_factor_sweep_report_with_a_failed_point(tmp_path):
 
 
 @needs_chromium
+def test_space_filling_sweep_report_plots_each_metric_against_each_factor(tmp_path):
+    text = """
+[sweep]
+base = "tiny.toml"
+design = "lhs"
+points = 5
+replications = 2
+metrics = ["throughput", "mean"]
+[factors]
+"clients.users" = { low = 2, high = 9, integer = true }
+"backends.0.cpu.mean" = { low = 0.01, high = 0.1 }
+"""
+    results = sweep_results(tmp_path, text)
+    out = tmp_path / "report.html"
+    assert CliRunner().invoke(main, ["report", str(results), "-o", str(out)]).exit_code == 0
+    assert_every_figure_rendered(out, 4)  # 2 metrics x 2 factors
+
+
+@needs_chromium
 def test_reproduction_report_sets_published_beside_simulated(tmp_path):
     rows = [
         {"experiment": "seed001", "figure": f"jetty max_clients={m}", "published": p, "simulated": s,

@@ -127,6 +127,23 @@ def test_dask_local_cluster_gives_the_same_table(tmp_path):
     assert metric_table(tmp_path / "serial").equals(metric_table(tmp_path / "dask"))
 
 
+def test_sweep_command_runs_on_an_existing_dask_scheduler(tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+
+    path = write_sweep(tmp_path, GRID.replace('[2, 5, 8]', '[2]'))
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        result = CliRunner().invoke(main, ["sweep", str(path), "--results", str(tmp_path / "r"),
+                                           "--scheduler", cluster.scheduler_address])
+    assert result.exit_code == 0, result.output
+    assert f"on the Dask cluster at {cluster.scheduler_address}" in result.stdout
+    run_sweep(load_sweep(path), ResultStore(tmp_path / "serial"), SerialExecutor())
+    assert metric_table(tmp_path / "r").equals(metric_table(tmp_path / "serial"))
+    bad = CliRunner().invoke(main, ["sweep", str(path), "--results", str(tmp_path / "x"), "--serial",
+                                    "--workers", "2"])
+    assert bad.exit_code == 2 and "choose one way to run" in bad.stderr
+
+
 # --------------------------------------------------------------------------- nothing lost
 class InterruptedAfter(SerialExecutor):
     """Ctrl-C after k points have been recorded."""
@@ -238,3 +255,56 @@ def test_the_bundled_sweep_files_are_valid():
         plan = load_sweep(path)
         points, _ = expand(plan.spec)
         assert len(points) >= 5, path
+
+
+def test_progress_bar_counts_points_and_failures_on_a_terminal_only():
+    import io
+
+    from rich.console import Console
+
+    from sim.sweep.progress import SweepProgress
+
+    screen = io.StringIO()
+    with SweepProgress(Console(file=screen, force_terminal=True, width=100)) as progress:
+        progress.start(2, 5)
+        progress.point({"status": "failed"}, 3, 5, 1)
+    assert "3/5" in screen.getvalue() and "1 failed" in screen.getvalue()
+    quiet = io.StringIO()
+    with SweepProgress(Console(file=quiet, force_terminal=False)) as progress:
+        progress.start(0, 5)
+        progress.point({"status": "ok"}, 1, 5, 0)
+    assert quiet.getvalue() == ""
+
+
+def _dies_on_the_third_point(task):
+    import os
+
+    from sim.sweep.point import run_point
+
+    if task.index == 2:
+        os._exit(9)  # a worker killed mid-point (the OOM killer, kill -9)
+    return run_point(task)
+
+
+def test_a_killed_worker_loses_only_unfinished_points_and_the_rerun_completes(tmp_path, monkeypatch):
+    import multiprocessing
+
+    from sim.sweep import execute
+    from sim.sweep.execute import LostPoints
+
+    if multiprocessing.get_start_method() != "fork":
+        pytest.skip("the patched point function reaches the workers only with the fork start method")
+    plan = load_sweep(write_sweep(tmp_path, GRID))
+    store = ResultStore(tmp_path / "r")
+    monkeypatch.setattr(execute, "run_point", _dies_on_the_third_point)
+    with pytest.raises(LostPoints, match="worker process died"):
+        with ProcessExecutor(1) as executor:
+            run_sweep(plan, store, executor)
+    monkeypatch.undo()
+    kept = len(store.finished())
+    assert kept == 2  # the points finished before the kill are all there
+    with ProcessExecutor(2) as executor:
+        outcome = run_sweep(plan, store, executor)
+    assert (outcome.skipped, outcome.ran) == (2, 4)
+    run_sweep(plan, ResultStore(tmp_path / "straight"), SerialExecutor())
+    assert metric_table(tmp_path / "r").equals(metric_table(tmp_path / "straight"))

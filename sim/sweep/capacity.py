@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from sim.model.load import ModelError, apply_override, parse_model
+from sim.model.load import ModelError, parse_model
 from sim.sweep.design import toml_literal
 from sim.sweep.knee import knee
 from sim.sweep.point import PointTask
@@ -179,7 +179,7 @@ def analytic_guess(base: SearchBase, path: str, slos: list[Slo], direction: str,
         return None, f"the analytic solver cannot evaluate it: {exc.args[0].splitlines()[-1].strip()}"
     if found is None:
         return None, "no value in range meets the SLO analytically"
-    label = "exact" if exactness and all(exactness) else "approximate (see tiersim solve)"
+    label = "exact" if exactness and all(exactness) else "approximate, see tiersim solve"
     return found, f"{'largest' if direction == 'largest' else 'smallest'} value meeting it analytically ({label})"
 
 
@@ -359,41 +359,3 @@ def _interior(feasible, infeasible, integer, workers):
         values = [v for v in dict.fromkeys(values) if v not in (feasible, infeasible)] or [
             _middle(feasible, infeasible, integer)]
     return values
-
-
-# --------------------------------------------------------------------------- presentation
-def render(result: CapacityResult, console) -> None:
-    from rich.table import Table
-
-    metric = result.slos[0].metric
-    table = Table(header_style="bold", title=f"evaluations of {result.path}", title_justify="left")
-    for column in (result.path, f"{metric} (estimate)", "interval", "meets " + " and ".join(map(str, result.slos))):
-        table.add_column(column, justify="right")
-    for e in sorted(result.evaluations, key=lambda e: e.value):
-        mean, low, high = e.metrics.get(metric, (math.nan, math.nan, math.nan))
-        marks = " ← boundary" if e is result.best else " ← knee" if e is result.knee else ""
-        table.add_row(f"{e.value:g}", f"{mean:.4g}", f"[{low:.4g}, {high:.4g}]" if e.metrics else e.note,
-                      ("yes" if e.met else "no") + marks)
-    console.print(table)
-    bound = "upper" if result.slos[0].upper else "lower"
-    console.print(f"analytic first guess: {'none' if result.guess is None else f'{result.guess:g}'} ({result.guess_note})",
-                  markup=False)
-    for note in result.notes:
-        console.print(note, markup=False)
-    if result.best is not None:
-        console.print(f"{result.direction} {result.path} meeting {' and '.join(map(str, result.slos))}: "
-                      f"[bold]{result.best.value:g}[/bold] — {_describe(result.best, result.slos)} "
-                      f"(decided on the interval's {bound} bound)")
-    if result.neighbour is not None:
-        console.print(f"  {result.neighbour.value:g} does not: {_describe(result.neighbour, result.slos)}", markup=False)
-    if result.knee is not None:
-        console.print(f"knee of {metric} against {result.path}: {result.knee.value:g} "
-                      f"({metric} {result.knee.metrics[metric][0]:.4g}; the point farthest from the chord of the "
-                      "scaled curve)", markup=False)
-
-
-def _describe(e: Evaluation, slos: list[Slo]) -> str:
-    if not e.metrics:
-        return e.note
-    return ", ".join(f"{s.metric} {e.metrics[s.metric][0]:.4g} [{e.metrics[s.metric][1]:.4g}, "
-                     f"{e.metrics[s.metric][2]:.4g}]" for s in slos)

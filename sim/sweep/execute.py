@@ -151,15 +151,20 @@ class ProcessExecutor(Executor):
         from concurrent.futures.process import BrokenProcessPool
 
         futures = [self.pool.submit(run_point, task) for task in tasks]
+        lost = 0
         try:
             for future in as_completed(futures):
-                yield future.result()
-        except BrokenProcessPool:
-            lost = sum(not f.done() or f.exception() is not None for f in futures)
-            raise LostPoints(f"a worker process died; {lost} point(s) were not recorded") from None
+                try:
+                    record = future.result()
+                except BrokenProcessPool:
+                    lost += 1  # every point still running or queued when a worker died
+                    continue
+                yield record  # a point that finished before the death is kept, whatever the order
         finally:
             for future in futures:
                 future.cancel()
+        if lost:
+            raise LostPoints(f"a worker process died; {lost} point(s) were not recorded")
 
     def close(self) -> None:
         # Running points are abandoned at once (Ctrl-C must not wait for them): they were not
