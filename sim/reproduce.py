@@ -2,7 +2,9 @@
 
 An experiment is a folder `experiments/NAME/` with `experiment.toml` (how each row of the
 published CSV maps onto a model file and parameter overrides), the model files, and the
-published CSV.  Every row is simulated with the model's replications; the row reports the
+published CSV.  A row may carry several figures (`[[experiment.figures]]`: a CSV column and
+the simulated metric compared to it); a figure whose metric the row's model does not produce
+(requests per backend with a single backend) is skipped.  Every row is simulated with the model's replications; the row reports the
 published figure, the simulated mean and interval, the relative error, whether the published
 yes/no flag (e.g. "client timeouts") matches, and whether the row was used to fit a parameter
 (`fitted`): errors on fitted rows are not predictions.
@@ -66,9 +68,13 @@ def _overrides(spec: dict, row: dict[str, str], source: Path) -> list[str]:
     return out
 
 
-def _is_fitted(spec: dict, row: dict[str, str]) -> bool:
+def _is_fitted(spec: dict, row: dict[str, str], column: str | None = None) -> bool:
+    """A `[[fitted]]` entry names the row by its CSV values, and optionally the `figure`
+    (CSV column) that was fitted; without one, every figure of the row counts as fitted."""
     for fitted in spec.get("fitted", []):
-        keys = {k: v for k, v in fitted.items() if k != "parameter"}
+        if "figure" in fitted and column is not None and fitted["figure"] != column:
+            continue
+        keys = {k: v for k, v in fitted.items() if k not in ("parameter", "figure")}
         if all(row.get(k) == str(v) for k, v in keys.items()):
             return True
     return False
@@ -87,6 +93,7 @@ def reproduce(name: str, replications: int | None = None, progress=None) -> list
     with table.open(newline="", encoding="utf-8") as handle:
         published_rows = list(csv.DictReader(handle))
     rows: list[Row] = []
+    figures = meta.get("figures") or [{"column": meta["value_column"], "metric": meta["metric"]}]
     todo = [r for r in published_rows if r[models["column"]] in models]
     for done, record in enumerate(todo):
         overrides = _overrides(spec, record, source)
@@ -96,9 +103,6 @@ def reproduce(name: str, replications: int | None = None, progress=None) -> list
         except ModelError as exc:
             raise ExperimentError(str(exc)) from None
         result = run(model, replications=replications)
-        interval = result.summary[meta["metric"]]
-        text = record.get(meta["value_column"], "").strip()
-        published = None if text in ("", "HELD OUT", "[HELD OUT]") else float(text)
         flag = None
         if meta.get("flag_column"):
             hit = any(result.summary[m].mean > 0 for m in meta.get("flag_metrics", []) if m in result.summary)
@@ -106,14 +110,20 @@ def reproduce(name: str, replications: int | None = None, progress=None) -> list
         figure = " ".join(
             [record[models["column"]]] + [f"{c}={record[c]}" for c in spec.get("factors", {})]
         )
-        rows.append(Row(
-            experiment=name, figure=figure, published=published, simulated=interval.mean,
-            ci_low=interval.low, ci_high=interval.high,
-            rel_error=None if published is None else (interval.mean - published) / published,
-            fitted=_is_fitted(spec, record),
-            published_flag=record.get(meta.get("flag_column", ""), None) if meta.get("flag_column") else None,
-            simulated_flag=flag, overrides=tuple(overrides),
-        ))
+        for wanted in figures:
+            interval = result.summary.get(wanted["metric"])
+            if interval is None:
+                continue
+            text = record.get(wanted["column"], "").strip()
+            published = None if text in ("", "HELD OUT", "[HELD OUT]") else float(text)
+            rows.append(Row(
+                experiment=name, figure=figure if len(figures) == 1 else f"{figure} {wanted['column']}",
+                published=published, simulated=interval.mean, ci_low=interval.low, ci_high=interval.high,
+                rel_error=None if published is None else (interval.mean - published) / published,
+                fitted=_is_fitted(spec, record, wanted["column"]),
+                published_flag=record.get(meta.get("flag_column", ""), None) if meta.get("flag_column") else None,
+                simulated_flag=flag, overrides=tuple(overrides),
+            ))
         if progress is not None:
             progress(done + 1, len(todo))
     return rows
