@@ -236,3 +236,26 @@ def test_plot_timeseries_writes_html(small, tmp_path):
     assert "app1.threads.in_use" in html and "app1.serving" in html
     bad = invoke("plot", series, "-o", out, "-c", "nope")
     assert bad.exit_code == 3 and "no column nope" in bad.stderr
+
+
+def test_seed003_rows_all_load_and_fitted_figures_are_marked():
+    """Every row of the seed003 experiment maps onto a valid model (the full reproduction
+    takes about a minute and is not part of the suite)."""
+    import csv
+    import tomllib
+    from pathlib import Path
+
+    from sim.model.load import load_model
+    from sim.reproduce import _is_fitted, _overrides
+
+    folder = Path(__file__).resolve().parent.parent / "experiments" / "seed003"
+    spec = tomllib.loads((folder / "experiment.toml").read_text())
+    with (folder / "published.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    policies = set()
+    for row in rows:
+        model = load_model(folder / spec["models"][row["scenario"]], _overrides(spec, row, folder))
+        policies.add(model.balancer.policy)
+        assert _is_fitted(spec, row, "throughput_req_per_s") == row["scenario"].endswith("-alone")
+        assert not _is_fitted(spec, row, "requests_to_slow_backend")
+    assert policies == {"sqf", "lighttpd_round_robin"}
