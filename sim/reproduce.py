@@ -2,7 +2,9 @@
 
 An experiment is a folder `experiments/NAME/` with `experiment.toml` (how each row of the
 published CSV maps onto a model file and parameter overrides), the model files, and the
-published CSV.  Every row is simulated with the model's replications; the row reports the
+published CSV.  A row may carry several figures (`[[figures]]`: a CSV column, the simulated
+metric compared to it, and optionally `when`, the column values of the rows it applies to).
+Every row is simulated with the model's replications; the row reports the
 published figure, the simulated mean and interval, the relative error, whether the published
 yes/no flag (e.g. "client timeouts") matches, and whether the row was used to fit a parameter
 (`fitted`): errors on fitted rows are not predictions.

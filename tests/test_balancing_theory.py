@@ -81,3 +81,18 @@ def test_power_of_two_approaches_the_supermarket_limit():
     small, large = small.summary["response.mean"], large.summary["response.mean"]
     assert limit < large.low and large.high < small.low
     assert large.high < 1.05 * limit  # within 5 % at N = 40 (distinct draws)
+
+
+def test_stale_load_reports_make_shortest_queue_herd():
+    """Shortest queue on loads reported every Δ s (Mitzenmacher, "How useful is old
+    information?", IEEE TPDS 11(1), 2000): 4 servers at 0.8.  Live counts beat random by far;
+    Δ = 2 s (two mean service times) loses most of the gain; Δ = 8 s is worse than not looking
+    at all, because every request of an interval joins the server that looked shortest."""
+    means = {}
+    for label, balancer in [("live", {}), ("2s", {"report_interval_s": 2.0}), ("8s", {"report_interval_s": 8.0})]:
+        result = simulate(farm(3.2, "sqf", [1.0] * 4, duration_s=3000, **balancer), replications=10, seed=34)
+        means[label] = result.summary["response.mean"]
+    blind = simulate(farm(3.2, "random", [1.0] * 4, duration_s=3000), replications=10, seed=34)
+    blind = blind.summary["response.mean"]
+    inside(blind, 1 / (1 - 0.8))
+    assert means["live"].high < means["2s"].low and means["2s"].high < blind.low and blind.high < means["8s"].low

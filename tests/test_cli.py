@@ -258,3 +258,26 @@ def test_reproduce_seed000_reports_pylot_figures_and_withheld_timeout_prediction
     for row in browsermob:  # withheld: a prediction with an interval, no error
         assert row["published"] is None and row["rel_error"] is None
         assert row["ci_low"] <= row["simulated"] <= row["ci_high"]
+
+
+def test_seed003_rows_all_load_and_fitted_figures_are_marked():
+    """Every row of the seed003 experiment maps onto a valid model (the full reproduction
+    takes about a minute and is not part of the suite)."""
+    import csv
+    import tomllib
+    from pathlib import Path
+
+    from sim.model.load import load_model
+    from sim.reproduce import _is_fitted, _overrides
+
+    folder = Path(__file__).resolve().parent.parent / "experiments" / "seed003"
+    spec = tomllib.loads((folder / "experiment.toml").read_text())
+    with (folder / "published.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    policies = set()
+    for row in rows:
+        model = load_model(folder / spec["models"][row["scenario"]], _overrides(spec, row, folder))
+        policies.add(model.balancer.policy)
+        assert _is_fitted(spec, row, "throughput_req_per_s") == row["scenario"].endswith("-alone")
+        assert not _is_fitted(spec, row, "requests_to_slow_backend")
+    assert policies == {"sqf", "lighttpd_round_robin"}

@@ -111,7 +111,9 @@ def _walk(model: type[BaseModel], prefix: str, applies: str, rows: dict[str, Row
             if not (isinstance(inner, type) and issubclass(inner, BaseModel)) or "Spec" in inner.__name__:
                 continue
             kind = getattr(inner.model_fields.get("kind"), "annotation", None)
-            tag = f"kind = {get_args(kind)[0]!r}" if kind is not None and get_origin(kind) is Literal else applies
+            # a one-value `kind` tags a member of a discriminated union (the client kinds)
+            tagged = kind is not None and get_origin(kind) is Literal and len(get_args(kind)) == 1
+            tag = f"kind = {get_args(kind)[0]!r}" if tagged else applies
             _walk(inner, f"{path}{'.N' if get_origin(member) is list else ''}.", tag, rows)
 
 

@@ -325,7 +325,7 @@ class Backend(Host):
         "(Tomcat keepAliveTimeout / connectionTimeout, infinite for AJP; Jetty maxIdleTime); none = never",
     )
     events: list[BackendEvent] = Field(
-        default_factory=list, description="crashes, recoveries and slow-downs, e.g. [{at_s=60, kind=\"crash\"}]"
+        default_factory=list, description="crashes, recoveries and slow-downs at given times, e.g. {at_s = 60, kind = \"crash\"}"
     )
 
     @model_validator(mode="after")

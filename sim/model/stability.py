@@ -74,7 +74,10 @@ def overloads(model: Model) -> list[Overload]:
                 found.append(Overload(f"backends.{g}.threads", u_threads,
                                       f"each '{group.name}' node needs {u_threads * group.threads:.3g} busy threads "
                                       f"on average but has {group.threads}"))
-        db_rate += (node_rate * group.count if share is not None else rate * _capacity_share(groups, g)) * group.db_calls
+        if share is None:
+            db_rate += rate * _capacity_share(groups, g) * group.db_calls
+        else:
+            db_rate += min(node_rate * group.count, rate) * group.db_calls
     db = model.database
     if db is not None and db_rate > 0:
         u = db_rate * as_distribution(db.demand).mean / (db.cores * db.speed)
@@ -95,9 +98,8 @@ def _shares(model: Model, groups) -> dict[int, float] | None:
     if split == "weighted":
         total = sum(group.weight * group.count for _, group in groups)
         return {g: group.weight / total for g, group in groups}
-    if split == "single":  # everything to one node (the first of the first group)
-        first = groups[0][0]
-        return {g: (1.0 if g == first else 0.0) for g, _ in groups}
+    if split == "single":  # everything to one elected node, which may be any of them
+        return {g: 1.0 for g, _ in groups}
     return {g: 1.0 / nodes for g, _ in groups}
 
 

@@ -4,6 +4,7 @@ peak-EWMA latency (Finagle) and join-idle-queue."""
 from __future__ import annotations
 
 import math
+from collections import deque
 
 from sim.engine.policies.base import Policy, UniformDraws
 
@@ -105,7 +106,8 @@ class ByBusyness(Policy):
 class ByTraffic(Policy):
     """mod_proxy_balancer `lbmethod=bytraffic` (src: mod_lbmethod_bytraffic.c): the member
     with the fewest bytes (`transferred` + `read`) per `loadfactor`, cumulative and never
-    aged; the first one wins ties.  Bytes are counted when the response is complete."""
+    aged; the first one wins ties.  Bytes are counted when the response is complete, so
+    between two completions every pick goes to the same member (it herds at high load)."""
 
     name = "bytraffic"
     split = "weighted"
@@ -240,8 +242,6 @@ class JoinIdleQueue(Policy):
     __slots__ = ("draw", "idle", "queued")
 
     def __init__(self, weights, names, rng, **params) -> None:
-        from collections import deque
-
         super().__init__(weights, names, rng)
         self.draw = UniformDraws(rng)
         self.idle = deque(range(len(self.weights)))
