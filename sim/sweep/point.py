@@ -7,7 +7,6 @@ with its error; it never takes the sweep down.
 """
 from __future__ import annotations
 
-import gc
 import math
 import time
 from dataclasses import dataclass
@@ -80,29 +79,8 @@ def run_point(task: PointTask) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - any bug in one point is recorded, the sweep goes on
         _failed(record, "internal", f"{type(exc).__name__}: {exc}")
     record["runtime_s"] = time.perf_counter() - started
-    _collect_garbage(record["runtime_s"])
     record["_available_metrics"] = available  # for the sweep's report, not stored
     return record
-
-
-_GARBAGE = {"cost_s": 0.0, "run_s": 0.0, "points": 0}
-
-
-def _collect_garbage(run_s: float) -> None:
-    """A full collection after every few points, at most ~5 % of the run time.
-
-    The kernel freezes the heap for the cyclic collector during a run and unfreezes it into the
-    oldest generation afterwards, so each replication's cyclic leftovers (tens of MB: the
-    recorder's histogram rows) wait for a rare full collection: a worker running hundreds of
-    points grew by gigabytes, and Dask paused its workers at their memory limit.  A full
-    collection costs 10-40 ms (more in a process with a large heap), hence the budget."""
-    state = _GARBAGE
-    state["run_s"] += run_s
-    state["points"] += 1
-    if state["run_s"] >= 20 * state["cost_s"] or state["points"] >= 4:
-        started = time.perf_counter()
-        gc.collect()
-        state.update(cost_s=time.perf_counter() - started, run_s=0.0, points=0)
 
 
 class _Unstable(Exception):
