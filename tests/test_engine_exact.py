@@ -228,6 +228,25 @@ def test_keep_alive_reuses_the_worker_within_the_timeout():
     assert without.metrics["makespan"] == pytest.approx(3.75)
 
 
+@pytest.mark.parametrize("mpm, keep_alive, max_requests, makespan, proxy_busy", [
+    ("event", True, 100, 3 * 1.0 + 0.5, 3.5),      # one connection: set-up paid once
+    ("event", False, 100, 3 * 1.5, 4.5),           # a connection per request
+    ("event", True, 2, 3 * 1.0 + 2 * 0.5, 4.0),    # MaxKeepAliveRequests 2: a second connection
+    ("prefork", True, 100, 3 * 1.0 + 0.5, 3.5),    # the connection's worker is reused, no accept
+    ("prefork", False, 100, 3 * 1.5, 4.5),
+])
+def test_connection_set_up_is_paid_once_per_connection(mpm, keep_alive, max_requests, makespan, proxy_busy):
+    """ab -c 1 -n 3 at a proxy that serves 1-s requests and spends 0.5 s of CPU on each client
+    connection it accepts (proxy.connection_demand): keep-alive spreads the set-up."""
+    data = {"clients": {"kind": "ab", "concurrency": 1, "requests": 3, "keep_alive": keep_alive},
+            "proxy": {"workers": 1, "mpm": mpm, "max_keep_alive_requests": max_requests, "linger_s": 0,
+                      "demand": {"dist": "deterministic", "value": 1.0},
+                      "connection_demand": {"dist": "deterministic", "value": 0.5}, "forward": False}}
+    result = run_replication(model_from(data, warmup="none"), 0)
+    assert result.metrics["makespan"] == pytest.approx(makespan)
+    assert result.metrics["proxy.cpu.utilization"] * result.metrics["makespan"] == pytest.approx(proxy_busy)
+
+
 @pytest.mark.parametrize("connector, idle_timeout, pool_max, makespan, completed", [
     ("nonblocking", None, None, 2.0, 3),  # a thread per request: the third waits 1 s for one
     ("blocking", None, None, 10.0, 2),     # the stall: 2 threads pinned by idle connections, the

@@ -158,6 +158,8 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
                 sampler(px.demand, streams, "proxy.demand", 1 if px.forward and entry else 0))
         kwargs = dict(downstream=entry, calls=1 if px.forward else 0)
         front = front_connections(model, kernel, workers, children)
+        if front is not None and as_distribution(px.connection_demand).mean > 0:
+            kwargs["connection_burst"] = sampler(px.connection_demand, streams, "proxy.connection_demand")
         if px.start_servers is not None:
             PreforkSpawner(kernel, workers, max_clients=px.workers, start_servers=px.start_servers,
                            min_spare=px.min_spare_servers, max_spare=px.max_spare_servers, children=children,
@@ -234,7 +236,8 @@ def front_connections(model: Model, kernel: Kernel, workers: Pool,
         max_keep_alive_requests=px.max_keep_alive_requests, linger_s=px.linger_s,
         client_close_delay_s=clients.close_delay_s, children=children,
     )
-    if not clients.keep_alive and front.linger_hold_s == 0 and children is None:
+    connection_cost = as_distribution(px.connection_demand).mean > 0
+    if not clients.keep_alive and front.linger_hold_s == 0 and children is None and not connection_cost:
         return None  # a worker per request, released with the response: the plain station
     return front
 

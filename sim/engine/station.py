@@ -143,32 +143,42 @@ def _finish(visit: Visit, ok: bool) -> None:
 
 class FrontStation(Station):
     """The tier the clients connect to, when its workers belong to client connections
-    (`sim.engine.connection`): a request on a connection that holds a worker skips the queue."""
+    (`sim.engine.connection`): a request on a connection that holds a worker skips the queue,
+    and the first request on a new connection also pays the connection's set-up CPU
+    (`connection_burst`: accept, socket set-up and close; None when it costs nothing)."""
 
-    __slots__ = ("front",)
+    __slots__ = ("front", "connection_burst")
 
-    def __init__(self, *args, front, **kwargs) -> None:
+    def __init__(self, *args, front, connection_burst: Callable[[], float] | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.front = front
+        self.connection_burst = connection_burst
 
     def serve(self, request: Request, reply: Reply) -> None:
         visit = Visit(self, request, reply)
         pool = self.pool
         if self.front.reuses_worker(request):
-            status = GRANTED
-        else:
-            status = GRANTED if pool is None else pool.acquire(_front_granted, visit)
-            if status == GRANTED:
-                self.front.accepted(request)
+            _granted(visit)  # the worker of an open connection: nothing to accept
+            return
+        status = GRANTED if pool is None else pool.acquire(_front_granted, visit)
         if status == GRANTED:
-            _granted(visit)
+            _front_granted(visit)
         elif status == REFUSED:
             self.refuse(request, reply)
 
 
 def _front_granted(visit: Visit) -> None:
-    visit.station.front.accepted(visit.request)
-    _granted(visit)
+    station = visit.station
+    connection = visit.request.connection
+    opened = connection is None or connection.requests == 0  # read before accepted() counts it
+    station.front.accepted(visit.request)
+    if opened and station.connection_burst is not None:
+        visit.started = station.env._now  # noqa: SLF001
+        station.in_progress += 1
+        # On a processor-shared CPU one burst of a + b is the same as a then b for one job.
+        station.cpu.run(station.connection_burst() + station.burst(), _computed, visit)
+    else:
+        _granted(visit)
 
 
 class PooledCall:

@@ -229,6 +229,11 @@ class Proxy(Host):
         None, ge=0, description="connections waiting for a worker (Apache ListenBacklog); none = unbounded, 0 = refuse when all busy"
     )
     demand: DistributionSpec = Field(0.0, description="proxy CPU demand per request [s]")
+    connection_demand: DistributionSpec = Field(
+        0.0,
+        description="proxy CPU demand per client TCP connection it accepts: accept(), socket and connection "
+        "state set-up, close [s]; paid by the first request on each connection, so keep-alive spreads it",
+    )
     mpm: Literal["prefork", "worker", "event"] = Field(
         "prefork",
         description="Apache multi-processing module: prefork/worker bind a worker to a connection (keep-alive idle "
