@@ -268,6 +268,35 @@ def test_blocking_connector_pins_a_thread_per_connection(connector, idle_timeout
     assert result.metrics["count.errors"] == 3 - completed
 
 
+@pytest.mark.parametrize("max_connections, threads, makespan, completed", [
+    (2, 200, 10.0, 2),  # 3 pooled connections, 2 slots: the third connection waits until the
+                        # proxy's read timeout (10 s), although threads are free -- the NIO stall
+    (3, 1, 3.0, 3),     # every connection has a slot; one thread serves the 1-s requests in turn
+    (None, 1, 3.0, 3),  # unbounded connections: the plain thread-per-request station
+])
+def test_nio_max_connections_pins_a_slot_per_connection(max_connections, threads, makespan, completed):
+    """ab -c 3 -n 3 through 3 proxy workers to Tomcat NIO (maxConnections, maxThreads) on 2 cores."""
+    data = {"clients": {"kind": "ab", "concurrency": 3, "requests": 3},
+            "proxy": {"workers": 3, "mpm": "worker", "backend_pool": {"timeout_s": 10.0}},
+            "backends": [{"name": "tomcat", "threads": threads, "cores": 2, "max_connections": max_connections,
+                          "cpu": {"dist": "deterministic", "value": 1.0}}]}
+    result = run_replication(model_from(data, warmup="none"), 0)
+    assert result.metrics["makespan"] == pytest.approx(makespan)
+    assert (result.metrics["count.completed"], result.metrics["count.errors"]) == (completed, 3 - completed)
+
+
+def test_nio_idle_timeout_frees_the_connection_slot():
+    """As above with 2 slots, and keepAliveTimeout 4 s: the first idle connection closes at
+    1 + 4 s, the third connection takes its slot and is served 5 - 6 s."""
+    data = {"clients": {"kind": "ab", "concurrency": 3, "requests": 3},
+            "proxy": {"workers": 3, "mpm": "worker", "backend_pool": {"timeout_s": 10.0}},
+            "backends": [{"name": "tomcat", "threads": 200, "cores": 2, "max_connections": 2,
+                          "connection_idle_timeout_s": 4.0, "cpu": {"dist": "deterministic", "value": 1.0}}]}
+    result = run_replication(model_from(data, warmup="none"), 0)
+    assert result.metrics["makespan"] == pytest.approx(6.0)
+    assert result.metrics["count.completed"] == 3
+
+
 def test_pool_acquire_timeout_is_a_503():
     """Threaded MPM (a reslist per child): one pooled connection, acquire 0.5 s: the second request waits for it and gets a 503."""
     data = {"clients": {"kind": "ab", "concurrency": 2, "requests": 2},

@@ -47,6 +47,9 @@ def stacks(draw):
             if backend["threads"] is not None and draw(st.booleans()):
                 backend["connector"] = "blocking"
                 backend["connection_idle_timeout_s"] = draw(st.one_of(st.none(), st.floats(0.1, 5.0)))
+            elif draw(st.booleans()):  # Tomcat NIO maxConnections: a slot pinned per connection
+                backend["max_connections"] = draw(st.integers(1, 8))
+                backend["connection_idle_timeout_s"] = draw(st.one_of(st.none(), st.floats(0.1, 5.0)))
     timeout = draw(st.one_of(st.none(), st.floats(0.05, 2.0)))
     retry = {"max_retries": draw(st.integers(0, 2)), "backoff_s": draw(st.floats(0.0, 0.5))}
     common = {"timeout_s": timeout, "retry": retry}

@@ -13,8 +13,11 @@ is closed by the backend's idle timeout (`connectionTimeout` / `keepAliveTimeout
 the stall of seed 001: more pooled connections than backend threads.
 
 A non-blocking connector (NIO, Jetty `SelectChannelConnector`) holds a thread only per
-request, which the plain `Station` with its thread pool already is; this module is used for
-blocking connectors only.
+request, which the plain `Station` with its thread pool already is.  With Tomcat NIO's
+`maxConnections` it still binds something to each connection for its life: a connection slot
+instead of a thread.  The same entity models it, `threads` then being the node's connection
+slots and the node keeping its own thread pool per request: more pooled connections than
+`maxConnections` stall just as more than `maxThreads` do with BIO.
 
 Apache keeps the pool per child process.  With prefork (one thread per child) that is one
 cached connection per child and backend, tracked here per child (`ProcessTable`): a child

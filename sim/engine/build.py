@@ -129,8 +129,11 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
                 if group.jdbc_pool is not None:
                     downstream = PooledCall(pool(f"{name}.jdbc", group.jdbc_pool), database_call)
             # An unbounded pool with an unbounded queue never makes anyone wait: skip it.
-            bounded = group.threads is not None or group.accept_queue is not None
-            threads = pool(f"{name}.threads", group.threads, group.accept_queue) if bounded else None
+            # With NIO maxConnections, acceptCount is the backlog of connections beyond it, and
+            # requests wait for a thread in the executor's unbounded queue.
+            thread_queue = group.accept_queue if group.max_connections is None else None
+            bounded = group.threads is not None or thread_queue is not None
+            threads = pool(f"{name}.threads", group.threads, thread_queue) if bounded else None
             blocking = group.connector == "blocking"
             node = Station(
                 kernel, name, None if blocking else threads, host(name, group.cores, group.speed, group.threads),
@@ -139,10 +142,14 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
                 downstream=downstream, calls=group.db_calls,
             )
             nodes.append(node)
-            # A blocking connector: the thread belongs to the front's connection, not the request.
+            # A blocking connector: the thread belongs to the front's connection, not the request;
+            # NIO with maxConnections: a connection slot does, and a thread serves each request.
             if blocking:
                 assembly.backend_pools.append(blocking_backend(model, kernel, node, threads, group, children))
-            entries.append(assembly.backend_pools[-1] if blocking else node)
+            elif group.max_connections is not None:
+                slots = pool(f"{name}.connections", group.max_connections, group.accept_queue)
+                assembly.backend_pools.append(blocking_backend(model, kernel, node, slots, group, children))
+            entries.append(assembly.backend_pools[-1] if blocking or group.max_connections is not None else node)
     assembly.stations.extend(nodes)
 
     entry = None
@@ -208,7 +215,7 @@ def prefork_children(model: Model) -> ProcessTable | None:
     px = model.proxy
     if px is None or px.mpm != "prefork" or px.workers is None:
         return None
-    if not any(group.connector == "blocking" for group in model.backends):
+    if not any(group.connector == "blocking" or group.max_connections is not None for group in model.backends):
         return None
     start = px.workers if px.start_servers is None else min(px.start_servers, px.workers)
     return ProcessTable(start)

@@ -329,9 +329,23 @@ class Backend(Host):
         description="the backend closes a connection idle this long, freeing a blocking connector's thread [s] "
         "(Tomcat keepAliveTimeout / connectionTimeout, infinite for AJP; Jetty maxIdleTime); none = never",
     )
+    max_connections: int | None = Field(
+        None, ge=1,
+        description="nonblocking connector: connections the node keeps open at once, idle or busy (Tomcat NIO "
+        "maxConnections, 10000 in Tomcat 7); one beyond it waits in the accept queue, holding nothing, until a "
+        "connection closes; none = unbounded. A blocking connector's limit is its threads",
+    )
     events: list[BackendEvent] = Field(
         default_factory=list, description="crashes, recoveries and slow-downs at given times, e.g. {at_s = 60, kind = \"crash\"}"
     )
+
+    @model_validator(mode="after")
+    def _connection_limit(self) -> "Backend":
+        if self.max_connections is not None and self.connector == "blocking":
+            raise ValueError("max_connections is for a nonblocking connector (Tomcat NIO maxConnections); a "
+                             "blocking connector holds a thread per connection, so its limit is `threads`: "
+                             "remove max_connections or set connector = \"nonblocking\"")
+        return self
 
     @model_validator(mode="after")
     def _event_nodes(self) -> "Backend":
