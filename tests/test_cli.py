@@ -97,6 +97,8 @@ def test_timeseries_csv(small, tmp_path):
     ("[clients\nkind = 1", ["not valid TOML", "line 1"]),
     ("[clients]\nkind = 'closed'\nusers = 5\n[[backends]]\ncpu = 0.1\nconnector = 'blocking'\nmax_connections = 50\n",
      ["backends.0", "max_connections", "connector = \"nonblocking\""]),
+    ("[clients]\nkind = 'closed'\nusers = 5\n[proxy.backend_pool]\nmodule = 'mod_jk'\ndisable_reuse = true\n"
+     "[[backends]]\ncpu = 0.1\n", ["proxy.backend_pool", "disable_reuse", "module = \"mod_proxy\""]),
     ("[clients]\nkind = 'open'\nrate_per_s = 5\n", ["no server"]),
 ])
 def test_invalid_models_name_the_field_and_exit_3(tmp_path, text, needles):

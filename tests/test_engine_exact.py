@@ -254,11 +254,16 @@ def test_connection_set_up_is_paid_once_per_connection(mpm, keep_alive, max_requ
                                            # timeout (10 s) ends it with an error
     ("blocking", 4.0, None, 6.0, 3),       # the backend's idle timeout frees a thread at 1 + 4 s
     ("blocking", None, 2, 2.0, 3),         # pools the size of the thread pool: reuse, no stall
+    ("blocking-disablereuse", None, None, 2.0, 3),  # each connection closes after its response,
+                                                    # freeing its thread for the third at 1 s
 ])
 def test_blocking_connector_pins_a_thread_per_connection(connector, idle_timeout, pool_max, makespan, completed):
     """ab -c 3 -n 3 through 3 proxy workers to one node with 2 threads on 2 cores, 1-s requests."""
+    disable_reuse = connector.endswith("-disablereuse")
+    connector = connector.removesuffix("-disablereuse")
     data = {"clients": {"kind": "ab", "concurrency": 3, "requests": 3},
-            "proxy": {"workers": 3, "mpm": "worker", "backend_pool": {"timeout_s": 10.0, "max_connections": pool_max}},
+            "proxy": {"workers": 3, "mpm": "worker", "backend_pool": {"timeout_s": 10.0, "max_connections": pool_max,
+                                                                     "disable_reuse": disable_reuse}},
             "backends": [{"name": "jetty", "threads": 2, "cores": 2, "connector": connector,
                           "connection_idle_timeout_s": idle_timeout,
                           "cpu": {"dist": "deterministic", "value": 1.0}}]}

@@ -52,11 +52,12 @@ class BlockingBackend:
     __slots__ = ("kernel", "node", "name", "threads", "max_connections", "ttl_s", "acquire_timeout_s",
                  "read_timeout_s", "idle_timeout_s", "_idle", "open_connections", "_waiters",
                  "read_timeouts", "acquire_timeouts", "idle_closes", "ttl_closes", "_cached", "exit_closes",
-                 "poll_s")
+                 "poll_s", "disable_reuse")
 
     def __init__(self, kernel, node, threads: Pool, *, max_connections: int | None, ttl_s: float | None,
                  acquire_timeout_s: float | None, read_timeout_s: float | None,
-                 idle_timeout_s: float | None, children=None, poll_s: float | None = None) -> None:
+                 idle_timeout_s: float | None, children=None, poll_s: float | None = None,
+                 disable_reuse: bool = False) -> None:
         self.kernel = kernel
         self.node = node  # a Station without a pool: the thread is held by the connection
         self.name = node.name
@@ -79,6 +80,7 @@ class BlockingBackend:
         # (`ajp_get_endpoint`, jk_ajp_common.c), so a connection freed between looks waits for the
         # next look, and one freed after the last look is missed.
         self.poll_s = poll_s
+        self.disable_reuse = disable_reuse  # mod_proxy disablereuse=On: a connection per request
         # Per-child pools (prefork): each child's idle cached connection, by child.
         self._cached: dict | None = None
         if children is not None:
@@ -203,7 +205,11 @@ class BlockingBackend:
         reply(request, False)  # mod_proxy: 503 after `acquire`
 
     def released(self, connection: BackendConnection) -> None:
-        """The response came back: the connection returns to the pool (its thread stays pinned)."""
+        """The response came back: the connection returns to the pool (its thread stays pinned),
+        or with disablereuse is closed (its thread freed)."""
+        if self.disable_reuse:
+            self._close(connection)
+            return
         if self._cached is not None:
             self._park(connection)
             self._cached[connection.child] = connection

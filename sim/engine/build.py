@@ -229,7 +229,7 @@ def blocking_backend(model: Model, kernel: Kernel, node: Station, threads: Pool,
         max_connections=settings.max_connections if settings.max_connections is not None else model.proxy.workers,
         ttl_s=settings.ttl_s, acquire_timeout_s=settings.acquire_timeout_s, read_timeout_s=settings.timeout_s,
         idle_timeout_s=group.connection_idle_timeout_s, children=children,
-        poll_s=MOD_JK_POLL_S if settings.module == "mod_jk" else None,
+        poll_s=MOD_JK_POLL_S if settings.module == "mod_jk" else None, disable_reuse=settings.disable_reuse,
     )
 
 

@@ -207,6 +207,17 @@ class BackendPool(Strict):
         None, gt=0, description="read timeout: a request on a connection no backend thread has taken fails after "
         "this [s] (mod_proxy timeout / ProxyTimeout; mod_jk socket_timeout); unset = the module's default"
     )
+    disable_reuse: bool = Field(
+        False, description="close each backend connection after its request instead of pooling it (mod_proxy "
+        "disablereuse=On): a blocking connector's thread is freed with every response"
+    )
+
+    @model_validator(mode="after")
+    def _reuse_is_mod_proxy(self) -> "BackendPool":
+        if self.disable_reuse and self.module == "mod_jk":
+            raise ValueError("disable_reuse is mod_proxy's disablereuse; mod_jk always pools its endpoints: "
+                             "remove disable_reuse or set module = \"mod_proxy\"")
+        return self
 
     @model_validator(mode="before")
     @classmethod
