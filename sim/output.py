@@ -18,8 +18,12 @@ SCHEMA_VERSION = 1
 
 
 def unit_of(metric: str) -> str:
-    if metric.startswith("count.") or metric.endswith((".refused", ".failed")):
+    if metric.startswith("count.") or metric.endswith((".refused", ".failed")) or ".dispatched." in metric:
         return "requests"
+    if metric.endswith((".replicated", ".credit_waits")):
+        return "messages"
+    if metric.endswith(".bytes"):
+        return "bytes"
     if metric.endswith((".throughput",)) or metric == "throughput":
         return "1/s"
     if metric.endswith((".utilization", ".share")) or ".share." in metric:

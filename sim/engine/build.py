@@ -15,6 +15,7 @@ from sim.engine.prefork import PreforkSpawner
 from sim.engine.process_table import ProcessTable
 from sim.engine.backend_pool import BlockingBackend
 from sim.engine.connection import FrontConnections
+from sim.engine.replication import AfterRequest, Network, ReplicationProbe, Replicator
 from sim.engine.station import FrontStation, PooledCall, Station
 from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
 from sim.rng import Streams
@@ -51,9 +52,10 @@ class Assembly:
     cpus: list[ProcessorSharingCPU] = field(default_factory=list)
     dispatcher: Dispatcher | None = None
     backend_pools: list = field(default_factory=list)  # BlockingBackend: the front's connections to a node
+    extra_probes: list = field(default_factory=list)  # e.g. ReplicationProbe
 
     def probes(self) -> list:
-        probes: list = [*self.stations, *self.pools, *self.cpus]
+        probes: list = [*self.stations, *self.pools, *self.cpus, *self.extra_probes]
         if self.dispatcher is not None:
             probes.append(DispatchProbe(self.dispatcher))
         return probes
@@ -70,6 +72,8 @@ class Assembly:
         for station in self.stations:
             out[f"{station.name}#kind"] = "station"
         out["balancer#kind"] = "dispatcher"
+        for probe in self.extra_probes:
+            out[f"{probe.name}#kind"] = "replication"
         return out
 
 
@@ -136,7 +140,9 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
             threads = pool(f"{name}.threads", group.threads, thread_queue) if bounded else None
             blocking = group.connector == "blocking"
             node = Station(
-                kernel, name, None if blocking else threads, host(name, group.cores, group.speed, group.threads),
+                kernel, name, None if blocking else threads,
+                # replication work runs beside the request threads: the CPU may be shared
+                host(name, group.cores, group.speed, None if model.cluster.replication else group.threads),
                 sampler(group.cpu, streams, f"{name}.demand", group.db_calls),
                 io_wait=None if io.mean == 0 else io.sampler(streams.generator(f"{name}.io_wait")),
                 downstream=downstream, calls=group.db_calls,
@@ -151,6 +157,8 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
                 assembly.backend_pools.append(blocking_backend(model, kernel, node, slots, group, children))
             entries.append(assembly.backend_pools[-1] if blocking or group.max_connections is not None else node)
     assembly.stations.extend(nodes)
+    if model.cluster.replication:
+        replicate(model, kernel, nodes, pool, streams, assembly)
 
     entry = None
     if len(entries) == 1 and not events:
@@ -207,6 +215,24 @@ def dispatcher(model: Model, kernel: Kernel, entries: list, weights: list[float]
 
 
 MOD_JK_POLL_S = 0.1  # JK_SLEEP_DEF, jk_util.h: mod_jk's endpoint-acquire polling interval
+
+
+def replicate(model: Model, kernel: Kernel, nodes: list[Station], pool, streams: Streams, assembly) -> None:
+    """Session replication between the backend nodes, after each request (`sim.engine.replication`)."""
+    cluster = model.cluster
+    network = Network(kernel, lambda name: pool(name, 1), [node.name for node in nodes],
+                      switched=cluster.network == "switched", multicast=cluster.multicast,
+                      bandwidth_bps=cluster.bandwidth_bps, latency_s=cluster.latency_s)
+    replicators = []
+    for index, spec in enumerate(cluster.replication):
+        uniform = streams.generator(f"cluster.replication.{index}").random
+        replicator = Replicator(kernel, [node.cpu for node in nodes], network, spec, uniform)
+        replicators.append(replicator)
+        tiers = [r.tier for r in cluster.replication]
+        name = f"replication.{spec.tier}" if tiers.count(spec.tier) == 1 else f"replication.{index}"
+        assembly.extra_probes.append(ReplicationProbe(name, replicator))
+    for index, node in enumerate(nodes):
+        node.post = AfterRequest(replicators, index)
 
 
 def prefork_children(model: Model) -> ProcessTable | None:

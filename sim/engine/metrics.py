@@ -72,6 +72,11 @@ def window_metrics(columns: list[str], start: np.ndarray, end: np.ndarray,
                 out[f"{probe}.service"] = ratio(exclusive, visits)
             elif field == "failed":
                 out[f"{probe}.failed"] = value
+        elif kind == "replication":
+            if field == "wait_sum":  # time a replicating request spent on it, thread held
+                out[f"{probe}.wait"] = ratio(value, delta[f"{probe}:replicated"])
+            else:
+                out[f"{probe}.{field}"] = value
         elif kind == "dispatcher":
             if field.startswith("#"):  # the balancer's own counts (failovers, sessions lost ...)
                 out[f"{probe}.{field[1:]}"] = value

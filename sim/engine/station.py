@@ -29,6 +29,7 @@ class Station:
     __slots__ = (
         "name", "kernel", "env", "pool", "cpu", "burst", "io_wait", "downstream", "calls",
         "visits", "wait_sum", "residence_sum", "downstream_sum", "failed", "in_progress", "accepts_clients",
+        "post",
     )
 
     def __init__(
@@ -53,6 +54,9 @@ class Station:
         # True for the tier the clients connect to: its full queue is a full listen queue
         # (the client's SYN is dropped); deeper tiers answer their caller with an error.
         self.accepts_clients = False
+        # Work after the request's own, before its response, holding its thread (session
+        # replication: `sim.engine.replication.AfterRequest`); None for most nodes.
+        self.post = None
 
     def serve(self, request: Request, reply: Reply) -> None:
         visit = Visit(self, request, reply)
@@ -114,7 +118,16 @@ def _computed(visit: Visit) -> None:
         visit.call_started = station.env._now  # noqa: SLF001
         station.downstream(visit.request, visit.called)
     elif station.io_wait is not None:
-        station.kernel.call_after(station.io_wait(), _finish_ok, visit)
+        station.kernel.call_after(station.io_wait(), _io_done, visit)
+    elif station.post is not None:
+        station.post(visit, _finish_ok)
+    else:
+        _finish(visit, True)
+
+
+def _io_done(visit: Visit) -> None:
+    if visit.station.post is not None:
+        visit.station.post(visit, _finish_ok)
     else:
         _finish(visit, True)
 

@@ -506,6 +506,89 @@ class Meta(Strict):
     )
 
 
+class SessionReplication(Strict):
+    """Replication of conversational state between the backend nodes after a request.
+
+    Web tier: the HTTP session (JBoss `CacheMode` REPL_SYNC / REPL_ASYNC, Tomcat `DeltaManager`
+    / `BackupManager`); EJB tier: stateful session beans, replicated after each method
+    invocation that changed them (JBoss SFSB `isModified`)."""
+
+    tier: Literal["web", "ejb"] = Field("web", description="web: HTTP session; ejb: stateful session beans")
+    mode: Literal["sync", "async"] = Field(
+        "sync",
+        description="sync: the request thread waits for every replica's acknowledgement (REPL_SYNC, Tomcat "
+        "channelSendOptions with ack); async: it does not, but blocks when the flow-control credits are used up "
+        "(REPL_ASYNC, JGroups FC)",
+    )
+    scope: Literal["all", "buddy"] = Field(
+        "all", description="all: every other node holds a copy (total replication, DeltaManager); buddy: the next "
+        "`buddies` nodes in ring order (JBoss buddy replication numBuddies, Tomcat BackupManager = 1)",
+    )
+    buddies: int = Field(1, ge=1, description="copies with scope = buddy (JBoss numBuddies)")
+    granularity: Literal["session", "attribute"] = Field(
+        "session", description="what is sent: the whole session (JBoss replication-granularity SESSION) or only the "
+        "changed attributes (ATTRIBUTE / FIELD, Tomcat DeltaManager deltas)",
+    )
+    trigger: Literal["set", "set_and_non_primitive_get", "set_and_get"] = Field(
+        "set_and_non_primitive_get",
+        description="which requests replicate (JBoss replication-trigger): SET = those that call setAttribute; "
+        "SET_AND_NON_PRIMITIVE_GET (default) = also those that read a mutable attribute; SET_AND_GET = every "
+        "request that touches the session",
+    )
+    set_fraction: float = Field(1.0, ge=0, le=1, description="fraction of requests that call setAttribute")
+    non_primitive_get_fraction: float = Field(
+        0.0, ge=0, le=1, description="fraction of the other requests that read a non-primitive attribute"
+    )
+    session_bytes: int = Field(4096, ge=1, description="serialized session (or bean) size [bytes]")
+    changed_bytes: int = Field(512, ge=1, description="serialized changed attributes with granularity = attribute [bytes]")
+    invocations: int = Field(
+        1, ge=1, le=100, description="replications per request: 1 for the web tier; stateful-bean method invocations "
+        "per request for the EJB tier (each replicates the bean)",
+    )
+    serialize_s_per_kb: float = Field(5e-5, ge=0, description="sender CPU to serialize 1 KiB [s] (Java serialization)")
+    apply_s_per_kb: float = Field(5e-5, ge=0, description="receiver CPU to deserialize and apply 1 KiB [s]")
+    message_cpu_s: float = Field(
+        1e-4, ge=0, description="CPU per message on the sender and on each receiver, whatever its size: the group "
+        "communication stack (JGroups protocol layers, Tomcat Tribes) [s]",
+    )
+    ack_bytes: int = Field(64, ge=1, description="acknowledgement / credit message size [bytes]")
+    max_credits_bytes: int = Field(
+        500_000, ge=1, description="async: bytes a sender may have unacknowledged before it blocks (JGroups FC "
+        "max_credits, 500000 in JGroups 2.x)",
+    )
+
+    @property
+    def replicate_fraction(self) -> float:
+        """The probability that a request replicates, from the trigger."""
+        if self.trigger == "set_and_get":
+            return 1.0
+        if self.trigger == "set":
+            return self.set_fraction
+        return self.set_fraction + (1.0 - self.set_fraction) * self.non_primitive_get_fraction
+
+    @property
+    def message_bytes(self) -> int:
+        return self.session_bytes if self.granularity == "session" else self.changed_bytes
+
+
+class Cluster(Strict):
+    """The cluster's own network and the state replicated over it (backend nodes only)."""
+
+    replication: list[SessionReplication] = Field(
+        default_factory=list, description="replicated state ([[cluster.replication]]; one per tier, e.g. web and ejb)"
+    )
+    network: Literal["switched", "shared"] = Field(
+        "switched", description="switched: each node has its own full-duplex link (a frame waits only for its "
+        "sender's and receiver's links); shared: one segment carries every frame (a hub, or a saturated switch uplink)",
+    )
+    bandwidth_bps: float = Field(100e6, gt=0, description="link bandwidth [bit/s] (100 Mbit Ethernet = 1e8)")
+    latency_s: float = Field(1e-4, ge=0, description="one-way propagation and switching delay [s]")
+    multicast: bool = Field(
+        True, description="one transmission reaches every receiver (JGroups UDP multicast); false = one unicast "
+        "copy per receiver (JGroups TCP, Tomcat Tribes)",
+    )
+
+
 class Model(Strict):
     """A whole stack: clients -> proxy -> balancer -> backends -> database, plus run control."""
 
@@ -515,6 +598,7 @@ class Model(Strict):
     balancer: Balancer = Field(default_factory=Balancer)
     backends: list[Backend] = Field(default_factory=list, description="backend node groups ([[backends]])")
     database: Database | None = None
+    cluster: Cluster = Field(default_factory=Cluster, description="replication between the backend nodes")
     run: Run = Field(default_factory=Run)
 
     @model_validator(mode="after")
@@ -536,6 +620,14 @@ class Model(Strict):
         if blocking and any(b.threads is None for b in self.backends if b.connector == "blocking"):
             raise ValueError("a blocking connector needs a finite backends.N.threads (a thread per connection)")
         _check_balancer(self)
+        nodes = sum(b.count for b in self.backends)
+        for i, replication in enumerate(self.cluster.replication):
+            if nodes < 2:
+                raise ValueError(f"cluster.replication.{i}: replication needs at least 2 backend nodes, the model has "
+                                 f"{nodes}; raise backends.N.count or drop [[cluster.replication]]")
+            if replication.scope == "buddy" and replication.buddies > nodes - 1:
+                raise ValueError(f"cluster.replication.{i}.buddies = {replication.buddies}: at most nodes - 1 = "
+                                 f"{nodes - 1} other nodes can hold a copy")
         if any(b.db_calls for b in self.backends) and self.database is None:
             raise ValueError("a backend has db_calls > 0 but there is no [database]")
         finite = _is_finite(self.clients)
