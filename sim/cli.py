@@ -139,7 +139,7 @@ def schema(as_json) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(highlight=False, width=max(160, Console().width))
+    console = Console(highlight=False, width=max(200, Console().width))
     for title, rows in (("Model parameters (TOML path; N = list index)", parameter_rows()),
                         ("Time distributions (wherever a parameter's type says table)", distribution_rows())):
         table = Table(title=title, title_justify="left", header_style="bold")
