@@ -134,3 +134,24 @@ def test_one_node_cannot_replicate():
             "cluster": {"replication": [{}]}, "run": {"duration_s": 10}}
     with pytest.raises(ModelError, match="at least 2 backend nodes"):
         model_from(data)
+
+
+@pytest.mark.parametrize("scope, nodes", [("all", 2), ("all", 5), ("buddy", 5)])
+def test_each_node_pays_for_its_replicas_utilization_law(scope, nodes):
+    """Utilization law per node, U = X_node * D: a node's CPU does its own requests (10 ms +
+    serializing) and applies every message it receives -- N - 1 senders' updates with total
+    replication, one sender's with a single buddy.  Deterministic demands: the law holds up to
+    the requests in progress at the window's edges."""
+    replication = {"mode": "async", "scope": scope, "buddies": 1, "session_bytes": 2048, "trigger": "set_and_get",
+                   "message_cpu_s": 1e-3, "serialize_s_per_kb": 5e-4, "apply_s_per_kb": 1e-3}
+    data = {"clients": {"kind": "closed", "users": 10 * nodes, "think": {"dist": "exponential", "mean": 0.5}},
+            "balancer": {"policy": "round_robin"},
+            "backends": [{"name": "node", "count": nodes, "cores": 1, "threads": 50,
+                          "cpu": {"dist": "deterministic", "value": 0.01}}],
+            "cluster": {"replication": [replication]}}
+    result = run_replication(model_from(data, duration_s=200, warmup=20.0), 0)
+    per_node = result.metrics["throughput"] / nodes
+    receives = nodes - 1 if scope == "all" else 1
+    demand = 0.01 + (1e-3 + 2 * 5e-4) + receives * (1e-3 + 2 * 1e-3)
+    measured = sum(result.metrics[f"node{i + 1}.cpu.utilization"] for i in range(nodes)) / nodes
+    assert measured == pytest.approx(per_node * demand, rel=5e-3)
