@@ -462,3 +462,21 @@ def test_pool_resize_serves_waiters_and_never_evicts_holders():
     assert granted == ["b"] and pool.in_use == 2
     pool.resize(0)
     assert pool.capacity == 2  # cannot shrink below the holders
+
+
+@pytest.mark.parametrize("disks, makespan, mean_response", [(1, 3.7, 2.7), (2, 2.7, 2.0333333333333)])
+def test_database_disk_queues_calls_after_their_cpu_work(disks, makespan, mean_response):
+    # ab -c 3 -n 3; each request: 0.1 s on the node, a database call (0.5 s of CPU on a
+    # 3-core host, then 1 s on a disk), 0.1 s on the node.  All three reach the disk at 0.6;
+    # one spindle serves them at 1.6, 2.6, 3.6 (responses 1.7, 2.7, 3.7); two at 1.6, 1.6, 2.6.
+    model = model_from({
+        "clients": {"kind": "ab", "concurrency": 3, "requests": 3},
+        "backends": [{"name": "app", "threads": 3, "cores": 3, "db_calls": 1,
+                      "cpu": {"dist": "deterministic", "value": 0.2}}],
+        "database": {"cores": 3, "demand": {"dist": "deterministic", "value": 0.5},
+                     "disk": {"dist": "deterministic", "value": 1.0}, "disks": disks},
+    }, warmup="none")
+    result = run_replication(model, 0)
+    assert result.metrics["makespan"] == pytest.approx(makespan)
+    assert result.metrics["response.mean"] == pytest.approx(mean_response)
+    assert result.metrics["database.disk.utilization"] == pytest.approx(3.0 / disks / makespan)

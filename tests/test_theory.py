@@ -169,3 +169,29 @@ def test_solve_agrees_with_simulation_on_a_product_form_cluster():
     inside(result.summary["response.mean"], answer.response_mean_s)
     utilization = {s.name: s.utilization for s in answer.stations}
     inside(result.summary["database.cpu.utilization"], utilization["database.cpu"])
+
+
+
+def test_database_disk_is_a_fcfs_station_in_the_product_form_network():
+    """A node (1 core), a database CPU (1 core) and two database disks (FCFS, exponential
+    service: BCMP type 1 with a load-dependent rate), 30 users, think 1 s: exact MVA of
+    `tiersim solve` lies inside the simulation's interval, for throughput, response time and
+    the disks' utilisation (busy spindles / 2)."""
+    from sim.analytic.model_solver import solve_model
+    from tests.conftest import model_from
+
+    data = {
+        "clients": {"kind": "closed", "users": 30, "think": {"dist": "exponential", "mean": 1.0}},
+        "backends": [{"name": "app", "threads": None, "cores": 1, "db_calls": 1,
+                      "cpu": {"dist": "exponential", "mean": 0.02}}],
+        "database": {"cores": 1, "demand": {"dist": "exponential", "mean": 0.01},
+                     "disk": {"dist": "exponential", "mean": 0.05}, "disks": 2},
+        "run": {"duration_s": 600, "warmup": 50},
+    }
+    answer = solve_model(model_from(data))
+    assert answer.exact
+    result = simulate(data, replications=10, seed=22)
+    inside(result.summary["throughput"], answer.throughput_per_s)
+    inside(result.summary["response.mean"], answer.response_mean_s)
+    utilization = {s.name: s.utilization for s in answer.stations}
+    inside(result.summary["database.disk.utilization"], utilization["database.disk"])

@@ -113,6 +113,7 @@ def _demands(model: Model) -> list[_Demand]:
     if model.database is not None and db_visits > 0:
         db = model.database
         out.append(_Demand("database.cpu", db_visits * as_distribution(db.demand).mean / db.speed, db.cores))
+        out.append(_Demand("database.disk", db_visits * as_distribution(db.disk).mean, db.disks))
     return [d for d in out if d.demand > 0]
 
 
@@ -122,16 +123,17 @@ def _pool_limits(model: Model) -> list[tuple[str, int, tuple[str, ...]]]:
     out = []
     nodes = [f"{g.name}{i + 1}" for g in model.backends for i in range(g.count)]
     if model.proxy is not None and model.proxy.workers is not None:
-        held = ("proxy.cpu", *(f"{n}.{part}" for n in nodes for part in ("cpu", "io_wait")), "database.cpu")
+        held = ("proxy.cpu", *(f"{n}.{part}" for n in nodes for part in ("cpu", "io_wait")), "database.cpu", "database.disk")
         out.append(("proxy.workers", model.proxy.workers, held))
     for g, group in enumerate(model.backends):
         first = f"{group.name}1"
         if group.threads is not None:
-            out.append((f"backends.{g}.threads", group.threads, (f"{first}.cpu", f"{first}.io_wait", "database.cpu")))
+            out.append((f"backends.{g}.threads", group.threads, (f"{first}.cpu", f"{first}.io_wait", "database.cpu",
+                                                                        "database.disk")))
         if group.jdbc_pool is not None and group.db_calls:
-            out.append((f"backends.{g}.jdbc_pool", group.jdbc_pool, ("database.cpu",)))
+            out.append((f"backends.{g}.jdbc_pool", group.jdbc_pool, ("database.cpu", "database.disk")))
     if model.database is not None and model.database.connections is not None:
-        out.append(("database.connections", model.database.connections, ("database.cpu",)))
+        out.append(("database.connections", model.database.connections, ("database.cpu", "database.disk")))
     return out
 
 

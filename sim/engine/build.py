@@ -15,6 +15,7 @@ from sim.engine.prefork import PreforkSpawner
 from sim.engine.process_table import ProcessTable
 from sim.engine.backend_pool import BlockingBackend
 from sim.engine.connection import FrontConnections
+from sim.engine.disk import Disks
 from sim.engine.replication import AfterRequest, Network, ReplicationProbe, Replicator
 from sim.engine.station import FrontStation, PooledCall, Station
 from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
@@ -110,6 +111,8 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
             kernel, "database", pool("database.connections", db.connections) if db.connections else None,
             host("database", db.cores, db.speed, db.connections), sampler(db.demand, streams, "database.demand"),
         )
+        if as_distribution(db.disk).mean > 0:
+            database.post = Disks(kernel, pool("database.disk", db.disks), sampler(db.disk, streams, "database.disk"))
         assembly.stations.append(database)
         database_call = database.serve
 

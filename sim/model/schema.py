@@ -373,6 +373,11 @@ class Database(Host):
         None, ge=1, description="server-side connection limit (e.g. PostgreSQL max_connections); none = unbounded"
     )
     demand: DistributionSpec = Field(..., description="CPU demand per database call [s]")
+    disk: DistributionSpec = Field(
+        0.0, description="disk service time per database call, after its CPU work, holding its connection [s]; "
+        "0 = the working set is cached in memory"
+    )
+    disks: int = Field(1, ge=1, le=4096, description="disk spindles serving the calls' I/O, each one at a time (FCFS)")
 
 
 class Balancer(Strict):

@@ -68,7 +68,8 @@ def overloads(model: Model) -> list[Overload]:
         if group.threads is not None and not bounded:
             hold = as_distribution(group.cpu).mean / group.speed + as_distribution(group.io_wait).mean
             if model.database is not None and group.db_calls:
-                hold += group.db_calls * as_distribution(model.database.demand).mean / model.database.speed
+                db = model.database
+                hold += group.db_calls * (as_distribution(db.demand).mean / db.speed + as_distribution(db.disk).mean)
             u_threads = node_rate * hold / group.threads
             if u_threads >= 1:
                 found.append(Overload(f"backends.{g}.threads", u_threads,
@@ -83,6 +84,10 @@ def overloads(model: Model) -> list[Overload]:
         u = db_rate * as_distribution(db.demand).mean / (db.cores * db.speed)
         if u >= 1 and not proxy_bounded:
             found.append(Overload("database.cores", u, f"the database CPU is offered {u:.3g} of its {db.cores} core(s)"))
+        u_disk = db_rate * as_distribution(db.disk).mean / db.disks
+        if u_disk >= 1 and not proxy_bounded:
+            found.append(Overload("database.disks", u_disk,
+                                  f"the database disks are offered {u_disk:.3g} of their {db.disks} spindle(s)"))
     return found
 
 
