@@ -114,6 +114,19 @@ def test_ejb_tier_replicates_after_each_invocation_and_tiers_add_up():
     assert metrics["replication.ejb.replicated"] == 2 and metrics["replication.web.replicated"] == 1
 
 
+def test_a_disabled_replication_replicates_nothing_and_keeps_its_settings():
+    """enabled = false on the ejb entry: only the web session replicates (1 + 3.2 s), and a
+    one-node model may carry disabled entries."""
+    data = cluster({"mode": "sync", "tier": "ejb", "invocations": 2, "enabled": False}, nodes=2)
+    data["cluster"]["replication"].append({**data["cluster"]["replication"][0], "tier": "web", "invocations": 1,
+                                           "enabled": True})
+    span, metrics = makespan(data)
+    assert span == pytest.approx(1 + 3.2)
+    assert "replication.ejb.replicated" not in metrics and metrics["replication.web.replicated"] == 1
+    single = cluster({"enabled": False}, nodes=1)
+    assert makespan(single)[0] == pytest.approx(1.0)
+
+
 @pytest.mark.parametrize("cluster_spec, needle", [
     ({"replication": [{"scope": "buddy", "buddies": 3}]}, "at most nodes - 1 = 2"),
     ({"replication": [{"mode": "eventual"}]}, "cluster.replication.0.mode"),

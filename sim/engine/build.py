@@ -145,7 +145,7 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
             node = Station(
                 kernel, name, None if blocking else threads,
                 # replication work runs beside the request threads: the CPU may be shared
-                host(name, group.cores, group.speed, None if model.cluster.replication else group.threads),
+                host(name, group.cores, group.speed, None if model.cluster.active else group.threads),
                 sampler(group.cpu, streams, f"{name}.demand", group.db_calls),
                 io_wait=None if io.mean == 0 else io.sampler(streams.generator(f"{name}.io_wait")),
                 downstream=downstream, calls=group.db_calls,
@@ -160,7 +160,7 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
                 assembly.backend_pools.append(blocking_backend(model, kernel, node, slots, group, children))
             entries.append(assembly.backend_pools[-1] if blocking or group.max_connections is not None else node)
     assembly.stations.extend(nodes)
-    if model.cluster.replication:
+    if model.cluster.active:
         replicate(model, kernel, nodes, pool, streams, assembly)
 
     entry = None
@@ -227,11 +227,11 @@ def replicate(model: Model, kernel: Kernel, nodes: list[Station], pool, streams:
                       switched=cluster.network == "switched", multicast=cluster.multicast,
                       bandwidth_bps=cluster.bandwidth_bps, latency_s=cluster.latency_s)
     replicators = []
-    for index, spec in enumerate(cluster.replication):
+    for index, spec in cluster.active:
         uniform = streams.generator(f"cluster.replication.{index}").random
         replicator = Replicator(kernel, [node.cpu for node in nodes], network, spec, uniform)
         replicators.append(replicator)
-        tiers = [r.tier for r in cluster.replication]
+        tiers = [r.tier for _, r in cluster.active]
         name = f"replication.{spec.tier}" if tiers.count(spec.tier) == 1 else f"replication.{index}"
         assembly.extra_probes.append(ReplicationProbe(name, replicator))
     for index, node in enumerate(nodes):

@@ -519,6 +519,10 @@ class SessionReplication(Strict):
     invocation that changed them (JBoss SFSB `isModified`)."""
 
     tier: Literal["web", "ejb"] = Field("web", description="web: HTTP session; ejb: stateful session beans")
+    enabled: bool = Field(
+        True, description="false keeps the settings but replicates nothing (a `<distributable/>` application "
+        "deployed without clustering), e.g. to compare with and without replication from one model file",
+    )
     mode: Literal["sync", "async"] = Field(
         "sync",
         description="sync: the request thread waits for every replica's acknowledgement (REPL_SYNC, Tomcat "
@@ -593,6 +597,11 @@ class Cluster(Strict):
         "copy per receiver (JGroups TCP, Tomcat Tribes)",
     )
 
+    @property
+    def active(self) -> list[tuple[int, SessionReplication]]:
+        """(index in `replication`, spec) of the enabled replications."""
+        return [(i, spec) for i, spec in enumerate(self.replication) if spec.enabled]
+
 
 class Model(Strict):
     """A whole stack: clients -> proxy -> balancer -> backends -> database, plus run control."""
@@ -626,7 +635,7 @@ class Model(Strict):
             raise ValueError("a blocking connector needs a finite backends.N.threads (a thread per connection)")
         _check_balancer(self)
         nodes = sum(b.count for b in self.backends)
-        for i, replication in enumerate(self.cluster.replication):
+        for i, replication in self.cluster.active:
             if nodes < 2:
                 raise ValueError(f"cluster.replication.{i}: replication needs at least 2 backend nodes, the model has "
                                  f"{nodes}; raise backends.N.count or drop [[cluster.replication]]")
