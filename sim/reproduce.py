@@ -40,6 +40,7 @@ class Row:
     published_flag: str | None = None
     simulated_flag: str | None = None
     overrides: tuple[str, ...] = ()
+    note: str | None = None  # e.g. the row's response-time-law check
 
     def as_dict(self) -> dict:
         data = asdict(self)
@@ -87,7 +88,14 @@ def _figures(spec: dict, row: dict[str, str]) -> list[dict]:
     `when` = column values the row must have), or the experiment's one value column."""
     meta = spec["experiment"]
     figures = spec.get("figures") or [{"column": meta["value_column"], "metric": meta["metric"]}]
-    return [f for f in figures if all(row.get(k) == str(v) for k, v in f.get("when", {}).items())]
+    return [f for f in figures if all(_matches(row.get(k), v) for k, v in f.get("when", {}).items())]
+
+
+def _matches(value: str | None, wanted) -> bool:
+    """`when` values: one value, or a list of any of them."""
+    if isinstance(wanted, list):
+        return value in [str(w) for w in wanted]
+    return value == str(wanted)
 
 
 def reproduce(name: str, replications: int | None = None, progress=None) -> list[Row]:
@@ -104,6 +112,7 @@ def reproduce(name: str, replications: int | None = None, progress=None) -> list
         published_rows = list(csv.DictReader(handle))
     rows: list[Row] = []
     todo = [r for r in published_rows if r[models["column"]] in models]
+    notes = law_notes(spec, todo, source)
     for done, record in enumerate(todo):
         overrides = _overrides(spec, record, source)
         model_file = folder / models[record[models["column"]]]
@@ -116,9 +125,8 @@ def reproduce(name: str, replications: int | None = None, progress=None) -> list
         if meta.get("flag_column"):
             hit = any(result.summary[m].mean > 0 for m in meta.get("flag_metrics", []) if m in result.summary)
             flag = "yes" if hit else "no"
-        figure = " ".join(
-            [record[models["column"]]] + [f"{c}={record[c]}" for c in spec.get("factors", {})]
-        )
+        label_columns = meta.get("label_columns", list(spec.get("factors", {})))  # the name's columns
+        figure = " ".join([record[models["column"]]] + [f"{c}={record[c]}" for c in label_columns])
         figures = _figures(spec, record)
         for wanted in figures:
             column, metric = wanted["column"], wanted["metric"]
@@ -126,19 +134,55 @@ def reproduce(name: str, replications: int | None = None, progress=None) -> list
                 raise ExperimentError(f"{source}: metric {metric!r} (for column {column!r}) is not produced by "
                                       f"{model_file.name}; one of: {', '.join(sorted(result.summary))}")
             interval = result.summary[metric]
+            scale = float(wanted.get("scale", 1.0))  # e.g. 1000: the published column is in ms
             text = record.get(column, "").strip()
             published = None if text in ("", "HELD OUT", "[HELD OUT]") else float(text)
             rows.append(Row(
                 experiment=name, figure=figure if len(figures) == 1 else f"{figure} {column}",
-                published=published, simulated=interval.mean, ci_low=interval.low, ci_high=interval.high,
-                rel_error=None if published is None else (interval.mean - published) / published,
+                published=published, simulated=interval.mean * scale, ci_low=interval.low * scale,
+                ci_high=interval.high * scale,
+                rel_error=None if published is None else (interval.mean * scale - published) / published,
                 fitted=_is_fitted(spec, record, column),
                 published_flag=record.get(meta.get("flag_column", ""), None) if meta.get("flag_column") else None,
-                simulated_flag=flag, overrides=tuple(overrides),
+                simulated_flag=flag, overrides=tuple(overrides), note=notes.get(id(record)),
             ))
         if progress is not None:
             progress(done + 1, len(todo))
     return rows
+
+
+def law_notes(spec: dict, records: list[dict[str, str]], source: Path) -> dict[int, str]:
+    """`[response_time_law]`: users, response_column, response_unit_s, throughput_column and
+    `reference` (column values of the row whose implied think time the model uses).  Each row
+    gets a note saying whether its R and X agree with the reference under R = N/X - Z."""
+    law = spec.get("response_time_law")
+    if not law:
+        return {}
+    from sim.operational import implied_think, note
+
+    try:
+        users, reference = int(law["users"]), law["reference"]
+        columns = (law["response_column"], float(law.get("response_unit_s", 1.0)), law["throughput_column"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ExperimentError(f"{source}: [response_time_law] needs users, response_column, throughput_column and "
+                              f"reference ({exc})") from None
+    name_column = spec["models"]["column"]
+
+    def check(record):
+        return implied_think(f"{name_column}={record[name_column]}", users, record.get(columns[0], ""), columns[1],
+                             record.get(columns[2], ""))
+
+    matches = [r for r in records if all(r.get(k) == str(v) for k, v in reference.items())]
+    if not matches or check(matches[0]) is None:
+        raise ExperimentError(f"{source}: [response_time_law] reference {reference} names no published row with both "
+                              "figures")
+    anchor = check(matches[0])
+    out = {}
+    for record in records:
+        implied = check(record)
+        if implied is not None:
+            out[id(record)] = note(implied, anchor, users)
+    return out
 
 
 def render(rows: list[Row], console) -> None:
@@ -156,6 +200,12 @@ def render(rows: list[Row], console) -> None:
             "fit" if r.fitted else "",
         )
     console.print(table)
+    seen = set()
+    for r in rows:
+        head = r.figure.split(" ")[0]
+        if r.note and head not in seen:
+            seen.add(head)
+            console.print(f"{head}: {r.note}")
     predicted = [r for r in rows if not r.fitted and r.rel_error is not None]
     if predicted:
         worst = max(abs(r.rel_error) for r in predicted)

@@ -285,3 +285,31 @@ def test_seed003_rows_all_load_and_fitted_figures_are_marked():
         assert _is_fitted(spec, row, "throughput_req_per_s") == row["scenario"].endswith("-alone")
         assert not _is_fitted(spec, row, "requests_to_slow_backend")
     assert policies == {"sqf", "lighttpd_round_robin"}
+
+
+def test_reproduce_seed004_fits_predicts_and_flags_rows_the_response_time_law_rejects():
+    result = invoke("reproduce", "seed004", "--json", "--replications", "2")
+    assert result.exit_code == 0, result.output
+    rows = {r["figure"]: r for r in json.loads(result.stdout)}
+    assert len(rows) == 18  # 9 configurations x (throughput, response time)
+    withheld = {f for f, r in rows.items() if r["published"] is None}
+    assert withheld == {f"{c} {col}" for c in ("two-nodes-mod-jk", "C5")
+                        for col in ("throughput_res_per_s", "response_time_ms")}
+    fitted = [r for r in rows.values() if r["fitted"]]
+    assert len(fitted) == 8 and all(abs(r["rel_error"]) <= 0.15 for r in fitted)
+    # response times are compared in the published unit (ms)
+    assert 300 < rows["single-node response_time_ms"]["simulated"] < 800
+    assert "consistent with config=single-node" in rows["C1 response_time_ms"]["note"]
+    assert "inconsistent" in rows["C2 response_time_ms"]["note"]
+    assert "155" in rows["C2 response_time_ms"]["note"]  # 60/145.9 - 0.256 s
+
+
+def test_implied_think_time_and_its_rounding_tolerance():
+    from sim.operational import agrees, implied_think
+
+    row = implied_think("t1", 60, "507", 0.001, "80.4")
+    assert row.think_s == pytest.approx(60 / 80.4 - 0.507)
+    assert row.tolerance_s == pytest.approx(60 * 0.05 / 80.4 ** 2 + 0.0005)
+    assert implied_think("t2", 60, "[HELD OUT]", 0.001, "80.4") is None
+    assert agrees(row, implied_think("c1", 60, "507", 0.001, "80.4"))
+    assert not agrees(row, implied_think("c2", 60, "256", 0.001, "145.9"))
