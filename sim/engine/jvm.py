@@ -159,10 +159,7 @@ class Jvm:
         """The session manager's background expiry: expired sessions become old-gen garbage."""
         now = self.kernel.now
         sessions = self.sessions
-        while sessions:
-            key, expires = next(iter(sessions.items()))
-            if expires > now:
-                break
+        while sessions and next(iter(sessions.values())) <= now:
             sessions.popitem(last=False)
         self.kernel.after(self.spec.expiry_check_s, self._sweep, None)
 
