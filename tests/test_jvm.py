@@ -121,3 +121,18 @@ def test_a_heap_that_cannot_work_is_refused_with_the_field_named(spec, words):
     with pytest.raises((ModelError, ValidationError, ValueError)) as error:
         model_from(node(1, spec))
     assert all(word in str(error.value) for word in words)
+
+
+@pytest.mark.parametrize("scope, held", [("all", 3), ("buddy", 2)])
+def test_each_node_holds_its_sessions_and_the_replicas_it_receives(scope, held):
+    """Three nodes, one session each (ab: one request per node, round robin).  Total
+    replication: every node also holds the two others' sessions; one buddy: one of them."""
+    spec = jvm(creates_sessions=True, session_bytes=1024)
+    replication = {"mode": "async", "scope": scope, "buddies": 1}
+    data = {"clients": {"kind": "ab", "concurrency": 1, "requests": 3},
+            "backends": [{"name": "app", "count": 3, "cores": 1, "threads": 4, "cpu": D, "jvm": spec}],
+            "cluster": {"replication": [replication]}}
+    _, metrics = run(data)
+    for node in ("app1", "app2", "app3"):
+        assert metrics[f"{node}.jvm.sessions"] == held
+        assert metrics[f"{node}.jvm.live_mb"] == pytest.approx(1 + held / 1024)
