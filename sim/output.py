@@ -24,6 +24,14 @@ def unit_of(metric: str) -> str:
         return "messages"
     if metric.endswith(".bytes"):
         return "bytes"
+    if metric.endswith("_mb"):
+        return "MiB"
+    if metric.endswith((".young_gcs", ".full_gcs")):
+        return "collections"
+    if metric.endswith(".jvm.sessions"):
+        return "sessions"
+    if metric.endswith((".gc_fraction", ".out_of_memory")):
+        return "fraction"
     if metric.endswith((".throughput",)) or metric == "throughput":
         return "1/s"
     if metric.endswith((".utilization", ".share")) or ".share." in metric:

@@ -64,6 +64,7 @@ def run_replication(model: Model, replication: int, seed: int | None = None,
         horizon = warm + run.duration_s if run.duration_s is not None else run.max_duration_s
         if run.requests is not None:
             recorder.stop_after_requests(run.requests)
+    batches = _record_batches(recorder, clients) if getattr(clients, "repeat", 1) > 1 else None
     if timeseries is not None:
         _sample_periodically(kernel, recorder, assembly, replication, run.timeseries_interval_s, timeseries)
 
@@ -81,6 +82,12 @@ def run_replication(model: Model, replication: int, seed: int | None = None,
     histogram = recorder.histograms[end] - recorder.histograms[start]
     metrics = window_metrics(recorder.columns, table[start], table[end], histogram, BINS, assembly.capacities())
     metrics["count.in_flight"] = float(clients.in_flight)
+    if batches:
+        capacities = assembly.capacities()
+        for k, (row, hist) in enumerate(batches[1:], start=1):
+            previous, previous_hist = batches[k - 1]
+            window = window_metrics(recorder.columns, previous, row, hist - previous_hist, BINS, capacities)
+            metrics.update({f"batch.{k}.{name}": value for name, value in window.items()})
     notes = []
     finished = True
     if model.finite:
@@ -94,6 +101,20 @@ def run_replication(model: Model, replication: int, seed: int | None = None,
         replication=replication, metrics=metrics, warmup_s=float(table[start][0]),
         batch_size=recorder.batch, finished=finished, wall_s=time.perf_counter() - started, notes=notes,
     )
+
+
+def _record_batches(recorder: Recorder, clients) -> list:
+    """Snapshots at the start and at the end of each batch of a repeated finite workload
+    (`ab` run again and again): each batch is then a window like any other."""
+    recorder._flush()  # noqa: SLF001
+    marks = [(recorder.snapshot(), recorder._histogram.copy())]  # noqa: SLF001
+
+    def mark(_batch: int) -> None:
+        recorder._flush()  # noqa: SLF001 - the cumulative histogram must include the buffer
+        marks.append((recorder.snapshot(), recorder._histogram.copy()))  # noqa: SLF001
+
+    clients.on_batch = mark
+    return marks
 
 
 def _sample_periodically(kernel, recorder: Recorder, assembly, replication: int, interval: float,

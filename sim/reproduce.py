@@ -113,14 +113,19 @@ def reproduce(name: str, replications: int | None = None, progress=None) -> list
     rows: list[Row] = []
     todo = [r for r in published_rows if r[models["column"]] in models]
     notes = law_notes(spec, todo, source)
+    # Rows that map onto the same run (seed 002's batches are phases of one run) share it.
+    results: dict[tuple, object] = {}
     for done, record in enumerate(todo):
         overrides = _overrides(spec, record, source)
         model_file = folder / models[record[models["column"]]]
-        try:
-            model = load_model(model_file, overrides)
-        except ModelError as exc:
-            raise ExperimentError(str(exc)) from None
-        result = run(model, replications=replications)
+        key = (str(model_file), tuple(overrides))
+        if key not in results:
+            try:
+                model = load_model(model_file, overrides)
+            except ModelError as exc:
+                raise ExperimentError(str(exc)) from None
+            results[key] = run(model, replications=replications)
+        result = results[key]
         flag = None
         if meta.get("flag_column"):
             hit = any(result.summary[m].mean > 0 for m in meta.get("flag_metrics", []) if m in result.summary)

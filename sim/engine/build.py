@@ -9,6 +9,7 @@ from sim.engine.balancer import Dispatcher
 from sim.engine.policies import make_policy
 from sim.engine.sessions import SessionTable
 from sim.engine.cpu import DedicatedCPU, ProcessorSharingCPU
+from sim.engine.jvm import Jvm, JvmAfterRequest
 from sim.engine.kernel import Kernel
 from sim.engine.pool import Pool
 from sim.engine.prefork import PreforkSpawner
@@ -54,9 +55,10 @@ class Assembly:
     dispatcher: Dispatcher | None = None
     backend_pools: list = field(default_factory=list)  # BlockingBackend: the front's connections to a node
     extra_probes: list = field(default_factory=list)  # e.g. ReplicationProbe
+    jvms: list[Jvm] = field(default_factory=list)  # backend nodes' JVMs (backends.N.jvm)
 
     def probes(self) -> list:
-        probes: list = [*self.stations, *self.pools, *self.cpus, *self.extra_probes]
+        probes: list = [*self.stations, *self.pools, *self.cpus, *self.extra_probes, *self.jvms]
         if self.dispatcher is not None:
             probes.append(DispatchProbe(self.dispatcher))
         return probes
@@ -75,6 +77,8 @@ class Assembly:
         out["balancer#kind"] = "dispatcher"
         for probe in self.extra_probes:
             out[f"{probe.name}#kind"] = "replication"
+        for jvm in self.jvms:
+            out[f"{jvm.name}#kind"] = "jvm"
         return out
 
 
@@ -118,6 +122,7 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
 
     children = prefork_children(model)
     nodes: list[Station] = []
+    jvms: list[Jvm | None] = []  # per node, None where no JVM is modelled
     entries: list = []  # what the balancer sends to: the node, or the front's connections to it
     weights: list[float] = []
     events: list[tuple[float, int, str, float]] = []
@@ -142,15 +147,23 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
             bounded = group.threads is not None or thread_queue is not None
             threads = pool(f"{name}.threads", group.threads, thread_queue) if bounded else None
             blocking = group.connector == "blocking"
+            # replication work runs beside the request threads: the CPU may be shared; a JVM
+            # pauses its CPU, which only the processor-sharing form supports
+            shared = model.cluster.active or group.jvm is not None
+            cpu = host(name, group.cores, group.speed, None if shared else group.threads)
+            burst = sampler(group.cpu, streams, f"{name}.demand", group.db_calls)
+            jvm = None
+            if group.jvm is not None:
+                jvm = Jvm(kernel, name, cpu, group.jvm)
+                assembly.jvms.append(jvm)
+                burst = jvm.burst_sampler(burst)
             node = Station(
-                kernel, name, None if blocking else threads,
-                # replication work runs beside the request threads: the CPU may be shared
-                host(name, group.cores, group.speed, None if model.cluster.active else group.threads),
-                sampler(group.cpu, streams, f"{name}.demand", group.db_calls),
+                kernel, name, None if blocking else threads, cpu, burst,
                 io_wait=None if io.mean == 0 else io.sampler(streams.generator(f"{name}.io_wait")),
                 downstream=downstream, calls=group.db_calls,
             )
             nodes.append(node)
+            jvms.append(jvm)
             # A blocking connector: the thread belongs to the front's connection, not the request;
             # NIO with maxConnections: a connection slot does, and a thread serves each request.
             if blocking:
@@ -160,8 +173,9 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
                 assembly.backend_pools.append(blocking_backend(model, kernel, node, slots, group, children))
             entries.append(assembly.backend_pools[-1] if blocking or group.max_connections is not None else node)
     assembly.stations.extend(nodes)
-    if model.cluster.active:
-        replicate(model, kernel, nodes, pool, streams, assembly)
+    replicators = replicate(model, kernel, nodes, pool, streams, assembly) if model.cluster.active else []
+    if assembly.jvms:
+        install_jvms(nodes, jvms, zip((spec for _, spec in model.cluster.active), replicators))
 
     entry = None
     if len(entries) == 1 and not events:
@@ -194,6 +208,8 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
     assembly.clients = make_clients(model, kernel, entry, recorder, streams)
     if assembly.dispatcher is not None and assembly.clients.keeps_sessions:
         assembly.clients.on_session_end = assembly.dispatcher.session_ended
+    for jvm in assembly.jvms:
+        jvm.cookies = assembly.clients.keeps_sessions  # ab keeps none: a session per request
     return assembly, recorder
 
 
@@ -220,7 +236,7 @@ def dispatcher(model: Model, kernel: Kernel, entries: list, weights: list[float]
 MOD_JK_POLL_S = 0.1  # JK_SLEEP_DEF, jk_util.h: mod_jk's endpoint-acquire polling interval
 
 
-def replicate(model: Model, kernel: Kernel, nodes: list[Station], pool, streams: Streams, assembly) -> None:
+def replicate(model: Model, kernel: Kernel, nodes: list[Station], pool, streams: Streams, assembly) -> list[Replicator]:
     """Session replication between the backend nodes, after each request (`sim.engine.replication`)."""
     cluster = model.cluster
     network = Network(kernel, lambda name: pool(name, 1), [node.name for node in nodes],
@@ -236,6 +252,21 @@ def replicate(model: Model, kernel: Kernel, nodes: list[Station], pool, streams:
         assembly.extra_probes.append(ReplicationProbe(name, replicator))
     for index, node in enumerate(nodes):
         node.post = AfterRequest(replicators, index)
+    return replicators
+
+
+def install_jvms(nodes: list[Station], jvms: list, replicated) -> None:
+    """Each JVM accounts for its node's requests before replication runs (both hold the
+    thread), and keeps a replica of every session a web-tier replicator sends it."""
+    for node, jvm in zip(nodes, jvms):
+        if jvm is not None:
+            node.post = JvmAfterRequest(jvm, node.post)
+    for spec, replicator in replicated:  # (SessionReplication, its Replicator)
+        if spec.tier != "web":
+            continue
+        for sender, receivers in enumerate(replicator.receivers):
+            if jvms[sender] is not None:
+                jvms[sender].replica_holders = [jvms[r] for r in receivers if jvms[r] is not None]
 
 
 def prefork_children(model: Model) -> ProcessTable | None:
@@ -312,7 +343,8 @@ def make_clients(model: Model, kernel: Kernel, entry, recorder, streams: Streams
         )
     if isinstance(spec, AbClients):
         return populations.ApacheBench(
-            kernel, entry, recorder, concurrency=spec.concurrency, requests=spec.requests, **common,
+            kernel, entry, recorder, concurrency=spec.concurrency, requests=spec.requests, repeat=spec.repeat,
+            **common,
         )
     raise TypeError(f"unknown client kind {spec!r}")  # unreachable: the schema is a closed union
 

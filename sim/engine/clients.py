@@ -346,16 +346,23 @@ class ApacheBench(Clients):
 
     Without -k every request opens a new connection (pays `connect`); with -k each loop
     opens one connection and reuses it.  ab keeps no cookies: every request is session-less.
+    With `repeat` > 1, ab is started again when a run has had all its outcomes (the runs are
+    the batches of one workload: the servers' state carries over); `on_batch(k)` is called at
+    the end of run k (1-based).
     """
 
     returning_users = True
 
-    def __init__(self, kernel, entry, recorder, *, concurrency: int, requests: int, **common) -> None:
+    def __init__(self, kernel, entry, recorder, *, concurrency: int, requests: int, repeat: int = 1,
+                 **common) -> None:
         super().__init__(kernel, entry, recorder, **common)
         self.concurrency = concurrency
         self.requests = requests
+        self.repeat = repeat
+        self.batch = 1
         self.issued = 0
         self.outcomes = 0
+        self.on_batch: Callable[[int], None] | None = None
 
     def start(self) -> None:
         for loop in range(self.concurrency):
@@ -369,7 +376,14 @@ class ApacheBench(Clients):
 
     def done(self, loop: int) -> None:
         self.outcomes += 1
-        if self.outcomes == self.requests:
-            self._finish()
-        else:
+        if self.outcomes < self.requests:
             self._issue(loop)
+            return
+        if self.on_batch is not None:
+            self.on_batch(self.batch)
+        if self.batch == self.repeat:
+            self._finish()
+            return
+        self.batch += 1
+        self.issued = self.outcomes = 0
+        self.start()

@@ -15,6 +15,12 @@ Two regimes, one behaviour:
   sharing rate or the head of the tag heap changes.
 The CPU switches regime when n crosses `cores`, converting the remaining work of the
 running jobs; the switch is exact, so the two regimes are one processor-sharing server.
+
+A stop-the-world pause (`pause(until)`: a JVM's garbage collection at a safepoint) freezes
+every burst on the CPU, request threads and replication work alike, and holds new ones until
+it ends; each then finishes its remaining work, so a 1-s burst started at 0 and paused over
+[0.5, 2) ends at 2.5.  The paused state is a class of its own (`_PausedCPU`): a CPU that is
+never paused pays nothing for the capability on its hot path.
 """
 from __future__ import annotations
 
@@ -33,7 +39,7 @@ class ProcessorSharingCPU:
     __slots__ = (
         "name", "kernel", "env", "cores", "speed", "_n", "_unshared", "_jobs", "_seq", "_virtual",
         "_rate", "_last", "_wakeup", "busy_area", "jobs_area", "completed", "_after", "_queue", "_eid",
-        "_burst_done_cb",
+        "_burst_done_cb", "_frozen", "_paused_until", "_resume",
     )
 
     def __init__(self, kernel, name: str, cores: int, speed: float = 1.0) -> None:
@@ -61,6 +67,9 @@ class ProcessorSharingCPU:
         self._queue = kernel.env._queue  # noqa: SLF001
         self._eid = kernel.env._eid  # noqa: SLF001
         self._burst_done_cb = self._burst_done
+        self._frozen: list[tuple[float, Callable[[Any], None], Any]] = []  # paused: (work left, done, arg)
+        self._paused_until = 0.0
+        self._resume = None
 
     def _advance(self, now: float) -> None:
         dt = now - self._last
@@ -180,6 +189,76 @@ class ProcessorSharingCPU:
     def counters(self, now: float) -> tuple[float, float, float]:
         """Cumulative (busy-core area, runnable-job area, completions) up to `now`."""
         self._advance(now)
+        return (self.busy_area, self.jobs_area, float(self.completed))
+
+    # ------------------------------------------------------------------ stop-the-world pauses
+    @property
+    def paused(self) -> bool:
+        return False
+
+    def pause(self, until: float) -> None:
+        """Freeze every burst until simulated time `until` (a stop-the-world pause).  Bursts
+        due now are left to finish; the others keep their remaining work for after the pause.
+        The pause is not counted as busy time of the bursts (the collector's own time is the
+        JVM's to report)."""
+        now = self.env._now  # noqa: SLF001
+        if until <= now:
+            return
+        self._advance(now)
+        frozen = self._frozen
+        if self._unshared is not None:
+            keep = {}
+            for key, (finish, done, arg) in self._unshared.items():
+                if finish <= now:
+                    keep[key] = (finish, done, arg)  # its calendar entry is due at this instant
+                else:
+                    frozen.append(((finish - now) * self.speed, done, arg))
+            self._unshared = keep  # the moved bursts' calendar entries become stale
+            self._n = len(keep)
+        else:
+            if self._wakeup is not None:
+                self._wakeup.cancel()
+                self._wakeup = None
+            for tag, _seq, done, arg in sorted(self._jobs, key=lambda job: job[:2]):
+                frozen.append((max(tag - self._virtual, 0.0), done, arg))
+            self._jobs = []
+            self._unshared = {}
+            self._n = 0
+            self._rate = 0.0
+        self._paused_until = until
+        self._resume = self._after(until - now, self._resumed, None)
+        self.__class__ = _PausedCPU
+
+    def _resumed(self, _arg: Any) -> None:
+        self._resume = None
+        self.__class__ = ProcessorSharingCPU
+        self._last = self.env._now  # noqa: SLF001 - the pause adds no busy time
+        frozen, self._frozen = self._frozen, []
+        for work, done, arg in frozen:
+            self.run(work, done, arg)
+
+
+class _PausedCPU(ProcessorSharingCPU):
+    """A `ProcessorSharingCPU` inside a stop-the-world pause: bursts wait, nothing progresses."""
+
+    __slots__ = ()
+
+    @property
+    def paused(self) -> bool:
+        return True
+
+    def run(self, demand: float, done: Callable[[Any], None], arg: Any = None) -> None:
+        self._frozen.append((demand, done, arg))
+
+    def pause(self, until: float) -> None:
+        """A pause that begins inside another one extends it."""
+        if until > self._paused_until:
+            self._resume.cancel()
+            self._paused_until = until
+            self._resume = self._after(until - self.env._now, self._resumed, None)  # noqa: SLF001
+
+    def counters(self, now: float) -> tuple[float, float, float]:
+        self._advance(now)  # only the bursts left to finish at the pause's first instant count
         return (self.busy_area, self.jobs_area, float(self.completed))
 
 

@@ -17,6 +17,7 @@ def window_metrics(columns: list[str], start: np.ndarray, end: np.ndarray,
                    histogram: np.ndarray | None, bins, capacities: dict[str, float]) -> dict[str, float]:
     """Metrics of the window between two cumulative snapshots (`histogram` = end - start)."""
     delta = dict(zip(columns, end - start))
+    level = dict(zip(columns, end))  # the value at the window's end, for gauges
     elapsed = delta["time"]
     completed = delta["completed"]
     out: dict[str, float] = {}
@@ -77,6 +78,13 @@ def window_metrics(columns: list[str], start: np.ndarray, end: np.ndarray,
                 out[f"{probe}.wait"] = ratio(value, delta[f"{probe}:replicated"])
             else:
                 out[f"{probe}.{field}"] = value
+        elif kind == "jvm":
+            if field == "gc_time":
+                out[f"{probe}.gc_fraction"] = ratio(value, elapsed)
+            elif field in ("young_gcs", "full_gcs"):
+                out[f"{probe}.{field}"] = value
+            else:  # gauges: sessions held, live and old-generation MiB, resident MiB, out of memory
+                out[f"{probe}.{field}"] = level[key]
         elif kind == "dispatcher":
             if field.startswith("#"):  # the balancer's own counts (failovers, sessions lost ...)
                 out[f"{probe}.{field[1:]}"] = value

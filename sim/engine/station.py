@@ -136,6 +136,12 @@ def _finish_ok(visit: Visit) -> None:
     _finish(visit, True)
 
 
+def finish_failed(visit: Visit) -> None:
+    """End a visit with an error response (a post-request hook that fails it: a JVM's
+    OutOfMemoryError)."""
+    _finish(visit, False)
+
+
 def _finish(visit: Visit, ok: bool) -> None:
     station = visit.station
     now = station.env._now  # noqa: SLF001

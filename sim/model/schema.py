@@ -161,6 +161,10 @@ class AbClients(ClientCommon):
     kind: Literal["ab"]
     concurrency: int = Field(..., ge=1, le=100_000, description="ab -c: concurrent requests")
     requests: int = Field(..., ge=1, description="ab -n: total requests")
+    repeat: int = Field(
+        1, ge=1, le=1000, description="runs of ab one after another (a script that starts ab again when it "
+        "returns: the servers' state carries over); each run's metrics are reported as batch.K.*",
+    )
 
     @model_validator(mode="after")
     def _n_ge_c(self) -> "AbClients":
@@ -310,6 +314,88 @@ class BackendEvent(Strict):
         return self
 
 
+class Jvm(Strict):
+    """The HotSpot JVM of each node of a backend group: heap, garbage collection, sessions held
+    in the heap, JIT warm-up (`sim.engine.jvm`).  Sizes in MiB as `-Xmx96m` counts them."""
+
+    heap_mb: float = Field(..., gt=0, description="heap size, -Xmx (= -Xms) [MiB]")
+    young_mb: float | None = Field(
+        None, gt=0, description="young generation, -Xmn [MiB]; none = heap / 8 (JDK 6 with "
+        "-XX:+UseConcMarkSweepGC: NewRatio 7, arguments.cpp set_cms_and_parnew_gc_flags)",
+    )
+    survivor_ratio: int = Field(8, ge=1, le=65536, description="-XX:SurvivorRatio: eden / one survivor space")
+    baseline_mb: float = Field(
+        ..., ge=0, description="live heap without sessions: the container's and the application's long-lived "
+        "objects (caches, loaded data) [MiB]",
+    )
+    creates_sessions: bool = Field(
+        False, description="the application calls request.getSession() on every request: a client that keeps "
+        "cookies reuses its session, one that does not (ab, open arrivals) gets a new session per request",
+    )
+    session_bytes: int = Field(
+        2048, ge=0, description="heap per live session: the session object, its attribute map and attributes, "
+        "the manager's table entry [bytes] (also the size of each replica this node holds)",
+    )
+    session_timeout_s: float = Field(
+        1800.0, gt=0, description="web.xml <session-timeout> (30 min default in Tomcat and Jetty) [s]"
+    )
+    expiry_check_s: float = Field(
+        60.0, gt=0, description="period of the expiry sweep: Tomcat backgroundProcessorDelay (10 s) x "
+        "ManagerBase.processExpiresFrequency (6); Jetty HashSessionManager scavengePeriod [s]",
+    )
+    allocation_kb: float = Field(
+        ..., ge=0, description="bytes allocated per request, short-lived (request, response, strings, "
+        "rendering buffers) [KiB]: fills eden, so it sets how often young collections run",
+    )
+    young_pause_s: float = Field(0.002, ge=0, description="young collection (ParNew): fixed stop-the-world part [s]")
+    young_s_per_mb: float = Field(
+        0.01, ge=0, description="young collection: copying cost per MiB of live young objects promoted [s/MiB]"
+    )
+    full_pause_s: float = Field(0.02, ge=0, description="full collection (mark-sweep-compact): fixed part [s]")
+    full_s_per_mb: float = Field(
+        0.01, ge=0, description="full collection: marking and compacting cost per MiB of live data [s/MiB]"
+    )
+    gc_overhead_limit: bool = Field(
+        True, description="-XX:+UseGCOverheadLimit: OutOfMemoryError after 5 full collections in a row over "
+        "both gc_time_limit and gc_heap_free_limit",
+    )
+    gc_time_limit: float = Field(0.98, gt=0, le=1, description="-XX:GCTimeLimit=98, as a fraction of time")
+    gc_heap_free_limit: float = Field(0.02, ge=0, lt=1, description="-XX:GCHeapFreeLimit=2, as a fraction of the heap")
+    non_heap_mb: float = Field(
+        0.0, ge=0, description="resident memory outside the heap: VM code, JIT compilers and code cache, "
+        "-XX:PermSize, thread stacks [MiB] (only for the resident-memory metric)",
+    )
+    jit_cold_factor: float = Field(
+        1.0, gt=0, description="CPU demand multiplier of the first request (interpreted code) relative to `cpu`"
+    )
+    jit_warm_factor: float = Field(
+        1.0, gt=0, description="CPU demand multiplier once compiled: 1 for the VM `cpu` was measured on; e.g. "
+        "> 1 for -client's C1 code against -server's C2",
+    )
+    jit_warmup_requests: float = Field(
+        0.0, ge=0, description="requests served over which the multiplier falls from cold to warm (e-folding: "
+        "exp(-k / this)); 0 = no warm-up, the warm factor from the start. Method compilation thresholds: "
+        "-XX:CompileThreshold 10000 (-server), 1500 (-client)",
+    )
+
+    @property
+    def young_bytes(self) -> float:
+        return (self.heap_mb / 8 if self.young_mb is None else self.young_mb) * 1024.0 * 1024.0
+
+    @model_validator(mode="after")
+    def _fits(self) -> "Jvm":
+        young = self.young_bytes / (1024.0 * 1024.0)
+        if young >= self.heap_mb:
+            raise ValueError(f"jvm.young_mb = {young:g} must be below jvm.heap_mb = {self.heap_mb:g} (-Xmn < -Xmx)")
+        if self.baseline_mb >= self.heap_mb - young:
+            raise ValueError(f"jvm.baseline_mb = {self.baseline_mb:g} does not fit in the old generation "
+                             f"({self.heap_mb - young:g} MiB = heap_mb - young_mb): raise heap_mb or lower baseline_mb")
+        if "jit_warmup_requests" not in self.model_fields_set and self.jit_cold_factor != self.jit_warm_factor:
+            raise ValueError("jvm.jit_cold_factor differs from jit_warm_factor: give jvm.jit_warmup_requests "
+                             "(how many requests the warm-up takes)")
+        return self
+
+
 class Backend(Host):
     """A group of identical application-server nodes (Tomcat / Jetty / JBoss)."""
 
@@ -345,6 +431,9 @@ class Backend(Host):
         description="nonblocking connector: connections the node keeps open at once, idle or busy (Tomcat NIO "
         "maxConnections, 10000 in Tomcat 7); one beyond it waits in the accept queue, holding nothing, until a "
         "connection closes; none = unbounded. A blocking connector's limit is its threads",
+    )
+    jvm: Jvm | None = Field(
+        None, description="the nodes' JVM: heap, garbage collection, sessions, JIT warm-up; none = not modelled"
     )
     events: list[BackendEvent] = Field(
         default_factory=list, description="crashes, recoveries and slow-downs at given times, e.g. {at_s = 60, kind = \"crash\"}"
