@@ -35,3 +35,18 @@ def test_stall_notebook_shows_pinned_threads_and_waiting_connections(tmp_path):
         assert all(columns["jetty1.serving_now"][i] == 0 for i in during)
     finally:
         ns["series"].unlink(missing_ok=True)
+
+
+def test_cluster_notebook_shows_total_replication_flattening_and_the_gc_collapse():
+    ns = run_notebook("cluster.ipynb")
+    scaling = ns["scaling"].set_index(["replication", "nodes"])
+    # per-node throughput at 8 nodes: buddy above total replication, intervals apart
+    assert scaling.loc[("sync, 1 buddy", 8), "per_node_low"] > scaling.loc[("sync, all nodes", 8), "per_node_high"]
+    # total replication loses per-node throughput from 2 to 8 nodes; no replication does not
+    assert scaling.loc[("sync, all nodes", 8), "per_node_high"] < scaling.loc[("sync, all nodes", 2), "per_node_low"]
+    assert scaling.loc[("none", 8), "per_node_high"] > scaling.loc[("none", 2), "per_node_low"]
+    heap = ns["heap"].set_index(["container", "batch"])
+    assert heap.loc[("Tomcat 6.0.18", 4), "throughput"] < 0.2 * heap.loc[("Tomcat 6.0.18", 3), "throughput"]
+    assert heap.loc[("Tomcat 6.0.18", 4), "gc_fraction"] > 0.5
+    assert heap.loc[("Jetty 6.1.14", 4), "throughput"] > 0.9 * heap.loc[("Jetty 6.1.14", 3), "throughput"]
+    assert {trace.name for trace in ns["scaling_figure"].data} == {"none", "sync, all nodes", "sync, 1 buddy"}
