@@ -480,3 +480,20 @@ def test_database_disk_queues_calls_after_their_cpu_work(disks, makespan, mean_r
     assert result.metrics["makespan"] == pytest.approx(makespan)
     assert result.metrics["response.mean"] == pytest.approx(mean_response)
     assert result.metrics["database.disk.utilization"] == pytest.approx(3.0 / disks / makespan)
+
+
+def test_a_timed_out_client_reconnects_instead_of_reusing_its_hung_up_connection():
+    # ab -k -c 1 -n 2, one Apache worker, 1-s backend, 0.75-s client timeout.  Request 1 times
+    # out at 0.75 and the client hangs up; request 2 opens a new connection, which waits for
+    # the worker until request 1's response frees it at 1.0, is served 1.0-2.0 and times out
+    # at 1.5.  (It must not ride the hung-up connection's worker alongside request 1.)
+    model = model_from({
+        "clients": {"kind": "ab", "concurrency": 1, "requests": 2, "keep_alive": True, "timeout_s": 0.75},
+        "proxy": {"workers": 1, "mpm": "prefork"},
+        "backends": server(threads=None),
+    }, warmup="none")
+    metrics = run_replication(model, 0).metrics
+    assert metrics["count.timed_out"] == 2 and metrics["count.late"] == 1
+    assert metrics["makespan"] == pytest.approx(1.5)
+    assert metrics["proxy.workers.wait"] == pytest.approx(0.25 / 2)  # request 2 waited 0.75-1.0
+    assert metrics["proxy.workers.busy"] == pytest.approx(1.0)  # never more than the one worker

@@ -69,7 +69,9 @@ class Clients:
         request = Request(next(self._numbers), now if first_sent is None else first_sent, attempt, self, user)
         if self.keep_alive:
             connection = self._connections.get(user)
-            if new_connection or connection is None or not connection.open:
+            # A connection the client hung up on (its timeout fired) is gone even while the
+            # server still works on its request: the next request connects anew.
+            if new_connection or connection is None or not connection.open or connection.client_closed:
                 connection = self._connections[user] = Connection()
                 new_connection = True
             else:
