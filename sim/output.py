@@ -129,12 +129,13 @@ def render(result: RunResult, console: Console, source: str) -> None:
     counts = ["completed", "arrived", "timed_out", "errors", "failed", "retried", "late", "syn_retransmits", "in_flight"]
     section("Counts (per replication, inside the window)", [(c.replace("_", " "), f"count.{c}") for c in counts
                                                             if c in ("completed", "arrived") or _nonzero(summary, f"count.{c}")])
-    stations = [name[: -len(".residence")] for name in summary if name.endswith(".residence")]
+    whole = [name for name in summary if not name.startswith("batch.")]  # batch windows have their section
+    stations = [name[: -len(".residence")] for name in whole if name.endswith(".residence")]
     rows = []
     for station in stations:
         rows += [(f"{station} wait", f"{station}.wait"), (f"{station} service", f"{station}.service")]
     section("Time at each tier (per visit: waiting for a slot / own work, downstream excluded)", rows)
-    pools = [name[: -len(".busy")] for name in summary if name.endswith(".busy")]
+    pools = [name[: -len(".busy")] for name in whole if name.endswith(".busy")]
     rows = []
     for pool in pools:
         rows += [(f"{pool} busy", f"{pool}.busy"), (f"{pool} utilization", f"{pool}.utilization"),
@@ -142,8 +143,23 @@ def render(result: RunResult, console: Console, source: str) -> None:
         if _nonzero(summary, f"{pool}.refused"):
             rows.append((f"{pool} refused", f"{pool}.refused"))
     section("Pools (time averages)", rows)
-    cpus = [name[: -len(".utilization")] for name in summary if name.endswith(".cpu.utilization")]
+    cpus = [name[: -len(".utilization")] for name in whole if name.endswith(".cpu.utilization")]
     section("CPUs", [(f"{cpu} utilization", f"{cpu}.utilization") for cpu in cpus])
+    replications = [name[: -len(".replicated")] for name in whole if name.endswith(".replicated")]
+    section("Session replication (per replication of the run: messages, bytes; wait per message)",
+            [(f"{r} {field}", f"{r}.{field}") for r in replications
+             for field in ("replicated", "bytes", "wait", "credit_waits")])
+    jvms = [name[: -len(".jvm.gc_fraction")] for name in whole if name.endswith(".jvm.gc_fraction")]
+    jvm_fields = ("gc_fraction", "young_gcs", "full_gcs", "sessions", "live_mb", "resident_mb")
+    section("JVMs", [(f"{node} {field.replace('_', ' ')}", f"{node}.jvm.{field}") for node in jvms
+                     for field in jvm_fields + (("out_of_memory",) if _nonzero(summary, f"{node}.jvm.out_of_memory")
+                                                else ())])
+    batches = sorted({int(name.split(".")[1]) for name in summary if name.startswith("batch.")})
+    rows = []
+    for k in batches:
+        rows += [(f"batch {k} throughput", f"batch.{k}.throughput"), (f"batch {k} response mean", f"batch.{k}.response.mean")]
+        rows += [(f"batch {k} {node} gc fraction", f"batch.{k}.{node}.jvm.gc_fraction") for node in jvms]
+    section("Batches (clients.repeat)", rows)
     shares = [name for name in summary if name.startswith("balancer.share.")]
     section("Balancer", [(name.removeprefix("balancer.share."), name) for name in shares])
     notes = sorted({note for rep in result.replications for note in rep.notes})

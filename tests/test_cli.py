@@ -313,3 +313,16 @@ def test_implied_think_time_and_its_rounding_tolerance():
     assert implied_think("t2", 60, "[HELD OUT]", 0.001, "80.4") is None
     assert agrees(row, implied_think("c1", 60, "507", 0.001, "80.4"))
     assert not agrees(row, implied_think("c2", 60, "256", 0.001, "145.9"))
+
+
+def test_run_table_shows_jvm_replication_and_batch_sections():
+    root = Path(__file__).resolve().parent.parent
+    result = invoke("run", root / "models" / "seed002-tomcat6018.toml", "--replications", "1")
+    assert result.exit_code == 0, result.output
+    assert "JVMs" in result.output and "app1 full gcs" in result.output
+    assert "batch 4 app1 gc fraction" in result.output
+    assert "batch.4.app1 wait" not in result.output  # batch windows stay out of the whole-run sections
+    result = invoke("run", root / "models" / "seed004-jboss323-hsqldb.toml", "--replications", "1",
+                    "--set", "backends.0.count=2", "--set", "cluster.replication.1.enabled=true")
+    assert result.exit_code == 0, result.output
+    assert "Session replication" in result.output and "replication.ejb wait" in result.output
