@@ -34,7 +34,23 @@ def stacks(draw):
     ]
     if has_db:
         data["database"] = {"cores": draw(st.integers(1, 4)), "demand": draw(DIST),
-                            "connections": draw(st.one_of(st.none(), st.integers(1, 8)))}
+                            "connections": draw(st.one_of(st.none(), st.integers(1, 8))),
+                            "disk": draw(st.sampled_from([0.0, {"dist": "exponential", "mean": 0.002}])),
+                            "disks": draw(st.integers(1, 3))}
+    if sum(b["count"] for b in data["backends"]) >= 2 and draw(st.booleans()):
+        data["cluster"] = {"replication": [{
+            "tier": tier, "mode": draw(st.sampled_from(["sync", "async"])), "scope": "all",
+            "trigger": draw(st.sampled_from(["set", "set_and_get"])), "set_fraction": draw(st.floats(0.0, 1.0)),
+            "session_bytes": draw(st.integers(100, 20_000)), "message_cpu_s": draw(st.floats(0.0, 0.005)),
+            "max_credits_bytes": draw(st.integers(20_000, 500_000)),
+        } for tier in draw(st.sampled_from([["web"], ["ejb"], ["web", "ejb"]]))],
+            "network": draw(st.sampled_from(["switched", "shared"])), "multicast": draw(st.booleans())}
+    for backend in data["backends"]:
+        if draw(st.booleans()):  # a small heap that fills: young and full collections pause the CPU
+            backend["jvm"] = {"heap_mb": draw(st.floats(8.0, 64.0)), "baseline_mb": 2.0,
+                              "creates_sessions": draw(st.booleans()), "session_bytes": draw(st.integers(0, 200_000)),
+                              "allocation_kb": draw(st.floats(0.0, 500.0)),
+                              "jit_cold_factor": draw(st.floats(1.0, 3.0)), "jit_warmup_requests": 50.0}
     if draw(st.booleans()):
         data["proxy"] = {"workers": draw(POOL), "listen_backlog": draw(QUEUE), "cores": draw(st.integers(1, 4)),
                          "demand": draw(st.sampled_from([0.0, {"dist": "exponential", "mean": 0.001}]))}
@@ -85,7 +101,7 @@ def test_conservation_utilisation_and_determinism(data, seed):
     assert m["count.arrived"] == m["count.completed"] + m["count.timed_out"] + m["count.errors"] + m["count.in_flight"]
     assert m["count.failed"] <= m["count.timed_out"] + m["count.errors"]
     for name, value in m.items():
-        if name.endswith(".utilization") and not math.isnan(value):
+        if name.endswith((".utilization", ".gc_fraction")) and not math.isnan(value):
             assert -1e-9 <= value <= 1 + 1e-9, (name, value)
     if data["clients"]["kind"] == "closed" and data["clients"].get("timeout_s") is None:
         assert m["count.in_flight"] <= data["clients"]["users"]
