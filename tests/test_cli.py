@@ -326,3 +326,15 @@ def test_run_table_shows_jvm_replication_and_batch_sections():
                     "--set", "backends.0.count=2", "--set", "cluster.replication.1.enabled=true")
     assert result.exit_code == 0, result.output
     assert "Session replication" in result.output and "replication.ejb wait" in result.output
+
+
+def test_response_time_law_section_errors_name_what_is_missing(tmp_path):
+    from sim.reproduce import ExperimentError, law_notes
+
+    spec = {"models": {"column": "config"}, "response_time_law": {"users": 60, "response_column": "r"}}
+    with pytest.raises(ExperimentError, match="needs users, response_column, throughput_column and reference"):
+        law_notes(spec, [{"config": "a", "r": "500", "x": "80"}], tmp_path / "experiment.toml")
+    spec["response_time_law"].update({"throughput_column": "x", "reference": {"config": "nope"},
+                                      "response_unit_s": 0.001})
+    with pytest.raises(ExperimentError, match="names no published row"):
+        law_notes(spec, [{"config": "a", "r": "500", "x": "80"}], tmp_path / "experiment.toml")
