@@ -243,11 +243,11 @@ def replicate(model: Model, kernel: Kernel, nodes: list[Station], pool, streams:
                       switched=cluster.network == "switched", multicast=cluster.multicast,
                       bandwidth_bps=cluster.bandwidth_bps, latency_s=cluster.latency_s)
     replicators = []
+    tiers = [r.tier for _, r in cluster.active]  # a tier named twice is told apart by its index
     for index, spec in cluster.active:
         uniform = streams.generator(f"cluster.replication.{index}").random
         replicator = Replicator(kernel, [node.cpu for node in nodes], network, spec, uniform)
         replicators.append(replicator)
-        tiers = [r.tier for _, r in cluster.active]
         name = f"replication.{spec.tier}" if tiers.count(spec.tier) == 1 else f"replication.{index}"
         assembly.extra_probes.append(ReplicationProbe(name, replicator))
     for index, node in enumerate(nodes):
