@@ -33,7 +33,10 @@ def _console() -> Console:
 
 
 def fail(message: str, code: int) -> None:
-    err.print(f"[bold red]error:[/bold red] {message}", markup=True)
+    from rich.markup import escape
+
+    # escaped: messages quote TOML ("[[fitted]]", "[0.2, 0.1]") that rich would read as markup
+    err.print(f"[bold red]error:[/bold red] {escape(message)}", markup=True)
     sys.exit(code)
 
 
@@ -194,6 +197,46 @@ def reproduce(experiment, replications, as_json) -> None:
         click.echo(json.dumps([row.as_dict() for row in rows], indent=2, allow_nan=False))
     else:
         render(rows, _console())
+
+
+@main.command()
+@click.argument("experiment")
+@click.option("--replications", "-r", type=click.IntRange(1, 10_000), help="replications per row and evaluation")
+@click.option("--cache", type=click.Path(dir_okay=False), help="evaluation cache (JSON lines; a rerun resumes from "
+              "it) [default: .tiersim-cache/calibrate-NAME.jsonl]")
+@click.option("--no-cache", is_flag=True, help="keep no cache")
+@click.option("--max-evaluations", type=click.IntRange(1, 100_000), help="stop after this many evaluations "
+              "[default: 30 x (parameters + 1)]")
+@click.option("--json", "as_json", is_flag=True, help="print the fitted parameters, targets and rows as JSON")
+def calibrate(experiment, replications, cache, no_cache, max_evaluations, as_json) -> None:
+    """Fit EXPERIMENT's [[calibrate]] parameters to its [[fitted]] figures, then predict the rest.
+
+    EXPERIMENT is a bundled name (experiments/NAME) or a folder with an experiment.toml that maps
+    your own measurements (a CSV) onto a model file."""
+    from sim.calibrate import calibrate as fit
+    from sim.calibrate import default_cache, render
+    from sim.reproduce import ExperimentError, load_experiment
+
+    def show(count: int, cost: float, values) -> None:
+        if err.is_terminal:
+            shown = ", ".join(f"{v:.5g}" for v in values)
+            err.print(f"evaluation {count}: sum of squared relative errors {cost:.3g} at ({shown})")
+
+    try:
+        folder, spec, _ = load_experiment(experiment)
+        path = None if no_cache else Path(cache) if cache else default_cache(folder, spec)
+        with _progress(None, 0) as row_progress:
+            result = fit(experiment, replications=replications, cache=path, max_evaluations=max_evaluations,
+                         progress=show, row_progress=row_progress)
+    except ExperimentError as exc:
+        fail(str(exc), EXIT_MODEL)
+    except KeyboardInterrupt:
+        err.print("interrupted: finished evaluations are in the cache; rerun the same command to go on")
+        sys.exit(EXIT_INTERRUPTED)
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), indent=2, allow_nan=False))
+    else:
+        render(result, _console())
 
 
 @main.command()

@@ -49,11 +49,51 @@ class Row:
 
 
 def experiment_dir(name: str) -> Path:
-    folder = EXPERIMENTS / name
-    if not (folder / "experiment.toml").is_file():
-        known = sorted(p.name for p in EXPERIMENTS.iterdir() if (p / "experiment.toml").is_file())
-        raise ExperimentError(f"no experiment {name!r}; known: {', '.join(known) or 'none'}")
-    return folder
+    """A bundled experiment's name (`experiments/NAME`), or the path of a folder holding an
+    `experiment.toml` (a user's own measurements), or of that file itself."""
+    given = Path(name)
+    for folder in (EXPERIMENTS / name, given, given.parent if given.name == "experiment.toml" else None):
+        if folder is not None and (folder / "experiment.toml").is_file():
+            return folder
+    known = sorted(p.name for p in EXPERIMENTS.iterdir() if (p / "experiment.toml").is_file())
+    raise ExperimentError(f"no experiment {name!r}: give a bundled name ({', '.join(known) or 'none'}) or a folder "
+                          "with an experiment.toml")
+
+
+def load_experiment(name: str) -> tuple[Path, dict, list[dict[str, str]]]:
+    """The experiment's folder, its parsed experiment.toml, and the published rows it maps onto
+    a model (rows whose model column has no entry in [models] are skipped)."""
+    folder = experiment_dir(name)
+    source = folder / "experiment.toml"
+    try:
+        spec = tomllib.loads(source.read_text(encoding="utf-8"))
+        for table, key in (("experiment", "published"), ("models", "column")):
+            spec[table][key]  # raises KeyError, reported below
+    except tomllib.TOMLDecodeError as exc:
+        raise ExperimentError(f"{source}: not valid TOML ({exc})") from None
+    except KeyError as exc:
+        raise ExperimentError(f"{source}: missing {exc.args[0]!r} ([experiment] needs `published`, [models] needs "
+                              "`column`)") from None
+    table = folder / spec["experiment"]["published"]
+    if not table.is_file():
+        raise ExperimentError(f"{source}: published table {table} not found (set [experiment] published)")
+    with table.open(newline="", encoding="utf-8") as handle:
+        published_rows = list(csv.DictReader(handle))
+    models = spec["models"]
+    return folder, spec, [r for r in published_rows if r.get(models["column"]) in models]
+
+
+def published_value(record: dict[str, str], column: str) -> float | None:
+    """A published figure, or None when it is withheld (empty or "[HELD OUT]")."""
+    text = record.get(column, "").strip()
+    return None if text in ("", "HELD OUT", "[HELD OUT]") else float(text)
+
+
+def row_run(folder: Path, spec: dict, record: dict[str, str], extra: list[str] = ()) -> tuple[Path, tuple[str, ...]]:
+    """The run a published row maps onto: its model file and overrides (the factors', then
+    `extra`, e.g. calibrated values)."""
+    model_file = folder / spec["models"][record[spec["models"]["column"]]]
+    return model_file, tuple(_overrides(spec, record, folder / "experiment.toml")) + tuple(extra)
 
 
 def _overrides(spec: dict, row: dict[str, str], source: Path) -> list[str]:
@@ -98,33 +138,29 @@ def _matches(value: str | None, wanted) -> bool:
     return value == str(wanted)
 
 
-def reproduce(name: str, replications: int | None = None, progress=None) -> list[Row]:
-    folder = experiment_dir(name)
-    source = folder / "experiment.toml"
+def load_row_model(model_file: Path, overrides: tuple[str, ...]):
     try:
-        spec = tomllib.loads(source.read_text(encoding="utf-8"))
-        meta = spec["experiment"]
-        models = spec["models"]
-        table = folder / meta["published"]
-    except (tomllib.TOMLDecodeError, KeyError) as exc:
-        raise ExperimentError(f"{source}: {exc}") from None
-    with table.open(newline="", encoding="utf-8") as handle:
-        published_rows = list(csv.DictReader(handle))
+        return load_model(model_file, overrides)
+    except ModelError as exc:
+        raise ExperimentError(str(exc)) from None
+
+
+def reproduce(name: str, replications: int | None = None, progress=None, extra=None) -> list[Row]:
+    """Every mapped row of the experiment's table, simulated.  `extra(record)` may give more
+    overrides for a row (e.g. `tiersim calibrate`'s fitted values), applied after its factors'."""
+    folder, spec, todo = load_experiment(name)
+    source = folder / "experiment.toml"
+    meta, models = spec["experiment"], spec["models"]
+    name = meta.get("name", name)
     rows: list[Row] = []
-    todo = [r for r in published_rows if r[models["column"]] in models]
     notes = law_notes(spec, todo, source)
     # Rows that map onto the same run (seed 002's batches are phases of one run) share it.
     results: dict[tuple, object] = {}
     for done, record in enumerate(todo):
-        overrides = _overrides(spec, record, source)
-        model_file = folder / models[record[models["column"]]]
-        key = (str(model_file), tuple(overrides))
+        model_file, overrides = row_run(folder, spec, record, extra(record) if extra else ())
+        key = (str(model_file), overrides)
         if key not in results:
-            try:
-                model = load_model(model_file, overrides)
-            except ModelError as exc:
-                raise ExperimentError(str(exc)) from None
-            results[key] = run(model, replications=replications)
+            results[key] = run(load_row_model(model_file, overrides), replications=replications)
         result = results[key]
         flag = None
         if meta.get("flag_column"):
@@ -140,8 +176,7 @@ def reproduce(name: str, replications: int | None = None, progress=None) -> list
                                       f"{model_file.name}; one of: {', '.join(sorted(result.summary))}")
             interval = result.summary[metric]
             scale = float(wanted.get("scale", 1.0))  # e.g. 1000: the published column is in ms
-            text = record.get(column, "").strip()
-            published = None if text in ("", "HELD OUT", "[HELD OUT]") else float(text)
+            published = published_value(record, column)
             rows.append(Row(
                 experiment=name, figure=figure if len(figures) == 1 else f"{figure} {column}",
                 published=published, simulated=interval.mean * scale, ci_low=interval.low * scale,
