@@ -49,6 +49,9 @@ from sim.reproduce import (
 # enough to step over the small discontinuities of a simulated objective.
 DIFF_STEP = 0.01
 TOLERANCE = 1e-4  # relative change of cost or parameters that ends the fit
+# The fit also ends once every target is within this share of its own 95 % half-width of the
+# published figure: closer than that, the replications cannot tell one value from the next.
+RESOLVED = 0.25
 
 
 class CalibrationError(ExperimentError):
@@ -291,22 +294,28 @@ def calibrate(name: str, replications: int | None = None, cache: Path | None = N
     evaluate = _Evaluator(folder, spec, parameters, goals, replications, cache, progress)
     budget = max_evaluations or 30 * (len(parameters) + 1)
 
-    class _Budget(Exception):
+    class _Stop(Exception):
         pass
 
     def residuals(u: np.ndarray) -> np.ndarray:
         if evaluate.simulated + evaluate.replayed >= budget:
-            raise _Budget
+            raise _Stop(False, f"stopped after {budget} evaluations without converging (the best point is shown)")
         values = tuple(p.from_unit(float(x)) for p, x in zip(parameters, u))
-        return np.asarray(evaluate(values)["residuals"])
+        entry = evaluate(values)
+        if all(abs(s - g.published) <= RESOLVED * (hi - lo) / 2
+               for g, s, lo, hi in zip(goals, entry["simulated"], entry["ci_low"], entry["ci_high"])):
+            evaluate.best = (-1.0, values)  # resolved: this point, whatever later steps would find
+            raise _Stop(True, f"every fitted figure is within {RESOLVED:g} of its 95 % half-width of the published "
+                              "value (as close as the replications resolve)")
+        return np.asarray(entry["residuals"])
 
     start = np.array([p.to_unit(p.start) for p in parameters])
     try:
         fit = least_squares(residuals, start, bounds=(1.0, 2.0), diff_step=DIFF_STEP, ftol=TOLERANCE,
                             xtol=TOLERANCE, gtol=TOLERANCE, method="trf", x_scale=1.0)
         converged, message = bool(fit.status > 0), str(fit.message)
-    except _Budget:
-        converged, message = False, f"stopped after {budget} evaluations without converging (the best point is shown)"
+    except _Stop as stop:
+        converged, message = stop.args
     assert evaluate.best is not None
     values = evaluate.best[1]
     best = evaluate.recorded(values)
