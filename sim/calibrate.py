@@ -178,8 +178,9 @@ class _Evaluator:
     """Simulates the targets' rows at a parameter vector (once per distinct run), with a cache."""
 
     def __init__(self, folder: Path, spec: dict, parameters: list[FreeParameter], goals: list[Target],
-                 replications: int | None, cache: Path | None, progress) -> None:
+                 replications: int | None, cache: Path | None, progress, map_=map) -> None:
         self.folder, self.spec, self.parameters, self.goals = folder, spec, parameters, goals
+        self.map = map_  # builtin map, or a process pool's: the numbers are the same either way
         self.replications, self.cache, self.progress = replications, cache, progress
         self.fingerprint = _fingerprint(folder, spec, goals, replications)
         self.known: dict[str, dict] = {}
@@ -222,38 +223,50 @@ class _Evaluator:
 
     def _simulate(self, values: tuple[float, ...]) -> dict:
         from sim.model.stability import overloads
-        from sim.replication import RunawayQueue
-        from sim.runner import run
 
-        results: dict[tuple, object] = {}
-        simulated, lows, highs = [], [], []
+        at = ", ".join(f"{p.path} = {v:.6g}" for p, v in zip(self.parameters, values))
+        keys, tasks = [], {}
         for goal in self.goals:
             model_file, overrides = row_run(self.folder, self.spec, goal.record, self.extra(values, goal.record))
             key = (str(model_file), overrides)
-            if key not in results:
-                model = load_row_model(model_file, overrides)
-                problems = overloads(model)
-                at = ", ".join(f"{p.path} = {v:.6g}" for p, v in zip(self.parameters, values))
+            keys.append(key)
+            if key not in tasks:
+                problems = overloads(load_row_model(model_file, overrides))
                 if problems:
                     detail = "; ".join(f"{p.path}: utilization {p.utilization:.3g}" for p in problems)
                     raise CalibrationError(f"{goal.label}: at {at} the model is unstable ({detail}); narrow the "
                                            "[[calibrate]] bounds to values the system can sustain")
-                try:
-                    result = run(model, replications=self.replications)
-                except RunawayQueue as exc:
-                    raise CalibrationError(f"{goal.label}: at {at}: {exc}; narrow the [[calibrate]] bounds") from None
-                if result.stopped_by == "interrupted":
-                    raise KeyboardInterrupt
-                results[key] = result
-            summary = results[key].summary
+                tasks[key] = goal.label
+        # Each distinct run once; rows sharing a run share its numbers.
+        summaries = dict(zip(tasks, self.map(_run_row, [(k[0], k[1], self.replications, tasks[k], at)
+                                                           for k in tasks])))
+        simulated, lows, highs = [], [], []
+        for goal, key in zip(self.goals, keys):
+            summary = summaries[key]
             if goal.metric not in summary:
-                raise CalibrationError(f"{goal.label}: metric {goal.metric!r} is not produced by {model_file.name}")
-            interval = summary[goal.metric]
-            simulated.append(interval.mean * goal.scale)
-            lows.append(interval.low * goal.scale)
-            highs.append(interval.high * goal.scale)
+                raise CalibrationError(f"{goal.label}: metric {goal.metric!r} is not produced by "
+                                       f"{Path(key[0]).name}")
+            mean, low, high = summary[goal.metric]
+            simulated.append(mean * goal.scale)
+            lows.append(low * goal.scale)
+            highs.append(high * goal.scale)
         residuals = [(s - g.published) / g.published for s, g in zip(simulated, self.goals)]
         return {"simulated": simulated, "ci_low": lows, "ci_high": highs, "residuals": residuals}
+
+
+def _run_row(task: tuple) -> dict[str, tuple[float, float, float]]:
+    """One row's run (in this process or a worker): metric -> (mean, 95 % low, high)."""
+    from sim.replication import RunawayQueue
+    from sim.runner import run
+
+    model_file, overrides, replications, label, at = task
+    try:
+        result = run(load_row_model(Path(model_file), overrides), replications=replications)
+    except RunawayQueue as exc:
+        raise CalibrationError(f"{label}: at {at}: {exc}; narrow the [[calibrate]] bounds") from None
+    if result.stopped_by == "interrupted":
+        raise KeyboardInterrupt
+    return {name: (i.mean, i.low, i.high) for name, i in result.summary.items()}
 
 
 def _fingerprint(folder: Path, spec: dict, goals: list[Target], replications: int | None) -> str:
@@ -275,11 +288,11 @@ def default_cache(folder: Path, spec: dict) -> Path:
 
 
 def calibrate(name: str, replications: int | None = None, cache: Path | None = None,
-              max_evaluations: int | None = None, progress=None, row_progress=None) -> Calibration:
+              max_evaluations: int | None = None, progress=None, row_progress=None,
+              workers: int = 1) -> Calibration:
     """Fit the experiment's [[calibrate]] parameters to its [[fitted]] figures; simulate every row
-    with the fitted values.  `cache=None` keeps no cache."""
-    from scipy.optimize import least_squares
-
+    with the fitted values.  `cache=None` keeps no cache; `workers` > 1 runs an evaluation's
+    rows in that many processes (each run keeps its own seeds, so the fit is the same)."""
     folder, spec, records = load_experiment(name)
     source = folder / "experiment.toml"
     parameters = free_parameters(spec, source)
@@ -291,7 +304,21 @@ def calibrate(name: str, replications: int | None = None, cache: Path | None = N
     if len(goals) < len(parameters):
         raise CalibrationError(f"{source}: {len(parameters)} free parameters but only {len(goals)} fitted figures; "
                                "each parameter needs at least one figure of its own ([[fitted]])")
-    evaluate = _Evaluator(folder, spec, parameters, goals, replications, cache, progress)
+    if workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(workers) as pool:
+            return _calibrate(name, folder, spec, parameters, goals, replications, cache, max_evaluations, progress,
+                              row_progress, pool.map)
+    return _calibrate(name, folder, spec, parameters, goals, replications, cache, max_evaluations, progress,
+                      row_progress, map)
+
+
+def _calibrate(name, folder, spec, parameters, goals, replications, cache, max_evaluations, progress, row_progress,
+               map_) -> Calibration:
+    from scipy.optimize import least_squares
+
+    evaluate = _Evaluator(folder, spec, parameters, goals, replications, cache, progress, map_)
     budget = max_evaluations or 30 * (len(parameters) + 1)
 
     class _Stop(Exception):

@@ -207,8 +207,10 @@ def reproduce(experiment, replications, as_json) -> None:
 @click.option("--no-cache", is_flag=True, help="keep no cache")
 @click.option("--max-evaluations", type=click.IntRange(1, 100_000), help="stop after this many evaluations "
               "[default: 30 x (parameters + 1)]")
+@click.option("--workers", "-w", type=click.IntRange(1, 1024), default=1, show_default=True,
+              help="processes for an evaluation's rows (the fit is the same for any number)")
 @click.option("--json", "as_json", is_flag=True, help="print the fitted parameters, targets and rows as JSON")
-def calibrate(experiment, replications, cache, no_cache, max_evaluations, as_json) -> None:
+def calibrate(experiment, replications, cache, no_cache, max_evaluations, workers, as_json) -> None:
     """Fit EXPERIMENT's [[calibrate]] parameters to its [[fitted]] figures, then predict the rest.
 
     EXPERIMENT is a bundled name (experiments/NAME) or a folder with an experiment.toml that maps
@@ -227,7 +229,7 @@ def calibrate(experiment, replications, cache, no_cache, max_evaluations, as_jso
         path = None if no_cache else Path(cache) if cache else default_cache(folder, spec)
         with _progress(None, 0) as row_progress:
             result = fit(experiment, replications=replications, cache=path, max_evaluations=max_evaluations,
-                         progress=show, row_progress=row_progress)
+                         progress=show, row_progress=row_progress, workers=workers)
     except ExperimentError as exc:
         fail(str(exc), EXIT_MODEL)
     except KeyboardInterrupt:

@@ -160,6 +160,9 @@ def test_two_parameters_fitted_jointly_each_to_its_rows(tmp_path):
         inside(target["ci_low"], mm1_response(demand, 5.0), target["ci_high"])
     # each row carries only its own parameter
     assert [r.overrides[-1].split("=")[0] for r in result.rows] == ["backends.0.cpu.mean", "backends.1.cpu.mean"]
+    # the rows of an evaluation in two processes: the same fit, number for number
+    pooled = calibrate(folder, workers=2)
+    assert pooled.parameters == result.parameters and pooled.targets == result.targets
 
 
 def test_interrupted_fit_resumes_from_the_cache(tmp_path, monkeypatch):
