@@ -50,3 +50,27 @@ def test_cluster_notebook_shows_total_replication_flattening_and_the_gc_collapse
     assert heap.loc[("Tomcat 6.0.18", 4), "gc_fraction"] > 0.5
     assert heap.loc[("Jetty 6.1.14", 4), "throughput"] > 0.9 * heap.loc[("Jetty 6.1.14", 3), "throughput"]
     assert {trace.name for trace in ns["scaling_figure"].data} == {"none", "sync, all nodes", "sync, 1 buddy"}
+
+
+def test_calibrate_notebook_fits_two_demands_and_predicts_the_rest():
+    import shutil
+
+    from sim.calibrate import RESOLVED
+
+    ns = run_notebook("calibrate.ipynb")
+    try:
+        fit = ns["fit"]
+        assert fit.converged, fit.message
+        for target in fit.targets:  # each fitted throughput as close as its interval resolves
+            assert abs(target["simulated"] - target["published"]) <= RESOLVED * (target["ci_high"] - target["ci_low"]) / 2
+        # the response times were not fitted: they are predictions, within the project's ±15 % bar
+        predicted = [r for r in fit.rows if not r.fitted]
+        assert [r.figure.split(" ")[0] for r in predicted] == ["alone", "shared"]
+        assert all(abs(r.rel_error) <= 0.15 for r in predicted)
+        # the database is the bottleneck: a third node serves no more users within the objective
+        assert ns["answer"][3] == ns["answer"][2]
+        curve = ns["curve"].set_index(["nodes", "users"])
+        assert curve.loc[(2, 60), "high"] < 1.0 < curve.loc[(2, 150), "low"]
+        assert len(ns["figure"].data) == 3
+    finally:
+        shutil.rmtree(ns["folder"], ignore_errors=True)
