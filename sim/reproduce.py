@@ -78,9 +78,25 @@ def load_experiment(name: str) -> tuple[Path, dict, list[dict[str, str]]]:
     if not table.is_file():
         raise ExperimentError(f"{source}: published table {table} not found (set [experiment] published)")
     with table.open(newline="", encoding="utf-8") as handle:
-        published_rows = list(csv.DictReader(handle))
+        reader = csv.DictReader(handle)
+        published_rows, columns = list(reader), reader.fieldnames or []
     models = spec["models"]
-    return folder, spec, [r for r in published_rows if r.get(models["column"]) in models]
+    if models["column"] not in columns:
+        raise ExperimentError(f"{source}: [models] column = {models['column']!r} is not a column of {table.name} "
+                              f"(its columns: {', '.join(columns)})")
+    if not spec.get("figures") and not ("value_column" in spec["experiment"] and "metric" in spec["experiment"]):
+        raise ExperimentError(f"{source}: say which figure each row is compared on: [experiment] value_column (a column "
+                              "of the CSV) and metric (a simulated metric, e.g. \"throughput\"), or [[figures]] entries")
+    for figure in spec.get("figures", []):
+        if figure.get("column") not in columns or "metric" not in figure:
+            raise ExperimentError(f"{source}: each [[figures]] entry needs `column` (one of: {', '.join(columns)}) and "
+                                  f"`metric`; got {figure}")
+    mapped = [r for r in published_rows if r.get(models["column"]) in models]
+    if not mapped:
+        values = sorted({r.get(models["column"], "") for r in published_rows})
+        raise ExperimentError(f"{source}: no row of {table.name} maps onto a model: add [models] entries for the "
+                              f"{models['column']!r} values ({', '.join(values)}) = \"MODEL.toml\"")
+    return folder, spec, mapped
 
 
 def published_value(record: dict[str, str], column: str) -> float | None:

@@ -233,3 +233,20 @@ def test_cli_json_lists_parameters_targets_and_rows(tmp_path):
     assert document["converged"] and document["parameters"][0]["parameter"] == "backends.0.cpu.mean"
     assert document["rows"][0]["fitted"] is True
     assert (tmp_path / "c.jsonl").is_file()
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda text: text.replace('column = "row"', 'column = "nope"'), "[models] column = 'nope' is not a column"),
+    (lambda text: text.replace('value_column = "response_s"', ""), "say which figure each row is compared on"),
+    (lambda text: text.replace('fit = "model.toml"', 'other = "model.toml"'), "no row of published.csv maps onto a"),
+])
+def test_user_experiment_mapping_errors_name_the_fix(tmp_path, edit, message):
+    """A user's own experiment folder that maps nothing, or compares on nothing, is refused with
+    the fix, not run into an empty table or a traceback."""
+    folder = one_figure(tmp_path)
+    source = tmp_path / "experiment.toml"
+    source.write_text(edit(source.read_text()))
+    for command in ("reproduce", "calibrate"):
+        outcome = CliRunner().invoke(main, [command, folder])
+        assert outcome.exit_code == 3, outcome.output
+        assert message in outcome.output
