@@ -3,7 +3,8 @@
 From a sweep's results directory: each kept metric against its factor with the confidence
 band (one factor), a heatmap plus one line per value of the second factor (two factors on a
 grid), or the metric against each factor with interval bars (space-filling designs); failed
-points are listed.  From a `tiersim reproduce NAME --json` file: published against simulated.
+points are listed.  From a `tiersim reproduce NAME --json` file (or `tiersim calibrate NAME --json`,
+with its fitted values): published against simulated.
 
 plotly.js is embedded once, so the file opens anywhere without a network.  A `window.onerror`
 hook records any script error on the page (`data-js-error` on <html>), for the test that
@@ -163,10 +164,14 @@ def _sweep_summary(manifest: dict, frame) -> str:
 def _reproduce_report(path: Path):
     try:
         rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+        calibration = rows if isinstance(rows, dict) and "parameters" in rows else None
+        if calibration is not None:  # `tiersim calibrate --json`: its rows, simulated at the fitted values
+            rows = calibration.get("rows", [])
         if not isinstance(rows, list) or not all({"figure", "simulated", "ci_low", "ci_high"} <= set(r) for r in rows):
             raise ValueError("expected a list of rows with figure, published, simulated, ci_low, ci_high")
     except (OSError, ValueError) as exc:
-        raise ReportError(f"{path}: not a `tiersim reproduce NAME --json` file ({exc})") from None
+        raise ReportError(f"{path}: not a `tiersim reproduce NAME --json` or `tiersim calibrate NAME --json` file "
+                          f"({exc})") from None
     if not rows:
         raise ReportError(f"{path}: no rows")
     experiment = rows[0].get("experiment", path.stem)
@@ -179,6 +184,12 @@ def _reproduce_report(path: Path):
     figures.append(_rows_panel(rows))
     summary = (f"<p>{len(rows)} rows of experiment {html.escape(str(experiment))}; "
                f"{sum(bool(r.get('fitted')) for r in rows)} used to fit a parameter.</p>")
+    if calibration is not None:
+        fitted = "".join(f"<li><code>{html.escape(p['parameter'])}</code> = {p['value']:.6g} "
+                         f"(bounds {p['low']:g} to {p['high']:g}{'; at a bound' if p.get('at_bound') else ''})</li>"
+                         for p in calibration["parameters"])
+        summary += (f"<p>Calibrated ({'converged' if calibration.get('converged') else 'not converged'}: "
+                    f"{html.escape(str(calibration.get('message', '')))}):</p><ul>{fitted}</ul>")
     return f"{experiment}: published against simulated", figures, summary
 
 

@@ -139,6 +139,24 @@ def test_reproduction_report_sets_published_beside_simulated(tmp_path):
 
 
 @needs_chromium
+def test_calibration_report_shows_the_fitted_values_and_rows(tmp_path):
+    from tests.test_calibrate import one_figure
+
+    (tmp_path / "exp").mkdir()
+    fitted = CliRunner().invoke(main, ["calibrate", one_figure(tmp_path / "exp"), "--json", "--no-cache"])
+    assert fitted.exit_code == 0, fitted.output
+    source = tmp_path / "calibration.json"
+    source.write_text(fitted.output, encoding="utf-8")
+    out = tmp_path / "calibration.html"
+    result = CliRunner().invoke(main, ["report", str(source), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    value = json.loads(fitted.output)["parameters"][0]["value"]
+    assert f"<code>backends.0.cpu.mean</code> = {value:.6g}" in page
+    assert_every_figure_rendered(out, 2)  # the fitted row, every row
+
+
+@needs_chromium
 def test_the_browser_check_catches_a_script_error(tmp_path):
     """The harness itself: a page whose script throws must not pass."""
     results = sweep_results(tmp_path, GRID.replace("[2, 5, 8]", "[2]"))
