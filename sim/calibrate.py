@@ -23,6 +23,7 @@ an interruption replays the cached evaluations at no cost and goes on from where
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -283,6 +284,36 @@ def _fingerprint(folder: Path, spec: dict, goals: list[Target], replications: in
     return digest.hexdigest()[:16]
 
 
+def _least_squares(evaluate: _Evaluator, budget: int) -> tuple[bool, str]:
+    """Run the fit; the evaluator keeps the best point.  Returns (converged, why it stopped)."""
+    from scipy.optimize import least_squares
+
+    parameters, goals = evaluate.parameters, evaluate.goals
+
+    class _Stop(Exception):
+        pass
+
+    def residuals(u: np.ndarray) -> np.ndarray:
+        if evaluate.simulated + evaluate.replayed >= budget:
+            raise _Stop(False, f"stopped after {budget} evaluations without converging (the best point is shown)")
+        values = tuple(p.from_unit(float(x)) for p, x in zip(parameters, u))
+        entry = evaluate(values)
+        if all(abs(s - g.published) <= RESOLVED * (hi - lo) / 2
+               for g, s, lo, hi in zip(goals, entry["simulated"], entry["ci_low"], entry["ci_high"])):
+            evaluate.best = (-1.0, values)  # resolved: this point, whatever later steps would find
+            raise _Stop(True, f"every fitted figure is within {RESOLVED:g} of its 95 % half-width of the published "
+                              "value (as close as the replications resolve)")
+        return np.asarray(entry["residuals"])
+
+    start = np.array([p.to_unit(p.start) for p in parameters])
+    try:
+        fit = least_squares(residuals, start, bounds=(1.0, 2.0), diff_step=DIFF_STEP, ftol=TOLERANCE,
+                            xtol=TOLERANCE, gtol=TOLERANCE, method="trf", x_scale=1.0)
+    except _Stop as stop:
+        return stop.args
+    return bool(fit.status > 0), str(fit.message)
+
+
 def default_cache(folder: Path, spec: dict) -> Path:
     return Path(".tiersim-cache") / f"calibrate-{spec['experiment'].get('name', folder.name)}.jsonl"
 
@@ -304,45 +335,14 @@ def calibrate(name: str, replications: int | None = None, cache: Path | None = N
     if len(goals) < len(parameters):
         raise CalibrationError(f"{source}: {len(parameters)} free parameters but only {len(goals)} fitted figures; "
                                "each parameter needs at least one figure of its own ([[fitted]])")
-    if workers > 1:
-        from concurrent.futures import ProcessPoolExecutor
+    with contextlib.ExitStack() as stack:
+        map_ = map
+        if workers > 1:
+            from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(workers) as pool:
-            return _calibrate(name, folder, spec, parameters, goals, replications, cache, max_evaluations, progress,
-                              row_progress, pool.map)
-    return _calibrate(name, folder, spec, parameters, goals, replications, cache, max_evaluations, progress,
-                      row_progress, map)
-
-
-def _calibrate(name, folder, spec, parameters, goals, replications, cache, max_evaluations, progress, row_progress,
-               map_) -> Calibration:
-    from scipy.optimize import least_squares
-
-    evaluate = _Evaluator(folder, spec, parameters, goals, replications, cache, progress, map_)
-    budget = max_evaluations or 30 * (len(parameters) + 1)
-
-    class _Stop(Exception):
-        pass
-
-    def residuals(u: np.ndarray) -> np.ndarray:
-        if evaluate.simulated + evaluate.replayed >= budget:
-            raise _Stop(False, f"stopped after {budget} evaluations without converging (the best point is shown)")
-        values = tuple(p.from_unit(float(x)) for p, x in zip(parameters, u))
-        entry = evaluate(values)
-        if all(abs(s - g.published) <= RESOLVED * (hi - lo) / 2
-               for g, s, lo, hi in zip(goals, entry["simulated"], entry["ci_low"], entry["ci_high"])):
-            evaluate.best = (-1.0, values)  # resolved: this point, whatever later steps would find
-            raise _Stop(True, f"every fitted figure is within {RESOLVED:g} of its 95 % half-width of the published "
-                              "value (as close as the replications resolve)")
-        return np.asarray(entry["residuals"])
-
-    start = np.array([p.to_unit(p.start) for p in parameters])
-    try:
-        fit = least_squares(residuals, start, bounds=(1.0, 2.0), diff_step=DIFF_STEP, ftol=TOLERANCE,
-                            xtol=TOLERANCE, gtol=TOLERANCE, method="trf", x_scale=1.0)
-        converged, message = bool(fit.status > 0), str(fit.message)
-    except _Stop as stop:
-        converged, message = stop.args
+            map_ = stack.enter_context(ProcessPoolExecutor(workers)).map
+        evaluate = _Evaluator(folder, spec, parameters, goals, replications, cache, progress, map_)
+        converged, message = _least_squares(evaluate, max_evaluations or 30 * (len(parameters) + 1))
     assert evaluate.best is not None
     values = evaluate.best[1]
     best = evaluate.recorded(values)
