@@ -43,6 +43,7 @@ from sim.reproduce import (
     published_value,
     reproduce,
     row_run,
+    run_row,
 )
 
 # The search runs on u in [1, 2] for every parameter, so that least_squares' relative
@@ -239,8 +240,8 @@ class _Evaluator:
                                            "[[calibrate]] bounds to values the system can sustain")
                 tasks[key] = goal.label
         # Each distinct run once; rows sharing a run share its numbers.
-        summaries = dict(zip(tasks, self.map(_run_row, [(k[0], k[1], self.replications, tasks[k], at)
-                                                           for k in tasks])))
+        summaries = dict(zip(tasks, self.map(run_row, [
+            (k[0], k[1], self.replications, f"{tasks[k]}: at {at} (narrow the [[calibrate]] bounds)") for k in tasks])))
         simulated, lows, highs = [], [], []
         for goal, key in zip(self.goals, keys):
             summary = summaries[key]
@@ -253,21 +254,6 @@ class _Evaluator:
             highs.append(high * goal.scale)
         residuals = [(s - g.published) / g.published for s, g in zip(simulated, self.goals)]
         return {"simulated": simulated, "ci_low": lows, "ci_high": highs, "residuals": residuals}
-
-
-def _run_row(task: tuple) -> dict[str, tuple[float, float, float]]:
-    """One row's run (in this process or a worker): metric -> (mean, 95 % low, high)."""
-    from sim.replication import RunawayQueue
-    from sim.runner import run
-
-    model_file, overrides, replications, label, at = task
-    try:
-        result = run(load_row_model(Path(model_file), overrides), replications=replications)
-    except RunawayQueue as exc:
-        raise CalibrationError(f"{label}: at {at}: {exc}; narrow the [[calibrate]] bounds") from None
-    if result.stopped_by == "interrupted":
-        raise KeyboardInterrupt
-    return {name: (i.mean, i.low, i.high) for name, i in result.summary.items()}
 
 
 def _fingerprint(folder: Path, spec: dict, goals: list[Target], replications: int | None) -> str:
@@ -343,8 +329,10 @@ def calibrate(name: str, replications: int | None = None, cache: Path | None = N
             map_ = stack.enter_context(ProcessPoolExecutor(workers)).map
         evaluate = _Evaluator(folder, spec, parameters, goals, replications, cache, progress, map_)
         converged, message = _least_squares(evaluate, max_evaluations or 30 * (len(parameters) + 1))
-    assert evaluate.best is not None
-    values = evaluate.best[1]
+        assert evaluate.best is not None
+        values = evaluate.best[1]
+        rows = reproduce(name, replications=replications, progress=row_progress,
+                         extra=lambda record: evaluate.extra(values, record), map_=map_)
     best = evaluate.recorded(values)
     fitted_parameters = []
     for p, v in zip(parameters, values):
@@ -360,8 +348,6 @@ def calibrate(name: str, replications: int | None = None, cache: Path | None = N
          "rel_error": (s - g.published) / g.published}
         for g, s, lo, hi in zip(goals, best["simulated"], best["ci_low"], best["ci_high"])
     ]
-    rows = reproduce(name, replications=replications, progress=row_progress,
-                     extra=lambda record: evaluate.extra(values, record))
     return Calibration(
         experiment=spec["experiment"].get("name", folder.name), parameters=fitted_parameters,
         targets=fitted_targets, rows=rows, converged=converged, message=message,

@@ -11,6 +11,7 @@ when no value in range meets the SLO.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import sys
@@ -182,17 +183,22 @@ def solve(model_file, overrides, as_json) -> None:
 @main.command()
 @click.argument("experiment")
 @click.option("--replications", "-r", type=click.IntRange(1, 10_000), help="replications per row")
+@click.option("--workers", "-w", type=click.IntRange(1, 1024), default=1, show_default=True,
+              help="processes for the rows' runs (the numbers are the same for any number)")
 @click.option("--json", "as_json", is_flag=True, help="print a JSON list of rows")
-def reproduce(experiment, replications, as_json) -> None:
+def reproduce(experiment, replications, workers, as_json) -> None:
     """Run an experiment's published table (experiments/EXPERIMENT) and compare."""
     from sim.reproduce import ExperimentError, render
     from sim.reproduce import reproduce as run_experiment
 
     try:
-        with _progress(None, 0) as progress:
-            rows = run_experiment(experiment, replications=replications, progress=progress)
+        with _progress(None, 0) as progress, _pool_map(workers) as map_:
+            rows = run_experiment(experiment, replications=replications, progress=progress, map_=map_)
     except ExperimentError as exc:
         fail(str(exc), EXIT_MODEL)
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(EXIT_INTERRUPTED)
     if as_json:
         click.echo(json.dumps([row.as_dict() for row in rows], indent=2, allow_nan=False))
     else:
@@ -440,6 +446,18 @@ def _cell(value) -> str:
     if isinstance(value, float):
         return "" if value != value else f"{value:.9g}"
     return str(value)
+
+
+@contextlib.contextmanager
+def _pool_map(workers: int):
+    """The builtin map, or a process pool's map for workers > 1."""
+    if workers <= 1:
+        yield map
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(workers) as pool:
+        yield pool.map
 
 
 class _progress:

@@ -161,49 +161,70 @@ def load_row_model(model_file: Path, overrides: tuple[str, ...]):
         raise ExperimentError(str(exc)) from None
 
 
-def reproduce(name: str, replications: int | None = None, progress=None, extra=None) -> list[Row]:
+def run_row(task: tuple) -> dict[str, tuple[float, float, float]]:
+    """One row's run, in this process or a pool's worker: metric -> (mean, 95 % low, high).
+    `task` = (model file, overrides, replications, context for an error message)."""
+    from sim.replication import RunawayQueue
+
+    model_file, overrides, replications, context = task
+    try:
+        result = run(load_row_model(Path(model_file), overrides), replications=replications)
+    except RunawayQueue as exc:
+        raise ExperimentError(f"{context}: {exc}") from None
+    if result.stopped_by == "interrupted":
+        raise KeyboardInterrupt
+    return {metric: (i.mean, i.low, i.high) for metric, i in result.summary.items()}
+
+
+def reproduce(name: str, replications: int | None = None, progress=None, extra=None, map_=map) -> list[Row]:
     """Every mapped row of the experiment's table, simulated.  `extra(record)` may give more
-    overrides for a row (e.g. `tiersim calibrate`'s fitted values), applied after its factors'."""
+    overrides for a row (e.g. `tiersim calibrate`'s fitted values), applied after its factors'.
+    `map_` runs the distinct runs (builtin map, or a process pool's: the same numbers)."""
     folder, spec, todo = load_experiment(name)
     source = folder / "experiment.toml"
     meta, models = spec["experiment"], spec["models"]
     name = meta.get("name", name)
-    rows: list[Row] = []
     notes = law_notes(spec, todo, source)
     # Rows that map onto the same run (seed 002's batches are phases of one run) share it.
-    results: dict[tuple, object] = {}
-    for done, record in enumerate(todo):
+    keys = []
+    for record in todo:
         model_file, overrides = row_run(folder, spec, record, extra(record) if extra else ())
-        key = (str(model_file), overrides)
-        if key not in results:
-            results[key] = run(load_row_model(model_file, overrides), replications=replications)
-        result = results[key]
+        load_row_model(model_file, overrides)  # a bad override fails here, before anything runs
+        keys.append((str(model_file), overrides))
+    distinct = list(dict.fromkeys(keys))
+    results = {}
+    tasks = [(k[0], k[1], replications, f"{source}: {record[models['column']]}")
+             for k, record in zip(distinct, [todo[keys.index(k)] for k in distinct])]
+    for done, (key, summary) in enumerate(zip(distinct, map_(run_row, tasks))):
+        results[key] = summary
+        if progress is not None:
+            progress(done + 1, len(distinct))
+    rows: list[Row] = []
+    for record, key in zip(todo, keys):
+        summary = results[key]
         flag = None
         if meta.get("flag_column"):
-            hit = any(result.summary[m].mean > 0 for m in meta.get("flag_metrics", []) if m in result.summary)
+            hit = any(summary[m][0] > 0 for m in meta.get("flag_metrics", []) if m in summary)
             flag = "yes" if hit else "no"
         label_columns = meta.get("label_columns", list(spec.get("factors", {})))  # the name's columns
         figure = " ".join([record[models["column"]]] + [f"{c}={record[c]}" for c in label_columns])
         figures = _figures(spec, record)
         for wanted in figures:
             column, metric = wanted["column"], wanted["metric"]
-            if metric not in result.summary:
+            if metric not in summary:
                 raise ExperimentError(f"{source}: metric {metric!r} (for column {column!r}) is not produced by "
-                                      f"{model_file.name}; one of: {', '.join(sorted(result.summary))}")
-            interval = result.summary[metric]
+                                      f"{Path(key[0]).name}; one of: {', '.join(sorted(summary))}")
             scale = float(wanted.get("scale", 1.0))  # e.g. 1000: the published column is in ms
+            mean, low, high = (v * scale for v in summary[metric])
             published = published_value(record, column)
             rows.append(Row(
                 experiment=name, figure=figure if len(figures) == 1 else f"{figure} {column}",
-                published=published, simulated=interval.mean * scale, ci_low=interval.low * scale,
-                ci_high=interval.high * scale,
-                rel_error=None if published is None else (interval.mean * scale - published) / published,
+                published=published, simulated=mean, ci_low=low, ci_high=high,
+                rel_error=None if published is None else (mean - published) / published,
                 fitted=_is_fitted(spec, record, column),
                 published_flag=record.get(meta.get("flag_column", ""), None) if meta.get("flag_column") else None,
-                simulated_flag=flag, overrides=tuple(overrides), note=notes.get(id(record)),
+                simulated_flag=flag, overrides=tuple(key[1]), note=notes.get(id(record)),
             ))
-        if progress is not None:
-            progress(done + 1, len(todo))
     return rows
 
 

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-import sim.runner
+import sim.reproduce
 from sim.calibrate import RESOLVED, calibrate
 from sim.cli import main
 
@@ -163,6 +163,10 @@ def test_two_parameters_fitted_jointly_each_to_its_rows(tmp_path):
     # the rows of an evaluation in two processes: the same fit, number for number
     pooled = calibrate(folder, workers=2)
     assert pooled.parameters == result.parameters and pooled.targets == result.targets
+    assert [r.as_dict() for r in pooled.rows] == [r.as_dict() for r in result.rows]
+    # and `tiersim reproduce --workers 2` prints what the serial run prints
+    serial, parallel = (CliRunner().invoke(main, ["reproduce", folder, "--json", *extra]) for extra in ([], ["-w", "2"]))
+    assert serial.exit_code == parallel.exit_code == 0 and serial.output == parallel.output
 
 
 def test_interrupted_fit_resumes_from_the_cache(tmp_path, monkeypatch):
@@ -172,7 +176,7 @@ def test_interrupted_fit_resumes_from_the_cache(tmp_path, monkeypatch):
     folder = one_figure(tmp_path / "exp")
     whole = calibrate(folder, cache=None)
     cache = tmp_path / "cache.jsonl"
-    real_run, calls = sim.runner.run, []
+    real_run, calls = sim.reproduce.run, []
 
     def interrupted_after_four(*args, **kwargs):
         calls.append(1)
@@ -180,10 +184,10 @@ def test_interrupted_fit_resumes_from_the_cache(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real_run(*args, **kwargs)
 
-    monkeypatch.setattr(sim.runner, "run", interrupted_after_four)
+    monkeypatch.setattr(sim.reproduce, "run", interrupted_after_four)
     with pytest.raises(KeyboardInterrupt):
         calibrate(folder, cache=cache)
-    monkeypatch.setattr(sim.runner, "run", real_run)
+    monkeypatch.setattr(sim.reproduce, "run", real_run)
     assert len(cache.read_text().splitlines()) == 4
     resumed = calibrate(folder, cache=cache)
     assert resumed.cached == 4

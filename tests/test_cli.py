@@ -251,7 +251,7 @@ def test_plot_timeseries_writes_html(small, tmp_path):
 
 
 def test_reproduce_seed000_reports_pylot_figures_and_withheld_timeout_predictions():
-    result = invoke("reproduce", "seed000", "--json", "--replications", "2")
+    result = invoke("reproduce", "seed000", "--json", "--replications", "2", "--workers", "2")
     assert result.exit_code == 0, result.output
     rows = {r["figure"]: r for r in json.loads(result.stdout)}
     pylot = [r for f, r in rows.items() if "tool=pylot" in f]
