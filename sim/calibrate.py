@@ -270,8 +270,9 @@ def _fingerprint(folder: Path, spec: dict, goals: list[Target], replications: in
     return digest.hexdigest()[:16]
 
 
-def _least_squares(evaluate: _Evaluator, budget: int) -> tuple[bool, str]:
-    """Run the fit; the evaluator keeps the best point.  Returns (converged, why it stopped)."""
+def _least_squares(evaluate: _Evaluator, budget: int) -> tuple[bool, str, tuple[float, ...]]:
+    """Run the fit.  Returns (converged, why it stopped, the values to keep): the first resolved
+    point, else the lowest-cost point evaluated."""
     from scipy.optimize import least_squares
 
     parameters, goals = evaluate.parameters, evaluate.goals
@@ -281,14 +282,14 @@ def _least_squares(evaluate: _Evaluator, budget: int) -> tuple[bool, str]:
 
     def residuals(u: np.ndarray) -> np.ndarray:
         if evaluate.simulated + evaluate.replayed >= budget:
-            raise _Stop(False, f"stopped after {budget} evaluations without converging (the best point is shown)")
+            raise _Stop(False, f"stopped after {budget} evaluations without converging (the best point is shown)",
+                        evaluate.best[1])
         values = tuple(p.from_unit(float(x)) for p, x in zip(parameters, u))
         entry = evaluate(values)
         if all(abs(s - g.published) <= RESOLVED * (hi - lo) / 2
                for g, s, lo, hi in zip(goals, entry["simulated"], entry["ci_low"], entry["ci_high"])):
-            evaluate.best = (-1.0, values)  # resolved: this point, whatever later steps would find
             raise _Stop(True, f"every fitted figure is within {RESOLVED:g} of its 95 % half-width of the published "
-                              "value (as close as the replications resolve)")
+                              "value (as close as the replications resolve)", values)
         return np.asarray(entry["residuals"])
 
     start = np.array([p.to_unit(p.start) for p in parameters])
@@ -297,7 +298,7 @@ def _least_squares(evaluate: _Evaluator, budget: int) -> tuple[bool, str]:
                             xtol=TOLERANCE, gtol=TOLERANCE, method="trf", x_scale=1.0)
     except _Stop as stop:
         return stop.args
-    return bool(fit.status > 0), str(fit.message)
+    return bool(fit.status > 0), str(fit.message), evaluate.best[1]
 
 
 def default_cache(folder: Path, spec: dict) -> Path:
@@ -328,9 +329,7 @@ def calibrate(name: str, replications: int | None = None, cache: Path | None = N
 
             map_ = stack.enter_context(ProcessPoolExecutor(workers)).map
         evaluate = _Evaluator(folder, spec, parameters, goals, replications, cache, progress, map_)
-        converged, message = _least_squares(evaluate, max_evaluations or 30 * (len(parameters) + 1))
-        assert evaluate.best is not None
-        values = evaluate.best[1]
+        converged, message, values = _least_squares(evaluate, max_evaluations or 30 * (len(parameters) + 1))
         rows = reproduce(name, replications=replications, progress=row_progress,
                          extra=lambda record: evaluate.extra(values, record), map_=map_)
     best = evaluate.recorded(values)

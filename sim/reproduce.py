@@ -186,19 +186,19 @@ def reproduce(name: str, replications: int | None = None, progress=None, extra=N
     name = meta.get("name", name)
     notes = law_notes(spec, todo, source)
     # Rows that map onto the same run (seed 002's batches are phases of one run) share it.
-    keys = []
+    keys, tasks = [], {}
     for record in todo:
         model_file, overrides = row_run(folder, spec, record, extra(record) if extra else ())
-        load_row_model(model_file, overrides)  # a bad override fails here, before anything runs
-        keys.append((str(model_file), overrides))
-    distinct = list(dict.fromkeys(keys))
+        key = (str(model_file), overrides)
+        keys.append(key)
+        if key not in tasks:
+            load_row_model(model_file, overrides)  # a bad override fails here, before anything runs
+            tasks[key] = (*key, replications, f"{source}: {record[models['column']]}")
     results = {}
-    tasks = [(k[0], k[1], replications, f"{source}: {record[models['column']]}")
-             for k, record in zip(distinct, [todo[keys.index(k)] for k in distinct])]
-    for done, (key, summary) in enumerate(zip(distinct, map_(run_row, tasks))):
+    for done, (key, summary) in enumerate(zip(tasks, map_(run_row, tasks.values()))):
         results[key] = summary
         if progress is not None:
-            progress(done + 1, len(distinct))
+            progress(done + 1, len(tasks))
     rows: list[Row] = []
     for record, key in zip(todo, keys):
         summary = results[key]
