@@ -30,7 +30,7 @@ if program == "plain":
     getattr(plain_simpy, which)(n)
 else:
     from sim.model import load_model
-    from sim.replication import run_replication
+    from sim.run.replication import run_replication
     run_replication(load_model({here!r} + "/" + which + ".toml", [f"run.requests={{n}}"]), 0)
 """
 

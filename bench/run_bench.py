@@ -30,7 +30,7 @@ if program == "plain":
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
 else:
     from sim.model import load_model
-    from sim.replication import run_replication
+    from sim.run.replication import run_replication
     model = load_model({here!r} + "/" + which + ".toml", [f"run.requests={{n}}"])
     start, cpu = time.perf_counter(), time.process_time()
     result = run_replication(model, 0)

@@ -30,10 +30,10 @@ from pathlib import Path
 
 import psutil
 
-from sim.sweep.design import expand
-from sim.sweep.execute import DaskExecutor, ProcessExecutor, SerialExecutor, manifest, tasks_for
-from sim.sweep.spec import load_sweep
-from sim.sweep.store import ResultStore, load_results
+from sim.studies.sweep.design import expand
+from sim.studies.sweep.execute import DaskExecutor, ProcessExecutor, SerialExecutor, manifest, tasks_for
+from sim.studies.sweep.spec import load_sweep
+from sim.studies.sweep.store import ResultStore, load_results
 
 HERE = Path(__file__).resolve().parent
 MODES = ["serial", "one_worker", "pool", "dask"]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import settings
 
 from sim.model.load import parse_model
-from sim.runner import run
+from sim.run.replications import run
 
 # The suite's property tests draw the same examples on every run (a fixed seed, like every other
 # stochastic test here), so a red CI always means a change broke something. `explore` draws

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from sim.engine.balancer import Dispatcher
-from sim.engine.kernel import Kernel
-from sim.engine.policies import make_policy
-from sim.engine.sessions import SessionTable
+from sim.tiers.balancer.dispatcher import Dispatcher
+from sim.kernel.calendar import Kernel
+from sim.tiers.balancer.policies import make_policy
+from sim.tiers.balancer.sessions import SessionTable
 
 
 class CPU:
@@ -179,7 +179,7 @@ def test_model_file_crash_with_sticky_sessions_end_to_end():
     """Two nodes, 20 users with sessions; node 1 crashes at 50 s and recovers at 80 s
     (mod_proxy retry 10 s): requests in flight fail, its sessions are lost on failover."""
     from tests.conftest import model_from
-    from sim.replication import run_replication
+    from sim.run.replication import run_replication
 
     data = {
         "clients": {"kind": "closed", "users": 20, "think": {"dist": "exponential", "mean": 0.5}},

@@ -8,8 +8,8 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-import sim.reproduce
-from sim.calibrate import RESOLVED, calibrate
+import sim.studies.reproduce
+from sim.studies.calibrate import RESOLVED, calibrate
 from sim.cli import main
 
 MODEL = """
@@ -176,7 +176,7 @@ def test_interrupted_fit_resumes_from_the_cache(tmp_path, monkeypatch):
     folder = one_figure(tmp_path / "exp")
     whole = calibrate(folder, cache=None)
     cache = tmp_path / "cache.jsonl"
-    real_run, calls = sim.reproduce.run, []
+    real_run, calls = sim.studies.reproduce.run, []
 
     def interrupted_after_four(*args, **kwargs):
         calls.append(1)
@@ -184,10 +184,10 @@ def test_interrupted_fit_resumes_from_the_cache(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real_run(*args, **kwargs)
 
-    monkeypatch.setattr(sim.reproduce, "run", interrupted_after_four)
+    monkeypatch.setattr(sim.studies.reproduce, "run", interrupted_after_four)
     with pytest.raises(KeyboardInterrupt):
         calibrate(folder, cache=cache)
-    monkeypatch.setattr(sim.reproduce, "run", real_run)
+    monkeypatch.setattr(sim.studies.reproduce, "run", real_run)
     assert len(cache.read_text().splitlines()) == 4
     resumed = calibrate(folder, cache=cache)
     assert resumed.cached == 4

@@ -8,10 +8,10 @@ import pytest
 from click.testing import CliRunner
 
 from sim.cli import main
-from sim.sweep import capacity as cap
-from sim.sweep.execute import SerialExecutor
-from sim.sweep.knee import knee
-from sim.sweep.slo import SloError, parse_slo
+from sim.studies.capacity import search as cap
+from sim.studies.sweep.execute import SerialExecutor
+from sim.studies.capacity.knee import knee
+from sim.studies.capacity.slo import SloError, parse_slo
 
 MU = 10.0  # service rate [1/s]: exponential CPU demand of 0.1 s on one core
 

@@ -193,16 +193,16 @@ def test_precision_on_an_unknown_metric_is_a_model_error(small):
 
 
 def test_interrupt_keeps_finished_replications(small, monkeypatch):
-    import sim.runner
+    import sim.run.replications
 
-    real = sim.runner.run_replication
+    real = sim.run.replications.run_replication
 
     def interrupted_at_third(model, r, *args):
         if r == 2:
             raise KeyboardInterrupt
         return real(model, r, *args)
 
-    monkeypatch.setattr(sim.runner, "run_replication", interrupted_at_third)
+    monkeypatch.setattr(sim.run.replications, "run_replication", interrupted_at_third)
     result = invoke("run", small, "--json")
     assert result.exit_code == 130
     doc = json.loads(result.stdout)
@@ -272,7 +272,7 @@ def test_seed003_rows_all_load_and_fitted_figures_are_marked():
     from pathlib import Path
 
     from sim.model.load import load_model
-    from sim.reproduce import _is_fitted, _overrides
+    from sim.studies.reproduce import _is_fitted, _overrides
 
     folder = Path(__file__).resolve().parent.parent / "experiments" / "seed003"
     spec = tomllib.loads((folder / "experiment.toml").read_text())
@@ -305,7 +305,7 @@ def test_reproduce_seed004_fits_predicts_and_flags_rows_the_response_time_law_re
 
 
 def test_implied_think_time_and_its_rounding_tolerance():
-    from sim.operational import agrees, implied_think
+    from sim.analytic.operational import agrees, implied_think
 
     row = implied_think("t1", 60, "507", 0.001, "80.4")
     assert row.think_s == pytest.approx(60 / 80.4 - 0.507)
@@ -329,7 +329,7 @@ def test_run_table_shows_jvm_replication_and_batch_sections():
 
 
 def test_response_time_law_section_errors_name_what_is_missing(tmp_path):
-    from sim.reproduce import ExperimentError, law_notes
+    from sim.studies.reproduce import ExperimentError, law_notes
 
     spec = {"models": {"column": "config"}, "response_time_law": {"users": 60, "response_column": "r"}}
     with pytest.raises(ExperimentError, match="needs users, response_column, throughput_column and reference"):

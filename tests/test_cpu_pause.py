@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from sim.engine.cpu import ProcessorSharingCPU
-from sim.engine.kernel import Kernel
+from sim.kernel.cpu import ProcessorSharingCPU
+from sim.kernel.calendar import Kernel
 
 
 def run_with_pauses(jobs, cores, pauses):

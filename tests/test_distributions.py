@@ -6,7 +6,7 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 from scipy import stats
 
-from sim.distributions import (
+from sim.random.distributions import (
     Deterministic, DistributionSpec, Empirical, Exponential, Gamma, HyperExponential, Lognormal, Uniform,
     as_distribution,
 )

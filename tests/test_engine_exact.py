@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from sim.engine.cpu import DedicatedCPU, ProcessorSharingCPU
-from sim.engine.kernel import Kernel
-from sim.engine.pool import GRANTED, REFUSED, Pool
-from sim.replication import run_replication
+from sim.kernel.cpu import DedicatedCPU, ProcessorSharingCPU
+from sim.kernel.calendar import Kernel
+from sim.kernel.slots import GRANTED, REFUSED, Pool
+from sim.run.replication import run_replication
 from tests.conftest import model_from
 
 
@@ -52,8 +52,8 @@ def test_dedicated_cpu_is_processor_sharing_within_its_cores():
 
 
 def test_build_chooses_the_dedicated_cpu_only_when_slots_fit_cores():
-    from sim.engine.build import assemble
-    from sim.rng import Streams
+    from sim.run.assemble import assemble
+    from sim.random.streams import Streams
 
     data = {"clients": {"kind": "closed", "users": 5},
             "backends": [{"name": "a", "threads": 4, "cores": 4, "cpu": 0.1},
@@ -346,8 +346,8 @@ def test_ttl_closes_an_old_idle_connection_and_frees_its_thread(ttl, ttl_closed)
     and closing it must free its pinned thread, or the new connection would stall until the
     read timeout.  Without ttl it is reused.  Same times either way; the close is counted.
     Threaded MPM: ttl belongs to the per-child reslist, which a prefork child does not have."""
-    from sim.engine.build import assemble
-    from sim.rng import Streams
+    from sim.run.assemble import assemble
+    from sim.random.streams import Streams
 
     data = {"clients": {"kind": "closed", "users": 1, "requests_per_user": 2,
                         "think": {"dist": "deterministic", "value": 2.0}},
@@ -387,8 +387,8 @@ def test_prefork_forks_children_at_a_doubling_rate():
 
 
 def test_prefork_kills_one_idle_child_per_second():
-    from sim.engine.kernel import Kernel
-    from sim.engine.prefork import PreforkSpawner
+    from sim.kernel.calendar import Kernel
+    from sim.tiers.proxy.process_management import PreforkSpawner
 
     kernel = Kernel()
     workers = Pool(kernel, "proxy.workers", 20)
@@ -435,8 +435,8 @@ def test_a_prefork_child_that_exits_closes_its_connection(max_spare, exit_closes
     """Two users, one 0.5-s request each at t = 0, served by children 0 and 1, which keep a
     connection each (2 threads pinned).  At t = 1 two children are idle: with MaxSpareServers 1
     the youngest (child 1) is killed and its connection closes, freeing its thread."""
-    from sim.engine.build import assemble
-    from sim.rng import Streams
+    from sim.run.assemble import assemble
+    from sim.random.streams import Streams
 
     data = {"clients": {"kind": "closed", "users": 2, "requests_per_user": 1},
             "proxy": {"workers": 2, "start_servers": 2, "min_spare_servers": 0, "max_spare_servers": max_spare,

@@ -1,4 +1,4 @@
-"""The JVM model (`backends.N.jvm`, `sim.engine.jvm`): exact event times on tiny deterministic
+"""The JVM model (`backends.N.jvm`, `sim.tiers.appserver.jvm`): exact event times on tiny deterministic
 nodes.  Common numbers: 1-s requests on one core; a 10-MiB heap with a 1.25-MiB young
 generation (eden 1 MiB, SurvivorRatio 8) and an 8.75-MiB old generation."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from sim.model.load import ModelError
-from sim.replication import run_replication
+from sim.run.replication import run_replication
 from tests.conftest import model_from
 
 D = {"dist": "deterministic", "value": 1.0}

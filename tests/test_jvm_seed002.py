@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from sim.model.load import load_model
-from sim.reproduce import _is_fitted
-from sim.runner import run
+from sim.studies.reproduce import _is_fitted
+from sim.run.replications import run
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 

@@ -6,7 +6,7 @@ import gc
 from pathlib import Path
 
 from sim.model.load import load_model
-from sim.runner import run
+from sim.run.replications import run
 
 DEMO = Path(__file__).resolve().parent.parent / "models" / "demo.toml"
 

@@ -55,7 +55,7 @@ def test_cluster_notebook_shows_total_replication_flattening_and_the_gc_collapse
 def test_calibrate_notebook_fits_two_demands_and_predicts_the_rest():
     import shutil
 
-    from sim.calibrate import RESOLVED
+    from sim.studies.calibrate import RESOLVED
 
     ns = run_notebook("calibrate.ipynb")
     try:

@@ -6,11 +6,11 @@ import math
 import numpy as np
 import pytest
 
-from sim.engine.policies import POLICIES, make_policy
-from sim.engine.policies.hashing import (
+from sim.tiers.balancer.policies import POLICIES, make_policy
+from sim.tiers.balancer.policies.hashing import (
     Carp, ConsistentHash, carp_load_multipliers, carp_url_hash, rotl32,
 )
-from sim.engine.policies.mod_jk import lb_multiplicities
+from sim.tiers.balancer.policies.mod_jk import lb_multiplicities
 from sim.model.schema import POLICY_NAMES
 
 
@@ -216,7 +216,7 @@ def test_consistent_hash_bounded_load_walks_clockwise():
 def _start(made, path):
     from bisect import bisect_left
 
-    from sim.engine.policies.hashing import ring_hash
+    from sim.tiers.balancer.policies.hashing import ring_hash
     return bisect_left(made.positions, ring_hash(path)) % len(made.positions)
 
 

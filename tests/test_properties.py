@@ -6,8 +6,8 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sim.replication import run_replication
-from sim.runner import run
+from sim.run.replication import run_replication
+from sim.run.replications import run
 from sim.stats.confidence import paired_t_interval, t_interval
 from tests.conftest import model_from
 
@@ -167,7 +167,7 @@ def test_more_users_never_less_throughput_nor_lower_response():
 
 def test_common_random_numbers_adding_a_node_keeps_the_client_stream():
     """Stream keys are names: the first replication's think times do not depend on the backends."""
-    from sim.rng import Streams
+    from sim.random.streams import Streams
 
     a = Streams(7, 0).generator("clients.think").random(5)
     b = Streams(7, 0).generator("clients.think").random(5)

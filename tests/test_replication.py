@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from sim.replication import run_replication
+from sim.run.replication import run_replication
 from tests.conftest import model_from
 
 D = {"dist": "deterministic", "value": 1.0}

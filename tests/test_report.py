@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from sim.cli import main
-from sim.sweep.execute import SerialExecutor, run_sweep
-from sim.sweep.spec import load_sweep
-from sim.sweep.store import ResultStore
+from sim.studies.sweep.execute import SerialExecutor, run_sweep
+from sim.studies.sweep.spec import load_sweep
+from sim.studies.sweep.store import ResultStore
 from tests.test_sweep import GRID, write_sweep
 
 CHROMIUM = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome")

@@ -6,10 +6,10 @@ import pytest
 from click.testing import CliRunner
 
 from sim.cli import main
-from sim.sweep.design import expand, point_seed
-from sim.sweep.execute import ProcessExecutor, SerialExecutor, run_sweep
-from sim.sweep.spec import SweepError, SweepFile, load_sweep
-from sim.sweep.store import ResultStore, StoreError, load_results
+from sim.studies.sweep.design import expand, point_seed
+from sim.studies.sweep.execute import ProcessExecutor, SerialExecutor, run_sweep
+from sim.studies.sweep.spec import SweepError, SweepFile, load_sweep
+from sim.studies.sweep.store import ResultStore, StoreError, load_results
 
 TINY_MODEL = """
 [clients]
@@ -116,7 +116,7 @@ def test_serial_and_process_pool_give_the_same_table(tmp_path):
 
 def test_dask_local_cluster_gives_the_same_table(tmp_path):
     pytest.importorskip("dask.distributed")
-    from sim.sweep.execute import DaskExecutor
+    from sim.studies.sweep.execute import DaskExecutor
 
     text = GRID.replace('[2, 5, 8]', '[2, 8]')
     plan = load_sweep(write_sweep(tmp_path, text))
@@ -262,7 +262,7 @@ def test_progress_bar_counts_points_and_failures_on_a_terminal_only():
 
     from rich.console import Console
 
-    from sim.sweep.progress import SweepProgress
+    from sim.studies.sweep.progress import SweepProgress
 
     screen = io.StringIO()
     with SweepProgress(Console(file=screen, force_terminal=True, width=100)) as progress:
@@ -279,7 +279,7 @@ def test_progress_bar_counts_points_and_failures_on_a_terminal_only():
 def _dies_on_the_third_point(task):
     import os
 
-    from sim.sweep.point import run_point
+    from sim.studies.sweep.point import run_point
 
     if task.index == 2:
         os._exit(9)  # a worker killed mid-point (the OOM killer, kill -9)
@@ -289,8 +289,8 @@ def _dies_on_the_third_point(task):
 def test_a_killed_worker_loses_only_unfinished_points_and_the_rerun_completes(tmp_path, monkeypatch):
     import multiprocessing
 
-    from sim.sweep import execute
-    from sim.sweep.execute import LostPoints
+    from sim.studies.sweep import execute
+    from sim.studies.sweep.execute import LostPoints
 
     if multiprocessing.get_start_method() != "fork":
         pytest.skip("the patched point function reaches the workers only with the fork start method")

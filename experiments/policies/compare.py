@@ -21,7 +21,7 @@ from pathlib import Path
 from sim.model.load import parse_model
 from sim.model.schema import POLICY_NAMES
 from sim.model.stability import overloads
-from sim.runner import run
+from sim.run.replications import run
 
 HERE = Path(__file__).resolve().parent
 CAPACITY = 2 / 0.025 + 2 / 0.05  # req/s

@@ -25,7 +25,7 @@ import math
 from pathlib import Path
 
 from sim.model.load import parse_model
-from sim.runner import run
+from sim.run.replications import run
 
 HERE = Path(__file__).resolve().parent
 NODES = (2, 4, 6, 8, 12, 16)

@@ -25,7 +25,7 @@ from scipy.stats import poisson
 
 from sim.analytic.erlang import mmc
 from sim.analytic.mva import ClosedNetwork, Station, asymptotic_bounds, exact_mva
-from sim.distributions import as_distribution
+from sim.random.distributions import as_distribution
 from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
 
 

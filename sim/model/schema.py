@@ -11,8 +11,8 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from sim.distributions import DistributionSpec
-from sim.engine.policies import POLICIES
+from sim.random.distributions import DistributionSpec
+from sim.tiers.balancer.policies import POLICIES
 
 POLICY_NAMES = tuple(POLICIES)
 POLICY_PARAMETERS = {name: params for name, (_, params) in POLICIES.items()}
@@ -316,7 +316,7 @@ class BackendEvent(Strict):
 
 class Jvm(Strict):
     """The HotSpot JVM of each node of a backend group: heap, garbage collection, sessions held
-    in the heap, JIT warm-up (`sim.engine.jvm`).  Sizes in MiB as `-Xmx96m` counts them."""
+    in the heap, JIT warm-up (`sim.tiers.appserver.jvm`).  Sizes in MiB as `-Xmx96m` counts them."""
 
     heap_mb: float = Field(..., gt=0, description="heap size, -Xmx (= -Xms) [MiB]")
     young_mb: float | None = Field(

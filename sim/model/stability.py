@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.distributions import as_distribution
-from sim.engine.policies import policy_class
+from sim.random.distributions import as_distribution
+from sim.tiers.balancer.policies import policy_class
 from sim.model.schema import Model, OpenClients, SessionClients
 
 

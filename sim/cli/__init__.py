@@ -1,0 +1,509 @@
+"""`tiersim`: run, validate, document and solve model files.
+
+Exit codes (stable, documented in the README):
+  0 success;  2 bad command-line usage;  3 invalid model file or override;
+  4 the model cannot be simulated as given (unstable: offered load beyond capacity);
+  5 a finite workload did not finish within run.max_duration_s;  130 interrupted (Ctrl-C);
+  1 an internal error (a bug: please report it with the model file).
+`tiersim sweep` exits with the code of its failed points (1 if any was a bug, else the lowest
+of 3/4/5 among them; 2 for a results directory of another sweep); `tiersim capacity` with 4
+when no value in range meets the SLO.
+"""
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from sim.model.load import ModelError, load_model
+
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_MODEL, EXIT_UNSTABLE, EXIT_UNFINISHED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
+
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _console() -> Console:
+    """Standard output; wide enough for the result tables when piped (rich assumes 80)."""
+    console = Console(highlight=False)
+    return console if console.is_terminal else Console(highlight=False, width=120)
+
+
+def fail(message: str, code: int) -> None:
+    from rich.markup import escape
+
+    # escaped: messages quote TOML ("[[fitted]]", "[0.2, 0.1]") that rich would read as markup
+    err.print(f"[bold red]error:[/bold red] {escape(message)}", markup=True)
+    sys.exit(code)
+
+
+def _load(path: str, overrides: tuple[str, ...]):
+    try:
+        return load_model(path, overrides)
+    except ModelError as exc:
+        fail(str(exc), EXIT_MODEL)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="tiersim")
+def main() -> None:
+    """Simulate clustered Java web tiers: proxies, pools, app servers, balancers, databases."""
+
+
+@main.command()
+@click.argument("model_file", type=click.Path(dir_okay=False))
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE",
+              help="override a parameter, e.g. --set backends.0.threads=30 (repeatable)")
+@click.option("--replications", "-r", type=click.IntRange(1, 10_000), help="number of replications")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), help="root seed")
+@click.option("--json", "as_json", is_flag=True, help="print the JSON result document instead of tables")
+@click.option("--timeseries", type=click.Path(dir_okay=False, writable=True),
+              help="write per-interval metrics (CSV) to this file")
+def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
+    """Simulate MODEL_FILE and print results with confidence intervals."""
+    from sim.model.stability import overloads
+    from sim.present.tables import render, result_document
+    from sim.run.replication import RunawayQueue
+    from sim.run.replications import UnknownMetric
+    from sim.run.replications import run as run_model
+
+    model = _load(model_file, overrides)
+    problems = overloads(model)
+    if problems:
+        lines = [f"{model_file}: unstable configuration: the offered load exceeds capacity, queues would grow forever"]
+        lines += [f"  {p.path}: {p.detail} (utilization {p.utilization:.3g} >= 1)" for p in problems]
+        lines.append("  fix: lower the arrival rate, add capacity at the named parameter, or bound a queue "
+                     "(proxy.listen_backlog with proxy.workers)")
+        fail("\n".join(lines), EXIT_UNSTABLE)
+
+    sink, closer = _timeseries_writer(timeseries) if timeseries else (None, None)
+    try:
+        with _progress(model, replications) as progress:
+            result = run_model(model, replications=replications, seed=seed, progress=progress, timeseries=sink)
+    except RunawayQueue as exc:
+        fail(f"{model_file}: {exc}", EXIT_UNSTABLE)
+    except UnknownMetric as exc:
+        fail(f"{model_file}: {exc}", EXIT_MODEL)
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(EXIT_INTERRUPTED)
+    finally:
+        if closer is not None:
+            closer()
+    if as_json:
+        click.echo(json.dumps(result_document(result, model_file, list(overrides)), indent=2, allow_nan=False))
+    else:
+        render(result, _console(), model_file)
+    if result.stopped_by == "interrupted":
+        err.print(f"interrupted: the {len(result.replications)} finished replication(s) are shown above")
+        sys.exit(EXIT_INTERRUPTED)
+    if not all(rep.finished for rep in result.replications):
+        sys.exit(EXIT_UNFINISHED)
+
+
+@main.command()
+@click.argument("model_files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="override a parameter")
+def validate(model_files, overrides) -> None:
+    """Check model files without running them."""
+    from sim.model.stability import overloads
+
+    worst = EXIT_OK
+    for path in model_files:
+        try:
+            model = load_model(path, overrides)
+        except ModelError as exc:
+            err.print(str(exc), markup=False)
+            worst = max(worst, EXIT_MODEL)
+            continue
+        problems = overloads(model)
+        if problems:
+            for p in problems:
+                err.print(f"{path}: unstable: {p.path}: {p.detail}", markup=False)
+            worst = max(worst, EXIT_UNSTABLE)
+        else:
+            click.echo(f"{path}: ok ({model.meta.name})")
+    sys.exit(worst)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="print the JSON Schema instead of the table")
+def schema(as_json) -> None:
+    """Document every model parameter: path, type, default, unit and allowed range."""
+    from sim.model.docs import distribution_rows, parameter_rows
+    from sim.model.schema import Model
+
+    if as_json:
+        click.echo(json.dumps(Model.model_json_schema(), indent=2))
+        return
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(highlight=False, width=max(200, Console().width))
+    for title, rows in (("Model parameters (TOML path; N = list index)", parameter_rows()),
+                        ("Time distributions (wherever a parameter's type says table)", distribution_rows())):
+        table = Table(title=title, title_justify="left", header_style="bold")
+        table.add_column("parameter", no_wrap=True)
+        for column, width in (("type", 24), ("default", 14), ("unit", 10), ("allowed", 16)):
+            table.add_column(column, overflow="fold", max_width=width)
+        table.add_column("meaning", overflow="fold", min_width=40)
+        for row in rows:
+            table.add_row(*(Text(cell) for cell in row))
+        console.print(table)
+
+
+@main.command()
+@click.argument("model_file", type=click.Path(dir_okay=False))
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="override a parameter")
+@click.option("--json", "as_json", is_flag=True, help="print JSON")
+def solve(model_file, overrides, as_json) -> None:
+    """The analytic answer (MVA / Jackson network) where the model is product-form."""
+    from sim.analytic.model_solver import NotProductForm, solve_model
+
+    model = _load(model_file, overrides)
+    try:
+        answer = solve_model(model)
+    except NotProductForm as exc:
+        message = f"{model_file}: no exact analytic solution: {exc}"
+        if as_json:
+            click.echo(json.dumps({"solvable": False, "reason": str(exc)}))
+        else:
+            click.echo(message)
+        sys.exit(EXIT_OK)
+    if as_json:
+        click.echo(json.dumps({"solvable": True, **answer.as_dict()}, indent=2))
+    else:
+        answer.render(_console())
+
+
+@main.command()
+@click.argument("experiment")
+@click.option("--replications", "-r", type=click.IntRange(1, 10_000), help="replications per row")
+@click.option("--workers", "-w", type=click.IntRange(1, 1024), default=1, show_default=True,
+              help="processes for the rows' runs (the numbers are the same for any number)")
+@click.option("--json", "as_json", is_flag=True, help="print a JSON list of rows")
+def reproduce(experiment, replications, workers, as_json) -> None:
+    """Run an experiment's published table (experiments/EXPERIMENT) and compare."""
+    from sim.studies.reproduce import ExperimentError, render
+    from sim.studies.reproduce import reproduce as run_experiment
+
+    try:
+        with _progress(None, 0) as progress, _pool_map(workers) as map_:
+            rows = run_experiment(experiment, replications=replications, progress=progress, map_=map_)
+    except ExperimentError as exc:
+        fail(str(exc), EXIT_MODEL)
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(EXIT_INTERRUPTED)
+    if as_json:
+        click.echo(json.dumps([row.as_dict() for row in rows], indent=2, allow_nan=False))
+    else:
+        render(rows, _console())
+
+
+@main.command()
+@click.argument("experiment")
+@click.option("--replications", "-r", type=click.IntRange(1, 10_000), help="replications per row and evaluation")
+@click.option("--cache", type=click.Path(dir_okay=False), help="evaluation cache (JSON lines; a rerun resumes from "
+              "it) [default: .tiersim-cache/calibrate-NAME.jsonl]")
+@click.option("--no-cache", is_flag=True, help="keep no cache")
+@click.option("--max-evaluations", type=click.IntRange(1, 100_000), help="stop after this many evaluations "
+              "[default: 30 x (parameters + 1)]")
+@click.option("--workers", "-w", type=click.IntRange(1, 1024), default=1, show_default=True,
+              help="processes for an evaluation's rows (the fit is the same for any number)")
+@click.option("--json", "as_json", is_flag=True, help="print the fitted parameters, targets and rows as JSON")
+def calibrate(experiment, replications, cache, no_cache, max_evaluations, workers, as_json) -> None:
+    """Fit EXPERIMENT's [[calibrate]] parameters to its [[fitted]] figures, then predict the rest.
+
+    EXPERIMENT is a bundled name (experiments/NAME) or a folder with an experiment.toml that maps
+    your own measurements (a CSV) onto a model file."""
+    from sim.studies.calibrate import calibrate as fit
+    from sim.studies.calibrate import default_cache, render
+    from sim.studies.reproduce import ExperimentError, load_experiment
+
+    def show(count: int, cost: float, values) -> None:
+        if err.is_terminal:
+            shown = ", ".join(f"{v:.5g}" for v in values)
+            err.print(f"evaluation {count}: sum of squared relative errors {cost:.3g} at ({shown})")
+
+    try:
+        folder, spec, _ = load_experiment(experiment)
+        path = None if no_cache else Path(cache) if cache else default_cache(folder, spec)
+        with _progress(None, 0) as row_progress:
+            result = fit(experiment, replications=replications, cache=path, max_evaluations=max_evaluations,
+                         progress=show, row_progress=row_progress, workers=workers)
+    except ExperimentError as exc:
+        fail(str(exc), EXIT_MODEL)
+    except KeyboardInterrupt:
+        err.print("interrupted: finished evaluations are in the cache; rerun the same command to go on")
+        sys.exit(EXIT_INTERRUPTED)
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), indent=2, allow_nan=False))
+    else:
+        render(result, _console())
+
+
+@main.command()
+@click.argument("timeseries_file", type=click.Path(dir_okay=False, exists=True))
+@click.option("--column", "-c", "columns", multiple=True, help="column to plot (repeatable; default: every *_now column)")
+@click.option("--replication", type=int, default=0, show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), required=True, help="HTML file to write")
+def plot(timeseries_file, columns, replication, output) -> None:
+    """Plot a --timeseries CSV (Plotly HTML, self-contained)."""
+    from sim.present.plots import read_timeseries, timeseries_figure
+
+    try:
+        figure = timeseries_figure(read_timeseries(timeseries_file, replication), list(columns) or None,
+                                   title=f"{timeseries_file}, replication {replication}")
+    except (ValueError, KeyError) as exc:
+        fail(f"{timeseries_file}: {exc}", EXIT_MODEL)
+    figure.write_html(output, include_plotlyjs=True)
+    click.echo(f"wrote {output}")
+
+
+@main.command()
+@click.argument("sweep_file", type=click.Path(dir_okay=False))
+@click.option("--results", "-o", type=click.Path(file_okay=False),
+              help="results directory (default: results/<sweep file name>); rerun to resume")
+@click.option("--workers", "-w", type=click.IntRange(1, 4096), help="local worker processes (default: one per core)")
+@click.option("--serial", is_flag=True, help="run the points one after another in this process")
+@click.option("--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster, e.g. tcp://host:8786")
+@click.option("--local-cluster", "local_cluster", type=click.IntRange(1, 4096), metavar="N",
+              help="run on a Dask LocalCluster of N worker processes")
+@click.option("--retry-failed", is_flag=True, help="run again the points that failed in an earlier run")
+def sweep(sweep_file, results, workers, serial, scheduler, local_cluster, retry_failed) -> None:
+    """Run every point of SWEEP_FILE (base model x factors), keeping each finished point."""
+    _need_sweep_extra()
+    from sim.studies.sweep.execute import LostPoints, failure_summary, run_sweep
+    from sim.studies.sweep.progress import SweepProgress
+    from sim.studies.sweep.spec import SweepError, load_sweep
+    from sim.studies.sweep.store import ResultStore, StoreError
+
+    chosen = [name for name, given in (("--serial", serial), ("--workers", workers), ("--scheduler", scheduler),
+                                       ("--local-cluster", local_cluster)) if given]
+    if len(chosen) > 1:
+        fail(f"choose one way to run: {' and '.join(chosen)} were both given", EXIT_USAGE)
+    try:
+        plan = load_sweep(sweep_file)
+    except SweepError as exc:
+        fail(str(exc), EXIT_MODEL)
+    store = ResultStore(results or Path("results") / Path(sweep_file).stem)
+    try:
+        with _executor(serial, workers, scheduler, local_cluster) as executor, SweepProgress(err) as progress:
+            outcome = run_sweep(plan, store, executor, retry_failed=retry_failed, on_point=progress.point,
+                                on_start=progress.start)
+            where = executor.describe()
+    except StoreError as exc:
+        fail(str(exc), EXIT_USAGE)
+    except LostPoints as exc:
+        fail(f"{exc}; rerun the same command to run them (finished points are kept in {store.root})", EXIT_INTERNAL)
+    except KeyboardInterrupt:
+        err.print(f"interrupted: finished points are kept in {store.root}; rerun the same command to resume")
+        sys.exit(EXIT_INTERRUPTED)
+    click.echo(f"{plan.spec.sweep.name}: {outcome.total} points, {outcome.ran} run {where}, "
+               f"{outcome.skipped} already in {store.root}")
+    if outcome.dropped_duplicates:
+        click.echo(f"  ({outcome.dropped_duplicates} duplicate point(s) of the design dropped)")
+    missing = [m for m in plan.metrics if outcome.available_metrics and m not in outcome.available_metrics]
+    if missing:
+        err.print(f"warning: no point produced {', '.join(missing)}; metrics of this model: "
+                  f"{', '.join(sorted(outcome.available_metrics))}", markup=False)
+    if outcome.failures:
+        err.print("\n".join(failure_summary(outcome.failures)), markup=False)
+        sys.exit(outcome.exit_code)
+
+
+@main.command()
+@click.argument("source", type=click.Path(exists=True))
+@click.option("--output", "-o", type=click.Path(dir_okay=False), required=True, help="HTML file to write")
+def report(source, output) -> None:
+    """Plotly HTML report of a sweep's RESULTS directory or a `reproduce --json` file."""
+    _need_sweep_extra()
+    from sim.present.report import ReportError, build_report, write_html
+
+    try:
+        title, figures, summary = build_report(source)
+    except ReportError as exc:
+        fail(str(exc), EXIT_MODEL)
+    write_html(output, title, figures, summary)
+    click.echo(f"wrote {output} ({len(figures)} figure{'s' if len(figures) != 1 else ''})")
+
+
+@main.command()
+@click.argument("source", type=click.Path(dir_okay=False))
+@click.option("--slo", "slos", multiple=True, required=True, metavar="METRIC<VALUE",
+              help="objective, e.g. p95<1.0, mean<0.5, throughput>100 (repeatable: all must hold)")
+@click.option("--vary", "path", required=True, help="parameter to search, e.g. clients.users or backends.0.count")
+@click.option("--direction", type=click.Choice(["largest", "smallest"]),
+              help="largest value meeting the SLO (default for loads) or smallest (default for capacities)")
+@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="override a parameter")
+@click.option("--replications", "-r", type=click.IntRange(2, 10_000), help="replications per evaluation")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), help="root seed (the same for every evaluation)")
+@click.option("--tolerance", type=click.FloatRange(0, 1, min_open=True), default=0.02, show_default=True,
+              help="stop when the bracket is narrower than this fraction of the value (whole numbers: at least 1)")
+@click.option("--min", "minimum", type=float, help="smallest value to try")
+@click.option("--max", "maximum", type=float, help="largest value to try")
+@click.option("--knee", "knee_points", type=click.IntRange(0, 100), default=8, show_default=True,
+              help="evaluate the curve at this many points and report its knee (0: skip)")
+@click.option("--no-analytic", is_flag=True, help="skip the analytic first guess")
+@click.option("--workers", "-w", type=click.IntRange(1, 4096), help="local worker processes (default: one per core)")
+@click.option("--serial", is_flag=True, help="evaluate in this process")
+@click.option("--json", "as_json", is_flag=True, help="print JSON")
+def capacity(source, slos, path, direction, overrides, replications, seed, tolerance, minimum, maximum,
+             knee_points, no_analytic, workers, serial, as_json) -> None:
+    """Largest load (or smallest cluster) of SOURCE (a model or sweep file) that meets an SLO."""
+    _need_sweep_extra()
+    from sim.studies.capacity import search as cap
+    from sim.studies.sweep.execute import ProcessExecutor, SerialExecutor
+    from sim.studies.capacity.slo import SloError, parse_slo
+    from sim.studies.sweep.spec import SweepError
+
+    try:
+        objectives = [parse_slo(text) for text in slos]
+        base = cap.search_base(source, overrides, replications, seed)
+        real_path, integer, start = cap.resolve_path(base, path)
+        direction = direction or cap.default_direction(real_path)
+    except SloError as exc:
+        fail(str(exc), EXIT_USAGE)
+    except (SweepError, cap.CapacityError) as exc:
+        fail(f"{source}: {exc}" if not str(exc).startswith(str(source)) else str(exc), EXIT_MODEL)
+    low = minimum if minimum is not None else (1.0 if integer else start / 2**20)
+    high = maximum if maximum is not None else start * 2**20
+    executor = SerialExecutor() if serial else ProcessExecutor(workers)
+    count = 1 if serial else executor.workers
+
+    def show(evaluation) -> None:
+        if err.is_terminal and not as_json:
+            err.print(f"  {real_path} = {evaluation.value:g}: {'meets' if evaluation.met else 'does not meet'}",
+                      markup=False)
+
+    try:
+        with executor:
+            result = cap.search(base, real_path, objectives, direction=direction, integer=integer, start=start,
+                                executor=executor, tolerance=tolerance, bounds=(low, high), workers=count,
+                                use_analytic=not no_analytic, knee_points=knee_points, on_evaluation=show)
+    except cap.CapacityError as exc:
+        fail(f"{source}: {exc}", EXIT_MODEL)
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(EXIT_INTERRUPTED)
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), indent=2, default=str))
+    else:
+        from sim.studies.capacity.view import render
+
+        render(result, _console())
+    if result.best is None:
+        sys.exit(EXIT_UNSTABLE)
+
+
+def _need_sweep_extra() -> None:
+    """Sweeps, reports and capacity searches need the `sweep` extra (pandas, pyarrow, dask)."""
+    import importlib.util
+
+    missing = [name for name in ("pandas", "pyarrow") if importlib.util.find_spec(name) is None]
+    if missing:
+        fail(f"this command needs {', '.join(missing)}: pip install 'tiersim[sweep]'", EXIT_USAGE)
+
+
+def _executor(serial: bool, workers: int | None, scheduler: str | None, local_cluster: int | None):
+    from sim.studies.sweep.execute import DaskExecutor, ProcessExecutor, SerialExecutor
+
+    if serial:
+        return SerialExecutor()
+    if scheduler or local_cluster:
+        try:
+            return DaskExecutor(address=scheduler, local_workers=local_cluster)
+        except ImportError:
+            fail("--scheduler / --local-cluster need dask.distributed: pip install 'tiersim[sweep]'", EXIT_USAGE)
+        except (OSError, TimeoutError) as exc:
+            fail(f"--scheduler {scheduler}: cannot connect ({exc})", EXIT_USAGE)
+    return ProcessExecutor(workers)
+
+
+def _timeseries_writer(path: str):
+    handle = open(Path(path), "w", newline="", encoding="utf-8")
+    state: dict = {"writer": None, "columns": None}
+
+    def sink(replication: int, time: float, metrics: dict[str, float]) -> None:
+        if state["writer"] is None:
+            state["columns"] = ["replication", "time"] + sorted(metrics)
+            state["writer"] = csv.writer(handle)
+            state["writer"].writerow(state["columns"])
+        row = {"replication": replication, "time": time, **metrics}
+        state["writer"].writerow([_cell(row.get(c)) for c in state["columns"]])
+
+    return sink, handle.close
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return "" if value != value else f"{value:.9g}"
+    return str(value)
+
+
+@contextlib.contextmanager
+def _pool_map(workers: int):
+    """The builtin map, or a process pool's map for workers > 1."""
+    if workers <= 1:
+        yield map
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(workers) as pool:
+        yield pool.map
+
+
+class _progress:
+    """A progress bar on stderr when it is a terminal; silent otherwise."""
+
+    def __init__(self, model, replications) -> None:
+        self.enabled = err.is_terminal
+        self.bar = None
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        self.bar = Progress("replications", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=err,
+                            transient=True)
+        self.bar.start()
+        task = self.bar.add_task("run", total=None)
+
+        def update(done: int, total: int) -> None:
+            self.bar.update(task, completed=done, total=total)
+
+        return update
+
+    def __exit__(self, *exc) -> bool:
+        if self.bar is not None:
+            self.bar.stop()
+        return False
+
+
+def entry() -> None:
+    """Console-script entry: an unexpected exception is reported in one line, not a traceback
+    (set TIERSIM_DEBUG=1 to see it)."""
+    import os
+
+    try:
+        main(standalone_mode=True)
+    except SystemExit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the last line of defence for users
+        if os.environ.get("TIERSIM_DEBUG"):
+            raise
+        err.print(f"[bold red]internal error:[/bold red] {type(exc).__name__}: {exc}\n"
+                  "this is a bug in tiersim; rerun with TIERSIM_DEBUG=1 and report the traceback with the model file")
+        sys.exit(EXIT_INTERNAL)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    entry()

@@ -1,0 +1,4 @@
+"""`python -m sim.cli`: the same as the `tiersim` command."""
+from sim.cli import entry
+
+entry()

@@ -1,0 +1,1 @@
+"""Studies made of many runs: sweeps, capacity searches, reproductions of published tables, calibration."""

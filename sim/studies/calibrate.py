@@ -1,0 +1,379 @@
+"""`tiersim calibrate EXPERIMENT`: fit an experiment's free parameters to the figures it marks
+as fitted, then predict the rest.
+
+`experiment.toml` declares each free parameter:
+
+    [[calibrate]]
+    parameter = "backends.0.cpu.mean"   # a number in the model, by its dotted path (unit: the model's)
+    bounds = [0.0002, 0.005]            # the search range
+    start = 0.0007                      # optional; default the middle of the range
+    scale = "log"                       # optional; "log" (default when low > 0) or "linear"
+    when = { scenario = "fast-alone" }  # optional; the rows it applies to (default every row)
+
+and the targets are the figures its `[[fitted]]` entries name (a row by its column values, and
+optionally one `figure` column).  The fit minimises the sum of squared relative errors over the
+targets (`scipy.optimize.least_squares`: trust region within the bounds, forward differences) with
+common random numbers: every evaluation simulates each row with the same seeds, so the objective
+is a deterministic function of the parameters and a step's effect is not drowned by sampling
+noise.  Then every row is simulated with the fitted values: the fitted figures' errors measure the
+fit, the others' errors measure the model (prediction).  A withheld figure is never a target.
+
+Every finished evaluation is appended to a cache file.  The fit is deterministic, so a rerun after
+an interruption replays the cached evaluations at no cost and goes on from where it stopped.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from sim.studies.reproduce import (
+    ExperimentError,
+    Row,
+    _figures,
+    _is_fitted,
+    _matches,
+    load_experiment,
+    load_row_model,
+    published_value,
+    reproduce,
+    row_run,
+    run_row,
+)
+
+# The search runs on u in [1, 2] for every parameter, so that least_squares' relative
+# difference step (DIFF_STEP x |u|) is a fixed share of each parameter's range (1-2 %), wide
+# enough to step over the small discontinuities of a simulated objective.
+DIFF_STEP = 0.01
+TOLERANCE = 1e-4  # relative change of cost or parameters that ends the fit
+# The fit also ends once every target is within this share of its own 95 % half-width of the
+# published figure: closer than that, the replications cannot tell one value from the next.
+RESOLVED = 0.25
+
+
+class CalibrationError(ExperimentError):
+    """A calibration that cannot be set up or run; the message names the entry and the fix."""
+
+
+@dataclass(frozen=True)
+class FreeParameter:
+    path: str
+    low: float
+    high: float
+    start: float
+    log: bool
+    when: dict = field(default_factory=dict)
+
+    def to_unit(self, value: float) -> float:
+        if self.log:
+            return 1.0 + math.log(value / self.low) / math.log(self.high / self.low)
+        return 1.0 + (value - self.low) / (self.high - self.low)
+
+    def from_unit(self, u: float) -> float:
+        u = min(max(u, 1.0), 2.0)
+        if self.log:
+            return self.low * (self.high / self.low) ** (u - 1.0)
+        return self.low + (u - 1.0) * (self.high - self.low)
+
+    def applies(self, record: dict[str, str]) -> bool:
+        return all(_matches(record.get(k), v) for k, v in self.when.items())
+
+
+@dataclass(frozen=True)
+class Target:
+    record: dict
+    column: str
+    metric: str
+    scale: float
+    published: float
+    label: str
+
+
+@dataclass
+class Calibration:
+    experiment: str
+    parameters: list[dict]  # path, value, start, low, high, at_bound, applies_to
+    targets: list[dict]  # figure, published, simulated, ci_low, ci_high, rel_error
+    rows: list[Row]  # every row, simulated with the fitted values
+    converged: bool
+    message: str
+    evaluations: int  # simulated this time
+    cached: int  # replayed from the cache
+
+    def as_dict(self) -> dict:
+        return {
+            "experiment": self.experiment, "converged": self.converged, "message": self.message,
+            "evaluations": self.evaluations, "cached_evaluations": self.cached,
+            "parameters": self.parameters, "targets": self.targets, "rows": [r.as_dict() for r in self.rows],
+        }
+
+
+def free_parameters(spec: dict, source: Path) -> list[FreeParameter]:
+    entries = spec.get("calibrate")
+    if not entries:
+        raise CalibrationError(
+            f"{source}: no [[calibrate]] entries; add one per free parameter, e.g.\n"
+            '  [[calibrate]]\n  parameter = "backends.0.cpu.mean"\n  bounds = [0.001, 0.1]')
+    out = []
+    for i, entry in enumerate(entries):
+        where = f"{source}: calibrate[{i}]"
+        path, bounds = entry.get("parameter"), entry.get("bounds")
+        if not isinstance(path, str) or not path:
+            raise CalibrationError(f"{where}: `parameter` must name a model number by its dotted path, "
+                                   'e.g. "backends.0.cpu.mean"')
+        if not (isinstance(bounds, list) and len(bounds) == 2 and all(isinstance(b, (int, float)) for b in bounds)
+                and bounds[0] < bounds[1]):
+            raise CalibrationError(f"{where} ({path}): `bounds` must be [low, high] with low < high, got {bounds!r}")
+        low, high = float(bounds[0]), float(bounds[1])
+        scale = entry.get("scale", "log" if low > 0 else "linear")
+        if scale not in ("log", "linear"):
+            raise CalibrationError(f"{where} ({path}): `scale` must be \"log\" or \"linear\", got {scale!r}")
+        if scale == "log" and low <= 0:
+            raise CalibrationError(f"{where} ({path}): a log scale needs low > 0; use scale = \"linear\" or raise "
+                                   "the lower bound")
+        start = float(entry.get("start", math.sqrt(low * high) if scale == "log" else (low + high) / 2))
+        if not low <= start <= high:
+            raise CalibrationError(f"{where} ({path}): `start` = {start} is outside bounds [{low}, {high}]")
+        when = entry.get("when", {})
+        if not isinstance(when, dict):
+            raise CalibrationError(f"{where} ({path}): `when` must be a table of column = value(s)")
+        out.append(FreeParameter(path, low, high, start, scale == "log", when))
+    paths = [p.path for p in out]
+    duplicated = {p for p in paths if paths.count(p) > 1}
+    for p in duplicated:
+        whens = [json.dumps(f.when, sort_keys=True) for f in out if f.path == p]
+        if len(set(whens)) < len(whens):
+            raise CalibrationError(f"{source}: parameter {p!r} is calibrated twice for the same rows; give each "
+                                   "entry its own `when`")
+    return out
+
+
+def targets(spec: dict, records: list[dict[str, str]], source: Path) -> list[Target]:
+    name_column = spec["models"]["column"]
+    out = []
+    for record in records:
+        for wanted in _figures(spec, record):
+            column = wanted["column"]
+            if not _is_fitted(spec, record, column):
+                continue
+            published = published_value(record, column)
+            label = f"{name_column}={record[name_column]} {column}"
+            if published is None:
+                raise CalibrationError(f"{source}: [[fitted]] names {label}, which is withheld; a withheld figure "
+                                       "is predicted, never fitted: remove it from [[fitted]]")
+            if published == 0:
+                raise CalibrationError(f"{source}: {label} is 0; the fit uses relative errors, so fit a figure "
+                                       "that is not 0")
+            out.append(Target(record, column, wanted["metric"], float(wanted.get("scale", 1.0)), published, label))
+    if not out:
+        raise CalibrationError(f"{source}: no [[fitted]] entry names a published figure: add one per figure the "
+                               "parameters are fitted to (the row's column values, and `figure` = its column)")
+    return out
+
+
+class _Evaluator:
+    """Simulates the targets' rows at a parameter vector (once per distinct run), with a cache."""
+
+    def __init__(self, folder: Path, spec: dict, parameters: list[FreeParameter], goals: list[Target],
+                 replications: int | None, cache: Path | None, progress, map_=map) -> None:
+        self.folder, self.spec, self.parameters, self.goals = folder, spec, parameters, goals
+        self.map = map_  # builtin map, or a process pool's: the numbers are the same either way
+        self.replications, self.cache, self.progress = replications, cache, progress
+        self.fingerprint = _fingerprint(folder, spec, goals, replications)
+        self.known: dict[str, dict] = {}
+        self.simulated = self.replayed = 0
+        self.best: tuple[float, tuple[float, ...]] | None = None
+        if cache is not None and cache.is_file():
+            for line in cache.read_text(encoding="utf-8").splitlines():
+                try:
+                    entry = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a line cut short by an interruption
+                if entry.get("fingerprint") == self.fingerprint:
+                    self.known[entry["key"]] = entry
+
+    def extra(self, values: tuple[float, ...], record: dict[str, str]) -> list[str]:
+        return [f"{p.path}={v!r}" for p, v in zip(self.parameters, values) if p.applies(record)]
+
+    def recorded(self, values: tuple[float, ...]) -> dict:
+        return self.known[json.dumps([repr(v) for v in values])]
+
+    def __call__(self, values: tuple[float, ...]) -> dict:
+        key = json.dumps([repr(v) for v in values])
+        entry = self.known.get(key)
+        if entry is not None:
+            self.replayed += 1
+        else:
+            entry = {"fingerprint": self.fingerprint, "key": key, "values": list(values), **self._simulate(values)}
+            self.known[key] = entry
+            self.simulated += 1
+            if self.cache is not None:
+                self.cache.parent.mkdir(parents=True, exist_ok=True)
+                with self.cache.open("a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(entry) + "\n")
+        cost = float(np.sum(np.square(entry["residuals"])))
+        if self.best is None or cost < self.best[0]:
+            self.best = (cost, values)
+        if self.progress is not None:
+            self.progress(self.simulated + self.replayed, cost, values)
+        return entry
+
+    def _simulate(self, values: tuple[float, ...]) -> dict:
+        from sim.model.stability import overloads
+
+        at = ", ".join(f"{p.path} = {v:.6g}" for p, v in zip(self.parameters, values))
+        keys, tasks = [], {}
+        for goal in self.goals:
+            model_file, overrides = row_run(self.folder, self.spec, goal.record, self.extra(values, goal.record))
+            key = (str(model_file), overrides)
+            keys.append(key)
+            if key not in tasks:
+                problems = overloads(load_row_model(model_file, overrides))
+                if problems:
+                    detail = "; ".join(f"{p.path}: utilization {p.utilization:.3g}" for p in problems)
+                    raise CalibrationError(f"{goal.label}: at {at} the model is unstable ({detail}); narrow the "
+                                           "[[calibrate]] bounds to values the system can sustain")
+                tasks[key] = goal.label
+        # Each distinct run once; rows sharing a run share its numbers.
+        summaries = dict(zip(tasks, self.map(run_row, [
+            (k[0], k[1], self.replications, f"{tasks[k]}: at {at} (narrow the [[calibrate]] bounds)") for k in tasks])))
+        simulated, lows, highs = [], [], []
+        for goal, key in zip(self.goals, keys):
+            summary = summaries[key]
+            if goal.metric not in summary:
+                raise CalibrationError(f"{goal.label}: metric {goal.metric!r} is not produced by "
+                                       f"{Path(key[0]).name}")
+            mean, low, high = summary[goal.metric]
+            simulated.append(mean * goal.scale)
+            lows.append(low * goal.scale)
+            highs.append(high * goal.scale)
+        residuals = [(s - g.published) / g.published for s, g in zip(simulated, self.goals)]
+        return {"simulated": simulated, "ci_low": lows, "ci_high": highs, "residuals": residuals}
+
+
+def _fingerprint(folder: Path, spec: dict, goals: list[Target], replications: int | None) -> str:
+    """Everything an evaluation depends on besides the parameter values: the experiment, its
+    published table, the model files of the targets' rows, the replications, the version."""
+    from importlib.metadata import version
+
+    digest = hashlib.sha256()
+    digest.update(json.dumps(spec, sort_keys=True, default=str).encode())
+    digest.update((folder / spec["experiment"]["published"]).read_bytes())
+    for model_file in sorted({row_run(folder, spec, g.record)[0] for g in goals}):
+        digest.update(model_file.read_bytes())
+    digest.update(f"{replications}|{version('tiersim')}".encode())
+    return digest.hexdigest()[:16]
+
+
+def _least_squares(evaluate: _Evaluator, budget: int) -> tuple[bool, str, tuple[float, ...]]:
+    """Run the fit.  Returns (converged, why it stopped, the values to keep): the first resolved
+    point, else the lowest-cost point evaluated."""
+    from scipy.optimize import least_squares
+
+    parameters, goals = evaluate.parameters, evaluate.goals
+
+    class _Stop(Exception):
+        pass
+
+    def residuals(u: np.ndarray) -> np.ndarray:
+        if evaluate.simulated + evaluate.replayed >= budget:
+            raise _Stop(False, f"stopped after {budget} evaluations without converging (the best point is shown)",
+                        evaluate.best[1])
+        values = tuple(p.from_unit(float(x)) for p, x in zip(parameters, u))
+        entry = evaluate(values)
+        if all(abs(s - g.published) <= RESOLVED * (hi - lo) / 2
+               for g, s, lo, hi in zip(goals, entry["simulated"], entry["ci_low"], entry["ci_high"])):
+            raise _Stop(True, f"every fitted figure is within {RESOLVED:g} of its 95 % half-width of the published "
+                              "value (as close as the replications resolve)", values)
+        return np.asarray(entry["residuals"])
+
+    start = np.array([p.to_unit(p.start) for p in parameters])
+    try:
+        fit = least_squares(residuals, start, bounds=(1.0, 2.0), diff_step=DIFF_STEP, ftol=TOLERANCE,
+                            xtol=TOLERANCE, gtol=TOLERANCE, method="trf", x_scale=1.0)
+    except _Stop as stop:
+        return stop.args
+    return bool(fit.status > 0), str(fit.message), evaluate.best[1]
+
+
+def default_cache(folder: Path, spec: dict) -> Path:
+    return Path(".tiersim-cache") / f"calibrate-{spec['experiment'].get('name', folder.name)}.jsonl"
+
+
+def calibrate(name: str, replications: int | None = None, cache: Path | None = None,
+              max_evaluations: int | None = None, progress=None, row_progress=None,
+              workers: int = 1) -> Calibration:
+    """Fit the experiment's [[calibrate]] parameters to its [[fitted]] figures; simulate every row
+    with the fitted values.  `cache=None` keeps no cache; `workers` > 1 runs an evaluation's
+    rows in that many processes (each run keeps its own seeds, so the fit is the same)."""
+    folder, spec, records = load_experiment(name)
+    source = folder / "experiment.toml"
+    parameters = free_parameters(spec, source)
+    goals = targets(spec, records, source)
+    for p in parameters:
+        if not any(p.applies(g.record) for g in goals):
+            raise CalibrationError(f"{source}: parameter {p.path!r} (when {p.when}) applies to none of the fitted "
+                                   "figures' rows, so no figure can fix it")
+    if len(goals) < len(parameters):
+        raise CalibrationError(f"{source}: {len(parameters)} free parameters but only {len(goals)} fitted figures; "
+                               "each parameter needs at least one figure of its own ([[fitted]])")
+    with contextlib.ExitStack() as stack:
+        map_ = map
+        if workers > 1:
+            from concurrent.futures import ProcessPoolExecutor
+
+            map_ = stack.enter_context(ProcessPoolExecutor(workers)).map
+        evaluate = _Evaluator(folder, spec, parameters, goals, replications, cache, progress, map_)
+        converged, message, values = _least_squares(evaluate, max_evaluations or 30 * (len(parameters) + 1))
+        rows = reproduce(name, replications=replications, progress=row_progress,
+                         extra=lambda record: evaluate.extra(values, record), map_=map_)
+    best = evaluate.recorded(values)
+    fitted_parameters = []
+    for p, v in zip(parameters, values):
+        span = (math.log(p.high / p.low) if p.log else p.high - p.low)
+        gap = min(math.log(v / p.low), math.log(p.high / v)) if p.log else min(v - p.low, p.high - v)
+        fitted_parameters.append({
+            "parameter": p.path, "value": v, "start": p.start, "low": p.low, "high": p.high,
+            "at_bound": gap <= 1e-3 * span, "when": p.when,
+            "fitted_to": [g.label for g in goals if p.applies(g.record)],
+        })
+    fitted_targets = [
+        {"figure": g.label, "published": g.published, "simulated": s, "ci_low": lo, "ci_high": hi,
+         "rel_error": (s - g.published) / g.published}
+        for g, s, lo, hi in zip(goals, best["simulated"], best["ci_low"], best["ci_high"])
+    ]
+    return Calibration(
+        experiment=spec["experiment"].get("name", folder.name), parameters=fitted_parameters,
+        targets=fitted_targets, rows=rows, converged=converged, message=message,
+        evaluations=evaluate.simulated, cached=evaluate.replayed,
+    )
+
+
+def render(calibration: Calibration, console) -> None:
+    from rich.table import Table
+
+    from sim.studies.reproduce import render as render_rows
+
+    table = Table(header_style="bold", title="fitted parameters")
+    for column in ("parameter", "value", "start", "bounds", "fitted to"):
+        table.add_column(column, justify="left" if column in ("parameter", "fitted to") else "right")
+    for p in calibration.parameters:
+        value = f"{p['value']:.6g}" + (" (at a bound)" if p["at_bound"] else "")
+        table.add_row(p["parameter"] + (f" when {p['when']}" if p["when"] else ""), value, f"{p['start']:.6g}",
+                      f"[{p['low']:g}, {p['high']:g}]", "; ".join(p["fitted_to"]))
+    console.print(table)
+    state = "converged" if calibration.converged else "NOT converged"
+    console.print(f"{state}: {calibration.message} ({calibration.evaluations} evaluations simulated, "
+                  f"{calibration.cached} from the cache)")
+    if any(p["at_bound"] for p in calibration.parameters):
+        console.print("a parameter ended at a bound: widen its [[calibrate]] bounds, or the figures cannot be met "
+                      "by this parameter alone")
+    render_rows(calibration.rows, console)
+    sets = " ".join(f"--set {p['parameter']}={p['value']:.6g}" for p in calibration.parameters if not p["when"])
+    if sets:
+        console.print(f"to run a model with these values: tiersim run MODEL {sets}")

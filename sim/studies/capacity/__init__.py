@@ -1,0 +1,1 @@
+"""`tiersim capacity`: the largest load or smallest capacity that meets an SLO, and the knee of the curve."""

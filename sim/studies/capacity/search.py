@@ -1,0 +1,361 @@
+"""`tiersim capacity`: the largest load, or the smallest cluster, that meets an SLO.
+
+1. First guess from queueing theory (`sim.analytic.model_solver`: exact MVA or a Jackson
+   network) where the model maps onto one; a percentile is guessed from the mean as if the
+   response time were exponential (p = -mean ln(1 - q)).  When the solver refuses, the search
+   starts from the model's own value and doubles (or halves).
+2. Bracket on simulation: step away from the first value until the SLO flips.
+3. Bisect on simulation until the bracket is narrower than the tolerance; with W workers,
+   W points per round (W+1-section).
+
+Each evaluation is a full run with replications; "meets the SLO" is decided on the interval
+(`sim.studies.capacity.slo`), and the estimate is reported beside it.  Every evaluation uses the same
+root seed (common random numbers): the estimated curve is then smooth in the varied parameter,
+and the bisection does not chase the noise between independent streams.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from sim.model.load import ModelError, parse_model
+from sim.studies.sweep.design import toml_literal
+from sim.studies.capacity.knee import knee
+from sim.studies.sweep.point import PointTask
+from sim.studies.capacity.slo import Slo
+from sim.studies.sweep.spec import SweepError, _has_path, _read_toml, load_sweep
+
+LOADS = {"clients.users", "clients.rate_per_s", "clients.session_rate_per_s", "clients.concurrency",
+         "clients.requests_per_session"}
+
+
+class CapacityError(ValueError):
+    """A search that cannot be set up or continued; the message names the parameter and the fix."""
+
+
+@dataclass(frozen=True)
+class SearchBase:
+    """What every evaluation shares: the base model, fixed overrides, replications and seed."""
+
+    raw_model: dict[str, Any]
+    source: str
+    base_dir: str
+    overrides: tuple[str, ...]
+    replications: int
+    seed: int
+
+    def model(self, extra: tuple[str, ...] = ()):
+        return parse_model(self.raw_model, self.source, (*self.overrides, *extra), Path(self.base_dir))
+
+
+def search_base(path: str | Path, overrides: tuple[str, ...], replications: int | None,
+                seed: int | None) -> SearchBase:
+    """From a model file, or from a sweep file (its base model, fixed overrides, replications, seed)."""
+    path = Path(path)
+    raw = _read_toml(path, "model or sweep file")
+    if "sweep" in raw:
+        plan = load_sweep(path)
+        sweep = plan.spec.sweep
+        raw, source, fixed = plan.base_raw, plan.base_path, (*sweep.set, *overrides)
+        replications = replications or sweep.replications
+        seed = sweep.seed if seed is None else seed
+    else:
+        source, fixed = path, tuple(overrides)
+    base = SearchBase(raw, str(source), str(source.parent), fixed, 0, 0)
+    try:
+        model = base.model()
+    except ModelError as exc:
+        raise SweepError(str(exc)) from None
+    replications = replications or model.run.replications
+    if replications < 2:
+        raise CapacityError(f"{replications} replication gives no interval to decide an SLO on; "
+                            "use --replications 2 or more")
+    return SearchBase(raw, str(source), str(source.parent), fixed, replications,
+                      model.run.seed if seed is None else seed)
+
+
+def resolve_path(base: SearchBase, path: str) -> tuple[str, bool, float]:
+    """The real dotted path (`backends.count` -> `backends.0.count` with one group), whether it is
+    a whole number, and the base model's value."""
+    dumped = base.model().model_dump()
+    keys = path.split(".")
+    if keys[0] == "backends" and len(keys) == 2:
+        if len(dumped["backends"]) != 1:
+            raise CapacityError(f"--vary {path}: the model has {len(dumped['backends'])} backend groups; "
+                                "name one by index, e.g. backends.0.count")
+        keys = ["backends", "0", keys[1]]
+    if not _has_path(dumped, keys):
+        raise CapacityError(f"--vary {path}: the model has no parameter {'.'.join(keys)} "
+                            "(a dotted path as in --set; `tiersim schema` lists them)")
+    node: Any = dumped
+    for key in keys:
+        node = node[int(key)] if isinstance(node, list) else node[key]
+    if isinstance(node, bool) or not isinstance(node, (int, float)):
+        raise CapacityError(f"--vary {'.'.join(keys)}: is {node!r} in this model; it must be a number")
+    return ".".join(keys), isinstance(node, int), float(node)
+
+
+def default_direction(path: str) -> str:
+    if path in LOADS:
+        return "largest"
+    if path.startswith("clients."):
+        raise CapacityError(f"--vary {path}: say whether to find the largest or the smallest value meeting "
+                            "the SLO (--direction largest|smallest)")
+    return "smallest"
+
+
+@dataclass
+class Evaluation:
+    value: float
+    metrics: dict[str, tuple[float, float, float]]  # metric -> (mean, ci_low, ci_high)
+    met: bool
+    note: str = ""  # why a point without metrics counts as not meeting (unstable, unfinished)
+
+
+@dataclass
+class CapacityResult:
+    path: str
+    direction: str  # "largest" or "smallest"
+    slos: list[Slo]
+    evaluations: list[Evaluation]
+    best: Evaluation | None  # the boundary value that meets the SLO
+    neighbour: Evaluation | None  # the closest evaluated value beyond it, which does not
+    guess: float | None
+    guess_note: str
+    knee: Evaluation | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        def ev(e: Evaluation | None):
+            if e is None:
+                return None
+            return {"value": e.value, "met": e.met, "note": e.note,
+                    "metrics": {m: {"mean": v[0], "ci_low": v[1], "ci_high": v[2]} for m, v in e.metrics.items()}}
+
+        return {"parameter": self.path, "direction": self.direction, "slo": [str(s) for s in self.slos],
+                "decision": "interval bound (upper for <, lower for >)", "best": ev(self.best),
+                "neighbour": ev(self.neighbour), "analytic_guess": self.guess, "analytic_note": self.guess_note,
+                "knee": ev(self.knee), "knee_definition": "farthest point from the chord of the scaled curve",
+                "evaluations": [ev(e) for e in sorted(self.evaluations, key=lambda e: e.value)], "notes": self.notes}
+
+
+# --------------------------------------------------------------------------- analytic first guess
+def analytic_guess(base: SearchBase, path: str, slos: list[Slo], direction: str, integer: bool,
+                   start: float, bounds: tuple[float, float]) -> tuple[float | None, str]:
+    from sim.analytic.model_solver import NotProductForm, solve_model
+
+    for slo in slos:
+        if slo.metric not in ("throughput", "response.mean") and not slo.metric.startswith("response.p"):
+            return None, f"no analytic counterpart of {slo.metric}"
+    exactness: list[bool] = []
+
+    def meets(value: float) -> bool:
+        try:
+            answer = solve_model(base.model((f"{path}={_literal(value, integer)}",)))
+        except NotProductForm as exc:
+            if "grows without bound" in str(exc):
+                return False  # unstable: certainly not meeting the SLO
+            raise
+        exactness.append(answer.exact)
+        for slo in slos:
+            if slo.metric == "throughput":
+                estimate = answer.throughput_per_s
+            elif slo.metric == "response.mean":
+                estimate = answer.response_mean_s
+            else:
+                q = float(slo.metric.removeprefix("response.p")) / 100
+                estimate = -answer.response_mean_s * math.log(1 - q)
+            if not slo.met_by_estimate(estimate):
+                return False
+        return True
+
+    try:
+        found = _boundary(meets, direction, integer, start, bounds, factor=2.0, tolerance=1e-4)
+    except NotProductForm as exc:
+        return None, f"the analytic solver refuses: {exc}"
+    except ModelError as exc:
+        return None, f"the analytic solver cannot evaluate it: {exc.args[0].splitlines()[-1].strip()}"
+    if found is None:
+        return None, "no value in range meets the SLO analytically"
+    label = "exact" if exactness and all(exactness) else "approximate, see tiersim solve"
+    return found, f"{'largest' if direction == 'largest' else 'smallest'} value meeting it analytically ({label})"
+
+
+def _boundary(meets: Callable[[float], bool], direction: str, integer: bool, start: float,
+              bounds: tuple[float, float], factor: float, tolerance: float) -> float | None:
+    """Cheap serial boundary search, for the analytic predicate."""
+    feasible, infeasible = None, None
+    value = start
+    for _ in range(80):
+        if meets(value):
+            feasible = value
+            if infeasible is not None:
+                break
+            value = _step(value, direction, toward_feasible=False, integer=integer, factor=factor, bounds=bounds)
+        else:
+            infeasible = value
+            if feasible is not None:
+                break
+            value = _step(value, direction, toward_feasible=True, integer=integer, factor=factor, bounds=bounds)
+        if value in (feasible, infeasible):
+            break
+    if feasible is None:
+        return None
+    if infeasible is None:
+        return feasible
+    while _gap(feasible, infeasible, integer, tolerance):
+        middle = _middle(feasible, infeasible, integer)
+        if meets(middle):
+            feasible = middle
+        else:
+            infeasible = middle
+    return feasible
+
+
+# --------------------------------------------------------------------------- simulation search
+def search(base: SearchBase, path: str, slos: list[Slo], *, direction: str, integer: bool, start: float,
+           executor, tolerance: float = 0.02, bounds: tuple[float, float] | None = None, workers: int = 1,
+           use_analytic: bool = True, knee_points: int = 0,
+           on_evaluation: Callable[[Evaluation], None] | None = None) -> CapacityResult:
+    bounds = bounds or ((1.0 if integer else start / 2**20), start * 2**20)
+    guess, note = (analytic_guess(base, path, slos, direction, integer, start, bounds) if use_analytic
+                   else (None, "not asked for"))
+    metrics = tuple(dict.fromkeys(s.metric for s in slos))
+    done: dict[float, Evaluation] = {}
+
+    def evaluate(values: list[float]) -> None:
+        todo = [v for v in dict.fromkeys(values) if v not in done]
+        tasks = [_task(base, path, v, integer, metrics, i) for i, v in enumerate(todo)]
+        for record in executor.map_unordered(tasks):
+            evaluation = _evaluation(record, path, slos, metrics)
+            done[evaluation.value] = evaluation
+            if on_evaluation is not None:
+                on_evaluation(evaluation)
+
+    factor = 1.25 if guess is not None else 2.0
+    first = _clamp(guess if guess is not None else start, bounds, integer)
+    feasible, infeasible = _bracket(evaluate, done, first, direction, integer, factor, bounds, workers)
+    while feasible is not None and infeasible is not None and _gap(feasible, infeasible, integer, tolerance):
+        inner = _interior(feasible, infeasible, integer, workers)
+        evaluate(inner)
+        for value in sorted(inner, reverse=direction == "smallest"):  # from the feasible end
+            if not done[value].met:
+                infeasible = value
+                break
+            feasible = value
+    result = CapacityResult(path, direction, slos, list(done.values()),
+                            done.get(feasible) if feasible is not None else None,
+                            done.get(infeasible) if infeasible is not None else None, guess, note)
+    if feasible is None:
+        result.notes.append(f"no value of {path} in [{bounds[0]:g}, {bounds[1]:g}] meets the SLO")
+    elif infeasible is None:
+        result.notes.append(f"every value of {path} tried meets the SLO, up to the bound {feasible:g}")
+    if knee_points and result.best is not None:
+        _knee(result, evaluate, done, integer, knee_points, bounds)
+    return result
+
+
+def _bracket(evaluate, done, first, direction, integer, factor, bounds, workers):
+    evaluate([first])
+    feasible = first if done[first].met else None
+    infeasible = None if done[first].met else first
+    value = first
+    while feasible is None or infeasible is None:
+        toward_feasible = feasible is None
+        batch = []
+        for _ in range(max(1, workers)):
+            value = _step(value, direction, toward_feasible, integer, factor, bounds)
+            if value in done or value in batch:
+                break
+            batch.append(value)
+        if not batch:
+            break  # reached a bound
+        evaluate(batch)
+        for candidate in batch:  # in order, moving away from the first value
+            if done[candidate].met == toward_feasible:
+                if toward_feasible:
+                    feasible = candidate
+                else:
+                    infeasible = candidate
+                break
+            if toward_feasible:
+                infeasible = candidate
+            else:
+                feasible = candidate
+    return feasible, infeasible
+
+
+def _knee(result: CapacityResult, evaluate, done, integer, points, bounds) -> None:
+    """Evaluate the metric curve on `points` evenly spaced values and mark its knee."""
+    edge = result.neighbour.value if result.neighbour is not None else result.best.value
+    if result.direction == "largest":
+        low, high = max(bounds[0], edge / points), edge
+    else:
+        low, high = edge, min(bounds[1], max(edge * 4, edge + points))
+    values = [_clamp(low + (high - low) * k / (points - 1), bounds, integer) for k in range(points)]
+    evaluate(values)
+    metric = result.slos[0].metric
+    curve = sorted((e for e in done.values() if low <= e.value <= high and metric in e.metrics),
+                   key=lambda e: e.value)
+    index = knee([e.value for e in curve], [e.metrics[metric][0] for e in curve])
+    result.evaluations = list(done.values())
+    result.knee = curve[index] if index is not None else None
+
+
+def _task(base: SearchBase, path: str, value: float, integer: bool, metrics, index: int) -> PointTask:
+    from sim.studies.sweep.design import point_id
+
+    return PointTask(point_id=point_id({path: value}), index=index, values={path: value},
+                     overrides=(*base.overrides, f"{path}={_literal(value, integer)}"), seed=base.seed,
+                     replications=base.replications, metrics=metrics, raw_model=base.raw_model,
+                     source=base.source, base_dir=base.base_dir)
+
+
+def _evaluation(record: dict, path: str, slos: list[Slo], metrics) -> Evaluation:
+    value = record[path]
+    if record["status"] != "ok":
+        if record["error_kind"] in ("unstable", "unfinished"):
+            return Evaluation(value, {}, False, note=record["error_kind"])
+        raise CapacityError(f"{path} = {value:g}: {record['error']}")
+    values = {m: (record[m], record[f"{m}.ci_low"], record[f"{m}.ci_high"]) for m in metrics}
+    met = all(slo.met(values[slo.metric][1], values[slo.metric][2]) for slo in slos)
+    return Evaluation(value, values, met)
+
+
+def _literal(value: float, integer: bool) -> str:
+    return toml_literal(int(value) if integer else float(value))
+
+
+def _clamp(value: float, bounds: tuple[float, float], integer: bool) -> float:
+    value = min(max(value, bounds[0]), bounds[1])
+    return int(round(value)) if integer else value
+
+
+def _step(value, direction, toward_feasible, integer, factor, bounds):
+    # For a load (largest), more is harder; for a capacity (smallest), more is easier.
+    up = toward_feasible == (direction == "smallest")
+    moved = value * factor if up else value / factor
+    if integer:
+        moved = max(int(round(moved)), int(value) + 1) if up else min(int(round(moved)), int(value) - 1)
+    return _clamp(moved, bounds, integer)
+
+
+def _gap(feasible, infeasible, integer, tolerance) -> bool:
+    """True while the bracket is wider than the tolerance (relative; whole numbers: to 1)."""
+    width, allowed = abs(infeasible - feasible), tolerance * abs(feasible)
+    return width > max(1.0, allowed) if integer else width > allowed
+
+
+def _middle(a, b, integer):
+    return (a + b) // 2 if integer else (a + b) / 2
+
+
+def _interior(feasible, infeasible, integer, workers):
+    values = [feasible + (infeasible - feasible) * k / (workers + 1) for k in range(1, workers + 1)]
+    if integer:
+        values = [int(round(v)) for v in values]
+        values = [v for v in dict.fromkeys(values) if v not in (feasible, infeasible)] or [
+            _middle(feasible, infeasible, integer)]
+    return values

@@ -1,0 +1,290 @@
+"""`tiersim reproduce NAME`: run an experiment's published table and set simulated beside published.
+
+An experiment is a folder `experiments/NAME/` with `experiment.toml` (how each row of the
+published CSV maps onto a model file and parameter overrides), the model files, and the
+published CSV.  A row may carry several figures (`[[figures]]`: a CSV column, the simulated
+metric compared to it, and optionally `when`, the column values of the rows it applies to).
+Every row is simulated with the model's replications; the row reports the
+published figure, the simulated mean and interval, the relative error, whether the published
+yes/no flag (e.g. "client timeouts") matches, and whether the row was used to fit a parameter
+(`fitted`): errors on fitted rows are not predictions.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import tomllib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from sim.model.load import ModelError, load_model
+from sim.run.replications import run
+
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+
+
+class ExperimentError(ValueError):
+    """A malformed or missing experiment; the message names the file and the fix."""
+
+
+@dataclass
+class Row:
+    experiment: str
+    figure: str  # the row's identity, e.g. "jetty-7.4.3 mod_proxy_ajp max_clients=150 keep_alive=no"
+    published: float | None  # None for a withheld figure
+    simulated: float
+    ci_low: float
+    ci_high: float
+    rel_error: float | None
+    fitted: bool
+    published_flag: str | None = None
+    simulated_flag: str | None = None
+    overrides: tuple[str, ...] = ()
+    note: str | None = None  # e.g. the row's response-time-law check
+
+    def as_dict(self) -> dict:
+        data = asdict(self)
+        data["overrides"] = list(self.overrides)
+        return data
+
+
+def experiment_dir(name: str) -> Path:
+    """A bundled experiment's name (`experiments/NAME`), or the path of a folder holding an
+    `experiment.toml` (a user's own measurements), or of that file itself."""
+    given = Path(name)
+    for folder in (EXPERIMENTS / name, given, given.parent if given.name == "experiment.toml" else None):
+        if folder is not None and (folder / "experiment.toml").is_file():
+            return folder
+    known = sorted(p.name for p in EXPERIMENTS.iterdir() if (p / "experiment.toml").is_file())
+    raise ExperimentError(f"no experiment {name!r}: give a bundled name ({', '.join(known) or 'none'}) or a folder "
+                          "with an experiment.toml")
+
+
+def load_experiment(name: str) -> tuple[Path, dict, list[dict[str, str]]]:
+    """The experiment's folder, its parsed experiment.toml, and the published rows it maps onto
+    a model (rows whose model column has no entry in [models] are skipped)."""
+    folder = experiment_dir(name)
+    source = folder / "experiment.toml"
+    try:
+        spec = tomllib.loads(source.read_text(encoding="utf-8"))
+        for table, key in (("experiment", "published"), ("models", "column")):
+            spec[table][key]  # raises KeyError, reported below
+    except tomllib.TOMLDecodeError as exc:
+        raise ExperimentError(f"{source}: not valid TOML ({exc})") from None
+    except KeyError as exc:
+        raise ExperimentError(f"{source}: missing {exc.args[0]!r} ([experiment] needs `published`, [models] needs "
+                              "`column`)") from None
+    table = folder / spec["experiment"]["published"]
+    if not table.is_file():
+        raise ExperimentError(f"{source}: published table {table} not found (set [experiment] published)")
+    with table.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        published_rows, columns = list(reader), reader.fieldnames or []
+    models = spec["models"]
+    if models["column"] not in columns:
+        raise ExperimentError(f"{source}: [models] column = {models['column']!r} is not a column of {table.name} "
+                              f"(its columns: {', '.join(columns)})")
+    if not spec.get("figures") and not ("value_column" in spec["experiment"] and "metric" in spec["experiment"]):
+        raise ExperimentError(f"{source}: say which figure each row is compared on: [experiment] value_column (a column "
+                              "of the CSV) and metric (a simulated metric, e.g. \"throughput\"), or [[figures]] entries")
+    for figure in spec.get("figures", []):
+        if figure.get("column") not in columns or "metric" not in figure:
+            raise ExperimentError(f"{source}: each [[figures]] entry needs `column` (one of: {', '.join(columns)}) and "
+                                  f"`metric`; got {figure}")
+    mapped = [r for r in published_rows if r.get(models["column"]) in models]
+    if not mapped:
+        values = sorted({r.get(models["column"], "") for r in published_rows})
+        raise ExperimentError(f"{source}: no row of {table.name} maps onto a model: add [models] entries for the "
+                              f"{models['column']!r} values ({', '.join(values)}) = \"MODEL.toml\"")
+    return folder, spec, mapped
+
+
+def published_value(record: dict[str, str], column: str) -> float | None:
+    """A published figure, or None when it is withheld (empty or "[HELD OUT]")."""
+    text = record.get(column, "").strip()
+    return None if text in ("", "HELD OUT", "[HELD OUT]") else float(text)
+
+
+def row_run(folder: Path, spec: dict, record: dict[str, str], extra: list[str] = ()) -> tuple[Path, tuple[str, ...]]:
+    """The run a published row maps onto: its model file and overrides (the factors', then
+    `extra`, e.g. calibrated values)."""
+    model_file = folder / spec["models"][record[spec["models"]["column"]]]
+    return model_file, tuple(_overrides(spec, record, folder / "experiment.toml")) + tuple(extra)
+
+
+def _overrides(spec: dict, row: dict[str, str], source: Path) -> list[str]:
+    """The parameter overrides of one published row.  A factor's entry may be specific to the
+    row's model ("MODEL:VALUE", e.g. a connector that is blocking on one backend and not on
+    another), else for the value, else for any value ("*", with {value} substituted)."""
+    out: list[str] = []
+    model_key = row.get(spec["models"]["column"], "")
+    for column, values in spec.get("factors", {}).items():
+        if column not in row:
+            raise ExperimentError(f"{source}: factor column {column!r} is not in the published CSV")
+        value = row[column]
+        templates = values.get(f"{model_key}:{value}", values.get(value, values.get("*")))
+        if templates is None:
+            raise ExperimentError(f"{source}: factors.{column} has no entry for {value!r} (nor '*')")
+        out += [t.replace("{value}", value) for t in templates]
+    return out
+
+
+def _is_fitted(spec: dict, row: dict[str, str], column: str) -> bool:
+    """A `[[fitted]]` entry names a row by its column values, and optionally one `figure`
+    (value column) of it; the others of that row stay predictions."""
+    for fitted in spec.get("fitted", []):
+        keys = {k: v for k, v in fitted.items() if k not in ("parameter", "figure")}
+        if fitted.get("figure", column) == column and all(row.get(k) == str(v) for k, v in keys.items()):
+            return True
+    return False
+
+
+def _figures(spec: dict, row: dict[str, str]) -> list[dict]:
+    """The figures a row is compared on: `[[figures]]` entries (column, metric, optional
+    `when` = column values the row must have), or the experiment's one value column."""
+    meta = spec["experiment"]
+    figures = spec.get("figures") or [{"column": meta["value_column"], "metric": meta["metric"]}]
+    return [f for f in figures if all(_matches(row.get(k), v) for k, v in f.get("when", {}).items())]
+
+
+def _matches(value: str | None, wanted) -> bool:
+    """`when` values: one value, or a list of any of them."""
+    if isinstance(wanted, list):
+        return value in [str(w) for w in wanted]
+    return value == str(wanted)
+
+
+def load_row_model(model_file: Path, overrides: tuple[str, ...]):
+    try:
+        return load_model(model_file, overrides)
+    except ModelError as exc:
+        raise ExperimentError(str(exc)) from None
+
+
+def run_row(task: tuple) -> dict[str, tuple[float, float, float]]:
+    """One row's run, in this process or a pool's worker: metric -> (mean, 95 % low, high).
+    `task` = (model file, overrides, replications, context for an error message)."""
+    from sim.run.replication import RunawayQueue
+
+    model_file, overrides, replications, context = task
+    try:
+        result = run(load_row_model(Path(model_file), overrides), replications=replications)
+    except RunawayQueue as exc:
+        raise ExperimentError(f"{context}: {exc}") from None
+    if result.stopped_by == "interrupted":
+        raise KeyboardInterrupt
+    return {metric: (i.mean, i.low, i.high) for metric, i in result.summary.items()}
+
+
+def reproduce(name: str, replications: int | None = None, progress=None, extra=None, map_=map) -> list[Row]:
+    """Every mapped row of the experiment's table, simulated.  `extra(record)` may give more
+    overrides for a row (e.g. `tiersim calibrate`'s fitted values), applied after its factors'.
+    `map_` runs the distinct runs (builtin map, or a process pool's: the same numbers)."""
+    folder, spec, todo = load_experiment(name)
+    source = folder / "experiment.toml"
+    meta, models = spec["experiment"], spec["models"]
+    name = meta.get("name", name)
+    notes = law_notes(spec, todo, source)
+    # Rows that map onto the same run (seed 002's batches are phases of one run) share it.
+    keys, tasks = [], {}
+    for record in todo:
+        model_file, overrides = row_run(folder, spec, record, extra(record) if extra else ())
+        key = (str(model_file), overrides)
+        keys.append(key)
+        if key not in tasks:
+            load_row_model(model_file, overrides)  # a bad override fails here, before anything runs
+            tasks[key] = (*key, replications, f"{source}: {record[models['column']]}")
+    results = {}
+    for done, (key, summary) in enumerate(zip(tasks, map_(run_row, tasks.values()))):
+        results[key] = summary
+        if progress is not None:
+            progress(done + 1, len(tasks))
+    rows: list[Row] = []
+    for record, key in zip(todo, keys):
+        summary = results[key]
+        flag = None
+        if meta.get("flag_column"):
+            hit = any(summary[m][0] > 0 for m in meta.get("flag_metrics", []) if m in summary)
+            flag = "yes" if hit else "no"
+        label_columns = meta.get("label_columns", list(spec.get("factors", {})))  # the name's columns
+        figure = " ".join([record[models["column"]]] + [f"{c}={record[c]}" for c in label_columns])
+        figures = _figures(spec, record)
+        for wanted in figures:
+            column, metric = wanted["column"], wanted["metric"]
+            if metric not in summary:
+                raise ExperimentError(f"{source}: metric {metric!r} (for column {column!r}) is not produced by "
+                                      f"{Path(key[0]).name}; one of: {', '.join(sorted(summary))}")
+            scale = float(wanted.get("scale", 1.0))  # e.g. 1000: the published column is in ms
+            mean, low, high = (v * scale for v in summary[metric])
+            published = published_value(record, column)
+            rows.append(Row(
+                experiment=name, figure=figure if len(figures) == 1 else f"{figure} {column}",
+                published=published, simulated=mean, ci_low=low, ci_high=high,
+                rel_error=None if published is None else (mean - published) / published,
+                fitted=_is_fitted(spec, record, column),
+                published_flag=record.get(meta.get("flag_column", ""), None) if meta.get("flag_column") else None,
+                simulated_flag=flag, overrides=tuple(key[1]), note=notes.get(id(record)),
+            ))
+    return rows
+
+
+def law_notes(spec: dict, records: list[dict[str, str]], source: Path) -> dict[int, str]:
+    """`[response_time_law]`: users, response_column, response_unit_s, throughput_column and
+    `reference` (column values of the row whose implied think time the model uses).  Each row
+    gets a note saying whether its R and X agree with the reference under R = N/X - Z."""
+    law = spec.get("response_time_law")
+    if not law:
+        return {}
+    from sim.analytic.operational import implied_think, note
+
+    try:
+        users, reference = int(law["users"]), law["reference"]
+        columns = (law["response_column"], float(law.get("response_unit_s", 1.0)), law["throughput_column"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ExperimentError(f"{source}: [response_time_law] needs users, response_column, throughput_column and "
+                              f"reference ({exc})") from None
+    name_column = spec["models"]["column"]
+
+    def check(record):
+        return implied_think(f"{name_column}={record[name_column]}", users, record.get(columns[0], ""), columns[1],
+                             record.get(columns[2], ""))
+
+    matches = [r for r in records if all(r.get(k) == str(v) for k, v in reference.items())]
+    if not matches or check(matches[0]) is None:
+        raise ExperimentError(f"{source}: [response_time_law] reference {reference} names no published row with both "
+                              "figures")
+    anchor = check(matches[0])
+    out = {}
+    for record in records:
+        implied = check(record)
+        if implied is not None:
+            out[id(record)] = note(implied, anchor, users)
+    return out
+
+
+def render(rows: list[Row], console) -> None:
+    from rich.table import Table
+
+    table = Table(header_style="bold")
+    for column in ("figure", "published", "simulated", "95% interval", "rel. error", "flag pub/sim", "fitted"):
+        table.add_column(column, justify="left" if column == "figure" else "right")
+    for r in rows:
+        table.add_row(
+            r.figure, "withheld" if r.published is None else f"{r.published:g}", f"{r.simulated:.3g}",
+            "" if math.isnan(r.ci_low) else f"[{r.ci_low:.3g}, {r.ci_high:.3g}]",
+            "" if r.rel_error is None else f"{r.rel_error:+.0%}",
+            "" if r.published_flag is None else f"{r.published_flag}/{r.simulated_flag}",
+            "fit" if r.fitted else "",
+        )
+    console.print(table)
+    seen = set()
+    for r in rows:
+        head = r.figure.split(" ")[0]
+        if r.note and head not in seen:
+            seen.add(head)
+            console.print(f"{head}: {r.note}")
+    predicted = [r for r in rows if not r.fitted and r.rel_error is not None]
+    if predicted:
+        worst = max(abs(r.rel_error) for r in predicted)
+        inside = sum(abs(r.rel_error) <= 0.2 for r in predicted)
+        console.print(f"{len(predicted)} predicted rows: {inside} within ±20 %, worst {worst:.0%}")

@@ -1,0 +1,236 @@
+"""Run a sweep's points serially, on the local cores, or on a Dask cluster, writing each
+finished point to the store as soon as it arrives.
+
+Where a point runs changes nothing in its numbers: its seed comes from the sweep seed and
+the point's values (`design.point_seed`), and the parent process alone writes the store.
+"""
+from __future__ import annotations
+
+import os
+import signal
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+from sim import __version__
+from sim.studies.sweep.design import Point, expand, point_seed
+from sim.studies.sweep.point import FAILURE_EXIT, PointTask, run_point
+from sim.studies.sweep.spec import SweepPlan
+from sim.studies.sweep.store import ResultStore
+
+
+class LostPoints(RuntimeError):
+    """Workers died (a killed process, a lost Dask worker): those points were not recorded."""
+
+
+@dataclass
+class SweepOutcome:
+    total: int
+    skipped: int  # already in the store
+    ran: int = 0
+    failures: list[dict] = field(default_factory=list)  # records of failed points (this run and earlier)
+    available_metrics: set[str] = field(default_factory=set)
+    dropped_duplicates: int = 0
+
+    @property
+    def exit_code(self) -> int:
+        """0, or the CLI's code of the failures: a bug (1) first, else the lowest code among them."""
+        kinds = {f["error_kind"] for f in self.failures}
+        if not kinds:
+            return 0
+        return 1 if "internal" in kinds else min(FAILURE_EXIT[k] for k in kinds)
+
+
+def tasks_for(plan: SweepPlan, points: Iterable[Point]) -> list[PointTask]:
+    sweep = plan.spec.sweep
+    return [
+        PointTask(
+            point_id=p.id, index=p.index, values=p.values, overrides=(*sweep.set, *p.overrides),
+            seed=sweep.seed if sweep.random_numbers == "common" else point_seed(sweep.seed, p.values),
+            replications=sweep.replications, metrics=plan.metrics, raw_model=plan.base_raw,
+            source=str(plan.base_path), base_dir=str(plan.base_path.parent),
+        )
+        for p in points
+    ]
+
+
+def manifest(plan: SweepPlan, points: list[Point]) -> dict:
+    sweep = plan.spec.sweep
+    return {
+        "kind": "sweep", "fingerprint": plan.fingerprint([p.id for p in points]), "source": str(plan.source),
+        "name": sweep.name, "description": sweep.description, "base": str(plan.base_path),
+        "design": sweep.design, "factors": plan.factor_paths, "metrics": list(plan.metrics),
+        "points": len(points), "seed": sweep.seed, "replications": sweep.replications,
+        "tiersim_version": __version__,
+    }
+
+
+def run_sweep(plan: SweepPlan, store: ResultStore, executor: "Executor", *, retry_failed: bool = False,
+              on_point: Callable[[dict, int, int, int], None] | None = None,
+              on_start: Callable[[int, int], None] | None = None) -> SweepOutcome:
+    """Run every point not yet in the store; `on_point(record, done, total, failed)` after each."""
+    points, dropped = expand(plan.spec)
+    store.open(manifest(plan, points))
+    finished = store.finished()
+    if retry_failed:
+        store.forget([pid for pid, status in finished.items() if status == "failed"])
+        finished = {pid: s for pid, s in finished.items() if s == "ok"}
+    todo = [p for p in points if p.id not in finished]
+    outcome = SweepOutcome(total=len(points), skipped=len(points) - len(todo), dropped_duplicates=dropped)
+    failed_before = [pid for pid, status in finished.items() if status == "failed"]
+    done, failed = outcome.skipped, len(failed_before)
+    if on_start is not None:
+        on_start(done, len(points))
+    for record in executor.map_unordered(tasks_for(plan, todo)):
+        outcome.available_metrics.update(record.pop("_available_metrics", ()))
+        store.write(record)
+        outcome.ran += 1
+        done += 1
+        if record["status"] != "ok":
+            failed += 1
+        if on_point is not None:
+            on_point(record, done, len(points), failed)
+    outcome.failures = _failed_records(store)
+    return outcome
+
+
+def _failed_records(store: ResultStore) -> list[dict]:
+    from sim.studies.sweep.store import load_results
+
+    frame = load_results(store.root)
+    if frame.empty:
+        return []
+    failed = frame[frame["status"] != "ok"]
+    return failed[["point_id", "point_index", "error_kind", "error", "overrides"]].to_dict("records")
+
+
+# --------------------------------------------------------------------------- executors
+class Executor:
+    """Runs point tasks and yields their records as they finish (in any order)."""
+
+    def map_unordered(self, tasks: list[PointTask]) -> Iterator[dict]:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.close()
+        return False
+
+    def close(self) -> None:
+        pass
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+
+class SerialExecutor(Executor):
+    def map_unordered(self, tasks):
+        for task in tasks:
+            yield run_point(task)
+
+    def describe(self) -> str:
+        return "serially"
+
+
+def _ignore_interrupts() -> None:
+    # Ctrl-C reaches the whole process group; the parent alone decides what to keep.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class ProcessExecutor(Executor):
+    """A pool of worker processes, reused for every point (start-up paid once per worker)."""
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = workers or os.cpu_count() or 1
+        self.pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_interrupts)
+
+    def map_unordered(self, tasks):
+        from concurrent.futures.process import BrokenProcessPool
+
+        futures = [self.pool.submit(run_point, task) for task in tasks]
+        lost = 0
+        try:
+            for future in as_completed(futures):
+                try:
+                    record = future.result()
+                except BrokenProcessPool:
+                    lost += 1  # every point still running or queued when a worker died
+                    continue
+                yield record  # a point that finished before the death is kept, whatever the order
+        finally:
+            for future in futures:
+                future.cancel()
+        if lost:
+            raise LostPoints(f"a worker process died; {lost} point(s) were not recorded")
+
+    def close(self) -> None:
+        # Running points are abandoned at once (Ctrl-C must not wait for them): they were not
+        # recorded, so the next run does them again.  The pool has no public terminate.
+        for process in list(getattr(self.pool, "_processes", {}).values()):
+            if process.is_alive():
+                process.terminate()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def describe(self) -> str:
+        return f"on {self.workers} local worker process{'es' if self.workers != 1 else ''}"
+
+
+class DaskExecutor(Executor):
+    """An existing Dask cluster (`address`) or a `LocalCluster` of `local_workers` processes."""
+
+    def __init__(self, address: str | None = None, local_workers: int | None = None,
+                 processes: bool = True) -> None:
+        from dask.distributed import Client, LocalCluster
+
+        self.cluster = None
+        if address is None:
+            self.cluster = LocalCluster(n_workers=local_workers or os.cpu_count() or 1, threads_per_worker=1,
+                                        processes=processes, dashboard_address=None)
+            self.client = Client(self.cluster)
+        else:
+            self.client = Client(address, timeout="20s")
+        self.address = address
+
+    def map_unordered(self, tasks):
+        from dask.distributed import as_completed as dask_completed
+
+        futures = [self.client.submit(run_point, task, key=f"tiersim-point-{task.point_id}", pure=False)
+                   for task in tasks]
+        lost = 0
+        try:
+            for future in dask_completed(futures):
+                try:
+                    record = future.result()
+                except Exception:  # noqa: BLE001 - a lost worker (KilledWorker), not a model failure
+                    lost += 1
+                    continue
+                yield record
+        finally:
+            self.client.cancel(futures)
+        if lost:
+            raise LostPoints(f"{lost} point(s) were lost with their Dask workers and not recorded")
+
+    def close(self) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+    def describe(self) -> str:
+        if self.address:
+            return f"on the Dask cluster at {self.address}"
+        return f"on a Dask LocalCluster of {len(self.cluster.workers)} worker(s)"
+
+
+def failure_summary(failures: list[dict], limit: int = 10) -> list[str]:
+    kinds = Counter(f["error_kind"] for f in failures)
+    lines = [f"{len(failures)} point(s) failed: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))]
+    for f in failures[:limit]:
+        first = str(f["error"]).splitlines()[0] if f["error"] else ""
+        detail = " ".join(str(f["error"]).split()) if len(str(f["error"]).splitlines()) > 1 else first
+        lines.append(f"  point {f['point_index']} ({' '.join(f['overrides'])}): {f['error_kind']}: {detail}")
+    if len(failures) > limit:
+        lines.append(f"  ... and {len(failures) - limit} more (tiersim report shows them all)")
+    return lines

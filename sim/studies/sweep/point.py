@@ -1,0 +1,98 @@
+"""One sweep point: a pure function of its task, run wherever a worker is.
+
+The task carries the base model's data (not its path), so a Dask worker on another machine
+needs tiersim but not the model file.  A point that cannot run -- an invalid combination of
+factors, an unstable configuration, any exception in the model -- comes back as a record
+with its error; it never takes the sweep down.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sim import __version__
+
+# Failure kinds, each with the CLI's exit code for it.
+FAILURE_EXIT = {"internal": 1, "model": 3, "unstable": 4, "unfinished": 5}
+
+
+@dataclass(frozen=True)
+class PointTask:
+    point_id: str
+    index: int
+    values: dict[str, Any]  # factor path -> value
+    overrides: tuple[str, ...]  # fixed overrides, then the point's
+    seed: int
+    replications: int | None  # None: the model's own run control
+    metrics: tuple[str, ...]
+    raw_model: dict[str, Any]
+    source: str
+    base_dir: str
+
+
+def run_point(task: PointTask) -> dict[str, Any]:
+    """The point's result record: identity, metrics (mean, ci_low, ci_high), provenance."""
+    from sim.model.load import ModelError, parse_model
+    from sim.model.stability import overloads
+    from sim.run.replication import RunawayQueue
+    from sim.run.replications import UnknownMetric, run
+
+    started = time.perf_counter()
+    record: dict[str, Any] = {
+        "point_id": task.point_id, "point_index": task.index,
+        **{path: _cell(value) for path, value in task.values.items()},
+        "status": "ok", "error_kind": None, "error": None, "seed": task.seed, "replications": 0,
+        "overrides": list(task.overrides), "model": None, "tiersim_version": __version__,
+    }
+    for metric in task.metrics:
+        record[metric] = record[f"{metric}.ci_low"] = record[f"{metric}.ci_high"] = math.nan
+    available: list[str] = []
+    try:
+        model = parse_model(task.raw_model, task.source, task.overrides, Path(task.base_dir))
+        record["model"] = model.model_dump_json()
+        problems = overloads(model)
+        if problems:
+            raise _Unstable("; ".join(f"{p.path}: {p.detail}" for p in problems))
+        result = run(model, replications=task.replications, seed=task.seed)
+        if result.stopped_by == "interrupted":
+            raise KeyboardInterrupt  # a partial point is not a finished point
+        record["replications"] = len(result.replications)
+        available = sorted(result.summary)
+        for metric in task.metrics:
+            interval = result.summary.get(metric)
+            if interval is not None:
+                record[metric] = interval.mean
+                record[f"{metric}.ci_low"] = interval.low
+                record[f"{metric}.ci_high"] = interval.high
+        if not all(rep.finished for rep in result.replications):
+            _failed(record, "unfinished", f"the workload did not finish within run.max_duration_s = "
+                                          f"{model.run.max_duration_s:g} s")
+    except ModelError as exc:
+        _failed(record, "model", str(exc))
+    except (_Unstable, RunawayQueue) as exc:
+        _failed(record, "unstable", f"unstable configuration: {exc}")
+    except UnknownMetric as exc:
+        _failed(record, "model", str(exc))
+    except Exception as exc:  # noqa: BLE001 - any bug in one point is recorded, the sweep goes on
+        _failed(record, "internal", f"{type(exc).__name__}: {exc}")
+    record["runtime_s"] = time.perf_counter() - started
+    record["_available_metrics"] = available  # for the sweep's report, not stored
+    return record
+
+
+class _Unstable(Exception):
+    pass
+
+
+def _failed(record: dict[str, Any], kind: str, message: str) -> None:
+    record["status"], record["error_kind"], record["error"] = "failed", kind, message
+
+
+def _cell(value: Any) -> Any:
+    """Factor values as table cells: scalars as they are, tables (distributions) as JSON text."""
+    import json
+
+    return value if isinstance(value, (bool, int, float, str)) else json.dumps(value, sort_keys=True)

@@ -1,0 +1,1 @@
+"""The application server (Tomcat, Jetty, JBoss): thread pool, connectors and the HotSpot JVM."""

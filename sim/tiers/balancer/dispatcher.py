@@ -1,0 +1,234 @@
+"""The proxy's balancer: which member gets a request, and what happens when members fail.
+
+The choice itself belongs to a policy (`sim.tiers.balancer.policies`); the `Dispatcher` keeps what
+every real balancer keeps around it:
+
+* requests outstanding and dispatched per member, and the load view a policy may read:
+  live, or as last reported every `balancer.report_interval_s` (a balancer fed by backend
+  reports - mod_lbmethod_heartbeat, mod_cluster - sees queue lengths up to Δ old, and a
+  load-aware policy then herds onto the member that looked idle);
+* the error state: a member whose connections fail is out of rotation for `retry` seconds
+  (mod_proxy `retry`, default 60; mod_jk `recover_time`, 60; lighttpd `disable-time`, 1),
+  then tried again by real traffic; a refused attempt fails over to another member, at most
+  `maxattempts` tries per request (mod_proxy_balancer `maxattempts`, default members);
+* session affinity (`sessions.SessionTable`): the route suffix of the session id
+  (Tomcat `jvmRoute`) sends a session back to the member that created it;
+* failures of members at given times (`backends.N.events`): a crash fails the requests in
+  flight on the member and refuses new connections until it recovers; `slow` divides its
+  CPU speed.
+"""
+from __future__ import annotations
+
+from bisect import insort
+from typing import Callable, Sequence
+
+from sim.tiers.balancer.policies.base import Policy
+from sim.kernel.request import Reply, Request
+
+
+class Dispatcher:
+    """Sends each request to the member `policy` picks, with the bookkeeping above."""
+
+    __slots__ = (
+        "kernel", "nodes", "policy", "outstanding", "dispatched", "active", "usable", "down", "epoch", "load_view",
+        "retry_s", "max_attempts", "sessions", "sticky", "sticky_force", "in_flight", "base_speed",
+        "failovers", "refused_down", "unavailable", "sticky_refused", "_pick", "_dispatched_hook", "on_complete",
+        "report_interval_s",
+    )
+
+    def __init__(self, kernel, nodes: Sequence, policy: Policy, *, report_interval_s: float | None = None,
+                 retry_s: float = 60.0, max_attempts: int | None = None, sessions=None, sticky: bool = False,
+                 sticky_force: bool = False, track_failures: bool = False) -> None:
+        self.kernel = kernel
+        self.nodes = list(nodes)
+        n = len(self.nodes)
+        self.policy = policy
+        self.outstanding = [0] * n
+        self.dispatched = [0] * n
+        self.active = list(range(n))  # usable members, in configuration order
+        self.usable = [True] * n  # False while in error state
+        self.down = [False] * n  # the member's process has crashed: connections are refused
+        self.epoch = [0] * n  # crashes so far: a session created before the last one died with it
+        self.report_interval_s = report_interval_s
+        self.load_view = self.outstanding if report_interval_s is None else [0] * n
+        self.retry_s = retry_s
+        self.max_attempts = n if max_attempts is None else max_attempts
+        self.sessions = sessions
+        self.sticky = sticky
+        self.sticky_force = sticky_force
+        self.in_flight = [dict() for _ in range(n)] if track_failures else None
+        self.base_speed = [_station(node).cpu.speed for node in self.nodes]
+        self.failovers = 0  # attempts sent on to another member after a refusal
+        self.refused_down = 0  # attempts refused by a crashed member
+        self.unavailable = 0  # requests answered 503: no usable member, or attempts exhausted
+        self.sticky_refused = 0  # sticky_session_force: the session's member is in error
+        policy.attach(self.active, self.load_view, self.outstanding, lambda: kernel.env._now)  # noqa: SLF001
+        self._pick = policy.pick
+        self._dispatched_hook = policy.dispatched if policy.on_dispatch else None
+        self.on_complete = policy.completed if policy.on_complete else None
+        if report_interval_s is not None:
+            kernel.after(report_interval_s, self._report, None)
+
+    # ------------------------------------------------------------------ routing
+    def __call__(self, request: Request, reply: Reply) -> None:
+        sessions = self.sessions
+        if sessions is not None and request.origin.keeps_sessions:
+            route = sessions.route(request.user)
+            if route is not None and self.sticky:
+                if self.usable[route]:
+                    self.policy.sticky(route)
+                    self._send(route, request, reply, False, 1)
+                    return
+                if self.sticky_force:  # mod_jk sticky_session_force / mod_proxy nofailover=On
+                    self.sticky_refused += 1
+                    reply(request, False)
+                    return
+            new_session = route is None
+        else:
+            new_session = True
+        if not self.active:
+            self.unavailable += 1
+            reply(request, False)
+            return
+        self._send(self._pick(request), request, reply, new_session, 1)
+
+    def _send(self, index: int, request: Request, reply: Reply, new_session: bool, attempt: int) -> None:
+        if self.down[index]:
+            # A crashed process: the connection is refused at once, the member goes into
+            # error state and the request fails over (mod_proxy_balancer maxattempts).
+            self.refused_down += 1
+            self._error(index)
+            if attempt < self.max_attempts and self.active:
+                self.failovers += 1
+                self._send(self._pick(request), request, reply, new_session, attempt + 1)
+            else:
+                self.unavailable += 1
+                reply(request, False)
+            return
+        self.outstanding[index] += 1
+        self.dispatched[index] += 1
+        if self._dispatched_hook is not None:
+            self._dispatched_hook(index, request, new_session)
+        sessions = self.sessions
+        if sessions is not None and request.origin.keeps_sessions:
+            sessions.arrive(request.user, index, self.epoch[index])
+        returned = _Returned(self, index, reply, self.kernel.env._now)  # noqa: SLF001
+        if self.in_flight is not None:
+            self.in_flight[index][returned] = request
+        self.nodes[index].serve(request, returned)
+
+    # ------------------------------------------------------------------ error state
+    def _error(self, index: int) -> None:
+        if not self.usable[index]:
+            return
+        self.usable[index] = False
+        self.active.remove(index)
+        self.policy.membership_changed()
+        self.kernel.after(self.retry_s, self._retry, index)
+
+    def _retry(self, index: int) -> None:
+        """`retry` has elapsed: the member is a candidate again; real traffic probes it."""
+        self.usable[index] = True
+        insort(self.active, index)
+        self.policy.recovered(index)
+        self.policy.membership_changed()
+
+    # ------------------------------------------------------------------ failures
+    def crash(self, index: int) -> None:
+        """The member's process dies: its requests in flight fail (the proxy reads a reset
+        connection), the balancer puts it in error state, its sessions are gone."""
+        if self.down[index]:
+            return
+        self.down[index] = True
+        self.epoch[index] += 1
+        pending = self.in_flight[index]
+        if pending:
+            self._error(index)
+        for returned, request in list(pending.items()):
+            returned.failed(request)
+        pending.clear()
+        _drop_queued(self.nodes[index])
+
+    def recover(self, index: int) -> None:
+        """The member is back (restarted, at its configured speed); the balancer finds out
+        when its error state expires, or at once if it never noticed the crash."""
+        self.down[index] = False
+        _station(self.nodes[index]).cpu.speed = self.base_speed[index]
+
+    def slow(self, index: int, factor: float) -> None:
+        """Every CPU burst started from now on takes `factor` times as long (a noisy
+        neighbour, GC pressure, thermal throttling).  Bursts already running keep their pace."""
+        _station(self.nodes[index]).cpu.speed = self.base_speed[index] / factor
+
+    def schedule(self, events: Sequence[tuple[float, int, str, float]]) -> None:
+        """(at_s, member, kind, factor) from the model's `backends.N.events`."""
+        actions: dict[str, Callable] = {
+            "crash": lambda arg: self.crash(arg[0]),
+            "recover": lambda arg: self.recover(arg[0]),
+            "slow": lambda arg: self.slow(arg[0], arg[1]),
+        }
+        for at_s, index, kind, factor in events:
+            self.kernel.after(at_s, actions[kind], (index, factor))
+
+    # ------------------------------------------------------------------ stale reports
+    def _report(self, _arg) -> None:
+        self.load_view[:] = self.outstanding
+        self.kernel.after(self.report_interval_s, self._report, None)
+
+    def session_ended(self, user) -> None:
+        if self.sessions is not None:
+            self.sessions.forget(user)
+        forget = getattr(self.policy, "forget", None)
+        if forget is not None:
+            forget(user)
+
+
+class _Returned:
+    """The member's answer to one request; the balancer accounts for it, then passes it on."""
+
+    __slots__ = ("dispatcher", "index", "reply", "sent", "cancelled")
+
+    def __init__(self, dispatcher: Dispatcher, index: int, reply: Reply, sent: float) -> None:
+        self.dispatcher = dispatcher
+        self.index = index
+        self.reply = reply
+        self.sent = sent
+        self.cancelled = False
+
+    def __call__(self, request: Request, ok: bool) -> None:
+        if self.cancelled:
+            return  # answered already: the member crashed while working on it
+        dispatcher = self.dispatcher
+        dispatcher.outstanding[self.index] -= 1
+        if dispatcher.in_flight is not None:
+            dispatcher.in_flight[self.index].pop(self, None)
+        if dispatcher.on_complete is not None:
+            dispatcher.on_complete(self.index, request, ok, dispatcher.kernel.env._now - self.sent)  # noqa: SLF001
+        self.reply(request, ok)
+
+    def failed(self, request: Request) -> None:
+        """The member crashed: answer the caller with an error now, ignore the member later."""
+        dispatcher = self.dispatcher
+        self.cancelled = True
+        dispatcher.outstanding[self.index] -= 1
+        if dispatcher.on_complete is not None:
+            dispatcher.on_complete(self.index, request, False, dispatcher.kernel.env._now - self.sent)  # noqa: SLF001
+        self.reply(request, False)
+
+
+def _station(node):
+    """The application-server station behind a balancer entry (a blocking connector's
+    connection pool wraps its node)."""
+    return getattr(node, "node", node)
+
+
+def _drop_queued(node) -> None:
+    """Requests waiting for a thread die with the process.  (Requests already computing
+    finish their current CPU burst as ghosts whose answers are ignored: at most one burst
+    per thread of phantom load after the crash.)"""
+    pool = getattr(_station(node), "pool", None)
+    if pool is None:
+        return
+    for waiter in list(pool._queue):  # noqa: SLF001 - the pool's FIFO of waiters
+        if waiter.granted is not None:
+            waiter.cancel()

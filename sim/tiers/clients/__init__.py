@@ -1,0 +1,1 @@
+"""Client populations: closed users, open arrivals, partly-open sessions and ApacheBench."""

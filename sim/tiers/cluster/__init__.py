@@ -1,0 +1,1 @@
+"""Cluster state between application-server nodes: the network and session replication."""

@@ -1,0 +1,1 @@
+"""The shared database host: CPU (a `Station`) and FCFS disk spindles."""

@@ -1,0 +1,295 @@
+"""Proxy-to-backend connections as entities, and blocking connectors that pin a thread to each.
+
+The front keeps a pool of persistent connections to each backend node (mod_proxy worker
+`max`, `ttl`, `acquire`, `timeout`; mod_jk `connection_pool_size`,
+`connection_pool_timeout`), reused most-recently-released first (apr_reslist is LIFO).  With
+a blocking connector (Tomcat BIO, Jetty `SocketConnector` / `Ajp13SocketConnector`) the
+backend binds one thread to each accepted connection for the connection's whole life, idle
+or not; a connection that finds every thread pinned waits in the backend's accept queue,
+holding nothing, and its request is served only when a thread frees -- when some connection
+is closed by the backend's idle timeout (`connectionTimeout` / `keepAliveTimeout`, Jetty
+`maxIdleTime`; infinite for AJP by default) or by the front's `ttl`.  The front's read
+`timeout` (mod_proxy `timeout` = ProxyTimeout, 60 s) ends such a wait with an error.  This is
+the stall of seed 001: more pooled connections than backend threads.
+
+A non-blocking connector (NIO, Jetty `SelectChannelConnector`) holds a thread only per
+request, which the plain `Station` with its thread pool already is.  With Tomcat NIO's
+`maxConnections` it still binds something to each connection for its life: a connection slot
+instead of a thread.  The same entity models it, `threads` then being the node's connection
+slots and the node keeping its own thread pool per request: more pooled connections than
+`maxConnections` stall just as more than `maxThreads` do with BIO.
+
+Apache keeps the pool per child process.  With prefork (one thread per child) that is one
+cached connection per child and backend, tracked here per child (`ProcessTable`): a child
+reuses its own connection or opens one, never waits for another's, and closes it when it
+exits; no reslist is made for a one-thread child, so `ttl` and `acquire` do not apply
+(`ap_proxy_initialize_worker`, `ap_proxy_acquire_connection` in `proxy_util.c`).  With threaded MPMs one pool per backend node stands for the children's pools (the
+default `max` = ThreadsPerChild means a thread never finds its own child's pool exhausted).
+"""
+from __future__ import annotations
+
+from collections import deque
+
+from sim.kernel.slots import GRANTED, REFUSED, Pool
+from sim.kernel.request import Reply, Request
+
+
+class BackendConnection:
+    __slots__ = ("thread", "released_at", "idle_timer", "waiting", "child")
+
+    def __init__(self, child=None) -> None:
+        self.child = child  # the prefork child that owns it (per-child pools)
+        self.thread = False  # a backend thread is bound to it (blocking connector)
+        self.released_at = 0.0  # when it last went back to the front's pool (ttl)
+        self.idle_timer = None  # the backend's idle timeout while the connection is idle
+        self.waiting = None  # (waiter in the accept queue, request, reply, read timer) until a thread binds
+
+
+class BlockingBackend:
+    """The front's pool of connections to one node with a blocking connector (duck-types a
+    node for the balancer: `name`, `serve`)."""
+
+    __slots__ = ("kernel", "node", "name", "threads", "max_connections", "ttl_s", "acquire_timeout_s",
+                 "read_timeout_s", "idle_timeout_s", "_idle", "open_connections", "_waiters",
+                 "read_timeouts", "acquire_timeouts", "idle_closes", "ttl_closes", "_cached", "exit_closes",
+                 "poll_s", "disable_reuse")
+
+    def __init__(self, kernel, node, threads: Pool, *, max_connections: int | None, ttl_s: float | None,
+                 acquire_timeout_s: float | None, read_timeout_s: float | None,
+                 idle_timeout_s: float | None, children=None, poll_s: float | None = None,
+                 disable_reuse: bool = False) -> None:
+        self.kernel = kernel
+        self.node = node  # a Station without a pool: the thread is held by the connection
+        self.name = node.name
+        self.threads = threads
+        self.max_connections = max_connections
+        self.ttl_s = ttl_s
+        self.acquire_timeout_s = acquire_timeout_s
+        self.read_timeout_s = read_timeout_s
+        self.idle_timeout_s = idle_timeout_s
+        self._idle: list[BackendConnection] = []  # LIFO: the last released is reused first
+        self.open_connections = 0
+        self._waiters: deque = deque()  # requests waiting for a pooled connection: [request, reply, timer]
+        self.read_timeouts = 0
+        self.acquire_timeouts = 0
+        self.idle_closes = 0
+        self.ttl_closes = 0
+        self.exit_closes = 0
+        # mod_jk does not wait on a condition variable for a free endpoint: it looks, sleeps
+        # JK_SLEEP_DEF (100 ms) and looks again while retry x 100 ms < connection_acquire_timeout
+        # (`ajp_get_endpoint`, jk_ajp_common.c), so a connection freed between looks waits for the
+        # next look, and one freed after the last look is missed.
+        self.poll_s = poll_s
+        self.disable_reuse = disable_reuse  # mod_proxy disablereuse=On: a connection per request
+        # Per-child pools (prefork): each child's idle cached connection, by child.
+        self._cached: dict | None = None
+        if children is not None:
+            self._cached = {}
+            children.on_exit.append(self._child_exited)
+
+    # ------------------------------------------------------------------ the front's side
+    def serve(self, request: Request, reply: Reply) -> None:
+        if self._cached is not None:
+            # No reslist in a one-thread child, so no ttl: the cached connection is reused as is.
+            connection = self._cached.pop(request.worker, None)
+            if connection is None:
+                connection = self._open(request.worker)
+            elif connection.idle_timer is not None:
+                connection.idle_timer.cancel()
+                connection.idle_timer = None
+            self._send(connection, request, reply)
+            return
+        connection = self._pop_idle()
+        if connection is None and (self.max_connections is None or self.open_connections < self.max_connections):
+            connection = self._open()
+        if connection is not None:
+            self._send(connection, request, reply)
+            return
+        if self.poll_s is not None:
+            self._poll((request, reply, 1))
+            return
+        entry = [request, reply, None]
+        if self.acquire_timeout_s is not None:
+            entry[2] = self.kernel.after(self.acquire_timeout_s, self._acquire_expired, entry)
+        self._waiters.append(entry)
+
+    def _poll(self, state: tuple) -> None:
+        """mod_jk: the request has looked `looks` times and found no free endpoint; sleep, then
+        look again while looks x poll < connection_acquire_timeout, else fail (the balancer
+        would mark the member busy)."""
+        request, reply, looks = state
+        if self.acquire_timeout_s is not None and looks * self.poll_s >= self.acquire_timeout_s:
+            self.kernel.call_after(self.poll_s, self._give_up, (request, reply))
+            return
+        self.kernel.call_after(self.poll_s, self._look_again, (request, reply, looks))
+
+    def _look_again(self, state: tuple) -> None:
+        request, reply, looks = state
+        connection = self._pop_idle()
+        if connection is None and (self.max_connections is None or self.open_connections < self.max_connections):
+            connection = self._open()
+        if connection is not None:
+            self._send(connection, request, reply)
+        else:
+            self._poll((request, reply, looks + 1))
+
+    def _give_up(self, pair: tuple) -> None:
+        request, reply = pair
+        self.acquire_timeouts += 1
+        reply(request, False)
+
+    def _pop_idle(self) -> BackendConnection | None:
+        while self._idle:
+            connection = self._idle.pop()
+            if self._reusable(connection):
+                return connection
+        return None
+
+    def _reusable(self, connection: BackendConnection) -> bool:
+        """Take an idle connection out of the pool: False (and closed) if older than ttl."""
+        if self.ttl_s is not None and self.kernel.now - connection.released_at >= self.ttl_s:
+            self.ttl_closes += 1
+            self._close(connection)
+            return False
+        if connection.idle_timer is not None:
+            connection.idle_timer.cancel()
+            connection.idle_timer = None
+        return True
+
+    def _open(self, child=None) -> BackendConnection:
+        self.open_connections += 1
+        return BackendConnection(child)
+
+    def _send(self, connection: BackendConnection, request: Request, reply: Reply) -> None:
+        if connection.thread:
+            self.node.serve(request, _Returned(self, connection, reply))
+            return
+        # A new connection: the backend must accept it onto a thread first.
+        status = self.threads.acquire(self._bound, connection)
+        if status == GRANTED:
+            connection.thread = True
+            self.node.serve(request, _Returned(self, connection, reply))
+        elif status == REFUSED:
+            self.open_connections -= 1  # never established
+            reply(request, False)
+            self._next_waiter()
+        else:
+            timer = None
+            if self.read_timeout_s is not None:
+                timer = self.kernel.after(self.read_timeout_s, self._read_expired, connection)
+            connection.waiting = (status, request, reply, timer)
+
+    def _bound(self, connection: BackendConnection) -> None:
+        """A backend thread took the connection out of the accept queue: serve its request."""
+        waiter, request, reply, timer = connection.waiting
+        connection.waiting = None
+        connection.thread = True
+        if timer is not None:
+            timer.cancel()
+        self.node.serve(request, _Returned(self, connection, reply))
+
+    def _read_expired(self, connection: BackendConnection) -> None:
+        """The front's read timeout: no byte came back; it gives up and closes the connection."""
+        waiter, request, reply, _timer = connection.waiting
+        connection.waiting = None
+        waiter.cancel()
+        self.read_timeouts += 1
+        self.open_connections -= 1
+        self._next_waiter()
+        reply(request, False)
+
+    def _acquire_expired(self, entry: list) -> None:
+        self._waiters.remove(entry)
+        self.acquire_timeouts += 1
+        request, reply, _timer = entry
+        reply(request, False)  # mod_proxy: 503 after `acquire`
+
+    def released(self, connection: BackendConnection) -> None:
+        """The response came back: the connection returns to the pool (its thread stays pinned),
+        or with disablereuse is closed (its thread freed)."""
+        if self.disable_reuse:
+            self._close(connection)
+            return
+        if self._cached is not None:
+            self._park(connection)
+            self._cached[connection.child] = connection
+            return
+        if self._waiters:
+            request, reply, timer = self._waiters.popleft()
+            if timer is not None:
+                timer.cancel()
+            self._send(connection, request, reply)
+            return
+        self._park(connection)
+        self._idle.append(connection)
+
+    def _park(self, connection: BackendConnection) -> None:
+        connection.released_at = self.kernel.now
+        if self.idle_timeout_s is not None:
+            connection.idle_timer = self.kernel.after(self.idle_timeout_s, self._idle_expired, connection)
+
+    def now_values(self) -> dict[str, float]:
+        """Instantaneous state for time series: where the node's threads and connections are."""
+        idle = len(self._idle) if self._cached is None else len(self._cached)
+        awaiting = self.open_connections - idle - self.node.in_progress
+        return {
+            f"{self.name}.connections.open_now": float(self.open_connections),
+            f"{self.name}.connections.idle_pinned_now": float(idle),  # pooled, idle, holding a thread
+            f"{self.name}.connections.awaiting_thread_now": float(max(awaiting, 0)),
+            f"{self.name}.requests.awaiting_connection_now": float(len(self._waiters)),
+            # cumulative counts
+            f"{self.name}.read_timeouts": float(self.read_timeouts),
+            f"{self.name}.acquire_timeouts": float(self.acquire_timeouts),
+            f"{self.name}.connections.idle_closed": float(self.idle_closes),
+            f"{self.name}.connections.ttl_closed": float(self.ttl_closes),
+            f"{self.name}.connections.closed_by_child_exit": float(self.exit_closes),
+        }
+
+    # ------------------------------------------------------------------ the backend's side
+    def _idle_expired(self, connection: BackendConnection) -> None:
+        """The backend's idle timeout closes the connection and frees its thread."""
+        connection.idle_timer = None
+        if self._cached is None:
+            self._idle.remove(connection)
+        else:
+            del self._cached[connection.child]
+        self.idle_closes += 1
+        self._close(connection)
+
+    def _child_exited(self, child) -> None:
+        """A prefork child exited (MaxSpareServers): its cached connection closes with it."""
+        connection = self._cached.pop(child, None)
+        if connection is not None:
+            self.exit_closes += 1
+            self._close(connection)
+
+    def _close(self, connection: BackendConnection) -> None:
+        if connection.idle_timer is not None:
+            connection.idle_timer.cancel()
+            connection.idle_timer = None
+        self.open_connections -= 1
+        if connection.thread:
+            connection.thread = False
+            self.threads.release()  # may bind a waiting connection's thread at once
+        self._next_waiter()
+
+    def _next_waiter(self) -> None:
+        """A connection slot freed: a request waiting for one opens a new connection."""
+        if self._waiters and (self.max_connections is None or self.open_connections < self.max_connections):
+            request, reply, timer = self._waiters.popleft()
+            if timer is not None:
+                timer.cancel()
+            self._send(self._open(), request, reply)
+
+
+class _Returned:
+    __slots__ = ("backend", "connection", "reply")
+
+    def __init__(self, backend: BlockingBackend, connection: BackendConnection, reply: Reply) -> None:
+        self.backend = backend
+        self.connection = connection
+        self.reply = reply
+
+    def __call__(self, request: Request, ok: bool) -> None:
+        self.backend.released(self.connection)
+        self.reply(request, ok)
