@@ -8,6 +8,7 @@ differ), so this is reported beside the wall-clock ratio, never instead of it.
 
     python bench/instructions.py [--requests 5000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,15 +39,28 @@ else:
 def instructions(which: str, program: str, n: int) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out", sys.executable, "-c",
-             CHILD.format(here=str(HERE)), which, program, str(n)],
-            check=True, capture_output=True, text=True,
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={tmp}/cg.out",
+                sys.executable,
+                "-c",
+                CHILD.format(here=str(HERE)),
+                which,
+                program,
+                str(n),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
         ).stderr
     return int(re.search(r"Collected : (\d+)", out).group(1))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--requests", type=int, default=5000)
     args = parser.parse_args()
     n = args.requests
@@ -55,12 +69,20 @@ def main() -> None:
         counts = dict(zip(jobs, pool.map(lambda job: instructions(*job), jobs)))
     report = {}
     for which in ("mm4", "chain"):
-        per = {p: (counts[(which, p, 5 * n)] - counts[(which, p, n)]) / (4 * n) for p in ("plain", "tiersim")}
-        report[which] = {"plain_instructions_per_request": per["plain"],
-                         "tiersim_instructions_per_request": per["tiersim"],
-                         "ratio": per["plain"] / per["tiersim"]}
-        print(f"{which}: plain SimPy {per['plain']:,.0f} instructions/request, tiersim {per['tiersim']:,.0f}; "
-              f"ratio {per['plain'] / per['tiersim']:.2f}x", flush=True)
+        per = {
+            p: (counts[(which, p, 5 * n)] - counts[(which, p, n)]) / (4 * n)
+            for p in ("plain", "tiersim")
+        }
+        report[which] = {
+            "plain_instructions_per_request": per["plain"],
+            "tiersim_instructions_per_request": per["tiersim"],
+            "ratio": per["plain"] / per["tiersim"],
+        }
+        print(
+            f"{which}: plain SimPy {per['plain']:,.0f} instructions/request, tiersim {per['tiersim']:,.0f}; "
+            f"ratio {per['plain'] / per['tiersim']:.2f}x",
+            flush=True,
+        )
     out = HERE / "results"
     out.mkdir(exist_ok=True)
     (out / "instructions.json").write_text(json.dumps(report, indent=2))

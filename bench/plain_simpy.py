@@ -10,6 +10,7 @@ two programs simulate the same network:
       around one call to the database (1 connection, Exp(5 ms)).  Nested holds, as in the
       real stack (tiersim splits a visit's demand into independent bursts around its calls).
 """
+
 from __future__ import annotations
 
 import random
@@ -18,7 +19,9 @@ import sys
 import simpy
 
 
-def mm4(customers: int, seed: int = 1, rho: float = 0.9, servers: int = 4, mean_service: float = 1.0) -> float:
+def mm4(
+    customers: int, seed: int = 1, rho: float = 0.9, servers: int = 4, mean_service: float = 1.0
+) -> float:
     rng = random.Random(seed)
     env = simpy.Environment()
     pool = simpy.Resource(env, capacity=servers)

@@ -8,6 +8,7 @@ machine), and tiersim's peak RSS at n and 10 n requests.
 
     python bench/run_bench.py [--rounds 3] [--requests 200000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,26 +37,36 @@ else:
     result = run_replication(model, 0)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     assert result.metrics["count.completed"] > 0
-print(json.dumps({{"wall_s": wall, "cpu_s": cpu, "requests": n, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+print(json.dumps({{"wall_s": wall, "cpu_s": cpu, "requests": n, "peak_rss_mb":
+resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
 """
 
 
 def measure(which: str, program: str, n: int) -> dict:
     code = CHILD.format(here=str(HERE))
-    out = subprocess.run([sys.executable, "-c", code, which, program, str(n)], check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code, which, program, str(n)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--requests", type=int, default=200_000)
     parser.add_argument("--memory-factor", type=int, default=10)
     args = parser.parse_args()
     n = args.requests
     report = {"requests": n, "rounds": args.rounds, "cases": {}}
-    for which, label in (("mm4", "(a) M/M/4, rho = 0.9"), ("chain", "(b) closed 3-tier chain, N = 100")):
+    for which, label in (
+        ("mm4", "(a) M/M/4, rho = 0.9"),
+        ("chain", "(b) closed 3-tier chain, N = 100"),
+    ):
         rates = {"plain": [], "tiersim": []}
         ratios, cpu_ratios = [], []
         for _ in range(args.rounds):
@@ -80,12 +91,14 @@ def main() -> None:
             "rss_ratio": large["peak_rss_mb"] / small["peak_rss_mb"],
         }
         report["cases"][which] = case
-        print(f"{label}: plain SimPy {case['plain_simpy_req_per_s']:,.0f} req/s, tiersim "
-              f"{case['tiersim_req_per_s']:,.0f} req/s, ratio {case['speed_ratio_median']:.2f}x "
-              f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}); CPU-time ratio "
-              f"{case['cpu_time_ratio_median']:.2f}x; peak RSS {small['peak_rss_mb']:.0f} MB at "
-              f"{n:,} -> {large['peak_rss_mb']:.0f} MB at {n * args.memory_factor:,} ({case['rss_ratio']:.2f}x)",
-              flush=True)
+        print(
+            f"{label}: plain SimPy {case['plain_simpy_req_per_s']:,.0f} req/s, tiersim "
+            f"{case['tiersim_req_per_s']:,.0f} req/s, ratio {case['speed_ratio_median']:.2f}x "
+            f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}); CPU-time ratio "
+            f"{case['cpu_time_ratio_median']:.2f}x; peak RSS {small['peak_rss_mb']:.0f} MB at "
+            f"{n:,} -> {large['peak_rss_mb']:.0f} MB at {n * args.memory_factor:,} ({case['rss_ratio']:.2f}x)",
+            flush=True,
+        )
     out = HERE / "results"
     out.mkdir(exist_ok=True)
     (out / "latest.json").write_text(json.dumps(report, indent=2))

@@ -15,6 +15,7 @@ every way of running and from the resumed run; how many points each killed run h
 
     python bench/sweep_bench.py [--workers 2] [--sweep bench/sweep_bench.toml]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,7 +32,13 @@ from pathlib import Path
 import psutil
 
 from sim.studies.sweep.design import expand
-from sim.studies.sweep.execute import DaskExecutor, ProcessExecutor, SerialExecutor, manifest, tasks_for
+from sim.studies.sweep.execute import (
+    DaskExecutor,
+    ProcessExecutor,
+    SerialExecutor,
+    manifest,
+    tasks_for,
+)
 from sim.studies.sweep.spec import load_sweep
 from sim.studies.sweep.store import ResultStore, load_results
 
@@ -47,7 +54,9 @@ def metric_table(root: Path, metrics: tuple[str, ...]):
 
 def _busy_cpu_s() -> float:
     times = psutil.cpu_times()
-    return sum(getattr(times, name, 0.0) for name in ("user", "nice", "system", "irq", "softirq", "steal"))
+    return sum(
+        getattr(times, name, 0.0) for name in ("user", "nice", "system", "irq", "softirq", "steal")
+    )
 
 
 def _own_cpu_s() -> float:
@@ -86,25 +95,49 @@ def wait_for_quiet(threshold: float, limit_s: float) -> float:
         time.sleep(3.0)
 
 
-def interrupted_then_resumed(sweep: Path, root: Path, workers: int, total: int, kills: list[tuple[int, float]]):
+def interrupted_then_resumed(
+    sweep: Path, root: Path, workers: int, total: int, kills: list[tuple[int, float]]
+):
     """Run the CLI; at each (signal, fraction) kill its process group once that fraction of the
     points is stored; finally rerun to completion. Returns the stored counts seen at each kill."""
-    command = [sys.executable, "-c", "from sim.cli import entry; entry()", "sweep", str(sweep),
-               "--results", str(root), "--workers", str(workers)]
+    command = [
+        sys.executable,
+        "-c",
+        "from sim.cli import entry; entry()",
+        "sweep",
+        str(sweep),
+        "--results",
+        str(root),
+        "--workers",
+        str(workers),
+    ]
     seen = []
     for sig, fraction in kills:
         # A job started in the background by a non-interactive shell inherits SIGINT ignored;
         # restore the default so that the CLI sees Ctrl-C as it would in a terminal.
-        process = subprocess.Popen(command, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        process = subprocess.Popen(
+            command,
+            start_new_session=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
         while len(list((root / "points").glob("*.parquet"))) < fraction * total:
             if process.poll() is not None:
-                raise RuntimeError(f"the sweep ended before it could be killed: {process.stderr.read().decode()}")
+                raise RuntimeError(
+                    f"the sweep ended before it could be killed: {process.stderr.read().decode()}"
+                )
             time.sleep(0.05)
         os.killpg(process.pid, sig)
         code = process.wait()
-        seen.append({"signal": signal.Signals(sig).name, "stored_at_kill": len(list((root / "points").glob("*.parquet"))),
-                     "exit_code": code, "stderr": process.stderr.read().decode().strip()[-200:]})
+        seen.append(
+            {
+                "signal": signal.Signals(sig).name,
+                "stored_at_kill": len(list((root / "points").glob("*.parquet"))),
+                "exit_code": code,
+                "stderr": process.stderr.read().decode().strip()[-200:],
+            }
+        )
     final = subprocess.run(command, capture_output=True, text=True, check=True)
     return seen, final.stdout.strip()
 
@@ -113,9 +146,18 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--workers", type=int, default=os.cpu_count())
     parser.add_argument("--sweep", default=str(HERE / "sweep_bench.toml"))
-    parser.add_argument("--rounds", type=int, default=10, help="blocks of the design, alternating the ways to run them")
-    parser.add_argument("--quiet", type=float, default=0.05,
-                        help="a round is clean when other programs took less than this share of the cores")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=10,
+        help="blocks of the design, alternating the ways to run them",
+    )
+    parser.add_argument(
+        "--quiet",
+        type=float,
+        default=0.05,
+        help="a round is clean when other programs took less than this share of the cores",
+    )
     args = parser.parse_args()
     plan = load_sweep(args.sweep)
     out: dict = {"cores": os.cpu_count(), "workers": args.workers}
@@ -130,15 +172,19 @@ def main() -> None:
         started = time.perf_counter()
         # one_worker: serial too, but in a worker process like the pool's (a small heap, no
         # Dask client), so that pool / one_worker isolates the parallelism itself.
-        executors = {"serial": SerialExecutor(), "one_worker": ProcessExecutor(1), "pool": ProcessExecutor(args.workers),
-                     "dask": DaskExecutor(local_workers=args.workers)}
+        executors = {
+            "serial": SerialExecutor(),
+            "one_worker": ProcessExecutor(1),
+            "pool": ProcessExecutor(args.workers),
+            "dask": DaskExecutor(local_workers=args.workers),
+        }
         out["pool_and_cluster_start_s"] = time.perf_counter() - started
         seconds = {mode: [] for mode in MODES}
         others = []  # per round: the largest share of the cores other programs took during a block
         size = -(-len(tasks) // args.rounds)
         for number in range(args.rounds):
-            block = tasks[number * size:(number + 1) * size]
-            order = MODES[number % len(MODES):] + MODES[:number % len(MODES)]
+            block = tasks[number * size : (number + 1) * size]
+            order = MODES[number % len(MODES) :] + MODES[: number % len(MODES)]
             wait_for_quiet(args.quiet, limit_s=300)
             shares = []
             for mode in order:
@@ -146,9 +192,12 @@ def main() -> None:
                 seconds[mode].append(wall)
                 shares.append(share)
             others.append(max(shares))
-            print(f"round {number + 1}/{args.rounds}: {len(block)} points, "
-                  + ", ".join(f"{m} {seconds[m][-1]:.1f} s" for m in MODES)
-                  + f", other programs took up to {others[-1]:.0%} of the cores", file=sys.stderr)
+            print(
+                f"round {number + 1}/{args.rounds}: {len(block)} points, "
+                + ", ".join(f"{m} {seconds[m][-1]:.1f} s" for m in MODES)
+                + f", other programs took up to {others[-1]:.0%} of the cores",
+                file=sys.stderr,
+            )
         for executor in executors.values():
             executor.close()
         reference = metric_table(scratch / "serial", plan.metrics)
@@ -163,27 +212,42 @@ def main() -> None:
         for mode in ("one_worker", "pool", "dask"):
             out[f"{mode}_speedup"] = sum(seconds["serial"]) / sum(seconds[mode])
             out[f"{mode}_speedup_median_round"] = statistics.median(
-                s / p for s, p in zip(seconds["serial"], seconds[mode]))
+                s / p for s, p in zip(seconds["serial"], seconds[mode])
+            )
             if clean:
-                out[f"{mode}_speedup_clean_rounds"] = (sum(seconds["serial"][i] for i in clean)
-                                                       / sum(seconds[mode][i] for i in clean))
-            out[f"{mode}_table_equals_serial"] = reference.equals(metric_table(scratch / mode, plan.metrics))
+                out[f"{mode}_speedup_clean_rounds"] = sum(
+                    seconds["serial"][i] for i in clean
+                ) / sum(seconds[mode][i] for i in clean)
+            out[f"{mode}_table_equals_serial"] = reference.equals(
+                metric_table(scratch / mode, plan.metrics)
+            )
         out["pool_over_one_worker"] = sum(seconds["one_worker"]) / sum(seconds["pool"])
         out["pool_over_one_worker_median_round"] = statistics.median(
-            s / p for s, p in zip(seconds["one_worker"], seconds["pool"]))
+            s / p for s, p in zip(seconds["one_worker"], seconds["pool"])
+        )
         out["seconds_per_round"] = {mode: [round(x, 2) for x in seconds[mode]] for mode in MODES}
         if clean:
-            out["pool_over_one_worker_clean_rounds"] = (sum(seconds["one_worker"][i] for i in clean)
-                                                        / sum(seconds["pool"][i] for i in clean))
+            out["pool_over_one_worker_clean_rounds"] = sum(
+                seconds["one_worker"][i] for i in clean
+            ) / sum(seconds["pool"][i] for i in clean)
         out["all_points_ok"] = bool((reference["status"] == "ok").all())
-        kills, final = interrupted_then_resumed(Path(args.sweep), scratch / "killed", args.workers, len(tasks),
-                                                [(signal.SIGKILL, 0.5), (signal.SIGINT, 0.75)])
+        kills, final = interrupted_then_resumed(
+            Path(args.sweep),
+            scratch / "killed",
+            args.workers,
+            len(tasks),
+            [(signal.SIGKILL, 0.5), (signal.SIGINT, 0.75)],
+        )
         resumed = metric_table(scratch / "killed", plan.metrics)
-        out.update({
-            "kills": kills, "resumed_final_run": final,
-            "resumed_points": len(resumed), "resumed_unique_ids": bool(resumed["point_id"].is_unique),
-            "resumed_table_equals_serial": reference.equals(resumed),
-        })
+        out.update(
+            {
+                "kills": kills,
+                "resumed_final_run": final,
+                "resumed_points": len(resumed),
+                "resumed_unique_ids": bool(resumed["point_id"].is_unique),
+                "resumed_table_equals_serial": reference.equals(resumed),
+            }
+        )
     print(json.dumps(out, indent=2))
 
 

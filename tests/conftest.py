@@ -1,4 +1,5 @@
 """Shared helpers: build models from small dicts and run them."""
+
 from __future__ import annotations
 
 import copy
@@ -15,7 +16,9 @@ from sim.run.replications import run
 # new random examples, more of them, to hunt for bugs before committing:
 #     HYPOTHESIS_PROFILE=explore .venv/bin/python -m pytest tests/test_properties.py
 settings.register_profile("ci", max_examples=25, deadline=None, derandomize=True, print_blob=True)
-settings.register_profile("explore", max_examples=200, deadline=None, derandomize=False, print_blob=True)
+settings.register_profile(
+    "explore", max_examples=200, deadline=None, derandomize=False, print_blob=True
+)
 settings.register_profile("dev", max_examples=10, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 

@@ -1,11 +1,12 @@
 """The dispatcher around the policies: error state and failover, crashes, sessions, stale
 load reports - exact event times on tiny scenarios with fixed service times."""
+
 from __future__ import annotations
 
 import numpy as np
 
-from sim.tiers.balancer.dispatcher import Dispatcher
 from sim.kernel.calendar import Kernel
+from sim.tiers.balancer.dispatcher import Dispatcher
 from sim.tiers.balancer.policies import make_policy
 from sim.tiers.balancer.sessions import SessionTable
 
@@ -42,13 +43,16 @@ class Request:
 def build(policy="round_robin", services=(1.0, 1.0), **kwargs):
     kernel = Kernel()
     nodes = [Node(kernel, f"n{i + 1}", s) for i, s in enumerate(services)]
-    made = make_policy(policy, [1.0] * len(nodes), [n.name for n in nodes], np.random.default_rng(1))
+    made = make_policy(
+        policy, [1.0] * len(nodes), [n.name for n in nodes], np.random.default_rng(1)
+    )
     dispatcher = Dispatcher(kernel, nodes, made, **kwargs)
     answers = []
 
     def send(at, user):
         def go(_a):
             dispatcher(Request(user), lambda r, ok: answers.append((kernel.now, r.user, ok)))
+
         kernel.call_after(at, go)
 
     return kernel, dispatcher, nodes, answers, send
@@ -73,7 +77,7 @@ def test_crash_fails_in_flight_requests_and_failover_skips_the_member_for_retry_
 
 
 def test_a_crash_nobody_noticed_does_not_cost_the_retry_time():
-    kernel, d, nodes, answers, send = build(retry_s=60.0, track_failures=True)
+    kernel, d, nodes, _answers, send = build(retry_s=60.0, track_failures=True)
     d.schedule([(1.0, 0, "crash", 1.0), (2.0, 0, "recover", 1.0)])
     send(3.0, "a")
     send(3.0, "b")
@@ -82,7 +86,7 @@ def test_a_crash_nobody_noticed_does_not_cost_the_retry_time():
 
 
 def test_all_attempts_refused_is_503():
-    kernel, d, nodes, answers, send = build(retry_s=60.0, track_failures=True)
+    kernel, d, _nodes, answers, send = build(retry_s=60.0, track_failures=True)
     d.schedule([(0.0, 0, "crash", 1.0), (0.0, 1, "crash", 1.0)])
     send(1.0, "a")
     send(2.0, "b")
@@ -92,10 +96,10 @@ def test_all_attempts_refused_is_503():
 
 
 def test_slow_member_takes_factor_times_longer():
-    kernel, d, nodes, answers, send = build(services=(1.0, 1.0))
+    kernel, d, _nodes, answers, send = build(services=(1.0, 1.0))
     d.schedule([(0.0, 0, "slow", 3.0), (10.0, 0, "recover", 1.0)])
-    send(1.0, "a")   # n1: 3 s
-    send(1.0, "b")   # n2: 1 s
+    send(1.0, "a")  # n1: 3 s
+    send(1.0, "b")  # n2: 1 s
     send(11.0, "c")  # n1 again, back to 1 s
     kernel.run()
     assert sorted(answers) == [(2.0, "b", True), (4.0, "a", True), (12.0, "c", True)]
@@ -103,7 +107,9 @@ def test_slow_member_takes_factor_times_longer():
 
 def test_sticky_sessions_return_to_their_member_and_are_lost_on_failover():
     sessions = SessionTable()
-    kernel, d, nodes, answers, send = build(retry_s=100.0, sessions=sessions, sticky=True, track_failures=True)
+    kernel, d, nodes, _answers, send = build(
+        retry_s=100.0, sessions=sessions, sticky=True, track_failures=True
+    )
     for t, user in [(0, "s1"), (0, "s2"), (2, "s1"), (2, "s2"), (4, "s1")]:
         send(t, user)
     d.schedule([(5.0, 0, "crash", 1.0)])
@@ -117,7 +123,9 @@ def test_sticky_sessions_return_to_their_member_and_are_lost_on_failover():
 
 def test_sessions_of_a_crashed_member_die_even_if_the_client_comes_back_to_it():
     sessions = SessionTable()
-    kernel, d, nodes, answers, send = build(retry_s=1.0, sessions=sessions, sticky=True, track_failures=True)
+    kernel, d, nodes, _answers, send = build(
+        retry_s=1.0, sessions=sessions, sticky=True, track_failures=True
+    )
     send(0.0, "s1")
     d.schedule([(2.0, 0, "crash", 1.0), (3.0, 0, "recover", 1.0)])
     send(5.0, "s1")  # back on n1 after the restart: a new session there
@@ -128,7 +136,9 @@ def test_sessions_of_a_crashed_member_die_even_if_the_client_comes_back_to_it():
 
 def test_replication_hook_keeps_a_failed_over_session():
     sessions = SessionTable(replicated=lambda user, home, to: True)
-    kernel, d, nodes, answers, send = build(retry_s=100.0, sessions=sessions, sticky=True, track_failures=True)
+    kernel, d, _nodes, _answers, send = build(
+        retry_s=100.0, sessions=sessions, sticky=True, track_failures=True
+    )
     send(0.0, "s1")
     d.schedule([(2.0, 0, "crash", 1.0)])
     send(3.0, "s1")
@@ -138,8 +148,9 @@ def test_replication_hook_keeps_a_failed_over_session():
 
 def test_sticky_session_force_answers_503():
     sessions = SessionTable()
-    kernel, d, nodes, answers, send = build(retry_s=100.0, sessions=sessions, sticky=True, sticky_force=True,
-                                            track_failures=True)
+    kernel, d, _nodes, answers, send = build(
+        retry_s=100.0, sessions=sessions, sticky=True, sticky_force=True, track_failures=True
+    )
     send(0.0, "s1")
     send(0.5, "other")  # n2
     d.schedule([(0.6, 0, "crash", 1.0)])
@@ -151,7 +162,7 @@ def test_sticky_session_force_answers_503():
 
 def test_without_stickiness_a_session_is_lost_whenever_it_lands_elsewhere():
     sessions = SessionTable()
-    kernel, d, nodes, answers, send = build(sessions=sessions, sticky=False)
+    kernel, _d, _nodes, _answers, send = build(sessions=sessions, sticky=False)
     for t in range(4):
         send(float(t) * 2, "s1")  # round robin: n1, n2, n1, n2
     kernel.run()
@@ -161,14 +172,16 @@ def test_without_stickiness_a_session_is_lost_whenever_it_lands_elsewhere():
 def test_stale_reports_make_sqf_herd():
     """sqf reading loads reported every 10 s: all requests of the first interval see the
     t = 0 report (everyone idle) and pile onto the first member; live loads alternate."""
-    kernel, d, nodes, answers, send = build(policy="sqf", services=(100.0, 100.0), report_interval_s=10.0)
+    kernel, _d, nodes, _answers, send = build(
+        policy="sqf", services=(100.0, 100.0), report_interval_s=10.0
+    )
     for t in range(4):
         send(float(t), f"u{t}")
     send(11.0, "late")  # after the report at 10 s: n2
     kernel.run(until=50)
     assert [u for _, u in nodes[0].served] == ["u0", "u1", "u2", "u3"]
     assert [u for _, u in nodes[1].served] == ["late"]
-    kernel, d, nodes, answers, send = build(policy="sqf", services=(100.0, 100.0))
+    kernel, _d, nodes, _answers, send = build(policy="sqf", services=(100.0, 100.0))
     for t in range(4):
         send(float(t), f"u{t}")
     kernel.run(until=50)
@@ -178,22 +191,36 @@ def test_stale_reports_make_sqf_herd():
 def test_model_file_crash_with_sticky_sessions_end_to_end():
     """Two nodes, 20 users with sessions; node 1 crashes at 50 s and recovers at 80 s
     (mod_proxy retry 10 s): requests in flight fail, its sessions are lost on failover."""
-    from tests.conftest import model_from
     from sim.run.replication import run_replication
+    from tests.conftest import model_from
 
     data = {
         "clients": {"kind": "closed", "users": 20, "think": {"dist": "exponential", "mean": 0.5}},
         "proxy": {"workers": 50, "cores": 2, "demand": 0.0005},
         "balancer": {"policy": "byrequests", "sticky_session": True, "retry_s": 10.0},
-        "backends": [{"name": "app", "count": 2, "threads": 10, "cores": 1, "cpu": {"dist": "exponential", "mean": 0.04},
-                      "events": [{"at_s": 50.0, "kind": "crash", "node": 1}, {"at_s": 80.0, "kind": "recover", "node": 1}]}],
+        "backends": [
+            {
+                "name": "app",
+                "count": 2,
+                "threads": 10,
+                "cores": 1,
+                "cpu": {"dist": "exponential", "mean": 0.04},
+                "events": [
+                    {"at_s": 50.0, "kind": "crash", "node": 1},
+                    {"at_s": 80.0, "kind": "recover", "node": 1},
+                ],
+            }
+        ],
         "run": {"duration_s": 120.0, "warmup": "none", "replications": 1},
     }
     metrics = run_replication(model_from(data), 0, 5).metrics
     assert metrics["balancer.sessions_created"] >= 20
     assert 0 < metrics["balancer.sessions_lost"] <= 20
     assert metrics["count.errors"] >= 1  # the requests in flight at the crash
-    assert metrics["balancer.dispatched.app1"] + metrics["balancer.dispatched.app2"] >= metrics["count.completed"]
+    assert (
+        metrics["balancer.dispatched.app1"] + metrics["balancer.dispatched.app2"]
+        >= metrics["count.completed"]
+    )
 
 
 def test_unknown_policy_lists_the_valid_names():
@@ -201,15 +228,23 @@ def test_unknown_policy_lists_the_valid_names():
 
     from sim.model.load import ModelError, parse_model
 
-    base = {"clients": {"kind": "open", "rate_per_s": 1.0}, "backends": [{"cpu": 0.1, "count": 2}],
-            "run": {"duration_s": 10}}
+    base = {
+        "clients": {"kind": "open", "rate_per_s": 1.0},
+        "backends": [{"cpu": 0.1, "count": 2}],
+        "run": {"duration_s": 10},
+    }
     with pytest.raises(ModelError) as info:
         parse_model({**base, "balancer": {"policy": "least_busy"}})
     assert "balancer.policy = 'least_busy'" in str(info.value) and "'bybusyness'" in str(info.value)
-    with pytest.raises(ModelError, match="balancer.choices does not apply to policy 'sqf'"):
+    with pytest.raises(ModelError, match=r"balancer\.choices does not apply to policy 'sqf'"):
         parse_model({**base, "balancer": {"policy": "sqf", "choices": 3}})
-    with pytest.raises(ModelError, match="balancer.members"):
+    with pytest.raises(ModelError, match=r"balancer\.members"):
         parse_model({**base, "balancer": {"members": ["web"]}})
     with pytest.raises(ModelError, match="whole-number weights"):
-        parse_model({**base, "balancer": {"policy": "mod_jk_request"},
-                     "backends": [{"cpu": 0.1, "weight": 1.5}]})
+        parse_model(
+            {
+                **base,
+                "balancer": {"policy": "mod_jk_request"},
+                "backends": [{"cpu": 0.1, "weight": 1.5}],
+            }
+        )

@@ -3,6 +3,7 @@
 N FCFS exponential servers (one thread, one core each), Poisson arrivals, no proxy: the
 dispatcher is the only thing between the clients and the servers.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -13,15 +14,23 @@ from tests.conftest import model_from, simulate
 
 
 def inside(interval, exact):
-    assert interval.low <= exact <= interval.high, f"{exact} not in [{interval.low}, {interval.high}]"
+    assert interval.low <= exact <= interval.high, (
+        f"{exact} not in [{interval.low}, {interval.high}]"
+    )
 
 
 def farm(total_rate, policy, services, duration_s=4000.0, **balancer):
     """One server per entry of `services` (mean service time [s]), in that order."""
-    backends = [{"name": f"s{k}", "threads": 1, "cores": 1, "cpu": {"dist": "exponential", "mean": mean}}
-                for k, mean in enumerate(services)]
-    return {"clients": {"kind": "open", "rate_per_s": total_rate}, "balancer": {"policy": policy, **balancer},
-            "backends": backends, "run": {"duration_s": duration_s, "warmup": 100.0}}
+    backends = [
+        {"name": f"s{k}", "threads": 1, "cores": 1, "cpu": {"dist": "exponential", "mean": mean}}
+        for k, mean in enumerate(services)
+    ]
+    return {
+        "clients": {"kind": "open", "rate_per_s": total_rate},
+        "balancer": {"policy": policy, **balancer},
+        "backends": backends,
+        "run": {"duration_s": duration_s, "warmup": 100.0},
+    }
 
 
 def test_random_routing_is_independent_mm1_queues():
@@ -44,11 +53,17 @@ def test_join_shortest_queue_two_servers():
     inside(result.summary["response.mean"], 2.10820)
 
 
-@pytest.mark.parametrize("policy, exact", [
-    ("random", 0.5 * (1 / (1 - 0.75)) + 0.5 * (1 / (2 - 0.75))),  # 2.4: two M/M/1 at 0.75 each
-    ("round_robin", 0.5 * erlang_k_m1_response(2, 0.75, 1.0) + 0.5 * erlang_k_m1_response(2, 0.75, 2.0)),  # 1.88192
-    ("sqf", 0.920811),  # JSQ, ties to the fast server (listed first), CTMC
-])
+@pytest.mark.parametrize(
+    "policy, exact",
+    [
+        ("random", 0.5 * (1 / (1 - 0.75)) + 0.5 * (1 / (2 - 0.75))),  # 2.4: two M/M/1 at 0.75 each
+        (
+            "round_robin",
+            0.5 * erlang_k_m1_response(2, 0.75, 1.0) + 0.5 * erlang_k_m1_response(2, 0.75, 2.0),
+        ),  # 1.88192
+        ("sqf", 0.920811),  # JSQ, ties to the fast server (listed first), CTMC
+    ],
+)
 def test_heterogeneous_pair(policy, exact):
     """mu = (2, 1), lambda = 1.5 (theory.md §2, heterogeneous table)."""
     result = simulate(farm(1.5, policy, [0.5, 1.0]), replications=10, seed=32)
@@ -62,10 +77,15 @@ def test_heterogeneous_round_robin_is_unstable_from_n_min_mu():
     for policy in ("round_robin", "random", "lighttpd_round_robin", "jboss_round_robin"):
         assert not overloads(model_from(farm(1.99, policy, [0.5, 1.0])))
         refused = overloads(model_from(farm(2.0, policy, [0.5, 1.0])))
-        assert {o.path for o in refused} == {"backends.1.cores", "backends.1.threads"}  # the slow one only
+        assert {o.path for o in refused} == {
+            "backends.1.cores",
+            "backends.1.threads",
+        }  # the slow one only
     for policy in ("sqf", "least_outstanding", "power_of_d", "bybusyness"):
         assert not overloads(model_from(farm(2.9, policy, [0.5, 1.0])))
-        assert [o.path for o in overloads(model_from(farm(3.0, policy, [0.5, 1.0])))] == ["backends"]
+        assert [o.path for o in overloads(model_from(farm(3.0, policy, [0.5, 1.0])))] == [
+            "backends"
+        ]
     weighted = farm(2.9, "byrequests", [0.5, 1.0])
     weighted["backends"][0]["weight"] = 2.0
     assert not overloads(model_from(weighted))  # loadfactor 2:1 matches the speeds
@@ -76,8 +96,12 @@ def test_power_of_two_approaches_the_supermarket_limit():
     (Mitzenmacher 2001) is approached from above as N grows."""
     limit = sum(0.9 ** (2**i - 2) for i in range(1, 40))
     assert limit == pytest.approx(2.61406, abs=1e-5)
-    small = simulate(farm(0.9 * 5, "power_of_d", [1.0] * 5, duration_s=3000), replications=10, seed=33)
-    large = simulate(farm(0.9 * 40, "power_of_d", [1.0] * 40, duration_s=1500), replications=10, seed=33)
+    small = simulate(
+        farm(0.9 * 5, "power_of_d", [1.0] * 5, duration_s=3000), replications=10, seed=33
+    )
+    large = simulate(
+        farm(0.9 * 40, "power_of_d", [1.0] * 40, duration_s=1500), replications=10, seed=33
+    )
     small, large = small.summary["response.mean"], large.summary["response.mean"]
     assert limit < large.low and large.high < small.low
     assert large.high < 1.05 * limit  # within 5 % at N = 40 (distinct draws)
@@ -89,10 +113,20 @@ def test_stale_load_reports_make_shortest_queue_herd():
     Δ = 2 s (two mean service times) loses most of the gain; Δ = 8 s is worse than not looking
     at all, because every request of an interval joins the server that looked shortest."""
     means = {}
-    for label, balancer in [("live", {}), ("2s", {"report_interval_s": 2.0}), ("8s", {"report_interval_s": 8.0})]:
-        result = simulate(farm(3.2, "sqf", [1.0] * 4, duration_s=3000, **balancer), replications=10, seed=34)
+    for label, balancer in [
+        ("live", {}),
+        ("2s", {"report_interval_s": 2.0}),
+        ("8s", {"report_interval_s": 8.0}),
+    ]:
+        result = simulate(
+            farm(3.2, "sqf", [1.0] * 4, duration_s=3000, **balancer), replications=10, seed=34
+        )
         means[label] = result.summary["response.mean"]
     blind = simulate(farm(3.2, "random", [1.0] * 4, duration_s=3000), replications=10, seed=34)
     blind = blind.summary["response.mean"]
     inside(blind, 1 / (1 - 0.8))
-    assert means["live"].high < means["2s"].low and means["2s"].high < blind.low and blind.high < means["8s"].low
+    assert (
+        means["live"].high < means["2s"].low
+        and means["2s"].high < blind.low
+        and blind.high < means["8s"].low
+    )

@@ -1,5 +1,6 @@
 """`tiersim calibrate`: fits checked against M/M/1 theory, resumption from the cache, and the
 errors a user meets when an experiment's calibration is set up wrong."""
+
 from __future__ import annotations
 
 import json
@@ -9,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 import sim.studies.reproduce
-from sim.studies.calibrate import RESOLVED, calibrate
 from sim.cli import main
+from sim.studies.calibrate import RESOLVED, calibrate
 
 MODEL = """
 [clients]
@@ -50,7 +51,8 @@ def experiment(tmp_path, published: str, calibration: str, fitted: str) -> str:
     (tmp_path / "model.toml").write_text(MODEL)
     (tmp_path / "published.csv").write_text(textwrap.dedent(published).lstrip())
     rows = [line.split(",")[0] for line in textwrap.dedent(published).strip().splitlines()[1:]]
-    (tmp_path / "experiment.toml").write_text(textwrap.dedent(f"""
+    (tmp_path / "experiment.toml").write_text(
+        textwrap.dedent(f"""
         [experiment]
         name = "mm1"
         published = "published.csv"
@@ -67,23 +69,31 @@ def experiment(tmp_path, published: str, calibration: str, fitted: str) -> str:
         [factors.server]
         server = []
         other = ['balancer.members=["other"]']
-        """) + textwrap.dedent(calibration) + textwrap.dedent(fitted))
+        """)
+        + textwrap.dedent(calibration)
+        + textwrap.dedent(fitted)
+    )
     return str(tmp_path)
 
 
 def one_figure(folder) -> str:
     """R = 0.2 s published at lambda = 5 (D = 0.1 s); the server's demand free in [0.01, 0.15]."""
-    return experiment(folder, """
+    return experiment(
+        folder,
+        """
         row,rate,server,response_s
         fit,5,server,0.2
-        """, """
+        """,
+        """
         [[calibrate]]
         parameter = "backends.0.cpu.mean"
         bounds = [0.01, 0.15]
-        """, """
+        """,
+        """
         [[fitted]]
         row = "fit"
-        """)
+        """,
+    )
 
 
 def assert_resolved(target: dict) -> None:
@@ -101,18 +111,23 @@ def test_one_parameter_fit_agrees_with_mm1_theory(tmp_path):
     simulated R meets the figure, the exact M/M/1 value lies in the simulation's interval (the
     fit is as good as the noise allows), and the row not fitted to (lambda = 3) is predicted
     within its interval of theory."""
-    folder = experiment(tmp_path, """
+    folder = experiment(
+        tmp_path,
+        """
         row,rate,server,response_s
         fit,5,server,0.2
         predict,3,server,0.142857
-        """, """
+        """,
+        """
         [[calibrate]]
         parameter = "backends.0.cpu.mean"
         bounds = [0.01, 0.15]
-        """, """
+        """,
+        """
         [[fitted]]
         row = "fit"
-        """)
+        """,
+    )
     result = calibrate(folder)
     assert result.converged, result.message
     (parameter,) = result.parameters
@@ -130,11 +145,14 @@ def test_one_parameter_fit_agrees_with_mm1_theory(tmp_path):
 def test_two_parameters_fitted_jointly_each_to_its_rows(tmp_path):
     """Two servers, each with its own demand (`when` picks the rows a parameter applies to),
     fitted jointly to one figure each: R = 0.2 s (D = 0.1) and R = 1/15 s (D = 0.05) at lambda = 5."""
-    folder = experiment(tmp_path, """
+    folder = experiment(
+        tmp_path,
+        """
         row,rate,server,response_s
         a,5,server,0.2
         b,5,other,0.0666667
-        """, """
+        """,
+        """
         [[calibrate]]
         parameter = "backends.0.cpu.mean"
         bounds = [0.01, 0.15]
@@ -144,28 +162,39 @@ def test_two_parameters_fitted_jointly_each_to_its_rows(tmp_path):
         parameter = "backends.1.cpu.mean"
         bounds = [0.01, 0.15]
         when = { server = "other" }
-        """, """
+        """,
+        """
         [[fitted]]
         row = "a"
 
         [[fitted]]
         row = "b"
-        """)
+        """,
+    )
     result = calibrate(folder)
     assert result.converged, result.message
     first, second = (p["value"] for p in result.parameters)
-    assert [p["fitted_to"] for p in result.parameters] == [["row=a response_s"], ["row=b response_s"]]
+    assert [p["fitted_to"] for p in result.parameters] == [
+        ["row=a response_s"],
+        ["row=b response_s"],
+    ]
     for target, demand in zip(result.targets, (first, second)):
         assert_resolved(target)
         inside(target["ci_low"], mm1_response(demand, 5.0), target["ci_high"])
     # each row carries only its own parameter
-    assert [r.overrides[-1].split("=")[0] for r in result.rows] == ["backends.0.cpu.mean", "backends.1.cpu.mean"]
+    assert [r.overrides[-1].split("=")[0] for r in result.rows] == [
+        "backends.0.cpu.mean",
+        "backends.1.cpu.mean",
+    ]
     # the rows of an evaluation in two processes: the same fit, number for number
     pooled = calibrate(folder, workers=2)
     assert pooled.parameters == result.parameters and pooled.targets == result.targets
     assert [r.as_dict() for r in pooled.rows] == [r.as_dict() for r in result.rows]
     # and `tiersim reproduce --workers 2` prints what the serial run prints
-    serial, parallel = (CliRunner().invoke(main, ["reproduce", folder, "--json", *extra]) for extra in ([], ["-w", "2"]))
+    serial, parallel = (
+        CliRunner().invoke(main, ["reproduce", folder, "--json", *extra])
+        for extra in ([], ["-w", "2"])
+    )
     assert serial.exit_code == parallel.exit_code == 0 and serial.output == parallel.output
 
 
@@ -197,32 +226,66 @@ def test_interrupted_fit_resumes_from_the_cache(tmp_path, monkeypatch):
     assert again.evaluations == 0 and again.parameters == resumed.parameters
 
 
-@pytest.mark.parametrize("calibration, fitted, message", [
-    ("", '[[fitted]]\nrow = "fit"\n', "no [[calibrate]] entries"),
-    ('[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0.2, 0.1]\n', '[[fitted]]\nrow = "fit"\n',
-     "`bounds` must be [low, high] with low < high"),
-    ('[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0, 0.1]\nscale = "log"\n',
-     '[[fitted]]\nrow = "fit"\n', "a log scale needs low > 0"),
-    ('[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0.01, 0.1]\n', "",
-     "no [[fitted]] entry names a published figure"),
-    ('[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0.01, 0.1]\n', '[[fitted]]\nrow = "held"\n',
-     "which is withheld; a withheld figure is predicted, never fitted"),
-    (('[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0.01, 0.1]\n'
-      '[[calibrate]]\nparameter = "backends.1.cpu.mean"\nbounds = [0.01, 0.1]\n'), '[[fitted]]\nrow = "fit"\n',
-     "2 free parameters but only 1 fitted figures"),
-    ('[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0.01, 0.1]\nwhen = { server = "other" }\n',
-     '[[fitted]]\nrow = "fit"\n', "applies to none of the fitted figures' rows"),
-    ('[[calibrate]]\nparameter = "backends.0.cpux.mean"\nbounds = [0.01, 0.1]\n', '[[fitted]]\nrow = "fit"\n',
-     "backends.0.cpux: unknown parameter"),
-    ('[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0.01, 0.5]\nstart = 0.4\n',
-     '[[fitted]]\nrow = "fit"\n', "the model is unstable"),
-])
+@pytest.mark.parametrize(
+    "calibration, fitted, message",
+    [
+        ("", '[[fitted]]\nrow = "fit"\n', "no [[calibrate]] entries"),
+        (
+            '[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0.2, 0.1]\n',
+            '[[fitted]]\nrow = "fit"\n',
+            "`bounds` must be [low, high] with low < high",
+        ),
+        (
+            '[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0, 0.1]\nscale = "log"\n',
+            '[[fitted]]\nrow = "fit"\n',
+            "a log scale needs low > 0",
+        ),
+        (
+            '[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0.01, 0.1]\n',
+            "",
+            "no [[fitted]] entry names a published figure",
+        ),
+        (
+            '[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0.01, 0.1]\n',
+            '[[fitted]]\nrow = "held"\n',
+            "which is withheld; a withheld figure is predicted, never fitted",
+        ),
+        (
+            (
+                '[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0.01, 0.1]\n'
+                '[[calibrate]]\nparameter = "backends.1.cpu.mean"\nbounds = [0.01, 0.1]\n'
+            ),
+            '[[fitted]]\nrow = "fit"\n',
+            "2 free parameters but only 1 fitted figures",
+        ),
+        (
+            '[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0.01, 0.1]\nwhen = { server = "other" }\n',
+            '[[fitted]]\nrow = "fit"\n',
+            "applies to none of the fitted figures' rows",
+        ),
+        (
+            '[[calibrate]]\nparameter = "backends.0.cpux.mean"\nbounds = [0.01, 0.1]\n',
+            '[[fitted]]\nrow = "fit"\n',
+            "backends.0.cpux: unknown parameter",
+        ),
+        (
+            '[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0.01, 0.5]\nstart = 0.4\n',
+            '[[fitted]]\nrow = "fit"\n',
+            "the model is unstable",
+        ),
+    ],
+)
 def test_setup_errors_name_the_entry_and_the_fix(tmp_path, calibration, fitted, message):
-    folder = experiment(tmp_path, """
+    folder = experiment(
+        tmp_path,
+        """
         row,rate,server,response_s
         fit,5,server,0.2
         held,5,server,
-        """, calibration, fitted)
+        """,
+        calibration,
+        fitted,
+    )
     outcome = CliRunner().invoke(main, ["calibrate", folder, "--no-cache"])
     assert outcome.exit_code == 3, outcome.output
     assert message in outcome.output
@@ -231,7 +294,9 @@ def test_setup_errors_name_the_entry_and_the_fix(tmp_path, calibration, fitted, 
 
 def test_cli_json_lists_parameters_targets_and_rows(tmp_path):
     folder = one_figure(tmp_path)
-    outcome = CliRunner().invoke(main, ["calibrate", folder, "--json", "--cache", str(tmp_path / "c.jsonl")])
+    outcome = CliRunner().invoke(
+        main, ["calibrate", folder, "--json", "--cache", str(tmp_path / "c.jsonl")]
+    )
     assert outcome.exit_code == 0, outcome.output
     document = json.loads(outcome.output)
     assert document["converged"] and document["parameters"][0]["parameter"] == "backends.0.cpu.mean"
@@ -239,11 +304,23 @@ def test_cli_json_lists_parameters_targets_and_rows(tmp_path):
     assert (tmp_path / "c.jsonl").is_file()
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda text: text.replace('column = "row"', 'column = "nope"'), "[models] column = 'nope' is not a column"),
-    (lambda text: text.replace('value_column = "response_s"', ""), "say which figure each row is compared on"),
-    (lambda text: text.replace('fit = "model.toml"', 'other = "model.toml"'), "no row of published.csv maps onto a"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (
+            lambda text: text.replace('column = "row"', 'column = "nope"'),
+            "[models] column = 'nope' is not a column",
+        ),
+        (
+            lambda text: text.replace('value_column = "response_s"', ""),
+            "say which figure each row is compared on",
+        ),
+        (
+            lambda text: text.replace('fit = "model.toml"', 'other = "model.toml"'),
+            "no row of published.csv maps onto a",
+        ),
+    ],
+)
 def test_user_experiment_mapping_errors_name_the_fix(tmp_path, edit, message):
     """A user's own experiment folder that maps nothing, or compares on nothing, is refused with
     the fix, not run into an empty table or a traceback."""

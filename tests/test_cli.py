@@ -1,5 +1,6 @@
 """The command line as a user meets it: bad input is a one-paragraph error naming the file,
 the dotted field path, the value and what is allowed, with a documented exit code."""
+
 from __future__ import annotations
 
 import json
@@ -49,7 +50,9 @@ def write(tmp_path, text: str) -> Path:
 def test_run_prints_intervals(small):
     result = invoke("run", small)
     assert result.exit_code == 0, result.output
-    assert "throughput" in result.output and "±" in result.output and "3 replications" in result.output
+    assert (
+        "throughput" in result.output and "±" in result.output and "3 replications" in result.output
+    )
 
 
 def test_run_json_document_is_stable_and_complete(small):
@@ -62,14 +65,21 @@ def test_run_json_document_is_stable_and_complete(small):
     tput = doc["metrics"]["throughput"]
     assert set(tput) >= {"mean", "half_width", "low", "high", "n", "unit"} and tput["n"] == 4
     assert tput["low"] <= tput["mean"] <= tput["high"]
-    for name in ("response.p95", "app1.threads.utilization", "app1.cpu.utilization", "count.completed"):
+    for name in (
+        "response.p95",
+        "app1.threads.utilization",
+        "app1.cpu.utilization",
+        "count.completed",
+    ):
         assert name in doc["metrics"], name
     assert len(doc["replications"]) == 4
 
 
 def test_seed_changes_results_and_repeats_exactly(small):
     def tput(seed):
-        return json.loads(invoke("run", small, "--json", "--seed", seed).stdout)["metrics"]["throughput"]["mean"]
+        return json.loads(invoke("run", small, "--json", "--seed", seed).stdout)["metrics"][
+            "throughput"
+        ]["mean"]
 
     assert tput(1) == tput(1)
     assert tput(1) != tput(2)
@@ -83,24 +93,47 @@ def test_timeseries_csv(small, tmp_path):
     assert len(rows) > 150  # 200 s at one row per second
 
 
-@pytest.mark.parametrize("text, needles", [
-    ("[clients]\nkind = 'closed'\nusers = -5\n[[backends]]\ncpu = 0.1\n",
-     ["clients.users = -5", "greater than or equal to 1"]),
-    ("[clients]\nkind = 'closed'\nusers = 5\n[[backends]]\ncpu = 0.1\nthreads = 0\n", ["backends.0.threads = 0"]),
-    ("[clients]\nkind = 'closed'\nusers = 5\n[balancer]\npolicy = 'fastest'\n[[backends]]\ncpu = 0.1\n",
-     ["balancer.policy = 'fastest'", "round_robin"]),
-    ("[clients]\nkind = 'closed'\nusers = 5\nthinkk = 1\n[[backends]]\ncpu = 0.1\n",
-     ["clients.thinkk", "unknown parameter"]),
-    ("[clients]\nkind = 'closed'\nusers = 5\n[[backends]]\ncpu = { dist = 'gama', mean = 1 }\n",
-     ["backends.0.cpu", "'gama'", "'gamma'"]),
-    ("[clients]\nkind = 'swarm'\n[[backends]]\ncpu = 0.1\n", ["clients", "'swarm'", "'closed'"]),
-    ("[clients\nkind = 1", ["not valid TOML", "line 1"]),
-    ("[clients]\nkind = 'closed'\nusers = 5\n[[backends]]\ncpu = 0.1\nconnector = 'blocking'\nmax_connections = 50\n",
-     ["backends.0", "max_connections", "connector = \"nonblocking\""]),
-    ("[clients]\nkind = 'closed'\nusers = 5\n[proxy.backend_pool]\nmodule = 'mod_jk'\ndisable_reuse = true\n"
-     "[[backends]]\ncpu = 0.1\n", ["proxy.backend_pool", "disable_reuse", "module = \"mod_proxy\""]),
-    ("[clients]\nkind = 'open'\nrate_per_s = 5\n", ["no server"]),
-])
+@pytest.mark.parametrize(
+    "text, needles",
+    [
+        (
+            "[clients]\nkind = 'closed'\nusers = -5\n[[backends]]\ncpu = 0.1\n",
+            ["clients.users = -5", "greater than or equal to 1"],
+        ),
+        (
+            "[clients]\nkind = 'closed'\nusers = 5\n[[backends]]\ncpu = 0.1\nthreads = 0\n",
+            ["backends.0.threads = 0"],
+        ),
+        (
+            "[clients]\nkind = 'closed'\nusers = 5\n[balancer]\npolicy = 'fastest'\n[[backends]]\ncpu = 0.1\n",
+            ["balancer.policy = 'fastest'", "round_robin"],
+        ),
+        (
+            "[clients]\nkind = 'closed'\nusers = 5\nthinkk = 1\n[[backends]]\ncpu = 0.1\n",
+            ["clients.thinkk", "unknown parameter"],
+        ),
+        (
+            "[clients]\nkind = 'closed'\nusers = 5\n[[backends]]\ncpu = { dist = 'gama', mean = 1 }\n",
+            ["backends.0.cpu", "'gama'", "'gamma'"],
+        ),
+        (
+            "[clients]\nkind = 'swarm'\n[[backends]]\ncpu = 0.1\n",
+            ["clients", "'swarm'", "'closed'"],
+        ),
+        ("[clients\nkind = 1", ["not valid TOML", "line 1"]),
+        (
+            "[clients]\nkind = 'closed'\nusers = 5\n[[backends]]\ncpu = 0.1\nconnector = "
+            "'blocking'\nmax_connections = 50\n",
+            ["backends.0", "max_connections", 'connector = "nonblocking"'],
+        ),
+        (
+            "[clients]\nkind = 'closed'\nusers = 5\n[proxy.backend_pool]\nmodule = 'mod_jk'\ndisable_reuse = true\n"
+            "[[backends]]\ncpu = 0.1\n",
+            ["proxy.backend_pool", "disable_reuse", 'module = "mod_proxy"'],
+        ),
+        ("[clients]\nkind = 'open'\nrate_per_s = 5\n", ["no server"]),
+    ],
+)
 def test_invalid_models_name_the_field_and_exit_3(tmp_path, text, needles):
     path = write(tmp_path, text)
     for command in ("validate", "run", "solve"):
@@ -118,19 +151,25 @@ def test_missing_file(tmp_path):
 
 
 def test_unstable_open_model_is_refused_before_running(tmp_path):
-    path = write(tmp_path, "[clients]\nkind = 'open'\nrate_per_s = 500\n[[backends]]\ncpu = 0.01\nthreads = 100000\n"
-                           "[run]\nduration_s = 10\n")
+    path = write(
+        tmp_path,
+        "[clients]\nkind = 'open'\nrate_per_s = 500\n[[backends]]\ncpu = 0.01\nthreads = 100000\n"
+        "[run]\nduration_s = 10\n",
+    )
     result = invoke("run", path)
     assert result.exit_code == 4
     assert "backends.0.cores" in result.stderr and "offered 5" in result.stderr
 
 
-@pytest.mark.parametrize("override, needle", [
-    ("backends.0.threads=abc", "backends.0.threads = 'abc'"),
-    ("backends.7.threads=3", "index 7 out of range"),
-    ("nothing=3", "nothing"),
-    ("threads", "PATH=VALUE"),
-])
+@pytest.mark.parametrize(
+    "override, needle",
+    [
+        ("backends.0.threads=abc", "backends.0.threads = 'abc'"),
+        ("backends.7.threads=3", "index 7 out of range"),
+        ("nothing=3", "nothing"),
+        ("threads", "PATH=VALUE"),
+    ],
+)
 def test_bad_overrides(small, override, needle):
     result = invoke("run", small, "--set", override)
     assert result.exit_code == 3
@@ -145,7 +184,14 @@ def test_override_takes_effect(small):
 def test_schema_lists_every_parameter_with_range():
     result = invoke("schema")
     assert result.exit_code == 0
-    for needle in ("backends.N.threads", "proxy.listen_backlog", "run.warmup", "maxThreads", ">= 1", "{dist = 'gamma'}.cv"):
+    for needle in (
+        "backends.N.threads",
+        "proxy.listen_backlog",
+        "run.warmup",
+        "maxThreads",
+        ">= 1",
+        "{dist = 'gamma'}.cv",
+    ):
         assert needle in result.output, needle
     as_json = json.loads(invoke("schema", "--json").stdout)
     assert "properties" in as_json
@@ -160,7 +206,11 @@ def test_solve_reports_exact_mva_for_a_product_form_model(small):
 
 def test_solve_says_plainly_when_not_product_form(small):
     result = invoke("solve", small, "--set", "clients.ramp=[{users=10,over_s=60}]")
-    assert result.exit_code == 0 and "no exact analytic solution" in result.output and "ramp" in result.output
+    assert (
+        result.exit_code == 0
+        and "no exact analytic solution" in result.output
+        and "ramp" in result.output
+    )
     caveat = json.loads(invoke("solve", small, "--json", "--set", "backends.0.threads=5").stdout)
     assert not caveat["exact"] and any("backends.0.threads = 5" in c for c in caveat["caveats"])
 
@@ -173,7 +223,13 @@ def test_repository_models_validate():
 
 
 def test_precision_stopping_reaches_the_target(small):
-    result = invoke("run", small, "--json", "--set", "run.precision={metric='throughput', relative_half_width=0.02}")
+    result = invoke(
+        "run",
+        small,
+        "--json",
+        "--set",
+        "run.precision={metric='throughput', relative_half_width=0.02}",
+    )
     doc = json.loads(result.stdout)
     tput = doc["metrics"]["throughput"]
     assert doc["run"]["stopped_by"] == "precision"
@@ -182,8 +238,15 @@ def test_precision_stopping_reaches_the_target(small):
 
 
 def test_precision_stopping_gives_up_at_its_limit(small):
-    doc = json.loads(invoke("run", small, "--json", "--set",
-                            "run.precision={metric='response.p99', relative_half_width=0.0001, max_replications=4}").stdout)
+    doc = json.loads(
+        invoke(
+            "run",
+            small,
+            "--json",
+            "--set",
+            "run.precision={metric='response.p99', relative_half_width=0.0001, max_replications=4}",
+        ).stdout
+    )
     assert doc["run"]["stopped_by"] == "precision-limit" and doc["run"]["replications"] == 4
 
 
@@ -215,17 +278,33 @@ def test_reproduce_prints_published_beside_simulated_rows():
     rows = json.loads(result.stdout)
     assert len(rows) == 16  # both backends of the published table
     for row in rows:
-        assert set(row) >= {"experiment", "figure", "published", "simulated", "ci_low", "ci_high", "rel_error",
-                            "fitted"}
-        assert row["rel_error"] == pytest.approx((row["simulated"] - row["published"]) / row["published"])
+        assert set(row) >= {
+            "experiment",
+            "figure",
+            "published",
+            "simulated",
+            "ci_low",
+            "ci_high",
+            "rel_error",
+            "fitted",
+        }
+        assert row["rel_error"] == pytest.approx(
+            (row["simulated"] - row["published"]) / row["published"]
+        )
     assert [r["figure"] for r in rows if r["fitted"]] == [
         "jetty-7.4.3 connector=mod_proxy_http max_clients=150 keep_alive=no",
-        "jetty-7.4.3 connector=mod_proxy_http max_clients=30 keep_alive=yes"]
+        "jetty-7.4.3 connector=mod_proxy_http max_clients=30 keep_alive=yes",
+    ]
     by_figure = {r["figure"]: r for r in rows}
     stall = by_figure["jetty-7.4.3 connector=mod_proxy_ajp max_clients=150 keep_alive=no"]
-    assert stall["simulated_flag"] == stall["published_flag"] == "yes"  # timeouts only with AJP here
+    assert (
+        stall["simulated_flag"] == stall["published_flag"] == "yes"
+    )  # timeouts only with AJP here
     assert all(r["simulated_flag"] == "no" for r in rows if "mod_proxy_http" in r["figure"])
-    for figure, row in by_figure.items():  # the seed's findings: HTTP no slower than AJP; keep-alive slower
+    for (
+        figure,
+        row,
+    ) in by_figure.items():  # the seed's findings: HTTP no slower than AJP; keep-alive slower
         if "mod_proxy_ajp" in figure:
             http = by_figure[figure.replace("mod_proxy_ajp", "mod_proxy_http")]
             assert http["simulated"] <= row["ci_high"]
@@ -242,7 +321,9 @@ def test_plot_timeseries_writes_html(small, tmp_path):
     series = tmp_path / "ts.csv"
     assert invoke("run", small, "--replications", "1", "--timeseries", series).exit_code == 0
     out = tmp_path / "plot.html"
-    result = invoke("plot", series, "-o", out, "-c", "app1.threads.in_use_now", "-c", "app1.serving_now")
+    result = invoke(
+        "plot", series, "-o", out, "-c", "app1.threads.in_use_now", "-c", "app1.serving_now"
+    )
     assert result.exit_code == 0, result.output
     html = out.read_text(encoding="utf-8")
     assert "app1.threads.in_use" in html and "app1.serving" in html
@@ -256,7 +337,9 @@ def test_reproduce_seed000_reports_pylot_figures_and_withheld_timeout_prediction
     rows = {r["figure"]: r for r in json.loads(result.stdout)}
     pylot = [r for f, r in rows.items() if "tool=pylot" in f]
     assert len(pylot) == 4 and all(r["published"] is not None for r in pylot)
-    assert [f for f, r in rows.items() if r["fitted"]] == ["mod_proxy_ajp tool=pylot throughput_req_per_s"]
+    assert [f for f, r in rows.items() if r["fitted"]] == [
+        "mod_proxy_ajp tool=pylot throughput_req_per_s"
+    ]
     browsermob = [r for f, r in rows.items() if "tool=browsermob" in f]
     assert len(browsermob) == 2
     for row in browsermob:  # withheld: a prediction with an interval, no error
@@ -293,8 +376,11 @@ def test_reproduce_seed004_fits_predicts_and_flags_rows_the_response_time_law_re
     rows = {r["figure"]: r for r in json.loads(result.stdout)}
     assert len(rows) == 18  # 9 configurations x (throughput, response time)
     withheld = {f for f, r in rows.items() if r["published"] is None}
-    assert withheld == {f"{c} {col}" for c in ("two-nodes-mod-jk", "C5")
-                        for col in ("throughput_res_per_s", "response_time_ms")}
+    assert withheld == {
+        f"{c} {col}"
+        for c in ("two-nodes-mod-jk", "C5")
+        for col in ("throughput_res_per_s", "response_time_ms")
+    }
     fitted = [r for r in rows.values() if r["fitted"]]
     assert len(fitted) == 8 and all(abs(r["rel_error"]) <= 0.15 for r in fitted)
     # response times are compared in the published unit (ms)
@@ -309,7 +395,7 @@ def test_implied_think_time_and_its_rounding_tolerance():
 
     row = implied_think("t1", 60, "507", 0.001, "80.4")
     assert row.think_s == pytest.approx(60 / 80.4 - 0.507)
-    assert row.tolerance_s == pytest.approx(60 * 0.05 / 80.4 ** 2 + 0.0005)
+    assert row.tolerance_s == pytest.approx(60 * 0.05 / 80.4**2 + 0.0005)
     assert implied_think("t2", 60, "[HELD OUT]", 0.001, "80.4") is None
     assert agrees(row, implied_think("c1", 60, "507", 0.001, "80.4"))
     assert not agrees(row, implied_think("c2", 60, "256", 0.001, "145.9"))
@@ -321,9 +407,19 @@ def test_run_table_shows_jvm_replication_and_batch_sections():
     assert result.exit_code == 0, result.output
     assert "JVMs" in result.output and "app1 full gcs" in result.output
     assert "batch 4 app1 gc fraction" in result.output
-    assert "batch.4.app1 wait" not in result.output  # batch windows stay out of the whole-run sections
-    result = invoke("run", root / "models" / "seed004-jboss323-hsqldb.toml", "--replications", "1",
-                    "--set", "backends.0.count=2", "--set", "cluster.replication.1.enabled=true")
+    assert (
+        "batch.4.app1 wait" not in result.output
+    )  # batch windows stay out of the whole-run sections
+    result = invoke(
+        "run",
+        root / "models" / "seed004-jboss323-hsqldb.toml",
+        "--replications",
+        "1",
+        "--set",
+        "backends.0.count=2",
+        "--set",
+        "cluster.replication.1.enabled=true",
+    )
     assert result.exit_code == 0, result.output
     assert "Session replication" in result.output and "replication.ejb wait" in result.output
 
@@ -331,10 +427,16 @@ def test_run_table_shows_jvm_replication_and_batch_sections():
 def test_response_time_law_section_errors_name_what_is_missing(tmp_path):
     from sim.studies.reproduce import ExperimentError, law_notes
 
-    spec = {"models": {"column": "config"}, "response_time_law": {"users": 60, "response_column": "r"}}
-    with pytest.raises(ExperimentError, match="needs users, response_column, throughput_column and reference"):
+    spec = {
+        "models": {"column": "config"},
+        "response_time_law": {"users": 60, "response_column": "r"},
+    }
+    with pytest.raises(
+        ExperimentError, match="needs users, response_column, throughput_column and reference"
+    ):
         law_notes(spec, [{"config": "a", "r": "500", "x": "80"}], tmp_path / "experiment.toml")
-    spec["response_time_law"].update({"throughput_column": "x", "reference": {"config": "nope"},
-                                      "response_unit_s": 0.001})
+    spec["response_time_law"].update(
+        {"throughput_column": "x", "reference": {"config": "nope"}, "response_unit_s": 0.001}
+    )
     with pytest.raises(ExperimentError, match="names no published row"):
         law_notes(spec, [{"config": "a", "r": "500", "x": "80"}], tmp_path / "experiment.toml")

@@ -1,10 +1,11 @@
 """Stop-the-world pauses of a processor-sharing CPU (`ProcessorSharingCPU.pause`): exact times."""
+
 from __future__ import annotations
 
 import pytest
 
-from sim.kernel.cpu import ProcessorSharingCPU
 from sim.kernel.calendar import Kernel
+from sim.kernel.cpu import ProcessorSharingCPU
 
 
 def run_with_pauses(jobs, cores, pauses):
@@ -13,7 +14,11 @@ def run_with_pauses(jobs, cores, pauses):
     cpu = ProcessorSharingCPU(kernel, "cpu", cores)
     done = {}
     for index, (start, demand) in enumerate(jobs):
-        kernel.after(start, lambda i, d=demand: cpu.run(d, lambda _a, i=i: done.__setitem__(i, kernel.now)), index)
+        kernel.after(
+            start,
+            lambda i, d=demand: cpu.run(d, lambda _a, i=i: done.__setitem__(i, kernel.now)),
+            index,
+        )
     for at, until in pauses:
         kernel.after(at, lambda u: cpu.pause(u), until)
     kernel.run()

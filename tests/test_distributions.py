@@ -1,4 +1,5 @@
 """Distributions: analytic mean and variance, sampling against them, and the model-file specs."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -7,13 +8,25 @@ from pydantic import TypeAdapter, ValidationError
 from scipy import stats
 
 from sim.random.distributions import (
-    Deterministic, DistributionSpec, Empirical, Exponential, Gamma, HyperExponential, Lognormal, Uniform,
+    Deterministic,
+    DistributionSpec,
+    Empirical,
+    Exponential,
+    Gamma,
+    HyperExponential,
+    Lognormal,
+    Uniform,
     as_distribution,
 )
 
 CASES = [
-    Exponential(0.5), Uniform(1.0, 3.0), Gamma(0.04, 0.8), Gamma(2.0, 3.0), Lognormal(0.1, 1.5),
-    HyperExponential(1.0, 4.0), Empirical((0.1, 0.2, 0.2, 0.9)),
+    Exponential(0.5),
+    Uniform(1.0, 3.0),
+    Gamma(0.04, 0.8),
+    Gamma(2.0, 3.0),
+    Lognormal(0.1, 1.5),
+    HyperExponential(1.0, 4.0),
+    Empirical((0.1, 0.2, 0.2, 0.9)),
 ]
 
 
@@ -69,14 +82,17 @@ def test_specs_build_distributions(tmp_path):
     assert as_distribution(spec).mean == pytest.approx(0.2)
 
 
-@pytest.mark.parametrize("bad, words", [
-    ({"dist": "exponential", "mean": -1}, "greater than or equal to 0"),
-    ({"dist": "uniform", "low": 3, "high": 1}, "low <= high"),
-    ({"dist": "weibull", "mean": 1}, "weibull"),
-    ({"dist": "gamma", "mean": 1}, "cv"),
-    ({"dist": "empirical"}, "exactly one of"),
-    ({"dist": "empirical", "csv": "/nonexistent.csv", "column": "x"}, "not found"),
-])
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        ({"dist": "exponential", "mean": -1}, "greater than or equal to 0"),
+        ({"dist": "uniform", "low": 3, "high": 1}, "low <= high"),
+        ({"dist": "weibull", "mean": 1}, "weibull"),
+        ({"dist": "gamma", "mean": 1}, "cv"),
+        ({"dist": "empirical"}, "exactly one of"),
+        ({"dist": "empirical", "csv": "/nonexistent.csv", "column": "x"}, "not found"),
+    ],
+)
 def test_bad_specs_are_rejected_with_a_reason(bad, words):
     with pytest.raises(ValidationError) as info:
         SPEC.validate_python(bad)

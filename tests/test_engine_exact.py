@@ -1,10 +1,11 @@
 """Tiny deterministic scenarios with exact expected event times (timers are exact)."""
+
 from __future__ import annotations
 
 import pytest
 
-from sim.kernel.cpu import DedicatedCPU, ProcessorSharingCPU
 from sim.kernel.calendar import Kernel
+from sim.kernel.cpu import DedicatedCPU, ProcessorSharingCPU
 from sim.kernel.slots import GRANTED, REFUSED, Pool
 from sim.run.replication import run_replication
 from tests.conftest import model_from
@@ -16,7 +17,11 @@ def finish_times(jobs, cores, kind=ProcessorSharingCPU):
     cpu = kind(kernel, "cpu", cores)
     done = {}
     for index, (start, demand) in enumerate(jobs):
-        kernel.after(start, lambda i, d=demand: cpu.run(d, lambda _a, i=i: done.__setitem__(i, kernel.now)), index)
+        kernel.after(
+            start,
+            lambda i, d=demand: cpu.run(d, lambda _a, i=i: done.__setitem__(i, kernel.now)),
+            index,
+        )
     kernel.run()
     return [done[i] for i in range(len(jobs))], cpu
 
@@ -52,17 +57,25 @@ def test_dedicated_cpu_is_processor_sharing_within_its_cores():
 
 
 def test_build_chooses_the_dedicated_cpu_only_when_slots_fit_cores():
-    from sim.run.assemble import assemble
     from sim.random.streams import Streams
+    from sim.run.assemble import assemble
 
-    data = {"clients": {"kind": "closed", "users": 5},
-            "backends": [{"name": "a", "threads": 4, "cores": 4, "cpu": 0.1},
-                         {"name": "b", "threads": 5, "cores": 4, "cpu": 0.1},
-                         {"name": "c", "threads": None, "cores": 4, "cpu": 0.1}],
-            "run": {"duration_s": 1}}
+    data = {
+        "clients": {"kind": "closed", "users": 5},
+        "backends": [
+            {"name": "a", "threads": 4, "cores": 4, "cpu": 0.1},
+            {"name": "b", "threads": 5, "cores": 4, "cpu": 0.1},
+            {"name": "c", "threads": None, "cores": 4, "cpu": 0.1},
+        ],
+        "run": {"duration_s": 1},
+    }
     assembly, _ = assemble(model_from(data), Streams(1, 0), lambda kernel, assembly: None)
     kinds = {cpu.name: type(cpu) for cpu in assembly.cpus}
-    assert kinds == {"a1.cpu": DedicatedCPU, "b1.cpu": ProcessorSharingCPU, "c1.cpu": ProcessorSharingCPU}
+    assert kinds == {
+        "a1.cpu": DedicatedCPU,
+        "b1.cpu": ProcessorSharingCPU,
+        "c1.cpu": ProcessorSharingCPU,
+    }
 
 
 def test_pool_fifo_handover_and_refusal():
@@ -92,12 +105,22 @@ def test_pool_cancelled_waiter_is_skipped():
 
 
 def server(threads=1, cores=1, service=1.0):
-    return [{"name": "s", "threads": threads, "cores": cores, "cpu": {"dist": "deterministic", "value": service}}]
+    return [
+        {
+            "name": "s",
+            "threads": threads,
+            "cores": cores,
+            "cpu": {"dist": "deterministic", "value": service},
+        }
+    ]
 
 
 def test_ab_makespan_is_exact():
     # ab -c 2 -n 4 on one thread, 1 s each: four requests back to back, the last ends at 4 s.
-    model = model_from({"clients": {"kind": "ab", "concurrency": 2, "requests": 4}, "backends": server()}, warmup="none")
+    model = model_from(
+        {"clients": {"kind": "ab", "concurrency": 2, "requests": 4}, "backends": server()},
+        warmup="none",
+    )
     result = run_replication(model, 0)
     assert result.metrics["makespan"] == pytest.approx(4.0)
     # responses: 1, 2 (queued behind the first), 2, 2
@@ -120,37 +143,60 @@ def test_timeout_abandons_but_the_server_keeps_working():
 def test_retries_back_off_exponentially():
     # Attempts at 0, 1.5 (1 + 0.5) and 3.5 (2.5 + 1.0); each times out after 1 s; the user
     # gives up at 4.5.  The server serves all three back to back (0-3, 3-6, 6-9).
-    clients = {"kind": "ab", "concurrency": 1, "requests": 1, "timeout_s": 1.0,
-               "retry": {"max_retries": 2, "backoff_s": 0.5, "multiplier": 2.0}}
+    clients = {
+        "kind": "ab",
+        "concurrency": 1,
+        "requests": 1,
+        "timeout_s": 1.0,
+        "retry": {"max_retries": 2, "backoff_s": 0.5, "multiplier": 2.0},
+    }
     model = model_from({"clients": clients, "backends": server(service=3.0)}, warmup="none")
     result = run_replication(model, 0)
     assert result.metrics["makespan"] == pytest.approx(4.5)
-    assert (result.metrics["count.arrived"], result.metrics["count.timed_out"],
-            result.metrics["count.retried"], result.metrics["count.failed"]) == (3, 3, 2, 1)
+    assert (
+        result.metrics["count.arrived"],
+        result.metrics["count.timed_out"],
+        result.metrics["count.retried"],
+        result.metrics["count.failed"],
+    ) == (3, 3, 2, 1)
 
 
 def test_full_listen_queue_fails_the_connect_when_syn_retries_are_off():
     # Two threads, no accept queue, ab -c 3 -n 3 at once: the third SYN is dropped at t = 0
     # and, with no retransmission, connect() fails: an error.
-    model = model_from({"clients": {"kind": "ab", "concurrency": 3, "requests": 3, "tcp": {"syn_retries": 0}},
-                        "backends": [{**server(threads=2, cores=2)[0], "accept_queue": 0}]}, warmup="none")
+    model = model_from(
+        {
+            "clients": {"kind": "ab", "concurrency": 3, "requests": 3, "tcp": {"syn_retries": 0}},
+            "backends": [{**server(threads=2, cores=2)[0], "accept_queue": 0}],
+        },
+        warmup="none",
+    )
     result = run_replication(model, 0)
     assert result.metrics["count.errors"] == 1
     assert result.metrics["count.completed"] == 2
     assert result.metrics["makespan"] == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("service, rto, makespan, retransmits", [
-    (0.5, 1.0, 1.5, 1),  # refused at 0, SYN again at 1: served 1 -> 1.5
-    (0.5, 3.0, 3.5, 1),  # old stacks: first retransmission after 3 s
-    (1.5, 1.0, 4.5, 2),  # refused at 0 and at 1 (still busy), accepted at 1 + 2 = 3
-])
+@pytest.mark.parametrize(
+    "service, rto, makespan, retransmits",
+    [
+        (0.5, 1.0, 1.5, 1),  # refused at 0, SYN again at 1: served 1 -> 1.5
+        (0.5, 3.0, 3.5, 1),  # old stacks: first retransmission after 3 s
+        (1.5, 1.0, 4.5, 2),  # refused at 0 and at 1 (still busy), accepted at 1 + 2 = 3
+    ],
+)
 def test_full_listen_queue_syn_retransmission_backs_off(service, rto, makespan, retransmits):
     """One worker, listen backlog 0, ab -c 2: the second client's SYN is dropped and its kernel
     retransmits after initial_rto_s, 2 x initial_rto_s, ... (exact times)."""
-    data = {"clients": {"kind": "ab", "concurrency": 2, "requests": 2, "tcp": {"initial_rto_s": rto}},
-            "proxy": {"workers": 1, "listen_backlog": 0, "demand": {"dist": "deterministic", "value": service},
-                      "forward": False}}
+    data = {
+        "clients": {"kind": "ab", "concurrency": 2, "requests": 2, "tcp": {"initial_rto_s": rto}},
+        "proxy": {
+            "workers": 1,
+            "listen_backlog": 0,
+            "demand": {"dist": "deterministic", "value": service},
+            "forward": False,
+        },
+    }
     result = run_replication(model_from(data, warmup="none"), 0)
     assert result.metrics["makespan"] == pytest.approx(makespan)
     assert result.metrics["count.syn_retransmits"] == retransmits
@@ -160,9 +206,15 @@ def test_full_listen_queue_syn_retransmission_backs_off(service, rto, makespan, 
 
 def test_client_timeout_ends_the_syn_backoff():
     # The second client times out at 2 s while its kernel waits to retransmit at 1 + 2 = 3 s.
-    data = {"clients": {"kind": "ab", "concurrency": 2, "requests": 2, "timeout_s": 2.0},
-            "proxy": {"workers": 1, "listen_backlog": 0, "demand": {"dist": "deterministic", "value": 1.5},
-                      "forward": False}}
+    data = {
+        "clients": {"kind": "ab", "concurrency": 2, "requests": 2, "timeout_s": 2.0},
+        "proxy": {
+            "workers": 1,
+            "listen_backlog": 0,
+            "demand": {"dist": "deterministic", "value": 1.5},
+            "forward": False,
+        },
+    }
     result = run_replication(model_from(data, warmup="none"), 0)
     assert (result.metrics["count.completed"], result.metrics["count.timed_out"]) == (1, 1)
     assert result.metrics["count.syn_retransmits"] == 1  # the one at t = 1; the next was never sent
@@ -172,9 +224,11 @@ def test_client_timeout_ends_the_syn_backoff():
 def test_a_full_queue_inside_the_stack_is_an_error_response():
     # The proxy accepts, the backend's queue is full: the proxy answers with an error (503),
     # which the client does not retransmit.
-    data = {"clients": {"kind": "ab", "concurrency": 3, "requests": 3},
-            "proxy": {"workers": 10},
-            "backends": [{**server(threads=2, cores=2)[0], "accept_queue": 0}]}
+    data = {
+        "clients": {"kind": "ab", "concurrency": 3, "requests": 3},
+        "proxy": {"workers": 10},
+        "backends": [{**server(threads=2, cores=2)[0], "accept_queue": 0}],
+    }
     result = run_replication(model_from(data, warmup="none"), 0)
     assert (result.metrics["count.errors"], result.metrics["count.syn_retransmits"]) == (1, 0)
     assert result.metrics["makespan"] == pytest.approx(1.0)
@@ -183,33 +237,59 @@ def test_a_full_queue_inside_the_stack_is_an_error_response():
 def test_nested_holds_proxy_worker_waits_for_the_backend():
     # One proxy worker, 0.1 s proxy work around a 1-s backend: two simultaneous requests are
     # served strictly one after the other (the worker is held across the backend call).
-    data = {"clients": {"kind": "ab", "concurrency": 2, "requests": 2},
-            "proxy": {"workers": 1, "demand": {"dist": "deterministic", "value": 0.2}},
-            "backends": server(threads=2, cores=2)}
+    data = {
+        "clients": {"kind": "ab", "concurrency": 2, "requests": 2},
+        "proxy": {"workers": 1, "demand": {"dist": "deterministic", "value": 0.2}},
+        "backends": server(threads=2, cores=2),
+    }
     result = run_replication(model_from(data, warmup="none"), 0)
     assert result.metrics["makespan"] == pytest.approx(2 * (0.2 + 1.0))
-    assert result.metrics["proxy.workers.wait"] == pytest.approx(1.2 / 2)  # second waited 1.2, first 0
+    assert result.metrics["proxy.workers.wait"] == pytest.approx(
+        1.2 / 2
+    )  # second waited 1.2, first 0
 
 
-@pytest.mark.parametrize("mpm, client_keep_alive, close_delay, max_requests, makespan", [
-    ("prefork", False, 0.0, 100, 2.0),   # a worker per request, freed with the response
-    ("prefork", True, 0.0, 100, 7.0),    # A's idle connection holds the worker for KeepAliveTimeout (5 s)
-    ("worker", True, 0.0, 100, 7.0),     # the same with one thread per connection
-    ("event", True, 0.0, 100, 2.0),      # event: the idle connection holds no worker
-    ("prefork", True, 0.0, 1, 2.0),      # MaxKeepAliveRequests = 1: closed after the response
-    ("prefork", False, None, 100, 4.0),  # the client never closes: lingering close holds 2 s
-    ("prefork", False, 0.5, 100, 2.5),   # the client closes after 0.5 s: the drain ends then
-    ("prefork", True, None, 100, 9.0),   # keep-alive 5 s, then the lingering close 2 s
-    ("event", False, None, 100, 2.0),    # event lingers in the listener, not in a worker
-])
-def test_front_worker_is_held_by_keep_alive_and_lingering_close(mpm, client_keep_alive, close_delay, max_requests,
-                                                                makespan):
+@pytest.mark.parametrize(
+    "mpm, client_keep_alive, close_delay, max_requests, makespan",
+    [
+        ("prefork", False, 0.0, 100, 2.0),  # a worker per request, freed with the response
+        (
+            "prefork",
+            True,
+            0.0,
+            100,
+            7.0,
+        ),  # A's idle connection holds the worker for KeepAliveTimeout (5 s)
+        ("worker", True, 0.0, 100, 7.0),  # the same with one thread per connection
+        ("event", True, 0.0, 100, 2.0),  # event: the idle connection holds no worker
+        ("prefork", True, 0.0, 1, 2.0),  # MaxKeepAliveRequests = 1: closed after the response
+        ("prefork", False, None, 100, 4.0),  # the client never closes: lingering close holds 2 s
+        ("prefork", False, 0.5, 100, 2.5),  # the client closes after 0.5 s: the drain ends then
+        ("prefork", True, None, 100, 9.0),  # keep-alive 5 s, then the lingering close 2 s
+        ("event", False, None, 100, 2.0),  # event lingers in the listener, not in a worker
+    ],
+)
+def test_front_worker_is_held_by_keep_alive_and_lingering_close(
+    mpm, client_keep_alive, close_delay, max_requests, makespan
+):
     """One Apache worker, 1-s requests, ab -c 2 -n 2: the second client waits in the listen
     queue until the first client's connection lets the worker go (exact times)."""
-    data = {"clients": {"kind": "ab", "concurrency": 2, "requests": 2, "keep_alive": client_keep_alive,
-                        "close_delay_s": close_delay},
-            "proxy": {"workers": 1, "mpm": mpm, "max_keep_alive_requests": max_requests,
-                      "demand": {"dist": "deterministic", "value": 1.0}, "forward": False}}
+    data = {
+        "clients": {
+            "kind": "ab",
+            "concurrency": 2,
+            "requests": 2,
+            "keep_alive": client_keep_alive,
+            "close_delay_s": close_delay,
+        },
+        "proxy": {
+            "workers": 1,
+            "mpm": mpm,
+            "max_keep_alive_requests": max_requests,
+            "demand": {"dist": "deterministic", "value": 1.0},
+            "forward": False,
+        },
+    }
     result = run_replication(model_from(data, warmup="none"), 0)
     assert result.metrics["makespan"] == pytest.approx(makespan)
     assert result.metrics["count.completed"] == 2
@@ -218,116 +298,224 @@ def test_front_worker_is_held_by_keep_alive_and_lingering_close(mpm, client_keep
 def test_keep_alive_reuses_the_worker_within_the_timeout():
     """ab -k -c 1 -n 3 behind one worker: three requests on one connection, no reconnection:
     each pays the connect time only once (0.25 s), 0.25 + 3 x 1 s."""
-    data = {"clients": {"kind": "ab", "concurrency": 1, "requests": 3, "keep_alive": True,
-                        "connect": {"dist": "deterministic", "value": 0.25}},
-            "proxy": {"workers": 1, "demand": {"dist": "deterministic", "value": 1.0}, "forward": False}}
+    data = {
+        "clients": {
+            "kind": "ab",
+            "concurrency": 1,
+            "requests": 3,
+            "keep_alive": True,
+            "connect": {"dist": "deterministic", "value": 0.25},
+        },
+        "proxy": {
+            "workers": 1,
+            "demand": {"dist": "deterministic", "value": 1.0},
+            "forward": False,
+        },
+    }
     result = run_replication(model_from(data, warmup="none"), 0)
     assert result.metrics["makespan"] == pytest.approx(3.25)
-    without = run_replication(model_from({**data, "clients": {**data["clients"], "keep_alive": False}},
-                                         warmup="none"), 0)
+    without = run_replication(
+        model_from({**data, "clients": {**data["clients"], "keep_alive": False}}, warmup="none"), 0
+    )
     assert without.metrics["makespan"] == pytest.approx(3.75)
 
 
-@pytest.mark.parametrize("mpm, keep_alive, max_requests, makespan, proxy_busy", [
-    ("event", True, 100, 3 * 1.0 + 0.5, 3.5),      # one connection: set-up paid once
-    ("event", False, 100, 3 * 1.5, 4.5),           # a connection per request
-    ("event", True, 2, 3 * 1.0 + 2 * 0.5, 4.0),    # MaxKeepAliveRequests 2: a second connection
-    ("prefork", True, 100, 3 * 1.0 + 0.5, 3.5),    # the connection's worker is reused, no accept
-    ("prefork", False, 100, 3 * 1.5, 4.5),
-])
-def test_connection_set_up_is_paid_once_per_connection(mpm, keep_alive, max_requests, makespan, proxy_busy):
+@pytest.mark.parametrize(
+    "mpm, keep_alive, max_requests, makespan, proxy_busy",
+    [
+        ("event", True, 100, 3 * 1.0 + 0.5, 3.5),  # one connection: set-up paid once
+        ("event", False, 100, 3 * 1.5, 4.5),  # a connection per request
+        ("event", True, 2, 3 * 1.0 + 2 * 0.5, 4.0),  # MaxKeepAliveRequests 2: a second connection
+        ("prefork", True, 100, 3 * 1.0 + 0.5, 3.5),  # the connection's worker is reused, no accept
+        ("prefork", False, 100, 3 * 1.5, 4.5),
+    ],
+)
+def test_connection_set_up_is_paid_once_per_connection(
+    mpm, keep_alive, max_requests, makespan, proxy_busy
+):
     """ab -c 1 -n 3 at a proxy that serves 1-s requests and spends 0.5 s of CPU on each client
     connection it accepts (proxy.connection_demand): keep-alive spreads the set-up."""
-    data = {"clients": {"kind": "ab", "concurrency": 1, "requests": 3, "keep_alive": keep_alive},
-            "proxy": {"workers": 1, "mpm": mpm, "max_keep_alive_requests": max_requests, "linger_s": 0,
-                      "demand": {"dist": "deterministic", "value": 1.0},
-                      "connection_demand": {"dist": "deterministic", "value": 0.5}, "forward": False}}
+    data = {
+        "clients": {"kind": "ab", "concurrency": 1, "requests": 3, "keep_alive": keep_alive},
+        "proxy": {
+            "workers": 1,
+            "mpm": mpm,
+            "max_keep_alive_requests": max_requests,
+            "linger_s": 0,
+            "demand": {"dist": "deterministic", "value": 1.0},
+            "connection_demand": {"dist": "deterministic", "value": 0.5},
+            "forward": False,
+        },
+    }
     result = run_replication(model_from(data, warmup="none"), 0)
     assert result.metrics["makespan"] == pytest.approx(makespan)
-    assert result.metrics["proxy.cpu.utilization"] * result.metrics["makespan"] == pytest.approx(proxy_busy)
+    assert result.metrics["proxy.cpu.utilization"] * result.metrics["makespan"] == pytest.approx(
+        proxy_busy
+    )
 
 
-@pytest.mark.parametrize("connector, idle_timeout, pool_max, makespan, completed", [
-    ("nonblocking", None, None, 2.0, 3),  # a thread per request: the third waits 1 s for one
-    ("blocking", None, None, 10.0, 2),     # the stall: 2 threads pinned by idle connections, the
-                                           # third connection is never served; the proxy's read
-                                           # timeout (10 s) ends it with an error
-    ("blocking", 4.0, None, 6.0, 3),       # the backend's idle timeout frees a thread at 1 + 4 s
-    ("blocking", None, 2, 2.0, 3),         # pools the size of the thread pool: reuse, no stall
-    ("blocking-disablereuse", None, None, 2.0, 3),  # each connection closes after its response,
-                                                    # freeing its thread for the third at 1 s
-])
-def test_blocking_connector_pins_a_thread_per_connection(connector, idle_timeout, pool_max, makespan, completed):
+@pytest.mark.parametrize(
+    "connector, idle_timeout, pool_max, makespan, completed",
+    [
+        ("nonblocking", None, None, 2.0, 3),  # a thread per request: the third waits 1 s for one
+        ("blocking", None, None, 10.0, 2),  # the stall: 2 threads pinned by idle connections, the
+        # third connection is never served; the proxy's read
+        # timeout (10 s) ends it with an error
+        ("blocking", 4.0, None, 6.0, 3),  # the backend's idle timeout frees a thread at 1 + 4 s
+        ("blocking", None, 2, 2.0, 3),  # pools the size of the thread pool: reuse, no stall
+        ("blocking-disablereuse", None, None, 2.0, 3),  # each connection closes after its response,
+        # freeing its thread for the third at 1 s
+    ],
+)
+def test_blocking_connector_pins_a_thread_per_connection(
+    connector, idle_timeout, pool_max, makespan, completed
+):
     """ab -c 3 -n 3 through 3 proxy workers to one node with 2 threads on 2 cores, 1-s requests."""
     disable_reuse = connector.endswith("-disablereuse")
     connector = connector.removesuffix("-disablereuse")
-    data = {"clients": {"kind": "ab", "concurrency": 3, "requests": 3},
-            "proxy": {"workers": 3, "mpm": "worker", "backend_pool": {"timeout_s": 10.0, "max_connections": pool_max,
-                                                                     "disable_reuse": disable_reuse}},
-            "backends": [{"name": "jetty", "threads": 2, "cores": 2, "connector": connector,
-                          "connection_idle_timeout_s": idle_timeout,
-                          "cpu": {"dist": "deterministic", "value": 1.0}}]}
+    data = {
+        "clients": {"kind": "ab", "concurrency": 3, "requests": 3},
+        "proxy": {
+            "workers": 3,
+            "mpm": "worker",
+            "backend_pool": {
+                "timeout_s": 10.0,
+                "max_connections": pool_max,
+                "disable_reuse": disable_reuse,
+            },
+        },
+        "backends": [
+            {
+                "name": "jetty",
+                "threads": 2,
+                "cores": 2,
+                "connector": connector,
+                "connection_idle_timeout_s": idle_timeout,
+                "cpu": {"dist": "deterministic", "value": 1.0},
+            }
+        ],
+    }
     result = run_replication(model_from(data, warmup="none"), 0)
     assert result.metrics["makespan"] == pytest.approx(makespan)
     assert result.metrics["count.completed"] == completed
     assert result.metrics["count.errors"] == 3 - completed
 
 
-@pytest.mark.parametrize("max_connections, threads, makespan, completed", [
-    (2, 200, 10.0, 2),  # 3 pooled connections, 2 slots: the third connection waits until the
-                        # proxy's read timeout (10 s), although threads are free -- the NIO stall
-    (3, 1, 3.0, 3),     # every connection has a slot; one thread serves the 1-s requests in turn
-    (None, 1, 3.0, 3),  # unbounded connections: the plain thread-per-request station
-])
-def test_nio_max_connections_pins_a_slot_per_connection(max_connections, threads, makespan, completed):
+@pytest.mark.parametrize(
+    "max_connections, threads, makespan, completed",
+    [
+        (2, 200, 10.0, 2),  # 3 pooled connections, 2 slots: the third connection waits until the
+        # proxy's read timeout (10 s), although threads are free -- the NIO stall
+        (3, 1, 3.0, 3),  # every connection has a slot; one thread serves the 1-s requests in turn
+        (None, 1, 3.0, 3),  # unbounded connections: the plain thread-per-request station
+    ],
+)
+def test_nio_max_connections_pins_a_slot_per_connection(
+    max_connections, threads, makespan, completed
+):
     """ab -c 3 -n 3 through 3 proxy workers to Tomcat NIO (maxConnections, maxThreads) on 2 cores."""
-    data = {"clients": {"kind": "ab", "concurrency": 3, "requests": 3},
-            "proxy": {"workers": 3, "mpm": "worker", "backend_pool": {"timeout_s": 10.0}},
-            "backends": [{"name": "tomcat", "threads": threads, "cores": 2, "max_connections": max_connections,
-                          "cpu": {"dist": "deterministic", "value": 1.0}}]}
+    data = {
+        "clients": {"kind": "ab", "concurrency": 3, "requests": 3},
+        "proxy": {"workers": 3, "mpm": "worker", "backend_pool": {"timeout_s": 10.0}},
+        "backends": [
+            {
+                "name": "tomcat",
+                "threads": threads,
+                "cores": 2,
+                "max_connections": max_connections,
+                "cpu": {"dist": "deterministic", "value": 1.0},
+            }
+        ],
+    }
     result = run_replication(model_from(data, warmup="none"), 0)
     assert result.metrics["makespan"] == pytest.approx(makespan)
-    assert (result.metrics["count.completed"], result.metrics["count.errors"]) == (completed, 3 - completed)
+    assert (result.metrics["count.completed"], result.metrics["count.errors"]) == (
+        completed,
+        3 - completed,
+    )
 
 
 def test_nio_idle_timeout_frees_the_connection_slot():
     """As above with 2 slots, and keepAliveTimeout 4 s: the first idle connection closes at
     1 + 4 s, the third connection takes its slot and is served 5 - 6 s."""
-    data = {"clients": {"kind": "ab", "concurrency": 3, "requests": 3},
-            "proxy": {"workers": 3, "mpm": "worker", "backend_pool": {"timeout_s": 10.0}},
-            "backends": [{"name": "tomcat", "threads": 200, "cores": 2, "max_connections": 2,
-                          "connection_idle_timeout_s": 4.0, "cpu": {"dist": "deterministic", "value": 1.0}}]}
+    data = {
+        "clients": {"kind": "ab", "concurrency": 3, "requests": 3},
+        "proxy": {"workers": 3, "mpm": "worker", "backend_pool": {"timeout_s": 10.0}},
+        "backends": [
+            {
+                "name": "tomcat",
+                "threads": 200,
+                "cores": 2,
+                "max_connections": 2,
+                "connection_idle_timeout_s": 4.0,
+                "cpu": {"dist": "deterministic", "value": 1.0},
+            }
+        ],
+    }
     result = run_replication(model_from(data, warmup="none"), 0)
     assert result.metrics["makespan"] == pytest.approx(6.0)
     assert result.metrics["count.completed"] == 3
 
 
 def test_pool_acquire_timeout_is_a_503():
-    """Threaded MPM (a reslist per child): one pooled connection, acquire 0.5 s: the second request waits for it and gets a 503."""
-    data = {"clients": {"kind": "ab", "concurrency": 2, "requests": 2},
-            "proxy": {"workers": 2, "mpm": "worker", "backend_pool": {"max_connections": 1, "acquire_timeout_s": 0.5}},
-            "backends": [{"name": "tomcat", "threads": 4, "cores": 2, "connector": "blocking",
-                          "cpu": {"dist": "deterministic", "value": 1.0}}]}
+    """Threaded MPM (a reslist per child): one pooled connection, acquire 0.5 s: the second request
+    waits for it and gets a 503.
+    """
+    data = {
+        "clients": {"kind": "ab", "concurrency": 2, "requests": 2},
+        "proxy": {
+            "workers": 2,
+            "mpm": "worker",
+            "backend_pool": {"max_connections": 1, "acquire_timeout_s": 0.5},
+        },
+        "backends": [
+            {
+                "name": "tomcat",
+                "threads": 4,
+                "cores": 2,
+                "connector": "blocking",
+                "cpu": {"dist": "deterministic", "value": 1.0},
+            }
+        ],
+    }
     result = run_replication(model_from(data, warmup="none"), 0)
     assert (result.metrics["count.completed"], result.metrics["count.errors"]) == (1, 1)
     assert result.metrics["makespan"] == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("module, service, completed, makespan", [
-    ("mod_jk", 1.0, 1, 1.0),      # looks at 0 and 0.1, gives up at 0.2: an error
-    ("mod_jk", 0.15, 1, 0.2),     # freed at 0.15, between the last look (0.1) and giving up (0.2)
-    ("mod_jk", 0.05, 2, 0.15),    # freed at 0.05, found at the look at 0.1, served 0.1 - 0.15
-    ("mod_proxy", 0.15, 2, 0.3),  # a condition variable: handed over at 0.15 itself
-])
+@pytest.mark.parametrize(
+    "module, service, completed, makespan",
+    [
+        ("mod_jk", 1.0, 1, 1.0),  # looks at 0 and 0.1, gives up at 0.2: an error
+        ("mod_jk", 0.15, 1, 0.2),  # freed at 0.15, between the last look (0.1) and giving up (0.2)
+        ("mod_jk", 0.05, 2, 0.15),  # freed at 0.05, found at the look at 0.1, served 0.1 - 0.15
+        ("mod_proxy", 0.15, 2, 0.3),  # a condition variable: handed over at 0.15 itself
+    ],
+)
 def test_mod_jk_polls_for_a_free_endpoint(module, service, completed, makespan):
     """Threaded MPM, one pooled connection, ab -c 2 -n 2, acquire timeout 0.2 s."""
-    data = {"clients": {"kind": "ab", "concurrency": 2, "requests": 2},
-            "proxy": {"workers": 2, "mpm": "worker",
-                      "backend_pool": {"module": module, "max_connections": 1, "acquire_timeout_s": 0.2}},
-            "backends": [{"name": "tomcat", "threads": 4, "cores": 2, "connector": "blocking",
-                          "cpu": {"dist": "deterministic", "value": service}}]}
+    data = {
+        "clients": {"kind": "ab", "concurrency": 2, "requests": 2},
+        "proxy": {
+            "workers": 2,
+            "mpm": "worker",
+            "backend_pool": {"module": module, "max_connections": 1, "acquire_timeout_s": 0.2},
+        },
+        "backends": [
+            {
+                "name": "tomcat",
+                "threads": 4,
+                "cores": 2,
+                "connector": "blocking",
+                "cpu": {"dist": "deterministic", "value": service},
+            }
+        ],
+    }
     result = run_replication(model_from(data, warmup="none"), 0)
-    assert (result.metrics["count.completed"], result.metrics["count.errors"]) == (completed, 2 - completed)
+    assert (result.metrics["count.completed"], result.metrics["count.errors"]) == (
+        completed,
+        2 - completed,
+    )
     assert result.metrics["makespan"] == pytest.approx(makespan)
 
 
@@ -346,14 +534,27 @@ def test_ttl_closes_an_old_idle_connection_and_frees_its_thread(ttl, ttl_closed)
     and closing it must free its pinned thread, or the new connection would stall until the
     read timeout.  Without ttl it is reused.  Same times either way; the close is counted.
     Threaded MPM: ttl belongs to the per-child reslist, which a prefork child does not have."""
-    from sim.run.assemble import assemble
     from sim.random.streams import Streams
+    from sim.run.assemble import assemble
 
-    data = {"clients": {"kind": "closed", "users": 1, "requests_per_user": 2,
-                        "think": {"dist": "deterministic", "value": 2.0}},
-            "proxy": {"workers": 2, "mpm": "worker", "backend_pool": {"ttl_s": ttl}},
-            "backends": [{"name": "tomcat", "threads": 1, "cores": 1, "connector": "blocking",
-                          "cpu": {"dist": "deterministic", "value": 1.0}}]}
+    data = {
+        "clients": {
+            "kind": "closed",
+            "users": 1,
+            "requests_per_user": 2,
+            "think": {"dist": "deterministic", "value": 2.0},
+        },
+        "proxy": {"workers": 2, "mpm": "worker", "backend_pool": {"ttl_s": ttl}},
+        "backends": [
+            {
+                "name": "tomcat",
+                "threads": 1,
+                "cores": 1,
+                "connector": "blocking",
+                "cpu": {"dist": "deterministic", "value": 1.0},
+            }
+        ],
+    }
     model = model_from(data, warmup="none")
     result = run_replication(model, 0)
     assert result.metrics["count.completed"] == 2
@@ -378,12 +579,23 @@ class _Silent:
 def test_prefork_forks_children_at_a_doubling_rate():
     """MaxClients 10, StartServers 2, 10-s requests, ab -c 10: the parent forks 1, 2, 4, then the
     last 1 child at t = 1, 2, 3, 4 s, so the requests end at 10 (x2), 11, 12 (x2), 13 (x4), 14."""
-    data = {"clients": {"kind": "ab", "concurrency": 10, "requests": 10},
-            "proxy": {"workers": 10, "cores": 10, "start_servers": 2, "min_spare_servers": 1, "max_spare_servers": 100,
-                      "demand": {"dist": "deterministic", "value": 10.0}, "forward": False}}
+    data = {
+        "clients": {"kind": "ab", "concurrency": 10, "requests": 10},
+        "proxy": {
+            "workers": 10,
+            "cores": 10,
+            "start_servers": 2,
+            "min_spare_servers": 1,
+            "max_spare_servers": 100,
+            "demand": {"dist": "deterministic", "value": 10.0},
+            "forward": False,
+        },
+    }
     result = run_replication(model_from(data, warmup="none"), 0)
     assert result.metrics["makespan"] == pytest.approx(14.0)
-    assert result.metrics["response.mean"] == pytest.approx((2 * 10 + 11 + 2 * 12 + 4 * 13 + 14) / 10, rel=0.01)
+    assert result.metrics["response.mean"] == pytest.approx(
+        (2 * 10 + 11 + 2 * 12 + 4 * 13 + 14) / 10, rel=0.01
+    )
 
 
 def test_prefork_kills_one_idle_child_per_second():
@@ -403,28 +615,57 @@ def test_prefork_kills_one_idle_child_per_second():
 def test_prefork_holds_off_doubling_after_a_graceful_restart(graceful, makespan):
     """MaxClients 8, StartServers 2, 10-s requests, ab -c 8 -n 8.  Cold: forks 1, 2, 3 (capped) at
     t = 1, 2, 3.  After a graceful restart: 1 per second for 10 ticks, so t = 1 ... 6."""
-    data = {"clients": {"kind": "ab", "concurrency": 8, "requests": 8},
-            "proxy": {"workers": 8, "cores": 8, "start_servers": 2, "min_spare_servers": 1, "max_spare_servers": 100,
-                      "graceful_restart": graceful, "demand": {"dist": "deterministic", "value": 10.0},
-                      "forward": False}}
+    data = {
+        "clients": {"kind": "ab", "concurrency": 8, "requests": 8},
+        "proxy": {
+            "workers": 8,
+            "cores": 8,
+            "start_servers": 2,
+            "min_spare_servers": 1,
+            "max_spare_servers": 100,
+            "graceful_restart": graceful,
+            "demand": {"dist": "deterministic", "value": 10.0},
+            "forward": False,
+        },
+    }
     result = run_replication(model_from(data, warmup="none"), 0)
     assert result.metrics["makespan"] == pytest.approx(makespan)
 
 
-@pytest.mark.parametrize("mpm, completed, makespan", [
-    ("prefork", 2, 8.0 + 10.0),  # children 0, 1, 2 take the three requests in turn, each opening its
-                                 # own connection; the third finds both threads pinned by the others'
-                                 # idle connections and stalls until the 10-s read timeout
-    ("worker", 3, 9.0),          # one pool for the child's threads: the idle connection is reused
-])
+@pytest.mark.parametrize(
+    "mpm, completed, makespan",
+    [
+        (
+            "prefork",
+            2,
+            8.0 + 10.0,
+        ),  # children 0, 1, 2 take the three requests in turn, each opening its
+        # own connection; the third finds both threads pinned by the others'
+        # idle connections and stalls until the 10-s read timeout
+        ("worker", 3, 9.0),  # one pool for the child's threads: the idle connection is reused
+    ],
+)
 def test_prefork_children_keep_a_connection_each(mpm, completed, makespan):
     """One user thinking 2 s before each of three 1-s requests (sent at 2, 5, 8), three front
     workers, a 2-thread blocking backend."""
-    data = {"clients": {"kind": "closed", "users": 1, "requests_per_user": 3,
-                        "think": {"dist": "deterministic", "value": 2.0}},
-            "proxy": {"workers": 3, "mpm": mpm, "linger_s": 0.0, "backend_pool": {"timeout_s": 10.0}},
-            "backends": [{"name": "tomcat", "threads": 2, "cores": 2, "connector": "blocking",
-                          "cpu": {"dist": "deterministic", "value": 1.0}}]}
+    data = {
+        "clients": {
+            "kind": "closed",
+            "users": 1,
+            "requests_per_user": 3,
+            "think": {"dist": "deterministic", "value": 2.0},
+        },
+        "proxy": {"workers": 3, "mpm": mpm, "linger_s": 0.0, "backend_pool": {"timeout_s": 10.0}},
+        "backends": [
+            {
+                "name": "tomcat",
+                "threads": 2,
+                "cores": 2,
+                "connector": "blocking",
+                "cpu": {"dist": "deterministic", "value": 1.0},
+            }
+        ],
+    }
     result = run_replication(model_from(data, warmup="none"), 0)
     assert result.metrics["count.completed"] == completed
     assert result.metrics["makespan"] == pytest.approx(makespan)
@@ -435,15 +676,31 @@ def test_a_prefork_child_that_exits_closes_its_connection(max_spare, exit_closes
     """Two users, one 0.5-s request each at t = 0, served by children 0 and 1, which keep a
     connection each (2 threads pinned).  At t = 1 two children are idle: with MaxSpareServers 1
     the youngest (child 1) is killed and its connection closes, freeing its thread."""
-    from sim.run.assemble import assemble
     from sim.random.streams import Streams
+    from sim.run.assemble import assemble
 
-    data = {"clients": {"kind": "closed", "users": 2, "requests_per_user": 1},
-            "proxy": {"workers": 2, "start_servers": 2, "min_spare_servers": 0, "max_spare_servers": max_spare,
-                      "linger_s": 0.0},
-            "backends": [{"name": "tomcat", "threads": 2, "cores": 2, "connector": "blocking",
-                          "cpu": {"dist": "deterministic", "value": 0.5}}]}
-    assembly, _ = assemble(model_from(data, warmup="none"), Streams(1, 0), lambda kernel, assembly: _Silent())
+    data = {
+        "clients": {"kind": "closed", "users": 2, "requests_per_user": 1},
+        "proxy": {
+            "workers": 2,
+            "start_servers": 2,
+            "min_spare_servers": 0,
+            "max_spare_servers": max_spare,
+            "linger_s": 0.0,
+        },
+        "backends": [
+            {
+                "name": "tomcat",
+                "threads": 2,
+                "cores": 2,
+                "connector": "blocking",
+                "cpu": {"dist": "deterministic", "value": 0.5},
+            }
+        ],
+    }
+    assembly, _ = assemble(
+        model_from(data, warmup="none"), Streams(1, 0), lambda kernel, assembly: _Silent()
+    )
     assembly.clients.start()
     assembly.kernel.run(until=1.5)
     (backend,) = assembly.backend_pools
@@ -464,18 +721,34 @@ def test_pool_resize_serves_waiters_and_never_evicts_holders():
     assert pool.capacity == 2  # cannot shrink below the holders
 
 
-@pytest.mark.parametrize("disks, makespan, mean_response", [(1, 3.7, 2.7), (2, 2.7, 2.0333333333333)])
+@pytest.mark.parametrize(
+    "disks, makespan, mean_response", [(1, 3.7, 2.7), (2, 2.7, 2.0333333333333)]
+)
 def test_database_disk_queues_calls_after_their_cpu_work(disks, makespan, mean_response):
     # ab -c 3 -n 3; each request: 0.1 s on the node, a database call (0.5 s of CPU on a
     # 3-core host, then 1 s on a disk), 0.1 s on the node.  All three reach the disk at 0.6;
     # one spindle serves them at 1.6, 2.6, 3.6 (responses 1.7, 2.7, 3.7); two at 1.6, 1.6, 2.6.
-    model = model_from({
-        "clients": {"kind": "ab", "concurrency": 3, "requests": 3},
-        "backends": [{"name": "app", "threads": 3, "cores": 3, "db_calls": 1,
-                      "cpu": {"dist": "deterministic", "value": 0.2}}],
-        "database": {"cores": 3, "demand": {"dist": "deterministic", "value": 0.5},
-                     "disk": {"dist": "deterministic", "value": 1.0}, "disks": disks},
-    }, warmup="none")
+    model = model_from(
+        {
+            "clients": {"kind": "ab", "concurrency": 3, "requests": 3},
+            "backends": [
+                {
+                    "name": "app",
+                    "threads": 3,
+                    "cores": 3,
+                    "db_calls": 1,
+                    "cpu": {"dist": "deterministic", "value": 0.2},
+                }
+            ],
+            "database": {
+                "cores": 3,
+                "demand": {"dist": "deterministic", "value": 0.5},
+                "disk": {"dist": "deterministic", "value": 1.0},
+                "disks": disks,
+            },
+        },
+        warmup="none",
+    )
     result = run_replication(model, 0)
     assert result.metrics["makespan"] == pytest.approx(makespan)
     assert result.metrics["response.mean"] == pytest.approx(mean_response)
@@ -487,11 +760,20 @@ def test_a_timed_out_client_reconnects_instead_of_reusing_its_hung_up_connection
     # out at 0.75 and the client hangs up; request 2 opens a new connection, which waits for
     # the worker until request 1's response frees it at 1.0, is served 1.0-2.0 and times out
     # at 1.5.  (It must not ride the hung-up connection's worker alongside request 1.)
-    model = model_from({
-        "clients": {"kind": "ab", "concurrency": 1, "requests": 2, "keep_alive": True, "timeout_s": 0.75},
-        "proxy": {"workers": 1, "mpm": "prefork"},
-        "backends": server(threads=None),
-    }, warmup="none")
+    model = model_from(
+        {
+            "clients": {
+                "kind": "ab",
+                "concurrency": 1,
+                "requests": 2,
+                "keep_alive": True,
+                "timeout_s": 0.75,
+            },
+            "proxy": {"workers": 1, "mpm": "prefork"},
+            "backends": server(threads=None),
+        },
+        warmup="none",
+    )
     metrics = run_replication(model, 0).metrics
     assert metrics["count.timed_out"] == 2 and metrics["count.late"] == 1
     assert metrics["makespan"] == pytest.approx(1.5)

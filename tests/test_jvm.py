@@ -1,6 +1,7 @@
 """The JVM model (`backends.N.jvm`, `sim.tiers.appserver.jvm`): exact event times on tiny deterministic
 nodes.  Common numbers: 1-s requests on one core; a 10-MiB heap with a 1.25-MiB young
 generation (eden 1 MiB, SurvivorRatio 8) and an 8.75-MiB old generation."""
+
 from __future__ import annotations
 
 import math
@@ -17,14 +18,24 @@ MIB = 1024 * 1024
 
 
 def jvm(**overrides) -> dict:
-    spec = {"heap_mb": 10, "young_mb": 1.25, "baseline_mb": 1, "allocation_kb": 0, "young_pause_s": 0.5,
-            "young_s_per_mb": 0.0, "full_pause_s": 1.0, "full_s_per_mb": 0.1}
+    spec = {
+        "heap_mb": 10,
+        "young_mb": 1.25,
+        "baseline_mb": 1,
+        "allocation_kb": 0,
+        "young_pause_s": 0.5,
+        "young_s_per_mb": 0.0,
+        "full_pause_s": 1.0,
+        "full_s_per_mb": 0.1,
+    }
     return {**spec, **overrides}
 
 
 def node(requests: int, spec: dict, clients: dict | None = None) -> dict:
-    return {"clients": clients or {"kind": "ab", "concurrency": 1, "requests": requests},
-            "backends": [{"name": "app", "cores": 1, "threads": 4, "cpu": D, "jvm": spec}]}
+    return {
+        "clients": clients or {"kind": "ab", "concurrency": 1, "requests": requests},
+        "backends": [{"name": "app", "cores": 1, "threads": 4, "cpu": D, "jvm": spec}],
+    }
 
 
 def run(data: dict):
@@ -59,7 +70,9 @@ def test_a_promotion_that_does_not_fit_brings_a_full_collection_then_out_of_memo
 def test_sessions_expire_at_the_sweep_after_their_timeout():
     """Sessions made at t = 1 .. 5 expire 2.5 s later; the sweep runs every 0.75 s: the one at
     3.75 removes the first, the one at 4.5 the second (due exactly then); three remain."""
-    spec = jvm(creates_sessions=True, session_bytes=1024, session_timeout_s=2.5, expiry_check_s=0.75)
+    spec = jvm(
+        creates_sessions=True, session_bytes=1024, session_timeout_s=2.5, expiry_check_s=0.75
+    )
     _, metrics = run(node(5, spec))
     assert metrics["app1.jvm.sessions"] == 3
     assert metrics["app1.jvm.live_mb"] == pytest.approx(1 + 3 / 1024)
@@ -89,12 +102,25 @@ def replicated_pair(b_heap: dict) -> dict:
     """Node a (one request, sync replication to b: the numbers of tests/test_replication.py,
     a 1250-byte message crosses a 10 kbit/s link in 1 s, 0.5 s of CPU per message, 0.1-s acks)."""
     a_jvm = jvm(creates_sessions=True, heap_mb=64, young_mb=8)
-    groups = [{"name": "a", "threads": 4, "cores": 1, "cpu": D, "jvm": a_jvm},
-              {"name": "b", "threads": 4, "cores": 1, "cpu": D, "jvm": b_heap}]
-    spec = {"mode": "sync", "session_bytes": 1250, "message_cpu_s": 0.5, "serialize_s_per_kb": 0.0,
-            "apply_s_per_kb": 0.0, "ack_bytes": 125, "trigger": "set_and_get"}
-    return {"clients": {"kind": "ab", "concurrency": 1, "requests": 1}, "balancer": {"policy": "round_robin"},
-            "backends": groups, "cluster": {"replication": [spec], "bandwidth_bps": 1e4, "latency_s": 0.0}}
+    groups = [
+        {"name": "a", "threads": 4, "cores": 1, "cpu": D, "jvm": a_jvm},
+        {"name": "b", "threads": 4, "cores": 1, "cpu": D, "jvm": b_heap},
+    ]
+    spec = {
+        "mode": "sync",
+        "session_bytes": 1250,
+        "message_cpu_s": 0.5,
+        "serialize_s_per_kb": 0.0,
+        "apply_s_per_kb": 0.0,
+        "ack_bytes": 125,
+        "trigger": "set_and_get",
+    }
+    return {
+        "clients": {"kind": "ab", "concurrency": 1, "requests": 1},
+        "balancer": {"policy": "round_robin"},
+        "backends": groups,
+        "cluster": {"replication": [spec], "bandwidth_bps": 1e4, "latency_s": 0.0},
+    }
 
 
 def test_a_full_collection_on_node_b_delays_a_synchronous_replication_from_node_a():
@@ -105,18 +131,27 @@ def test_a_full_collection_on_node_b_delays_a_synchronous_replication_from_node_
     [1, 5), so the apply runs 5-5.5 and a's response waits until 5.7."""
     quiet = jvm(creates_sessions=True, session_bytes=1024)
     assert run(replicated_pair(quiet))[0] == pytest.approx(4.2)
-    collecting = jvm(creates_sessions=True, session_bytes=MIB, baseline_mb=8.7, full_pause_s=3.5, full_s_per_mb=0.0)
+    collecting = jvm(
+        creates_sessions=True,
+        session_bytes=MIB,
+        baseline_mb=8.7,
+        full_pause_s=3.5,
+        full_s_per_mb=0.0,
+    )
     span, metrics = run(replicated_pair(collecting))
     assert span == pytest.approx(5.7)
     assert metrics["b1.jvm.full_gcs"] == 1 and metrics["b1.jvm.sessions"] == 1
     assert metrics["a1.jvm.full_gcs"] == 0
 
 
-@pytest.mark.parametrize("spec, words", [
-    (jvm(baseline_mb=9), ["baseline_mb", "old generation"]),
-    (jvm(young_mb=12), ["young_mb", "heap_mb"]),
-    (jvm(jit_cold_factor=2.0), ["jit_warmup_requests"]),
-])
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        (jvm(baseline_mb=9), ["baseline_mb", "old generation"]),
+        (jvm(young_mb=12), ["young_mb", "heap_mb"]),
+        (jvm(jit_cold_factor=2.0), ["jit_warmup_requests"]),
+    ],
+)
 def test_a_heap_that_cannot_work_is_refused_with_the_field_named(spec, words):
     with pytest.raises((ModelError, ValidationError, ValueError)) as error:
         model_from(node(1, spec))
@@ -129,9 +164,11 @@ def test_each_node_holds_its_sessions_and_the_replicas_it_receives(scope, held):
     replication: every node also holds the two others' sessions; one buddy: one of them."""
     spec = jvm(creates_sessions=True, session_bytes=1024)
     replication = {"mode": "async", "scope": scope, "buddies": 1}
-    data = {"clients": {"kind": "ab", "concurrency": 1, "requests": 3},
-            "backends": [{"name": "app", "count": 3, "cores": 1, "threads": 4, "cpu": D, "jvm": spec}],
-            "cluster": {"replication": [replication]}}
+    data = {
+        "clients": {"kind": "ab", "concurrency": 1, "requests": 3},
+        "backends": [{"name": "app", "count": 3, "cores": 1, "threads": 4, "cpu": D, "jvm": spec}],
+        "cluster": {"replication": [replication]},
+    }
     _, metrics = run(data)
     for node in ("app1", "app2", "app3"):
         assert metrics[f"{node}.jvm.sessions"] == held

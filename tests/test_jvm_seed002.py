@@ -1,6 +1,7 @@
 """Seed 002 in the suite, cheaply: the -server rows of both containers (two replications each,
 four ab batches of 10000 requests).  The collapse must come out of the heap filling with
 sessions and the full collections that follow, in Tomcat's fourth batch only."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from sim.model.load import load_model
-from sim.studies.reproduce import _is_fitted
 from sim.run.replications import run
+from sim.studies.reproduce import _is_fitted
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 
@@ -17,7 +18,10 @@ MODELS = Path(__file__).resolve().parent.parent / "models"
 @pytest.fixture(scope="module")
 def batches():
     out = {}
-    for container, file in (("tomcat", "seed002-tomcat6018.toml"), ("jetty", "seed002-jetty6114.toml")):
+    for container, file in (
+        ("tomcat", "seed002-tomcat6018.toml"),
+        ("jetty", "seed002-jetty6114.toml"),
+    ):
         summary = run(load_model(MODELS / file), replications=2).summary
         out[container] = summary
     return out
@@ -33,7 +37,9 @@ def test_tomcat_collapses_in_the_fourth_batch_and_jetty_does_not(batches):
     assert tomcat["count.errors"].high == 0  # the heap fills, but not past OutOfMemoryError
     # Jetty: its smaller sessions leave room; batch 4 as fast as batch 3 (within 10 %)
     assert jetty["batch.4.app1.jvm.full_gcs"].high == 0
-    assert jetty["batch.4.throughput"].mean == pytest.approx(jetty["batch.3.throughput"].mean, rel=0.1)
+    assert jetty["batch.4.throughput"].mean == pytest.approx(
+        jetty["batch.3.throughput"].mean, rel=0.1
+    )
 
 
 def test_the_server_vm_warms_up_over_the_first_batches(batches):

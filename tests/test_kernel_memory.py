@@ -1,8 +1,10 @@
 """A process that runs many simulations (a sweep worker, a notebook) must not accumulate
 their garbage: each run's cyclic leftovers stay visible to the collector's own heuristics."""
+
 from __future__ import annotations
 
 import gc
+import itertools
 from pathlib import Path
 
 from sim.model.load import load_model
@@ -21,5 +23,5 @@ def test_repeated_runs_are_collected_without_an_explicit_collection():
     # Each run leaves a few thousand cyclic objects; the automatic full collection must reclaim
     # them now and then (the count falls back), not only an explicit gc.collect() -- under
     # gc.freeze()/unfreeze() around runs it grew by the same step after every run.
-    assert any(after < before for before, after in zip(live, live[1:])), live
+    assert any(after < before for before, after in itertools.pairwise(live)), live
     assert gc.get_freeze_count() == 0

@@ -1,4 +1,5 @@
 """Each balancer policy against its documented algorithm, on tiny deterministic scenarios."""
+
 from __future__ import annotations
 
 import math
@@ -6,12 +7,16 @@ import math
 import numpy as np
 import pytest
 
+from sim.model.schema import POLICY_NAMES
 from sim.tiers.balancer.policies import POLICIES, make_policy
 from sim.tiers.balancer.policies.hashing import (
-    Carp, ConsistentHash, carp_load_multipliers, carp_url_hash, rotl32,
+    Carp,
+    ConsistentHash,
+    carp_load_multipliers,
+    carp_url_hash,
+    rotl32,
 )
 from sim.tiers.balancer.policies.mod_jk import lb_multiplicities
-from sim.model.schema import POLICY_NAMES
 
 
 class Client:
@@ -35,8 +40,13 @@ class Clock:
 
 
 def policy_and_clock(name, weights, load=None, **params):
-    made = make_policy(name, weights, [chr(ord("a") + i) for i in range(len(weights))], np.random.default_rng(7),
-                       **params)
+    made = make_policy(
+        name,
+        weights,
+        [chr(ord("a") + i) for i in range(len(weights))],
+        np.random.default_rng(7),
+        **params,
+    )
     clock = Clock()
     load = load if load is not None else [0] * len(weights)
     made.attach(list(range(len(weights))), load, load, clock)
@@ -200,12 +210,19 @@ def test_consistent_hash_bounded_load_walks_clockwise():
     load[:] = [2, 0, 0]
     assert [made.eligible(i) for i in range(3)] == [False, True, True]
     load[:] = [0, 0, 1]
-    assert [made.eligible(i) for i in range(3)] == [True, True, False]  # served 1: ceil(2 x 1.25) = 3 slots, 1 each
+    assert [made.eligible(i) for i in range(3)] == [
+        True,
+        True,
+        False,
+    ]  # served 1: ceil(2 x 1.25) = 3 slots, 1 each
     load[:] = [2, 0, 0]
     path = next(p for p in made.keys.paths if made.owners[_start(made, p)] == 0)
     start = _start(made, path)
-    clockwise = next(made.owners[(start + s) % len(made.owners)] for s in range(len(made.owners))
-                     if made.owners[(start + s) % len(made.owners)] != 0)
+    clockwise = next(
+        made.owners[(start + s) % len(made.owners)]
+        for s in range(len(made.owners))
+        if made.owners[(start + s) % len(made.owners)] != 0
+    )
     made.keys.by = "fixed"
     made.keys = lambda request, p=path: p
     assert made.pick(Req()) == clockwise
@@ -217,6 +234,7 @@ def _start(made, path):
     from bisect import bisect_left
 
     from sim.tiers.balancer.policies.hashing import ring_hash
+
     return bisect_left(made.positions, ring_hash(path)) % len(made.positions)
 
 
@@ -239,9 +257,9 @@ def test_consistent_hash_ring_moves_about_one_nth_on_removal():
 
 
 def test_power_of_two_never_picks_the_more_loaded_of_two():
-    made, _, load = policy_and_clock("power_of_d", [1, 1], load=[5, 0])
+    made, _, _load = policy_and_clock("power_of_d", [1, 1], load=[5, 0])
     assert {made.pick(Req()) for _ in range(50)} == {1}
-    made, _, load = policy_and_clock("power_of_d", [1, 1, 1, 1], load=[3, 2, 0, 1], choices=4)
+    made, _, _load = policy_and_clock("power_of_d", [1, 1, 1, 1], load=[3, 2, 0, 1], choices=4)
     assert {made.pick(Req()) for _ in range(50)} == {2}  # d = N: always the least loaded
 
 

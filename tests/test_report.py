@@ -4,6 +4,7 @@ The page is opened by headless Chromium (`--dump-dom` after the scripts ran); a 
 rendered when its <div id="figure-N"> holds Plotly's `main-svg`; a script error is caught by
 the page's `window.onerror`, which marks <html data-js-error=...>.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,13 +22,35 @@ from sim.studies.sweep.spec import load_sweep
 from sim.studies.sweep.store import ResultStore
 from tests.test_sweep import GRID, write_sweep
 
-CHROMIUM = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome")
-                 if shutil.which(name)), None)
+CHROMIUM = next(
+    (
+        shutil.which(name)
+        for name in ("chromium", "chromium-browser", "google-chrome")
+        if shutil.which(name)
+    ),
+    None,
+)
 needs_chromium = pytest.mark.skipif(
-    CHROMIUM is None, reason="headless Chromium is not installed (Debian: apt-get install -y chromium)")
+    CHROMIUM is None,
+    reason="headless Chromium is not installed (Debian: apt-get install -y chromium)",
+)
 
 
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+VOID = {
+    "area",
+    "base",
+    "br",
+    "col",
+    "embed",
+    "hr",
+    "img",
+    "input",
+    "link",
+    "meta",
+    "source",
+    "track",
+    "wbr",
+}
 
 
 class FigureCensus(HTMLParser):
@@ -43,7 +66,11 @@ class FigureCensus(HTMLParser):
         attrs = dict(attrs)
         if tag == "html" and "data-js-error" in attrs:
             self.error = attrs["data-js-error"]
-        figure = attrs.get("id") if tag == "div" and str(attrs.get("id", "")).startswith("figure-") else None
+        figure = (
+            attrs.get("id")
+            if tag == "div" and str(attrs.get("id", "")).startswith("figure-")
+            else None
+        )
         if figure:
             self.svgs[figure] = 0
         if tag == "svg" and "main-svg" in (attrs.get("class") or "").split():
@@ -60,9 +87,21 @@ class FigureCensus(HTMLParser):
 
 def render(page: Path) -> FigureCensus:
     dom = subprocess.run(
-        [CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", "--disable-dev-shm-usage",
-         "--virtual-time-budget=10000", "--dump-dom", page.resolve().as_uri()],
-        capture_output=True, text=True, timeout=120, check=True).stdout
+        [
+            CHROMIUM,
+            "--headless",
+            "--disable-gpu",
+            "--no-sandbox",
+            "--disable-dev-shm-usage",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            page.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     census = FigureCensus()
     census.feed(dom)
     return census
@@ -87,7 +126,9 @@ def test_two_factor_sweep_report_renders_heatmaps_and_lines(tmp_path):
     out = tmp_path / "report.html"
     result = CliRunner().invoke(main, ["report", str(results), "-o", str(out)])
     assert result.exit_code == 0, result.output
-    assert "wrote" in result.stdout and "6 figures" in result.stdout  # 3 metrics x (heatmap + lines)
+    assert (
+        "wrote" in result.stdout and "6 figures" in result.stdout
+    )  # 3 metrics x (heatmap + lines)
     assert_every_figure_rendered(out, 6)
 
 
@@ -124,12 +165,33 @@ metrics = ["throughput", "mean"]
 @needs_chromium
 def test_reproduction_report_sets_published_beside_simulated(tmp_path):
     rows = [
-        {"experiment": "seed001", "figure": f"jetty max_clients={m}", "published": p, "simulated": s,
-         "ci_low": s * 0.9, "ci_high": s * 1.1, "rel_error": (s - p) / p if p else None, "fitted": m == 150,
-         "published_flag": "no", "simulated_flag": "no", "overrides": []}
+        {
+            "experiment": "seed001",
+            "figure": f"jetty max_clients={m}",
+            "published": p,
+            "simulated": s,
+            "ci_low": s * 0.9,
+            "ci_high": s * 1.1,
+            "rel_error": (s - p) / p if p else None,
+            "fitted": m == 150,
+            "published_flag": "no",
+            "simulated_flag": "no",
+            "overrides": [],
+        }
         for m, p, s in ((150, 10.0, 10.5), (250, 7.0, 8.1), (500, 5.0, 4.2))
-    ] + [{"experiment": "seed001", "figure": "withheld row", "published": None, "simulated": 3.0, "ci_low": 2.5,
-          "ci_high": 3.5, "rel_error": None, "fitted": False, "overrides": []}]
+    ] + [
+        {
+            "experiment": "seed001",
+            "figure": "withheld row",
+            "published": None,
+            "simulated": 3.0,
+            "ci_low": 2.5,
+            "ci_high": 3.5,
+            "rel_error": None,
+            "fitted": False,
+            "overrides": [],
+        }
+    ]
     source = tmp_path / "seed001.json"
     source.write_text(json.dumps(rows), encoding="utf-8")
     out = tmp_path / "reproduce.html"
@@ -143,7 +205,9 @@ def test_calibration_report_shows_the_fitted_values_and_rows(tmp_path):
     from tests.test_calibrate import one_figure
 
     (tmp_path / "exp").mkdir()
-    fitted = CliRunner().invoke(main, ["calibrate", one_figure(tmp_path / "exp"), "--json", "--no-cache"])
+    fitted = CliRunner().invoke(
+        main, ["calibrate", one_figure(tmp_path / "exp"), "--json", "--no-cache"]
+    )
     assert fitted.exit_code == 0, fitted.output
     source = tmp_path / "calibration.json"
     source.write_text(fitted.output, encoding="utf-8")
@@ -163,13 +227,18 @@ def test_the_browser_check_catches_a_script_error(tmp_path):
     out = tmp_path / "report.html"
     CliRunner().invoke(main, ["report", str(results), "-o", str(out)])
     page = out.read_text(encoding="utf-8")
-    out.write_text(page.replace("</body>", "<script>undefinedFunction();</script></body>"), encoding="utf-8")
+    out.write_text(
+        page.replace("</body>", "<script>undefinedFunction();</script></body>"), encoding="utf-8"
+    )
     assert "undefinedFunction" in (render(out).error or "")
 
 
 def test_report_refuses_what_it_cannot_read(tmp_path):
     bad = tmp_path / "rows.json"
     bad.write_text('{"not": "rows"}', encoding="utf-8")
-    for source, needle in ((bad, "not a `tiersim reproduce"), (tmp_path, "not a tiersim results directory")):
+    for source, needle in (
+        (bad, "not a `tiersim reproduce"),
+        (tmp_path, "not a tiersim results directory"),
+    ):
         result = CliRunner().invoke(main, ["report", str(source), "-o", str(tmp_path / "x.html")])
         assert result.exit_code == 3 and needle in result.stderr, result.output

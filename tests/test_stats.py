@@ -1,12 +1,14 @@
 """Output-analysis helpers against the worked examples of Law (2015) / the KSL book, and the
 histogram's relative-error guarantee."""
+
 from __future__ import annotations
 
 import math
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sim.stats.confidence import paired_t_interval, replications_needed, t_interval
 from sim.stats.histogram import LogBins

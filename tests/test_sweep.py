@@ -1,5 +1,6 @@
 """Sweeps: designs, where points run (serial = process pool = Dask), resumption without loss
 or duplication, failed points kept, and sweep files that explain their mistakes."""
+
 from __future__ import annotations
 
 import pytest
@@ -52,7 +53,13 @@ def write_sweep(tmp_path, text: str, name: str = "sweep.toml"):
 
 def metric_table(root):
     frame = load_results(root)
-    columns = ["point_id", "point_index", "status", "seed", *[c for c in frame.columns if c.startswith(tuple(METRICS))]]
+    columns = [
+        "point_id",
+        "point_index",
+        "status",
+        "seed",
+        *[c for c in frame.columns if c.startswith(tuple(METRICS))],
+    ]
     return frame[columns].sort_values("point_id").reset_index(drop=True)
 
 
@@ -64,7 +71,13 @@ def spec(factors: dict, **sweep) -> SweepFile:
 def test_grid_is_every_combination_in_factor_order():
     points, dropped = expand(spec({"a.x": [1, 2, 3], "b.y": ["p", "q"]}))
     assert [tuple(p.values.values()) for p in points] == [
-        (1, "p"), (1, "q"), (2, "p"), (2, "q"), (3, "p"), (3, "q")]
+        (1, "p"),
+        (1, "q"),
+        (2, "p"),
+        (2, "q"),
+        (3, "p"),
+        (3, "q"),
+    ]
     assert [p.index for p in points] == list(range(6)) and dropped == 0
     assert points[0].overrides == ("a.x=1", 'b.y="p"')
 
@@ -76,8 +89,10 @@ def test_zip_pairs_values_and_drops_duplicates():
 
 @pytest.mark.parametrize("design, n", [("lhs", 20), ("sobol", 16)])
 def test_space_filling_designs_are_reproducible_and_in_bounds(design, n):
-    factors = {"clients.users": {"low": 10, "high": 500, "integer": True},
-               "backends.0.cpu.mean": {"low": 0.001, "high": 0.1, "scale": "log"}}
+    factors = {
+        "clients.users": {"low": 10, "high": 500, "integer": True},
+        "backends.0.cpu.mean": {"low": 0.001, "high": 0.1, "scale": "log"},
+    }
     first, _ = expand(spec(factors, design=design, points=n, seed=4))
     again, _ = expand(spec(factors, design=design, points=n, seed=4))
     other, _ = expand(spec(factors, design=design, points=n, seed=5))
@@ -90,7 +105,11 @@ def test_space_filling_designs_are_reproducible_and_in_bounds(design, n):
     if design == "lhs":
         # a Latin hypercube has exactly one point in each of the n equal-probability strata
         import math
-        strata = sorted(int(n * (math.log(c) - math.log(0.001)) / (math.log(0.1) - math.log(0.001))) for c in cpu)
+
+        strata = sorted(
+            int(n * (math.log(c) - math.log(0.001)) / (math.log(0.1) - math.log(0.001)))
+            for c in cpu
+        )
         assert strata == list(range(n))
     assert len({p.id for p in first}) == len(first)
 
@@ -118,7 +137,7 @@ def test_dask_local_cluster_gives_the_same_table(tmp_path):
     pytest.importorskip("dask.distributed")
     from sim.studies.sweep.execute import DaskExecutor
 
-    text = GRID.replace('[2, 5, 8]', '[2, 8]')
+    text = GRID.replace("[2, 5, 8]", "[2, 8]")
     plan = load_sweep(write_sweep(tmp_path, text))
     with SerialExecutor() as executor:
         run_sweep(plan, ResultStore(tmp_path / "serial"), executor)
@@ -130,17 +149,28 @@ def test_dask_local_cluster_gives_the_same_table(tmp_path):
 def test_sweep_command_runs_on_an_existing_dask_scheduler(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
 
-    path = write_sweep(tmp_path, GRID.replace('[2, 5, 8]', '[2]'))
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
-        result = CliRunner().invoke(main, ["sweep", str(path), "--results", str(tmp_path / "r"),
-                                           "--scheduler", cluster.scheduler_address])
+    path = write_sweep(tmp_path, GRID.replace("[2, 5, 8]", "[2]"))
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        result = CliRunner().invoke(
+            main,
+            [
+                "sweep",
+                str(path),
+                "--results",
+                str(tmp_path / "r"),
+                "--scheduler",
+                cluster.scheduler_address,
+            ],
+        )
     assert result.exit_code == 0, result.output
     assert f"on the Dask cluster at {cluster.scheduler_address}" in result.stdout
     run_sweep(load_sweep(path), ResultStore(tmp_path / "serial"), SerialExecutor())
     assert metric_table(tmp_path / "r").equals(metric_table(tmp_path / "serial"))
-    bad = CliRunner().invoke(main, ["sweep", str(path), "--results", str(tmp_path / "x"), "--serial",
-                                    "--workers", "2"])
+    bad = CliRunner().invoke(
+        main, ["sweep", str(path), "--results", str(tmp_path / "x"), "--serial", "--workers", "2"]
+    )
     assert bad.exit_code == 2 and "choose one way to run" in bad.stderr
 
 
@@ -179,8 +209,9 @@ def test_a_store_of_another_sweep_is_refused(tmp_path):
     ResultStore(tmp_path / "r").open({"fingerprint": "other", "source": "elsewhere.toml"})
     with pytest.raises(StoreError, match="different sweep definition"):
         run_sweep(plan, ResultStore(tmp_path / "r"), SerialExecutor())
-    result = CliRunner().invoke(main, ["sweep", str(tmp_path / "sweep.toml"), "--results", str(tmp_path / "r"),
-                                       "--serial"])
+    result = CliRunner().invoke(
+        main, ["sweep", str(tmp_path / "sweep.toml"), "--results", str(tmp_path / "r"), "--serial"]
+    )
     assert result.exit_code == 2 and "different sweep definition" in result.stderr
 
 
@@ -194,18 +225,24 @@ replications = 2
 "backends.0.cpu" = [0.05, 0.5, -1.0]
 """
     path = write_sweep(tmp_path, text)
-    result = CliRunner().invoke(main, ["sweep", str(path), "--results", str(tmp_path / "r"), "--serial"])
+    result = CliRunner().invoke(
+        main, ["sweep", str(path), "--results", str(tmp_path / "r"), "--serial"]
+    )
     frame = load_results(tmp_path / "r").set_index("backends.0.cpu")
     assert list(frame["status"]) == ["ok", "failed", "failed"]
-    assert frame.loc[0.5, "error_kind"] == "unstable" and "backends.0.cores" in frame.loc[0.5, "error"]
+    assert (
+        frame.loc[0.5, "error_kind"] == "unstable" and "backends.0.cores" in frame.loc[0.5, "error"]
+    )
     assert frame.loc[-1.0, "error_kind"] == "model" and "backends.0.cpu" in frame.loc[-1.0, "error"]
     assert frame.loc[0.05, "throughput"] > 0
-    assert result.exit_code == 3  # the lowest code among the failures: invalid model (3), unstable (4)
+    assert (
+        result.exit_code == 3
+    )  # the lowest code among the failures: invalid model (3), unstable (4)
     assert "2 point(s) failed" in result.stderr and "Traceback" not in result.output
 
 
 def test_sweep_command_writes_results_and_resumes(tmp_path):
-    path = write_sweep(tmp_path, GRID.replace('[2, 5, 8]', '[3]'))
+    path = write_sweep(tmp_path, GRID.replace("[2, 5, 8]", "[3]"))
     args = ["sweep", str(path), "--results", str(tmp_path / "r"), "--workers", "2"]
     first = CliRunner().invoke(main, args)
     assert first.exit_code == 0, first.output
@@ -215,26 +252,51 @@ def test_sweep_command_writes_results_and_resumes(tmp_path):
 
 
 # --------------------------------------------------------------------------- bad sweep files
-@pytest.mark.parametrize("text, needles", [
-    ('[sweep]\nbase = "tiny.toml"\nreplication = 3\n[factors]\n"clients.users" = [1]\n',
-     ["sweep.replication", "unknown field"]),
-    ('[sweep]\nbase = "tiny.toml"\n', ["factors", "required"]),
-    ('[sweep]\nbase = "tiny.toml"\ndesign = "lhs"\n[factors]\n"clients.users" = {low = 1, high = 9}\n',
-     ["needs sweep.points"]),
-    ('[sweep]\nbase = "tiny.toml"\ndesign = "sobol"\npoints = 10\n[factors]\n"clients.users" = {low = 1, high = 9}\n',
-     ["power of two", "sweep.points = 8 or 16"]),
-    ('[sweep]\nbase = "tiny.toml"\ndesign = "zip"\n[factors]\n"clients.users" = [1, 2]\n"run.seed" = [1]\n',
-     ["one length", "clients.users: 2"]),
-    ('[sweep]\nbase = "tiny.toml"\n[factors]\n"clients.users" = {low = 1, high = 9}\n',
-     ["clients.users is a range", "lists of values"]),
-    ('[sweep]\nbase = "tiny.toml"\ndesign = "lhs"\npoints = 4\n[factors]\n"clients.users" = {low = 9, high = 1}\n',
-     ["factors.'clients.users'", "must be below high"]),
-    ('[sweep]\nbase = "tiny.toml"\n[factors]\n"clients.userz" = [1, 2]\n', ["clients.userz", "no parameter"]),
-    ('[sweep]\nbase = "nope.toml"\n[factors]\n"clients.users" = [1]\n', ["nope.toml", "no such model file"]),
-    ('[sweep]\nbase = "tiny.toml"\nset = ["backends.0.threads=0"]\n[factors]\n"clients.users" = [1]\n',
-     ["sweep.set", "backends.0.threads = 0"]),
-    ('[sweep\nbase = 1', ["not valid TOML"]),
-])
+@pytest.mark.parametrize(
+    "text, needles",
+    [
+        (
+            '[sweep]\nbase = "tiny.toml"\nreplication = 3\n[factors]\n"clients.users" = [1]\n',
+            ["sweep.replication", "unknown field"],
+        ),
+        ('[sweep]\nbase = "tiny.toml"\n', ["factors", "required"]),
+        (
+            '[sweep]\nbase = "tiny.toml"\ndesign = "lhs"\n[factors]\n"clients.users" = {low = 1, high = 9}\n',
+            ["needs sweep.points"],
+        ),
+        (
+            '[sweep]\nbase = "tiny.toml"\ndesign = "sobol"\npoints = '
+            '10\n[factors]\n"clients.users" = {low = 1, high = 9}\n',
+            ["power of two", "sweep.points = 8 or 16"],
+        ),
+        (
+            '[sweep]\nbase = "tiny.toml"\ndesign = "zip"\n[factors]\n"clients.users" = [1, 2]\n"run.seed" = [1]\n',
+            ["one length", "clients.users: 2"],
+        ),
+        (
+            '[sweep]\nbase = "tiny.toml"\n[factors]\n"clients.users" = {low = 1, high = 9}\n',
+            ["clients.users is a range", "lists of values"],
+        ),
+        (
+            '[sweep]\nbase = "tiny.toml"\ndesign = "lhs"\npoints = '
+            '4\n[factors]\n"clients.users" = {low = 9, high = 1}\n',
+            ["factors.'clients.users'", "must be below high"],
+        ),
+        (
+            '[sweep]\nbase = "tiny.toml"\n[factors]\n"clients.userz" = [1, 2]\n',
+            ["clients.userz", "no parameter"],
+        ),
+        (
+            '[sweep]\nbase = "nope.toml"\n[factors]\n"clients.users" = [1]\n',
+            ["nope.toml", "no such model file"],
+        ),
+        (
+            '[sweep]\nbase = "tiny.toml"\nset = ["backends.0.threads=0"]\n[factors]\n"clients.users" = [1]\n',
+            ["sweep.set", "backends.0.threads = 0"],
+        ),
+        ("[sweep\nbase = 1", ["not valid TOML"]),
+    ],
+)
 def test_bad_sweep_files_name_the_field_and_exit_3(tmp_path, text, needles):
     path = write_sweep(tmp_path, text)
     with pytest.raises(SweepError):
@@ -249,7 +311,9 @@ def test_bad_sweep_files_name_the_field_and_exit_3(tmp_path, text, needles):
 def test_the_bundled_sweep_files_are_valid():
     from pathlib import Path
 
-    files = sorted((Path(__file__).resolve().parent.parent / "experiments" / "sweeps").glob("*.toml"))
+    files = sorted(
+        (Path(__file__).resolve().parent.parent / "experiments" / "sweeps").glob("*.toml")
+    )
     assert len(files) >= 2
     for path in files:
         plan = load_sweep(path)
@@ -286,20 +350,23 @@ def _dies_on_the_third_point(task):
     return run_point(task)
 
 
-def test_a_killed_worker_loses_only_unfinished_points_and_the_rerun_completes(tmp_path, monkeypatch):
+def test_a_killed_worker_loses_only_unfinished_points_and_the_rerun_completes(
+    tmp_path, monkeypatch
+):
     import multiprocessing
 
     from sim.studies.sweep import execute
     from sim.studies.sweep.execute import LostPoints
 
     if multiprocessing.get_start_method() != "fork":
-        pytest.skip("the patched point function reaches the workers only with the fork start method")
+        pytest.skip(
+            "the patched point function reaches the workers only with the fork start method"
+        )
     plan = load_sweep(write_sweep(tmp_path, GRID))
     store = ResultStore(tmp_path / "r")
     monkeypatch.setattr(execute, "run_point", _dies_on_the_third_point)
-    with pytest.raises(LostPoints, match="worker process died"):
-        with ProcessExecutor(1) as executor:
-            run_sweep(plan, store, executor)
+    with pytest.raises(LostPoints, match="worker process died"), ProcessExecutor(1) as executor:
+        run_sweep(plan, store, executor)
     monkeypatch.undo()
     kept = len(store.finished())
     assert kept == 2  # the points finished before the kill are all there

@@ -3,6 +3,7 @@
 Worked values are the exact numbers of the analytic module (which is itself tested against
 published worked examples); each test states the queue it builds and the formula.
 """
+
 from __future__ import annotations
 
 import math
@@ -13,11 +14,17 @@ from sim import analytic
 from tests.conftest import simulate
 
 
-def single_station(threads, cores, cpu, clients, accept_queue=None, duration_s=4000.0, warmup=200.0):
+def single_station(
+    threads, cores, cpu, clients, accept_queue=None, duration_s=4000.0, warmup=200.0
+):
     backend = {"name": "server", "threads": threads, "cores": cores, "cpu": cpu}
     if accept_queue is not None:
         backend["accept_queue"] = accept_queue
-    return {"clients": clients, "backends": [backend], "run": {"duration_s": duration_s, "warmup": warmup}}
+    return {
+        "clients": clients,
+        "backends": [backend],
+        "run": {"duration_s": duration_s, "warmup": warmup},
+    }
 
 
 def poisson(rate):
@@ -31,13 +38,20 @@ def lost_if_blocked(clients):
 
 
 def inside(interval, exact):
-    assert interval.low <= exact <= interval.high, f"{exact} not in [{interval.low}, {interval.high}]"
+    assert interval.low <= exact <= interval.high, (
+        f"{exact} not in [{interval.low}, {interval.high}]"
+    )
 
 
 def test_mm1_mean_and_p95_response():
     """M/M/1, lambda = 8, mu = 10: R = 1/(mu - lambda) = 0.5 s, R_95 = -ln(0.05)/2."""
-    result = simulate(single_station(1, 1, {"dist": "exponential", "mean": 0.1}, poisson(8.0), duration_s=3000, warmup=100),
-                      replications=10, seed=11)
+    result = simulate(
+        single_station(
+            1, 1, {"dist": "exponential", "mean": 0.1}, poisson(8.0), duration_s=3000, warmup=100
+        ),
+        replications=10,
+        seed=11,
+    )
     metrics = analytic.mm1(8.0, 10.0)
     inside(result.summary["response.mean"], metrics.mean_response)
     inside(result.summary["response.p95"], -math.log(0.05) / 2.0)
@@ -46,7 +60,11 @@ def test_mm1_mean_and_p95_response():
 
 def test_mmc_erlang_c():
     """M/M/4, lambda = 3, mu = 1: Erlang C = 0.509434, Wq = 0.509434, R = 1.50943, Lq = 1.52830."""
-    result = simulate(single_station(4, 4, {"dist": "exponential", "mean": 1.0}, poisson(3.0)), replications=10, seed=12)
+    result = simulate(
+        single_station(4, 4, {"dist": "exponential", "mean": 1.0}, poisson(3.0)),
+        replications=10,
+        seed=12,
+    )
     exact = analytic.mmc(3.0, 1.0, 4)
     inside(result.summary["response.mean"], exact.mean_response)
     inside(result.summary["server1.threads.wait"], exact.mean_wait)
@@ -54,15 +72,24 @@ def test_mmc_erlang_c():
     inside(result.summary["server1.threads.busy"], 3.0)
 
 
-@pytest.mark.parametrize("service", [
-    {"dist": "exponential", "mean": 1.0},
-    {"dist": "deterministic", "value": 1.0},
-    {"dist": "lognormal", "mean": 1.0, "cv": 1.5},
-])
+@pytest.mark.parametrize(
+    "service",
+    [
+        {"dist": "exponential", "mean": 1.0},
+        {"dist": "deterministic", "value": 1.0},
+        {"dist": "lognormal", "mean": 1.0, "cv": 1.5},
+    ],
+)
 def test_erlang_b_blocking_is_insensitive(service):
     """M/G/4/4 with a = 3: blocking = Erlang B(4, 3) = 0.206107 for any service distribution."""
-    result = simulate(single_station(4, 4, service, lost_if_blocked(poisson(3.0)), accept_queue=0), replications=10, seed=13)
-    blocked = [rep.metrics["count.errors"] / rep.metrics["count.arrived"] for rep in result.replications]
+    result = simulate(
+        single_station(4, 4, service, lost_if_blocked(poisson(3.0)), accept_queue=0),
+        replications=10,
+        seed=13,
+    )
+    blocked = [
+        rep.metrics["count.errors"] / rep.metrics["count.arrived"] for rep in result.replications
+    ]
     from sim.stats.confidence import t_interval
 
     inside(t_interval(blocked, 0.99), analytic.erlang_b(4, 3.0))
@@ -70,35 +97,64 @@ def test_erlang_b_blocking_is_insensitive(service):
 
 def test_mmck_blocking_and_throughput():
     """M/M/4/8, lambda = 6, mu = 1: P_block = 0.353597, X = 3.87842, R = 1.65508."""
-    result = simulate(single_station(4, 4, {"dist": "exponential", "mean": 1.0}, lost_if_blocked(poisson(6.0)),
-                                     accept_queue=4),
-                      replications=10, seed=14)
+    result = simulate(
+        single_station(
+            4,
+            4,
+            {"dist": "exponential", "mean": 1.0},
+            lost_if_blocked(poisson(6.0)),
+            accept_queue=4,
+        ),
+        replications=10,
+        seed=14,
+    )
     exact = analytic.mmck(6.0, 1.0, 4, 8)
     inside(result.summary["throughput"], exact.throughput)
     inside(result.summary["response.mean"], exact.mean_response)
 
 
-@pytest.mark.parametrize("service, scv", [
-    ({"dist": "deterministic", "value": 1.0}, 0.0),
-    ({"dist": "gamma", "mean": 1.0, "cv": 2.0}, 4.0),
-])
+@pytest.mark.parametrize(
+    "service, scv",
+    [
+        ({"dist": "deterministic", "value": 1.0}, 0.0),
+        ({"dist": "gamma", "mean": 1.0, "cv": 2.0}, 4.0),
+    ],
+)
 def test_mg1_pollaczek_khinchine(service, scv):
     """M/G/1 FCFS, lambda = 0.8, E[S] = 1: R = 3 (deterministic), 11 (c_s^2 = 4)."""
-    result = simulate(single_station(1, 1, service, poisson(0.8), duration_s=30000, warmup=2000), replications=12, seed=15)
+    result = simulate(
+        single_station(1, 1, service, poisson(0.8), duration_s=30000, warmup=2000),
+        replications=12,
+        seed=15,
+    )
     inside(result.summary["response.mean"], analytic.mg1(0.8, 1.0, scv).mean_response)
 
 
 def test_mg1_processor_sharing_is_insensitive():
     """M/G/1-PS (unbounded threads on one core), lognormal cv 2: R = E[S]/(1 - rho) = 0.25/0.3."""
-    result = simulate(single_station(None, 1, {"dist": "lognormal", "mean": 0.25, "cv": 2.0}, poisson(2.8),
-                                     duration_s=6000, warmup=300), replications=10, seed=16)
+    result = simulate(
+        single_station(
+            None,
+            1,
+            {"dist": "lognormal", "mean": 0.25, "cv": 2.0},
+            poisson(2.8),
+            duration_s=6000,
+            warmup=300,
+        ),
+        replications=10,
+        seed=16,
+    )
     inside(result.summary["response.mean"], 0.25 / (1 - 0.7))
 
 
 def test_finite_source_machine_repairman():
     """M/M/2//20, Z = 5, S = 0.5: X = 3.30958/s, R = 1.04306 s."""
     clients = {"kind": "closed", "users": 20, "think": {"dist": "exponential", "mean": 5.0}}
-    result = simulate(single_station(2, 2, {"dist": "exponential", "mean": 0.5}, clients), replications=10, seed=17)
+    result = simulate(
+        single_station(2, 2, {"dist": "exponential", "mean": 0.5}, clients),
+        replications=10,
+        seed=17,
+    )
     exact = analytic.finite_source(20, 5.0, 0.5, 2)
     inside(result.summary["throughput"], exact.throughput)
     inside(result.summary["response.mean"], exact.mean_response)
@@ -110,8 +166,15 @@ def test_exact_mva_closed_three_station_chain():
     data = {
         "clients": {"kind": "closed", "users": 10, "think": {"dist": "exponential", "mean": 1.0}},
         "proxy": {"workers": None, "cores": 1, "demand": {"dist": "exponential", "mean": 0.2}},
-        "backends": [{"name": "app", "threads": None, "cores": 1, "cpu": {"dist": "exponential", "mean": 0.3},
-                      "db_calls": 1}],
+        "backends": [
+            {
+                "name": "app",
+                "threads": None,
+                "cores": 1,
+                "cpu": {"dist": "exponential", "mean": 0.3},
+                "db_calls": 1,
+            }
+        ],
         "database": {"cores": 1, "demand": {"dist": "exponential", "mean": 0.1}},
         "run": {"duration_s": 3000, "warmup": 100},
     }
@@ -124,10 +187,19 @@ def test_exact_mva_closed_three_station_chain():
 def test_partly_open_sessions_see_the_open_response_time():
     """Sessions (Poisson 0.5/s, geometric mean 4 requests, think 2 s) on an exp server, S = 0.3:
     the server sees 2 requests/s and R = S/(1 - 0.6) = 0.75 s for every p and Z (product form)."""
-    clients = {"kind": "sessions", "session_rate_per_s": 0.5, "requests_per_session": 4,
-               "think": {"dist": "exponential", "mean": 2.0}}
-    result = simulate(single_station(1, 1, {"dist": "exponential", "mean": 0.3}, clients, duration_s=8000, warmup=400),
-                      replications=10, seed=19)
+    clients = {
+        "kind": "sessions",
+        "session_rate_per_s": 0.5,
+        "requests_per_session": 4,
+        "think": {"dist": "exponential", "mean": 2.0},
+    }
+    result = simulate(
+        single_station(
+            1, 1, {"dist": "exponential", "mean": 0.3}, clients, duration_s=8000, warmup=400
+        ),
+        replications=10,
+        seed=19,
+    )
     inside(result.summary["response.mean"], 0.3 / (1 - 0.6))
 
 
@@ -135,9 +207,16 @@ def test_client_timeout_fraction_without_cancellation():
     """M/M/1, lambda = 8, mu = 10, client timeout 1 s: the server still serves abandoned
     requests, so the queue is plain M/M/1 and P(time out) = P(R > 1) = e^-2 = 0.135335."""
     clients = {**poisson(8.0), "timeout_s": 1.0}
-    result = simulate(single_station(1, 1, {"dist": "exponential", "mean": 0.1}, clients, duration_s=3000, warmup=100),
-                      replications=10, seed=20)
-    fractions = [rep.metrics["count.timed_out"] / rep.metrics["count.arrived"] for rep in result.replications]
+    result = simulate(
+        single_station(
+            1, 1, {"dist": "exponential", "mean": 0.1}, clients, duration_s=3000, warmup=100
+        ),
+        replications=10,
+        seed=20,
+    )
+    fractions = [
+        rep.metrics["count.timed_out"] / rep.metrics["count.arrived"] for rep in result.replications
+    ]
     from sim.stats.confidence import t_interval
 
     inside(t_interval(fractions, 0.99), math.exp(-2.0))
@@ -156,9 +235,17 @@ def test_solve_agrees_with_simulation_on_a_product_form_cluster():
         "clients": {"kind": "closed", "users": 40, "think": {"dist": "exponential", "mean": 1.0}},
         "proxy": {"workers": None, "cores": 2, "demand": {"dist": "exponential", "mean": 0.002}},
         "balancer": {"policy": "random"},
-        "backends": [{"name": "app", "count": 2, "threads": None, "cores": 2,
-                      "cpu": {"dist": "gamma", "mean": 0.08, "cv": 2.0},
-                      "io_wait": {"dist": "exponential", "mean": 0.05}, "db_calls": 2}],
+        "backends": [
+            {
+                "name": "app",
+                "count": 2,
+                "threads": None,
+                "cores": 2,
+                "cpu": {"dist": "gamma", "mean": 0.08, "cv": 2.0},
+                "io_wait": {"dist": "exponential", "mean": 0.05},
+                "db_calls": 2,
+            }
+        ],
         "database": {"cores": 4, "demand": {"dist": "lognormal", "mean": 0.03, "cv": 0.5}},
         "run": {"duration_s": 600, "warmup": 50},
     }
@@ -171,7 +258,6 @@ def test_solve_agrees_with_simulation_on_a_product_form_cluster():
     inside(result.summary["database.cpu.utilization"], utilization["database.cpu"])
 
 
-
 def test_database_disk_is_a_fcfs_station_in_the_product_form_network():
     """A node (1 core), a database CPU (1 core) and two database disks (FCFS, exponential
     service: BCMP type 1 with a load-dependent rate), 30 users, think 1 s: exact MVA of
@@ -182,10 +268,21 @@ def test_database_disk_is_a_fcfs_station_in_the_product_form_network():
 
     data = {
         "clients": {"kind": "closed", "users": 30, "think": {"dist": "exponential", "mean": 1.0}},
-        "backends": [{"name": "app", "threads": None, "cores": 1, "db_calls": 1,
-                      "cpu": {"dist": "exponential", "mean": 0.02}}],
-        "database": {"cores": 1, "demand": {"dist": "exponential", "mean": 0.01},
-                     "disk": {"dist": "exponential", "mean": 0.05}, "disks": 2},
+        "backends": [
+            {
+                "name": "app",
+                "threads": None,
+                "cores": 1,
+                "db_calls": 1,
+                "cpu": {"dist": "exponential", "mean": 0.02},
+            }
+        ],
+        "database": {
+            "cores": 1,
+            "demand": {"dist": "exponential", "mean": 0.01},
+            "disk": {"dist": "exponential", "mean": 0.05},
+            "disks": 2,
+        },
         "run": {"duration_s": 600, "warmup": 50},
     }
     answer = solve_model(model_from(data))

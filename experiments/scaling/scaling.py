@@ -17,6 +17,7 @@ stack plus 0.05 ms per KiB to serialize or apply; switched 100 Mbit/s Ethernet, 
 UDP multicast (JGroups' default transport).  These are plausible values, not fitted: the
 experiment shows what the mechanism implies, not a measured cluster.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,25 +37,56 @@ VARIANTS = {
     "sync, all nodes": [{"mode": "sync", "scope": "all"}],
     "sync, 1 buddy": [{"mode": "sync", "scope": "buddy", "buddies": 1}],
 }
-SESSION = {"session_bytes": 4096, "trigger": "set_and_get", "message_cpu_s": 2e-4,
-           "serialize_s_per_kb": 5e-5, "apply_s_per_kb": 5e-5}
+SESSION = {
+    "session_bytes": 4096,
+    "trigger": "set_and_get",
+    "message_cpu_s": 2e-4,
+    "serialize_s_per_kb": 5e-5,
+    "apply_s_per_kb": 5e-5,
+}
 METRICS = ("throughput", "response.mean", "response.p95")
-FIELDS = ["variant", "nodes", "users"] + [f"{m}.{k}" for m in METRICS for k in ("mean", "low", "high")] + [
-    "node_cpu_utilization", "replication_wait_s"]
+FIELDS = (
+    ["variant", "nodes", "users"]
+    + [f"{m}.{k}" for m in METRICS for k in ("mean", "low", "high")]
+    + ["node_cpu_utilization", "replication_wait_s"]
+)
 
 
 def model(variant: str, nodes: int, duration_s: float, replications: int):
-    return parse_model({
-        "meta": {"name": f"{variant}, {nodes} nodes"},
-        "clients": {"kind": "closed", "users": USERS_PER_NODE * nodes,
-                    "think": {"dist": "exponential", "mean": 0.5}},
-        "balancer": {"policy": "round_robin"},
-        "backends": [{"name": "node", "count": nodes, "cores": 1, "threads": 50,
-                      "cpu": {"dist": "exponential", "mean": 0.010}}],
-        "cluster": {"replication": [{**SESSION, **spec} for spec in VARIANTS[variant]],
-                    "network": "switched", "bandwidth_bps": 100e6, "latency_s": 1e-4, "multicast": True},
-        "run": {"duration_s": duration_s, "warmup": 10.0, "replications": replications, "seed": 17},
-    }, source=f"<scaling {variant} {nodes}>")
+    return parse_model(
+        {
+            "meta": {"name": f"{variant}, {nodes} nodes"},
+            "clients": {
+                "kind": "closed",
+                "users": USERS_PER_NODE * nodes,
+                "think": {"dist": "exponential", "mean": 0.5},
+            },
+            "balancer": {"policy": "round_robin"},
+            "backends": [
+                {
+                    "name": "node",
+                    "count": nodes,
+                    "cores": 1,
+                    "threads": 50,
+                    "cpu": {"dist": "exponential", "mean": 0.010},
+                }
+            ],
+            "cluster": {
+                "replication": [{**SESSION, **spec} for spec in VARIANTS[variant]],
+                "network": "switched",
+                "bandwidth_bps": 100e6,
+                "latency_s": 1e-4,
+                "multicast": True,
+            },
+            "run": {
+                "duration_s": duration_s,
+                "warmup": 10.0,
+                "replications": replications,
+                "seed": 17,
+            },
+        },
+        source=f"<scaling {variant} {nodes}>",
+    )
 
 
 def _done(path: Path) -> set[tuple[str, int]]:
@@ -80,18 +112,25 @@ def simulate(out: Path, duration_s: float, replications: int, variants=None) -> 
                 row = {"variant": variant, "nodes": nodes, "users": USERS_PER_NODE * nodes}
                 for metric in METRICS:
                     interval = result.summary[metric]
-                    row.update({f"{metric}.mean": interval.mean, f"{metric}.low": interval.low,
-                                f"{metric}.high": interval.high})
+                    row.update(
+                        {
+                            f"{metric}.mean": interval.mean,
+                            f"{metric}.low": interval.low,
+                            f"{metric}.high": interval.high,
+                        }
+                    )
                 cpu = [result.summary[f"node{i + 1}.cpu.utilization"].mean for i in range(nodes)]
                 row["node_cpu_utilization"] = sum(cpu) / nodes
                 wait = result.summary.get("replication.web.wait")
                 row["replication_wait_s"] = wait.mean if wait is not None else 0.0
                 writer.writerow(row)
                 handle.flush()  # a finished point is kept even if the run is interrupted
-                print(f"{variant:18s} N={nodes:2d}: X = {row['throughput.mean']:7.1f}/s "
-                      f"[{row['throughput.low']:.1f}, {row['throughput.high']:.1f}], "
-                      f"p95 = {row['response.p95.mean'] * 1000:6.1f} ms, CPU {row['node_cpu_utilization']:.0%}",
-                      flush=True)
+                print(
+                    f"{variant:18s} N={nodes:2d}: X = {row['throughput.mean']:7.1f}/s "
+                    f"[{row['throughput.low']:.1f}, {row['throughput.high']:.1f}], "
+                    f"p95 = {row['response.p95.mean'] * 1000:6.1f} ms, CPU {row['node_cpu_utilization']:.0%}",
+                    flush=True,
+                )
     return table
 
 
@@ -110,16 +149,32 @@ def figure(table: Path, out: Path) -> Path:
             mean = [float(r[f"{metric}.mean"]) for r in points]
             low = [float(r[f"{metric}.low"]) for r in points]
             high = [float(r[f"{metric}.high"]) for r in points]
-            fig.add_trace(go.Scatter(
-                x=nodes, y=mean, name=variant, legendgroup=variant, showlegend=col == 1,
-                line={"color": colour}, mode="lines+markers",
-                error_y={"type": "data", "symmetric": False,
-                         "array": [h - m if math.isfinite(h) else 0 for h, m in zip(high, mean)],
-                         "arrayminus": [m - lo if math.isfinite(lo) else 0 for lo, m in zip(low, mean)]},
-            ), row=1, col=col)
+            fig.add_trace(
+                go.Scatter(
+                    x=nodes,
+                    y=mean,
+                    name=variant,
+                    legendgroup=variant,
+                    showlegend=col == 1,
+                    line={"color": colour},
+                    mode="lines+markers",
+                    error_y={
+                        "type": "data",
+                        "symmetric": False,
+                        "array": [h - m if math.isfinite(h) else 0 for h, m in zip(high, mean)],
+                        "arrayminus": [
+                            m - lo if math.isfinite(lo) else 0 for lo, m in zip(low, mean)
+                        ],
+                    },
+                ),
+                row=1,
+                col=col,
+            )
     fig.update_xaxes(title_text=f"nodes ({USERS_PER_NODE} users each)")
     fig.update_yaxes(type="log", row=1, col=2)
-    fig.update_layout(title="Session replication and cluster size (95 % intervals)", height=480, width=1100)
+    fig.update_layout(
+        title="Session replication and cluster size (95 % intervals)", height=480, width=1100
+    )
     path = out / "scaling.html"
     fig.write_html(path, include_plotlyjs="cdn", full_html=True)
     return path
@@ -128,10 +183,16 @@ def figure(table: Path, out: Path) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replications", type=int, default=3)
-    parser.add_argument("--duration", type=float, default=60.0, help="simulated seconds after warm-up")
+    parser.add_argument(
+        "--duration", type=float, default=60.0, help="simulated seconds after warm-up"
+    )
     parser.add_argument("--out", type=Path, default=HERE / "results")
-    parser.add_argument("--variant", action="append", choices=list(VARIANTS),
-                        help="run only these variants (repeatable); default all")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        choices=list(VARIANTS),
+        help="run only these variants (repeatable); default all",
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     table = simulate(args.out, args.duration, args.replications, args.variant)

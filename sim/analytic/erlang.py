@@ -4,6 +4,7 @@ Formulas as in Kleinrock, *Queueing Systems* vol. 1 (1975), and Bolch, Greiner, 
 Trivedi, *Queueing Networks and Markov Chains* (1998), sections 6.3-6.6.  Rates per second,
 times in seconds.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,7 +27,9 @@ class StationMetrics:
 
 def _check_rates(arrival_rate: float, service_rate: float) -> None:
     if not (arrival_rate > 0 and service_rate > 0):
-        raise ValueError(f"rates must be > 0 (arrival_rate = {arrival_rate}, service_rate = {service_rate})")
+        raise ValueError(
+            f"rates must be > 0 (arrival_rate = {arrival_rate}, service_rate = {service_rate})"
+        )
 
 
 def _check_servers(servers) -> None:
@@ -68,8 +71,13 @@ def mmc(arrival_rate: float, service_rate: float, servers: int) -> StationMetric
     wait = c / (servers * service_rate - arrival_rate)
     lq = arrival_rate * wait
     return StationMetrics(
-        throughput=arrival_rate, utilization=a / servers, mean_in_system=lq + a, mean_in_queue=lq,
-        mean_response=wait + 1 / service_rate, mean_wait=wait, wait_probability=c,
+        throughput=arrival_rate,
+        utilization=a / servers,
+        mean_in_system=lq + a,
+        mean_in_queue=lq,
+        mean_response=wait + 1 / service_rate,
+        mean_wait=wait,
+        wait_probability=c,
     )
 
 
@@ -91,7 +99,9 @@ def mmck(arrival_rate: float, service_rate: float, servers: int, capacity: int) 
     _check_rates(arrival_rate, service_rate)
     _check_servers(servers)
     if int(capacity) != capacity or capacity < servers:
-        raise ValueError(f"capacity K must be a whole number >= servers, got K = {capacity}, c = {servers}")
+        raise ValueError(
+            f"capacity K must be a whole number >= servers, got K = {capacity}, c = {servers}"
+        )
     a = arrival_rate / service_rate
     n = np.arange(capacity + 1)
     # Log-space weights: a^n/n! for n <= c, a^c/c! (a/c)^(n-c) beyond.
@@ -107,7 +117,12 @@ def mmck(arrival_rate: float, service_rate: float, servers: int, capacity: int) 
     big_l = float((n * pi).sum())
     lq = float((np.maximum(n - servers, 0) * pi).sum())
     return StationMetrics(
-        throughput=x, utilization=x / (servers * service_rate), mean_in_system=big_l, mean_in_queue=lq,
-        mean_response=big_l / x, mean_wait=lq / x, wait_probability=float(pi[servers:].sum() - block),
+        throughput=x,
+        utilization=x / (servers * service_rate),
+        mean_in_system=big_l,
+        mean_in_queue=lq,
+        mean_response=big_l / x,
+        mean_wait=lq / x,
+        wait_probability=float(pi[servers:].sum() - block),
         blocking_probability=block,
     )

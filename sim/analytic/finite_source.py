@@ -3,6 +3,7 @@
 Birth-death rates lambda_n = (N - n)/Z, mu_n = min(n, c)/S (Kleinrock 1975, vol. 1 section 3.9;
 Bolch et al. 1998 section 6.7).  Computed in log space so N of several thousands is stable.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,7 +27,9 @@ def finite_source(clients: int, think: float, service: float, servers: int) -> F
         raise ValueError("need clients >= 1, servers >= 1, think > 0, service > 0")
     log_p = np.zeros(clients + 1)
     for n in range(1, clients + 1):
-        log_p[n] = log_p[n - 1] + math.log((clients - n + 1) / think) - math.log(min(n, servers) / service)
+        log_p[n] = (
+            log_p[n - 1] + math.log((clients - n + 1) / think) - math.log(min(n, servers) / service)
+        )
     p = np.exp(log_p - log_p.max())
     p /= p.sum()
     n = np.arange(clients + 1)

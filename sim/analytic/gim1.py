@@ -4,6 +4,7 @@ the Laplace-Stieltjes transform of the interarrival time; R = 1 / (mu (1 - sigma
 
 Round robin over N exponential servers gives each server Erlang-N interarrivals (every N-th
 Poisson arrival): an E_N/M/1 queue."""
+
 from __future__ import annotations
 
 

@@ -1,4 +1,5 @@
 """M/G/1: Pollaczek-Khinchine for FCFS, and processor sharing (Kleinrock 1975, vol. 1 ch. 5; vol. 2 ch. 4)."""
+
 from __future__ import annotations
 
 from sim.analytic.erlang import StationMetrics
@@ -13,8 +14,12 @@ def mg1(arrival_rate: float, mean_service: float, service_scv: float) -> Station
         raise ValueError(f"unstable: rho = {rho} >= 1")
     wait = rho * mean_service * (1 + service_scv) / (2 * (1 - rho))
     return StationMetrics(
-        throughput=arrival_rate, utilization=rho, mean_in_system=arrival_rate * (wait + mean_service),
-        mean_in_queue=arrival_rate * wait, mean_response=wait + mean_service, mean_wait=wait,
+        throughput=arrival_rate,
+        utilization=rho,
+        mean_in_system=arrival_rate * (wait + mean_service),
+        mean_in_queue=arrival_rate * wait,
+        mean_response=wait + mean_service,
+        mean_wait=wait,
         wait_probability=rho,
     )
 

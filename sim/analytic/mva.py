@@ -6,6 +6,7 @@ probabilities (Bolch et al. 1998, section 8.2).  Schweitzer (1979) / Bard (1979)
 MVA.  Asymptotic and balanced-job bounds: Lazowska, Zahorjan, Graham & Sevcik,
 *Quantitative System Performance* (1984), ch. 5.  Demands D_k = V_k S_k in seconds.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -54,7 +55,9 @@ def exact_mva(network: ClosedNetwork, population: int) -> MvaResult:
     d = np.array([s.demand for s in stations])
     q = np.zeros(k)
     # Marginal probabilities p[k][j] = P(j jobs at multi-server station k), for the network with n-1 jobs.
-    marginals = {i: np.array([1.0]) for i, s in enumerate(stations) if s.kind == "queue" and s.servers > 1}
+    marginals = {
+        i: np.array([1.0]) for i, s in enumerate(stations) if s.kind == "queue" and s.servers > 1
+    }
     rows = {name: [] for name in ("x", "r", "rk", "qk", "uk")}
     for n in range(1, population + 1):
         r = np.empty(k)
@@ -66,7 +69,7 @@ def exact_mva(network: ClosedNetwork, population: int) -> MvaResult:
             else:
                 p = marginals[i]
                 j = np.arange(1, n + 1)
-                r[i] = float((j * d[i] / np.minimum(j, s.servers) * p[: n]).sum())
+                r[i] = float((j * d[i] / np.minimum(j, s.servers) * p[:n]).sum())
         x = n / (network.think + r.sum())
         q = x * r
         for i, p in marginals.items():
@@ -80,15 +83,23 @@ def exact_mva(network: ClosedNetwork, population: int) -> MvaResult:
         rows["r"].append(r.sum())
         rows["rk"].append(r.copy())
         rows["qk"].append(q.copy())
-        rows["uk"].append(x * d / np.array([s.servers if s.kind == "queue" else np.inf for s in stations]))
+        rows["uk"].append(
+            x * d / np.array([s.servers if s.kind == "queue" else np.inf for s in stations])
+        )
     return MvaResult(
-        population=np.arange(1, population + 1), throughput=np.array(rows["x"]), response=np.array(rows["r"]),
-        residence=np.array(rows["rk"]), queue_length=np.array(rows["qk"]), utilization=np.array(rows["uk"]),
+        population=np.arange(1, population + 1),
+        throughput=np.array(rows["x"]),
+        response=np.array(rows["r"]),
+        residence=np.array(rows["rk"]),
+        queue_length=np.array(rows["qk"]),
+        utilization=np.array(rows["uk"]),
         names=[s.name for s in stations],
     )
 
 
-def schweitzer_mva(network: ClosedNetwork, population: int, tol: float = 1e-12, max_iter: int = 100_000):
+def schweitzer_mva(
+    network: ClosedNetwork, population: int, tol: float = 1e-12, max_iter: int = 100_000
+):
     """Approximate MVA at one population: Q_k(N-1) ~ Q_k(N) (N-1)/N.  Multi-server stations
     use Seidmann's approximation (a single server of demand D/c plus a delay of D(c-1)/c).
     Returns (throughput, response, queue lengths)."""
@@ -132,8 +143,10 @@ def asymptotic_bounds(network: ClosedNetwork, population: int) -> Bounds:
     n = population
     x_up = min(n / (d + z), 1 / d_max if d_max > 0 else np.inf)
     return Bounds(
-        throughput_upper=x_up, throughput_lower=n / (n * d + z),
-        response_lower=max(d, n * d_max - z), response_upper=n * d,
+        throughput_upper=x_up,
+        throughput_lower=n / (n * d + z),
+        response_lower=max(d, n * d_max - z),
+        response_upper=n * d,
         saturation_population=(d + z) / d_max if d_max > 0 else np.inf,
     )
 

@@ -7,6 +7,7 @@ N and the same emulator implies a think time Z = N / X - R; rows whose implied Z
 than the figures' rounding cannot all be reproduced by one model with one Z: a simulation obeys
 the law exactly, so it can match such a row's throughput or its response time, not both.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,18 +22,22 @@ class ImpliedThink:
 
 def _half_unit(text: str) -> float:
     decimals = len(text.split(".")[1]) if "." in text else 0
-    return 0.5 * 10.0 ** -decimals
+    return 0.5 * 10.0**-decimals
 
 
-def implied_think(key: str, users: int, response_text: str, response_unit_s: float,
-                  throughput_text: str) -> ImpliedThink | None:
+def implied_think(
+    key: str, users: int, response_text: str, response_unit_s: float, throughput_text: str
+) -> ImpliedThink | None:
     """Z implied by one row's published R and X (None if either is withheld)."""
     try:
         response = float(response_text) * response_unit_s
         throughput = float(throughput_text)
     except ValueError:
         return None
-    tolerance = users * _half_unit(throughput_text) / throughput ** 2 + _half_unit(response_text) * response_unit_s
+    tolerance = (
+        users * _half_unit(throughput_text) / throughput**2
+        + _half_unit(response_text) * response_unit_s
+    )
     return ImpliedThink(key, users / throughput - response, tolerance)
 
 
@@ -47,5 +52,8 @@ def note(row: ImpliedThink, reference: ImpliedThink, users: int) -> str:
         return text + " (the row the model's think time is fitted to)"
     if agrees(row, reference):
         return text + f", consistent with {reference.key}"
-    return (text + f", inconsistent with {reference.key} ({reference.think_s * 1000:.0f} ms): one think time cannot "
-            "give this row's R and X together; the model keeps its think time, so R follows X")
+    return (
+        text
+        + f", inconsistent with {reference.key} ({reference.think_s * 1000:.0f} ms): one think time cannot "
+        "give this row's R and X together; the model keeps its think time, so R follows X"
+    )

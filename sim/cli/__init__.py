@@ -9,6 +9,7 @@ Exit codes (stable, documented in the README):
 of 3/4/5 among them; 2 for a results directory of another sweep); `tiersim capacity` with 4
 when no value in range meets the SLO.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -22,7 +23,15 @@ from rich.console import Console
 
 from sim.model.load import ModelError, load_model
 
-EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_MODEL, EXIT_UNSTABLE, EXIT_UNFINISHED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 5, 130
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_MODEL, EXIT_UNSTABLE, EXIT_UNFINISHED, EXIT_INTERRUPTED = (
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    130,
+)
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -56,13 +65,23 @@ def main() -> None:
 
 @main.command()
 @click.argument("model_file", type=click.Path(dir_okay=False))
-@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE",
-              help="override a parameter, e.g. --set backends.0.threads=30 (repeatable)")
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="PATH=VALUE",
+    help="override a parameter, e.g. --set backends.0.threads=30 (repeatable)",
+)
 @click.option("--replications", "-r", type=click.IntRange(1, 10_000), help="number of replications")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), help="root seed")
-@click.option("--json", "as_json", is_flag=True, help="print the JSON result document instead of tables")
-@click.option("--timeseries", type=click.Path(dir_okay=False, writable=True),
-              help="write per-interval metrics (CSV) to this file")
+@click.option(
+    "--json", "as_json", is_flag=True, help="print the JSON result document instead of tables"
+)
+@click.option(
+    "--timeseries",
+    type=click.Path(dir_okay=False, writable=True),
+    help="write per-interval metrics (CSV) to this file",
+)
 def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
     """Simulate MODEL_FILE and print results with confidence intervals."""
     from sim.model.stability import overloads
@@ -74,16 +93,24 @@ def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
     model = _load(model_file, overrides)
     problems = overloads(model)
     if problems:
-        lines = [f"{model_file}: unstable configuration: the offered load exceeds capacity, queues would grow forever"]
-        lines += [f"  {p.path}: {p.detail} (utilization {p.utilization:.3g} >= 1)" for p in problems]
-        lines.append("  fix: lower the arrival rate, add capacity at the named parameter, or bound a queue "
-                     "(proxy.listen_backlog with proxy.workers)")
+        lines = [
+            f"{model_file}: unstable configuration: the offered load exceeds capacity, queues would grow forever"
+        ]
+        lines += [
+            f"  {p.path}: {p.detail} (utilization {p.utilization:.3g} >= 1)" for p in problems
+        ]
+        lines.append(
+            "  fix: lower the arrival rate, add capacity at the named parameter, or bound a queue "
+            "(proxy.listen_backlog with proxy.workers)"
+        )
         fail("\n".join(lines), EXIT_UNSTABLE)
 
     sink, closer = _timeseries_writer(timeseries) if timeseries else (None, None)
     try:
         with _progress(model, replications) as progress:
-            result = run_model(model, replications=replications, seed=seed, progress=progress, timeseries=sink)
+            result = run_model(
+                model, replications=replications, seed=seed, progress=progress, timeseries=sink
+            )
     except RunawayQueue as exc:
         fail(f"{model_file}: {exc}", EXIT_UNSTABLE)
     except UnknownMetric as exc:
@@ -95,11 +122,17 @@ def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
         if closer is not None:
             closer()
     if as_json:
-        click.echo(json.dumps(result_document(result, model_file, list(overrides)), indent=2, allow_nan=False))
+        click.echo(
+            json.dumps(
+                result_document(result, model_file, list(overrides)), indent=2, allow_nan=False
+            )
+        )
     else:
         render(result, _console(), model_file)
     if result.stopped_by == "interrupted":
-        err.print(f"interrupted: the {len(result.replications)} finished replication(s) are shown above")
+        err.print(
+            f"interrupted: the {len(result.replications)} finished replication(s) are shown above"
+        )
         sys.exit(EXIT_INTERRUPTED)
     if not all(rep.finished for rep in result.replications):
         sys.exit(EXIT_UNFINISHED)
@@ -107,7 +140,9 @@ def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
 
 @main.command()
 @click.argument("model_files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="override a parameter")
+@click.option(
+    "--set", "overrides", multiple=True, metavar="PATH=VALUE", help="override a parameter"
+)
 def validate(model_files, overrides) -> None:
     """Check model files without running them."""
     from sim.model.stability import overloads
@@ -144,8 +179,10 @@ def schema(as_json) -> None:
     from rich.text import Text
 
     console = Console(highlight=False, width=max(200, Console().width))
-    for title, rows in (("Model parameters (TOML path; N = list index)", parameter_rows()),
-                        ("Time distributions (wherever a parameter's type says table)", distribution_rows())):
+    for title, rows in (
+        ("Model parameters (TOML path; N = list index)", parameter_rows()),
+        ("Time distributions (wherever a parameter's type says table)", distribution_rows()),
+    ):
         table = Table(title=title, title_justify="left", header_style="bold")
         table.add_column("parameter", no_wrap=True)
         for column, width in (("type", 24), ("default", 14), ("unit", 10), ("allowed", 16)):
@@ -158,7 +195,9 @@ def schema(as_json) -> None:
 
 @main.command()
 @click.argument("model_file", type=click.Path(dir_okay=False))
-@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="override a parameter")
+@click.option(
+    "--set", "overrides", multiple=True, metavar="PATH=VALUE", help="override a parameter"
+)
 @click.option("--json", "as_json", is_flag=True, help="print JSON")
 def solve(model_file, overrides, as_json) -> None:
     """The analytic answer (MVA / Jackson network) where the model is product-form."""
@@ -183,8 +222,14 @@ def solve(model_file, overrides, as_json) -> None:
 @main.command()
 @click.argument("experiment")
 @click.option("--replications", "-r", type=click.IntRange(1, 10_000), help="replications per row")
-@click.option("--workers", "-w", type=click.IntRange(1, 1024), default=1, show_default=True,
-              help="processes for the rows' runs (the numbers are the same for any number)")
+@click.option(
+    "--workers",
+    "-w",
+    type=click.IntRange(1, 1024),
+    default=1,
+    show_default=True,
+    help="processes for the rows' runs (the numbers are the same for any number)",
+)
 @click.option("--json", "as_json", is_flag=True, help="print a JSON list of rows")
 def reproduce(experiment, replications, workers, as_json) -> None:
     """Run an experiment's published table (experiments/EXPERIMENT) and compare."""
@@ -193,7 +238,9 @@ def reproduce(experiment, replications, workers, as_json) -> None:
 
     try:
         with _progress(None, 0) as progress, _pool_map(workers) as map_:
-            rows = run_experiment(experiment, replications=replications, progress=progress, map_=map_)
+            rows = run_experiment(
+                experiment, replications=replications, progress=progress, map_=map_
+            )
     except ExperimentError as exc:
         fail(str(exc), EXIT_MODEL)
     except KeyboardInterrupt:
@@ -207,15 +254,35 @@ def reproduce(experiment, replications, workers, as_json) -> None:
 
 @main.command()
 @click.argument("experiment")
-@click.option("--replications", "-r", type=click.IntRange(1, 10_000), help="replications per row and evaluation")
-@click.option("--cache", type=click.Path(dir_okay=False), help="evaluation cache (JSON lines; a rerun resumes from "
-              "it) [default: .tiersim-cache/calibrate-NAME.jsonl]")
+@click.option(
+    "--replications",
+    "-r",
+    type=click.IntRange(1, 10_000),
+    help="replications per row and evaluation",
+)
+@click.option(
+    "--cache",
+    type=click.Path(dir_okay=False),
+    help="evaluation cache (JSON lines; a rerun resumes from "
+    "it) [default: .tiersim-cache/calibrate-NAME.jsonl]",
+)
 @click.option("--no-cache", is_flag=True, help="keep no cache")
-@click.option("--max-evaluations", type=click.IntRange(1, 100_000), help="stop after this many evaluations "
-              "[default: 30 x (parameters + 1)]")
-@click.option("--workers", "-w", type=click.IntRange(1, 1024), default=1, show_default=True,
-              help="processes for an evaluation's rows (the fit is the same for any number)")
-@click.option("--json", "as_json", is_flag=True, help="print the fitted parameters, targets and rows as JSON")
+@click.option(
+    "--max-evaluations",
+    type=click.IntRange(1, 100_000),
+    help="stop after this many evaluations [default: 30 x (parameters + 1)]",
+)
+@click.option(
+    "--workers",
+    "-w",
+    type=click.IntRange(1, 1024),
+    default=1,
+    show_default=True,
+    help="processes for an evaluation's rows (the fit is the same for any number)",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="print the fitted parameters, targets and rows as JSON"
+)
 def calibrate(experiment, replications, cache, no_cache, max_evaluations, workers, as_json) -> None:
     """Fit EXPERIMENT's [[calibrate]] parameters to its [[fitted]] figures, then predict the rest.
 
@@ -234,12 +301,21 @@ def calibrate(experiment, replications, cache, no_cache, max_evaluations, worker
         folder, spec, _ = load_experiment(experiment)
         path = None if no_cache else Path(cache) if cache else default_cache(folder, spec)
         with _progress(None, 0) as row_progress:
-            result = fit(experiment, replications=replications, cache=path, max_evaluations=max_evaluations,
-                         progress=show, row_progress=row_progress, workers=workers)
+            result = fit(
+                experiment,
+                replications=replications,
+                cache=path,
+                max_evaluations=max_evaluations,
+                progress=show,
+                row_progress=row_progress,
+                workers=workers,
+            )
     except ExperimentError as exc:
         fail(str(exc), EXIT_MODEL)
     except KeyboardInterrupt:
-        err.print("interrupted: finished evaluations are in the cache; rerun the same command to go on")
+        err.print(
+            "interrupted: finished evaluations are in the cache; rerun the same command to go on"
+        )
         sys.exit(EXIT_INTERRUPTED)
     if as_json:
         click.echo(json.dumps(result.as_dict(), indent=2, allow_nan=False))
@@ -249,16 +325,27 @@ def calibrate(experiment, replications, cache, no_cache, max_evaluations, worker
 
 @main.command()
 @click.argument("timeseries_file", type=click.Path(dir_okay=False, exists=True))
-@click.option("--column", "-c", "columns", multiple=True, help="column to plot (repeatable; default: every *_now column)")
+@click.option(
+    "--column",
+    "-c",
+    "columns",
+    multiple=True,
+    help="column to plot (repeatable; default: every *_now column)",
+)
 @click.option("--replication", type=int, default=0, show_default=True)
-@click.option("--output", "-o", type=click.Path(dir_okay=False), required=True, help="HTML file to write")
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False), required=True, help="HTML file to write"
+)
 def plot(timeseries_file, columns, replication, output) -> None:
     """Plot a --timeseries CSV (Plotly HTML, self-contained)."""
     from sim.present.plots import read_timeseries, timeseries_figure
 
     try:
-        figure = timeseries_figure(read_timeseries(timeseries_file, replication), list(columns) or None,
-                                   title=f"{timeseries_file}, replication {replication}")
+        figure = timeseries_figure(
+            read_timeseries(timeseries_file, replication),
+            list(columns) or None,
+            title=f"{timeseries_file}, replication {replication}",
+        )
     except (ValueError, KeyError) as exc:
         fail(f"{timeseries_file}: {exc}", EXIT_MODEL)
     figure.write_html(output, include_plotlyjs=True)
@@ -267,14 +354,32 @@ def plot(timeseries_file, columns, replication, output) -> None:
 
 @main.command()
 @click.argument("sweep_file", type=click.Path(dir_okay=False))
-@click.option("--results", "-o", type=click.Path(file_okay=False),
-              help="results directory (default: results/<sweep file name>); rerun to resume")
-@click.option("--workers", "-w", type=click.IntRange(1, 4096), help="local worker processes (default: one per core)")
+@click.option(
+    "--results",
+    "-o",
+    type=click.Path(file_okay=False),
+    help="results directory (default: results/<sweep file name>); rerun to resume",
+)
+@click.option(
+    "--workers",
+    "-w",
+    type=click.IntRange(1, 4096),
+    help="local worker processes (default: one per core)",
+)
 @click.option("--serial", is_flag=True, help="run the points one after another in this process")
-@click.option("--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster, e.g. tcp://host:8786")
-@click.option("--local-cluster", "local_cluster", type=click.IntRange(1, 4096), metavar="N",
-              help="run on a Dask LocalCluster of N worker processes")
-@click.option("--retry-failed", is_flag=True, help="run again the points that failed in an earlier run")
+@click.option(
+    "--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster, e.g. tcp://host:8786"
+)
+@click.option(
+    "--local-cluster",
+    "local_cluster",
+    type=click.IntRange(1, 4096),
+    metavar="N",
+    help="run on a Dask LocalCluster of N worker processes",
+)
+@click.option(
+    "--retry-failed", is_flag=True, help="run again the points that failed in an earlier run"
+)
 def sweep(sweep_file, results, workers, serial, scheduler, local_cluster, retry_failed) -> None:
     """Run every point of SWEEP_FILE (base model x factors), keeping each finished point."""
     _need_sweep_extra()
@@ -283,8 +388,16 @@ def sweep(sweep_file, results, workers, serial, scheduler, local_cluster, retry_
     from sim.studies.sweep.spec import SweepError, load_sweep
     from sim.studies.sweep.store import ResultStore, StoreError
 
-    chosen = [name for name, given in (("--serial", serial), ("--workers", workers), ("--scheduler", scheduler),
-                                       ("--local-cluster", local_cluster)) if given]
+    chosen = [
+        name
+        for name, given in (
+            ("--serial", serial),
+            ("--workers", workers),
+            ("--scheduler", scheduler),
+            ("--local-cluster", local_cluster),
+        )
+        if given
+    ]
     if len(chosen) > 1:
         fail(f"choose one way to run: {' and '.join(chosen)} were both given", EXIT_USAGE)
     try:
@@ -293,25 +406,46 @@ def sweep(sweep_file, results, workers, serial, scheduler, local_cluster, retry_
         fail(str(exc), EXIT_MODEL)
     store = ResultStore(results or Path("results") / Path(sweep_file).stem)
     try:
-        with _executor(serial, workers, scheduler, local_cluster) as executor, SweepProgress(err) as progress:
-            outcome = run_sweep(plan, store, executor, retry_failed=retry_failed, on_point=progress.point,
-                                on_start=progress.start)
+        with (
+            _executor(serial, workers, scheduler, local_cluster) as executor,
+            SweepProgress(err) as progress,
+        ):
+            outcome = run_sweep(
+                plan,
+                store,
+                executor,
+                retry_failed=retry_failed,
+                on_point=progress.point,
+                on_start=progress.start,
+            )
             where = executor.describe()
     except StoreError as exc:
         fail(str(exc), EXIT_USAGE)
     except LostPoints as exc:
-        fail(f"{exc}; rerun the same command to run them (finished points are kept in {store.root})", EXIT_INTERNAL)
+        fail(
+            f"{exc}; rerun the same command to run them (finished points are kept in {store.root})",
+            EXIT_INTERNAL,
+        )
     except KeyboardInterrupt:
-        err.print(f"interrupted: finished points are kept in {store.root}; rerun the same command to resume")
+        err.print(
+            f"interrupted: finished points are kept in {store.root}; rerun the same command to resume"
+        )
         sys.exit(EXIT_INTERRUPTED)
-    click.echo(f"{plan.spec.sweep.name}: {outcome.total} points, {outcome.ran} run {where}, "
-               f"{outcome.skipped} already in {store.root}")
+    click.echo(
+        f"{plan.spec.sweep.name}: {outcome.total} points, {outcome.ran} run {where}, "
+        f"{outcome.skipped} already in {store.root}"
+    )
     if outcome.dropped_duplicates:
         click.echo(f"  ({outcome.dropped_duplicates} duplicate point(s) of the design dropped)")
-    missing = [m for m in plan.metrics if outcome.available_metrics and m not in outcome.available_metrics]
+    missing = [
+        m for m in plan.metrics if outcome.available_metrics and m not in outcome.available_metrics
+    ]
     if missing:
-        err.print(f"warning: no point produced {', '.join(missing)}; metrics of this model: "
-                  f"{', '.join(sorted(outcome.available_metrics))}", markup=False)
+        err.print(
+            f"warning: no point produced {', '.join(missing)}; metrics of this model: "
+            f"{', '.join(sorted(outcome.available_metrics))}",
+            markup=False,
+        )
     if outcome.failures:
         err.print("\n".join(failure_summary(outcome.failures)), markup=False)
         sys.exit(outcome.exit_code)
@@ -319,7 +453,9 @@ def sweep(sweep_file, results, workers, serial, scheduler, local_cluster, retry_
 
 @main.command()
 @click.argument("source", type=click.Path(exists=True))
-@click.option("--output", "-o", type=click.Path(dir_okay=False), required=True, help="HTML file to write")
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False), required=True, help="HTML file to write"
+)
 def report(source, output) -> None:
     """Plotly HTML report of a sweep's RESULTS directory or a `reproduce --json` file."""
     _need_sweep_extra()
@@ -335,31 +471,82 @@ def report(source, output) -> None:
 
 @main.command()
 @click.argument("source", type=click.Path(dir_okay=False))
-@click.option("--slo", "slos", multiple=True, required=True, metavar="METRIC<VALUE",
-              help="objective, e.g. p95<1.0, mean<0.5, throughput>100 (repeatable: all must hold)")
-@click.option("--vary", "path", required=True, help="parameter to search, e.g. clients.users or backends.0.count")
-@click.option("--direction", type=click.Choice(["largest", "smallest"]),
-              help="largest value meeting the SLO (default for loads) or smallest (default for capacities)")
-@click.option("--set", "overrides", multiple=True, metavar="PATH=VALUE", help="override a parameter")
-@click.option("--replications", "-r", type=click.IntRange(2, 10_000), help="replications per evaluation")
-@click.option("--seed", type=click.IntRange(0, 2**63 - 1), help="root seed (the same for every evaluation)")
-@click.option("--tolerance", type=click.FloatRange(0, 1, min_open=True), default=0.02, show_default=True,
-              help="stop when the bracket is narrower than this fraction of the value (whole numbers: at least 1)")
+@click.option(
+    "--slo",
+    "slos",
+    multiple=True,
+    required=True,
+    metavar="METRIC<VALUE",
+    help="objective, e.g. p95<1.0, mean<0.5, throughput>100 (repeatable: all must hold)",
+)
+@click.option(
+    "--vary",
+    "path",
+    required=True,
+    help="parameter to search, e.g. clients.users or backends.0.count",
+)
+@click.option(
+    "--direction",
+    type=click.Choice(["largest", "smallest"]),
+    help="largest value meeting the SLO (default for loads) or smallest (default for capacities)",
+)
+@click.option(
+    "--set", "overrides", multiple=True, metavar="PATH=VALUE", help="override a parameter"
+)
+@click.option(
+    "--replications", "-r", type=click.IntRange(2, 10_000), help="replications per evaluation"
+)
+@click.option(
+    "--seed", type=click.IntRange(0, 2**63 - 1), help="root seed (the same for every evaluation)"
+)
+@click.option(
+    "--tolerance",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=0.02,
+    show_default=True,
+    help="stop when the bracket is narrower than this fraction of the value (whole numbers: at least 1)",
+)
 @click.option("--min", "minimum", type=float, help="smallest value to try")
 @click.option("--max", "maximum", type=float, help="largest value to try")
-@click.option("--knee", "knee_points", type=click.IntRange(0, 100), default=8, show_default=True,
-              help="evaluate the curve at this many points and report its knee (0: skip)")
+@click.option(
+    "--knee",
+    "knee_points",
+    type=click.IntRange(0, 100),
+    default=8,
+    show_default=True,
+    help="evaluate the curve at this many points and report its knee (0: skip)",
+)
 @click.option("--no-analytic", is_flag=True, help="skip the analytic first guess")
-@click.option("--workers", "-w", type=click.IntRange(1, 4096), help="local worker processes (default: one per core)")
+@click.option(
+    "--workers",
+    "-w",
+    type=click.IntRange(1, 4096),
+    help="local worker processes (default: one per core)",
+)
 @click.option("--serial", is_flag=True, help="evaluate in this process")
 @click.option("--json", "as_json", is_flag=True, help="print JSON")
-def capacity(source, slos, path, direction, overrides, replications, seed, tolerance, minimum, maximum,
-             knee_points, no_analytic, workers, serial, as_json) -> None:
+def capacity(
+    source,
+    slos,
+    path,
+    direction,
+    overrides,
+    replications,
+    seed,
+    tolerance,
+    minimum,
+    maximum,
+    knee_points,
+    no_analytic,
+    workers,
+    serial,
+    as_json,
+) -> None:
     """Largest load (or smallest cluster) of SOURCE (a model or sweep file) that meets an SLO."""
     _need_sweep_extra()
     from sim.studies.capacity import search as cap
-    from sim.studies.sweep.execute import ProcessExecutor, SerialExecutor
     from sim.studies.capacity.slo import SloError, parse_slo
+    from sim.studies.sweep.execute import ProcessExecutor, SerialExecutor
     from sim.studies.sweep.spec import SweepError
 
     try:
@@ -378,14 +565,28 @@ def capacity(source, slos, path, direction, overrides, replications, seed, toler
 
     def show(evaluation) -> None:
         if err.is_terminal and not as_json:
-            err.print(f"  {real_path} = {evaluation.value:g}: {'meets' if evaluation.met else 'does not meet'}",
-                      markup=False)
+            err.print(
+                f"  {real_path} = {evaluation.value:g}: {'meets' if evaluation.met else 'does not meet'}",
+                markup=False,
+            )
 
     try:
         with executor:
-            result = cap.search(base, real_path, objectives, direction=direction, integer=integer, start=start,
-                                executor=executor, tolerance=tolerance, bounds=(low, high), workers=count,
-                                use_analytic=not no_analytic, knee_points=knee_points, on_evaluation=show)
+            result = cap.search(
+                base,
+                real_path,
+                objectives,
+                direction=direction,
+                integer=integer,
+                start=start,
+                executor=executor,
+                tolerance=tolerance,
+                bounds=(low, high),
+                workers=count,
+                use_analytic=not no_analytic,
+                knee_points=knee_points,
+                on_evaluation=show,
+            )
     except cap.CapacityError as exc:
         fail(f"{source}: {exc}", EXIT_MODEL)
     except KeyboardInterrupt:
@@ -419,19 +620,23 @@ def _executor(serial: bool, workers: int | None, scheduler: str | None, local_cl
         try:
             return DaskExecutor(address=scheduler, local_workers=local_cluster)
         except ImportError:
-            fail("--scheduler / --local-cluster need dask.distributed: pip install 'tiersim[sweep]'", EXIT_USAGE)
+            fail(
+                "--scheduler / --local-cluster need dask.distributed: pip install 'tiersim[sweep]'",
+                EXIT_USAGE,
+            )
         except (OSError, TimeoutError) as exc:
             fail(f"--scheduler {scheduler}: cannot connect ({exc})", EXIT_USAGE)
     return ProcessExecutor(workers)
 
 
 def _timeseries_writer(path: str):
-    handle = open(Path(path), "w", newline="", encoding="utf-8")
+    # stays open for the whole run: the sink writes each sample as it comes
+    handle = open(Path(path), "w", newline="", encoding="utf-8")  # noqa: SIM115
     state: dict = {"writer": None, "columns": None}
 
     def sink(replication: int, time: float, metrics: dict[str, float]) -> None:
         if state["writer"] is None:
-            state["columns"] = ["replication", "time"] + sorted(metrics)
+            state["columns"] = ["replication", "time", *sorted(metrics)]
             state["writer"] = csv.writer(handle)
             state["writer"].writerow(state["columns"])
         row = {"replication": replication, "time": time, **metrics}
@@ -472,8 +677,14 @@ class _progress:
             return None
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-        self.bar = Progress("replications", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=err,
-                            transient=True)
+        self.bar = Progress(
+            "replications",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=err,
+            transient=True,
+        )
         self.bar.start()
         task = self.bar.add_task("run", total=None)
 
@@ -497,11 +708,13 @@ def entry() -> None:
         main(standalone_mode=True)
     except SystemExit:
         raise
-    except Exception as exc:  # noqa: BLE001 - the last line of defence for users
+    except Exception as exc:
         if os.environ.get("TIERSIM_DEBUG"):
             raise
-        err.print(f"[bold red]internal error:[/bold red] {type(exc).__name__}: {exc}\n"
-                  "this is a bug in tiersim; rerun with TIERSIM_DEBUG=1 and report the traceback with the model file")
+        err.print(
+            f"[bold red]internal error:[/bold red] {type(exc).__name__}: {exc}\n"
+            "this is a bug in tiersim; rerun with TIERSIM_DEBUG=1 and report the traceback with the model file"
+        )
         sys.exit(EXIT_INTERNAL)
 
 

@@ -1,4 +1,5 @@
 """`python -m sim.cli`: the same as the `tiersim` command."""
+
 from sim.cli import entry
 
 entry()

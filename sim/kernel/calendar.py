@@ -1,18 +1,21 @@
 """The event calendar: SimPy's `Environment`, driven by a loop that dispatches callbacks.
 
 Components schedule calls (a function and its argument) on the environment's own
-calendar, as bare entries or as cancellable `Wakeup`s.  `Kernel.run` pops the calendar itself: a `Wakeup` is dispatched with one call,
+calendar, as bare entries or as cancellable `Wakeup`s.  `Kernel.run` pops the calendar itself: a
+`Wakeup` is dispatched with one call,
 any other SimPy event (a process, a `simpy.Timeout`, a resource request) is processed
 exactly as `Environment.step` does.  So SimPy processes can live alongside the callback
 components, while the hot path pays one Python call per event instead of SimPy's
 callback-list protocol.  This uses the environment's calendar attributes (`_queue`,
 `_now`), stable across SimPy 4.x (the dependency is pinned to <5).
 """
+
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
 from heapq import heapify, heappop, heappush
-from typing import Any, Callable
+from typing import Any
 
 import simpy
 from simpy.core import StopSimulation
@@ -26,7 +29,7 @@ class Wakeup:
     """A scheduled call of `fn(arg)`, dispatched by `Kernel.run`.  `cancel()` is lazy: the
     entry stays in the calendar and is skipped when it comes due."""
 
-    __slots__ = ("fn", "arg")
+    __slots__ = ("arg", "fn")
 
     def __init__(self, fn: Callable[[Any], None] | None, arg: Any) -> None:
         self.fn = fn
@@ -41,26 +44,26 @@ class Kernel:
 
     def __init__(self) -> None:
         self.env = simpy.Environment()
-        self._queue = self.env._queue  # noqa: SLF001 - the calendar heap
-        self._eid = self.env._eid  # noqa: SLF001 - its tie-breaking counter
+        self._queue = self.env._queue
+        self._eid = self.env._eid
         env = self.env
         queue = self._queue
         eid = self._eid
 
         def after(delay: float, fn: Callable[[Any], None], arg: Any = None) -> Wakeup:
             wakeup = Wakeup(fn, arg)
-            heappush(queue, (env._now + delay, NORMAL, next(eid), _dispatch, wakeup))  # noqa: SLF001
+            heappush(queue, (env._now + delay, NORMAL, next(eid), _dispatch, wakeup))
             return wakeup
 
         def call_after(delay: float, fn: Callable[[Any], None], arg: Any = None) -> None:
-            heappush(queue, (env._now + delay, NORMAL, next(eid), fn, arg))  # noqa: SLF001
+            heappush(queue, (env._now + delay, NORMAL, next(eid), fn, arg))
 
         self.after = after  # closures: the most called functions of the engine
         self.call_after = call_after
 
     @property
     def now(self) -> float:
-        return self.env._now  # noqa: SLF001
+        return self.env._now
 
     # after(delay, fn, arg) -> Wakeup: call fn(arg) `delay` simulated seconds from now; the
     # Wakeup can be cancelled.  call_after(delay, fn, arg): the same without a handle (the
@@ -69,7 +72,7 @@ class Kernel:
 
     def stop(self) -> None:
         """End the run at the current instant (a finite workload's last response arrived)."""
-        heappush(self._queue, (self.env._now, URGENT, next(self._eid), _raise_stop, None))  # noqa: SLF001
+        heappush(self._queue, (self.env._now, URGENT, next(self._eid), _raise_stop, None))
 
     def run(self, until: float | None = None) -> None:
         """Process events until simulated time `until` (the clock is then set to it), until
@@ -91,7 +94,7 @@ class Kernel:
         try:
             while queue:
                 entry = heappop(queue)
-                env._now = entry[0]  # noqa: SLF001
+                env._now = entry[0]
                 try:
                     _, _, _, fn, arg = entry
                 except ValueError:  # a genuine SimPy event: exactly what Environment.step does
@@ -99,14 +102,14 @@ class Kernel:
                     callbacks, event.callbacks = event.callbacks, None
                     for callback in callbacks:
                         callback(event)
-                    if not event._ok and not hasattr(event, "_defused"):  # noqa: SLF001
-                        exc = type(event._value)(*event._value.args)  # noqa: SLF001
-                        exc.__cause__ = event._value  # noqa: SLF001
-                        raise exc
+                    if not event._ok and not hasattr(event, "_defused"):
+                        exc = type(event._value)(*event._value.args)
+                        exc.__cause__ = event._value
+                        raise exc from event._value
                     continue
                 fn(arg)
             if until is not None:
-                env._now = until  # noqa: SLF001
+                env._now = until
         except StopSimulation:
             if until is not None:  # drop the horizon entry if it is still pending
                 queue[:] = [e for e in queue if not (len(e) == 5 and e[3] is _raise_stop)]

@@ -22,11 +22,13 @@ it ends; each then finishes its remaining work, so a 1-s burst started at 0 and 
 [0.5, 2) ends at 2.5.  The paused state is a class of its own (`_PausedCPU`): a CPU that is
 never paused pays nothing for the capability on its hot path.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from heapq import heapify, heappop, heappush
 from itertools import count
-from typing import Any, Callable
+from typing import Any
 
 from sim.kernel.calendar import NORMAL
 
@@ -37,9 +39,29 @@ class ProcessorSharingCPU:
     fields = ("busy_area", "jobs_area", "completed")
 
     __slots__ = (
-        "name", "kernel", "env", "cores", "speed", "_n", "_unshared", "_jobs", "_seq", "_virtual",
-        "_rate", "_last", "_wakeup", "busy_area", "jobs_area", "completed", "_after", "_queue", "_eid",
-        "_burst_done_cb", "_frozen", "_paused_until", "_resume",
+        "_after",
+        "_burst_done_cb",
+        "_eid",
+        "_frozen",
+        "_jobs",
+        "_last",
+        "_n",
+        "_paused_until",
+        "_queue",
+        "_rate",
+        "_resume",
+        "_seq",
+        "_unshared",
+        "_virtual",
+        "_wakeup",
+        "busy_area",
+        "completed",
+        "cores",
+        "env",
+        "jobs_area",
+        "kernel",
+        "name",
+        "speed",
     )
 
     def __init__(self, kernel, name: str, cores: int, speed: float = 1.0) -> None:
@@ -52,7 +74,9 @@ class ProcessorSharingCPU:
         # unshared regime: calendar id -> (finish time, done, arg), insertion-ordered for
         # determinism; None while shared
         self._unshared: dict[int, tuple[float, Callable[[Any], None], Any]] | None = {}
-        self._jobs: list[tuple[float, int, Callable[[Any], None], Any]] = []  # shared regime: tag heap
+        self._jobs: list[
+            tuple[float, int, Callable[[Any], None], Any]
+        ] = []  # shared regime: tag heap
         self._seq = count()
         self._virtual = 0.0  # attained service per job [s of work at speed 1], shared regime
         self._rate = 0.0
@@ -64,10 +88,12 @@ class ProcessorSharingCPU:
         self._after = kernel.after
         # Bursts go straight onto the calendar as bare entries keyed by their id: a burst is
         # one heap entry and one dict item, no objects (the hottest path of the engine).
-        self._queue = kernel.env._queue  # noqa: SLF001
-        self._eid = kernel.env._eid  # noqa: SLF001
+        self._queue = kernel.env._queue
+        self._eid = kernel.env._eid
         self._burst_done_cb = self._burst_done
-        self._frozen: list[tuple[float, Callable[[Any], None], Any]] = []  # paused: (work left, done, arg)
+        self._frozen: list[
+            tuple[float, Callable[[Any], None], Any]
+        ] = []  # paused: (work left, done, arg)
         self._paused_until = 0.0
         self._resume = None
 
@@ -89,7 +115,7 @@ class ProcessorSharingCPU:
         if item is None:
             return  # stale: moved to the shared regime at a switch
         _finish, done, arg = item
-        now = self.env._now  # noqa: SLF001 - _advance inlined (unshared regime)
+        now = self.env._now
         n = self._n
         dt = now - self._last
         if dt:
@@ -102,7 +128,7 @@ class ProcessorSharingCPU:
 
     def run(self, demand: float, done: Callable[[Any], None], arg: Any = None) -> None:
         """Execute `demand` seconds of CPU work (at speed 1), then call `done(arg)`."""
-        now = self.env._now  # noqa: SLF001 - hot path
+        now = self.env._now
         unshared = self._unshared
         n = self._n
         if unshared is not None:
@@ -166,7 +192,7 @@ class ProcessorSharingCPU:
 
     def _depart(self, _arg: Any) -> None:
         self._wakeup = None
-        now = self.env._now  # noqa: SLF001
+        now = self.env._now
         self._advance(now)
         jobs = self._jobs
         # Everything whose tag has been reached leaves now (ties and rounding).
@@ -201,7 +227,7 @@ class ProcessorSharingCPU:
         due now are left to finish; the others keep their remaining work for after the pause.
         The pause is not counted as busy time of the bursts (the collector's own time is the
         JVM's to report)."""
-        now = self.env._now  # noqa: SLF001
+        now = self.env._now
         if until <= now:
             return
         self._advance(now)
@@ -232,7 +258,7 @@ class ProcessorSharingCPU:
     def _resumed(self, _arg: Any) -> None:
         self._resume = None
         self.__class__ = ProcessorSharingCPU
-        self._last = self.env._now  # noqa: SLF001 - the pause adds no busy time
+        self._last = self.env._now
         frozen, self._frozen = self._frozen, []
         for work, done, arg in frozen:
             self.run(work, done, arg)
@@ -255,7 +281,7 @@ class _PausedCPU(ProcessorSharingCPU):
         if until > self._paused_until:
             self._resume.cancel()
             self._paused_until = until
-            self._resume = self._after(until - self.env._now, self._resumed, None)  # noqa: SLF001
+            self._resume = self._after(until - self.env._now, self._resumed, None)
 
     def counters(self, now: float) -> tuple[float, float, float]:
         self._advance(now)  # only the bursts left to finish at the pause's first instant count
@@ -274,8 +300,19 @@ class DedicatedCPU:
 
     fields = ProcessorSharingCPU.fields
 
-    __slots__ = ("name", "kernel", "env", "cores", "speed", "_n", "_busy_signed", "completed", "_queue", "_eid",
-                 "_done_cb")
+    __slots__ = (
+        "_busy_signed",
+        "_done_cb",
+        "_eid",
+        "_n",
+        "_queue",
+        "completed",
+        "cores",
+        "env",
+        "kernel",
+        "name",
+        "speed",
+    )
 
     def __init__(self, kernel, name: str, cores: int, speed: float = 1.0) -> None:
         self.name = name
@@ -286,20 +323,23 @@ class DedicatedCPU:
         self._n = 0
         self._busy_signed = 0.0
         self.completed = 0
-        self._queue = kernel.env._queue  # noqa: SLF001
-        self._eid = kernel.env._eid  # noqa: SLF001
+        self._queue = kernel.env._queue
+        self._eid = kernel.env._eid
         self._done_cb = self._burst_done
 
     def run(self, demand: float, done: Callable[[Any], None], arg: Any = None) -> None:
         """Execute `demand` seconds of CPU work (at speed 1), then call `done(arg)`."""
-        now = self.env._now  # noqa: SLF001
+        now = self.env._now
         self._n += 1
         self._busy_signed -= now
-        heappush(self._queue, (now + demand / self.speed, NORMAL, next(self._eid), self._done_cb, (done, arg)))
+        heappush(
+            self._queue,
+            (now + demand / self.speed, NORMAL, next(self._eid), self._done_cb, (done, arg)),
+        )
 
     def _burst_done(self, pair: tuple[Callable[[Any], None], Any]) -> None:
         self._n -= 1
-        self._busy_signed += self.env._now  # noqa: SLF001
+        self._busy_signed += self.env._now
         self.completed += 1
         done, arg = pair
         done(arg)

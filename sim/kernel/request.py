@@ -1,7 +1,9 @@
 """A request attempt as the clients see it: when it was sent and whether anyone still waits."""
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 IN_FLIGHT = 0
 ANSWERED = 1
@@ -17,8 +19,18 @@ CONNECTION_REFUSED = None
 
 
 class Request:
-    __slots__ = ("number", "sent", "state", "attempt", "origin", "timer", "user", "syn_retransmits", "connection",
-                 "worker")
+    __slots__ = (
+        "attempt",
+        "connection",
+        "number",
+        "origin",
+        "sent",
+        "state",
+        "syn_retransmits",
+        "timer",
+        "user",
+        "worker",
+    )
 
     def __init__(self, number: int, sent: float, attempt: int, origin: Any, user: Any) -> None:
         self.number = number

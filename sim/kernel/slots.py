@@ -6,10 +6,12 @@ mechanism: take a free slot at once, otherwise wait first-come first-served in a
 or unbounded queue, otherwise be refused.  The continuation style (`acquire` returns
 GRANTED, or later calls `granted(arg)`) avoids one SimPy event per acquisition.
 """
+
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 GRANTED = 0
 QUEUED = 1
@@ -21,9 +23,9 @@ INFINITE = float("inf")
 class Waiter:
     """A place in a pool's queue; `cancel()` withdraws it (e.g. mod_proxy `acquire` expired)."""
 
-    __slots__ = ("granted", "arg", "since", "pool")
+    __slots__ = ("arg", "granted", "pool", "since")
 
-    def __init__(self, pool: "Pool", granted: Callable[[Any], None], arg: Any, since: float) -> None:
+    def __init__(self, pool: Pool, granted: Callable[[Any], None], arg: Any, since: float) -> None:
         self.pool = pool
         self.granted = granted
         self.arg = arg
@@ -34,7 +36,7 @@ class Waiter:
         if self.granted is None:
             return False
         self.granted = None
-        self.pool._withdraw()  # noqa: SLF001 - the pool keeps the live-waiter count
+        self.pool._withdraw()
         return True
 
 
@@ -48,11 +50,25 @@ class Pool:
     fields = ("busy_area", "queue_area", "acquired", "refused", "wait_sum")
 
     __slots__ = (
-        "name", "kernel", "env", "capacity", "queue_limit", "in_use", "waiting", "_queue",
-        "_busy_signed", "_queue_signed", "acquired", "refused", "wait_sum", "withdrawn",
+        "_busy_signed",
+        "_queue",
+        "_queue_signed",
+        "acquired",
+        "capacity",
+        "env",
+        "in_use",
+        "kernel",
+        "name",
+        "queue_limit",
+        "refused",
+        "wait_sum",
+        "waiting",
+        "withdrawn",
     )
 
-    def __init__(self, kernel, name: str, capacity: int | None, queue_limit: int | None = None) -> None:
+    def __init__(
+        self, kernel, name: str, capacity: int | None, queue_limit: int | None = None
+    ) -> None:
         self.name = name
         self.kernel = kernel
         self.env = kernel.env
@@ -76,13 +92,13 @@ class Pool:
         `granted(arg)` will be called when a slot is handed over."""
         if self.in_use < self.capacity:
             self.in_use += 1
-            self._busy_signed -= self.env._now  # noqa: SLF001
+            self._busy_signed -= self.env._now
             self.acquired += 1
             return GRANTED
         if self.waiting >= self.queue_limit:
             self.refused += 1
             return REFUSED
-        now = self.env._now  # noqa: SLF001
+        now = self.env._now
         self.waiting += 1
         self._queue_signed -= now
         waiter = Waiter(self, granted, arg, now)
@@ -94,7 +110,7 @@ class Pool:
         if self._queue and self._hand_over():
             return  # the slot passed over without being freed
         self.in_use -= 1
-        self._busy_signed += self.env._now  # noqa: SLF001
+        self._busy_signed += self.env._now
 
     def _hand_over(self) -> bool:
         """Give a held or new slot to the oldest live waiter; False if there is none."""
@@ -104,7 +120,7 @@ class Pool:
             granted = waiter.granted
             if granted is None:
                 continue  # withdrawn
-            now = self.env._now  # noqa: SLF001
+            now = self.env._now
             waiter.granted = None
             self.waiting -= 1
             self._queue_signed += now
@@ -119,7 +135,7 @@ class Pool:
         serves waiters at once; shrinking never takes a slot from its holder (stops at in_use)."""
         self.capacity = max(capacity, self.in_use)
         while self.in_use < self.capacity and self._queue:
-            now = self.env._now  # noqa: SLF001
+            now = self.env._now
             self.in_use += 1
             self._busy_signed -= now
             if not self._hand_over():
@@ -128,10 +144,15 @@ class Pool:
 
     def _withdraw(self) -> None:
         self.waiting -= 1
-        self._queue_signed += self.env._now  # noqa: SLF001
+        self._queue_signed += self.env._now
         self.withdrawn += 1
 
     def counters(self, now: float) -> tuple[float, float, float, float, float]:
         """Cumulative (busy area, queue area, acquisitions, refusals, total wait) up to `now`."""
-        return (self._busy_signed + self.in_use * now, self._queue_signed + self.waiting * now,
-                float(self.acquired), float(self.refused), self.wait_sum)
+        return (
+            self._busy_signed + self.in_use * now,
+            self._queue_signed + self.waiting * now,
+            float(self.acquired),
+            float(self.refused),
+            self.wait_sum,
+        )

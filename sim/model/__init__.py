@@ -1,4 +1,5 @@
 """Model files: the schema (`schema`), loading with overrides and readable errors (`load`)."""
+
 from sim.model.load import ModelError, load_model, parse_model
 from sim.model.schema import Model
 

@@ -1,9 +1,10 @@
 """Walk the schema to list every parameter: the table printed by `tiersim schema`."""
+
 from __future__ import annotations
 
+import re
 import types
 import typing
-import re
 from typing import Any, Literal, Union, get_args, get_origin
 
 from annotated_types import Ge, Gt, Le, Lt
@@ -95,11 +96,21 @@ def _walk(model: type[BaseModel], prefix: str, applies: str, rows: dict[str, Row
         path = f"{prefix}{name}"
         unit, meaning = _unit_and_meaning(field.description or "")
         if name == "kind" and applies:
-            meaning = meaning or "selects the client population; the parameters marked (kind = ...) belong to it"
+            meaning = (
+                meaning
+                or "selects the client population; the parameters marked (kind = ...) belong to it"
+            )
         elif applies and path not in rows:
             meaning = f"({applies}) {meaning}"
         if path not in rows:
-            rows[path] = (path, _type_name(field.annotation), _default(field), unit, _allowed(field), meaning)
+            rows[path] = (
+                path,
+                _type_name(field.annotation),
+                _default(field),
+                unit,
+                _allowed(field),
+                meaning,
+            )
         elif name != "kind" and rows[path][5] != meaning:
             # met again under another kind: it belongs to every kind that has it, say nothing
             rows[path] = (*rows[path][:5], _unit_and_meaning(field.description or "")[1])
@@ -108,7 +119,10 @@ def _walk(model: type[BaseModel], prefix: str, applies: str, rows: dict[str, Row
             rows[path] = (old[0], f"{old[1]} | {_type_name(field.annotation)}", *old[2:])
         for member in _members(field.annotation):
             inner = get_args(member)[0] if get_origin(member) is list else member
-            if not (isinstance(inner, type) and issubclass(inner, BaseModel)) or "Spec" in inner.__name__:
+            if (
+                not (isinstance(inner, type) and issubclass(inner, BaseModel))
+                or "Spec" in inner.__name__
+            ):
                 continue
             kind = getattr(inner.model_fields.get("kind"), "annotation", None)
             # a one-value `kind` tags a member of a discriminated union (the client kinds)
@@ -122,14 +136,29 @@ def distribution_rows() -> list[Row]:
     from sim import distributions as d
 
     rows: list[Row] = [("<number>", "float", "", "s", ">= 0", "shorthand for a deterministic time")]
-    specs = [d.ExponentialSpec, d.DeterministicSpec, d.UniformSpec, d.GammaSpec, d.LognormalSpec,
-             d.HyperExponentialSpec, d.EmpiricalSpec]
+    specs = [
+        d.ExponentialSpec,
+        d.DeterministicSpec,
+        d.UniformSpec,
+        d.GammaSpec,
+        d.LognormalSpec,
+        d.HyperExponentialSpec,
+        d.EmpiricalSpec,
+    ]
     for spec in specs:
         tag = get_args(spec.model_fields["dist"].annotation)[0]
         for name, field in spec.model_fields.items():
             if name == "dist":
                 continue
             unit, meaning = _unit_and_meaning(field.description or "")
-            rows.append((f"{{dist = {tag!r}}}.{name}", _type_name(field.annotation), _default(field), unit,
-                         _allowed(field), meaning))
+            rows.append(
+                (
+                    f"{{dist = {tag!r}}}.{name}",
+                    _type_name(field.annotation),
+                    _default(field),
+                    unit,
+                    _allowed(field),
+                    meaning,
+                )
+            )
     return rows

@@ -3,12 +3,14 @@
 Every failure becomes a `ModelError` whose message names the file, the dotted field path,
 the offending value and what is allowed: users see that, never a traceback.
 """
+
 from __future__ import annotations
 
 import copy
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -34,8 +36,12 @@ def load_model(path: str | Path, overrides: Iterable[str] = ()) -> Model:
     return parse_model(raw, source=str(path), overrides=overrides, base_dir=path.parent)
 
 
-def parse_model(raw: dict[str, Any], source: str = "<model>", overrides: Iterable[str] = (),
-                base_dir: Path | None = None) -> Model:
+def parse_model(
+    raw: dict[str, Any],
+    source: str = "<model>",
+    overrides: Iterable[str] = (),
+    base_dir: Path | None = None,
+) -> Model:
     data = copy.deepcopy(raw)
     for override in overrides:
         apply_override(data, override, source)
@@ -92,9 +98,13 @@ def _index(key: str, node: list, path: list[str], override: str) -> int:
     try:
         index = int(key)
     except ValueError:
-        raise ModelError(f"--set {override!r}: {'.'.join(path)}: {key!r} must be a list index 0..{len(node) - 1}") from None
+        raise ModelError(
+            f"--set {override!r}: {'.'.join(path)}: {key!r} must be a list index 0..{len(node) - 1}"
+        ) from None
     if not 0 <= index < len(node):
-        raise ModelError(f"--set {override!r}: {'.'.join(path)}: index {index} out of range 0..{len(node) - 1}")
+        raise ModelError(
+            f"--set {override!r}: {'.'.join(path)}: index {index} out of range 0..{len(node) - 1}"
+        )
     return index
 
 
@@ -108,8 +118,10 @@ def format_validation_error(exc: ValidationError, source: str) -> str:
         # user meant (a table's errors for a table, a number's for a number).
         if isinstance(value, dict) and kind in {"float_type", "float_parsing", "int_type"}:
             continue
-        if not isinstance(value, dict) and kind in {"model_type", "dict_type", "model_attributes_type"} and any(
-            _is_union_tag(part) for part in raw_loc
+        if (
+            not isinstance(value, dict)
+            and kind in {"model_type", "dict_type", "model_attributes_type"}
+            and any(_is_union_tag(part) for part in raw_loc)
         ):
             continue
         location = ".".join(part for part in raw_loc if not _is_union_tag(part))
@@ -121,12 +133,26 @@ def format_validation_error(exc: ValidationError, source: str) -> str:
         if line not in problems:
             problems.append(line)
     count = len(problems)
-    return "\n".join([f"{source}: invalid model ({count} problem{'s' if count != 1 else ''})", *problems])
+    return "\n".join(
+        [f"{source}: invalid model ({count} problem{'s' if count != 1 else ''})", *problems]
+    )
 
 
 _TAGS = {
-    "closed", "open", "sessions", "ab", "exponential", "deterministic", "uniform", "gamma", "lognormal",
-    "empirical", "hyperexponential", "float", "int", "str",
+    "closed",
+    "open",
+    "sessions",
+    "ab",
+    "exponential",
+    "deterministic",
+    "uniform",
+    "gamma",
+    "lognormal",
+    "empirical",
+    "hyperexponential",
+    "float",
+    "int",
+    "str",
 }
 
 
@@ -135,4 +161,8 @@ def _is_union_tag(part: Any) -> bool:
     `function-after[...]`, `tagged-union[...]`) in error locations; they are not field names."""
     if not isinstance(part, str):
         return False
-    return part in _TAGS or "[" in part or part.startswith(("constrained-", "function-", "tagged-union", "lax-"))
+    return (
+        part in _TAGS
+        or "[" in part
+        or part.startswith(("constrained-", "function-", "tagged-union", "lax-"))
+    )

@@ -5,9 +5,10 @@ balancer -> backend nodes -> database, plus run control.  Everything is validate
 once, at the edge; the engine trusts what it is given.  Field descriptions carry the unit
 and the real component's parameter name so that users can map the model to their config.
 """
+
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -28,7 +29,9 @@ class Strict(BaseModel):
 class Retry(Strict):
     """Client retries after a timeout or an error response, with capped exponential back-off."""
 
-    max_retries: int = Field(0, ge=0, le=100, description="retries per request after the first attempt")
+    max_retries: int = Field(
+        0, ge=0, le=100, description="retries per request after the first attempt"
+    )
     backoff_s: float = Field(1.0, ge=0, description="delay before the first retry [s]")
     multiplier: float = Field(2.0, ge=1, description="back-off growth factor per retry")
     max_backoff_s: float = Field(60.0, ge=0, description="cap on the back-off delay [s]")
@@ -55,19 +58,25 @@ class Tcp(Strict):
     """The client's TCP stack: what happens when a server's listen queue is full."""
 
     syn_retries: int = Field(
-        6, ge=0, le=20,
+        6,
+        ge=0,
+        le=20,
         description="SYN retransmissions before connect() fails (Linux net.ipv4.tcp_syn_retries, default 6)",
     )
     initial_rto_s: float = Field(
-        1.0, gt=0,
-        description="first SYN retransmission timeout, doubling after each [s] (1 s: Linux >= 2.6.39, RFC 6298; 3 s: older stacks, RFC 1122)",
+        1.0,
+        gt=0,
+        description="first SYN retransmission timeout, doubling after each [s] (1 s: Linux "
+        ">= 2.6.39, RFC 6298; 3 s: older stacks, RFC 1122)",
     )
 
 
 class ClientCommon(Strict):
     timeout_s: float | None = Field(
-        None, gt=0,
-        description="client timeout [s]: the client abandons the request (the server keeps working on it); none = wait forever",
+        None,
+        gt=0,
+        description="client timeout [s]: the client abandons the request (the server keeps "
+        "working on it); none = wait forever",
     )
     retry: Retry = Field(default_factory=Retry, description="retry policy")
     connect: DistributionSpec | None = Field(
@@ -76,11 +85,14 @@ class ClientCommon(Strict):
     )
     keep_alive: bool = Field(
         False,
-        description="persistent connections (HTTP/1.1 keep-alive; ab -k): a user's next request reuses its open connection to the front",
+        description="persistent connections (HTTP/1.1 keep-alive; ab -k): a user's next "
+        "request reuses its open connection to the front",
     )
     close_delay_s: float | None = Field(
-        0.0, ge=0,
-        description="how long a client keeps its socket open after a response it does not follow on that connection [s]; "
+        0.0,
+        ge=0,
+        description="how long a client keeps its socket open after a response it does not "
+        "follow on that connection [s]; "
         "none = never closes (seed 001's misbehaving clients waited 60 s)",
     )
     tcp: Tcp = Field(
@@ -94,7 +106,9 @@ class ClosedClients(ClientCommon):
 
     kind: Literal["closed"]
     users: int = Field(..., ge=1, le=1_000_000, description="number of users N")
-    think: DistributionSpec = Field(0.0, description="think time between a response and the next request [s] (Z)")
+    think: DistributionSpec = Field(
+        0.0, description="think time between a response and the next request [s] (Z)"
+    )
     ramp: list[RampStep] | None = Field(
         None,
         description="optional schedule, e.g. [{users=100, over_s=900, hold_s=2700}]; `users` is then the peak",
@@ -104,7 +118,7 @@ class ClosedClients(ClientCommon):
     )
 
     @model_validator(mode="after")
-    def _ramp_peak(self) -> "ClosedClients":
+    def _ramp_peak(self) -> ClosedClients:
         if self.ramp:
             peak = max(step.users for step in self.ramp)
             if peak > self.users:
@@ -119,15 +133,21 @@ class OpenClients(ClientCommon):
 
     kind: Literal["open"]
     rate_per_s: float | None = Field(None, gt=0, description="Poisson arrival rate [requests/s]")
-    schedule: list[RateStep] | None = Field(None, description="piecewise-constant rate schedule, repeated cyclically")
+    schedule: list[RateStep] | None = Field(
+        None, description="piecewise-constant rate schedule, repeated cyclically"
+    )
     interarrival: DistributionSpec | None = Field(
         None, description="renewal inter-arrival time instead of Poisson [s] (e.g. deterministic)"
     )
-    total_requests: int | None = Field(None, ge=1, description="finite workload: stop after this many arrivals")
+    total_requests: int | None = Field(
+        None, ge=1, description="finite workload: stop after this many arrivals"
+    )
 
     @model_validator(mode="after")
-    def _one_rate(self) -> "OpenClients":
-        given = [n for n in ("rate_per_s", "schedule", "interarrival") if getattr(self, n) is not None]
+    def _one_rate(self) -> OpenClients:
+        given = [
+            n for n in ("rate_per_s", "schedule", "interarrival") if getattr(self, n) is not None
+        ]
         if len(given) != 1:
             raise ValueError(
                 "give exactly one of clients.rate_per_s, clients.schedule, clients.interarrival"
@@ -142,14 +162,20 @@ class SessionClients(ClientCommon):
     kind: Literal["sessions"]
     session_rate_per_s: float = Field(..., gt=0, description="session arrival rate [sessions/s]")
     requests_per_session: float = Field(
-        ..., ge=1, description="mean requests per session; geometric (stay probability 1 - 1/mean) unless fixed"
+        ...,
+        ge=1,
+        description="mean requests per session; geometric (stay probability 1 - 1/mean) unless fixed",
     )
-    fixed_length: bool = Field(False, description="every session has exactly requests_per_session requests")
+    fixed_length: bool = Field(
+        False, description="every session has exactly requests_per_session requests"
+    )
     think: DistributionSpec = Field(0.0, description="think time between requests of a session [s]")
-    total_sessions: int | None = Field(None, ge=1, description="finite workload: stop after this many sessions")
+    total_sessions: int | None = Field(
+        None, ge=1, description="finite workload: stop after this many sessions"
+    )
 
     @model_validator(mode="after")
-    def _integral(self) -> "SessionClients":
+    def _integral(self) -> SessionClients:
         if self.fixed_length and self.requests_per_session != int(self.requests_per_session):
             raise ValueError("requests_per_session must be a whole number when fixed_length = true")
         return self
@@ -162,12 +188,15 @@ class AbClients(ClientCommon):
     concurrency: int = Field(..., ge=1, le=100_000, description="ab -c: concurrent requests")
     requests: int = Field(..., ge=1, description="ab -n: total requests")
     repeat: int = Field(
-        1, ge=1, le=1000, description="runs of ab one after another (a script that starts ab again when it "
+        1,
+        ge=1,
+        le=1000,
+        description="runs of ab one after another (a script that starts ab again when it "
         "returns: the servers' state carries over); each run's metrics are reported as batch.K.*",
     )
 
     @model_validator(mode="after")
-    def _n_ge_c(self) -> "AbClients":
+    def _n_ge_c(self) -> AbClients:
         if self.requests < self.concurrency:
             raise ValueError(
                 f"ab needs requests (-n {self.requests}) >= concurrency (-c {self.concurrency})"
@@ -176,7 +205,7 @@ class AbClients(ClientCommon):
 
 
 Clients = Annotated[
-    Union[ClosedClients, OpenClients, SessionClients, AbClients], Field(discriminator="kind")
+    ClosedClients | OpenClients | SessionClients | AbClients, Field(discriminator="kind")
 ]
 
 
@@ -184,7 +213,9 @@ Clients = Annotated[
 class Host(Strict):
     """A server host: its CPU cores are processor-shared by all of its software threads."""
 
-    cores: int = Field(1, ge=1, le=4096, description="hardware cores (processor sharing among running threads)")
+    cores: int = Field(
+        1, ge=1, le=4096, description="hardware cores (processor sharing among running threads)"
+    )
     speed: float = Field(1.0, gt=0, description="relative CPU speed: demands are divided by it")
 
 
@@ -193,34 +224,46 @@ class BackendPool(Strict):
     mod_jk ajp13 worker equivalents in brackets).  Matters with blocking backend connectors."""
 
     max_connections: int | None = Field(
-        None, ge=1, description="connections per backend node (mod_proxy max; mod_jk connection_pool_size); none = proxy.workers"
+        None,
+        ge=1,
+        description="connections per backend node (mod_proxy max; mod_jk connection_pool_size); none = proxy.workers",
     )
     ttl_s: float | None = Field(
-        None, gt=0, description="an idle connection older than this is closed, not reused [s] (mod_proxy ttl; "
-        "mod_jk connection_pool_timeout); none = never"
+        None,
+        gt=0,
+        description="an idle connection older than this is closed, not reused [s] (mod_proxy ttl; "
+        "mod_jk connection_pool_timeout); none = never",
     )
     acquire_timeout_s: float | None = Field(
-        None, gt=0, description="wait for a free pooled connection, then 503 [s] (mod_proxy acquire, default "
-        "forever; mod_jk connection_acquire_timeout, default 0.2, looked for every 100 ms)"
+        None,
+        gt=0,
+        description="wait for a free pooled connection, then 503 [s] (mod_proxy acquire, default "
+        "forever; mod_jk connection_acquire_timeout, default 0.2, looked for every 100 ms)",
     )
     module: Literal["mod_proxy", "mod_jk"] = Field(
-        "mod_proxy", description="the Apache module that keeps the pool: sets the default read timeout (mod_proxy "
-        "ProxyTimeout 60 s; mod_jk socket_timeout / reply_timeout 0 = infinite)"
+        "mod_proxy",
+        description="the Apache module that keeps the pool: sets the default read timeout (mod_proxy "
+        "ProxyTimeout 60 s; mod_jk socket_timeout / reply_timeout 0 = infinite)",
     )
     timeout_s: float | None = Field(
-        None, gt=0, description="read timeout: a request on a connection no backend thread has taken fails after "
-        "this [s] (mod_proxy timeout / ProxyTimeout; mod_jk socket_timeout); unset = the module's default"
+        None,
+        gt=0,
+        description="read timeout: a request on a connection no backend thread has taken fails after "
+        "this [s] (mod_proxy timeout / ProxyTimeout; mod_jk socket_timeout); unset = the module's default",
     )
     disable_reuse: bool = Field(
-        False, description="close each backend connection after its request instead of pooling it (mod_proxy "
-        "disablereuse=On): a blocking connector's thread is freed with every response"
+        False,
+        description="close each backend connection after its request instead of pooling it (mod_proxy "
+        "disablereuse=On): a blocking connector's thread is freed with every response",
     )
 
     @model_validator(mode="after")
-    def _reuse_is_mod_proxy(self) -> "BackendPool":
+    def _reuse_is_mod_proxy(self) -> BackendPool:
         if self.disable_reuse and self.module == "mod_jk":
-            raise ValueError("disable_reuse is mod_proxy's disablereuse; mod_jk always pools its endpoints: "
-                             "remove disable_reuse or set module = \"mod_proxy\"")
+            raise ValueError(
+                "disable_reuse is mod_proxy's disablereuse; mod_jk always pools its endpoints: "
+                'remove disable_reuse or set module = "mod_proxy"'
+            )
         return self
 
     @model_validator(mode="before")
@@ -238,10 +281,15 @@ class Proxy(Host):
     """The front proxy (Apache httpd): a worker pool held for the whole proxied request."""
 
     workers: int | None = Field(
-        256, ge=1, description="worker pool size (Apache MaxClients / MaxRequestWorkers); none = unbounded"
+        256,
+        ge=1,
+        description="worker pool size (Apache MaxClients / MaxRequestWorkers); none = unbounded",
     )
     listen_backlog: int | None = Field(
-        None, ge=0, description="connections waiting for a worker (Apache ListenBacklog); none = unbounded, 0 = refuse when all busy"
+        None,
+        ge=0,
+        description="connections waiting for a worker (Apache ListenBacklog); none = "
+        "unbounded, 0 = refuse when all busy",
     )
     demand: DistributionSpec = Field(0.0, description="proxy CPU demand per request [s]")
     connection_demand: DistributionSpec = Field(
@@ -254,45 +302,68 @@ class Proxy(Host):
         description="Apache multi-processing module: prefork/worker bind a worker to a connection (keep-alive idle "
         "time and lingering close hold it); event frees it after each response",
     )
-    keep_alive: bool = Field(True, description="Apache KeepAlive (On by default; used when the clients keep alive)")
-    keep_alive_timeout_s: float = Field(5.0, gt=0, description="Apache KeepAliveTimeout: wait for the next request [s]")
+    keep_alive: bool = Field(
+        True, description="Apache KeepAlive (On by default; used when the clients keep alive)"
+    )
+    keep_alive_timeout_s: float = Field(
+        5.0, gt=0, description="Apache KeepAliveTimeout: wait for the next request [s]"
+    )
     max_keep_alive_requests: int = Field(
-        100, ge=0, description="Apache MaxKeepAliveRequests: requests per connection (0 = unlimited)"
+        100,
+        ge=0,
+        description="Apache MaxKeepAliveRequests: requests per connection (0 = unlimited)",
     )
     linger_s: float = Field(
-        2.0, ge=0,
+        2.0,
+        ge=0,
         description="lingering close: one idle read before the worker gives up on a client that does not close "
         "[s] (httpd SECONDS_TO_LINGER = 2, compile-time)",
     )
     start_servers: int | None = Field(
-        None, ge=1,
+        None,
+        ge=1,
         description="prefork children alive at the start (Apache StartServers, default 5; a warm server keeps more); "
-        "then forked at 1, 2, 4 ... 32 per second while fewer than min_spare_servers are idle; none = all workers ready",
+        "then forked at 1, 2, 4 ... 32 per second while fewer than min_spare_servers are "
+        "idle; none = all workers ready",
     )
-    min_spare_servers: int = Field(5, ge=0, description="Apache MinSpareServers (prefork): fork below this many idle children")
-    max_spare_servers: int = Field(10, ge=1, description="Apache MaxSpareServers (prefork): kill one idle child per second above this")
+    min_spare_servers: int = Field(
+        5, ge=0, description="Apache MinSpareServers (prefork): fork below this many idle children"
+    )
+    max_spare_servers: int = Field(
+        10,
+        ge=1,
+        description="Apache MaxSpareServers (prefork): kill one idle child per second above this",
+    )
     graceful_restart: bool = Field(
-        False, description="the server was gracefully restarted (apachectl graceful) just before the run: prefork "
+        False,
+        description="the server was gracefully restarted (apachectl graceful) just before the run: prefork "
         "forks at 1 per second for the first 10 forking seconds before doubling (hold_off_on_exponential_spawning)",
     )
-    forward: bool = Field(True, description="forward requests to the backends (false: the proxy serves them itself)")
-    backend_pool: BackendPool = Field(default_factory=BackendPool, description="connections to each backend node")
+    forward: bool = Field(
+        True, description="forward requests to the backends (false: the proxy serves them itself)"
+    )
+    backend_pool: BackendPool = Field(
+        default_factory=BackendPool, description="connections to each backend node"
+    )
 
     @model_validator(mode="after")
-    def _spawning(self) -> "Proxy":
+    def _spawning(self) -> Proxy:
         _check_proxy(self)
         return self
 
 
-def _check_proxy(proxy: "Proxy") -> None:
+def _check_proxy(proxy: Proxy) -> None:
     if proxy.start_servers is not None:
         if proxy.mpm != "prefork":
-            raise ValueError(f"proxy.start_servers models prefork's process spawning; proxy.mpm is {proxy.mpm!r}")
+            raise ValueError(
+                f"proxy.start_servers models prefork's process spawning; proxy.mpm is {proxy.mpm!r}"
+            )
         if proxy.workers is None:
             raise ValueError("proxy.start_servers needs a finite proxy.workers (MaxClients)")
     if proxy.min_spare_servers > proxy.max_spare_servers:
         raise ValueError(
-            f"proxy.min_spare_servers ({proxy.min_spare_servers}) must be <= proxy.max_spare_servers ({proxy.max_spare_servers})"
+            f"proxy.min_spare_servers ({proxy.min_spare_servers}) must be <= "
+            f"proxy.max_spare_servers ({proxy.max_spare_servers})"
         )
 
 
@@ -301,14 +372,17 @@ class BackendEvent(Strict):
 
     at_s: float = Field(..., ge=0, description="when [s]")
     kind: Literal["crash", "recover", "slow"] = Field(
-        ..., description="crash: the process dies (requests in flight fail, connections refused, sessions lost); "
-        "recover: it is back at its configured speed; slow: its CPU bursts take `factor` times as long"
+        ...,
+        description="crash: the process dies (requests in flight fail, connections refused, sessions lost); "
+        "recover: it is back at its configured speed; slow: its CPU bursts take `factor` times as long",
     )
     factor: float = Field(1.0, gt=0, description="slow: how many times longer each CPU burst takes")
-    node: int | None = Field(None, ge=1, description="which node of the group (1 = the first); none = every node")
+    node: int | None = Field(
+        None, ge=1, description="which node of the group (1 = the first); none = every node"
+    )
 
     @model_validator(mode="after")
-    def _factor_for_slow(self) -> "BackendEvent":
+    def _factor_for_slow(self) -> BackendEvent:
         if self.kind != "slow" and "factor" in self.model_fields_set:
             raise ValueError(f"factor applies to kind = 'slow' only, not {self.kind!r}")
         return self
@@ -320,60 +394,96 @@ class Jvm(Strict):
 
     heap_mb: float = Field(..., gt=0, description="heap size, -Xmx (= -Xms) [MiB]")
     young_mb: float | None = Field(
-        None, gt=0, description="young generation, -Xmn [MiB]; none = heap / 8 (JDK 6 with "
+        None,
+        gt=0,
+        description="young generation, -Xmn [MiB]; none = heap / 8 (JDK 6 with "
         "-XX:+UseConcMarkSweepGC: NewRatio 7, arguments.cpp set_cms_and_parnew_gc_flags)",
     )
-    survivor_ratio: int = Field(8, ge=1, le=65536, description="-XX:SurvivorRatio: eden / one survivor space")
+    survivor_ratio: int = Field(
+        8, ge=1, le=65536, description="-XX:SurvivorRatio: eden / one survivor space"
+    )
     baseline_mb: float = Field(
-        ..., ge=0, description="live heap without sessions: the container's and the application's long-lived "
+        ...,
+        ge=0,
+        description="live heap without sessions: the container's and the application's long-lived "
         "objects (caches, loaded data) [MiB]",
     )
     creates_sessions: bool = Field(
-        False, description="the application calls request.getSession() on every request: a client that keeps "
+        False,
+        description="the application calls request.getSession() on every request: a client that keeps "
         "cookies reuses its session, one that does not (ab, open arrivals) gets a new session per request",
     )
     session_bytes: int = Field(
-        2048, ge=0, description="heap per live session: the session object, its attribute map and attributes, "
+        2048,
+        ge=0,
+        description="heap per live session: the session object, its attribute map and attributes, "
         "the manager's table entry [bytes] (also the size of each replica this node holds)",
     )
     session_timeout_s: float = Field(
-        1800.0, gt=0, description="web.xml <session-timeout> (30 min default in Tomcat and Jetty) [s]"
+        1800.0,
+        gt=0,
+        description="web.xml <session-timeout> (30 min default in Tomcat and Jetty) [s]",
     )
     expiry_check_s: float = Field(
-        60.0, gt=0, description="period of the expiry sweep: Tomcat backgroundProcessorDelay (10 s) x "
+        60.0,
+        gt=0,
+        description="period of the expiry sweep: Tomcat backgroundProcessorDelay (10 s) x "
         "ManagerBase.processExpiresFrequency (6); Jetty HashSessionManager scavengePeriod [s]",
     )
     allocation_kb: float = Field(
-        ..., ge=0, description="bytes allocated per request, short-lived (request, response, strings, "
+        ...,
+        ge=0,
+        description="bytes allocated per request, short-lived (request, response, strings, "
         "rendering buffers) [KiB]: fills eden, so it sets how often young collections run",
     )
-    young_pause_s: float = Field(0.002, ge=0, description="young collection (ParNew): fixed stop-the-world part [s]")
-    young_s_per_mb: float = Field(
-        0.01, ge=0, description="young collection: copying cost per MiB of live young objects promoted [s/MiB]"
+    young_pause_s: float = Field(
+        0.002, ge=0, description="young collection (ParNew): fixed stop-the-world part [s]"
     )
-    full_pause_s: float = Field(0.02, ge=0, description="full collection (mark-sweep-compact): fixed part [s]")
+    young_s_per_mb: float = Field(
+        0.01,
+        ge=0,
+        description="young collection: copying cost per MiB of live young objects promoted [s/MiB]",
+    )
+    full_pause_s: float = Field(
+        0.02, ge=0, description="full collection (mark-sweep-compact): fixed part [s]"
+    )
     full_s_per_mb: float = Field(
-        0.01, ge=0, description="full collection: marking and compacting cost per MiB of live data [s/MiB]"
+        0.01,
+        ge=0,
+        description="full collection: marking and compacting cost per MiB of live data [s/MiB]",
     )
     gc_overhead_limit: bool = Field(
-        True, description="-XX:+UseGCOverheadLimit: OutOfMemoryError after 5 full collections in a row over "
+        True,
+        description="-XX:+UseGCOverheadLimit: OutOfMemoryError after 5 full collections in a row over "
         "both gc_time_limit and gc_heap_free_limit",
     )
-    gc_time_limit: float = Field(0.98, gt=0, le=1, description="-XX:GCTimeLimit=98, as a fraction of time")
-    gc_heap_free_limit: float = Field(0.02, ge=0, lt=1, description="-XX:GCHeapFreeLimit=2, as a fraction of the heap")
+    gc_time_limit: float = Field(
+        0.98, gt=0, le=1, description="-XX:GCTimeLimit=98, as a fraction of time"
+    )
+    gc_heap_free_limit: float = Field(
+        0.02, ge=0, lt=1, description="-XX:GCHeapFreeLimit=2, as a fraction of the heap"
+    )
     non_heap_mb: float = Field(
-        0.0, ge=0, description="resident memory outside the heap: VM code, JIT compilers and code cache, "
+        0.0,
+        ge=0,
+        description="resident memory outside the heap: VM code, JIT compilers and code cache, "
         "-XX:PermSize, thread stacks [MiB] (only for the resident-memory metric)",
     )
     jit_cold_factor: float = Field(
-        1.0, gt=0, description="CPU demand multiplier of the first request (interpreted code) relative to `cpu`"
+        1.0,
+        gt=0,
+        description="CPU demand multiplier of the first request (interpreted code) relative to `cpu`",
     )
     jit_warm_factor: float = Field(
-        1.0, gt=0, description="CPU demand multiplier once compiled: 1 for the VM `cpu` was measured on; e.g. "
+        1.0,
+        gt=0,
+        description="CPU demand multiplier once compiled: 1 for the VM `cpu` was measured on; e.g. "
         "> 1 for -client's C1 code against -server's C2",
     )
     jit_warmup_requests: float = Field(
-        0.0, ge=0, description="requests served over which the multiplier falls from cold to warm (e-folding: "
+        0.0,
+        ge=0,
+        description="requests served over which the multiplier falls from cold to warm (e-folding: "
         "exp(-k / this)); 0 = no warm-up, the warm factor from the start. Method compilation thresholds: "
         "-XX:CompileThreshold 10000 (-server), 1500 (-client)",
     )
@@ -383,75 +493,108 @@ class Jvm(Strict):
         return (self.heap_mb / 8 if self.young_mb is None else self.young_mb) * 1024.0 * 1024.0
 
     @model_validator(mode="after")
-    def _fits(self) -> "Jvm":
+    def _fits(self) -> Jvm:
         young = self.young_bytes / (1024.0 * 1024.0)
         if young >= self.heap_mb:
-            raise ValueError(f"jvm.young_mb = {young:g} must be below jvm.heap_mb = {self.heap_mb:g} (-Xmn < -Xmx)")
+            raise ValueError(
+                f"jvm.young_mb = {young:g} must be below jvm.heap_mb = {self.heap_mb:g} (-Xmn < -Xmx)"
+            )
         if self.baseline_mb >= self.heap_mb - young:
-            raise ValueError(f"jvm.baseline_mb = {self.baseline_mb:g} does not fit in the old generation "
-                             f"({self.heap_mb - young:g} MiB = heap_mb - young_mb): raise heap_mb or lower baseline_mb")
-        if "jit_warmup_requests" not in self.model_fields_set and self.jit_cold_factor != self.jit_warm_factor:
-            raise ValueError("jvm.jit_cold_factor differs from jit_warm_factor: give jvm.jit_warmup_requests "
-                             "(how many requests the warm-up takes)")
+            raise ValueError(
+                f"jvm.baseline_mb = {self.baseline_mb:g} does not fit in the old generation "
+                f"({self.heap_mb - young:g} MiB = heap_mb - young_mb): raise heap_mb or lower baseline_mb"
+            )
+        if (
+            "jit_warmup_requests" not in self.model_fields_set
+            and self.jit_cold_factor != self.jit_warm_factor
+        ):
+            raise ValueError(
+                "jvm.jit_cold_factor differs from jit_warm_factor: give jvm.jit_warmup_requests "
+                "(how many requests the warm-up takes)"
+            )
         return self
 
 
 class Backend(Host):
     """A group of identical application-server nodes (Tomcat / Jetty / JBoss)."""
 
-    name: str = Field("node", pattern=r"^[A-Za-z][A-Za-z0-9_-]*$", description="group name; nodes are name1..nameK")
+    name: str = Field(
+        "node",
+        pattern=r"^[A-Za-z][A-Za-z0-9_-]*$",
+        description="group name; nodes are name1..nameK",
+    )
     count: int = Field(1, ge=1, le=1024, description="number of nodes in the group")
     threads: int | None = Field(
-        200, ge=1, description="request thread pool (Tomcat maxThreads, Jetty QueuedThreadPool.maxThreads); none = unbounded"
+        200,
+        ge=1,
+        description="request thread pool (Tomcat maxThreads, Jetty QueuedThreadPool.maxThreads); none = unbounded",
     )
     accept_queue: int | None = Field(
-        None, ge=0, description="requests waiting for a thread (Tomcat acceptCount, Jetty acceptQueueSize); none = unbounded"
+        None,
+        ge=0,
+        description="requests waiting for a thread (Tomcat acceptCount, Jetty acceptQueueSize); none = unbounded",
     )
     cpu: DistributionSpec = Field(..., description="CPU demand per request on this node [s]")
     io_wait: DistributionSpec = Field(
-        0.0, description="non-CPU wait per request (disk, remote calls): holds a thread, not a core [s]"
+        0.0,
+        description="non-CPU wait per request (disk, remote calls): holds a thread, not a core [s]",
     )
-    db_calls: int = Field(0, ge=0, le=1000, description="database calls per request (visits to the database)")
+    db_calls: int = Field(
+        0, ge=0, le=1000, description="database calls per request (visits to the database)"
+    )
     jdbc_pool: int | None = Field(
-        None, ge=1, description="JDBC connection pool per node (maxActive / max-pool-size); none = unbounded"
+        None,
+        ge=1,
+        description="JDBC connection pool per node (maxActive / max-pool-size); none = unbounded",
     )
-    weight: float = Field(1.0, gt=0, description="balancer weight (mod_jk lbfactor, mod_proxy loadfactor)")
+    weight: float = Field(
+        1.0, gt=0, description="balancer weight (mod_jk lbfactor, mod_proxy loadfactor)"
+    )
     connector: Literal["nonblocking", "blocking"] = Field(
         "nonblocking",
         description="blocking: a thread per connection for the connection's life, idle or not (Tomcat BIO, Jetty "
-        "SocketConnector / Ajp13SocketConnector); nonblocking: a thread per request (Tomcat NIO, Jetty SelectChannelConnector)",
+        "SocketConnector / Ajp13SocketConnector); nonblocking: a thread per request "
+        "(Tomcat NIO, Jetty SelectChannelConnector)",
     )
     connection_idle_timeout_s: float | None = Field(
-        None, gt=0,
+        None,
+        gt=0,
         description="the backend closes a connection idle this long, freeing a blocking connector's thread [s] "
         "(Tomcat keepAliveTimeout / connectionTimeout, infinite for AJP; Jetty maxIdleTime); none = never",
     )
     max_connections: int | None = Field(
-        None, ge=1,
+        None,
+        ge=1,
         description="nonblocking connector: connections the node keeps open at once, idle or busy (Tomcat NIO "
         "maxConnections, 10000 in Tomcat 7); one beyond it waits in the accept queue, holding nothing, until a "
         "connection closes; none = unbounded. A blocking connector's limit is its threads",
     )
     jvm: Jvm | None = Field(
-        None, description="the nodes' JVM: heap, garbage collection, sessions, JIT warm-up; none = not modelled"
+        None,
+        description="the nodes' JVM: heap, garbage collection, sessions, JIT warm-up; none = not modelled",
     )
     events: list[BackendEvent] = Field(
-        default_factory=list, description="crashes, recoveries and slow-downs at given times, e.g. {at_s = 60, kind = \"crash\"}"
+        default_factory=list,
+        description='crashes, recoveries and slow-downs at given times, e.g. {at_s = 60, kind = "crash"}',
     )
 
     @model_validator(mode="after")
-    def _connection_limit(self) -> "Backend":
+    def _connection_limit(self) -> Backend:
         if self.max_connections is not None and self.connector == "blocking":
-            raise ValueError("max_connections is for a nonblocking connector (Tomcat NIO maxConnections); a "
-                             "blocking connector holds a thread per connection, so its limit is `threads`: "
-                             "remove max_connections or set connector = \"nonblocking\"")
+            raise ValueError(
+                "max_connections is for a nonblocking connector (Tomcat NIO maxConnections); a "
+                "blocking connector holds a thread per connection, so its limit is `threads`: "
+                'remove max_connections or set connector = "nonblocking"'
+            )
         return self
 
     @model_validator(mode="after")
-    def _event_nodes(self) -> "Backend":
+    def _event_nodes(self) -> Backend:
         for event in self.events:
             if event.node is not None and event.node > self.count:
-                raise ValueError(f"an event names node {event.node} but the group has count = {self.count}")
+                raise ValueError(
+                    f"an event names node {event.node} but the group has count = {self.count}"
+                )
         return self
 
 
@@ -459,14 +602,22 @@ class Database(Host):
     """The shared database host."""
 
     connections: int | None = Field(
-        None, ge=1, description="server-side connection limit (e.g. PostgreSQL max_connections); none = unbounded"
+        None,
+        ge=1,
+        description="server-side connection limit (e.g. PostgreSQL max_connections); none = unbounded",
     )
     demand: DistributionSpec = Field(..., description="CPU demand per database call [s]")
     disk: DistributionSpec = Field(
-        0.0, description="disk service time per database call, after its CPU work, holding its connection [s]; "
-        "0 = the working set is cached in memory"
+        0.0,
+        description="disk service time per database call, after its CPU work, holding its connection [s]; "
+        "0 = the working set is cached in memory",
     )
-    disks: int = Field(1, ge=1, le=4096, description="disk spindles serving the calls' I/O, each one at a time (FCFS)")
+    disks: int = Field(
+        1,
+        ge=1,
+        le=4096,
+        description="disk spindles serving the calls' I/O, each one at a time (FCFS)",
+    )
 
 
 class Balancer(Strict):
@@ -487,63 +638,99 @@ class Balancer(Strict):
     """
 
     policy: Literal[POLICY_NAMES] = Field(  # type: ignore[valid-type]
-        "round_robin", description="balancing policy: " + ", ".join(POLICY_NAMES),
+        "round_robin",
+        description="balancing policy: " + ", ".join(POLICY_NAMES),
     )
     members: list[str] | None = Field(
-        None, description="backend groups the balancer sends to (lighttpd proxy-core.backends, mod_proxy "
-        "BalancerMember); none = every group.  Groups left out are not built"
+        None,
+        description="backend groups the balancer sends to (lighttpd proxy-core.backends, mod_proxy "
+        "BalancerMember); none = every group.  Groups left out are not built",
     )
     report_interval_s: float | None = Field(
-        None, gt=0, description="the policy sees requests outstanding per member only as reported every this many "
-        "seconds (stale load information, as with backend heartbeats); none = live counts"
+        None,
+        gt=0,
+        description="the policy sees requests outstanding per member only as reported every this many "
+        "seconds (stale load information, as with backend heartbeats); none = live counts",
     )
     sticky_session: bool = Field(
-        False, description="route a request carrying a session id to the member named by its route suffix "
-        "(mod_jk sticky_session, mod_proxy_balancer stickysession, Tomcat jvmRoute)"
+        False,
+        description="route a request carrying a session id to the member named by its route suffix "
+        "(mod_jk sticky_session, mod_proxy_balancer stickysession, Tomcat jvmRoute)",
     )
     sticky_session_force: bool = Field(
-        False, description="if the session's member is in error, answer 503 instead of failing over and losing "
-        "the session (mod_jk sticky_session_force, mod_proxy_balancer nofailover=On)"
+        False,
+        description="if the session's member is in error, answer 503 instead of failing over and losing "
+        "the session (mod_jk sticky_session_force, mod_proxy_balancer nofailover=On)",
     )
     retry_s: float = Field(
-        60.0, ge=0, description="a member whose connections fail stays in error state this long before real "
-        "traffic tries it again [s] (mod_proxy retry, default 60; mod_jk recover_time, 60; lighttpd disable-time, 1)"
+        60.0,
+        ge=0,
+        description="a member whose connections fail stays in error state this long before real "
+        "traffic tries it again [s] (mod_proxy retry, default 60; mod_jk recover_time, 60; lighttpd disable-time, 1)",
     )
     max_attempts: int | None = Field(
-        None, ge=1, description="members tried per request when connections are refused (the first included; "
-        "mod_proxy_balancer maxattempts + 1); none = every member"
+        None,
+        ge=1,
+        description="members tried per request when connections are refused (the first included; "
+        "mod_proxy_balancer maxattempts + 1); none = every member",
     )
-    choices: int = Field(2, ge=2, le=64, description="power_of_d: members drawn per request (d; HAProxy random(draws))")
-    decay_s: float = Field(10.0, gt=0, description="p2c_peak_ewma: decay time of the latency EWMA [s] (Finagle decayTime)")
+    choices: int = Field(
+        2,
+        ge=2,
+        le=64,
+        description="power_of_d: members drawn per request (d; HAProxy random(draws))",
+    )
+    decay_s: float = Field(
+        10.0,
+        gt=0,
+        description="p2c_peak_ewma: decay time of the latency EWMA [s] (Finagle decayTime)",
+    )
     maintain_s: float = Field(
         60.0, gt=0, description="mod_jk_*: lb_value halving interval [s] (mod_jk worker.maintain)"
     )
     hash_key: Literal["url", "session"] = Field(
         "url", description="carp, consistent_hash: hash the request URL or the client's session"
     )
-    urls: int = Field(1000, ge=1, le=10_000_000, description="carp, consistent_hash: distinct URLs requested")
+    urls: int = Field(
+        1000, ge=1, le=10_000_000, description="carp, consistent_hash: distinct URLs requested"
+    )
     url_zipf_s: float = Field(
-        1.0, ge=0, le=5, description="carp, consistent_hash: Zipf exponent of URL popularity (0 = uniform)"
+        1.0,
+        ge=0,
+        le=5,
+        description="carp, consistent_hash: Zipf exponent of URL popularity (0 = uniform)",
     )
     ring_points: int = Field(
-        160, ge=1, le=10_000, description="consistent_hash: ring points per unit of weight (ketama 160)"
+        160,
+        ge=1,
+        le=10_000,
+        description="consistent_hash: ring points per unit of weight (ketama 160)",
     )
     hash_balance_factor: int = Field(
-        0, ge=0, le=100_000, description="consistent_hash: no member takes more than this percentage of the mean "
-        "load (HAProxy hash-balance-factor; 0 = off, else > 100, e.g. 125)"
+        0,
+        ge=0,
+        le=100_000,
+        description="consistent_hash: no member takes more than this percentage of the mean "
+        "load (HAProxy hash-balance-factor; 0 = off, else > 100, e.g. 125)",
     )
     response_bytes: DistributionSpec = Field(
         1000.0, description="bytraffic, mod_jk_traffic: bytes read plus written per request [bytes]"
     )
 
     @model_validator(mode="after")
-    def _parameters_of_the_policy(self) -> "Balancer":
+    def _parameters_of_the_policy(self) -> Balancer:
         uses = set(POLICY_PARAMETERS[self.policy])
-        foreign = sorted(name for name in self.model_fields_set & set(_POLICY_SPECIFIC) if name not in uses)
+        foreign = sorted(
+            name for name in self.model_fields_set & set(_POLICY_SPECIFIC) if name not in uses
+        )
         if foreign:
             raise ValueError(
                 f"balancer.{foreign[0]} does not apply to policy {self.policy!r}"
-                + (f" (its parameters: {', '.join(sorted(uses))})" if uses else " (it has no parameters of its own)")
+                + (
+                    f" (its parameters: {', '.join(sorted(uses))})"
+                    if uses
+                    else " (it has no parameters of its own)"
+                )
             )
         if 0 < self.hash_balance_factor <= 100:
             raise ValueError("balancer.hash_balance_factor must be 0 (off) or above 100 (e.g. 125)")
@@ -559,9 +746,13 @@ _POLICY_SPECIFIC = sorted({name for params in POLICY_PARAMETERS.values() for nam
 class Precision(Strict):
     """Sequential stopping: add replications until a metric's relative half-width is small enough."""
 
-    metric: str = Field("response.mean", description="metric name, e.g. response.mean, throughput, response.p95")
+    metric: str = Field(
+        "response.mean", description="metric name, e.g. response.mean, throughput, response.p95"
+    )
     relative_half_width: float = Field(0.05, gt=0, lt=1, description="target half-width / mean")
-    max_replications: int = Field(100, ge=2, le=10_000, description="give up after this many replications")
+    max_replications: int = Field(
+        100, ge=2, le=10_000, description="give up after this many replications"
+    )
 
 
 class Run(Strict):
@@ -571,7 +762,9 @@ class Run(Strict):
         None, gt=0, description="simulated time per replication [s] (steady-state runs)"
     )
     requests: int | None = Field(
-        None, ge=1, description="stop each replication after this many completed responses (steady-state runs)"
+        None,
+        ge=1,
+        description="stop each replication after this many completed responses (steady-state runs)",
     )
     max_duration_s: float = Field(
         1e7, gt=0, description="safety limit on simulated time for finite workloads [s]"
@@ -584,11 +777,11 @@ class Run(Strict):
     seed: int = Field(1, ge=0, lt=2**63, description="root seed; every stream derives from it")
     confidence: float = Field(0.95, gt=0.5, lt=1, description="confidence level of the intervals")
     precision: Precision | None = Field(None, description="optional sequential stopping rule")
-    timeseries_interval_s: float = Field(
-        1.0, gt=0, description="interval of --timeseries rows [s]"
-    )
+    timeseries_interval_s: float = Field(1.0, gt=0, description="interval of --timeseries rows [s]")
     max_in_flight: int = Field(
-        1_000_000, ge=1, description="abort a replication whose requests in flight exceed this (runaway queue)"
+        1_000_000,
+        ge=1,
+        description="abort a replication whose requests in flight exceed this (runaway queue)",
     )
 
 
@@ -596,7 +789,8 @@ class Meta(Strict):
     name: str = Field("unnamed model", description="short name shown in reports")
     description: str = Field("", description="what the model represents")
     provenance: dict[str, str] = Field(
-        default_factory=dict, description="parameter path -> where its value comes from (documented default, seed, calibrated)"
+        default_factory=dict,
+        description="parameter path -> where its value comes from (documented default, seed, calibrated)",
     )
 
 
@@ -607,9 +801,12 @@ class SessionReplication(Strict):
     / `BackupManager`); EJB tier: stateful session beans, replicated after each method
     invocation that changed them (JBoss SFSB `isModified`)."""
 
-    tier: Literal["web", "ejb"] = Field("web", description="web: HTTP session; ejb: stateful session beans")
+    tier: Literal["web", "ejb"] = Field(
+        "web", description="web: HTTP session; ejb: stateful session beans"
+    )
     enabled: bool = Field(
-        True, description="false keeps the settings but replicates nothing (a `<distributable/>` application "
+        True,
+        description="false keeps the settings but replicates nothing (a `<distributable/>` application "
         "deployed without clustering), e.g. to compare with and without replication from one model file",
     )
     mode: Literal["sync", "async"] = Field(
@@ -619,12 +816,14 @@ class SessionReplication(Strict):
         "(REPL_ASYNC, JGroups FC)",
     )
     scope: Literal["all", "buddy"] = Field(
-        "all", description="all: every other node holds a copy (total replication, DeltaManager); buddy: the next "
+        "all",
+        description="all: every other node holds a copy (total replication, DeltaManager); buddy: the next "
         "`buddies` nodes in ring order (JBoss buddy replication numBuddies, Tomcat BackupManager = 1)",
     )
     buddies: int = Field(1, ge=1, description="copies with scope = buddy (JBoss numBuddies)")
     granularity: Literal["session", "attribute"] = Field(
-        "session", description="what is sent: the whole session (JBoss replication-granularity SESSION) or only the "
+        "session",
+        description="what is sent: the whole session (JBoss replication-granularity SESSION) or only the "
         "changed attributes (ATTRIBUTE / FIELD, Tomcat DeltaManager deltas)",
     )
     trigger: Literal["set", "set_and_non_primitive_get", "set_and_get"] = Field(
@@ -633,25 +832,43 @@ class SessionReplication(Strict):
         "SET_AND_NON_PRIMITIVE_GET (default) = also those that read a mutable attribute; SET_AND_GET = every "
         "request that touches the session",
     )
-    set_fraction: float = Field(1.0, ge=0, le=1, description="fraction of requests that call setAttribute")
+    set_fraction: float = Field(
+        1.0, ge=0, le=1, description="fraction of requests that call setAttribute"
+    )
     non_primitive_get_fraction: float = Field(
-        0.0, ge=0, le=1, description="fraction of the other requests that read a non-primitive attribute"
+        0.0,
+        ge=0,
+        le=1,
+        description="fraction of the other requests that read a non-primitive attribute",
     )
     session_bytes: int = Field(4096, ge=1, description="serialized session (or bean) size [bytes]")
-    changed_bytes: int = Field(512, ge=1, description="serialized changed attributes with granularity = attribute [bytes]")
+    changed_bytes: int = Field(
+        512, ge=1, description="serialized changed attributes with granularity = attribute [bytes]"
+    )
     invocations: int = Field(
-        1, ge=1, le=100, description="replications per request: 1 for the web tier; stateful-bean method invocations "
+        1,
+        ge=1,
+        le=100,
+        description="replications per request: 1 for the web tier; stateful-bean method invocations "
         "per request for the EJB tier (each replicates the bean)",
     )
-    serialize_s_per_kb: float = Field(5e-5, ge=0, description="sender CPU to serialize 1 KiB [s] (Java serialization)")
-    apply_s_per_kb: float = Field(5e-5, ge=0, description="receiver CPU to deserialize and apply 1 KiB [s]")
+    serialize_s_per_kb: float = Field(
+        5e-5, ge=0, description="sender CPU to serialize 1 KiB [s] (Java serialization)"
+    )
+    apply_s_per_kb: float = Field(
+        5e-5, ge=0, description="receiver CPU to deserialize and apply 1 KiB [s]"
+    )
     message_cpu_s: float = Field(
-        1e-4, ge=0, description="CPU per message on the sender and on each receiver, whatever its size: the group "
+        1e-4,
+        ge=0,
+        description="CPU per message on the sender and on each receiver, whatever its size: the group "
         "communication stack (JGroups protocol layers, Tomcat Tribes) [s]",
     )
     ack_bytes: int = Field(64, ge=1, description="acknowledgement / credit message size [bytes]")
     max_credits_bytes: int = Field(
-        500_000, ge=1, description="async: bytes a sender may have unacknowledged before it blocks (JGroups FC "
+        500_000,
+        ge=1,
+        description="async: bytes a sender may have unacknowledged before it blocks (JGroups FC "
         "max_credits, 500000 in JGroups 2.x)",
     )
 
@@ -673,16 +890,21 @@ class Cluster(Strict):
     """The cluster's own network and the state replicated over it (backend nodes only)."""
 
     replication: list[SessionReplication] = Field(
-        default_factory=list, description="replicated state ([[cluster.replication]]; one per tier, e.g. web and ejb)"
+        default_factory=list,
+        description="replicated state ([[cluster.replication]]; one per tier, e.g. web and ejb)",
     )
     network: Literal["switched", "shared"] = Field(
-        "switched", description="switched: each node has its own full-duplex link (a frame waits only for its "
+        "switched",
+        description="switched: each node has its own full-duplex link (a frame waits only for its "
         "sender's and receiver's links); shared: one segment carries every frame (a hub, or a saturated switch uplink)",
     )
-    bandwidth_bps: float = Field(100e6, gt=0, description="link bandwidth [bit/s] (100 Mbit Ethernet = 1e8)")
+    bandwidth_bps: float = Field(
+        100e6, gt=0, description="link bandwidth [bit/s] (100 Mbit Ethernet = 1e8)"
+    )
     latency_s: float = Field(1e-4, ge=0, description="one-way propagation and switching delay [s]")
     multicast: bool = Field(
-        True, description="one transmission reaches every receiver (JGroups UDP multicast); false = one unicast "
+        True,
+        description="one transmission reaches every receiver (JGroups UDP multicast); false = one unicast "
         "copy per receiver (JGroups TCP, Tomcat Tribes)",
     )
 
@@ -697,20 +919,30 @@ class Model(Strict):
 
     meta: Meta = Field(default_factory=Meta)
     clients: Clients
-    proxy: Proxy | None = Field(None, description="front proxy; omit to send clients straight to the backends")
+    proxy: Proxy | None = Field(
+        None, description="front proxy; omit to send clients straight to the backends"
+    )
     balancer: Balancer = Field(default_factory=Balancer)
-    backends: list[Backend] = Field(default_factory=list, description="backend node groups ([[backends]])")
+    backends: list[Backend] = Field(
+        default_factory=list, description="backend node groups ([[backends]])"
+    )
     database: Database | None = None
-    cluster: Cluster = Field(default_factory=Cluster, description="replication between the backend nodes")
+    cluster: Cluster = Field(
+        default_factory=Cluster, description="replication between the backend nodes"
+    )
     run: Run = Field(default_factory=Run)
 
     @model_validator(mode="after")
-    def _topology(self) -> "Model":
+    def _topology(self) -> Model:
         serves = self.proxy is not None and not self.proxy.forward
         if not self.backends and not serves:
-            raise ValueError("the model has no server: add [[backends]], or a [proxy] with forward = false")
+            raise ValueError(
+                "the model has no server: add [[backends]], or a [proxy] with forward = false"
+            )
         if self.proxy is not None and not self.proxy.forward and self.backends:
-            raise ValueError("proxy.forward = false but [[backends]] are given; set forward = true or drop the backends")
+            raise ValueError(
+                "proxy.forward = false but [[backends]] are given; set forward = true or drop the backends"
+            )
         names = [b.name for b in self.backends]
         if len(set(names)) != len(names):
             raise ValueError(f"backend group names must be unique, got {names}")
@@ -721,16 +953,22 @@ class Model(Strict):
                 "add a [proxy] or use connector = nonblocking"
             )
         if blocking and any(b.threads is None for b in self.backends if b.connector == "blocking"):
-            raise ValueError("a blocking connector needs a finite backends.N.threads (a thread per connection)")
+            raise ValueError(
+                "a blocking connector needs a finite backends.N.threads (a thread per connection)"
+            )
         _check_balancer(self)
         nodes = sum(b.count for b in self.backends)
         for i, replication in self.cluster.active:
             if nodes < 2:
-                raise ValueError(f"cluster.replication.{i}: replication needs at least 2 backend nodes, the model has "
-                                 f"{nodes}; raise backends.N.count or drop [[cluster.replication]]")
+                raise ValueError(
+                    f"cluster.replication.{i}: replication needs at least 2 backend nodes, the model has "
+                    f"{nodes}; raise backends.N.count or drop [[cluster.replication]]"
+                )
             if replication.scope == "buddy" and replication.buddies > nodes - 1:
-                raise ValueError(f"cluster.replication.{i}.buddies = {replication.buddies}: at most nodes - 1 = "
-                                 f"{nodes - 1} other nodes can hold a copy")
+                raise ValueError(
+                    f"cluster.replication.{i}.buddies = {replication.buddies}: at most nodes - 1 = "
+                    f"{nodes - 1} other nodes can hold a copy"
+                )
         if any(b.db_calls for b in self.backends) and self.database is None:
             raise ValueError("a backend has db_calls > 0 but there is no [database]")
         finite = _is_finite(self.clients)
@@ -746,13 +984,15 @@ class Model(Strict):
         return _is_finite(self.clients)
 
 
-def _check_balancer(model: "Model") -> None:
+def _check_balancer(model: Model) -> None:
     balancer = model.balancer
     names = [b.name for b in model.backends]
     if balancer.members is not None:
         unknown = [m for m in balancer.members if m not in names]
         if unknown or not balancer.members:
-            raise ValueError(f"balancer.members {balancer.members} must name backend groups ({', '.join(names)})")
+            raise ValueError(
+                f"balancer.members {balancer.members} must name backend groups ({', '.join(names)})"
+            )
     if balancer.policy.startswith("mod_jk") or balancer.policy == "consistent_hash":
         fractional = [b.name for b in model.backends if b.weight != int(b.weight)]
         if fractional:

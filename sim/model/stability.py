@@ -7,13 +7,14 @@ do not help (servers keep working on abandoned requests); a *bounded* queue in f
 overloaded station, or upstream of it while holding its slot, does: requests are refused
 and the system stays stable, so such models are accepted.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sim.model.schema import Model, OpenClients, SessionClients
 from sim.random.distributions import as_distribution
 from sim.tiers.balancer.policies import policy_class
-from sim.model.schema import Model, OpenClients, SessionClients
 
 
 @dataclass(frozen=True)
@@ -47,13 +48,23 @@ def overloads(model: Model) -> list[Overload]:
         return []
     found: list[Overload] = []
     proxy = model.proxy
-    proxy_bounded = proxy is not None and proxy.workers is not None and proxy.listen_backlog is not None
+    proxy_bounded = (
+        proxy is not None and proxy.workers is not None and proxy.listen_backlog is not None
+    )
     if proxy is not None:
         u = rate * as_distribution(proxy.demand).mean / (proxy.cores * proxy.speed)
         if u >= 1 and not proxy_bounded:
-            found.append(Overload("proxy.cores", u, f"proxy CPU offered {u:.3g} of its {proxy.cores} core(s)"))
+            found.append(
+                Overload(
+                    "proxy.cores", u, f"proxy CPU offered {u:.3g} of its {proxy.cores} core(s)"
+                )
+            )
     members = model.balancer.members
-    groups = [(g, group) for g, group in enumerate(model.backends) if members is None or group.name in members]
+    groups = [
+        (g, group)
+        for g, group in enumerate(model.backends)
+        if members is None or group.name in members
+    ]
     share = _shares(model, groups)
     db_rate = 0.0
     if share is None:  # a load-aware policy: stable up to the pooled capacity of the members
@@ -63,18 +74,32 @@ def overloads(model: Model) -> list[Overload]:
         bounded = proxy_bounded or (group.threads is not None and group.accept_queue is not None)
         u = node_rate * as_distribution(group.cpu).mean / (group.cores * group.speed)
         if u >= 1 and not bounded:
-            found.append(Overload(f"backends.{g}.cores", u,
-                                  f"each '{group.name}' node's CPU is offered {u:.3g} of its {group.cores} core(s)"))
+            found.append(
+                Overload(
+                    f"backends.{g}.cores",
+                    u,
+                    f"each '{group.name}' node's CPU is offered {u:.3g} of its {group.cores} core(s)",
+                )
+            )
         if group.threads is not None and not bounded:
-            hold = as_distribution(group.cpu).mean / group.speed + as_distribution(group.io_wait).mean
+            hold = (
+                as_distribution(group.cpu).mean / group.speed + as_distribution(group.io_wait).mean
+            )
             if model.database is not None and group.db_calls:
                 db = model.database
-                hold += group.db_calls * (as_distribution(db.demand).mean / db.speed + as_distribution(db.disk).mean)
+                hold += group.db_calls * (
+                    as_distribution(db.demand).mean / db.speed + as_distribution(db.disk).mean
+                )
             u_threads = node_rate * hold / group.threads
             if u_threads >= 1:
-                found.append(Overload(f"backends.{g}.threads", u_threads,
-                                      f"each '{group.name}' node needs {u_threads * group.threads:.3g} busy threads "
-                                      f"on average but has {group.threads}"))
+                found.append(
+                    Overload(
+                        f"backends.{g}.threads",
+                        u_threads,
+                        f"each '{group.name}' node needs {u_threads * group.threads:.3g} busy threads "
+                        f"on average but has {group.threads}",
+                    )
+                )
         if share is None:
             db_rate += rate * _capacity_share(groups, g) * group.db_calls
         else:
@@ -83,11 +108,22 @@ def overloads(model: Model) -> list[Overload]:
     if db is not None and db_rate > 0:
         u = db_rate * as_distribution(db.demand).mean / (db.cores * db.speed)
         if u >= 1 and not proxy_bounded:
-            found.append(Overload("database.cores", u, f"the database CPU is offered {u:.3g} of its {db.cores} core(s)"))
+            found.append(
+                Overload(
+                    "database.cores",
+                    u,
+                    f"the database CPU is offered {u:.3g} of its {db.cores} core(s)",
+                )
+            )
         u_disk = db_rate * as_distribution(db.disk).mean / db.disks
         if u_disk >= 1 and not proxy_bounded:
-            found.append(Overload("database.disks", u_disk,
-                                  f"the database disks are offered {u_disk:.3g} of their {db.disks} spindle(s)"))
+            found.append(
+                Overload(
+                    "database.disks",
+                    u_disk,
+                    f"the database disks are offered {u_disk:.3g} of their {db.disks} spindle(s)",
+                )
+            )
     return found
 
 
@@ -125,6 +161,12 @@ def _pooled(model: Model, rate: float, groups) -> list[Overload]:
     proxy = model.proxy
     bounded = proxy is not None and proxy.workers is not None and proxy.listen_backlog is not None
     if u >= 1 and not bounded:
-        return [Overload("backends", u, f"the backend nodes together are offered {u:.3g} of their CPU capacity "
-                                          f"(policy {model.balancer.policy!r} can use all of it, but no more)")]
+        return [
+            Overload(
+                "backends",
+                u,
+                f"the backend nodes together are offered {u:.3g} of their CPU capacity "
+                f"(policy {model.balancer.policy!r} can use all of it, but no more)",
+            )
+        ]
     return []

@@ -1,1 +1,3 @@
-"""Observing a run: the recorder of cumulative counters and response-time histograms, and the metrics derived from two snapshots."""
+"""Observing a run: the recorder of cumulative counters and response-time histograms, and the
+metrics derived from two snapshots.
+"""

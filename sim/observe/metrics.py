@@ -4,6 +4,7 @@ Metric names are the stable public vocabulary (the `--json` document, sweep colu
 `throughput`, `response.mean`, `response.p95`, `count.timed_out`, `<station>.wait`,
 `<pool>.utilization`, `<cpu>.utilization`, ...  Times in seconds, rates per second.
 """
+
 from __future__ import annotations
 
 import math
@@ -13,8 +14,14 @@ import numpy as np
 PERCENTILES = (50, 90, 95, 99)
 
 
-def window_metrics(columns: list[str], start: np.ndarray, end: np.ndarray,
-                   histogram: np.ndarray | None, bins, capacities: dict[str, float]) -> dict[str, float]:
+def window_metrics(
+    columns: list[str],
+    start: np.ndarray,
+    end: np.ndarray,
+    histogram: np.ndarray | None,
+    bins,
+    capacities: dict[str, float],
+) -> dict[str, float]:
     """Metrics of the window between two cumulative snapshots (`histogram` = end - start)."""
     delta = dict(zip(columns, end - start))
     level = dict(zip(columns, end))  # the value at the window's end, for gauges
@@ -33,7 +40,16 @@ def window_metrics(columns: list[str], start: np.ndarray, end: np.ndarray,
         else:
             for p in PERCENTILES:
                 out[f"response.p{p}"] = math.nan
-    for name in ("completed", "arrived", "timed_out", "errors", "failed", "retried", "late", "syn_retransmits"):
+    for name in (
+        "completed",
+        "arrived",
+        "timed_out",
+        "errors",
+        "failed",
+        "retried",
+        "late",
+        "syn_retransmits",
+    ):
         out[f"count.{name}"] = delta[name]
 
     def ratio(a: float, b: float) -> float:

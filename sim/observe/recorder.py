@@ -8,6 +8,7 @@ two snapshots, so warm-up can be removed *after* the run, where MSER (White 1997
 When the table reaches 2K rows, every other row is dropped: that merges adjacent batches
 (the batch size doubles) and keeps memory constant however long the run.
 """
+
 from __future__ import annotations
 
 import math
@@ -17,14 +18,30 @@ import numpy as np
 from sim.stats.histogram import LogBins
 
 BASE_FIELDS = (
-    "time", "completed", "response_sum", "arrived", "timed_out", "errors", "failed", "retried", "late",
+    "time",
+    "completed",
+    "response_sum",
+    "arrived",
+    "timed_out",
+    "errors",
+    "failed",
+    "retried",
+    "late",
     "syn_retransmits",
 )
 
 
 class Recorder:
-    def __init__(self, kernel, probes, bins: LogBins, *, batch: int = 5, max_batches: int = 256,
-                 recording: bool = True) -> None:
+    def __init__(
+        self,
+        kernel,
+        probes,
+        bins: LogBins,
+        *,
+        batch: int = 5,
+        max_batches: int = 256,
+        recording: bool = True,
+    ) -> None:
         self.kernel = kernel
         self.probes = probes  # objects with .name and .counters(now) -> tuple of floats
         self.bins = bins
@@ -90,8 +107,18 @@ class Recorder:
 
     def snapshot(self) -> np.ndarray:
         now = self.kernel.env.now
-        values = [now, self.completed, self.response_sum, self.arrived, self.timed_out,
-                  self.errors, self.failed, self.retried, self.late, self.syn_retransmits]
+        values = [
+            now,
+            self.completed,
+            self.response_sum,
+            self.arrived,
+            self.timed_out,
+            self.errors,
+            self.failed,
+            self.retried,
+            self.late,
+            self.syn_retransmits,
+        ]
         for probe in self.probes:
             values.extend(probe.counters(now))
         return np.asarray(values, dtype=float)

@@ -1,5 +1,6 @@
 """Plotly figures of `tiersim run --timeseries` output, e.g. the stall of seed 001: Apache
 workers, pooled backend connections and backend threads (serving / pinned idle) over time."""
+
 from __future__ import annotations
 
 import csv
@@ -30,8 +31,19 @@ def timeseries_figure(columns: dict[str, list], names: list[str] | None = None, 
         raise ValueError(f"no column {', '.join(unknown)}; columns: {', '.join(sorted(columns))}")
     figure = go.Figure()
     for name in chosen:
-        figure.add_trace(go.Scatter(x=columns["time"], y=columns[name], mode="lines", line_shape="hv",
-                                    name=name.removesuffix("_now")))
-    figure.update_layout(title=title, xaxis_title="simulated time [s]", yaxis_title="count",
-                         legend_title="sampled at each interval")
+        figure.add_trace(
+            go.Scatter(
+                x=columns["time"],
+                y=columns[name],
+                mode="lines",
+                line_shape="hv",
+                name=name.removesuffix("_now"),
+            )
+        )
+    figure.update_layout(
+        title=title,
+        xaxis_title="simulated time [s]",
+        yaxis_title="count",
+        legend_title="sampled at each interval",
+    )
     return figure

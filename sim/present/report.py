@@ -10,6 +10,7 @@ plotly.js is embedded once, so the file opens anywhere without a network.  A `wi
 hook records any script error on the page (`data-js-error` on <html>), for the test that
 renders the report in a headless browser.
 """
+
 from __future__ import annotations
 
 import html
@@ -33,15 +34,21 @@ def build_report(source: str | Path) -> tuple[str, list[go.Figure], str]:
         return _sweep_report(source)
     if source.suffix == ".json" and source.is_file():
         return _reproduce_report(source)
-    raise ReportError(f"{source}: expected a results directory of `tiersim sweep` or a JSON file of "
-                      "`tiersim reproduce NAME --json`")
+    raise ReportError(
+        f"{source}: expected a results directory of `tiersim sweep` or a JSON file of "
+        "`tiersim reproduce NAME --json`"
+    )
 
 
 def write_html(path: str | Path, title: str, figures: list[go.Figure], summary: str = "") -> None:
     parts = []
     for number, figure in enumerate(figures):
-        div = figure.to_html(full_html=False, include_plotlyjs=number == 0, div_id=f"figure-{number}",
-                             config={"displaylogo": False})
+        div = figure.to_html(
+            full_html=False,
+            include_plotlyjs=number == 0,
+            div_id=f"figure-{number}",
+            config={"displaylogo": False},
+        )
         parts.append(f'<section class="figure">{div}</section>')
     page = f"""<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
@@ -55,7 +62,7 @@ td, th {{ border: 1px solid #ccc; padding: 2px 8px; text-align: left; }}</style>
 </head><body>
 <h1>{html.escape(title)}</h1>
 {summary}
-{''.join(parts)}
+{"".join(parts)}
 </body></html>
 """
     Path(path).write_text(page, encoding="utf-8")
@@ -82,7 +89,9 @@ def _sweep_report(root: Path):
             figures.append(_heatmap(ok, factors[0], factors[1], metric))
             figures.append(_lines(ok, factors[0], factors[1], metric))
         else:
-            figures.extend(_band_figure(ok, factor, metric, markers_only=True) for factor in factors)
+            figures.extend(
+                _band_figure(ok, factor, metric, markers_only=True) for factor in factors
+            )
     summary = _sweep_summary(manifest, frame)
     return manifest.get("name", str(root)), figures, summary
 
@@ -92,30 +101,59 @@ def _band_figure(frame, factor: str, metric: str, markers_only: bool = False) ->
     x = data[factor].tolist()
     figure = go.Figure()
     if markers_only:
-        figure.add_trace(go.Scatter(
-            x=x, y=data[metric], mode="markers", name=metric,
-            error_y=_error_bars(data, metric)))
+        figure.add_trace(
+            go.Scatter(
+                x=x, y=data[metric], mode="markers", name=metric, error_y=_error_bars(data, metric)
+            )
+        )
     else:
-        figure.add_trace(go.Scatter(x=x + x[::-1], y=data[f"{metric}.ci_high"].tolist()
-                                    + data[f"{metric}.ci_low"].tolist()[::-1],
-                                    fill="toself", fillcolor=BAND, line={"width": 0}, hoverinfo="skip",
-                                    name="confidence interval"))
+        figure.add_trace(
+            go.Scatter(
+                x=x + x[::-1],
+                y=data[f"{metric}.ci_high"].tolist() + data[f"{metric}.ci_low"].tolist()[::-1],
+                fill="toself",
+                fillcolor=BAND,
+                line={"width": 0},
+                hoverinfo="skip",
+                name="confidence interval",
+            )
+        )
         figure.add_trace(go.Scatter(x=x, y=data[metric], mode="lines+markers", name=metric))
-    figure.update_layout(title=f"{metric} against {factor}", xaxis_title=factor, yaxis_title=_axis(metric))
+    figure.update_layout(
+        title=f"{metric} against {factor}", xaxis_title=factor, yaxis_title=_axis(metric)
+    )
     return figure
 
 
 def _heatmap(frame, x_factor: str, y_factor: str, metric: str) -> go.Figure:
     table = frame.pivot_table(index=y_factor, columns=x_factor, values=metric, aggfunc="first")
-    low = frame.pivot_table(index=y_factor, columns=x_factor, values=f"{metric}.ci_low", aggfunc="first")
-    high = frame.pivot_table(index=y_factor, columns=x_factor, values=f"{metric}.ci_high", aggfunc="first")
-    text = [[f"[{lo:.4g}, {hi:.4g}]" for lo, hi in zip(row_lo, row_hi)] for row_lo, row_hi in zip(low.values, high.values)]
-    figure = go.Figure(go.Heatmap(
-        z=table.values, x=[str(v) for v in table.columns], y=[str(v) for v in table.index], text=text,
-        colorbar={"title": _axis(metric)},
-        hovertemplate=f"{x_factor}=%{{x}}<br>{y_factor}=%{{y}}<br>{metric}=%{{z:.4g}} %{{text}}<extra></extra>"))
-    figure.update_layout(title=f"{metric}: {x_factor} × {y_factor}", xaxis_title=x_factor, yaxis_title=y_factor,
-                         xaxis_type="category", yaxis_type="category")
+    low = frame.pivot_table(
+        index=y_factor, columns=x_factor, values=f"{metric}.ci_low", aggfunc="first"
+    )
+    high = frame.pivot_table(
+        index=y_factor, columns=x_factor, values=f"{metric}.ci_high", aggfunc="first"
+    )
+    text = [
+        [f"[{lo:.4g}, {hi:.4g}]" for lo, hi in zip(row_lo, row_hi)]
+        for row_lo, row_hi in zip(low.values, high.values)
+    ]
+    figure = go.Figure(
+        go.Heatmap(
+            z=table.values,
+            x=[str(v) for v in table.columns],
+            y=[str(v) for v in table.index],
+            text=text,
+            colorbar={"title": _axis(metric)},
+            hovertemplate=f"{x_factor}=%{{x}}<br>{y_factor}=%{{y}}<br>{metric}=%{{z:.4g}} %{{text}}<extra></extra>",
+        )
+    )
+    figure.update_layout(
+        title=f"{metric}: {x_factor} × {y_factor}",
+        xaxis_title=x_factor,
+        yaxis_title=y_factor,
+        xaxis_type="category",
+        yaxis_type="category",
+    )
     return figure
 
 
@@ -123,16 +161,30 @@ def _lines(frame, x_factor: str, group_factor: str, metric: str) -> go.Figure:
     figure = go.Figure()
     for value, group in frame.groupby(group_factor, sort=True):
         data = group.sort_values(x_factor)
-        figure.add_trace(go.Scatter(x=data[x_factor], y=data[metric], mode="lines+markers",
-                                    name=f"{group_factor}={value}", error_y=_error_bars(data, metric)))
-    figure.update_layout(title=f"{metric} against {x_factor}, one line per {group_factor}", xaxis_title=x_factor,
-                         yaxis_title=_axis(metric))
+        figure.add_trace(
+            go.Scatter(
+                x=data[x_factor],
+                y=data[metric],
+                mode="lines+markers",
+                name=f"{group_factor}={value}",
+                error_y=_error_bars(data, metric),
+            )
+        )
+    figure.update_layout(
+        title=f"{metric} against {x_factor}, one line per {group_factor}",
+        xaxis_title=x_factor,
+        yaxis_title=_axis(metric),
+    )
     return figure
 
 
 def _error_bars(data, metric: str) -> dict:
-    return {"type": "data", "symmetric": False, "array": (data[f"{metric}.ci_high"] - data[metric]).tolist(),
-            "arrayminus": (data[metric] - data[f"{metric}.ci_low"]).tolist()}
+    return {
+        "type": "data",
+        "symmetric": False,
+        "array": (data[f"{metric}.ci_high"] - data[metric]).tolist(),
+        "arrayminus": (data[metric] - data[f"{metric}.ci_low"]).tolist(),
+    }
 
 
 def _axis(metric: str) -> str:
@@ -144,17 +196,26 @@ def _axis(metric: str) -> str:
 def _sweep_summary(manifest: dict, frame) -> str:
     failed = frame[frame["status"] != "ok"] if not frame.empty else frame
     facts = {
-        "sweep file": manifest.get("source"), "base model": manifest.get("base"), "design": manifest.get("design"),
-        "factors": ", ".join(manifest["factors"]), "points finished": f"{len(frame)} of {manifest.get('points')}",
-        "failed": len(failed), "seed": manifest.get("seed"), "tiersim": manifest.get("tiersim_version"),
+        "sweep file": manifest.get("source"),
+        "base model": manifest.get("base"),
+        "design": manifest.get("design"),
+        "factors": ", ".join(manifest["factors"]),
+        "points finished": f"{len(frame)} of {manifest.get('points')}",
+        "failed": len(failed),
+        "seed": manifest.get("seed"),
+        "tiersim": manifest.get("tiersim_version"),
     }
-    rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>" for k, v in facts.items())
+    rows = "".join(
+        f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
+        for k, v in facts.items()
+    )
     out = f"<table>{rows}</table>"
     if len(failed):
         lines = "".join(
             f"<tr><td>{r.point_index}</td><td>{html.escape(' '.join(r.overrides))}</td>"
             f"<td>{html.escape(str(r.error_kind))}</td><td>{html.escape(str(r.error))}</td></tr>"
-            for r in failed.itertuples())
+            for r in failed.itertuples()
+        )
         header = "<tr><th>point</th><th>overrides</th><th>kind</th><th>error</th></tr>"
         out += f"<h2>Failed points</h2><table>{header}{lines}</table>"
     return out
@@ -165,13 +226,21 @@ def _reproduce_report(path: Path):
     try:
         rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
         calibration = rows if isinstance(rows, dict) and "parameters" in rows else None
-        if calibration is not None:  # `tiersim calibrate --json`: its rows, simulated at the fitted values
+        if (
+            calibration is not None
+        ):  # `tiersim calibrate --json`: its rows, simulated at the fitted values
             rows = calibration.get("rows", [])
-        if not isinstance(rows, list) or not all({"figure", "simulated", "ci_low", "ci_high"} <= set(r) for r in rows):
-            raise ValueError("expected a list of rows with figure, published, simulated, ci_low, ci_high")
+        if not isinstance(rows, list) or not all(
+            {"figure", "simulated", "ci_low", "ci_high"} <= set(r) for r in rows
+        ):
+            raise ValueError(
+                "expected a list of rows with figure, published, simulated, ci_low, ci_high"
+            )
     except (OSError, ValueError) as exc:
-        raise ReportError(f"{path}: not a `tiersim reproduce NAME --json` or `tiersim calibrate NAME --json` file "
-                          f"({exc})") from None
+        raise ReportError(
+            f"{path}: not a `tiersim reproduce NAME --json` or `tiersim calibrate NAME --json` file "
+            f"({exc})"
+        ) from None
     if not rows:
         raise ReportError(f"{path}: no rows")
     experiment = rows[0].get("experiment", path.stem)
@@ -180,34 +249,66 @@ def _reproduce_report(path: Path):
     for fitted in (False, True):
         part = [r for r in shown if bool(r.get("fitted")) == fitted]
         if part:
-            figures.append(_published_vs_simulated(part, "fitted rows (not predictions)" if fitted else "predicted rows"))
+            figures.append(
+                _published_vs_simulated(
+                    part, "fitted rows (not predictions)" if fitted else "predicted rows"
+                )
+            )
     figures.append(_rows_panel(rows))
-    summary = (f"<p>{len(rows)} rows of experiment {html.escape(str(experiment))}; "
-               f"{sum(bool(r.get('fitted')) for r in rows)} used to fit a parameter.</p>")
+    summary = (
+        f"<p>{len(rows)} rows of experiment {html.escape(str(experiment))}; "
+        f"{sum(bool(r.get('fitted')) for r in rows)} used to fit a parameter.</p>"
+    )
     if calibration is not None:
-        fitted = "".join(f"<li><code>{html.escape(p['parameter'])}</code> = {p['value']:.6g} "
-                         f"(bounds {p['low']:g} to {p['high']:g}{'; at a bound' if p.get('at_bound') else ''})</li>"
-                         for p in calibration["parameters"])
-        summary += (f"<p>Calibrated ({'converged' if calibration.get('converged') else 'not converged'}: "
-                    f"{html.escape(str(calibration.get('message', '')))}):</p><ul>{fitted}</ul>")
+        fitted = "".join(
+            f"<li><code>{html.escape(p['parameter'])}</code> = {p['value']:.6g} "
+            f"(bounds {p['low']:g} to {p['high']:g}{'; at a bound' if p.get('at_bound') else ''})</li>"
+            for p in calibration["parameters"]
+        )
+        summary += (
+            f"<p>Calibrated ({'converged' if calibration.get('converged') else 'not converged'}: "
+            f"{html.escape(str(calibration.get('message', '')))}):</p><ul>{fitted}</ul>"
+        )
     return f"{experiment}: published against simulated", figures, summary
 
 
 def _published_vs_simulated(rows: list[dict], label: str) -> go.Figure:
     published = [r["published"] for r in rows]
     simulated = [r["simulated"] for r in rows]
-    top = max(published + [r["ci_high"] if r["ci_high"] is not None else r["simulated"] for r in rows])
+    top = max(
+        published + [r["ci_high"] if r["ci_high"] is not None else r["simulated"] for r in rows]
+    )
     figure = go.Figure()
-    figure.add_trace(go.Scatter(x=[0, top * 1.05], y=[0, top * 1.05], mode="lines", name="simulated = published",
-                                line={"dash": "dot", "color": "grey"}))
-    figure.add_trace(go.Scatter(
-        x=published, y=simulated, mode="markers", name=label, text=[r["figure"] for r in rows],
-        error_y={"type": "data", "symmetric": False,
-                 "array": [_gap(r["ci_high"], r["simulated"]) for r in rows],
-                 "arrayminus": [_gap(r["simulated"], r["ci_low"]) for r in rows]},
-        hovertemplate="%{text}<br>published %{x:.4g}<br>simulated %{y:.4g}<extra></extra>"))
-    figure.update_layout(title=f"published against simulated: {label}", xaxis_title="published",
-                         yaxis_title="simulated (95 % interval)")
+    figure.add_trace(
+        go.Scatter(
+            x=[0, top * 1.05],
+            y=[0, top * 1.05],
+            mode="lines",
+            name="simulated = published",
+            line={"dash": "dot", "color": "grey"},
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=published,
+            y=simulated,
+            mode="markers",
+            name=label,
+            text=[r["figure"] for r in rows],
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": [_gap(r["ci_high"], r["simulated"]) for r in rows],
+                "arrayminus": [_gap(r["simulated"], r["ci_low"]) for r in rows],
+            },
+            hovertemplate="%{text}<br>published %{x:.4g}<br>simulated %{y:.4g}<extra></extra>",
+        )
+    )
+    figure.update_layout(
+        title=f"published against simulated: {label}",
+        xaxis_title="published",
+        yaxis_title="simulated (95 % interval)",
+    )
     return figure
 
 
@@ -215,13 +316,31 @@ def _rows_panel(rows: list[dict]) -> go.Figure:
     """Horizontal bars: the rows' names are long (every factor of the published table)."""
     names = [r["figure"] for r in rows]
     figure = go.Figure()
-    figure.add_trace(go.Bar(y=names, x=[r.get("published") for r in rows], name="published", orientation="h"))
-    figure.add_trace(go.Bar(
-        y=names, x=[r["simulated"] for r in rows], name="simulated", orientation="h",
-        error_x={"type": "data", "symmetric": False, "array": [_gap(r["ci_high"], r["simulated"]) for r in rows],
-                 "arrayminus": [_gap(r["simulated"], r["ci_low"]) for r in rows]}))
-    figure.update_layout(title="each row: published and simulated", barmode="group", yaxis_autorange="reversed",
-                         height=200 + 60 * len(rows), margin={"l": 20}, yaxis_automargin=True)
+    figure.add_trace(
+        go.Bar(y=names, x=[r.get("published") for r in rows], name="published", orientation="h")
+    )
+    figure.add_trace(
+        go.Bar(
+            y=names,
+            x=[r["simulated"] for r in rows],
+            name="simulated",
+            orientation="h",
+            error_x={
+                "type": "data",
+                "symmetric": False,
+                "array": [_gap(r["ci_high"], r["simulated"]) for r in rows],
+                "arrayminus": [_gap(r["simulated"], r["ci_low"]) for r in rows],
+            },
+        )
+    )
+    figure.update_layout(
+        title="each row: published and simulated",
+        barmode="group",
+        yaxis_autorange="reversed",
+        height=200 + 60 * len(rows),
+        margin={"l": 20},
+        yaxis_automargin=True,
+    )
     return figure
 
 

@@ -3,6 +3,7 @@
 The JSON document's layout is versioned (`schema_version`) and described in
 docs/json-output.md; scripts may rely on it.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,7 +19,11 @@ SCHEMA_VERSION = 1
 
 
 def unit_of(metric: str) -> str:
-    if metric.startswith("count.") or metric.endswith((".refused", ".failed")) or ".dispatched." in metric:
+    if (
+        metric.startswith("count.")
+        or metric.endswith((".refused", ".failed"))
+        or ".dispatched." in metric
+    ):
         return "requests"
     if metric.endswith((".replicated", ".credit_waits")):
         return "messages"
@@ -47,8 +52,11 @@ def _number(x: float) -> float | None:
 
 def interval_json(interval: Interval) -> dict[str, Any]:
     return {
-        "mean": _number(interval.mean), "half_width": _number(interval.half_width),
-        "low": _number(interval.low), "high": _number(interval.high), "n": interval.n,
+        "mean": _number(interval.mean),
+        "half_width": _number(interval.half_width),
+        "low": _number(interval.low),
+        "high": _number(interval.high),
+        "n": interval.n,
     }
 
 
@@ -69,11 +77,14 @@ def result_document(result: RunResult, source: str, overrides: list[str]) -> dic
             "wall_s": result.wall_s,
         },
         "metrics": {
-            name: {**interval_json(interval), "unit": unit_of(name)} for name, interval in result.summary.items()
+            name: {**interval_json(interval), "unit": unit_of(name)}
+            for name, interval in result.summary.items()
         },
         "replications": [
             {
-                "replication": rep.replication, "warmup_s": rep.warmup_s, "finished": rep.finished,
+                "replication": rep.replication,
+                "warmup_s": rep.warmup_s,
+                "finished": rep.finished,
                 "metrics": {k: _number(v) for k, v in rep.metrics.items()},
             }
             for rep in result.replications
@@ -96,19 +107,30 @@ def _row(table: Table, label: str, interval: Interval | None, unit: str) -> None
     if interval is None:
         return
     hw = interval.half_width
-    table.add_row(label, _fmt(interval.mean), "-" if not math.isfinite(hw) else f"± {_fmt(hw)}",
-                  f"[{_fmt(interval.low)}, {_fmt(interval.high)}]" if math.isfinite(hw) else "-", unit)
+    table.add_row(
+        label,
+        _fmt(interval.mean),
+        "-" if not math.isfinite(hw) else f"± {_fmt(hw)}",
+        f"[{_fmt(interval.low)}, {_fmt(interval.high)}]" if math.isfinite(hw) else "-",
+        unit,
+    )
 
 
 def render(result: RunResult, console: Console, source: str) -> None:
     model = result.model
     summary = result.summary
     reps = len(result.replications)
-    level = int(round(result.confidence * 100))
+    level = round(result.confidence * 100)
     console.print(f"[bold]{model.meta.name}[/bold]  ({source})")
-    workload = "finite workload, run to completion" if model.finite else f"steady state, warm-up: {model.run.warmup}"
-    console.print(f"{reps} replication{'s' if reps != 1 else ''}, seed {result.seed}, {workload}; "
-                  f"{level}% Student-t intervals; stopped by {result.stopped_by}; {result.wall_s:.1f} s wall")
+    workload = (
+        "finite workload, run to completion"
+        if model.finite
+        else f"steady state, warm-up: {model.run.warmup}"
+    )
+    console.print(
+        f"{reps} replication{'s' if reps != 1 else ''}, seed {result.seed}, {workload}; "
+        f"{level}% Student-t intervals; stopped by {result.stopped_by}; {result.wall_s:.1f} s wall"
+    )
 
     def section(title: str, rows: list[tuple[str, str]]) -> None:
         present = [(label, name) for label, name in rows if name in summary]
@@ -126,39 +148,81 @@ def render(result: RunResult, console: Console, source: str) -> None:
     if model.finite:
         headline.insert(0, ("makespan", "makespan"))
     section("Requests", headline)
-    counts = ["completed", "arrived", "timed_out", "errors", "failed", "retried", "late", "syn_retransmits", "in_flight"]
-    section("Counts (per replication, inside the window)", [(c.replace("_", " "), f"count.{c}") for c in counts
-                                                            if c in ("completed", "arrived") or _nonzero(summary, f"count.{c}")])
-    whole = [name for name in summary if not name.startswith("batch.")]  # batch windows have their section
+    counts = [
+        "completed",
+        "arrived",
+        "timed_out",
+        "errors",
+        "failed",
+        "retried",
+        "late",
+        "syn_retransmits",
+        "in_flight",
+    ]
+    section(
+        "Counts (per replication, inside the window)",
+        [
+            (c.replace("_", " "), f"count.{c}")
+            for c in counts
+            if c in ("completed", "arrived") or _nonzero(summary, f"count.{c}")
+        ],
+    )
+    whole = [
+        name for name in summary if not name.startswith("batch.")
+    ]  # batch windows have their section
     stations = [name[: -len(".residence")] for name in whole if name.endswith(".residence")]
     rows = []
     for station in stations:
-        rows += [(f"{station} wait", f"{station}.wait"), (f"{station} service", f"{station}.service")]
-    section("Time at each tier (per visit: waiting for a slot / own work, downstream excluded)", rows)
+        rows += [
+            (f"{station} wait", f"{station}.wait"),
+            (f"{station} service", f"{station}.service"),
+        ]
+    section(
+        "Time at each tier (per visit: waiting for a slot / own work, downstream excluded)", rows
+    )
     pools = [name[: -len(".busy")] for name in whole if name.endswith(".busy")]
     rows = []
     for pool in pools:
-        rows += [(f"{pool} busy", f"{pool}.busy"), (f"{pool} utilization", f"{pool}.utilization"),
-                 (f"{pool} queue", f"{pool}.queue")]
+        rows += [
+            (f"{pool} busy", f"{pool}.busy"),
+            (f"{pool} utilization", f"{pool}.utilization"),
+            (f"{pool} queue", f"{pool}.queue"),
+        ]
         if _nonzero(summary, f"{pool}.refused"):
             rows.append((f"{pool} refused", f"{pool}.refused"))
     section("Pools (time averages)", rows)
     cpus = [name[: -len(".utilization")] for name in whole if name.endswith(".cpu.utilization")]
     section("CPUs", [(f"{cpu} utilization", f"{cpu}.utilization") for cpu in cpus])
     replications = [name[: -len(".replicated")] for name in whole if name.endswith(".replicated")]
-    section("Session replication (per replication of the run: messages, bytes; wait per message)",
-            [(f"{r} {field}", f"{r}.{field}") for r in replications
-             for field in ("replicated", "bytes", "wait", "credit_waits")])
+    section(
+        "Session replication (per replication of the run: messages, bytes; wait per message)",
+        [
+            (f"{r} {field}", f"{r}.{field}")
+            for r in replications
+            for field in ("replicated", "bytes", "wait", "credit_waits")
+        ],
+    )
     jvms = [name[: -len(".jvm.gc_fraction")] for name in whole if name.endswith(".jvm.gc_fraction")]
     jvm_fields = ("gc_fraction", "young_gcs", "full_gcs", "sessions", "live_mb", "resident_mb")
-    section("JVMs", [(f"{node} {field.replace('_', ' ')}", f"{node}.jvm.{field}") for node in jvms
-                     for field in jvm_fields + (("out_of_memory",) if _nonzero(summary, f"{node}.jvm.out_of_memory")
-                                                else ())])
+    section(
+        "JVMs",
+        [
+            (f"{node} {field.replace('_', ' ')}", f"{node}.jvm.{field}")
+            for node in jvms
+            for field in jvm_fields
+            + (("out_of_memory",) if _nonzero(summary, f"{node}.jvm.out_of_memory") else ())
+        ],
+    )
     batches = sorted({int(name.split(".")[1]) for name in summary if name.startswith("batch.")})
     rows = []
     for k in batches:
-        rows += [(f"batch {k} throughput", f"batch.{k}.throughput"), (f"batch {k} response mean", f"batch.{k}.response.mean")]
-        rows += [(f"batch {k} {node} gc fraction", f"batch.{k}.{node}.jvm.gc_fraction") for node in jvms]
+        rows += [
+            (f"batch {k} throughput", f"batch.{k}.throughput"),
+            (f"batch {k} response mean", f"batch.{k}.response.mean"),
+        ]
+        rows += [
+            (f"batch {k} {node} gc fraction", f"batch.{k}.{node}.jvm.gc_fraction") for node in jvms
+        ]
     section("Batches (clients.repeat)", rows)
     shares = [name for name in summary if name.startswith("balancer.share.")]
     section("Balancer", [(name.removeprefix("balancer.share."), name) for name in shares])

@@ -1,1 +1,3 @@
-"""Randomness: distributions as small objects with analytic moments, and one named stream per component and purpose (common random numbers)."""
+"""Randomness: distributions as small objects with analytic moments, and one named stream per
+component and purpose (common random numbers).
+"""

@@ -6,13 +6,15 @@ tests and the analytic solver can use them), a vectorised `sample(rng, size)`, a
 serves them one by one.  A sampler owns its generator: two components never share one,
 which keeps common random numbers intact.  All times are in seconds.
 """
+
 from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal, Union
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -55,7 +57,7 @@ class Exponential(_Base):
     def sample(self, rng, size):
         return rng.exponential(self.mean, size)
 
-    def scaled(self, factor: float) -> "Exponential":
+    def scaled(self, factor: float) -> Exponential:
         return Exponential(self.mean * factor)
 
     def describe(self) -> str:
@@ -81,7 +83,7 @@ class Deterministic(_Base):
         value = self.value
         return lambda: value
 
-    def scaled(self, factor: float) -> "Deterministic":
+    def scaled(self, factor: float) -> Deterministic:
         return Deterministic(self.value * factor)
 
     def describe(self) -> str:
@@ -104,7 +106,7 @@ class Uniform(_Base):
     def sample(self, rng, size):
         return rng.uniform(self.low, self.high, size)
 
-    def scaled(self, factor: float) -> "Uniform":
+    def scaled(self, factor: float) -> Uniform:
         return Uniform(self.low * factor, self.high * factor)
 
     def describe(self) -> str:
@@ -125,7 +127,7 @@ class Gamma(_Base):
     def sample(self, rng, size):
         return rng.gamma(1.0 / self.cv**2, self.mean * self.cv**2, size)
 
-    def scaled(self, factor: float) -> "Gamma":
+    def scaled(self, factor: float) -> Gamma:
         return Gamma(self.mean * factor, self.cv)
 
     def describe(self) -> str:
@@ -147,7 +149,7 @@ class Lognormal(_Base):
         sigma2 = math.log1p(self.cv**2)
         return rng.lognormal(math.log(self.mean) - sigma2 / 2, math.sqrt(sigma2), size)
 
-    def scaled(self, factor: float) -> "Lognormal":
+    def scaled(self, factor: float) -> Lognormal:
         return Lognormal(self.mean * factor, self.cv)
 
     def describe(self) -> str:
@@ -175,7 +177,7 @@ class HyperExponential(_Base):
         first = rng.random(size) < p
         return np.where(first, rng.exponential(m1, size), rng.exponential(m2, size))
 
-    def scaled(self, factor: float) -> "HyperExponential":
+    def scaled(self, factor: float) -> HyperExponential:
         return HyperExponential(self.mean * factor, self.scv_target)
 
     def describe(self) -> str:
@@ -199,37 +201,45 @@ class Empirical(_Base):
     def sample(self, rng, size):
         return np.asarray(self.samples)[rng.integers(0, len(self.samples), size)]
 
-    def scaled(self, factor: float) -> "Empirical":
+    def scaled(self, factor: float) -> Empirical:
         return Empirical(tuple(v * factor for v in self.samples))
 
     def describe(self) -> str:
         return f"empirical({len(self.samples)} values, mean={self.mean:g} s)"
 
     @staticmethod
-    def from_csv(path: str | Path, column: str) -> "Empirical":
+    def from_csv(path: str | Path, column: str) -> Empirical:
         path = Path(path)
         if not path.is_file():
             raise ValueError(f"CSV file {path} not found")
         with path.open(newline="", encoding="utf-8") as handle:
             reader = csv.DictReader(handle)
             if reader.fieldnames is None or column not in reader.fieldnames:
-                raise ValueError(f"{path} has no column {column!r}; columns: {', '.join(reader.fieldnames or [])}")
+                raise ValueError(
+                    f"{path} has no column {column!r}; columns: {', '.join(reader.fieldnames or [])}"
+                )
             values = []
             for row_number, row in enumerate(reader, start=2):
                 text = (row[column] or "").strip()
                 try:
                     value = float(text)
                 except ValueError:
-                    raise ValueError(f"{path} row {row_number}: {column} = {text!r} is not a number") from None
+                    raise ValueError(
+                        f"{path} row {row_number}: {column} = {text!r} is not a number"
+                    ) from None
                 if value < 0 or not math.isfinite(value):
-                    raise ValueError(f"{path} row {row_number}: {column} = {value} must be finite and >= 0")
+                    raise ValueError(
+                        f"{path} row {row_number}: {column} = {value} must be finite and >= 0"
+                    )
                 values.append(value)
         if not values:
             raise ValueError(f"{path}: column {column!r} has no values")
         return Empirical(tuple(values))
 
 
-Distribution = Union[Exponential, Deterministic, Uniform, Gamma, Lognormal, HyperExponential, Empirical]
+Distribution = (
+    Exponential | Deterministic | Uniform | Gamma | Lognormal | HyperExponential | Empirical
+)
 
 
 # --------------------------------------------------------------------------- model-file spec
@@ -272,7 +282,12 @@ class _MeanCvSpec(_Spec):
     """A shape given by its mean and coefficient of variation (gamma, lognormal)."""
 
     mean: float = Field(..., gt=0, description="mean [s]")
-    cv: float = Field(..., gt=0, le=100, description="coefficient of variation (std / mean); for cv = 0 use deterministic")
+    cv: float = Field(
+        ...,
+        gt=0,
+        le=100,
+        description="coefficient of variation (std / mean); for cv = 0 use deterministic",
+    )
 
 
 class GammaSpec(_MeanCvSpec):
@@ -300,7 +315,9 @@ class HyperExponentialSpec(_Spec):
 
 class EmpiricalSpec(_Spec):
     dist: Literal["empirical"]
-    samples: list[Annotated[float, Field(ge=0)]] | None = Field(None, description="measured values [s]")
+    samples: list[Annotated[float, Field(ge=0)]] | None = Field(
+        None, description="measured values [s]"
+    )
     csv: str | None = Field(None, description="CSV file (relative to the model file)")
     column: str | None = Field(None, description="column of the CSV file holding the values [s]")
 
@@ -338,11 +355,17 @@ class EmpiricalSpec(_Spec):
 
 
 TaggedSpec = Annotated[
-    Union[ExponentialSpec, DeterministicSpec, UniformSpec, GammaSpec, LognormalSpec, HyperExponentialSpec, EmpiricalSpec],
+    ExponentialSpec
+    | DeterministicSpec
+    | UniformSpec
+    | GammaSpec
+    | LognormalSpec
+    | HyperExponentialSpec
+    | EmpiricalSpec,
     Field(discriminator="dist"),
 ]
 # A bare non-negative number is shorthand for a deterministic time.
-DistributionSpec = Union[Annotated[float, Field(ge=0)], TaggedSpec]
+DistributionSpec = Annotated[float, Field(ge=0)] | TaggedSpec
 
 
 def as_distribution(spec: Any) -> Distribution:

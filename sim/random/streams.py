@@ -5,6 +5,7 @@ backend or changing a policy does not shift any other component's numbers: two
 configurations run with the same seed share their random inputs (common random numbers,
 Law 2015 ch. 11), and comparisons between them are sharp.
 """
+
 from __future__ import annotations
 
 from zlib import crc32
@@ -19,5 +20,7 @@ class Streams:
 
     def generator(self, purpose: str) -> np.random.Generator:
         """The generator for `purpose` (e.g. "clients.think", "node2.demand")."""
-        sequence = np.random.SeedSequence(self.seed, spawn_key=(self.replication, crc32(purpose.encode())))
+        sequence = np.random.SeedSequence(
+            self.seed, spawn_key=(self.replication, crc32(purpose.encode()))
+        )
         return np.random.Generator(np.random.PCG64(sequence))

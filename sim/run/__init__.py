@@ -1,1 +1,3 @@
-"""Running a model: assembling one replication's components, one replication, and replications with their confidence intervals."""
+"""Running a model: assembling one replication's components, one replication, and replications with
+their confidence intervals.
+"""

@@ -1,26 +1,32 @@
 """Assemble one replication's components from a validated model."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sim.kernel.calendar import Kernel
+from sim.kernel.cpu import DedicatedCPU, ProcessorSharingCPU
+from sim.kernel.slots import Pool
+from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
 from sim.random.distributions import Exponential, as_distribution
-from sim.tiers.clients import populations
+from sim.random.streams import Streams
+from sim.tiers.appserver.jvm import Jvm, JvmAfterRequest
 from sim.tiers.balancer.dispatcher import Dispatcher
 from sim.tiers.balancer.policies import make_policy
 from sim.tiers.balancer.sessions import SessionTable
-from sim.kernel.cpu import DedicatedCPU, ProcessorSharingCPU
-from sim.tiers.appserver.jvm import Jvm, JvmAfterRequest
-from sim.kernel.calendar import Kernel
-from sim.kernel.slots import Pool
-from sim.tiers.proxy.process_management import PreforkSpawner
-from sim.tiers.proxy.children import ProcessTable
-from sim.tiers.proxy.backend_pool import BlockingBackend
-from sim.tiers.proxy.client_connections import FrontConnections
+from sim.tiers.clients import populations
+from sim.tiers.cluster.session_replication import (
+    AfterRequest,
+    Network,
+    ReplicationProbe,
+    Replicator,
+)
 from sim.tiers.database.disks import Disks
-from sim.tiers.cluster.session_replication import AfterRequest, Network, ReplicationProbe, Replicator
+from sim.tiers.proxy.backend_pool import BlockingBackend
+from sim.tiers.proxy.children import ProcessTable
+from sim.tiers.proxy.client_connections import FrontConnections
+from sim.tiers.proxy.process_management import PreforkSpawner
 from sim.tiers.station import FrontStation, PooledCall, Station
-from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
-from sim.random.streams import Streams
 
 
 class DispatchProbe:
@@ -30,15 +36,27 @@ class DispatchProbe:
         self.name = "balancer"
         self.dispatcher = dispatcher
         # node names: requests dispatched to each; '#'-names: the balancer's own counts
-        self.fields = tuple(_name(node) for node in dispatcher.nodes) + (
-            "#failovers", "#refused_down", "#unavailable", "#sticky_refused", "#sessions_created", "#sessions_lost")
+        self.fields = (
+            *tuple(_name(node) for node in dispatcher.nodes),
+            "#failovers",
+            "#refused_down",
+            "#unavailable",
+            "#sticky_refused",
+            "#sessions_created",
+            "#sessions_lost",
+        )
 
     def counters(self, now: float) -> list[float]:
         d = self.dispatcher
         sessions = d.sessions
         return [float(n) for n in d.dispatched] + [
-            float(d.failovers), float(d.refused_down), float(d.unavailable), float(d.sticky_refused),
-            float(sessions.created if sessions else 0), float(sessions.lost if sessions else 0)]
+            float(d.failovers),
+            float(d.refused_down),
+            float(d.unavailable),
+            float(d.sticky_refused),
+            float(sessions.created if sessions else 0),
+            float(sessions.lost if sessions else 0),
+        ]
 
 
 def _name(entry) -> str:
@@ -53,7 +71,9 @@ class Assembly:
     pools: list[Pool] = field(default_factory=list)
     cpus: list[ProcessorSharingCPU] = field(default_factory=list)
     dispatcher: Dispatcher | None = None
-    backend_pools: list = field(default_factory=list)  # BlockingBackend: the front's connections to a node
+    backend_pools: list = field(
+        default_factory=list
+    )  # BlockingBackend: the front's connections to a node
     extra_probes: list = field(default_factory=list)  # e.g. ReplicationProbe
     jvms: list[Jvm] = field(default_factory=list)  # backend nodes' JVMs (backends.N.jvm)
 
@@ -95,7 +115,9 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
     kernel = Kernel()
     assembly = Assembly(kernel=kernel, clients=None)  # type: ignore[arg-type]
 
-    def host(name: str, cores: int, speed: float, slots: int | None) -> ProcessorSharingCPU | DedicatedCPU:
+    def host(
+        name: str, cores: int, speed: float, slots: int | None
+    ) -> ProcessorSharingCPU | DedicatedCPU:
         # At most `slots` visits compute at once (each holds a slot while it runs): with no
         # more slots than cores the CPU is never shared, and the cheaper exact form serves.
         kind = DedicatedCPU if slots is not None and slots <= cores else ProcessorSharingCPU
@@ -112,11 +134,16 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
     if model.database is not None:
         db = model.database
         database = Station(
-            kernel, "database", pool("database.connections", db.connections) if db.connections else None,
-            host("database", db.cores, db.speed, db.connections), sampler(db.demand, streams, "database.demand"),
+            kernel,
+            "database",
+            pool("database.connections", db.connections) if db.connections else None,
+            host("database", db.cores, db.speed, db.connections),
+            sampler(db.demand, streams, "database.demand"),
         )
         if as_distribution(db.disk).mean > 0:
-            database.post = Disks(kernel, pool("database.disk", db.disks), sampler(db.disk, streams, "database.disk"))
+            database.post = Disks(
+                kernel, pool("database.disk", db.disks), sampler(db.disk, streams, "database.disk")
+            )
         assembly.stations.append(database)
         database_call = database.serve
 
@@ -132,7 +159,11 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
             continue  # not a member of the balancer: nothing would reach it
         for i in range(group.count):
             weights.append(group.weight)
-            events += [(e.at_s, len(entries), e.kind, e.factor) for e in group.events if e.node in (None, i + 1)]
+            events += [
+                (e.at_s, len(entries), e.kind, e.factor)
+                for e in group.events
+                if e.node in (None, i + 1)
+            ]
             name = f"{group.name}{i + 1}"
             io = as_distribution(group.io_wait)
             downstream = None
@@ -158,22 +189,37 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
                 assembly.jvms.append(jvm)
                 burst = jvm.burst_sampler(burst)
             node = Station(
-                kernel, name, None if blocking else threads, cpu, burst,
+                kernel,
+                name,
+                None if blocking else threads,
+                cpu,
+                burst,
                 io_wait=None if io.mean == 0 else io.sampler(streams.generator(f"{name}.io_wait")),
-                downstream=downstream, calls=group.db_calls,
+                downstream=downstream,
+                calls=group.db_calls,
             )
             nodes.append(node)
             jvms.append(jvm)
             # A blocking connector: the thread belongs to the front's connection, not the request;
             # NIO with maxConnections: a connection slot does, and a thread serves each request.
             if blocking:
-                assembly.backend_pools.append(blocking_backend(model, kernel, node, threads, group, children))
+                assembly.backend_pools.append(
+                    blocking_backend(model, kernel, node, threads, group, children)
+                )
             elif group.max_connections is not None:
                 slots = pool(f"{name}.connections", group.max_connections, group.accept_queue)
-                assembly.backend_pools.append(blocking_backend(model, kernel, node, slots, group, children))
-            entries.append(assembly.backend_pools[-1] if blocking or group.max_connections is not None else node)
+                assembly.backend_pools.append(
+                    blocking_backend(model, kernel, node, slots, group, children)
+                )
+            entries.append(
+                assembly.backend_pools[-1]
+                if blocking or group.max_connections is not None
+                else node
+            )
     assembly.stations.extend(nodes)
-    replicators = replicate(model, kernel, nodes, pool, streams, assembly) if model.cluster.active else []
+    replicators = (
+        replicate(model, kernel, nodes, pool, streams, assembly) if model.cluster.active else []
+    )
     if assembly.jvms:
         install_jvms(nodes, jvms, zip((spec for _, spec in model.cluster.active), replicators))
 
@@ -186,17 +232,35 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
     if model.proxy is not None:
         px = model.proxy
         workers = pool("proxy.workers", px.workers, px.listen_backlog)
-        args = (kernel, "proxy", workers, host("proxy", px.cores, px.speed, px.workers),
-                sampler(px.demand, streams, "proxy.demand", 1 if px.forward and entry else 0))
+        args = (
+            kernel,
+            "proxy",
+            workers,
+            host("proxy", px.cores, px.speed, px.workers),
+            sampler(px.demand, streams, "proxy.demand", 1 if px.forward and entry else 0),
+        )
         kwargs = dict(downstream=entry, calls=1 if px.forward else 0)
         front = front_connections(model, kernel, workers, children)
         if front is not None and as_distribution(px.connection_demand).mean > 0:
-            kwargs["connection_burst"] = sampler(px.connection_demand, streams, "proxy.connection_demand")
+            kwargs["connection_burst"] = sampler(
+                px.connection_demand, streams, "proxy.connection_demand"
+            )
         if px.start_servers is not None:
-            PreforkSpawner(kernel, workers, max_clients=px.workers, start_servers=px.start_servers,
-                           min_spare=px.min_spare_servers, max_spare=px.max_spare_servers, children=children,
-                           graceful_restart=px.graceful_restart)
-        proxy = Station(*args, **kwargs) if front is None else FrontStation(*args, front=front, **kwargs)
+            PreforkSpawner(
+                kernel,
+                workers,
+                max_clients=px.workers,
+                start_servers=px.start_servers,
+                min_spare=px.min_spare_servers,
+                max_spare=px.max_spare_servers,
+                children=children,
+                graceful_restart=px.graceful_restart,
+            )
+        proxy = (
+            Station(*args, **kwargs)
+            if front is None
+            else FrontStation(*args, front=front, **kwargs)
+        )
         assembly.stations.insert(0, proxy)
         entry = proxy.serve
         proxy.accepts_clients = True
@@ -213,20 +277,39 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
     return assembly, recorder
 
 
-def dispatcher(model: Model, kernel: Kernel, entries: list, weights: list[float], events, streams: Streams) -> Dispatcher:
+def dispatcher(
+    model: Model, kernel: Kernel, entries: list, weights: list[float], events, streams: Streams
+) -> Dispatcher:
     """The balancer over `entries` with the model's policy; it keeps a session table when the
     clients keep sessions (cookies), and tracks requests in flight when members can crash."""
     spec = model.balancer
-    params = {name: getattr(spec, name) for name in ("choices", "decay_s", "maintain_s", "hash_key", "urls",
-                                                     "url_zipf_s", "ring_points", "hash_balance_factor")}
+    params = {
+        name: getattr(spec, name)
+        for name in (
+            "choices",
+            "decay_s",
+            "maintain_s",
+            "hash_key",
+            "urls",
+            "url_zipf_s",
+            "ring_points",
+            "hash_balance_factor",
+        )
+    }
     params["response_bytes"] = sampler(spec.response_bytes, streams, "balancer.response_bytes")
     names = [_name(entry) for entry in entries]
     policy = make_policy(spec.policy, weights, names, streams.generator("balancer"), **params)
     keeps_sessions = model.clients.kind in ("closed", "sessions")
     made = Dispatcher(
-        kernel, entries, policy, report_interval_s=spec.report_interval_s, retry_s=spec.retry_s,
-        max_attempts=spec.max_attempts, sessions=SessionTable() if keeps_sessions else None,
-        sticky=spec.sticky_session, sticky_force=spec.sticky_session_force,
+        kernel,
+        entries,
+        policy,
+        report_interval_s=spec.report_interval_s,
+        retry_s=spec.retry_s,
+        max_attempts=spec.max_attempts,
+        sessions=SessionTable() if keeps_sessions else None,
+        sticky=spec.sticky_session,
+        sticky_force=spec.sticky_session_force,
         track_failures=any(kind == "crash" for _, _, kind, _ in events),
     )
     made.schedule(events)
@@ -236,12 +319,20 @@ def dispatcher(model: Model, kernel: Kernel, entries: list, weights: list[float]
 MOD_JK_POLL_S = 0.1  # JK_SLEEP_DEF, jk_util.h: mod_jk's endpoint-acquire polling interval
 
 
-def replicate(model: Model, kernel: Kernel, nodes: list[Station], pool, streams: Streams, assembly) -> list[Replicator]:
+def replicate(
+    model: Model, kernel: Kernel, nodes: list[Station], pool, streams: Streams, assembly
+) -> list[Replicator]:
     """Session replication between the backend nodes, after each request (`sim.tiers.cluster.session_replication`)."""
     cluster = model.cluster
-    network = Network(kernel, lambda name: pool(name, 1), [node.name for node in nodes],
-                      switched=cluster.network == "switched", multicast=cluster.multicast,
-                      bandwidth_bps=cluster.bandwidth_bps, latency_s=cluster.latency_s)
+    network = Network(
+        kernel,
+        lambda name: pool(name, 1),
+        [node.name for node in nodes],
+        switched=cluster.network == "switched",
+        multicast=cluster.multicast,
+        bandwidth_bps=cluster.bandwidth_bps,
+        latency_s=cluster.latency_s,
+    )
     replicators = []
     tiers = [r.tier for _, r in cluster.active]  # a tier named twice is told apart by its index
     for index, spec in cluster.active:
@@ -275,75 +366,131 @@ def prefork_children(model: Model) -> ProcessTable | None:
     px = model.proxy
     if px is None or px.mpm != "prefork" or px.workers is None:
         return None
-    if not any(group.connector == "blocking" or group.max_connections is not None for group in model.backends):
+    if not any(
+        group.connector == "blocking" or group.max_connections is not None
+        for group in model.backends
+    ):
         return None
     start = px.workers if px.start_servers is None else min(px.start_servers, px.workers)
     return ProcessTable(start)
 
 
-def blocking_backend(model: Model, kernel: Kernel, node: Station, threads: Pool, group,
-                     children: ProcessTable | None) -> BlockingBackend:
+def blocking_backend(
+    model: Model, kernel: Kernel, node: Station, threads: Pool, group, children: ProcessTable | None
+) -> BlockingBackend:
     settings = model.proxy.backend_pool
     return BlockingBackend(
-        kernel, node, threads,
-        max_connections=settings.max_connections if settings.max_connections is not None else model.proxy.workers,
-        ttl_s=settings.ttl_s, acquire_timeout_s=settings.acquire_timeout_s, read_timeout_s=settings.timeout_s,
-        idle_timeout_s=group.connection_idle_timeout_s, children=children,
-        poll_s=MOD_JK_POLL_S if settings.module == "mod_jk" else None, disable_reuse=settings.disable_reuse,
+        kernel,
+        node,
+        threads,
+        max_connections=settings.max_connections
+        if settings.max_connections is not None
+        else model.proxy.workers,
+        ttl_s=settings.ttl_s,
+        acquire_timeout_s=settings.acquire_timeout_s,
+        read_timeout_s=settings.timeout_s,
+        idle_timeout_s=group.connection_idle_timeout_s,
+        children=children,
+        poll_s=MOD_JK_POLL_S if settings.module == "mod_jk" else None,
+        disable_reuse=settings.disable_reuse,
     )
 
 
-def front_connections(model: Model, kernel: Kernel, workers: Pool,
-                      children: ProcessTable | None) -> FrontConnections | None:
+def front_connections(
+    model: Model, kernel: Kernel, workers: Pool, children: ProcessTable | None
+) -> FrontConnections | None:
     """The front's connection handling, when it can hold a worker beyond a request: clients that
     keep connections alive, or a lingering close that waits for clients slow to close."""
     px, clients = model.proxy, model.clients
     front = FrontConnections(
-        kernel, workers, mpm=px.mpm, keep_alive=px.keep_alive, keep_alive_timeout_s=px.keep_alive_timeout_s,
-        max_keep_alive_requests=px.max_keep_alive_requests, linger_s=px.linger_s,
-        client_close_delay_s=clients.close_delay_s, children=children,
+        kernel,
+        workers,
+        mpm=px.mpm,
+        keep_alive=px.keep_alive,
+        keep_alive_timeout_s=px.keep_alive_timeout_s,
+        max_keep_alive_requests=px.max_keep_alive_requests,
+        linger_s=px.linger_s,
+        client_close_delay_s=clients.close_delay_s,
+        children=children,
     )
     connection_cost = as_distribution(px.connection_demand).mean > 0
-    if not clients.keep_alive and front.linger_hold_s == 0 and children is None and not connection_cost:
+    if (
+        not clients.keep_alive
+        and front.linger_hold_s == 0
+        and children is None
+        and not connection_cost
+    ):
         return None  # a worker per request, released with the response: the plain station
     return front
 
 
-def make_clients(model: Model, kernel: Kernel, entry, recorder, streams: Streams) -> populations.Clients:
+def make_clients(
+    model: Model, kernel: Kernel, entry, recorder, streams: Streams
+) -> populations.Clients:
     spec = model.clients
     connect = None
     if spec.connect is not None and as_distribution(spec.connect).mean > 0:
         connect = sampler(spec.connect, streams, "clients.connect")
-    common = dict(timeout_s=spec.timeout_s, retry=spec.retry, connect=connect, tcp=spec.tcp,
-                  keep_alive=spec.keep_alive)
+    common = dict(
+        timeout_s=spec.timeout_s,
+        retry=spec.retry,
+        connect=connect,
+        tcp=spec.tcp,
+        keep_alive=spec.keep_alive,
+    )
     if isinstance(spec, ClosedClients):
         return populations.ClosedPopulation(
-            kernel, entry, recorder, users=spec.users, think=sampler(spec.think, streams, "clients.think"),
-            ramp=spec.ramp, requests_per_user=spec.requests_per_user, **common,
+            kernel,
+            entry,
+            recorder,
+            users=spec.users,
+            think=sampler(spec.think, streams, "clients.think"),
+            ramp=spec.ramp,
+            requests_per_user=spec.requests_per_user,
+            **common,
         )
     if isinstance(spec, OpenClients):
         interarrival = unit = schedule = None
         if spec.rate_per_s is not None:
-            interarrival = Exponential(1.0 / spec.rate_per_s).sampler(streams.generator("clients.arrivals"))
+            interarrival = Exponential(1.0 / spec.rate_per_s).sampler(
+                streams.generator("clients.arrivals")
+            )
         elif spec.interarrival is not None:
             interarrival = sampler(spec.interarrival, streams, "clients.arrivals")
         else:
             unit = Exponential(1.0).sampler(streams.generator("clients.arrivals"))
             schedule = [(step.rate_per_s, step.duration_s) for step in spec.schedule]
         return populations.OpenArrivals(
-            kernel, entry, recorder, interarrival=interarrival, unit_exponential=unit,
-            schedule=schedule, total=spec.total_requests, **common,
+            kernel,
+            entry,
+            recorder,
+            interarrival=interarrival,
+            unit_exponential=unit,
+            schedule=schedule,
+            total=spec.total_requests,
+            **common,
         )
     if isinstance(spec, SessionClients):
         return populations.Sessions(
-            kernel, entry, recorder,
-            interarrival=Exponential(1.0 / spec.session_rate_per_s).sampler(streams.generator("clients.arrivals")),
+            kernel,
+            entry,
+            recorder,
+            interarrival=Exponential(1.0 / spec.session_rate_per_s).sampler(
+                streams.generator("clients.arrivals")
+            ),
             think=sampler(spec.think, streams, "clients.think"),
-            length=session_length(spec, streams), total=spec.total_sessions, **common,
+            length=session_length(spec, streams),
+            total=spec.total_sessions,
+            **common,
         )
     if isinstance(spec, AbClients):
         return populations.ApacheBench(
-            kernel, entry, recorder, concurrency=spec.concurrency, requests=spec.requests, repeat=spec.repeat,
+            kernel,
+            entry,
+            recorder,
+            concurrency=spec.concurrency,
+            requests=spec.requests,
+            repeat=spec.repeat,
             **common,
         )
     raise TypeError(f"unknown client kind {spec!r}")  # unreachable: the schema is a closed union

@@ -4,20 +4,21 @@ Steady-state runs remove the warm-up (a fixed time, or MSER after the fact); fin
 workloads (`ab -n`, a fixed number of requests per user) run to completion and report
 their makespan, with no deletion: there the transient *is* the result.
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
-from sim.run.assemble import assemble
-from sim.tiers.clients.populations import RunawayQueue  # noqa: F401 - re-exported for the CLI
+from sim.model.schema import Model
 from sim.observe.metrics import window_metrics
 from sim.observe.recorder import Recorder
-from sim.model.schema import Model
 from sim.random.streams import Streams
+from sim.run.assemble import assemble
 from sim.stats.histogram import LogBins
 from sim.stats.mser import mser_truncation
+from sim.tiers.clients.populations import RunawayQueue  # noqa: F401 - re-exported for the CLI
 
 BINS = LogBins(min_value=1e-6, max_value=1e6, relative_error=0.005)
 
@@ -37,8 +38,12 @@ class ReplicationResult:
 TimeseriesSink = Callable[[int, float, dict[str, float]], None]
 
 
-def run_replication(model: Model, replication: int, seed: int | None = None,
-                    timeseries: TimeseriesSink | None = None) -> ReplicationResult:
+def run_replication(
+    model: Model,
+    replication: int,
+    seed: int | None = None,
+    timeseries: TimeseriesSink | None = None,
+) -> ReplicationResult:
     started = time.perf_counter()
     run = model.run
     seed = run.seed if seed is None else seed
@@ -66,7 +71,9 @@ def run_replication(model: Model, replication: int, seed: int | None = None,
             recorder.stop_after_requests(run.requests)
     batches = _record_batches(recorder, clients) if getattr(clients, "repeat", 1) > 1 else None
     if timeseries is not None:
-        _sample_periodically(kernel, recorder, assembly, replication, run.timeseries_interval_s, timeseries)
+        _sample_periodically(
+            kernel, recorder, assembly, replication, run.timeseries_interval_s, timeseries
+        )
 
     clients.start()
     kernel.run(until=horizon)
@@ -80,13 +87,17 @@ def run_replication(model: Model, replication: int, seed: int | None = None,
             start = mser_truncation(means, weights=counts)
     end = len(table) - 1
     histogram = recorder.histograms[end] - recorder.histograms[start]
-    metrics = window_metrics(recorder.columns, table[start], table[end], histogram, BINS, assembly.capacities())
+    metrics = window_metrics(
+        recorder.columns, table[start], table[end], histogram, BINS, assembly.capacities()
+    )
     metrics["count.in_flight"] = float(clients.in_flight)
     if batches:
         capacities = assembly.capacities()
         for k, (row, hist) in enumerate(batches[1:], start=1):
             previous, previous_hist = batches[k - 1]
-            window = window_metrics(recorder.columns, previous, row, hist - previous_hist, BINS, capacities)
+            window = window_metrics(
+                recorder.columns, previous, row, hist - previous_hist, BINS, capacities
+            )
             metrics.update({f"batch.{k}.{name}": value for name, value in window.items()})
     notes = []
     finished = True
@@ -94,39 +105,49 @@ def run_replication(model: Model, replication: int, seed: int | None = None,
         finished = clients.finished
         metrics["makespan"] = kernel.now
         if not finished:
-            notes.append(f"the workload did not finish within run.max_duration_s = {run.max_duration_s:g} s")
+            notes.append(
+                f"the workload did not finish within run.max_duration_s = {run.max_duration_s:g} s"
+            )
     if metrics["count.completed"] == 0:
         notes.append("no request completed inside the observation window")
     return ReplicationResult(
-        replication=replication, metrics=metrics, warmup_s=float(table[start][0]),
-        batch_size=recorder.batch, finished=finished, wall_s=time.perf_counter() - started, notes=notes,
+        replication=replication,
+        metrics=metrics,
+        warmup_s=float(table[start][0]),
+        batch_size=recorder.batch,
+        finished=finished,
+        wall_s=time.perf_counter() - started,
+        notes=notes,
     )
 
 
 def _record_batches(recorder: Recorder, clients) -> list:
     """Snapshots at the start and at the end of each batch of a repeated finite workload
     (`ab` run again and again): each batch is then a window like any other."""
-    recorder._flush()  # noqa: SLF001
-    marks = [(recorder.snapshot(), recorder._histogram.copy())]  # noqa: SLF001
+    recorder._flush()
+    marks = [(recorder.snapshot(), recorder._histogram.copy())]
 
     def mark(_batch: int) -> None:
-        recorder._flush()  # noqa: SLF001 - the cumulative histogram must include the buffer
-        marks.append((recorder.snapshot(), recorder._histogram.copy()))  # noqa: SLF001
+        recorder._flush()
+        marks.append((recorder.snapshot(), recorder._histogram.copy()))
 
     clients.on_batch = mark
     return marks
 
 
-def _sample_periodically(kernel, recorder: Recorder, assembly, replication: int, interval: float,
-                         sink: TimeseriesSink) -> None:
+def _sample_periodically(
+    kernel, recorder: Recorder, assembly, replication: int, interval: float, sink: TimeseriesSink
+) -> None:
     capacities = assembly.capacities()
-    state = {"row": recorder.snapshot(), "hist": recorder._histogram.copy()}  # noqa: SLF001
+    state = {"row": recorder.snapshot(), "hist": recorder._histogram.copy()}
 
     def sample(_arg) -> None:
-        recorder._flush()  # noqa: SLF001 - the cumulative histogram must include the buffer
+        recorder._flush()
         row = recorder.snapshot()
-        histogram = recorder._histogram  # noqa: SLF001
-        metrics = window_metrics(recorder.columns, state["row"], row, histogram - state["hist"], BINS, capacities)
+        histogram = recorder._histogram
+        metrics = window_metrics(
+            recorder.columns, state["row"], row, histogram - state["hist"], BINS, capacities
+        )
         metrics["clients.in_flight"] = float(assembly.clients.in_flight)
         for pool in assembly.pools:
             metrics[f"{pool.name}.in_use_now"] = float(pool.in_use)

@@ -3,12 +3,13 @@
 Replication r of a run uses streams keyed (seed, r), so a run's numbers do not depend on
 how many replications ran before it, nor on whether they ran in parallel.
 """
+
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from sim import __version__
 from sim.model.schema import Model
@@ -48,9 +49,14 @@ def summarise(replications: list[ReplicationResult], level: float) -> dict[str, 
     return summary
 
 
-def run(model: Model, *, replications: int | None = None, seed: int | None = None,
-        progress: Callable[[int, int], None] | None = None,
-        timeseries: TimeseriesSink | None = None) -> RunResult:
+def run(
+    model: Model,
+    *,
+    replications: int | None = None,
+    seed: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    timeseries: TimeseriesSink | None = None,
+) -> RunResult:
     """Run the model's replications (or the sequential precision rule) and summarise them."""
     started = time.perf_counter()
     control = model.run
@@ -83,14 +89,21 @@ def run(model: Model, *, replications: int | None = None, seed: int | None = Non
             continue
         if r >= max(planned, 2):
             interval = summarise(results, control.confidence).get(precision.metric)
-            if interval is not None and interval.relative_half_width <= precision.relative_half_width:
+            if (
+                interval is not None
+                and interval.relative_half_width <= precision.relative_half_width
+            ):
                 stopped_by = "precision"
                 break
     else:
         if precision is not None:
             stopped_by = "precision-limit"
     return RunResult(
-        model=model, seed=seed, confidence=control.confidence, replications=results,
-        summary=summarise(results, control.confidence), stopped_by=stopped_by,
+        model=model,
+        seed=seed,
+        confidence=control.confidence,
+        replications=results,
+        summary=summarise(results, control.confidence),
+        stopped_by=stopped_by,
         wall_s=time.perf_counter() - started,
     )

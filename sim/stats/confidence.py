@@ -1,9 +1,10 @@
 """Student-t confidence intervals across independent replications (Law 2015, ch. 9)."""
+
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from scipy import stats
@@ -52,8 +53,9 @@ def paired_t_interval(a: Sequence[float], b: Sequence[float], level: float = 0.9
     return t_interval(np.asarray(a, dtype=float) - np.asarray(b, dtype=float), level)
 
 
-def replications_needed(values: Sequence[float], target_half_width: float, level: float = 0.95,
-                        limit: int = 1_000_000) -> int:
+def replications_needed(
+    values: Sequence[float], target_half_width: float, level: float = 0.95, limit: int = 1_000_000
+) -> int:
     """Smallest n with t_{(1+level)/2, n-1} s / sqrt(n) <= target (the Student-t iteration),
     s from the pilot replications `values`."""
     s = float(np.std(np.asarray(values, dtype=float), ddof=1))

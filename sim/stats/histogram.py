@@ -7,16 +7,19 @@ hence every quantile inside the range, is reported within relative error e.
 Bin 0 holds values below `min_value`
 (including zeros); the last bin holds values at or above `max_value`.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 
 class LogBins:
-    def __init__(self, min_value: float = 1e-6, max_value: float = 1e5, relative_error: float = 0.01) -> None:
+    def __init__(
+        self, min_value: float = 1e-6, max_value: float = 1e5, relative_error: float = 0.01
+    ) -> None:
         if not 0 < min_value < max_value:
             raise ValueError("need 0 < min_value < max_value")
         if not 0 < relative_error < 0.5:
@@ -29,7 +32,9 @@ class LogBins:
         self.inner = math.ceil(math.log(max_value / min_value) / self._log_growth)
         self.n_bins = self.inner + 2
         lower = min_value * self.growth ** np.arange(self.inner)
-        self.representative = np.concatenate(([min_value], 2 * lower * self.growth / (1 + self.growth), [max_value]))
+        self.representative = np.concatenate(
+            ([min_value], 2 * lower * self.growth / (1 + self.growth), [max_value])
+        )
 
     def index(self, values: np.ndarray) -> np.ndarray:
         values = np.asarray(values, dtype=float)

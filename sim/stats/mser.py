@@ -5,15 +5,17 @@ MSER(d) = sum_{j>d} w_j (Z_j - Zbar(d))^2 / (sum_{j>d} w_j)^2, over d <= k/2.
 With equal weights this is the classical (1/(k-d)^2) sum (Z_j - Zbar(d))^2 on batch means
 of 5 observations (MSER-5); weights (batch counts) allow batches of unequal size.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 
-def mser_truncation(batch_means: Sequence[float], weights: Sequence[float] | None = None,
-                    max_fraction: float = 0.5) -> int:
+def mser_truncation(
+    batch_means: Sequence[float], weights: Sequence[float] | None = None, max_fraction: float = 0.5
+) -> int:
     z = np.asarray(batch_means, dtype=float)
     k = len(z)
     if k < 2:

@@ -21,6 +21,7 @@ fit, the others' errors measure the model (prediction).  A withheld figure is ne
 Every finished evaluation is appended to a cache file.  The fit is deterministic, so a rerun after
 an interruption replays the cached evaluations at no cost and goes on from where it stopped.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -107,9 +108,14 @@ class Calibration:
 
     def as_dict(self) -> dict:
         return {
-            "experiment": self.experiment, "converged": self.converged, "message": self.message,
-            "evaluations": self.evaluations, "cached_evaluations": self.cached,
-            "parameters": self.parameters, "targets": self.targets, "rows": [r.as_dict() for r in self.rows],
+            "experiment": self.experiment,
+            "converged": self.converged,
+            "message": self.message,
+            "evaluations": self.evaluations,
+            "cached_evaluations": self.cached,
+            "parameters": self.parameters,
+            "targets": self.targets,
+            "rows": [r.as_dict() for r in self.rows],
         }
 
 
@@ -118,27 +124,44 @@ def free_parameters(spec: dict, source: Path) -> list[FreeParameter]:
     if not entries:
         raise CalibrationError(
             f"{source}: no [[calibrate]] entries; add one per free parameter, e.g.\n"
-            '  [[calibrate]]\n  parameter = "backends.0.cpu.mean"\n  bounds = [0.001, 0.1]')
+            '  [[calibrate]]\n  parameter = "backends.0.cpu.mean"\n  bounds = [0.001, 0.1]'
+        )
     out = []
     for i, entry in enumerate(entries):
         where = f"{source}: calibrate[{i}]"
         path, bounds = entry.get("parameter"), entry.get("bounds")
         if not isinstance(path, str) or not path:
-            raise CalibrationError(f"{where}: `parameter` must name a model number by its dotted path, "
-                                   'e.g. "backends.0.cpu.mean"')
-        if not (isinstance(bounds, list) and len(bounds) == 2 and all(isinstance(b, (int, float)) for b in bounds)
-                and bounds[0] < bounds[1]):
-            raise CalibrationError(f"{where} ({path}): `bounds` must be [low, high] with low < high, got {bounds!r}")
+            raise CalibrationError(
+                f"{where}: `parameter` must name a model number by its dotted path, "
+                'e.g. "backends.0.cpu.mean"'
+            )
+        if not (
+            isinstance(bounds, list)
+            and len(bounds) == 2
+            and all(isinstance(b, (int, float)) for b in bounds)
+            and bounds[0] < bounds[1]
+        ):
+            raise CalibrationError(
+                f"{where} ({path}): `bounds` must be [low, high] with low < high, got {bounds!r}"
+            )
         low, high = float(bounds[0]), float(bounds[1])
         scale = entry.get("scale", "log" if low > 0 else "linear")
         if scale not in ("log", "linear"):
-            raise CalibrationError(f"{where} ({path}): `scale` must be \"log\" or \"linear\", got {scale!r}")
+            raise CalibrationError(
+                f'{where} ({path}): `scale` must be "log" or "linear", got {scale!r}'
+            )
         if scale == "log" and low <= 0:
-            raise CalibrationError(f"{where} ({path}): a log scale needs low > 0; use scale = \"linear\" or raise "
-                                   "the lower bound")
-        start = float(entry.get("start", math.sqrt(low * high) if scale == "log" else (low + high) / 2))
+            raise CalibrationError(
+                f'{where} ({path}): a log scale needs low > 0; use scale = "linear" or raise '
+                "the lower bound"
+            )
+        start = float(
+            entry.get("start", math.sqrt(low * high) if scale == "log" else (low + high) / 2)
+        )
         if not low <= start <= high:
-            raise CalibrationError(f"{where} ({path}): `start` = {start} is outside bounds [{low}, {high}]")
+            raise CalibrationError(
+                f"{where} ({path}): `start` = {start} is outside bounds [{low}, {high}]"
+            )
         when = entry.get("when", {})
         if not isinstance(when, dict):
             raise CalibrationError(f"{where} ({path}): `when` must be a table of column = value(s)")
@@ -148,8 +171,10 @@ def free_parameters(spec: dict, source: Path) -> list[FreeParameter]:
     for p in duplicated:
         whens = [json.dumps(f.when, sort_keys=True) for f in out if f.path == p]
         if len(set(whens)) < len(whens):
-            raise CalibrationError(f"{source}: parameter {p!r} is calibrated twice for the same rows; give each "
-                                   "entry its own `when`")
+            raise CalibrationError(
+                f"{source}: parameter {p!r} is calibrated twice for the same rows; give each "
+                "entry its own `when`"
+            )
     return out
 
 
@@ -164,23 +189,47 @@ def targets(spec: dict, records: list[dict[str, str]], source: Path) -> list[Tar
             published = published_value(record, column)
             label = f"{name_column}={record[name_column]} {column}"
             if published is None:
-                raise CalibrationError(f"{source}: [[fitted]] names {label}, which is withheld; a withheld figure "
-                                       "is predicted, never fitted: remove it from [[fitted]]")
+                raise CalibrationError(
+                    f"{source}: [[fitted]] names {label}, which is withheld; a withheld figure "
+                    "is predicted, never fitted: remove it from [[fitted]]"
+                )
             if published == 0:
-                raise CalibrationError(f"{source}: {label} is 0; the fit uses relative errors, so fit a figure "
-                                       "that is not 0")
-            out.append(Target(record, column, wanted["metric"], float(wanted.get("scale", 1.0)), published, label))
+                raise CalibrationError(
+                    f"{source}: {label} is 0; the fit uses relative errors, so fit a figure "
+                    "that is not 0"
+                )
+            out.append(
+                Target(
+                    record,
+                    column,
+                    wanted["metric"],
+                    float(wanted.get("scale", 1.0)),
+                    published,
+                    label,
+                )
+            )
     if not out:
-        raise CalibrationError(f"{source}: no [[fitted]] entry names a published figure: add one per figure the "
-                               "parameters are fitted to (the row's column values, and `figure` = its column)")
+        raise CalibrationError(
+            f"{source}: no [[fitted]] entry names a published figure: add one per figure the "
+            "parameters are fitted to (the row's column values, and `figure` = its column)"
+        )
     return out
 
 
 class _Evaluator:
     """Simulates the targets' rows at a parameter vector (once per distinct run), with a cache."""
 
-    def __init__(self, folder: Path, spec: dict, parameters: list[FreeParameter], goals: list[Target],
-                 replications: int | None, cache: Path | None, progress, map_=map) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        spec: dict,
+        parameters: list[FreeParameter],
+        goals: list[Target],
+        replications: int | None,
+        cache: Path | None,
+        progress,
+        map_=map,
+    ) -> None:
         self.folder, self.spec, self.parameters, self.goals = folder, spec, parameters, goals
         self.map = map_  # builtin map, or a process pool's: the numbers are the same either way
         self.replications, self.cache, self.progress = replications, cache, progress
@@ -209,7 +258,12 @@ class _Evaluator:
         if entry is not None:
             self.replayed += 1
         else:
-            entry = {"fingerprint": self.fingerprint, "key": key, "values": list(values), **self._simulate(values)}
+            entry = {
+                "fingerprint": self.fingerprint,
+                "key": key,
+                "values": list(values),
+                **self._simulate(values),
+            }
             self.known[key] = entry
             self.simulated += 1
             if self.cache is not None:
@@ -229,25 +283,47 @@ class _Evaluator:
         at = ", ".join(f"{p.path} = {v:.6g}" for p, v in zip(self.parameters, values))
         keys, tasks = [], {}
         for goal in self.goals:
-            model_file, overrides = row_run(self.folder, self.spec, goal.record, self.extra(values, goal.record))
+            model_file, overrides = row_run(
+                self.folder, self.spec, goal.record, self.extra(values, goal.record)
+            )
             key = (str(model_file), overrides)
             keys.append(key)
             if key not in tasks:
                 problems = overloads(load_row_model(model_file, overrides))
                 if problems:
-                    detail = "; ".join(f"{p.path}: utilization {p.utilization:.3g}" for p in problems)
-                    raise CalibrationError(f"{goal.label}: at {at} the model is unstable ({detail}); narrow the "
-                                           "[[calibrate]] bounds to values the system can sustain")
+                    detail = "; ".join(
+                        f"{p.path}: utilization {p.utilization:.3g}" for p in problems
+                    )
+                    raise CalibrationError(
+                        f"{goal.label}: at {at} the model is unstable ({detail}); narrow the "
+                        "[[calibrate]] bounds to values the system can sustain"
+                    )
                 tasks[key] = goal.label
         # Each distinct run once; rows sharing a run share its numbers.
-        summaries = dict(zip(tasks, self.map(run_row, [
-            (k[0], k[1], self.replications, f"{tasks[k]}: at {at} (narrow the [[calibrate]] bounds)") for k in tasks])))
+        summaries = dict(
+            zip(
+                tasks,
+                self.map(
+                    run_row,
+                    [
+                        (
+                            k[0],
+                            k[1],
+                            self.replications,
+                            f"{tasks[k]}: at {at} (narrow the [[calibrate]] bounds)",
+                        )
+                        for k in tasks
+                    ],
+                ),
+            )
+        )
         simulated, lows, highs = [], [], []
         for goal, key in zip(self.goals, keys):
             summary = summaries[key]
             if goal.metric not in summary:
-                raise CalibrationError(f"{goal.label}: metric {goal.metric!r} is not produced by "
-                                       f"{Path(key[0]).name}")
+                raise CalibrationError(
+                    f"{goal.label}: metric {goal.metric!r} is not produced by {Path(key[0]).name}"
+                )
             mean, low, high = summary[goal.metric]
             simulated.append(mean * goal.scale)
             lows.append(low * goal.scale)
@@ -282,20 +358,38 @@ def _least_squares(evaluate: _Evaluator, budget: int) -> tuple[bool, str, tuple[
 
     def residuals(u: np.ndarray) -> np.ndarray:
         if evaluate.simulated + evaluate.replayed >= budget:
-            raise _Stop(False, f"stopped after {budget} evaluations without converging (the best point is shown)",
-                        evaluate.best[1])
+            raise _Stop(
+                False,
+                f"stopped after {budget} evaluations without converging (the best point is shown)",
+                evaluate.best[1],
+            )
         values = tuple(p.from_unit(float(x)) for p, x in zip(parameters, u))
         entry = evaluate(values)
-        if all(abs(s - g.published) <= RESOLVED * (hi - lo) / 2
-               for g, s, lo, hi in zip(goals, entry["simulated"], entry["ci_low"], entry["ci_high"])):
-            raise _Stop(True, f"every fitted figure is within {RESOLVED:g} of its 95 % half-width of the published "
-                              "value (as close as the replications resolve)", values)
+        if all(
+            abs(s - g.published) <= RESOLVED * (hi - lo) / 2
+            for g, s, lo, hi in zip(goals, entry["simulated"], entry["ci_low"], entry["ci_high"])
+        ):
+            raise _Stop(
+                True,
+                f"every fitted figure is within {RESOLVED:g} of its 95 % half-width of the published "
+                "value (as close as the replications resolve)",
+                values,
+            )
         return np.asarray(entry["residuals"])
 
     start = np.array([p.to_unit(p.start) for p in parameters])
     try:
-        fit = least_squares(residuals, start, bounds=(1.0, 2.0), diff_step=DIFF_STEP, ftol=TOLERANCE,
-                            xtol=TOLERANCE, gtol=TOLERANCE, method="trf", x_scale=1.0)
+        fit = least_squares(
+            residuals,
+            start,
+            bounds=(1.0, 2.0),
+            diff_step=DIFF_STEP,
+            ftol=TOLERANCE,
+            xtol=TOLERANCE,
+            gtol=TOLERANCE,
+            method="trf",
+            x_scale=1.0,
+        )
     except _Stop as stop:
         return stop.args
     return bool(fit.status > 0), str(fit.message), evaluate.best[1]
@@ -305,9 +399,15 @@ def default_cache(folder: Path, spec: dict) -> Path:
     return Path(".tiersim-cache") / f"calibrate-{spec['experiment'].get('name', folder.name)}.jsonl"
 
 
-def calibrate(name: str, replications: int | None = None, cache: Path | None = None,
-              max_evaluations: int | None = None, progress=None, row_progress=None,
-              workers: int = 1) -> Calibration:
+def calibrate(
+    name: str,
+    replications: int | None = None,
+    cache: Path | None = None,
+    max_evaluations: int | None = None,
+    progress=None,
+    row_progress=None,
+    workers: int = 1,
+) -> Calibration:
     """Fit the experiment's [[calibrate]] parameters to its [[fitted]] figures; simulate every row
     with the fitted values.  `cache=None` keeps no cache; `workers` > 1 runs an evaluation's
     rows in that many processes (each run keeps its own seeds, so the fit is the same)."""
@@ -317,11 +417,15 @@ def calibrate(name: str, replications: int | None = None, cache: Path | None = N
     goals = targets(spec, records, source)
     for p in parameters:
         if not any(p.applies(g.record) for g in goals):
-            raise CalibrationError(f"{source}: parameter {p.path!r} (when {p.when}) applies to none of the fitted "
-                                   "figures' rows, so no figure can fix it")
+            raise CalibrationError(
+                f"{source}: parameter {p.path!r} (when {p.when}) applies to none of the fitted "
+                "figures' rows, so no figure can fix it"
+            )
     if len(goals) < len(parameters):
-        raise CalibrationError(f"{source}: {len(parameters)} free parameters but only {len(goals)} fitted figures; "
-                               "each parameter needs at least one figure of its own ([[fitted]])")
+        raise CalibrationError(
+            f"{source}: {len(parameters)} free parameters but only {len(goals)} fitted figures; "
+            "each parameter needs at least one figure of its own ([[fitted]])"
+        )
     with contextlib.ExitStack() as stack:
         map_ = map
         if workers > 1:
@@ -329,28 +433,55 @@ def calibrate(name: str, replications: int | None = None, cache: Path | None = N
 
             map_ = stack.enter_context(ProcessPoolExecutor(workers)).map
         evaluate = _Evaluator(folder, spec, parameters, goals, replications, cache, progress, map_)
-        converged, message, values = _least_squares(evaluate, max_evaluations or 30 * (len(parameters) + 1))
-        rows = reproduce(name, replications=replications, progress=row_progress,
-                         extra=lambda record: evaluate.extra(values, record), map_=map_)
+        converged, message, values = _least_squares(
+            evaluate, max_evaluations or 30 * (len(parameters) + 1)
+        )
+        rows = reproduce(
+            name,
+            replications=replications,
+            progress=row_progress,
+            extra=lambda record: evaluate.extra(values, record),
+            map_=map_,
+        )
     best = evaluate.recorded(values)
     fitted_parameters = []
     for p, v in zip(parameters, values):
-        span = (math.log(p.high / p.low) if p.log else p.high - p.low)
-        gap = min(math.log(v / p.low), math.log(p.high / v)) if p.log else min(v - p.low, p.high - v)
-        fitted_parameters.append({
-            "parameter": p.path, "value": v, "start": p.start, "low": p.low, "high": p.high,
-            "at_bound": gap <= 1e-3 * span, "when": p.when,
-            "fitted_to": [g.label for g in goals if p.applies(g.record)],
-        })
+        span = math.log(p.high / p.low) if p.log else p.high - p.low
+        gap = (
+            min(math.log(v / p.low), math.log(p.high / v)) if p.log else min(v - p.low, p.high - v)
+        )
+        fitted_parameters.append(
+            {
+                "parameter": p.path,
+                "value": v,
+                "start": p.start,
+                "low": p.low,
+                "high": p.high,
+                "at_bound": gap <= 1e-3 * span,
+                "when": p.when,
+                "fitted_to": [g.label for g in goals if p.applies(g.record)],
+            }
+        )
     fitted_targets = [
-        {"figure": g.label, "published": g.published, "simulated": s, "ci_low": lo, "ci_high": hi,
-         "rel_error": (s - g.published) / g.published}
+        {
+            "figure": g.label,
+            "published": g.published,
+            "simulated": s,
+            "ci_low": lo,
+            "ci_high": hi,
+            "rel_error": (s - g.published) / g.published,
+        }
         for g, s, lo, hi in zip(goals, best["simulated"], best["ci_low"], best["ci_high"])
     ]
     return Calibration(
-        experiment=spec["experiment"].get("name", folder.name), parameters=fitted_parameters,
-        targets=fitted_targets, rows=rows, converged=converged, message=message,
-        evaluations=evaluate.simulated, cached=evaluate.replayed,
+        experiment=spec["experiment"].get("name", folder.name),
+        parameters=fitted_parameters,
+        targets=fitted_targets,
+        rows=rows,
+        converged=converged,
+        message=message,
+        evaluations=evaluate.simulated,
+        cached=evaluate.replayed,
     )
 
 
@@ -361,19 +492,32 @@ def render(calibration: Calibration, console) -> None:
 
     table = Table(header_style="bold", title="fitted parameters")
     for column in ("parameter", "value", "start", "bounds", "fitted to"):
-        table.add_column(column, justify="left" if column in ("parameter", "fitted to") else "right")
+        table.add_column(
+            column, justify="left" if column in ("parameter", "fitted to") else "right"
+        )
     for p in calibration.parameters:
         value = f"{p['value']:.6g}" + (" (at a bound)" if p["at_bound"] else "")
-        table.add_row(p["parameter"] + (f" when {p['when']}" if p["when"] else ""), value, f"{p['start']:.6g}",
-                      f"[{p['low']:g}, {p['high']:g}]", "; ".join(p["fitted_to"]))
+        table.add_row(
+            p["parameter"] + (f" when {p['when']}" if p["when"] else ""),
+            value,
+            f"{p['start']:.6g}",
+            f"[{p['low']:g}, {p['high']:g}]",
+            "; ".join(p["fitted_to"]),
+        )
     console.print(table)
     state = "converged" if calibration.converged else "NOT converged"
-    console.print(f"{state}: {calibration.message} ({calibration.evaluations} evaluations simulated, "
-                  f"{calibration.cached} from the cache)")
+    console.print(
+        f"{state}: {calibration.message} ({calibration.evaluations} evaluations simulated, "
+        f"{calibration.cached} from the cache)"
+    )
     if any(p["at_bound"] for p in calibration.parameters):
-        console.print("a parameter ended at a bound: widen its [[calibrate]] bounds, or the figures cannot be met "
-                      "by this parameter alone")
+        console.print(
+            "a parameter ended at a bound: widen its [[calibrate]] bounds, or the figures cannot be met "
+            "by this parameter alone"
+        )
     render_rows(calibration.rows, console)
-    sets = " ".join(f"--set {p['parameter']}={p['value']:.6g}" for p in calibration.parameters if not p["when"])
+    sets = " ".join(
+        f"--set {p['parameter']}={p['value']:.6g}" for p in calibration.parameters if not p["when"]
+    )
     if sets:
         console.print(f"to run a model with these values: tiersim run MODEL {sets}")

@@ -9,6 +9,7 @@ published figure, the simulated mean and interval, the relative error, whether t
 yes/no flag (e.g. "client timeouts") matches, and whether the row was used to fit a parameter
 (`fitted`): errors on fitted rows are not predictions.
 """
+
 from __future__ import annotations
 
 import csv
@@ -30,7 +31,9 @@ class ExperimentError(ValueError):
 @dataclass
 class Row:
     experiment: str
-    figure: str  # the row's identity, e.g. "jetty-7.4.3 mod_proxy_ajp max_clients=150 keep_alive=no"
+    figure: (
+        str  # the row's identity, e.g. "jetty-7.4.3 mod_proxy_ajp max_clients=150 keep_alive=no"
+    )
     published: float | None  # None for a withheld figure
     simulated: float
     ci_low: float
@@ -52,12 +55,18 @@ def experiment_dir(name: str) -> Path:
     """A bundled experiment's name (`experiments/NAME`), or the path of a folder holding an
     `experiment.toml` (a user's own measurements), or of that file itself."""
     given = Path(name)
-    for folder in (EXPERIMENTS / name, given, given.parent if given.name == "experiment.toml" else None):
+    for folder in (
+        EXPERIMENTS / name,
+        given,
+        given.parent if given.name == "experiment.toml" else None,
+    ):
         if folder is not None and (folder / "experiment.toml").is_file():
             return folder
     known = sorted(p.name for p in EXPERIMENTS.iterdir() if (p / "experiment.toml").is_file())
-    raise ExperimentError(f"no experiment {name!r}: give a bundled name ({', '.join(known) or 'none'}) or a folder "
-                          "with an experiment.toml")
+    raise ExperimentError(
+        f"no experiment {name!r}: give a bundled name ({', '.join(known) or 'none'}) or a folder "
+        "with an experiment.toml"
+    )
 
 
 def load_experiment(name: str) -> tuple[Path, dict, list[dict[str, str]]]:
@@ -72,30 +81,44 @@ def load_experiment(name: str) -> tuple[Path, dict, list[dict[str, str]]]:
     except tomllib.TOMLDecodeError as exc:
         raise ExperimentError(f"{source}: not valid TOML ({exc})") from None
     except KeyError as exc:
-        raise ExperimentError(f"{source}: missing {exc.args[0]!r} ([experiment] needs `published`, [models] needs "
-                              "`column`)") from None
+        raise ExperimentError(
+            f"{source}: missing {exc.args[0]!r} ([experiment] needs `published`, [models] needs "
+            "`column`)"
+        ) from None
     table = folder / spec["experiment"]["published"]
     if not table.is_file():
-        raise ExperimentError(f"{source}: published table {table} not found (set [experiment] published)")
+        raise ExperimentError(
+            f"{source}: published table {table} not found (set [experiment] published)"
+        )
     with table.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
         published_rows, columns = list(reader), reader.fieldnames or []
     models = spec["models"]
     if models["column"] not in columns:
-        raise ExperimentError(f"{source}: [models] column = {models['column']!r} is not a column of {table.name} "
-                              f"(its columns: {', '.join(columns)})")
-    if not spec.get("figures") and not ("value_column" in spec["experiment"] and "metric" in spec["experiment"]):
-        raise ExperimentError(f"{source}: say which figure each row is compared on: [experiment] value_column (a column "
-                              "of the CSV) and metric (a simulated metric, e.g. \"throughput\"), or [[figures]] entries")
+        raise ExperimentError(
+            f"{source}: [models] column = {models['column']!r} is not a column of {table.name} "
+            f"(its columns: {', '.join(columns)})"
+        )
+    if not spec.get("figures") and not (
+        "value_column" in spec["experiment"] and "metric" in spec["experiment"]
+    ):
+        raise ExperimentError(
+            f"{source}: say which figure each row is compared on: [experiment] value_column (a column "
+            'of the CSV) and metric (a simulated metric, e.g. "throughput"), or [[figures]] entries'
+        )
     for figure in spec.get("figures", []):
         if figure.get("column") not in columns or "metric" not in figure:
-            raise ExperimentError(f"{source}: each [[figures]] entry needs `column` (one of: {', '.join(columns)}) and "
-                                  f"`metric`; got {figure}")
+            raise ExperimentError(
+                f"{source}: each [[figures]] entry needs `column` (one of: {', '.join(columns)}) and "
+                f"`metric`; got {figure}"
+            )
     mapped = [r for r in published_rows if r.get(models["column"]) in models]
     if not mapped:
         values = sorted({r.get(models["column"], "") for r in published_rows})
-        raise ExperimentError(f"{source}: no row of {table.name} maps onto a model: add [models] entries for the "
-                              f"{models['column']!r} values ({', '.join(values)}) = \"MODEL.toml\"")
+        raise ExperimentError(
+            f"{source}: no row of {table.name} maps onto a model: add [models] entries for the "
+            f'{models["column"]!r} values ({", ".join(values)}) = "MODEL.toml"'
+        )
     return folder, spec, mapped
 
 
@@ -105,7 +128,9 @@ def published_value(record: dict[str, str], column: str) -> float | None:
     return None if text in ("", "HELD OUT", "[HELD OUT]") else float(text)
 
 
-def row_run(folder: Path, spec: dict, record: dict[str, str], extra: list[str] = ()) -> tuple[Path, tuple[str, ...]]:
+def row_run(
+    folder: Path, spec: dict, record: dict[str, str], extra: list[str] = ()
+) -> tuple[Path, tuple[str, ...]]:
     """The run a published row maps onto: its model file and overrides (the factors', then
     `extra`, e.g. calibrated values)."""
     model_file = folder / spec["models"][record[spec["models"]["column"]]]
@@ -124,7 +149,9 @@ def _overrides(spec: dict, row: dict[str, str], source: Path) -> list[str]:
         value = row[column]
         templates = values.get(f"{model_key}:{value}", values.get(value, values.get("*")))
         if templates is None:
-            raise ExperimentError(f"{source}: factors.{column} has no entry for {value!r} (nor '*')")
+            raise ExperimentError(
+                f"{source}: factors.{column} has no entry for {value!r} (nor '*')"
+            )
         out += [t.replace("{value}", value) for t in templates]
     return out
 
@@ -134,7 +161,9 @@ def _is_fitted(spec: dict, row: dict[str, str], column: str) -> bool:
     (value column) of it; the others of that row stay predictions."""
     for fitted in spec.get("fitted", []):
         keys = {k: v for k, v in fitted.items() if k not in ("parameter", "figure")}
-        if fitted.get("figure", column) == column and all(row.get(k) == str(v) for k, v in keys.items()):
+        if fitted.get("figure", column) == column and all(
+            row.get(k) == str(v) for k, v in keys.items()
+        ):
             return True
     return False
 
@@ -144,7 +173,9 @@ def _figures(spec: dict, row: dict[str, str]) -> list[dict]:
     `when` = column values the row must have), or the experiment's one value column."""
     meta = spec["experiment"]
     figures = spec.get("figures") or [{"column": meta["value_column"], "metric": meta["metric"]}]
-    return [f for f in figures if all(_matches(row.get(k), v) for k, v in f.get("when", {}).items())]
+    return [
+        f for f in figures if all(_matches(row.get(k), v) for k, v in f.get("when", {}).items())
+    ]
 
 
 def _matches(value: str | None, wanted) -> bool:
@@ -176,7 +207,9 @@ def run_row(task: tuple) -> dict[str, tuple[float, float, float]]:
     return {metric: (i.mean, i.low, i.high) for metric, i in result.summary.items()}
 
 
-def reproduce(name: str, replications: int | None = None, progress=None, extra=None, map_=map) -> list[Row]:
+def reproduce(
+    name: str, replications: int | None = None, progress=None, extra=None, map_=map
+) -> list[Row]:
     """Every mapped row of the experiment's table, simulated.  `extra(record)` may give more
     overrides for a row (e.g. `tiersim calibrate`'s fitted values), applied after its factors'.
     `map_` runs the distinct runs (builtin map, or a process pool's: the same numbers)."""
@@ -206,25 +239,39 @@ def reproduce(name: str, replications: int | None = None, progress=None, extra=N
         if meta.get("flag_column"):
             hit = any(summary[m][0] > 0 for m in meta.get("flag_metrics", []) if m in summary)
             flag = "yes" if hit else "no"
-        label_columns = meta.get("label_columns", list(spec.get("factors", {})))  # the name's columns
+        label_columns = meta.get(
+            "label_columns", list(spec.get("factors", {}))
+        )  # the name's columns
         figure = " ".join([record[models["column"]]] + [f"{c}={record[c]}" for c in label_columns])
         figures = _figures(spec, record)
         for wanted in figures:
             column, metric = wanted["column"], wanted["metric"]
             if metric not in summary:
-                raise ExperimentError(f"{source}: metric {metric!r} (for column {column!r}) is not produced by "
-                                      f"{Path(key[0]).name}; one of: {', '.join(sorted(summary))}")
+                raise ExperimentError(
+                    f"{source}: metric {metric!r} (for column {column!r}) is not produced by "
+                    f"{Path(key[0]).name}; one of: {', '.join(sorted(summary))}"
+                )
             scale = float(wanted.get("scale", 1.0))  # e.g. 1000: the published column is in ms
             mean, low, high = (v * scale for v in summary[metric])
             published = published_value(record, column)
-            rows.append(Row(
-                experiment=name, figure=figure if len(figures) == 1 else f"{figure} {column}",
-                published=published, simulated=mean, ci_low=low, ci_high=high,
-                rel_error=None if published is None else (mean - published) / published,
-                fitted=_is_fitted(spec, record, column),
-                published_flag=record.get(meta.get("flag_column", ""), None) if meta.get("flag_column") else None,
-                simulated_flag=flag, overrides=tuple(key[1]), note=notes.get(id(record)),
-            ))
+            rows.append(
+                Row(
+                    experiment=name,
+                    figure=figure if len(figures) == 1 else f"{figure} {column}",
+                    published=published,
+                    simulated=mean,
+                    ci_low=low,
+                    ci_high=high,
+                    rel_error=None if published is None else (mean - published) / published,
+                    fitted=_is_fitted(spec, record, column),
+                    published_flag=record.get(meta.get("flag_column", ""), None)
+                    if meta.get("flag_column")
+                    else None,
+                    simulated_flag=flag,
+                    overrides=tuple(key[1]),
+                    note=notes.get(id(record)),
+                )
+            )
     return rows
 
 
@@ -239,20 +286,33 @@ def law_notes(spec: dict, records: list[dict[str, str]], source: Path) -> dict[i
 
     try:
         users, reference = int(law["users"]), law["reference"]
-        columns = (law["response_column"], float(law.get("response_unit_s", 1.0)), law["throughput_column"])
+        columns = (
+            law["response_column"],
+            float(law.get("response_unit_s", 1.0)),
+            law["throughput_column"],
+        )
     except (KeyError, TypeError, ValueError) as exc:
-        raise ExperimentError(f"{source}: [response_time_law] needs users, response_column, throughput_column and "
-                              f"reference ({exc})") from None
+        raise ExperimentError(
+            f"{source}: [response_time_law] needs users, response_column, throughput_column and "
+            f"reference ({exc})"
+        ) from None
     name_column = spec["models"]["column"]
 
     def check(record):
-        return implied_think(f"{name_column}={record[name_column]}", users, record.get(columns[0], ""), columns[1],
-                             record.get(columns[2], ""))
+        return implied_think(
+            f"{name_column}={record[name_column]}",
+            users,
+            record.get(columns[0], ""),
+            columns[1],
+            record.get(columns[2], ""),
+        )
 
     matches = [r for r in records if all(r.get(k) == str(v) for k, v in reference.items())]
     if not matches or check(matches[0]) is None:
-        raise ExperimentError(f"{source}: [response_time_law] reference {reference} names no published row with both "
-                              "figures")
+        raise ExperimentError(
+            f"{source}: [response_time_law] reference {reference} names no published row with both "
+            "figures"
+        )
     anchor = check(matches[0])
     out = {}
     for record in records:
@@ -266,11 +326,21 @@ def render(rows: list[Row], console) -> None:
     from rich.table import Table
 
     table = Table(header_style="bold")
-    for column in ("figure", "published", "simulated", "95% interval", "rel. error", "flag pub/sim", "fitted"):
+    for column in (
+        "figure",
+        "published",
+        "simulated",
+        "95% interval",
+        "rel. error",
+        "flag pub/sim",
+        "fitted",
+    ):
         table.add_column(column, justify="left" if column == "figure" else "right")
     for r in rows:
         table.add_row(
-            r.figure, "withheld" if r.published is None else f"{r.published:g}", f"{r.simulated:.3g}",
+            r.figure,
+            "withheld" if r.published is None else f"{r.published:g}",
+            f"{r.simulated:.3g}",
             "" if math.isnan(r.ci_low) else f"[{r.ci_low:.3g}, {r.ci_high:.3g}]",
             "" if r.rel_error is None else f"{r.rel_error:+.0%}",
             "" if r.published_flag is None else f"{r.published_flag}/{r.simulated_flag}",

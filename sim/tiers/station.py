@@ -6,15 +6,17 @@ only while it computes: threads are not cores.  A visit with k downstream calls 
 in k + 1 bursts around them, each an independent draw of the demand distribution scaled
 by 1/(k + 1), so the mean demand per visit is the configured one and every burst is a
 fresh visit to the CPU (which keeps processor-sharing networks product-form, BCMP 1975).
-A non-CPU wait (`io_wait`) holds the slot and no core.  If the slot pool refuses the request (queue full), or a downstream call fails, an
+A non-CPU wait (`io_wait`) holds the slot and no core.  If the slot pool refuses the request
+(queue full), or a downstream call fails, an
 error travels back to the caller.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
-from sim.kernel.slots import GRANTED, REFUSED, Pool
 from sim.kernel.request import CONNECTION_REFUSED, Reply, Request
+from sim.kernel.slots import GRANTED, REFUSED, Pool
 
 Call = Callable[[Request, Reply], None]
 
@@ -27,14 +29,35 @@ class Station:
     fields = ("visits", "wait_sum", "residence_sum", "downstream_sum", "failed")
 
     __slots__ = (
-        "name", "kernel", "env", "pool", "cpu", "burst", "io_wait", "downstream", "calls",
-        "visits", "wait_sum", "residence_sum", "downstream_sum", "failed", "in_progress", "accepts_clients",
+        "accepts_clients",
+        "burst",
+        "calls",
+        "cpu",
+        "downstream",
+        "downstream_sum",
+        "env",
+        "failed",
+        "in_progress",
+        "io_wait",
+        "kernel",
+        "name",
+        "pool",
         "post",
+        "residence_sum",
+        "visits",
+        "wait_sum",
     )
 
     def __init__(
-        self, kernel, name: str, pool: Pool | None, cpu, burst: Callable[[], float],
-        io_wait: Callable[[], float] | None = None, downstream: Call | None = None, calls: int = 0,
+        self,
+        kernel,
+        name: str,
+        pool: Pool | None,
+        cpu,
+        burst: Callable[[], float],
+        io_wait: Callable[[], float] | None = None,
+        downstream: Call | None = None,
+        calls: int = 0,
     ) -> None:
         self.name = name
         self.kernel = kernel
@@ -77,27 +100,42 @@ class Station:
 
     def counters(self, now: float) -> tuple[float, float, float, float, float]:
         """Cumulative (visits, wait, residence, downstream time, failures)."""
-        return (float(self.visits), self.wait_sum, self.residence_sum, self.downstream_sum, float(self.failed))
+        return (
+            float(self.visits),
+            self.wait_sum,
+            self.residence_sum,
+            self.downstream_sum,
+            float(self.failed),
+        )
 
 
 class Visit:
     """The state of one request at one station.  Continuations are module functions taking
     the visit (no bound-method objects on the hot path)."""
 
-    __slots__ = ("station", "request", "reply", "arrived", "started", "calls_left", "call_started", "downstream")
+    __slots__ = (
+        "arrived",
+        "call_started",
+        "calls_left",
+        "downstream",
+        "reply",
+        "request",
+        "started",
+        "station",
+    )
 
     def __init__(self, station: Station, request: Request, reply: Reply) -> None:
         self.station = station
         self.request = request
         self.reply = reply
-        self.arrived = self.started = station.env._now  # noqa: SLF001 - started: if granted at once
+        self.arrived = self.started = station.env._now
         self.calls_left = station.calls
         self.downstream = 0.0
 
     def called(self, _request: Request, ok: bool) -> None:
         """The downstream call returned."""
         station = self.station
-        self.downstream += station.env._now - self.call_started  # noqa: SLF001
+        self.downstream += station.env._now - self.call_started
         if ok:
             station.cpu.run(station.burst(), _computed, self)
         else:
@@ -106,7 +144,7 @@ class Visit:
 
 def _granted(visit: Visit) -> None:
     station = visit.station
-    visit.started = station.env._now  # noqa: SLF001
+    visit.started = station.env._now
     station.in_progress += 1
     station.cpu.run(station.burst(), _computed, visit)
 
@@ -115,7 +153,7 @@ def _computed(visit: Visit) -> None:
     station = visit.station
     if visit.calls_left:
         visit.calls_left -= 1
-        visit.call_started = station.env._now  # noqa: SLF001
+        visit.call_started = station.env._now
         station.downstream(visit.request, visit.called)
     elif station.io_wait is not None:
         station.kernel.call_after(station.io_wait(), _io_done, visit)
@@ -144,7 +182,7 @@ def finish_failed(visit: Visit) -> None:
 
 def _finish(visit: Visit, ok: bool) -> None:
     station = visit.station
-    now = station.env._now  # noqa: SLF001
+    now = station.env._now
     station.visits += 1
     station.in_progress -= 1
     station.wait_sum += visit.started - visit.arrived
@@ -166,9 +204,11 @@ class FrontStation(Station):
     and the first request on a new connection also pays the connection's set-up CPU
     (`connection_burst`: accept, socket set-up and close; None when it costs nothing)."""
 
-    __slots__ = ("front", "connection_burst")
+    __slots__ = ("connection_burst", "front")
 
-    def __init__(self, *args, front, connection_burst: Callable[[], float] | None = None, **kwargs) -> None:
+    def __init__(
+        self, *args, front, connection_burst: Callable[[], float] | None = None, **kwargs
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.front = front
         self.connection_burst = connection_burst
@@ -192,7 +232,7 @@ def _front_granted(visit: Visit) -> None:
     opened = connection is None or connection.requests == 0  # read before accepted() counts it
     station.front.accepted(visit.request)
     if opened and station.connection_burst is not None:
-        visit.started = station.env._now  # noqa: SLF001
+        visit.started = station.env._now
         station.in_progress += 1
         # On a processor-shared CPU one burst of a + b is the same as a then b for one job.
         station.cpu.run(station.connection_burst() + station.burst(), _computed, visit)

@@ -5,10 +5,11 @@ curve to [0, 1], draw the chord from its first to its last point, and take the p
 from the chord.  On a hockey stick it is the corner; on a response-time curve of a queue it
 is the load beyond which each extra unit of load costs more response time than the average.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def knee(xs: Sequence[float], ys: Sequence[float]) -> int | None:

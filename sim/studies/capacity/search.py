@@ -13,22 +13,29 @@ Each evaluation is a full run with replications; "meets the SLO" is decided on t
 root seed (common random numbers): the estimated curve is then smooth in the varied parameter,
 and the bisection does not chase the noise between independent streams.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from sim.model.load import ModelError, parse_model
-from sim.studies.sweep.design import toml_literal
 from sim.studies.capacity.knee import knee
-from sim.studies.sweep.point import PointTask
 from sim.studies.capacity.slo import Slo
+from sim.studies.sweep.design import toml_literal
+from sim.studies.sweep.point import PointTask
 from sim.studies.sweep.spec import SweepError, _has_path, _read_toml, load_sweep
 
-LOADS = {"clients.users", "clients.rate_per_s", "clients.session_rate_per_s", "clients.concurrency",
-         "clients.requests_per_session"}
+LOADS = {
+    "clients.users",
+    "clients.rate_per_s",
+    "clients.session_rate_per_s",
+    "clients.concurrency",
+    "clients.requests_per_session",
+}
 
 
 class CapacityError(ValueError):
@@ -47,11 +54,14 @@ class SearchBase:
     seed: int
 
     def model(self, extra: tuple[str, ...] = ()):
-        return parse_model(self.raw_model, self.source, (*self.overrides, *extra), Path(self.base_dir))
+        return parse_model(
+            self.raw_model, self.source, (*self.overrides, *extra), Path(self.base_dir)
+        )
 
 
-def search_base(path: str | Path, overrides: tuple[str, ...], replications: int | None,
-                seed: int | None) -> SearchBase:
+def search_base(
+    path: str | Path, overrides: tuple[str, ...], replications: int | None, seed: int | None
+) -> SearchBase:
     """From a model file, or from a sweep file (its base model, fixed overrides, replications, seed)."""
     path = Path(path)
     raw = _read_toml(path, "model or sweep file")
@@ -70,10 +80,18 @@ def search_base(path: str | Path, overrides: tuple[str, ...], replications: int 
         raise SweepError(str(exc)) from None
     replications = replications or model.run.replications
     if replications < 2:
-        raise CapacityError(f"{replications} replication gives no interval to decide an SLO on; "
-                            "use --replications 2 or more")
-    return SearchBase(raw, str(source), str(source.parent), fixed, replications,
-                      model.run.seed if seed is None else seed)
+        raise CapacityError(
+            f"{replications} replication gives no interval to decide an SLO on; "
+            "use --replications 2 or more"
+        )
+    return SearchBase(
+        raw,
+        str(source),
+        str(source.parent),
+        fixed,
+        replications,
+        model.run.seed if seed is None else seed,
+    )
 
 
 def resolve_path(base: SearchBase, path: str) -> tuple[str, bool, float]:
@@ -83,17 +101,23 @@ def resolve_path(base: SearchBase, path: str) -> tuple[str, bool, float]:
     keys = path.split(".")
     if keys[0] == "backends" and len(keys) == 2:
         if len(dumped["backends"]) != 1:
-            raise CapacityError(f"--vary {path}: the model has {len(dumped['backends'])} backend groups; "
-                                "name one by index, e.g. backends.0.count")
+            raise CapacityError(
+                f"--vary {path}: the model has {len(dumped['backends'])} backend groups; "
+                "name one by index, e.g. backends.0.count"
+            )
         keys = ["backends", "0", keys[1]]
     if not _has_path(dumped, keys):
-        raise CapacityError(f"--vary {path}: the model has no parameter {'.'.join(keys)} "
-                            "(a dotted path as in --set; `tiersim schema` lists them)")
+        raise CapacityError(
+            f"--vary {path}: the model has no parameter {'.'.join(keys)} "
+            "(a dotted path as in --set; `tiersim schema` lists them)"
+        )
     node: Any = dumped
     for key in keys:
         node = node[int(key)] if isinstance(node, list) else node[key]
     if isinstance(node, bool) or not isinstance(node, (int, float)):
-        raise CapacityError(f"--vary {'.'.join(keys)}: is {node!r} in this model; it must be a number")
+        raise CapacityError(
+            f"--vary {'.'.join(keys)}: is {node!r} in this model; it must be a number"
+        )
     return ".".join(keys), isinstance(node, int), float(node)
 
 
@@ -101,8 +125,10 @@ def default_direction(path: str) -> str:
     if path in LOADS:
         return "largest"
     if path.startswith("clients."):
-        raise CapacityError(f"--vary {path}: say whether to find the largest or the smallest value meeting "
-                            "the SLO (--direction largest|smallest)")
+        raise CapacityError(
+            f"--vary {path}: say whether to find the largest or the smallest value meeting "
+            "the SLO (--direction largest|smallest)"
+        )
     return "smallest"
 
 
@@ -131,23 +157,47 @@ class CapacityResult:
         def ev(e: Evaluation | None):
             if e is None:
                 return None
-            return {"value": e.value, "met": e.met, "note": e.note,
-                    "metrics": {m: {"mean": v[0], "ci_low": v[1], "ci_high": v[2]} for m, v in e.metrics.items()}}
+            return {
+                "value": e.value,
+                "met": e.met,
+                "note": e.note,
+                "metrics": {
+                    m: {"mean": v[0], "ci_low": v[1], "ci_high": v[2]} for m, v in e.metrics.items()
+                },
+            }
 
-        return {"parameter": self.path, "direction": self.direction, "slo": [str(s) for s in self.slos],
-                "decision": "interval bound (upper for <, lower for >)", "best": ev(self.best),
-                "neighbour": ev(self.neighbour), "analytic_guess": self.guess, "analytic_note": self.guess_note,
-                "knee": ev(self.knee), "knee_definition": "farthest point from the chord of the scaled curve",
-                "evaluations": [ev(e) for e in sorted(self.evaluations, key=lambda e: e.value)], "notes": self.notes}
+        return {
+            "parameter": self.path,
+            "direction": self.direction,
+            "slo": [str(s) for s in self.slos],
+            "decision": "interval bound (upper for <, lower for >)",
+            "best": ev(self.best),
+            "neighbour": ev(self.neighbour),
+            "analytic_guess": self.guess,
+            "analytic_note": self.guess_note,
+            "knee": ev(self.knee),
+            "knee_definition": "farthest point from the chord of the scaled curve",
+            "evaluations": [ev(e) for e in sorted(self.evaluations, key=lambda e: e.value)],
+            "notes": self.notes,
+        }
 
 
 # --------------------------------------------------------------------------- analytic first guess
-def analytic_guess(base: SearchBase, path: str, slos: list[Slo], direction: str, integer: bool,
-                   start: float, bounds: tuple[float, float]) -> tuple[float | None, str]:
+def analytic_guess(
+    base: SearchBase,
+    path: str,
+    slos: list[Slo],
+    direction: str,
+    integer: bool,
+    start: float,
+    bounds: tuple[float, float],
+) -> tuple[float | None, str]:
     from sim.analytic.model_solver import NotProductForm, solve_model
 
     for slo in slos:
-        if slo.metric not in ("throughput", "response.mean") and not slo.metric.startswith("response.p"):
+        if slo.metric not in ("throughput", "response.mean") and not slo.metric.startswith(
+            "response.p"
+        ):
             return None, f"no analytic counterpart of {slo.metric}"
     exactness: list[bool] = []
 
@@ -176,15 +226,28 @@ def analytic_guess(base: SearchBase, path: str, slos: list[Slo], direction: str,
     except NotProductForm as exc:
         return None, f"the analytic solver refuses: {exc}"
     except ModelError as exc:
-        return None, f"the analytic solver cannot evaluate it: {exc.args[0].splitlines()[-1].strip()}"
+        return (
+            None,
+            f"the analytic solver cannot evaluate it: {exc.args[0].splitlines()[-1].strip()}",
+        )
     if found is None:
         return None, "no value in range meets the SLO analytically"
     label = "exact" if exactness and all(exactness) else "approximate, see tiersim solve"
-    return found, f"{'largest' if direction == 'largest' else 'smallest'} value meeting it analytically ({label})"
+    return (
+        found,
+        f"{'largest' if direction == 'largest' else 'smallest'} value meeting it analytically ({label})",
+    )
 
 
-def _boundary(meets: Callable[[float], bool], direction: str, integer: bool, start: float,
-              bounds: tuple[float, float], factor: float, tolerance: float) -> float | None:
+def _boundary(
+    meets: Callable[[float], bool],
+    direction: str,
+    integer: bool,
+    start: float,
+    bounds: tuple[float, float],
+    factor: float,
+    tolerance: float,
+) -> float | None:
     """Cheap serial boundary search, for the analytic predicate."""
     feasible, infeasible = None, None
     value = start
@@ -193,12 +256,26 @@ def _boundary(meets: Callable[[float], bool], direction: str, integer: bool, sta
             feasible = value
             if infeasible is not None:
                 break
-            value = _step(value, direction, toward_feasible=False, integer=integer, factor=factor, bounds=bounds)
+            value = _step(
+                value,
+                direction,
+                toward_feasible=False,
+                integer=integer,
+                factor=factor,
+                bounds=bounds,
+            )
         else:
             infeasible = value
             if feasible is not None:
                 break
-            value = _step(value, direction, toward_feasible=True, integer=integer, factor=factor, bounds=bounds)
+            value = _step(
+                value,
+                direction,
+                toward_feasible=True,
+                integer=integer,
+                factor=factor,
+                bounds=bounds,
+            )
         if value in (feasible, infeasible):
             break
     if feasible is None:
@@ -215,13 +292,28 @@ def _boundary(meets: Callable[[float], bool], direction: str, integer: bool, sta
 
 
 # --------------------------------------------------------------------------- simulation search
-def search(base: SearchBase, path: str, slos: list[Slo], *, direction: str, integer: bool, start: float,
-           executor, tolerance: float = 0.02, bounds: tuple[float, float] | None = None, workers: int = 1,
-           use_analytic: bool = True, knee_points: int = 0,
-           on_evaluation: Callable[[Evaluation], None] | None = None) -> CapacityResult:
+def search(
+    base: SearchBase,
+    path: str,
+    slos: list[Slo],
+    *,
+    direction: str,
+    integer: bool,
+    start: float,
+    executor,
+    tolerance: float = 0.02,
+    bounds: tuple[float, float] | None = None,
+    workers: int = 1,
+    use_analytic: bool = True,
+    knee_points: int = 0,
+    on_evaluation: Callable[[Evaluation], None] | None = None,
+) -> CapacityResult:
     bounds = bounds or ((1.0 if integer else start / 2**20), start * 2**20)
-    guess, note = (analytic_guess(base, path, slos, direction, integer, start, bounds) if use_analytic
-                   else (None, "not asked for"))
+    guess, note = (
+        analytic_guess(base, path, slos, direction, integer, start, bounds)
+        if use_analytic
+        else (None, "not asked for")
+    )
     metrics = tuple(dict.fromkeys(s.metric for s in slos))
     done: dict[float, Evaluation] = {}
 
@@ -236,8 +328,14 @@ def search(base: SearchBase, path: str, slos: list[Slo], *, direction: str, inte
 
     factor = 1.25 if guess is not None else 2.0
     first = _clamp(guess if guess is not None else start, bounds, integer)
-    feasible, infeasible = _bracket(evaluate, done, first, direction, integer, factor, bounds, workers)
-    while feasible is not None and infeasible is not None and _gap(feasible, infeasible, integer, tolerance):
+    feasible, infeasible = _bracket(
+        evaluate, done, first, direction, integer, factor, bounds, workers
+    )
+    while (
+        feasible is not None
+        and infeasible is not None
+        and _gap(feasible, infeasible, integer, tolerance)
+    ):
         inner = _interior(feasible, infeasible, integer, workers)
         evaluate(inner)
         for value in sorted(inner, reverse=direction == "smallest"):  # from the feasible end
@@ -245,13 +343,22 @@ def search(base: SearchBase, path: str, slos: list[Slo], *, direction: str, inte
                 infeasible = value
                 break
             feasible = value
-    result = CapacityResult(path, direction, slos, list(done.values()),
-                            done.get(feasible) if feasible is not None else None,
-                            done.get(infeasible) if infeasible is not None else None, guess, note)
+    result = CapacityResult(
+        path,
+        direction,
+        slos,
+        list(done.values()),
+        done.get(feasible) if feasible is not None else None,
+        done.get(infeasible) if infeasible is not None else None,
+        guess,
+        note,
+    )
     if feasible is None:
         result.notes.append(f"no value of {path} in [{bounds[0]:g}, {bounds[1]:g}] meets the SLO")
     elif infeasible is None:
-        result.notes.append(f"every value of {path} tried meets the SLO, up to the bound {feasible:g}")
+        result.notes.append(
+            f"every value of {path} tried meets the SLO, up to the bound {feasible:g}"
+        )
     if knee_points and result.best is not None:
         _knee(result, evaluate, done, integer, knee_points, bounds)
     return result
@@ -297,20 +404,32 @@ def _knee(result: CapacityResult, evaluate, done, integer, points, bounds) -> No
     values = [_clamp(low + (high - low) * k / (points - 1), bounds, integer) for k in range(points)]
     evaluate(values)
     metric = result.slos[0].metric
-    curve = sorted((e for e in done.values() if low <= e.value <= high and metric in e.metrics),
-                   key=lambda e: e.value)
+    curve = sorted(
+        (e for e in done.values() if low <= e.value <= high and metric in e.metrics),
+        key=lambda e: e.value,
+    )
     index = knee([e.value for e in curve], [e.metrics[metric][0] for e in curve])
     result.evaluations = list(done.values())
     result.knee = curve[index] if index is not None else None
 
 
-def _task(base: SearchBase, path: str, value: float, integer: bool, metrics, index: int) -> PointTask:
+def _task(
+    base: SearchBase, path: str, value: float, integer: bool, metrics, index: int
+) -> PointTask:
     from sim.studies.sweep.design import point_id
 
-    return PointTask(point_id=point_id({path: value}), index=index, values={path: value},
-                     overrides=(*base.overrides, f"{path}={_literal(value, integer)}"), seed=base.seed,
-                     replications=base.replications, metrics=metrics, raw_model=base.raw_model,
-                     source=base.source, base_dir=base.base_dir)
+    return PointTask(
+        point_id=point_id({path: value}),
+        index=index,
+        values={path: value},
+        overrides=(*base.overrides, f"{path}={_literal(value, integer)}"),
+        seed=base.seed,
+        replications=base.replications,
+        metrics=metrics,
+        raw_model=base.raw_model,
+        source=base.source,
+        base_dir=base.base_dir,
+    )
 
 
 def _evaluation(record: dict, path: str, slos: list[Slo], metrics) -> Evaluation:
@@ -330,7 +449,7 @@ def _literal(value: float, integer: bool) -> str:
 
 def _clamp(value: float, bounds: tuple[float, float], integer: bool) -> float:
     value = min(max(value, bounds[0]), bounds[1])
-    return int(round(value)) if integer else value
+    return round(value) if integer else value
 
 
 def _step(value, direction, toward_feasible, integer, factor, bounds):
@@ -338,7 +457,7 @@ def _step(value, direction, toward_feasible, integer, factor, bounds):
     up = toward_feasible == (direction == "smallest")
     moved = value * factor if up else value / factor
     if integer:
-        moved = max(int(round(moved)), int(value) + 1) if up else min(int(round(moved)), int(value) - 1)
+        moved = max(round(moved), int(value) + 1) if up else min(round(moved), int(value) - 1)
     return _clamp(moved, bounds, integer)
 
 
@@ -355,7 +474,8 @@ def _middle(a, b, integer):
 def _interior(feasible, infeasible, integer, workers):
     values = [feasible + (infeasible - feasible) * k / (workers + 1) for k in range(1, workers + 1)]
     if integer:
-        values = [int(round(v)) for v in values]
+        values = [round(v) for v in values]
         values = [v for v in dict.fromkeys(values) if v not in (feasible, infeasible)] or [
-            _middle(feasible, infeasible, integer)]
+            _middle(feasible, infeasible, integer)
+        ]
     return values

@@ -5,6 +5,7 @@ true value is below it with the interval's confidence, one-sided); `metric > tar
 (e.g. `throughput>100`) when the lower bound is above.  The point estimate is reported
 beside the decision, never used for it.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,8 +36,12 @@ class Slo:
         bound = high if self.upper else low
         if math.isnan(bound):
             return False  # no interval, no decision in favour
-        return {"<": bound < self.target, "<=": bound <= self.target,
-                ">": bound > self.target, ">=": bound >= self.target}[self.op]
+        return {
+            "<": bound < self.target,
+            "<=": bound <= self.target,
+            ">": bound > self.target,
+            ">=": bound >= self.target,
+        }[self.op]
 
     def met_by_estimate(self, value: float) -> bool:
         return self.met(value, value)
@@ -48,8 +53,10 @@ class Slo:
 def parse_slo(text: str) -> Slo:
     match = _FORM.match(text)
     if not match:
-        raise SloError(f"--slo {text!r}: expected METRIC<VALUE, e.g. p95<1.0, mean<=0.5, throughput>100 "
-                       "(aliases: mean, p50, p90, p95, p99; or any metric name such as response.p95)")
+        raise SloError(
+            f"--slo {text!r}: expected METRIC<VALUE, e.g. p95<1.0, mean<=0.5, throughput>100 "
+            "(aliases: mean, p50, p90, p95, p99; or any metric name such as response.p95)"
+        )
     name, op, value = match.groups()
     try:
         target = float(value)

@@ -5,6 +5,7 @@ scrambled Sobol) drawn from the sweep seed, so a design is the same on every mac
 A point's identity is a hash of its factor values, not its position: its seed, its row in the
 results store and its resumption all follow the values, whatever order points run in.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -44,8 +45,10 @@ def point_id(values: dict[str, Any]) -> str:
 def point_seed(sweep_seed: int, values: dict[str, Any]) -> int:
     """A root seed per point from the sweep seed and the point's identity (never the worker's):
     a point gets the same numbers serially, in a process pool or on a cluster."""
-    digest = hashlib.sha256(json.dumps(values, sort_keys=True, separators=(",", ":")).encode()).digest()
-    key = tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
+    digest = hashlib.sha256(
+        json.dumps(values, sort_keys=True, separators=(",", ":")).encode()
+    ).digest()
+    key = tuple(int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4))
     state = np.random.SeedSequence(sweep_seed, spawn_key=key).generate_state(2, dtype=np.uint32)
     return (int(state[0]) << 32 | int(state[1])) % SEED_LIMIT
 
@@ -91,7 +94,11 @@ def _rng_keyword(engine_type, rng) -> dict:
     """scipy >= 1.15 calls the generator `rng`; older versions `seed`."""
     import inspect
 
-    return {"rng": rng} if "rng" in inspect.signature(engine_type.__init__).parameters else {"seed": rng}
+    return (
+        {"rng": rng}
+        if "rng" in inspect.signature(engine_type.__init__).parameters
+        else {"seed": rng}
+    )
 
 
 def _scale(factor: Range, u: float) -> float | int:
@@ -113,7 +120,9 @@ def toml_literal(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value)
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{json.dumps(k)} = {toml_literal(v)}" for k, v in value.items()) + "}"
+        return (
+            "{" + ", ".join(f"{json.dumps(k)} = {toml_literal(v)}" for k, v in value.items()) + "}"
+        )
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(toml_literal(v) for v in value) + "]"
     raise TypeError(f"cannot write {value!r} as a TOML value")

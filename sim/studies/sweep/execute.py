@@ -4,14 +4,15 @@ finished point to the store as soon as it arrives.
 Where a point runs changes nothing in its numbers: its seed comes from the sweep seed and
 the point's values (`design.point_seed`), and the parent process alone writes the store.
 """
+
 from __future__ import annotations
 
 import os
 import signal
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
 
 from sim import __version__
 from sim.studies.sweep.design import Point, expand, point_seed
@@ -29,7 +30,9 @@ class SweepOutcome:
     total: int
     skipped: int  # already in the store
     ran: int = 0
-    failures: list[dict] = field(default_factory=list)  # records of failed points (this run and earlier)
+    failures: list[dict] = field(
+        default_factory=list
+    )  # records of failed points (this run and earlier)
     available_metrics: set[str] = field(default_factory=set)
     dropped_duplicates: int = 0
 
@@ -46,10 +49,18 @@ def tasks_for(plan: SweepPlan, points: Iterable[Point]) -> list[PointTask]:
     sweep = plan.spec.sweep
     return [
         PointTask(
-            point_id=p.id, index=p.index, values=p.values, overrides=(*sweep.set, *p.overrides),
-            seed=sweep.seed if sweep.random_numbers == "common" else point_seed(sweep.seed, p.values),
-            replications=sweep.replications, metrics=plan.metrics, raw_model=plan.base_raw,
-            source=str(plan.base_path), base_dir=str(plan.base_path.parent),
+            point_id=p.id,
+            index=p.index,
+            values=p.values,
+            overrides=(*sweep.set, *p.overrides),
+            seed=sweep.seed
+            if sweep.random_numbers == "common"
+            else point_seed(sweep.seed, p.values),
+            replications=sweep.replications,
+            metrics=plan.metrics,
+            raw_model=plan.base_raw,
+            source=str(plan.base_path),
+            base_dir=str(plan.base_path.parent),
         )
         for p in points
     ]
@@ -58,17 +69,31 @@ def tasks_for(plan: SweepPlan, points: Iterable[Point]) -> list[PointTask]:
 def manifest(plan: SweepPlan, points: list[Point]) -> dict:
     sweep = plan.spec.sweep
     return {
-        "kind": "sweep", "fingerprint": plan.fingerprint([p.id for p in points]), "source": str(plan.source),
-        "name": sweep.name, "description": sweep.description, "base": str(plan.base_path),
-        "design": sweep.design, "factors": plan.factor_paths, "metrics": list(plan.metrics),
-        "points": len(points), "seed": sweep.seed, "replications": sweep.replications,
+        "kind": "sweep",
+        "fingerprint": plan.fingerprint([p.id for p in points]),
+        "source": str(plan.source),
+        "name": sweep.name,
+        "description": sweep.description,
+        "base": str(plan.base_path),
+        "design": sweep.design,
+        "factors": plan.factor_paths,
+        "metrics": list(plan.metrics),
+        "points": len(points),
+        "seed": sweep.seed,
+        "replications": sweep.replications,
         "tiersim_version": __version__,
     }
 
 
-def run_sweep(plan: SweepPlan, store: ResultStore, executor: "Executor", *, retry_failed: bool = False,
-              on_point: Callable[[dict, int, int, int], None] | None = None,
-              on_start: Callable[[int, int], None] | None = None) -> SweepOutcome:
+def run_sweep(
+    plan: SweepPlan,
+    store: ResultStore,
+    executor: Executor,
+    *,
+    retry_failed: bool = False,
+    on_point: Callable[[dict, int, int, int], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+) -> SweepOutcome:
     """Run every point not yet in the store; `on_point(record, done, total, failed)` after each."""
     points, dropped = expand(plan.spec)
     store.open(manifest(plan, points))
@@ -77,7 +102,9 @@ def run_sweep(plan: SweepPlan, store: ResultStore, executor: "Executor", *, retr
         store.forget([pid for pid, status in finished.items() if status == "failed"])
         finished = {pid: s for pid, s in finished.items() if s == "ok"}
     todo = [p for p in points if p.id not in finished]
-    outcome = SweepOutcome(total=len(points), skipped=len(points) - len(todo), dropped_duplicates=dropped)
+    outcome = SweepOutcome(
+        total=len(points), skipped=len(points) - len(todo), dropped_duplicates=dropped
+    )
     failed_before = [pid for pid, status in finished.items() if status == "failed"]
     done, failed = outcome.skipped, len(failed_before)
     if on_start is not None:
@@ -102,7 +129,9 @@ def _failed_records(store: ResultStore) -> list[dict]:
     if frame.empty:
         return []
     failed = frame[frame["status"] != "ok"]
-    return failed[["point_id", "point_index", "error_kind", "error", "overrides"]].to_dict("records")
+    return failed[["point_id", "point_index", "error_kind", "error", "overrides"]].to_dict(
+        "records"
+    )
 
 
 # --------------------------------------------------------------------------- executors
@@ -181,14 +210,19 @@ class ProcessExecutor(Executor):
 class DaskExecutor(Executor):
     """An existing Dask cluster (`address`) or a `LocalCluster` of `local_workers` processes."""
 
-    def __init__(self, address: str | None = None, local_workers: int | None = None,
-                 processes: bool = True) -> None:
+    def __init__(
+        self, address: str | None = None, local_workers: int | None = None, processes: bool = True
+    ) -> None:
         from dask.distributed import Client, LocalCluster
 
         self.cluster = None
         if address is None:
-            self.cluster = LocalCluster(n_workers=local_workers or os.cpu_count() or 1, threads_per_worker=1,
-                                        processes=processes, dashboard_address=None)
+            self.cluster = LocalCluster(
+                n_workers=local_workers or os.cpu_count() or 1,
+                threads_per_worker=1,
+                processes=processes,
+                dashboard_address=None,
+            )
             self.client = Client(self.cluster)
         else:
             self.client = Client(address, timeout="20s")
@@ -197,14 +231,16 @@ class DaskExecutor(Executor):
     def map_unordered(self, tasks):
         from dask.distributed import as_completed as dask_completed
 
-        futures = [self.client.submit(run_point, task, key=f"tiersim-point-{task.point_id}", pure=False)
-                   for task in tasks]
+        futures = [
+            self.client.submit(run_point, task, key=f"tiersim-point-{task.point_id}", pure=False)
+            for task in tasks
+        ]
         lost = 0
         try:
             for future in dask_completed(futures):
                 try:
                     record = future.result()
-                except Exception:  # noqa: BLE001 - a lost worker (KilledWorker), not a model failure
+                except Exception:
                     lost += 1
                     continue
                 yield record
@@ -226,11 +262,18 @@ class DaskExecutor(Executor):
 
 def failure_summary(failures: list[dict], limit: int = 10) -> list[str]:
     kinds = Counter(f["error_kind"] for f in failures)
-    lines = [f"{len(failures)} point(s) failed: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))]
+    lines = [
+        f"{len(failures)} point(s) failed: "
+        + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+    ]
     for f in failures[:limit]:
         first = str(f["error"]).splitlines()[0] if f["error"] else ""
-        detail = " ".join(str(f["error"]).split()) if len(str(f["error"]).splitlines()) > 1 else first
-        lines.append(f"  point {f['point_index']} ({' '.join(f['overrides'])}): {f['error_kind']}: {detail}")
+        detail = (
+            " ".join(str(f["error"]).split()) if len(str(f["error"]).splitlines()) > 1 else first
+        )
+        lines.append(
+            f"  point {f['point_index']} ({' '.join(f['overrides'])}): {f['error_kind']}: {detail}"
+        )
     if len(failures) > limit:
         lines.append(f"  ... and {len(failures) - limit} more (tiersim report shows them all)")
     return lines

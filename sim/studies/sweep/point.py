@@ -5,6 +5,7 @@ needs tiersim but not the model file.  A point that cannot run -- an invalid com
 factors, an unstable configuration, any exception in the model -- comes back as a record
 with its error; it never takes the sweep down.
 """
+
 from __future__ import annotations
 
 import math
@@ -42,10 +43,17 @@ def run_point(task: PointTask) -> dict[str, Any]:
 
     started = time.perf_counter()
     record: dict[str, Any] = {
-        "point_id": task.point_id, "point_index": task.index,
+        "point_id": task.point_id,
+        "point_index": task.index,
         **{path: _cell(value) for path, value in task.values.items()},
-        "status": "ok", "error_kind": None, "error": None, "seed": task.seed, "replications": 0,
-        "overrides": list(task.overrides), "model": None, "tiersim_version": __version__,
+        "status": "ok",
+        "error_kind": None,
+        "error": None,
+        "seed": task.seed,
+        "replications": 0,
+        "overrides": list(task.overrides),
+        "model": None,
+        "tiersim_version": __version__,
     }
     for metric in task.metrics:
         record[metric] = record[f"{metric}.ci_low"] = record[f"{metric}.ci_high"] = math.nan
@@ -68,15 +76,19 @@ def run_point(task: PointTask) -> dict[str, Any]:
                 record[f"{metric}.ci_low"] = interval.low
                 record[f"{metric}.ci_high"] = interval.high
         if not all(rep.finished for rep in result.replications):
-            _failed(record, "unfinished", f"the workload did not finish within run.max_duration_s = "
-                                          f"{model.run.max_duration_s:g} s")
+            _failed(
+                record,
+                "unfinished",
+                f"the workload did not finish within run.max_duration_s = "
+                f"{model.run.max_duration_s:g} s",
+            )
     except ModelError as exc:
         _failed(record, "model", str(exc))
     except (_Unstable, RunawayQueue) as exc:
         _failed(record, "unstable", f"unstable configuration: {exc}")
     except UnknownMetric as exc:
         _failed(record, "model", str(exc))
-    except Exception as exc:  # noqa: BLE001 - any bug in one point is recorded, the sweep goes on
+    except Exception as exc:
         _failed(record, "internal", f"{type(exc).__name__}: {exc}")
     record["runtime_s"] = time.perf_counter() - started
     record["_available_metrics"] = available  # for the sweep's report, not stored
@@ -95,4 +107,6 @@ def _cell(value: Any) -> Any:
     """Factor values as table cells: scalars as they are, tables (distributions) as JSON text."""
     import json
 
-    return value if isinstance(value, (bool, int, float, str)) else json.dumps(value, sort_keys=True)
+    return (
+        value if isinstance(value, (bool, int, float, str)) else json.dumps(value, sort_keys=True)
+    )

@@ -1,5 +1,6 @@
 """The sweep's progress bar: points done, failures, elapsed time and ETA, on stderr when it
 is a terminal; nothing at all when it is not (a log file or a CI job gets the summary only)."""
+
 from __future__ import annotations
 
 from rich.console import Console
@@ -12,15 +13,26 @@ class SweepProgress:
         self.bar = None
         self.task = None
 
-    def __enter__(self) -> "SweepProgress":
+    def __enter__(self) -> SweepProgress:
         if self.console.is_terminal:
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                       TimeRemainingColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self.bar = Progress(
-                TextColumn(self.label), BarColumn(), MofNCompleteColumn(),
-                TextColumn("[red]{task.fields[failed]} failed"), TimeElapsedColumn(),
-                TextColumn("ETA"), TimeRemainingColumn(), console=self.console,
+                TextColumn(self.label),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("[red]{task.fields[failed]} failed"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=self.console,
             )
             self.bar.start()
         return self

@@ -15,6 +15,7 @@ metrics to keep.  Validated once, here; every error names the field and the fix.
 
 Factor names are the dotted parameter paths of the model file and `--set`.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -30,8 +31,12 @@ from sim.model.load import ModelError, load_model
 
 # Friendly metric names (the CLI's `--slo p95<1` and a sweep's `metrics`) -> metric names.
 METRIC_ALIASES = {
-    "mean": "response.mean", "p50": "response.p50", "p90": "response.p90", "p95": "response.p95",
-    "p99": "response.p99", "median": "response.p50",
+    "mean": "response.mean",
+    "p50": "response.p50",
+    "p90": "response.p90",
+    "p95": "response.p95",
+    "p99": "response.p99",
+    "median": "response.p50",
 }
 
 
@@ -53,10 +58,12 @@ class Range(_Strict):
     low: float
     high: float
     integer: bool = Field(False, description="round to whole numbers (users, threads, nodes)")
-    scale: Literal["linear", "log"] = Field("linear", description="log: spread evenly over orders of magnitude")
+    scale: Literal["linear", "log"] = Field(
+        "linear", description="log: spread evenly over orders of magnitude"
+    )
 
     @model_validator(mode="after")
-    def _ordered(self) -> "Range":
+    def _ordered(self) -> Range:
         if not self.low < self.high:
             raise ValueError(f"low ({self.low:g}) must be below high ({self.high:g})")
         if self.scale == "log" and self.low <= 0:
@@ -68,10 +75,16 @@ class Sweep(_Strict):
     name: str = Field("sweep", description="shown in reports")
     description: str = ""
     base: str = Field(..., description="base model file, relative to the sweep file")
-    set: list[str] = Field(default_factory=list, description="fixed overrides PATH=VALUE for every point")
+    set: list[str] = Field(
+        default_factory=list, description="fixed overrides PATH=VALUE for every point"
+    )
     design: Literal["grid", "zip", "lhs", "sobol"] = "grid"
-    points: int | None = Field(None, ge=1, le=1_000_000, description="number of points (lhs, sobol)")
-    replications: int | None = Field(None, ge=1, le=10_000, description="per point; default run.replications")
+    points: int | None = Field(
+        None, ge=1, le=1_000_000, description="number of points (lhs, sobol)"
+    )
+    replications: int | None = Field(
+        None, ge=1, le=10_000, description="per point; default run.replications"
+    )
     seed: int = Field(1, ge=0, lt=2**63, description="the sweep's root seed")
     random_numbers: Literal["independent", "common"] = Field(
         "independent",
@@ -79,7 +92,8 @@ class Sweep(_Strict):
         "common: the sweep seed at every point (common random numbers, sharper comparisons)",
     )
     metrics: list[str] = Field(
-        default_factory=lambda: ["throughput", "response.mean", "response.p95"], min_length=1,
+        default_factory=lambda: ["throughput", "response.mean", "response.p95"],
+        min_length=1,
         description="metrics to keep (mean and interval of each)",
     )
 
@@ -89,7 +103,7 @@ class SweepFile(_Strict):
     factors: dict[str, list[Any] | Range] = Field(..., min_length=1)
 
     @model_validator(mode="after")
-    def _design_fits_factors(self) -> "SweepFile":
+    def _design_fits_factors(self) -> SweepFile:
         design = self.sweep.design
         lists = {p: v for p, v in self.factors.items() if isinstance(v, list)}
         ranges = [p for p, v in self.factors.items() if isinstance(v, Range)]
@@ -100,25 +114,34 @@ class SweepFile(_Strict):
             if ranges:
                 raise ValueError(
                     f"design = {design!r} takes lists of values, but {', '.join(ranges)} "
-                    "is a range; give a list, or use design = 'lhs' / 'sobol'")
+                    "is a range; give a list, or use design = 'lhs' / 'sobol'"
+                )
             if self.sweep.points is not None:
-                raise ValueError(f"sweep.points is for lhs/sobol; a {design} has as many points as its values give")
+                raise ValueError(
+                    f"sweep.points is for lhs/sobol; a {design} has as many points as its values give"
+                )
             if design == "zip" and len({len(v) for v in lists.values()}) > 1:
                 lengths = ", ".join(f"{p}: {len(v)}" for p, v in lists.items())
-                raise ValueError(f"design = 'zip' needs lists of one length ({lengths}); or use design = 'grid'")
+                raise ValueError(
+                    f"design = 'zip' needs lists of one length ({lengths}); or use design = 'grid'"
+                )
         else:
             if lists:
                 raise ValueError(
                     f"design = {design!r} takes ranges {{low = .., high = ..}}, but {', '.join(lists)} "
-                    "is a list; give a range, or use design = 'grid'")
+                    "is a list; give a range, or use design = 'grid'"
+                )
             if self.sweep.points is None:
-                raise ValueError(f"design = {design!r} needs sweep.points (how many points to draw)")
+                raise ValueError(
+                    f"design = {design!r} needs sweep.points (how many points to draw)"
+                )
             points = self.sweep.points
             if design == "sobol" and points & (points - 1):
                 lower = 1 << (points.bit_length() - 1)
                 raise ValueError(
                     f"a Sobol design keeps its balance only with a power of two points; "
-                    f"set sweep.points = {lower} or {lower * 2} (not {points})")
+                    f"set sweep.points = {lower} or {lower * 2} (not {points})"
+                )
         return self
 
 
@@ -140,8 +163,13 @@ class SweepPlan:
         """Identity of everything that decides the results: refuse to mix two sweeps in one store."""
         sweep = self.spec.sweep
         definition = {
-            "base": self.base_raw, "set": sweep.set, "design": sweep.design, "points": point_ids,
-            "replications": sweep.replications, "seed": sweep.seed, "random_numbers": sweep.random_numbers,
+            "base": self.base_raw,
+            "set": sweep.set,
+            "design": sweep.design,
+            "points": point_ids,
+            "replications": sweep.replications,
+            "seed": sweep.seed,
+            "random_numbers": sweep.random_numbers,
             "metrics": list(self.metrics),
         }
         text = json.dumps(definition, sort_keys=True, default=str, separators=(",", ":"))
@@ -152,7 +180,9 @@ def load_sweep(path: str | Path) -> SweepPlan:
     path = Path(path)
     raw = _read_toml(path, "sweep file")
     if "sweep" not in raw and "clients" in raw:
-        raise SweepError(f"{path}: this is a model file, not a sweep file; a sweep file has [sweep] and [factors]")
+        raise SweepError(
+            f"{path}: this is a model file, not a sweep file; a sweep file has [sweep] and [factors]"
+        )
     try:
         spec = SweepFile.model_validate(raw)
     except ValidationError as exc:
@@ -165,16 +195,26 @@ def plan_from(spec: SweepFile, source: Path, base_path: Path) -> SweepPlan:
     try:
         base = load_model(base_path, spec.sweep.set)
     except ModelError as exc:
-        hint = "" if base_path.is_file() else f" (sweep.base = {spec.sweep.base!r} is relative to {source.parent}/)"
+        hint = (
+            ""
+            if base_path.is_file()
+            else f" (sweep.base = {spec.sweep.base!r} is relative to {source.parent}/)"
+        )
         raise SweepError(f"{source}: sweep.base/sweep.set: {exc}{hint}") from None
     dumped = base.model_dump()
     for factor in spec.factors:
         if not _has_path(dumped, factor.split(".")):
             raise SweepError(
                 f"{source}: factors.{factor!r}: the base model has no parameter {factor} "
-                "(a dotted path as in --set, list items by index, e.g. backends.0.threads; `tiersim schema` lists them)")
-    return SweepPlan(source=source, spec=spec, base_path=base_path, base_raw=_read_toml(base_path, "model file"),
-                     metrics=tuple(dict.fromkeys(metric_name(m) for m in spec.sweep.metrics)))
+                "(a dotted path as in --set, list items by index, e.g. backends.0.threads; `tiersim schema` lists them)"
+            )
+    return SweepPlan(
+        source=source,
+        spec=spec,
+        base_path=base_path,
+        base_raw=_read_toml(base_path, "model file"),
+        metrics=tuple(dict.fromkeys(metric_name(m) for m in spec.sweep.metrics)),
+    )
 
 
 def _read_toml(path: Path, what: str) -> dict[str, Any]:
@@ -203,7 +243,7 @@ def _has_path(node: Any, keys: list[str]) -> bool:
 
 _FIXES = {
     "extra_forbidden": "unknown field (a sweep file has [sweep]: base, set, design, points, replications, seed, "
-                       "random_numbers, metrics, name, description; and [factors])",
+    "random_numbers, metrics, name, description; and [factors])",
     "missing": "required",
 }
 
@@ -215,7 +255,9 @@ def format_sweep_error(exc: ValidationError, source: str) -> str:
         loc = [str(p) for p in error["loc"]]
         value = error.get("input")
         if len(loc) >= 3 and loc[0] == "factors":
-            if (loc[2] == "list[any]") != isinstance(value, list) and not (loc[2] == "Range" and isinstance(value, dict)):
+            if (loc[2] == "list[any]") != isinstance(value, list) and not (
+                loc[2] == "Range" and isinstance(value, dict)
+            ):
                 continue
             loc = [loc[0], repr(loc[1]), *loc[3:]]
         location = ".".join(loc) or "(top level)"
@@ -225,4 +267,6 @@ def format_sweep_error(exc: ValidationError, source: str) -> str:
         if line not in problems:
             problems.append(line)
     count = len(problems)
-    return "\n".join([f"{source}: invalid sweep file ({count} problem{'s' if count != 1 else ''})", *problems])
+    return "\n".join(
+        [f"{source}: invalid sweep file ({count} problem{'s' if count != 1 else ''})", *problems]
+    )

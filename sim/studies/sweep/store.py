@@ -9,6 +9,7 @@ rerunning the same command skips every point already in `points/`, and a point f
 by the point's id, so no point can be there twice.  A store made by another sweep definition
 is refused, not mixed.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,14 +40,19 @@ class ResultStore:
                 f"({existing.get('source', '?')}, fingerprint {existing.get('fingerprint')}; this sweep's is "
                 f"{manifest['fingerprint']}): the base model, the fixed overrides, the design, the seed, the "
                 "replications or the metrics differ. Give another results directory (--results), or delete this "
-                "one to start again")
+                "one to start again"
+            )
         if existing is None and self.root.exists() and any(self.root.iterdir()):
-            raise StoreError(f"{self.root} exists and is not a tiersim results directory; give another (--results)")
+            raise StoreError(
+                f"{self.root} exists and is not a tiersim results directory; give another (--results)"
+            )
         self.points.mkdir(parents=True, exist_ok=True)
         for stale in self.points.glob(".*.tmp"):
             stale.unlink()  # a write cut short by a crash: its point was never finished
         if existing is None:
-            _write_atomic(self.root / MANIFEST, json.dumps(manifest, indent=2, default=str).encode())
+            _write_atomic(
+                self.root / MANIFEST, json.dumps(manifest, indent=2, default=str).encode()
+            )
 
     def finished(self) -> dict[str, str]:
         """Point id -> status ('ok' or 'failed') of every point in the store."""
@@ -90,7 +96,9 @@ def read_manifest(root: str | Path) -> dict[str, Any]:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise StoreError(f"{root}: not a tiersim results directory (no {MANIFEST}); run `tiersim sweep` first") from None
+        raise StoreError(
+            f"{root}: not a tiersim results directory (no {MANIFEST}); run `tiersim sweep` first"
+        ) from None
     except (OSError, json.JSONDecodeError) as exc:
         raise StoreError(f"{path}: unreadable ({exc})") from None
 

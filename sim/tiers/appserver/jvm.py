@@ -41,11 +41,12 @@ Not modelled: CMS's concurrent cycles (their CPU share while the old generation 
 collection after its creation; with 30-min sessions the age makes no difference), heap
 fragmentation, and the allocation of replication messages.
 """
+
 from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from typing import Callable
+from collections.abc import Callable
 
 from sim.tiers.station import finish_failed
 
@@ -59,8 +60,16 @@ OVERHEAD_LIMIT_COLLECTIONS = 5
 class Jvm:
     """The JVM of one backend node.  `served(user)` is called once per request that ends."""
 
-    fields = ("young_gcs", "full_gcs", "gc_time", "sessions", "live_mb", "old_used_mb", "resident_mb",
-              "out_of_memory")
+    fields = (
+        "young_gcs",
+        "full_gcs",
+        "gc_time",
+        "sessions",
+        "live_mb",
+        "old_used_mb",
+        "resident_mb",
+        "out_of_memory",
+    )
 
     def __init__(self, kernel, name: str, cpu, spec) -> None:
         self.kernel = kernel
@@ -91,7 +100,9 @@ class Jvm:
         self.young_touched = 0.0
         # JIT
         self.served_count = 0
-        self.demand_factor = spec.jit_cold_factor if spec.jit_warmup_requests > 0 else spec.jit_warm_factor
+        self.demand_factor = (
+            spec.jit_cold_factor if spec.jit_warmup_requests > 0 else spec.jit_warm_factor
+        )
         # Collections
         self.paused_until = 0.0
         self.young_gcs = 0
@@ -118,8 +129,9 @@ class Jvm:
         spec = self.spec
         self.served_count += 1
         if spec.jit_warmup_requests > 0:
-            self.demand_factor = spec.jit_warm_factor + (spec.jit_cold_factor - spec.jit_warm_factor) * math.exp(
-                -self.served_count / spec.jit_warmup_requests)
+            self.demand_factor = spec.jit_warm_factor + (
+                spec.jit_cold_factor - spec.jit_warm_factor
+            ) * math.exp(-self.served_count / spec.jit_warmup_requests)
         live = 0.0
         if self.creates_sessions:
             now = self.kernel.now
@@ -223,19 +235,29 @@ class Jvm:
     def resident_mb(self) -> float:
         """top RES: the JVM's own memory plus the heap pages touched so far (with -Xms = -Xmx
         the heap is reserved at start but a page is resident only once written)."""
-        return self.spec.non_heap_mb + (max(self.young_touched, self.eden_used) + self.old_high_water) / MIB
+        return (
+            self.spec.non_heap_mb
+            + (max(self.young_touched, self.eden_used) + self.old_high_water) / MIB
+        )
 
     def counters(self, now: float) -> tuple[float, ...]:
-        return (float(self.young_gcs), float(self.full_gcs), self.gc_time, float(len(self.sessions)),
-                self.live_bytes() / MIB, self.old_used / MIB, self.resident_mb(),
-                0.0 if self.out_of_memory is None else 1.0)
+        return (
+            float(self.young_gcs),
+            float(self.full_gcs),
+            self.gc_time,
+            float(len(self.sessions)),
+            self.live_bytes() / MIB,
+            self.old_used / MIB,
+            self.resident_mb(),
+            0.0 if self.out_of_memory is None else 1.0,
+        )
 
 
 class JvmAfterRequest:
     """Installed as a node's `Station.post`: the JVM's accounting of each request, holding its
     thread through a collection the request triggered, then the next hook (replication)."""
 
-    __slots__ = ("jvm", "then", "kernel")
+    __slots__ = ("jvm", "kernel", "then")
 
     def __init__(self, jvm: Jvm, then=None) -> None:
         self.jvm = jvm

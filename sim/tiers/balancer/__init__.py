@@ -1,1 +1,3 @@
-"""The balancer: the dispatcher, its policies (one object each, owning its parameters) and the session table of sticky sessions."""
+"""The balancer: the dispatcher, its policies (one object each, owning its parameters) and the
+session table of sticky sessions.
+"""

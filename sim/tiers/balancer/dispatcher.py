@@ -17,28 +17,61 @@ every real balancer keeps around it:
   flight on the member and refuses new connections until it recovers; `slow` divides its
   CPU speed.
 """
+
 from __future__ import annotations
 
 from bisect import insort
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
-from sim.tiers.balancer.policies.base import Policy
 from sim.kernel.request import Reply, Request
+from sim.tiers.balancer.policies.base import Policy
 
 
 class Dispatcher:
     """Sends each request to the member `policy` picks, with the bookkeeping above."""
 
     __slots__ = (
-        "kernel", "nodes", "policy", "outstanding", "dispatched", "active", "usable", "down", "epoch", "load_view",
-        "retry_s", "max_attempts", "sessions", "sticky", "sticky_force", "in_flight", "base_speed",
-        "failovers", "refused_down", "unavailable", "sticky_refused", "_pick", "_dispatched_hook", "on_complete",
+        "_dispatched_hook",
+        "_pick",
+        "active",
+        "base_speed",
+        "dispatched",
+        "down",
+        "epoch",
+        "failovers",
+        "in_flight",
+        "kernel",
+        "load_view",
+        "max_attempts",
+        "nodes",
+        "on_complete",
+        "outstanding",
+        "policy",
+        "refused_down",
         "report_interval_s",
+        "retry_s",
+        "sessions",
+        "sticky",
+        "sticky_force",
+        "sticky_refused",
+        "unavailable",
+        "usable",
     )
 
-    def __init__(self, kernel, nodes: Sequence, policy: Policy, *, report_interval_s: float | None = None,
-                 retry_s: float = 60.0, max_attempts: int | None = None, sessions=None, sticky: bool = False,
-                 sticky_force: bool = False, track_failures: bool = False) -> None:
+    def __init__(
+        self,
+        kernel,
+        nodes: Sequence,
+        policy: Policy,
+        *,
+        report_interval_s: float | None = None,
+        retry_s: float = 60.0,
+        max_attempts: int | None = None,
+        sessions=None,
+        sticky: bool = False,
+        sticky_force: bool = False,
+        track_failures: bool = False,
+    ) -> None:
         self.kernel = kernel
         self.nodes = list(nodes)
         n = len(self.nodes)
@@ -62,7 +95,7 @@ class Dispatcher:
         self.refused_down = 0  # attempts refused by a crashed member
         self.unavailable = 0  # requests answered 503: no usable member, or attempts exhausted
         self.sticky_refused = 0  # sticky_session_force: the session's member is in error
-        policy.attach(self.active, self.load_view, self.outstanding, lambda: kernel.env._now)  # noqa: SLF001
+        policy.attach(self.active, self.load_view, self.outstanding, lambda: kernel.env._now)
         self._pick = policy.pick
         self._dispatched_hook = policy.dispatched if policy.on_dispatch else None
         self.on_complete = policy.completed if policy.on_complete else None
@@ -92,7 +125,9 @@ class Dispatcher:
             return
         self._send(self._pick(request), request, reply, new_session, 1)
 
-    def _send(self, index: int, request: Request, reply: Reply, new_session: bool, attempt: int) -> None:
+    def _send(
+        self, index: int, request: Request, reply: Reply, new_session: bool, attempt: int
+    ) -> None:
         if self.down[index]:
             # A crashed process: the connection is refused at once, the member goes into
             # error state and the request fails over (mod_proxy_balancer maxattempts).
@@ -112,7 +147,7 @@ class Dispatcher:
         sessions = self.sessions
         if sessions is not None and request.origin.keeps_sessions:
             sessions.arrive(request.user, index, self.epoch[index])
-        returned = _Returned(self, index, reply, self.kernel.env._now)  # noqa: SLF001
+        returned = _Returned(self, index, reply, self.kernel.env._now)
         if self.in_flight is not None:
             self.in_flight[index][returned] = request
         self.nodes[index].serve(request, returned)
@@ -186,7 +221,7 @@ class Dispatcher:
 class _Returned:
     """The member's answer to one request; the balancer accounts for it, then passes it on."""
 
-    __slots__ = ("dispatcher", "index", "reply", "sent", "cancelled")
+    __slots__ = ("cancelled", "dispatcher", "index", "reply", "sent")
 
     def __init__(self, dispatcher: Dispatcher, index: int, reply: Reply, sent: float) -> None:
         self.dispatcher = dispatcher
@@ -203,7 +238,7 @@ class _Returned:
         if dispatcher.in_flight is not None:
             dispatcher.in_flight[self.index].pop(self, None)
         if dispatcher.on_complete is not None:
-            dispatcher.on_complete(self.index, request, ok, dispatcher.kernel.env._now - self.sent)  # noqa: SLF001
+            dispatcher.on_complete(self.index, request, ok, dispatcher.kernel.env._now - self.sent)
         self.reply(request, ok)
 
     def failed(self, request: Request) -> None:
@@ -212,7 +247,9 @@ class _Returned:
         self.cancelled = True
         dispatcher.outstanding[self.index] -= 1
         if dispatcher.on_complete is not None:
-            dispatcher.on_complete(self.index, request, False, dispatcher.kernel.env._now - self.sent)  # noqa: SLF001
+            dispatcher.on_complete(
+                self.index, request, False, dispatcher.kernel.env._now - self.sent
+            )
         self.reply(request, False)
 
 
@@ -229,6 +266,6 @@ def _drop_queued(node) -> None:
     pool = getattr(_station(node), "pool", None)
     if pool is None:
         return
-    for waiter in list(pool._queue):  # noqa: SLF001 - the pool's FIFO of waiters
+    for waiter in list(pool._queue):
         if waiter.granted is not None:
             waiter.cancel()

@@ -10,13 +10,14 @@ in through `replicated(user, from_member, to_member) -> bool` (None: no replicat
 A crash also loses the sessions of the member that crashed, even if the client comes back
 to it after the restart: each member's crash count (`epoch`) is stored with the route.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 
 class SessionTable:
-    __slots__ = ("routes", "created", "lost", "replicated")
+    __slots__ = ("created", "lost", "replicated", "routes")
 
     def __init__(self, replicated: Callable[[object, int, int], bool] | None = None) -> None:
         self.routes: dict = {}  # user -> (member, its crash count when the session was made)
@@ -35,7 +36,7 @@ class SessionTable:
         if entry == (member, epoch):
             return
         if entry is not None:
-            home, home_epoch = entry
+            home, _home_epoch = entry
             replica = self.replicated is not None and self.replicated(user, home, member)
             if not replica:
                 self.lost += 1

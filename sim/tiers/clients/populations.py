@@ -6,14 +6,15 @@ either record the response, or, on a timeout or an error, retry after a capped
 exponential back-off or give up.  A timed-out request is abandoned by its client only:
 the servers keep working on it, as real servers do, which is how timeouts waste capacity.
 """
+
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable
 from itertools import accumulate, count
-from typing import Callable
 
-from sim.tiers.proxy.client_connections import Connection
 from sim.kernel.request import ABANDONED, ANSWERED, CONNECTION_REFUSED, IN_FLIGHT, Request
+from sim.tiers.proxy.client_connections import Connection
 from sim.tiers.station import Call
 
 Sampler = Callable[[], float]
@@ -32,8 +33,18 @@ class Clients:
     returning_users = False
     keeps_sessions = False
 
-    def __init__(self, kernel, entry: Call, recorder, *, timeout_s: float | None, retry,
-                 connect: Sampler | None, tcp=None, keep_alive: bool = False) -> None:
+    def __init__(
+        self,
+        kernel,
+        entry: Call,
+        recorder,
+        *,
+        timeout_s: float | None,
+        retry,
+        connect: Sampler | None,
+        tcp=None,
+        keep_alive: bool = False,
+    ) -> None:
         self.kernel = kernel
         self.entry = entry
         self.recorder = recorder
@@ -49,29 +60,43 @@ class Clients:
         self.in_flight = 0  # attempts sent whose client still waits
         self.finished = False  # finite workloads: every request has had its outcome
         self.on_finished: Callable[[], None] | None = None
-        self.on_session_end: Callable[[object], None] | None = None  # the balancer forgets the session
+        self.on_session_end: Callable[[object], None] | None = (
+            None  # the balancer forgets the session
+        )
         self.max_inside = float("inf")  # runaway guard: requests inside the servers
         self.env = kernel.env
         self._replied_cb = self._replied  # bound once: used for every request
         self._timed_out_cb = self._timed_out
 
     # ------------------------------------------------------------------ life cycle
-    def send(self, user, attempt: int = 0, first_sent: float | None = None, new_connection: bool = False) -> None:
+    def send(
+        self, user, attempt: int = 0, first_sent: float | None = None, new_connection: bool = False
+    ) -> None:
         """Send an attempt; `new_connection` forces a new connection even with keep-alive."""
-        now = self.env._now  # noqa: SLF001
+        now = self.env._now
         recorder = self.recorder
-        if recorder.arrived - recorder.completed - recorder.errors - recorder.late > self.max_inside:
+        if (
+            recorder.arrived - recorder.completed - recorder.errors - recorder.late
+            > self.max_inside
+        ):
             raise RunawayQueue(
                 f"{recorder.arrived - recorder.completed - recorder.errors - recorder.late} requests are inside "
                 f"the servers (run.max_in_flight = {self.max_inside}) at t = {now:.6g} s: "
                 "the offered load exceeds the capacity of the model"
             )
-        request = Request(next(self._numbers), now if first_sent is None else first_sent, attempt, self, user)
+        request = Request(
+            next(self._numbers), now if first_sent is None else first_sent, attempt, self, user
+        )
         if self.keep_alive:
             connection = self._connections.get(user)
             # A connection the client hung up on (its timeout fired) is gone even while the
             # server still works on its request: the next request connects anew.
-            if new_connection or connection is None or not connection.open or connection.client_closed:
+            if (
+                new_connection
+                or connection is None
+                or not connection.open
+                or connection.client_closed
+            ):
                 connection = self._connections[user] = Connection()
                 new_connection = True
             else:
@@ -121,7 +146,7 @@ class Clients:
         if request.timer is not None:
             request.timer.cancel()
         if ok:
-            self.recorder.complete(self.env._now - request.sent)  # noqa: SLF001
+            self.recorder.complete(self.env._now - request.sent)
             self.done(request.user)
         else:
             self.recorder.errors += 1
@@ -140,7 +165,7 @@ class Clients:
     def _after_failure(self, request: Request, retry_allowed: bool) -> None:
         retry = self.retry
         if retry_allowed and request.attempt < retry.max_retries:
-            delay = min(retry.backoff_s * retry.multiplier ** request.attempt, retry.max_backoff_s)
+            delay = min(retry.backoff_s * retry.multiplier**request.attempt, retry.max_backoff_s)
             self.kernel.call_after(delay, self._resend, request)
         else:
             self.recorder.failed += 1  # the user gives up on this request
@@ -173,8 +198,18 @@ class ClosedPopulation(Clients):
     returning_users = True
     keeps_sessions = True
 
-    def __init__(self, kernel, entry, recorder, *, users: int, think: Sampler, ramp=None,
-                 requests_per_user: int | None = None, **common) -> None:
+    def __init__(
+        self,
+        kernel,
+        entry,
+        recorder,
+        *,
+        users: int,
+        think: Sampler,
+        ramp=None,
+        requests_per_user: int | None = None,
+        **common,
+    ) -> None:
         super().__init__(kernel, entry, recorder, **common)
         self.think = think
         self.users = users
@@ -247,9 +282,18 @@ class ClosedPopulation(Clients):
 class OpenArrivals(Clients):
     """Poisson (or renewal, or piecewise-rate) arrivals, one request each."""
 
-    def __init__(self, kernel, entry, recorder, *, interarrival: Sampler | None = None,
-                 unit_exponential: Sampler | None = None, schedule=None, total: int | None = None,
-                 **common) -> None:
+    def __init__(
+        self,
+        kernel,
+        entry,
+        recorder,
+        *,
+        interarrival: Sampler | None = None,
+        unit_exponential: Sampler | None = None,
+        schedule=None,
+        total: int | None = None,
+        **common,
+    ) -> None:
         super().__init__(kernel, entry, recorder, **common)
         self.interarrival = interarrival
         self.unit_exponential = unit_exponential
@@ -290,7 +334,7 @@ class OpenArrivals(Clients):
     def _arrive(self, _arg) -> None:
         self.generated += 1
         self.send(self.generated)
-        self._schedule_next(self.kernel.env._now)  # noqa: SLF001
+        self._schedule_next(self.kernel.env._now)
 
     def done(self, user) -> None:
         self.outcomes += 1
@@ -305,8 +349,18 @@ class Sessions(Clients):
     returning_users = True
     keeps_sessions = True
 
-    def __init__(self, kernel, entry, recorder, *, interarrival: Sampler, think: Sampler,
-                 length: Callable[[], int], total: int | None = None, **common) -> None:
+    def __init__(
+        self,
+        kernel,
+        entry,
+        recorder,
+        *,
+        interarrival: Sampler,
+        think: Sampler,
+        length: Callable[[], int],
+        total: int | None = None,
+        **common,
+    ) -> None:
         super().__init__(kernel, entry, recorder, **common)
         self.interarrival = interarrival
         self.think = think
@@ -355,8 +409,9 @@ class ApacheBench(Clients):
 
     returning_users = True
 
-    def __init__(self, kernel, entry, recorder, *, concurrency: int, requests: int, repeat: int = 1,
-                 **common) -> None:
+    def __init__(
+        self, kernel, entry, recorder, *, concurrency: int, requests: int, repeat: int = 1, **common
+    ) -> None:
         super().__init__(kernel, entry, recorder, **common)
         self.concurrency = concurrency
         self.requests = requests

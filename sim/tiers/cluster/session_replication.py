@@ -20,6 +20,7 @@ request go on at once, but a sender may have at most `max_credits_bytes` unackno
 thread, until acknowledgements return credits.  Receivers are every other node (total
 replication) or the next `buddies` nodes in ring order (buddy replication / BackupManager).
 """
+
 from __future__ import annotations
 
 from collections import deque
@@ -31,7 +32,7 @@ class Link:
     """A FIFO network link: one frame at a time at `bandwidth_bps`, then `latency_s` in flight.
     Its `pool` (capacity 1) gives the link's utilisation and queue in the metrics."""
 
-    __slots__ = ("kernel", "pool", "seconds_per_byte", "latency_s")
+    __slots__ = ("kernel", "latency_s", "pool", "seconds_per_byte")
 
     def __init__(self, kernel, pool: Pool, bandwidth_bps: float, latency_s: float) -> None:
         self.kernel = kernel
@@ -55,15 +56,28 @@ class Link:
 class Network:
     """The cluster network between nodes `0..n-1`: per-node links (switched) or one segment."""
 
-    def __init__(self, kernel, make_pool, names: list[str], *, switched: bool, multicast: bool,
-                 bandwidth_bps: float, latency_s: float) -> None:
+    def __init__(
+        self,
+        kernel,
+        make_pool,
+        names: list[str],
+        *,
+        switched: bool,
+        multicast: bool,
+        bandwidth_bps: float,
+        latency_s: float,
+    ) -> None:
         self.multicast = multicast
         self.switched = switched
         if switched:
             # Full duplex: a node's outgoing and incoming directions are separate links; the
             # latency is split between the two hops.
-            self.tx = [Link(kernel, make_pool(f"net.{n}.tx"), bandwidth_bps, latency_s / 2) for n in names]
-            self.rx = [Link(kernel, make_pool(f"net.{n}.rx"), bandwidth_bps, latency_s / 2) for n in names]
+            self.tx = [
+                Link(kernel, make_pool(f"net.{n}.tx"), bandwidth_bps, latency_s / 2) for n in names
+            ]
+            self.rx = [
+                Link(kernel, make_pool(f"net.{n}.rx"), bandwidth_bps, latency_s / 2) for n in names
+            ]
         else:
             segment = Link(kernel, make_pool("net.segment"), bandwidth_bps, latency_s)
             self.tx = self.rx = [segment] * len(names)
@@ -97,7 +111,7 @@ class Network:
 
 
 class _Message:
-    __slots__ = ("sender", "nbytes", "pending", "then", "arg")
+    __slots__ = ("arg", "nbytes", "pending", "sender", "then")
 
     def __init__(self, sender: int, nbytes: int, pending: int, then, arg) -> None:
         self.sender = sender
@@ -130,7 +144,9 @@ class Replicator:
         else:
             self.receivers = [[(s + k) % n for k in range(1, spec.buddies + 1)] for s in range(n)]
         self.outstanding = [0] * n  # async: unacknowledged bytes per sender
-        self.blocked: list[deque] = [deque() for _ in range(n)]  # async: senders waiting for credits
+        self.blocked: list[deque] = [
+            deque() for _ in range(n)
+        ]  # async: senders waiting for credits
         # counters (cumulative)
         self.replicated = 0
         self.bytes_sent = 0
@@ -181,7 +197,7 @@ class Replicator:
 
     # ------------------------------------------------------------------ the receivers
     def _arrived(self, pair) -> None:
-        message, receiver = pair
+        _message, receiver = pair
         self.cpus[receiver].run(self.apply_s, self._applied, pair)
 
     def _applied(self, pair) -> None:
@@ -203,14 +219,19 @@ class Replicator:
             self._continue(state)
 
     def counters(self) -> tuple[float, float, float, float]:
-        return (float(self.replicated), float(self.bytes_sent), self.wait_sum, float(self.credit_waits))
+        return (
+            float(self.replicated),
+            float(self.bytes_sent),
+            self.wait_sum,
+            float(self.credit_waits),
+        )
 
 
 class AfterRequest:
     """A node's replication after each request: every replicated tier in turn (web, then EJB),
     then `finish(visit)`.  Installed as the node's `Station.post`."""
 
-    __slots__ = ("replicators", "node")
+    __slots__ = ("node", "replicators")
 
     def __init__(self, replicators: list[Replicator], node: int) -> None:
         self.replicators = replicators

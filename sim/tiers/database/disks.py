@@ -7,9 +7,10 @@ calls behind it while the CPU idles -- the I/O-bound database of capacity-planni
 (Menascé & Almeida, *Capacity Planning for Web Services*, 2002, ch. 8: CPU and disk as separate
 service centres).
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from sim.kernel.slots import GRANTED, Pool
 

@@ -23,41 +23,74 @@ Apache keeps the pool per child process.  With prefork (one thread per child) th
 cached connection per child and backend, tracked here per child (`ProcessTable`): a child
 reuses its own connection or opens one, never waits for another's, and closes it when it
 exits; no reslist is made for a one-thread child, so `ttl` and `acquire` do not apply
-(`ap_proxy_initialize_worker`, `ap_proxy_acquire_connection` in `proxy_util.c`).  With threaded MPMs one pool per backend node stands for the children's pools (the
+(`ap_proxy_initialize_worker`, `ap_proxy_acquire_connection` in `proxy_util.c`).  With threaded
+MPMs one pool per backend node stands for the children's pools (the
 default `max` = ThreadsPerChild means a thread never finds its own child's pool exhausted).
 """
+
 from __future__ import annotations
 
 from collections import deque
 
-from sim.kernel.slots import GRANTED, REFUSED, Pool
 from sim.kernel.request import Reply, Request
+from sim.kernel.slots import GRANTED, REFUSED, Pool
 
 
 class BackendConnection:
-    __slots__ = ("thread", "released_at", "idle_timer", "waiting", "child")
+    __slots__ = ("child", "idle_timer", "released_at", "thread", "waiting")
 
     def __init__(self, child=None) -> None:
         self.child = child  # the prefork child that owns it (per-child pools)
         self.thread = False  # a backend thread is bound to it (blocking connector)
         self.released_at = 0.0  # when it last went back to the front's pool (ttl)
         self.idle_timer = None  # the backend's idle timeout while the connection is idle
-        self.waiting = None  # (waiter in the accept queue, request, reply, read timer) until a thread binds
+        self.waiting = (
+            None  # (waiter in the accept queue, request, reply, read timer) until a thread binds
+        )
 
 
 class BlockingBackend:
     """The front's pool of connections to one node with a blocking connector (duck-types a
     node for the balancer: `name`, `serve`)."""
 
-    __slots__ = ("kernel", "node", "name", "threads", "max_connections", "ttl_s", "acquire_timeout_s",
-                 "read_timeout_s", "idle_timeout_s", "_idle", "open_connections", "_waiters",
-                 "read_timeouts", "acquire_timeouts", "idle_closes", "ttl_closes", "_cached", "exit_closes",
-                 "poll_s", "disable_reuse")
+    __slots__ = (
+        "_cached",
+        "_idle",
+        "_waiters",
+        "acquire_timeout_s",
+        "acquire_timeouts",
+        "disable_reuse",
+        "exit_closes",
+        "idle_closes",
+        "idle_timeout_s",
+        "kernel",
+        "max_connections",
+        "name",
+        "node",
+        "open_connections",
+        "poll_s",
+        "read_timeout_s",
+        "read_timeouts",
+        "threads",
+        "ttl_closes",
+        "ttl_s",
+    )
 
-    def __init__(self, kernel, node, threads: Pool, *, max_connections: int | None, ttl_s: float | None,
-                 acquire_timeout_s: float | None, read_timeout_s: float | None,
-                 idle_timeout_s: float | None, children=None, poll_s: float | None = None,
-                 disable_reuse: bool = False) -> None:
+    def __init__(
+        self,
+        kernel,
+        node,
+        threads: Pool,
+        *,
+        max_connections: int | None,
+        ttl_s: float | None,
+        acquire_timeout_s: float | None,
+        read_timeout_s: float | None,
+        idle_timeout_s: float | None,
+        children=None,
+        poll_s: float | None = None,
+        disable_reuse: bool = False,
+    ) -> None:
         self.kernel = kernel
         self.node = node  # a Station without a pool: the thread is held by the connection
         self.name = node.name
@@ -69,7 +102,9 @@ class BlockingBackend:
         self.idle_timeout_s = idle_timeout_s
         self._idle: list[BackendConnection] = []  # LIFO: the last released is reused first
         self.open_connections = 0
-        self._waiters: deque = deque()  # requests waiting for a pooled connection: [request, reply, timer]
+        self._waiters: deque = (
+            deque()
+        )  # requests waiting for a pooled connection: [request, reply, timer]
         self.read_timeouts = 0
         self.acquire_timeouts = 0
         self.idle_closes = 0
@@ -100,7 +135,9 @@ class BlockingBackend:
             self._send(connection, request, reply)
             return
         connection = self._pop_idle()
-        if connection is None and (self.max_connections is None or self.open_connections < self.max_connections):
+        if connection is None and (
+            self.max_connections is None or self.open_connections < self.max_connections
+        ):
             connection = self._open()
         if connection is not None:
             self._send(connection, request, reply)
@@ -126,7 +163,9 @@ class BlockingBackend:
     def _look_again(self, state: tuple) -> None:
         request, reply, looks = state
         connection = self._pop_idle()
-        if connection is None and (self.max_connections is None or self.open_connections < self.max_connections):
+        if connection is None and (
+            self.max_connections is None or self.open_connections < self.max_connections
+        ):
             connection = self._open()
         if connection is not None:
             self._send(connection, request, reply)
@@ -181,7 +220,7 @@ class BlockingBackend:
 
     def _bound(self, connection: BackendConnection) -> None:
         """A backend thread took the connection out of the accept queue: serve its request."""
-        waiter, request, reply, timer = connection.waiting
+        _waiter, request, reply, timer = connection.waiting
         connection.waiting = None
         connection.thread = True
         if timer is not None:
@@ -226,7 +265,9 @@ class BlockingBackend:
     def _park(self, connection: BackendConnection) -> None:
         connection.released_at = self.kernel.now
         if self.idle_timeout_s is not None:
-            connection.idle_timer = self.kernel.after(self.idle_timeout_s, self._idle_expired, connection)
+            connection.idle_timer = self.kernel.after(
+                self.idle_timeout_s, self._idle_expired, connection
+            )
 
     def now_values(self) -> dict[str, float]:
         """Instantaneous state for time series: where the node's threads and connections are."""
@@ -234,7 +275,9 @@ class BlockingBackend:
         awaiting = self.open_connections - idle - self.node.in_progress
         return {
             f"{self.name}.connections.open_now": float(self.open_connections),
-            f"{self.name}.connections.idle_pinned_now": float(idle),  # pooled, idle, holding a thread
+            f"{self.name}.connections.idle_pinned_now": float(
+                idle
+            ),  # pooled, idle, holding a thread
             f"{self.name}.connections.awaiting_thread_now": float(max(awaiting, 0)),
             f"{self.name}.requests.awaiting_connection_now": float(len(self._waiters)),
             # cumulative counts
@@ -275,7 +318,9 @@ class BlockingBackend:
 
     def _next_waiter(self) -> None:
         """A connection slot freed: a request waiting for one opens a new connection."""
-        if self._waiters and (self.max_connections is None or self.open_connections < self.max_connections):
+        if self._waiters and (
+            self.max_connections is None or self.open_connections < self.max_connections
+        ):
             request, reply, timer = self._waiters.popleft()
             if timer is not None:
                 timer.cancel()
@@ -285,7 +330,9 @@ class BlockingBackend:
 class _Returned:
     __slots__ = ("backend", "connection", "reply")
 
-    def __init__(self, backend: BlockingBackend, connection: BackendConnection, reply: Reply) -> None:
+    def __init__(
+        self, backend: BlockingBackend, connection: BackendConnection, reply: Reply
+    ) -> None:
         self.backend = backend
         self.connection = connection
         self.reply = reply

@@ -14,10 +14,11 @@ accepts next and every child takes its turn.  Which idle child is killed: the pa
 the idle child in the highest scoreboard slot it found (`perform_idle_server_maintenance` in
 `server/mpm/prefork/prefork.c`); slots fill in fork order, so the youngest idle child.
 """
+
 from __future__ import annotations
 
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 
 class ProcessTable:

@@ -20,6 +20,7 @@ Parameters are the front's (`proxy.mpm`, `proxy.keep_alive`, `proxy.keep_alive_t
 `clients.close_delay_s`: how long a client keeps its socket open after a response it does not
 follow with another request on the connection).
 """
+
 from __future__ import annotations
 
 from sim.kernel.slots import Pool
@@ -28,7 +29,7 @@ from sim.kernel.slots import Pool
 class Connection:
     """A client's TCP connection to the front tier."""
 
-    __slots__ = ("open", "holds_worker", "requests", "idle_timer", "client_closed", "worker")
+    __slots__ = ("client_closed", "holds_worker", "idle_timer", "open", "requests", "worker")
 
     def __init__(self) -> None:
         self.open = True  # False once the server has closed it: the next request reconnects
@@ -42,12 +43,30 @@ class Connection:
 class FrontConnections:
     """The front tier's connection handling: keep-alive and lingering close, by MPM."""
 
-    __slots__ = ("kernel", "pool", "mpm", "keep_alive", "keep_alive_timeout_s", "max_keep_alive_requests",
-                 "linger_hold_s", "children")
+    __slots__ = (
+        "children",
+        "keep_alive",
+        "keep_alive_timeout_s",
+        "kernel",
+        "linger_hold_s",
+        "max_keep_alive_requests",
+        "mpm",
+        "pool",
+    )
 
-    def __init__(self, kernel, pool: Pool | None, *, mpm: str, keep_alive: bool, keep_alive_timeout_s: float,
-                 max_keep_alive_requests: int, linger_s: float, client_close_delay_s: float | None,
-                 children=None) -> None:
+    def __init__(
+        self,
+        kernel,
+        pool: Pool | None,
+        *,
+        mpm: str,
+        keep_alive: bool,
+        keep_alive_timeout_s: float,
+        max_keep_alive_requests: int,
+        linger_s: float,
+        client_close_delay_s: float | None,
+        children=None,
+    ) -> None:
         self.kernel = kernel
         self.children = children  # ProcessTable: which prefork child holds each worker slot
         self.pool = pool
@@ -91,11 +110,19 @@ class FrontConnections:
         """The response went out: keep the connection (and, by MPM, the worker) or close it."""
         connection = request.connection
         persistent = (
-            connection is not None and connection.open and not connection.client_closed and self.keep_alive
-            and (self.max_keep_alive_requests == 0 or connection.requests < self.max_keep_alive_requests)
+            connection is not None
+            and connection.open
+            and not connection.client_closed
+            and self.keep_alive
+            and (
+                self.max_keep_alive_requests == 0
+                or connection.requests < self.max_keep_alive_requests
+            )
         )
         if persistent:
-            connection.idle_timer = self.kernel.after(self.keep_alive_timeout_s, self._idle_expired, connection)
+            connection.idle_timer = self.kernel.after(
+                self.keep_alive_timeout_s, self._idle_expired, connection
+            )
             if self.mpm == "event":
                 self._release_worker(request.worker)
             return

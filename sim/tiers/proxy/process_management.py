@@ -5,9 +5,11 @@ Once a second the parent counts idle children (`perform_idle_server_maintenance`
 `MinSpareServers` it forks `idle_spawn_rate` children (bounded by `MaxClients`) and doubles
 the rate, up to 32 per second; otherwise the rate resets to 1.  It starts with `StartServers`
 children.  After a graceful restart the doubling is held off for the first 10 forking ticks
-(`hold_off_on_exponential_spawning = 10`, set when `is_graceful`, counted down per fork).  A cold or trimmed server therefore reaches MaxClients only after several seconds
+(`hold_off_on_exponential_spawning = 10`, set when `is_graceful`, counted down per fork).  A cold
+or trimmed server therefore reaches MaxClients only after several seconds
 (Apache performance-tuning notes), and connections meanwhile wait in the listen queue.
 """
+
 from __future__ import annotations
 
 from sim.kernel.slots import Pool
@@ -18,10 +20,29 @@ GRACEFUL_HOLD_OFF = 10  # forking ticks at rate 1 after a graceful restart (pref
 
 
 class PreforkSpawner:
-    __slots__ = ("kernel", "pool", "max_clients", "min_spare", "max_spare", "spawn_rate", "children", "hold_off")
+    __slots__ = (
+        "children",
+        "hold_off",
+        "kernel",
+        "max_clients",
+        "max_spare",
+        "min_spare",
+        "pool",
+        "spawn_rate",
+    )
 
-    def __init__(self, kernel, pool: Pool, *, max_clients: int, start_servers: int, min_spare: int,
-                 max_spare: int, children: ProcessTable | None = None, graceful_restart: bool = False) -> None:
+    def __init__(
+        self,
+        kernel,
+        pool: Pool,
+        *,
+        max_clients: int,
+        start_servers: int,
+        min_spare: int,
+        max_spare: int,
+        children: ProcessTable | None = None,
+        graceful_restart: bool = False,
+    ) -> None:
         self.kernel = kernel
         self.pool = pool
         self.children = children  # the children as individuals, when their connections matter
@@ -47,7 +68,9 @@ class PreforkSpawner:
             fork = min(self.spawn_rate, self.max_clients - pool.capacity)
             if fork > 0:
                 if self.children is not None:
-                    self.children.fork(fork)  # before the new slots are handed to waiting connections
+                    self.children.fork(
+                        fork
+                    )  # before the new slots are handed to waiting connections
                 pool.resize(pool.capacity + fork)
                 changed = True
             if self.hold_off:
@@ -58,5 +81,5 @@ class PreforkSpawner:
             self.spawn_rate = 1
         # With nothing else on the calendar and nothing changed this tick, no later tick can
         # change anything: stop, so that a finished workload is not kept running by this clock.
-        if changed or self.kernel.env._queue:  # noqa: SLF001
+        if changed or self.kernel.env._queue:
             self.kernel.call_after(1.0, self._maintain, None)

@@ -1,16 +1,32 @@
 """Balancer policies, each a small class behind one interface (`base.Policy`), by the names
 their users know them by (the model file's `balancer.policy`)."""
+
 from __future__ import annotations
 
 from sim.tiers.balancer.policies.base import Policy
 from sim.tiers.balancer.policies.hashing import Carp, ConsistentHash
 from sim.tiers.balancer.policies.least_load import (
-    ByBusyness, ByTraffic, JoinIdleQueue, LeastOutstanding, PeakEwma, PowerOfChoices, ShortestQueueFirst,
+    ByBusyness,
+    ByTraffic,
+    JoinIdleQueue,
+    LeastOutstanding,
+    PeakEwma,
+    PowerOfChoices,
+    ShortestQueueFirst,
     UniformRandom,
 )
-from sim.tiers.balancer.policies.mod_jk import ModJkBusyness, ModJkRequest, ModJkSession, ModJkTraffic
+from sim.tiers.balancer.policies.mod_jk import (
+    ModJkBusyness,
+    ModJkRequest,
+    ModJkSession,
+    ModJkTraffic,
+)
 from sim.tiers.balancer.policies.rotation import (
-    FirstActive, JBossFirstAvailable, JBossFirstAvailableIdenticalAllProxies, JBossRoundRobin, SmoothWeightedRoundRobin,
+    FirstActive,
+    JBossFirstAvailable,
+    JBossFirstAvailableIdenticalAllProxies,
+    JBossRoundRobin,
+    SmoothWeightedRoundRobin,
     StrictRoundRobin,
 )
 
@@ -30,7 +46,10 @@ POLICIES: dict[str, tuple[type[Policy], tuple[str, ...]]] = {
     "mod_jk_traffic": (ModJkTraffic, ("maintain_s", "response_bytes")),
     "mod_jk_busyness": (ModJkBusyness, ("maintain_s",)),
     "carp": (Carp, ("hash_key", "urls", "url_zipf_s")),
-    "consistent_hash": (ConsistentHash, ("hash_key", "urls", "url_zipf_s", "ring_points", "hash_balance_factor")),
+    "consistent_hash": (
+        ConsistentHash,
+        ("hash_key", "urls", "url_zipf_s", "ring_points", "hash_balance_factor"),
+    ),
     "power_of_d": (PowerOfChoices, ("choices",)),
     "p2c_peak_ewma": (PeakEwma, ("decay_s",)),
     "join_idle_queue": (JoinIdleQueue, ()),

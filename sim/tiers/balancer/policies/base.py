@@ -13,9 +13,11 @@ it keeps up to date in place:
 Hooks are called only when a policy asks for them (`on_dispatch`, `on_complete`), so a
 stateless policy costs one call per request.
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 
 class Policy:
@@ -31,7 +33,7 @@ class Policy:
     on_complete = False  # call completed() for every answer received
     uses_load = False  # reads `load` (so stale reports apply to it)
 
-    __slots__ = ("weights", "names", "active", "load", "outstanding", "rng", "now")
+    __slots__ = ("active", "load", "names", "now", "outstanding", "rng", "weights")
 
     def __init__(self, weights: Sequence[float], names: Sequence[str], rng, **params: Any) -> None:
         self.weights = list(weights)  # mod_jk lbfactor, mod_proxy loadfactor, HAProxy weight
@@ -74,7 +76,7 @@ class UniformDraws:
     """Uniform [0, 1) numbers drawn from the policy's own stream in blocks (one numpy call
     per 4096 picks instead of one per pick)."""
 
-    __slots__ = ("rng", "buffer", "block")
+    __slots__ = ("block", "buffer", "rng")
 
     def __init__(self, rng, block: int = 4096) -> None:
         self.rng = rng

@@ -7,6 +7,7 @@ drawn per request from `urls` distinct paths with Zipf popularity (rank k has pr
 proportional to 1/k^s): with hash routing the load of a member follows the popularity of
 the keys it owns, which uniform keys would hide.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -69,7 +70,7 @@ def carp_load_multipliers(weights: list[float]) -> list[float]:
 class HashKeys:
     """Draws the key of each request: a Zipf-popular URL, or the client's session."""
 
-    __slots__ = ("by", "draw", "cdf", "paths")
+    __slots__ = ("by", "cdf", "draw", "paths")
 
     def __init__(self, rng, by: str = "url", urls: int = 1000, zipf_s: float = 1.0) -> None:
         self.by = by
@@ -94,10 +95,19 @@ class Carp(Policy):
 
     name = "carp"
     split = "weighted"
-    __slots__ = ("keys", "member_hash", "multiplier", "_cache")
+    __slots__ = ("_cache", "keys", "member_hash", "multiplier")
 
-    def __init__(self, weights, names, rng, *, hash_key: str = "url", urls: int = 1000, url_zipf_s: float = 1.0,
-                 **params) -> None:
+    def __init__(
+        self,
+        weights,
+        names,
+        rng,
+        *,
+        hash_key: str = "url",
+        urls: int = 1000,
+        url_zipf_s: float = 1.0,
+        **params,
+    ) -> None:
         super().__init__(weights, names, rng)
         self.keys = HashKeys(rng, hash_key, urls, url_zipf_s)
         self.member_hash = [carp_member_hash(name) for name in self.names]
@@ -139,16 +149,28 @@ class ConsistentHash(Policy):
 
     name = "consistent_hash"
     split = "weighted"
-    __slots__ = ("keys", "positions", "owners", "balance_factor", "int_weights", "_start")
+    __slots__ = ("_start", "balance_factor", "int_weights", "keys", "owners", "positions")
 
-    def __init__(self, weights, names, rng, *, hash_key: str = "url", urls: int = 1000, url_zipf_s: float = 1.0,
-                 ring_points: int = 160, hash_balance_factor: int = 0, **params) -> None:
+    def __init__(
+        self,
+        weights,
+        names,
+        rng,
+        *,
+        hash_key: str = "url",
+        urls: int = 1000,
+        url_zipf_s: float = 1.0,
+        ring_points: int = 160,
+        hash_balance_factor: int = 0,
+        **params,
+    ) -> None:
         super().__init__(weights, names, rng)
         self.keys = HashKeys(rng, hash_key, urls, url_zipf_s)
         self.int_weights = [max(1, round(w)) for w in self.weights]
         points = sorted(
             (ring_hash(f"{name}-{j}"), i)
-            for i, name in enumerate(self.names) for j in range(ring_points * self.int_weights[i])
+            for i, name in enumerate(self.names)
+            for j in range(ring_points * self.int_weights[i])
         )
         self.positions = [p for p, _ in points]
         self.owners = [i for _, i in points]
@@ -169,14 +191,18 @@ class ConsistentHash(Policy):
         slots_total = ((served + 1) * self.balance_factor + 99) // 100
         per_weight, remainder = divmod(slots_total, total_weight)
         slots = weights[i] * per_weight
-        slots += ((cumulative + weights[i]) * remainder) // total_weight - (cumulative * remainder) // total_weight
+        slots += ((cumulative + weights[i]) * remainder) // total_weight - (
+            cumulative * remainder
+        ) // total_weight
         return load[i] < max(slots, 1)
 
     def pick(self, request) -> int:
         key = self.keys(request)
         start = self._start.get(key)
         if start is None:
-            start = self._start[key] = bisect_left(self.positions, ring_hash(key)) % len(self.positions)
+            start = self._start[key] = bisect_left(self.positions, ring_hash(key)) % len(
+                self.positions
+            )
         owners, active = self.owners, self.active
         usable = None
         count = len(owners)
@@ -188,4 +214,6 @@ class ConsistentHash(Policy):
                 return i
             if usable is None:
                 usable = i
-        return usable if usable is not None else active[0]  # all over the bound: the first clockwise
+        return (
+            usable if usable is not None else active[0]
+        )  # all over the bound: the first clockwise

@@ -1,6 +1,7 @@
 """Policies that look at load: uniform random (the state-blind baseline), least outstanding,
 lighttpd `sqf`, mod_proxy_balancer `bybusyness` and `bytraffic`, power of d choices, P2C with
 peak-EWMA latency (Finagle) and join-idle-queue."""
+
 from __future__ import annotations
 
 import math
@@ -97,7 +98,11 @@ class ByBusyness(Policy):
         for i in self.active:
             lbstatus[i] += weights[i]
             total += weights[i]
-            if best < 0 or busy[i] < busy[best] or (busy[i] == busy[best] and lbstatus[i] > lbstatus[best]):
+            if (
+                best < 0
+                or busy[i] < busy[best]
+                or (busy[i] == busy[best] and lbstatus[i] > lbstatus[best])
+            ):
                 best = i
         lbstatus[best] -= total
         return best
@@ -112,7 +117,7 @@ class ByTraffic(Policy):
     name = "bytraffic"
     split = "weighted"
     on_complete = True
-    __slots__ = ("traffic", "bytes_per_response")
+    __slots__ = ("bytes_per_response", "traffic")
 
     def __init__(self, weights, names, rng, *, response_bytes=None, **params) -> None:
         super().__init__(weights, names, rng)
@@ -141,7 +146,7 @@ class PowerOfChoices(Policy):
     name = "power_of_d"
     split = "adaptive"
     uses_load = True
-    __slots__ = ("draw", "choices")
+    __slots__ = ("choices", "draw")
 
     def __init__(self, weights, names, rng, *, choices: int = 2, **params) -> None:
         super().__init__(weights, names, rng)
@@ -191,7 +196,7 @@ class PeakEwma(Policy):
     uses_load = True
     on_complete = True
     PENALTY = float((2**63 - 1) >> 16)  # Finagle: Long.MaxValue >> 16
-    __slots__ = ("draw", "decay_s", "cost", "stamp")
+    __slots__ = ("cost", "decay_s", "draw", "stamp")
 
     def __init__(self, weights, names, rng, *, decay_s: float = 10.0, **params) -> None:
         super().__init__(weights, names, rng)

@@ -1,6 +1,7 @@
 """mod_jk's lb worker: `method` = Request (R), Session (S), Traffic (T) or Busyness (B), with
 its `lb_value` accounting (src: tomcat-connectors native/common/jk_lb_worker.c;
 https://tomcat.apache.org/connectors-doc/reference/workers.html)."""
+
 from __future__ import annotations
 
 import math
@@ -34,9 +35,18 @@ class ModJk(Policy):
     name = "mod_jk_request"
     method = "R"
     split = "weighted"
-    __slots__ = ("mult", "lb_value", "next_offset", "maintain_s", "last_maintain", "bytes_per_response")
+    __slots__ = (
+        "bytes_per_response",
+        "last_maintain",
+        "lb_value",
+        "maintain_s",
+        "mult",
+        "next_offset",
+    )
 
-    def __init__(self, weights, names, rng, *, maintain_s: float = 60.0, response_bytes=None, **params) -> None:
+    def __init__(
+        self, weights, names, rng, *, maintain_s: float = 60.0, response_bytes=None, **params
+    ) -> None:
         super().__init__(weights, names, rng)
         self.mult = lb_multiplicities([max(1, round(w)) for w in self.weights])
         self.lb_value = [0] * len(self.weights)

@@ -1,6 +1,7 @@
 """Policies that rotate or stick, blind to load: strict round robin, smooth weighted round
 robin (mod_proxy_balancer `byrequests`, nginx's default), lighttpd `static`, and the JBoss
 smart-stub policies (`RoundRobin`, `FirstAvailable`, `FirstAvailableIdenticalAllProxies`)."""
+
 from __future__ import annotations
 
 from sim.tiers.balancer.policies.base import Policy, UniformDraws
