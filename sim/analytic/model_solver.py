@@ -26,8 +26,8 @@ from scipy.stats import poisson
 
 from sim.analytic.erlang import mmc
 from sim.analytic.mva import ClosedNetwork, Station, asymptotic_bounds, exact_mva
+from sim.model.plan import Plan, compile_plan
 from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
-from sim.random.distributions import as_distribution
 
 
 class NotProductForm(ValueError):
@@ -98,85 +98,6 @@ class Answer:
             )
 
 
-@dataclass(frozen=True)
-class _Demand:
-    name: str
-    demand: float
-    servers: int | None  # None: delay station
-
-
-def _demands(model: Model) -> list[_Demand]:
-    """Mean demand per request at each station, with the balancer's even split over nodes."""
-    out: list[_Demand] = []
-    connect = model.clients.connect
-    if connect is not None and as_distribution(connect).mean > 0:
-        if not (isinstance(model.clients, AbClients) and model.clients.keep_alive):
-            out.append(_Demand("clients.connect", as_distribution(connect).mean, None))
-    if model.proxy is not None:
-        px = model.proxy
-        out.append(_Demand("proxy.cpu", as_distribution(px.demand).mean / px.speed, px.cores))
-    nodes = sum(group.count for group in model.backends)
-    db_visits = 0.0
-    for group in model.backends:
-        share = 1.0 / nodes  # the policies of this version split evenly over nodes
-        for i in range(group.count):
-            name = f"{group.name}{i + 1}"
-            out.append(
-                _Demand(
-                    f"{name}.cpu",
-                    share * as_distribution(group.cpu).mean / group.speed,
-                    group.cores,
-                )
-            )
-            io = as_distribution(group.io_wait).mean
-            if io > 0:
-                out.append(_Demand(f"{name}.io_wait", share * io, None))
-            db_visits += share * group.db_calls
-    if model.database is not None and db_visits > 0:
-        db = model.database
-        out.append(
-            _Demand(
-                "database.cpu", db_visits * as_distribution(db.demand).mean / db.speed, db.cores
-            )
-        )
-        out.append(_Demand("database.disk", db_visits * as_distribution(db.disk).mean, db.disks))
-    return [d for d in out if d.demand > 0]
-
-
-def _pool_limits(model: Model) -> list[tuple[str, int, tuple[str, ...]]]:
-    """(path, size, stations whose customers hold one of its slots) for every bounded slot pool.
-    The database's customers are counted in full against each node's pools (a safe over-count)."""
-    out = []
-    nodes = [f"{g.name}{i + 1}" for g in model.backends for i in range(g.count)]
-    if model.proxy is not None and model.proxy.workers is not None:
-        held = (
-            "proxy.cpu",
-            *(f"{n}.{part}" for n in nodes for part in ("cpu", "io_wait")),
-            "database.cpu",
-            "database.disk",
-        )
-        out.append(("proxy.workers", model.proxy.workers, held))
-    for g, group in enumerate(model.backends):
-        first = f"{group.name}1"
-        if group.threads is not None:
-            out.append(
-                (
-                    f"backends.{g}.threads",
-                    group.threads,
-                    (f"{first}.cpu", f"{first}.io_wait", "database.cpu", "database.disk"),
-                )
-            )
-        if group.jdbc_pool is not None and group.db_calls:
-            out.append(
-                (f"backends.{g}.jdbc_pool", group.jdbc_pool, ("database.cpu", "database.disk"))
-            )
-    if model.database is not None and model.database.connections is not None:
-        out.append(
-            ("database.connections", model.database.connections, ("database.cpu", "database.disk"))
-        )
-    return out
-
-
 def _number_pmf(station: StationAnswer, rate: float, limit: int) -> np.ndarray:
     """P(n customers present), n = 0..limit, at an open product-form station."""
     n = np.arange(limit + 1)
@@ -195,93 +116,58 @@ def _number_pmf(station: StationAnswer, rate: float, limit: int) -> np.ndarray:
 
 
 def _open_pool_overflow(
-    model: Model, stations: list[StationAnswer], rate: float
+    plan: Plan, stations: list[StationAnswer], rate: float
 ) -> list[tuple[str, int, float]]:
     """(path, size, P(all slots busy)) of every bounded pool, from the product-form
     distribution of the customers that hold it (a convolution of station distributions)."""
     by_name = {s.name: s for s in stations}
     out = []
-    for path, size, held in _pool_limits(model):
-        present = [by_name[h] for h in held if h in by_name]
+    for pool in plan.binding_pools():
+        present = [by_name[h] for h in pool.holders if h in by_name]
         mean = sum(s.queue_length for s in present)
-        if size > 50 * (mean + 1):
+        if pool.size > 50 * (mean + 1):
             continue  # geometric tails: far beyond any probability worth printing
-        total = np.zeros(size + 1)
+        total = np.zeros(pool.size + 1)
         total[0] = 1.0
         for s in present:
-            total = np.convolve(total, _number_pmf(s, rate, size))[: size + 1]
-        out.append((path, size, float(max(0.0, 1.0 - total[:size].sum()))))
+            total = np.convolve(total, _number_pmf(s, rate, pool.size))[: pool.size + 1]
+        out.append((pool.path, pool.size, float(max(0.0, 1.0 - total[: pool.size].sum()))))
     return out
 
 
-def _caveats(model: Model, population: int | None) -> list[str]:
-    caveats = []
-    nodes = sum(group.count for group in model.backends)
-    if nodes > 1 and model.balancer.policy != "random":
-        caveats.append(
-            f"balancer.policy = {model.balancer.policy} is treated as a random even split "
-            "(a rotation or a load-aware choice balances better than random; the answer is pessimistic)"
-        )
-    for path, size, _ in _pool_limits(model):
-        if population is not None and size < population:
-            caveats.append(
-                f"{path} = {size} can fill up under {population} users; slots held across downstream calls "
-                "(nested holds) are not product-form -- raise it to the population to make the answer exact"
-            )
-    clients = model.clients
-    if clients.timeout_s is not None:
-        caveats.append(
-            f"clients.timeout_s = {clients.timeout_s} is ignored (no abandonment in the network)"
-        )
-    if clients.retry.max_retries:
-        caveats.append("clients.retry is ignored (retries are extra load the network does not see)")
-    if (
-        model.proxy is not None
-        and model.proxy.listen_backlog is not None
-        and model.proxy.workers is not None
-    ):
-        if population is not None and model.proxy.workers < population:
-            caveats.append("proxy.listen_backlog can refuse requests; refusals are not modelled")
-    for g, group in enumerate(model.backends):
-        if group.accept_queue is not None and group.threads is not None:
-            if population is not None and group.threads < population:
-                caveats.append(
-                    f"backends.{g}.accept_queue can refuse requests; refusals are not modelled"
-                )
-    if isinstance(clients, AbClients):
-        caveats.append(
-            f"ab -n {clients.requests} is a finite run; the answer is its steady state (start-up and drain excluded)"
-        )
-    return caveats
+def _caveats(plan: Plan, population: int | None) -> list[str]:
+    """Everything the network leaves out: the plan's approximations, and the pools that can
+    fill up under this population."""
+    return [str(a) for a in (*plan.approximations, *plan.pool_limits(population))]
 
 
-def solve_model(model: Model) -> Answer:
+def solve_model(model: Model, plan: Plan | None = None) -> Answer:
+    """The product-form answer for the model's compiled plan (compiled here when not given)."""
+    plan = compile_plan(model) if plan is None else plan
     clients = model.clients
-    demands = _demands(model)
+    if isinstance(clients, ClosedClients) and clients.ramp:
+        raise NotProductForm("clients.ramp: a changing population has no steady state to solve")
+    if isinstance(clients, OpenClients) and clients.rate_per_s is None:
+        which = "clients.schedule" if clients.schedule is not None else "clients.interarrival"
+        raise NotProductForm(
+            f"{which}: only Poisson arrivals (clients.rate_per_s) are product-form"
+        )
     if isinstance(clients, (ClosedClients, AbClients)):
-        if isinstance(clients, ClosedClients) and clients.ramp:
-            raise NotProductForm("clients.ramp: a changing population has no steady state to solve")
-        population = clients.users if isinstance(clients, ClosedClients) else clients.concurrency
-        think = as_distribution(clients.think).mean if isinstance(clients, ClosedClients) else 0.0
-        return _closed(model, demands, population, think)
+        assert plan.population is not None
+        return _closed(plan, plan.population, plan.think_s)
     if isinstance(clients, OpenClients):
-        if clients.rate_per_s is None:
-            which = "clients.schedule" if clients.schedule is not None else "clients.interarrival"
-            raise NotProductForm(
-                f"{which}: only Poisson arrivals (clients.rate_per_s) are product-form"
-            )
-        return _open(model, demands, clients.rate_per_s)
+        assert clients.rate_per_s is not None
+        return _open(plan, clients.rate_per_s)
     if isinstance(clients, SessionClients):
-        return _open(model, demands, clients.session_rate_per_s * clients.requests_per_session)
-    raise NotProductForm(
-        f"clients.kind = {clients.kind} has no analytic counterpart"
-    )  # pragma: no cover
+        return _open(plan, clients.session_rate_per_s * clients.requests_per_session)
+    raise NotProductForm(f"clients.kind = {clients.kind} has no analytic counterpart")
 
 
-def _closed(model: Model, demands: list[_Demand], population: int, think: float) -> Answer:
+def _closed(plan: Plan, population: int, think: float) -> Answer:
+    demands = plan.stations
     network = ClosedNetwork(
         tuple(
-            Station(d.name, d.demand, "delay" if d.servers is None else "queue", d.servers or 1)
+            Station(d.name, d.demand_s, "delay" if d.servers is None else "queue", d.servers or 1)
             for d in demands
         ),
         think=think,
@@ -293,17 +179,17 @@ def _closed(model: Model, demands: list[_Demand], population: int, think: float)
             d.name,
             "delay" if d.servers is None else "queue",
             d.servers,
-            d.demand,
+            d.demand_s,
             0.0 if d.servers is None else float(result.utilization[row, k]),
             float(result.residence[row, k]),
             float(result.queue_length[row, k]),
         )
         for k, d in enumerate(demands)
     ]
-    caveats = _caveats(model, population)
+    caveats = _caveats(plan, population)
     bounds = asymptotic_bounds(network, population)
     return Answer(
-        model=model.meta.name,
+        model=plan.model.meta.name,
         network=f"closed network, N = {population}, Z = {think:g} s (exact MVA)",
         exact=not caveats,
         caveats=caveats,
@@ -314,43 +200,43 @@ def _closed(model: Model, demands: list[_Demand], population: int, think: float)
     )
 
 
-def _open(model: Model, demands: list[_Demand], rate: float) -> Answer:
+def _open(plan: Plan, rate: float) -> Answer:
     stations = []
-    for d in demands:
+    for d in plan.stations:
         if d.servers is None:
             stations.append(
-                StationAnswer(d.name, "delay", None, d.demand, 0.0, d.demand, rate * d.demand)
+                StationAnswer(d.name, "delay", None, d.demand_s, 0.0, d.demand_s, rate * d.demand_s)
             )
             continue
-        load = rate * d.demand / d.servers
+        load = rate * d.demand_s / d.servers
         if load >= 1:
             raise NotProductForm(
-                f"{d.name} is offered {load:.3g} of its {d.servers} core(s): no steady "
-                f"state (the queue grows without bound)"
+                f"{d.name} is offered {load:.3g} of its {d.servers} core(s): no steady state "
+                f"(the queue grows without bound); raise {d.path}"
             )
         # A processor-sharing station with c cores has the M/M/c queue-length distribution,
         # whatever the demand distribution (it is a symmetric queue, Kelly 1979).
-        metrics = mmc(rate, 1.0 / d.demand, d.servers)
+        metrics = mmc(rate, 1.0 / d.demand_s, d.servers)
         stations.append(
             StationAnswer(
                 d.name,
                 "queue",
                 d.servers,
-                d.demand,
+                d.demand_s,
                 load,
                 metrics.mean_response,
                 metrics.mean_in_system,
             )
         )
-    caveats = _caveats(model, None)
-    for path, size, full in _open_pool_overflow(model, stations, rate):
+    caveats = _caveats(plan, None)
+    for path, size, full in _open_pool_overflow(plan, stations, rate):
         if full > 1e-4:
             caveats.append(
-                f"{path} = {size} is full with probability {full:.2g} in the unbounded network; slots held "
-                "across downstream calls (nested holds) are not product-form"
+                f"{path} = {size} is full with probability {full:.2g} in the unbounded network; "
+                "slots held across downstream calls (nested holds) are not product-form"
             )
     return Answer(
-        model=model.meta.name,
+        model=plan.model.meta.name,
         network=f"open network, Poisson arrivals at {rate:g} requests/s (Jackson)",
         exact=not caveats,
         caveats=caveats,

@@ -63,6 +63,24 @@ def main() -> None:
     """Simulate clustered Java web tiers: proxies, pools, app servers, balancers, databases."""
 
 
+def _refuse_unstable(model_file, model, plan=None) -> None:
+    """Exit 4 naming every station the open workload overloads (for run and solve alike)."""
+    from sim.model.stability import overloads
+
+    problems = overloads(model, plan)
+    if not problems:
+        return
+    lines = [
+        f"{model_file}: unstable configuration: the offered load exceeds capacity, queues would grow forever"
+    ]
+    lines += [f"  {p.path}: {p.detail} (utilization {p.utilization:.3g} >= 1)" for p in problems]
+    lines.append(
+        "  fix: lower the arrival rate, add capacity at the named parameter, or bound a queue "
+        "(proxy.listen_backlog with proxy.workers)"
+    )
+    fail("\n".join(lines), EXIT_UNSTABLE)
+
+
 @main.command()
 @click.argument("model_file", type=click.Path(dir_okay=False))
 @click.option(
@@ -84,26 +102,13 @@ def main() -> None:
 )
 def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
     """Simulate MODEL_FILE and print results with confidence intervals."""
-    from sim.model.stability import overloads
     from sim.present.tables import render, result_document
     from sim.run.replication import RunawayQueue
     from sim.run.replications import UnknownMetric
     from sim.run.replications import run as run_model
 
     model = _load(model_file, overrides)
-    problems = overloads(model)
-    if problems:
-        lines = [
-            f"{model_file}: unstable configuration: the offered load exceeds capacity, queues would grow forever"
-        ]
-        lines += [
-            f"  {p.path}: {p.detail} (utilization {p.utilization:.3g} >= 1)" for p in problems
-        ]
-        lines.append(
-            "  fix: lower the arrival rate, add capacity at the named parameter, or bound a queue "
-            "(proxy.listen_backlog with proxy.workers)"
-        )
-        fail("\n".join(lines), EXIT_UNSTABLE)
+    _refuse_unstable(model_file, model)
 
     sink, closer = _timeseries_writer(timeseries) if timeseries else (None, None)
     try:
@@ -202,10 +207,13 @@ def schema(as_json) -> None:
 def solve(model_file, overrides, as_json) -> None:
     """The analytic answer (MVA / Jackson network) where the model is product-form."""
     from sim.analytic.model_solver import NotProductForm, solve_model
+    from sim.model.plan import compile_plan
 
     model = _load(model_file, overrides)
+    plan = compile_plan(model)
+    _refuse_unstable(model_file, model, plan)
     try:
-        answer = solve_model(model)
+        answer = solve_model(model, plan)
     except NotProductForm as exc:
         message = f"{model_file}: no exact analytic solution: {exc}"
         if as_json:

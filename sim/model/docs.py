@@ -133,7 +133,7 @@ def _walk(model: type[BaseModel], prefix: str, applies: str, rows: dict[str, Row
 
 def distribution_rows() -> list[Row]:
     """The forms a time distribution takes (a bare number is a deterministic time)."""
-    from sim import distributions as d
+    from sim.random import distributions as d
 
     rows: list[Row] = [("<number>", "float", "", "s", ">= 0", "shorthand for a deterministic time")]
     specs = [

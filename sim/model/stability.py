@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sim.model.plan import Plan, compile_plan
 from sim.model.schema import Model, OpenClients, SessionClients
 from sim.random.distributions import as_distribution
-from sim.tiers.balancer.policies import policy_class
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,9 @@ def offered_request_rate(model: Model) -> float | None:
     return None
 
 
-def overloads(model: Model) -> list[Overload]:
+def overloads(model: Model, plan: Plan | None = None) -> list[Overload]:
+    """Stations offered at least their capacity by an unbounded open workload (by the plan's
+    nodes and their shares)."""
     rate = offered_request_rate(model)
     if rate is None:
         return []
@@ -59,13 +61,10 @@ def overloads(model: Model) -> list[Overload]:
                     "proxy.cores", u, f"proxy CPU offered {u:.3g} of its {proxy.cores} core(s)"
                 )
             )
-    members = model.balancer.members
-    groups = [
-        (g, group)
-        for g, group in enumerate(model.backends)
-        if members is None or group.name in members
-    ]
-    share = _shares(model, groups)
+    plan = compile_plan(model) if plan is None else plan
+    groups = list({node.group: node.spec for node in plan.nodes}.items())
+    adaptive = any(node.share is None for node in plan.nodes)
+    share = None if adaptive else {node.group: node.share for node in plan.nodes}
     db_rate = 0.0
     if share is None:  # a load-aware policy: stable up to the pooled capacity of the members
         found += _pooled(model, rate, groups)
@@ -125,23 +124,6 @@ def overloads(model: Model) -> list[Overload]:
                 )
             )
     return found
-
-
-def _shares(model: Model, groups) -> dict[int, float] | None:
-    """Each node's share of the requests, by group, for a state-blind policy; None for a
-    load-aware one.  Round robin and random split evenly whatever the nodes' speeds: a
-    heterogeneous cluster is then stable only while every node keeps up with 1/N of the load
-    (lambda < N min mu), not up to the summed capacity."""
-    split = policy_class(model.balancer.policy).split
-    nodes = sum(group.count for _, group in groups)
-    if split == "adaptive":
-        return None
-    if split == "weighted":
-        total = sum(group.weight * group.count for _, group in groups)
-        return {g: group.weight / total for g, group in groups}
-    if split == "single":  # everything to one elected node, which may be any of them
-        return {g: 1.0 for g, _ in groups}
-    return {g: 1.0 / nodes for g, _ in groups}
 
 
 def _node_capacity(group) -> float:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from sim.kernel.calendar import Kernel
 from sim.kernel.cpu import DedicatedCPU, ProcessorSharingCPU
 from sim.kernel.slots import Pool
+from sim.model.plan import Plan, compile_plan
 from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
 from sim.random.distributions import Exponential, as_distribution
 from sim.random.streams import Streams
@@ -110,8 +111,12 @@ def sampler(spec, streams: Streams, purpose: str, calls: int = 0):
     return distribution.sampler(streams.generator(purpose))
 
 
-def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly, object]:
-    """Build the component graph; `recorder_factory(kernel, assembly)` makes the recorder."""
+def assemble(
+    model: Model, streams: Streams, recorder_factory, plan: Plan | None = None
+) -> tuple[Assembly, object]:
+    """Build the component graph from the model's compiled plan (compiled here when not
+    given); `recorder_factory(kernel, assembly)` makes the recorder."""
+    plan = compile_plan(model) if plan is None else plan
     kernel = Kernel()
     assembly = Assembly(kernel=kernel, clients=None)  # type: ignore[arg-type]
 
@@ -153,69 +158,65 @@ def assemble(model: Model, streams: Streams, recorder_factory) -> tuple[Assembly
     entries: list = []  # what the balancer sends to: the node, or the front's connections to it
     weights: list[float] = []
     events: list[tuple[float, int, str, float]] = []
-    members = model.balancer.members
-    for group in model.backends:
-        if members is not None and group.name not in members:
-            continue  # not a member of the balancer: nothing would reach it
-        for i in range(group.count):
-            weights.append(group.weight)
-            events += [
-                (e.at_s, len(entries), e.kind, e.factor)
-                for e in group.events
-                if e.node in (None, i + 1)
-            ]
-            name = f"{group.name}{i + 1}"
-            io = as_distribution(group.io_wait)
-            downstream = None
-            if group.db_calls:
-                downstream = database_call
-                if group.jdbc_pool is not None:
-                    downstream = PooledCall(pool(f"{name}.jdbc", group.jdbc_pool), database_call)
-            # An unbounded pool with an unbounded queue never makes anyone wait: skip it.
-            # With NIO maxConnections, acceptCount is the backlog of connections beyond it, and
-            # requests wait for a thread in the executor's unbounded queue.
-            thread_queue = group.accept_queue if group.max_connections is None else None
-            bounded = group.threads is not None or thread_queue is not None
-            threads = pool(f"{name}.threads", group.threads, thread_queue) if bounded else None
-            blocking = group.connector == "blocking"
-            # replication work runs beside the request threads: the CPU may be shared; a JVM
-            # pauses its CPU, which only the processor-sharing form supports
-            shared = model.cluster.active or group.jvm is not None
-            cpu = host(name, group.cores, group.speed, None if shared else group.threads)
-            burst = sampler(group.cpu, streams, f"{name}.demand", group.db_calls)
-            jvm = None
-            if group.jvm is not None:
-                jvm = Jvm(kernel, name, cpu, group.jvm)
-                assembly.jvms.append(jvm)
-                burst = jvm.burst_sampler(burst)
-            node = Station(
-                kernel,
-                name,
-                None if blocking else threads,
-                cpu,
-                burst,
-                io_wait=None if io.mean == 0 else io.sampler(streams.generator(f"{name}.io_wait")),
-                downstream=downstream,
-                calls=group.db_calls,
+    # the nodes the balancer can reach, in the plan's order (members only)
+    for planned in plan.nodes:
+        group = planned.spec
+        weights.append(group.weight)
+        events += [
+            (e.at_s, len(entries), e.kind, e.factor)
+            for e in group.events
+            if e.node in (None, planned.number)
+        ]
+        name = planned.name
+        io = as_distribution(group.io_wait)
+        downstream = None
+        if group.db_calls:
+            downstream = database_call
+            if group.jdbc_pool is not None:
+                downstream = PooledCall(pool(f"{name}.jdbc", group.jdbc_pool), database_call)
+        # An unbounded pool with an unbounded queue never makes anyone wait: skip it.
+        # With NIO maxConnections, acceptCount is the backlog of connections beyond it, and
+        # requests wait for a thread in the executor's unbounded queue.
+        thread_queue = group.accept_queue if group.max_connections is None else None
+        bounded = group.threads is not None or thread_queue is not None
+        threads = pool(f"{name}.threads", group.threads, thread_queue) if bounded else None
+        blocking = group.connector == "blocking"
+        # replication work runs beside the request threads: the CPU may be shared; a JVM
+        # pauses its CPU, which only the processor-sharing form supports
+        shared = model.cluster.active or group.jvm is not None
+        cpu = host(name, group.cores, group.speed, None if shared else group.threads)
+        burst = sampler(group.cpu, streams, f"{name}.demand", group.db_calls)
+        jvm = None
+        if group.jvm is not None:
+            jvm = Jvm(kernel, name, cpu, group.jvm)
+            assembly.jvms.append(jvm)
+            burst = jvm.burst_sampler(burst)
+        node = Station(
+            kernel,
+            name,
+            None if blocking else threads,
+            cpu,
+            burst,
+            io_wait=None if io.mean == 0 else io.sampler(streams.generator(f"{name}.io_wait")),
+            downstream=downstream,
+            calls=group.db_calls,
+        )
+        nodes.append(node)
+        jvms.append(jvm)
+        # A blocking connector: the thread belongs to the front's connection, not the request;
+        # NIO with maxConnections: a connection slot does, and a thread serves each request.
+        if blocking:
+            assembly.backend_pools.append(
+                blocking_backend(model, kernel, node, threads, group, children)
             )
-            nodes.append(node)
-            jvms.append(jvm)
-            # A blocking connector: the thread belongs to the front's connection, not the request;
-            # NIO with maxConnections: a connection slot does, and a thread serves each request.
-            if blocking:
-                assembly.backend_pools.append(
-                    blocking_backend(model, kernel, node, threads, group, children)
-                )
-            elif group.max_connections is not None:
-                slots = pool(f"{name}.connections", group.max_connections, group.accept_queue)
-                assembly.backend_pools.append(
-                    blocking_backend(model, kernel, node, slots, group, children)
-                )
-            entries.append(
-                assembly.backend_pools[-1]
-                if blocking or group.max_connections is not None
-                else node
+        elif group.max_connections is not None:
+            slots = pool(f"{name}.connections", group.max_connections, group.accept_queue)
+            assembly.backend_pools.append(
+                blocking_backend(model, kernel, node, slots, group, children)
             )
+        entries.append(
+            assembly.backend_pools[-1] if blocking or group.max_connections is not None else node
+        )
     assembly.stations.extend(nodes)
     replicators = (
         replicate(model, kernel, nodes, pool, streams, assembly) if model.cluster.active else []

@@ -26,6 +26,17 @@ from __future__ import annotations
 from sim.kernel.slots import Pool
 
 
+def linger_hold_s(mpm: str, linger_s: float, client_close_delay_s: float | None) -> float:
+    """How long a lingering close holds a worker (httpd `ap_lingering_close`): until the client
+    closes, or after one idle read of `linger_s`; never with the event MPM, whose listener
+    lingers instead of a worker."""
+    if mpm == "event":
+        return 0.0
+    if client_close_delay_s is None:
+        return linger_s
+    return min(linger_s, client_close_delay_s)
+
+
 class Connection:
     """A client's TCP connection to the front tier."""
 
@@ -74,13 +85,7 @@ class FrontConnections:
         self.keep_alive = keep_alive
         self.keep_alive_timeout_s = keep_alive_timeout_s
         self.max_keep_alive_requests = max_keep_alive_requests
-        # The lingering close ends when the client closes, or after one idle read of linger_s.
-        if mpm == "event":
-            self.linger_hold_s = 0.0  # the listener lingers, not a worker
-        elif client_close_delay_s is None:
-            self.linger_hold_s = linger_s
-        else:
-            self.linger_hold_s = min(linger_s, client_close_delay_s)
+        self.linger_hold_s = linger_hold_s(mpm, linger_s, client_close_delay_s)
 
     def reuses_worker(self, request) -> bool:
         """prefork/worker: the request arrives on a connection that still holds its worker."""

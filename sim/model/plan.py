@@ -1,0 +1,460 @@
+"""The compiled plan: a validated model turned once into the stack's nodes, stations, pools and
+routing, which the builder, the stability check and `tiersim solve` all read.
+
+Before the plan, each of the three walked the model on its own and their readings disagreed
+(the solver counted backend groups the balancer's `members` leave out; it knew nothing of JVMs,
+replication, connectors or keep-alive).  Here the stack is read once:
+
+* `nodes`: every backend node the balancer can reach (`balancer.members`), named as the
+  engine names it (`tomcat1`), with its share of the requests when the policy is state-blind;
+* `stations`: the mean demand per request at each service centre (host CPUs, database disks,
+  delays), as the product-form network sees them;
+* `pools`: every bounded slot pool with the stations its holders occupy while holding a slot;
+* `approximations`: every component whose behaviour the product-form network leaves out,
+  by model path, with the reason.  `solve` calls its answer exact only when this list (and
+  the population-dependent pool limits) are empty.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from sim.model.schema import (
+    AbClients,
+    Backend,
+    ClosedClients,
+    Model,
+    OpenClients,
+    SessionClients,
+)
+from sim.random.distributions import Exponential, as_distribution
+from sim.tiers.balancer.policies import policy_class
+from sim.tiers.proxy.client_connections import linger_hold_s
+
+
+@dataclass(frozen=True)
+class NodePlan:
+    """One backend node the balancer can send to."""
+
+    name: str  # the engine's name: group name + number (`tomcat1`)
+    group: int  # index of its group in `backends`
+    number: int  # 1-based number within the group
+    spec: Backend
+    share: float | None  # long-run fraction of requests (state-blind policy); None: load-aware
+
+    @property
+    def path(self) -> str:
+        return f"backends.{self.group}"
+
+
+@dataclass(frozen=True)
+class StationPlan:
+    """A service centre of the product-form network: demand per request, all visits."""
+
+    name: str  # `tomcat1.cpu`, `database.disk`, `clients.connect`
+    path: str  # the model parameter that sets its capacity (`backends.0.cores`)
+    demand_s: float  # mean demand per request at this centre [s], visit ratio included
+    servers: int | None  # cores or spindles; None: a delay (infinite-server) centre
+    exponential: bool = False  # the demand per visit is exponential (memoryless)
+
+
+@dataclass(frozen=True)
+class PoolPlan:
+    """A bounded slot pool, and the stations whose customers hold one of its slots."""
+
+    path: str  # model path of its size (`proxy.workers`, `backends.0.threads`)
+    size: int
+    holders: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Approximation:
+    """A component outside the product-form network, and why."""
+
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        # "proxy.workers = 5 can fill up ..." reads on; any other reason follows a colon
+        separator = " " if self.reason.startswith("=") else ": "
+        return f"{self.path}{separator}{self.reason}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    model: Model
+    nodes: tuple[NodePlan, ...]
+    stations: tuple[StationPlan, ...]
+    pools: tuple[PoolPlan, ...]
+    approximations: tuple[Approximation, ...] = field(default=())
+
+    @cached_property
+    def split(self) -> str:
+        """How the balancer's long-run split is known: even, weighted, single or adaptive."""
+        return policy_class(self.model.balancer.policy).split
+
+    @property
+    def population(self) -> int | None:
+        """The closed population (users, or ab's concurrency); None for open workloads."""
+        clients = self.model.clients
+        if isinstance(clients, ClosedClients):
+            return clients.users
+        if isinstance(clients, AbClients):
+            return clients.concurrency
+        return None
+
+    @property
+    def think_s(self) -> float:
+        clients = self.model.clients
+        return as_distribution(clients.think).mean if isinstance(clients, ClosedClients) else 0.0
+
+    def binding_pools(self) -> list[PoolPlan]:
+        """Pools that can change the answer when they fill up.  A pool held at one station
+        only, with at least as many slots as the station has servers and an exponential
+        demand, is not one: its queue in front of the servers is the station's own queue
+        (M/M/c FCFS and processor sharing have the same number in system)."""
+        by_name = {s.name: s for s in self.stations}
+        out = []
+        for pool in self.pools:
+            held = [by_name[h] for h in pool.holders if h in by_name]
+            if (
+                len(held) == 1
+                and held[0].servers is not None
+                and pool.size >= held[0].servers
+                and held[0].exponential
+            ):
+                continue
+            out.append(pool)
+        return out
+
+    def pool_limits(self, population: int | None) -> list[Approximation]:
+        """Pools that can fill up: under a closed population, those smaller than it (a slot
+        held across downstream calls is a nested hold, not product-form)."""
+        if population is None:
+            return []
+        return [
+            Approximation(
+                pool.path,
+                f"= {pool.size} can fill up under {population} users; slots held across downstream "
+                "calls (nested holds) are not product-form -- raise it to the population to make "
+                "the answer exact",
+            )
+            for pool in self.binding_pools()
+            if pool.size < population
+        ]
+
+
+def compile_plan(model: Model) -> Plan:
+    """Read the model once into the plan every consumer shares."""
+    nodes = _nodes(model)
+    return Plan(
+        model=model,
+        nodes=nodes,
+        stations=_stations(model, nodes),
+        pools=_pools(model, nodes),
+        approximations=tuple(_approximations(model, nodes)),
+    )
+
+
+# ------------------------------------------------------------------------------ nodes
+def _nodes(model: Model) -> tuple[NodePlan, ...]:
+    members = model.balancer.members
+    groups = [
+        (g, group)
+        for g, group in enumerate(model.backends)
+        if members is None or group.name in members
+    ]
+    shares = _shares(model, groups)
+    return tuple(
+        NodePlan(
+            name=f"{group.name}{i + 1}",
+            group=g,
+            number=i + 1,
+            spec=group,
+            share=None if shares is None else shares[g],
+        )
+        for g, group in groups
+        for i in range(group.count)
+    )
+
+
+def _shares(model: Model, groups: list[tuple[int, Backend]]) -> dict[int, float] | None:
+    """Each node's share of the requests, by group, for a state-blind policy; None for a
+    load-aware one.  Round robin and random split evenly whatever the nodes' speeds: a
+    heterogeneous cluster is then stable only while every node keeps up with 1/N of the load."""
+    split = policy_class(model.balancer.policy).split
+    nodes = sum(group.count for _, group in groups)
+    if split == "adaptive":
+        return None
+    if split == "weighted":
+        total = sum(group.weight * group.count for _, group in groups)
+        return {g: group.weight / total for g, group in groups}
+    if split == "single":  # everything to one elected node, which may be any of them
+        return {g: 1.0 for g, _ in groups}
+    return {g: 1.0 / nodes for g, _ in groups}
+
+
+def analytic_share(plan: Plan, node: NodePlan) -> float:
+    """The share the product-form network gives a node: the policy's own when it is known,
+    else (load-aware, or one elected node) an even split, which `solve` names as inexact."""
+    if node.share is not None and plan.split in ("even", "weighted"):
+        return node.share
+    return 1.0 / len(plan.nodes)
+
+
+# --------------------------------------------------------------------------- stations
+def _stations(model: Model, nodes: tuple[NodePlan, ...]) -> tuple[StationPlan, ...]:
+    out: list[StationPlan] = []
+    clients = model.clients
+    connect = clients.connect
+    # ab -k opens its connections once; everyone else pays the connect on every request
+    per_request = not (isinstance(clients, AbClients) and clients.keep_alive)
+    if connect is not None and as_distribution(connect).mean > 0 and per_request:
+        out.append(
+            StationPlan("clients.connect", "clients.connect", as_distribution(connect).mean, None)
+        )
+    if model.proxy is not None:
+        px = model.proxy
+        demand = as_distribution(px.demand).mean
+        if not clients.keep_alive:  # every request opens its own connection
+            demand += as_distribution(px.connection_demand).mean
+        out.append(StationPlan("proxy.cpu", "proxy.cores", demand / px.speed, px.cores))
+    plan = Plan(model, nodes, (), ())
+    db_visits = 0.0
+    for node in nodes:
+        group = node.spec
+        share = analytic_share(plan, node)
+        out.append(
+            StationPlan(
+                f"{node.name}.cpu",
+                f"{node.path}.cores",
+                share * as_distribution(group.cpu).mean / group.speed,
+                group.cores,
+                isinstance(as_distribution(group.cpu), Exponential),
+            )
+        )
+        io = as_distribution(group.io_wait).mean
+        if io > 0:
+            out.append(
+                StationPlan(f"{node.name}.io_wait", f"{node.path}.io_wait", share * io, None)
+            )
+        db_visits += share * group.db_calls
+    if model.database is not None and db_visits > 0:
+        db = model.database
+        out.append(
+            StationPlan(
+                "database.cpu",
+                "database.cores",
+                db_visits * as_distribution(db.demand).mean / db.speed,
+                db.cores,
+                isinstance(as_distribution(db.demand), Exponential),
+            )
+        )
+        out.append(
+            StationPlan(
+                "database.disk",
+                "database.disks",
+                db_visits * as_distribution(db.disk).mean,
+                db.disks,
+            )
+        )
+    return tuple(s for s in out if s.demand_s > 0)
+
+
+def _pools(model: Model, nodes: tuple[NodePlan, ...]) -> tuple[PoolPlan, ...]:
+    """Every bounded slot pool.  The database's customers are counted in full against each
+    node's pools (a safe over-count)."""
+    out: list[PoolPlan] = []
+    database = ("database.cpu", "database.disk")
+    if model.proxy is not None and model.proxy.workers is not None:
+        held = (
+            "proxy.cpu",
+            *(f"{n.name}.{part}" for n in nodes for part in ("cpu", "io_wait")),
+            *database,
+        )
+        out.append(PoolPlan("proxy.workers", model.proxy.workers, held))
+    seen: set[int] = set()
+    for node in nodes:
+        if node.group in seen:
+            continue
+        seen.add(node.group)
+        group = node.spec
+        own = (f"{node.name}.cpu", f"{node.name}.io_wait", *database)
+        if group.threads is not None:
+            out.append(PoolPlan(f"{node.path}.threads", group.threads, own))
+        if group.max_connections is not None:
+            out.append(PoolPlan(f"{node.path}.max_connections", group.max_connections, own))
+        if group.jdbc_pool is not None and group.db_calls:
+            out.append(PoolPlan(f"{node.path}.jdbc_pool", group.jdbc_pool, database))
+    if model.database is not None and model.database.connections is not None:
+        out.append(PoolPlan("database.connections", model.database.connections, database))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------- approximations
+def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approximation]:
+    """Every component the product-form network leaves out, whatever the load."""
+    out: list[Approximation] = []
+    clients = model.clients
+    split = policy_class(model.balancer.policy).split
+    if len(nodes) > 1 and model.balancer.policy != "random":
+        out.append(
+            Approximation(
+                "balancer.policy",
+                f"{model.balancer.policy} is treated as a random split by share "
+                "(a rotation or a load-aware choice balances better than random; the answer is "
+                "pessimistic)"
+                if split in ("even", "weighted")
+                else f"{model.balancer.policy} is treated as an even random split (its split "
+                "depends on the load or elects one node)",
+            )
+        )
+    if len(nodes) > 1 and model.balancer.sticky_session and clients.kind in ("closed", "sessions"):
+        out.append(
+            Approximation(
+                "balancer.sticky_session",
+                "pins each user's session to one node; the network routes every request at random",
+            )
+        )
+    if len(nodes) > 1 and model.balancer.report_interval_s is not None:
+        out.append(
+            Approximation(
+                "balancer.report_interval_s",
+                "the balancer acts on stale load reports (herding), which no routing matrix describes",
+            )
+        )
+    if clients.timeout_s is not None:
+        out.append(
+            Approximation(
+                "clients.timeout_s",
+                f"= {clients.timeout_s} is ignored (no abandonment in the network)",
+            )
+        )
+    if clients.retry.max_retries:
+        out.append(
+            Approximation(
+                "clients.retry", "is ignored (retries are extra load the network does not see)"
+            )
+        )
+    if isinstance(clients, AbClients):
+        out.append(
+            Approximation(
+                "clients.requests",
+                f"ab -n {clients.requests} is a finite run; the answer is its steady state "
+                "(start-up and drain excluded)",
+            )
+        )
+    px = model.proxy
+    if px is not None:
+        workers_bounded = px.workers is not None
+        if clients.keep_alive and px.keep_alive and px.mpm != "event" and workers_bounded:
+            out.append(
+                Approximation(
+                    "clients.keep_alive",
+                    f"with the {px.mpm} MPM a persistent connection holds its worker through the "
+                    f"think time (up to proxy.keep_alive_timeout_s = {px.keep_alive_timeout_s:g} s)",
+                )
+            )
+        if clients.keep_alive and as_distribution(px.connection_demand).mean > 0:
+            out.append(
+                Approximation(
+                    "proxy.connection_demand",
+                    "is paid once per connection, and the requests per connection depend on the "
+                    "keep-alive timing",
+                )
+            )
+        if workers_bounded and linger_hold_s(px.mpm, px.linger_s, clients.close_delay_s) > 0:
+            out.append(
+                Approximation(
+                    "proxy.linger_s",
+                    "a lingering close holds the worker while the client is slow to close",
+                )
+            )
+        if px.start_servers is not None:
+            out.append(
+                Approximation(
+                    "proxy.start_servers",
+                    "children are spawned over time (process management): the start is a transient",
+                )
+            )
+        if workers_bounded and px.listen_backlog is not None:
+            out.append(
+                Approximation(
+                    "proxy.listen_backlog", "can refuse connections; refusals are not modelled"
+                )
+            )
+        pool = px.backend_pool
+        if (
+            pool.max_connections is not None
+            and px.workers is not None
+            and pool.max_connections < px.workers
+        ):
+            out.append(
+                Approximation(
+                    "proxy.backend_pool.max_connections",
+                    f"= {pool.max_connections} below proxy.workers = {px.workers}: requests wait "
+                    "for a pooled connection while holding their worker (a nested hold)",
+                )
+            )
+    seen: set[int] = set()
+    for node in nodes:
+        if node.group in seen:
+            continue
+        seen.add(node.group)
+        group, path = node.spec, node.path
+        if group.connector == "blocking":
+            out.append(
+                Approximation(
+                    f"{path}.connector",
+                    "blocking: each pooled connection pins a thread while idle (seed 001's stall)",
+                )
+            )
+        if group.jvm is not None:
+            out.append(
+                Approximation(
+                    f"{path}.jvm",
+                    "garbage-collection pauses stop the node's CPU and JIT warm-up changes the "
+                    "demand over time; neither is in a product-form network",
+                )
+            )
+        if group.events:
+            out.append(
+                Approximation(f"{path}.events", "crashes and slow-downs make the load time-varying")
+            )
+        if group.accept_queue is not None and group.threads is not None:
+            out.append(
+                Approximation(
+                    f"{path}.accept_queue", "can refuse requests; refusals are not modelled"
+                )
+            )
+    for index, spec in model.cluster.active:
+        out.append(
+            Approximation(
+                f"cluster.replication.{index}",
+                f"{spec.mode} {spec.tier}-tier replication adds serialization, network and "
+                "receiver CPU work"
+                + (
+                    " and holds the request thread until every replica acknowledges"
+                    if spec.mode == "sync"
+                    else ""
+                ),
+            )
+        )
+    db = model.database
+    if db is not None and any(n.spec.db_calls for n in nodes):
+        disk = as_distribution(db.disk)
+        if disk.mean > 0 and not isinstance(disk, Exponential):
+            out.append(
+                Approximation(
+                    "database.disk",
+                    "FCFS spindles are product-form only with exponential service times",
+                )
+            )
+    if isinstance(clients, (OpenClients, SessionClients)) and model.finite:
+        out.append(
+            Approximation(
+                "clients", "a finite workload; the answer is the steady state of its rate"
+            )
+        )
+    return out
