@@ -11,13 +11,13 @@ from sim.model.plan import Plan, compile_plan
 from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
 from sim.random.distributions import Exponential, as_distribution
 from sim.random.streams import Streams
-from sim.tiers.appserver.jvm import Jvm, JvmAfterRequest
+from sim.run.connect import Parts, connect
+from sim.tiers.appserver.jvm import Jvm
 from sim.tiers.balancer.dispatcher import Dispatcher
 from sim.tiers.balancer.policies import make_policy
 from sim.tiers.balancer.sessions import SessionTable
 from sim.tiers.clients import populations
 from sim.tiers.cluster.session_replication import (
-    AfterRequest,
     Network,
     ReplicationProbe,
     Replicator,
@@ -221,8 +221,6 @@ def assemble(
     replicators = (
         replicate(model, kernel, nodes, pool, streams, assembly) if model.cluster.active else []
     )
-    if assembly.jvms:
-        install_jvms(nodes, jvms, zip((spec for _, spec in model.cluster.active), replicators))
 
     entry = None
     if len(entries) == 1 and not events:
@@ -271,10 +269,16 @@ def assemble(
 
     recorder = recorder_factory(kernel, assembly)
     assembly.clients = make_clients(model, kernel, entry, recorder, streams)
-    if assembly.dispatcher is not None and assembly.clients.keeps_sessions:
-        assembly.clients.on_session_end = assembly.dispatcher.session_ended
-    for jvm in assembly.jvms:
-        jvm.cookies = assembly.clients.keeps_sessions  # ab keeps none: a session per request
+    tiers = [spec.tier for _, spec in model.cluster.active]
+    connect(
+        Parts(
+            nodes=nodes,
+            jvms=jvms,
+            replicators=list(zip(tiers, replicators)),
+            dispatcher=assembly.dispatcher,
+            clients=assembly.clients,
+        )
+    )
     return assembly, recorder
 
 
@@ -342,23 +346,7 @@ def replicate(
         replicators.append(replicator)
         name = f"replication.{spec.tier}" if tiers.count(spec.tier) == 1 else f"replication.{index}"
         assembly.extra_probes.append(ReplicationProbe(name, replicator))
-    for index, node in enumerate(nodes):
-        node.post = AfterRequest(replicators, index)
     return replicators
-
-
-def install_jvms(nodes: list[Station], jvms: list, replicated) -> None:
-    """Each JVM accounts for its node's requests before replication runs (both hold the
-    thread), and keeps a replica of every session a web-tier replicator sends it."""
-    for node, jvm in zip(nodes, jvms):
-        if jvm is not None:
-            node.post = JvmAfterRequest(jvm, node.post)
-    for spec, replicator in replicated:  # (SessionReplication, its Replicator)
-        if spec.tier != "web":
-            continue
-        for sender, receivers in enumerate(replicator.receivers):
-            if jvms[sender] is not None:
-                jvms[sender].replica_holders = [jvms[r] for r in receivers if jvms[r] is not None]
 
 
 def prefork_children(model: Model) -> ProcessTable | None:

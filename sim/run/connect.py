@@ -1,0 +1,154 @@
+"""The connect phase: every hook between components, listed and connected in one place.
+
+Components are built first (`sim.run.assemble`), knowing nothing of each other beyond the
+calls they make downstream.  Some behaviour crosses components the other way — work after a
+request's own (session replication, the JVM's accounting), a session replica surviving a
+failover, a user leaving — and is a hook: an attribute one component calls, which another
+provides.  A hook assigned ad hoc after construction can be forgotten: the replica hook of the
+session table once was, so a crash under total synchronous replication still lost every
+session.  Here each hook is a row: when it applies, what connects it, and how to check it is
+connected; `connect` refuses to return with an applicable hook left unconnected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sim.tiers.appserver.jvm import Jvm, JvmAfterRequest
+from sim.tiers.cluster.session_replication import AfterRequest, Replicator
+from sim.tiers.station import Station
+
+
+class UnconnectedHook(RuntimeError):
+    """A hook that applies to this model was not connected (a bug in the builder)."""
+
+
+@dataclass(frozen=True)
+class Hook:
+    name: str  # who calls whom, in words
+    applies: bool
+    connect: Callable[[], None]
+    connected: Callable[[], bool]
+
+
+@dataclass
+class Parts:
+    """The built components the hooks join."""
+
+    nodes: list[Station]  # backend nodes, in the balancer's member order
+    jvms: list[Jvm | None]  # per node
+    replicators: list[tuple[str, Replicator]]  # (tier, replicator), in cluster.replication order
+    dispatcher: object | None  # sim.tiers.balancer.dispatcher.Dispatcher
+    clients: object  # a client population
+
+
+def hooks(parts: Parts) -> list[Hook]:
+    """Every hook of the stack (the one list to extend when a component gains a hook)."""
+    nodes, jvms, replicators = parts.nodes, parts.jvms, parts.replicators
+    dispatcher, clients = parts.dispatcher, parts.clients
+    sessions = getattr(dispatcher, "sessions", None)
+    web = [replicator for tier, replicator in replicators if tier == "web"]
+    any_jvm = any(jvm is not None for jvm in jvms)
+    keeps_sessions = bool(getattr(clients, "keeps_sessions", False))
+
+    def replicate_after_requests() -> None:
+        for index, node in enumerate(nodes):
+            node.post = AfterRequest([r for _, r in replicators], index)
+
+    def account_in_jvms() -> None:
+        # the JVM counts the request's allocation and sessions before replication runs: both
+        # hold the thread, the JVM's part first
+        for node, jvm in zip(nodes, jvms):
+            if jvm is not None:
+                node.post = JvmAfterRequest(jvm, node.post)
+
+    def hold_replicas_in_heaps() -> None:
+        for replicator in web:
+            for sender, receivers in enumerate(replicator.receivers):
+                jvm = jvms[sender]
+                if jvm is not None:
+                    jvm.replica_holders = [jvms[r] for r in receivers if jvms[r] is not None]
+
+    def replica_survives_failover() -> None:
+        def replicated(_user, home: int, member: int) -> bool:
+            """Does `member` hold a copy of the session made on `home`?  Every web-tier
+            replicator sends each session of `home` to its receivers (all other nodes, or
+            its buddies)."""
+            return any(member in replicator.receivers[home] for replicator in web)
+
+        sessions.replicated = replicated
+
+    def end_sessions() -> None:
+        clients.on_session_end = dispatcher.session_ended
+
+    def cookies() -> None:
+        for jvm in jvms:
+            if jvm is not None:
+                jvm.cookies = keeps_sessions  # ab keeps none: a session per request
+
+    return [
+        Hook(
+            "node.post -> session replication after each request (cluster.replication)",
+            bool(replicators),
+            replicate_after_requests,
+            lambda: all(isinstance(_unwrap(n.post), AfterRequest) for n in nodes),
+        ),
+        Hook(
+            "node.post -> the JVM's accounting of each request (backends.N.jvm)",
+            any_jvm,
+            account_in_jvms,
+            lambda: all(
+                isinstance(n.post, JvmAfterRequest) for n, j in zip(nodes, jvms) if j is not None
+            ),
+        ),
+        Hook(
+            "jvm.replica_holders -> receivers' heaps hold web-tier replicas",
+            any_jvm and bool(web),
+            hold_replicas_in_heaps,
+            lambda: all(
+                jvm.replica_holders or not _replica_jvms(web, jvms, sender)
+                for sender, jvm in enumerate(jvms)
+                if jvm is not None
+            ),
+        ),
+        Hook(
+            "sessions.replicated -> a web-tier replica survives a failover",
+            sessions is not None and bool(web),
+            replica_survives_failover,
+            lambda: sessions.replicated is not None,
+        ),
+        Hook(
+            "clients.on_session_end -> the balancer forgets the session",
+            dispatcher is not None and keeps_sessions,
+            end_sessions,
+            lambda: clients.on_session_end is not None,
+        ),
+        Hook(
+            "jvm.cookies <- whether the clients keep sessions",
+            any_jvm,
+            cookies,
+            lambda: all(jvm.cookies == keeps_sessions for jvm in jvms if jvm is not None),
+        ),
+    ]
+
+
+def _replica_jvms(web: list[Replicator], jvms: list[Jvm | None], sender: int) -> list[Jvm]:
+    return [jvm for r in web for i in r.receivers[sender] if (jvm := jvms[i]) is not None]
+
+
+def _unwrap(post):
+    """The replication step under a JVM's accounting wrapper."""
+    return getattr(post, "then", post)
+
+
+def connect(parts: Parts) -> list[Hook]:
+    """Connect every applicable hook, in the listed order; refuse to go on if one is not."""
+    listed = hooks(parts)
+    for hook in listed:
+        if hook.applies:
+            hook.connect()
+    missing = [hook.name for hook in listed if hook.applies and not hook.connected()]
+    if missing:
+        raise UnconnectedHook("hooks left unconnected: " + "; ".join(missing))
+    return [hook for hook in listed if hook.applies]
