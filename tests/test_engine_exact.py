@@ -705,7 +705,7 @@ def test_a_prefork_child_that_exits_closes_its_connection(max_spare, exit_closes
     assembly.kernel.run(until=1.5)
     (backend,) = assembly.backend_pools
     assert backend.exit_closes == exit_closes
-    assert backend.threads.in_use == threads_pinned == backend.open_connections
+    assert backend.pins.in_use == threads_pinned == backend.open_connections
 
 
 def test_pool_resize_serves_waiters_and_never_evicts_holders():

@@ -13,9 +13,11 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sim.random.distributions import DistributionSpec
+from sim.tiers.appserver.connectors import CONNECTORS
 from sim.tiers.balancer.policies import POLICIES
 
 POLICY_NAMES = tuple(POLICIES)
+CONNECTOR_NAMES = tuple(CONNECTORS)
 POLICY_PARAMETERS = {name: params for name, (_, params) in POLICIES.items()}
 
 
@@ -550,7 +552,7 @@ class Backend(Host):
     weight: float = Field(
         1.0, gt=0, description="balancer weight (mod_jk lbfactor, mod_proxy loadfactor)"
     )
-    connector: Literal["nonblocking", "blocking"] = Field(
+    connector: Literal[CONNECTOR_NAMES] = Field(  # type: ignore[valid-type]
         "nonblocking",
         description="blocking: a thread per connection for the connection's life, idle or not (Tomcat BIO, Jetty "
         "SocketConnector / Ajp13SocketConnector); nonblocking: a thread per request "

@@ -12,6 +12,7 @@ from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, Sessi
 from sim.random.distributions import Exponential, as_distribution
 from sim.random.streams import Streams
 from sim.run.connect import Parts, connect
+from sim.tiers.appserver.connectors import UNPINNED, Connector, connector_class
 from sim.tiers.appserver.jvm import Jvm
 from sim.tiers.balancer.dispatcher import Dispatcher
 from sim.tiers.balancer.policies import make_policy
@@ -23,7 +24,7 @@ from sim.tiers.cluster.session_replication import (
     Replicator,
 )
 from sim.tiers.database.disks import Disks
-from sim.tiers.proxy.backend_pool import BlockingBackend
+from sim.tiers.proxy.backend_pool import BackendPool
 from sim.tiers.proxy.children import ProcessTable
 from sim.tiers.proxy.client_connections import FrontConnections
 from sim.tiers.proxy.process_management import PreforkSpawner
@@ -74,7 +75,7 @@ class Assembly:
     dispatcher: Dispatcher | None = None
     backend_pools: list = field(
         default_factory=list
-    )  # BlockingBackend: the front's connections to a node
+    )  # BackendPool: the front's connections to a node
     extra_probes: list = field(default_factory=list)  # e.g. ReplicationProbe
     jvms: list[Jvm] = field(default_factory=list)  # backend nodes' JVMs (backends.N.jvm)
 
@@ -174,13 +175,9 @@ def assemble(
             downstream = database_call
             if group.jdbc_pool is not None:
                 downstream = PooledCall(pool(f"{name}.jdbc", group.jdbc_pool), database_call)
-        # An unbounded pool with an unbounded queue never makes anyone wait: skip it.
-        # With NIO maxConnections, acceptCount is the backlog of connections beyond it, and
-        # requests wait for a thread in the executor's unbounded queue.
-        thread_queue = group.accept_queue if group.max_connections is None else None
-        bounded = group.threads is not None or thread_queue is not None
-        threads = pool(f"{name}.threads", group.threads, thread_queue) if bounded else None
-        blocking = group.connector == "blocking"
+        connector = connector_class(group.connector)(
+            group, name, lambda path, size, queue: pool(path, size, queue)
+        )
         # replication work runs beside the request threads: the CPU may be shared; a JVM
         # pauses its CPU, which only the processor-sharing form supports
         shared = model.cluster.active or group.jvm is not None
@@ -194,7 +191,7 @@ def assemble(
         node = Station(
             kernel,
             name,
-            None if blocking else threads,
+            connector.request_threads,
             cpu,
             burst,
             io_wait=None if io.mean == 0 else io.sampler(streams.generator(f"{name}.io_wait")),
@@ -203,20 +200,14 @@ def assemble(
         )
         nodes.append(node)
         jvms.append(jvm)
-        # A blocking connector: the thread belongs to the front's connection, not the request;
-        # NIO with maxConnections: a connection slot does, and a thread serves each request.
-        if blocking:
-            assembly.backend_pools.append(
-                blocking_backend(model, kernel, node, threads, group, children)
-            )
-        elif group.max_connections is not None:
-            slots = pool(f"{name}.connections", group.max_connections, group.accept_queue)
-            assembly.backend_pools.append(
-                blocking_backend(model, kernel, node, slots, group, children)
-            )
-        entries.append(
-            assembly.backend_pools[-1] if blocking or group.max_connections is not None else node
-        )
+        # The front's pool of connections to the node, whenever it can change the answer
+        # (see backend_pool_applies); the connection pins what the connector says.
+        if backend_pool_applies(model, group, connector):
+            backend_pool = make_backend_pool(model, kernel, node, connector.pins, group, children)
+            assembly.backend_pools.append(backend_pool)
+            entries.append(backend_pool)
+        else:
+            entries.append(node)
     assembly.stations.extend(nodes)
     replicators = (
         replicate(model, kernel, nodes, pool, streams, assembly) if model.cluster.active else []
@@ -364,14 +355,30 @@ def prefork_children(model: Model) -> ProcessTable | None:
     return ProcessTable(start)
 
 
-def blocking_backend(
-    model: Model, kernel: Kernel, node: Station, threads: Pool, group, children: ProcessTable | None
-) -> BlockingBackend:
+def backend_pool_applies(model: Model, group, connector: Connector) -> bool:
+    """The front's pool of connections to a node is built whenever it can change the answer:
+    when connections pin a thread or a slot on the node, or when the pool (`max`) is smaller
+    than the requests the front can send at once (`proxy.workers`), so that requests wait for
+    a connection (`acquire`) or fail.  Otherwise every request finds a connection at once and
+    its `ttl`, `acquire` and read `timeout` never act: skipping the pool is exact, and keeps
+    the hot path short."""
+    proxy = model.proxy
+    if proxy is None or not proxy.forward:
+        return False
+    if connector.pins_per_connection or connector.pins is not UNPINNED:
+        return True
+    limit = proxy.backend_pool.max_connections
+    return limit is not None and (proxy.workers is None or limit < proxy.workers)
+
+
+def make_backend_pool(
+    model: Model, kernel: Kernel, node: Station, pins, group, children: ProcessTable | None
+) -> BackendPool:
     settings = model.proxy.backend_pool
-    return BlockingBackend(
+    return BackendPool(
         kernel,
         node,
-        threads,
+        pins,
         max_connections=settings.max_connections
         if settings.max_connections is not None
         else model.proxy.workers,

@@ -1,23 +1,22 @@
-"""Proxy-to-backend connections as entities, and blocking connectors that pin a thread to each.
+"""The front's pool of connections to each backend node, for every connector.
 
 The front keeps a pool of persistent connections to each backend node (mod_proxy worker
 `max`, `ttl`, `acquire`, `timeout`; mod_jk `connection_pool_size`,
-`connection_pool_timeout`), reused most-recently-released first (apr_reslist is LIFO).  With
-a blocking connector (Tomcat BIO, Jetty `SocketConnector` / `Ajp13SocketConnector`) the
+`connection_pool_timeout`), reused most-recently-released first (apr_reslist is LIFO).  A
+request takes an idle connection, opens a new one while fewer than `max` are open, or waits
+(`acquire`; mod_jk polls, see `poll_s`) and gets a 503 when the wait ends.
+
+What an open connection holds on the node is the connector's (`sim.tiers.appserver.connectors`):
+with a blocking connector (Tomcat BIO, Jetty `SocketConnector` / `Ajp13SocketConnector`) the
 backend binds one thread to each accepted connection for the connection's whole life, idle
 or not; a connection that finds every thread pinned waits in the backend's accept queue,
 holding nothing, and its request is served only when a thread frees -- when some connection
 is closed by the backend's idle timeout (`connectionTimeout` / `keepAliveTimeout`, Jetty
 `maxIdleTime`; infinite for AJP by default) or by the front's `ttl`.  The front's read
 `timeout` (mod_proxy `timeout` = ProxyTimeout, 60 s) ends such a wait with an error.  This is
-the stall of seed 001: more pooled connections than backend threads.
-
-A non-blocking connector (NIO, Jetty `SelectChannelConnector`) holds a thread only per
-request, which the plain `Station` with its thread pool already is.  With Tomcat NIO's
-`maxConnections` it still binds something to each connection for its life: a connection slot
-instead of a thread.  The same entity models it, `threads` then being the node's connection
-slots and the node keeping its own thread pool per request: more pooled connections than
-`maxConnections` stall just as more than `maxThreads` do with BIO.
+the stall of seed 001: more pooled connections than backend threads.  Tomcat NIO's
+`maxConnections` pins a connection slot the same way; a plain non-blocking connector pins
+nothing, and the pool then limits only how many requests reach the node at once.
 
 Apache keeps the pool per child process.  With prefork (one thread per child) that is one
 cached connection per child and backend, tracked here per child (`ProcessTable`): a child
@@ -34,6 +33,7 @@ from collections import deque
 
 from sim.kernel.request import Reply, Request
 from sim.kernel.slots import GRANTED, REFUSED, Pool
+from sim.tiers.appserver.connectors import Unpinned
 
 
 class BackendConnection:
@@ -49,9 +49,10 @@ class BackendConnection:
         )
 
 
-class BlockingBackend:
-    """The front's pool of connections to one node with a blocking connector (duck-types a
-    node for the balancer: `name`, `serve`)."""
+class BackendPool:
+    """The front's pool of connections to one node, whatever its connector (duck-types a node
+    for the balancer: `name`, `serve`).  A new connection binds one of the connector's `pins`
+    (a thread, a connection slot, or nothing) for its whole life."""
 
     __slots__ = (
         "_cached",
@@ -68,10 +69,10 @@ class BlockingBackend:
         "name",
         "node",
         "open_connections",
+        "pins",
         "poll_s",
         "read_timeout_s",
         "read_timeouts",
-        "threads",
         "ttl_closes",
         "ttl_s",
     )
@@ -80,7 +81,7 @@ class BlockingBackend:
         self,
         kernel,
         node,
-        threads: Pool,
+        pins: Pool | Unpinned,
         *,
         max_connections: int | None,
         ttl_s: float | None,
@@ -94,7 +95,7 @@ class BlockingBackend:
         self.kernel = kernel
         self.node = node  # a Station without a pool: the thread is held by the connection
         self.name = node.name
-        self.threads = threads
+        self.pins = pins  # what an open connection holds on the node (the connector's)
         self.max_connections = max_connections
         self.ttl_s = ttl_s
         self.acquire_timeout_s = acquire_timeout_s
@@ -204,7 +205,7 @@ class BlockingBackend:
             self.node.serve(request, _Returned(self, connection, reply))
             return
         # A new connection: the backend must accept it onto a thread first.
-        status = self.threads.acquire(self._bound, connection)
+        status = self.pins.acquire(self._bound, connection)
         if status == GRANTED:
             connection.thread = True
             self.node.serve(request, _Returned(self, connection, reply))
@@ -313,7 +314,7 @@ class BlockingBackend:
         self.open_connections -= 1
         if connection.thread:
             connection.thread = False
-            self.threads.release()  # may bind a waiting connection's thread at once
+            self.pins.release()  # may bind a waiting connection's thread at once
         self._next_waiter()
 
     def _next_waiter(self) -> None:
@@ -330,9 +331,7 @@ class BlockingBackend:
 class _Returned:
     __slots__ = ("backend", "connection", "reply")
 
-    def __init__(
-        self, backend: BlockingBackend, connection: BackendConnection, reply: Reply
-    ) -> None:
+    def __init__(self, backend: BackendPool, connection: BackendConnection, reply: Reply) -> None:
         self.backend = backend
         self.connection = connection
         self.reply = reply
