@@ -53,5 +53,5 @@ def test_an_unconnected_hook_stops_the_run(monkeypatch):
 
     monkeypatch.setattr(connect_module, "hooks", forgetful)
     model = model_from(sticky_cluster(True), duration_s=5.0, warmup="none")
-    with pytest.raises(connect_module.UnconnectedHook, match="sessions.replicated"):
+    with pytest.raises(connect_module.UnconnectedHook, match=r"sessions\.replicated"):
         run(model, replications=1)
