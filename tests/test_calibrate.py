@@ -9,6 +9,7 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
+import sim.run.simulate
 import sim.studies.reproduce
 from sim.cli import main
 from sim.studies.calibrate import RESOLVED, calibrate
@@ -205,7 +206,7 @@ def test_interrupted_fit_resumes_from_the_cache(tmp_path, monkeypatch):
     folder = one_figure(tmp_path / "exp")
     whole = calibrate(folder, cache=None)
     cache = tmp_path / "cache.jsonl"
-    real_run, calls = sim.studies.reproduce.run, []
+    real_run, calls = sim.run.simulate.run, []
 
     def interrupted_after_four(*args, **kwargs):
         calls.append(1)
@@ -213,10 +214,10 @@ def test_interrupted_fit_resumes_from_the_cache(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real_run(*args, **kwargs)
 
-    monkeypatch.setattr(sim.studies.reproduce, "run", interrupted_after_four)
+    monkeypatch.setattr(sim.run.simulate, "run", interrupted_after_four)
     with pytest.raises(KeyboardInterrupt):
         calibrate(folder, cache=cache)
-    monkeypatch.setattr(sim.studies.reproduce, "run", real_run)
+    monkeypatch.setattr(sim.run.simulate, "run", real_run)
     assert len(cache.read_text().splitlines()) == 4
     resumed = calibrate(folder, cache=cache)
     assert resumed.cached == 4

@@ -103,9 +103,7 @@ def _refuse_unstable(model_file, model, plan=None) -> None:
 def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
     """Simulate MODEL_FILE and print results with confidence intervals."""
     from sim.present.tables import render, result_document
-    from sim.run.replication import RunawayQueue
-    from sim.run.replications import UnknownMetric
-    from sim.run.replications import run as run_model
+    from sim.run.simulate import Status, simulate
 
     model = _load(model_file, overrides)
     _refuse_unstable(model_file, model)
@@ -113,19 +111,18 @@ def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
     sink, closer = _timeseries_writer(timeseries) if timeseries else (None, None)
     try:
         with _progress(model, replications) as progress:
-            result = run_model(
+            outcome = simulate(
                 model, replications=replications, seed=seed, progress=progress, timeseries=sink
             )
-    except RunawayQueue as exc:
-        fail(f"{model_file}: {exc}", EXIT_UNSTABLE)
-    except UnknownMetric as exc:
-        fail(f"{model_file}: {exc}", EXIT_MODEL)
-    except KeyboardInterrupt:
-        err.print("interrupted")
-        sys.exit(EXIT_INTERRUPTED)
     finally:
         if closer is not None:
             closer()
+    result = outcome.result
+    if result is None:  # nothing to show: invalid, unstable, a bug, or Ctrl-C at once
+        if outcome.status is Status.INTERRUPTED:
+            err.print("interrupted")
+            sys.exit(outcome.exit_code)
+        fail(f"{model_file}: {outcome.message}", outcome.exit_code)
     if as_json:
         click.echo(
             json.dumps(
@@ -134,13 +131,11 @@ def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
         )
     else:
         render(result, _console(), model_file)
-    if result.stopped_by == "interrupted":
+    if outcome.status is Status.INTERRUPTED:
         err.print(
             f"interrupted: the {len(result.replications)} finished replication(s) are shown above"
         )
-        sys.exit(EXIT_INTERRUPTED)
-    if not all(rep.finished for rep in result.replications):
-        sys.exit(EXIT_UNFINISHED)
+    sys.exit(outcome.exit_code)
 
 
 @main.command()

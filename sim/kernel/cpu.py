@@ -25,12 +25,13 @@ never paused pays nothing for the capability on its hot path.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from heapq import heapify, heappop, heappush
 from itertools import count
 from typing import Any
 
 from sim.kernel.calendar import NORMAL
+from sim.observe.probes import COUNT, FRACTION, Metric, Window
 
 _EPS = 1e-12
 
@@ -217,6 +218,11 @@ class ProcessorSharingCPU:
         self._advance(now)
         return (self.busy_area, self.jobs_area, float(self.completed))
 
+    def metrics(self, w: Window) -> Iterator[Metric]:
+        """Utilisation of the cores, and the mean number of runnable bursts."""
+        yield "utilization", w.mean_level("busy_area", self.cores), FRACTION
+        yield "runnable", w.mean_level("jobs_area"), COUNT
+
     # ------------------------------------------------------------------ stop-the-world pauses
     @property
     def paused(self) -> bool:
@@ -348,3 +354,8 @@ class DedicatedCPU:
         """Cumulative (busy-core area, runnable-job area, completions) up to `now`."""
         area = self._busy_signed + self._n * now
         return (area, area, float(self.completed))
+
+    def metrics(self, w: Window) -> Iterator[Metric]:
+        """Utilisation of the cores, and the mean number of runnable bursts."""
+        yield "utilization", w.mean_level("busy_area", self.cores), FRACTION
+        yield "runnable", w.mean_level("jobs_area"), COUNT

@@ -9,9 +9,12 @@ GRANTED, or later calls `granted(arg)`) avoids one SimPy event per acquisition.
 
 from __future__ import annotations
 
+import math
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
+
+from sim.observe.probes import COUNT, FRACTION, REQUESTS, SECONDS, Metric, Window
 
 GRANTED = 0
 QUEUED = 1
@@ -47,7 +50,7 @@ class Pool:
     recorder can difference them over any window, e.g. after warm-up.
     """
 
-    fields = ("busy_area", "queue_area", "acquired", "refused", "wait_sum")
+    fields = ("busy_area", "queue_area", "acquired", "refused", "wait_sum", "in_use", "waiting")
 
     __slots__ = (
         "_busy_signed",
@@ -147,12 +150,27 @@ class Pool:
         self._queue_signed += self.env._now
         self.withdrawn += 1
 
-    def counters(self, now: float) -> tuple[float, float, float, float, float]:
-        """Cumulative (busy area, queue area, acquisitions, refusals, total wait) up to `now`."""
+    def counters(self, now: float) -> tuple[float, ...]:
+        """Cumulative (busy area, queue area, acquisitions, refusals, total wait) up to `now`,
+        and the gauges (slots in use, waiters) at `now`."""
         return (
             self._busy_signed + self.in_use * now,
             self._queue_signed + self.waiting * now,
             float(self.acquired),
             float(self.refused),
             self.wait_sum,
+            float(self.in_use),
+            float(self.waiting),
         )
+
+    def metrics(self, w: Window) -> Iterator[Metric]:
+        """Mean slots busy and, when bounded, their utilisation; mean queue; refusals; the mean
+        wait per acquisition; slots in use and waiters at the window's end."""
+        yield "busy", w.mean_level("busy_area"), COUNT
+        if math.isfinite(self.capacity):
+            yield "utilization", w.mean_level("busy_area", self.capacity), FRACTION
+        yield "queue", w.mean_level("queue_area"), COUNT
+        yield "refused", w.delta["refused"], REQUESTS
+        yield "wait", w.per("wait_sum", "acquired"), SECONDS
+        yield "in_use_now", w.level["in_use"], COUNT
+        yield "waiting_now", w.level["waiting"], COUNT

@@ -120,7 +120,7 @@ def _band_figure(frame, factor: str, metric: str, markers_only: bool = False) ->
         )
         figure.add_trace(go.Scatter(x=x, y=data[metric], mode="lines+markers", name=metric))
     figure.update_layout(
-        title=f"{metric} against {factor}", xaxis_title=factor, yaxis_title=_axis(metric)
+        title=f"{metric} against {factor}", xaxis_title=factor, yaxis_title=_axis(metric, frame)
     )
     return figure
 
@@ -143,7 +143,7 @@ def _heatmap(frame, x_factor: str, y_factor: str, metric: str) -> go.Figure:
             x=[str(v) for v in table.columns],
             y=[str(v) for v in table.index],
             text=text,
-            colorbar={"title": _axis(metric)},
+            colorbar={"title": _axis(metric, frame)},
             hovertemplate=f"{x_factor}=%{{x}}<br>{y_factor}=%{{y}}<br>{metric}=%{{z:.4g}} %{{text}}<extra></extra>",
         )
     )
@@ -173,7 +173,7 @@ def _lines(frame, x_factor: str, group_factor: str, metric: str) -> go.Figure:
     figure.update_layout(
         title=f"{metric} against {x_factor}, one line per {group_factor}",
         xaxis_title=x_factor,
-        yaxis_title=_axis(metric),
+        yaxis_title=_axis(metric, frame),
     )
     return figure
 
@@ -187,10 +187,15 @@ def _error_bars(data, metric: str) -> dict:
     }
 
 
-def _axis(metric: str) -> str:
-    from sim.present.tables import unit_of
-
-    return f"{metric} [{unit_of(metric)}]"
+def _axis(metric: str, frame) -> str:
+    """The axis label: the metric with the unit its run declared (stored with each point)."""
+    unit = None
+    if "units" in frame:
+        for cell in frame["units"].dropna():
+            unit = json.loads(cell).get(metric)
+            if unit:
+                break
+    return f"{metric} [{unit}]" if unit else metric
 
 
 def _sweep_summary(manifest: dict, frame) -> str:

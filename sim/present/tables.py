@@ -18,34 +18,6 @@ from sim.stats.confidence import Interval
 SCHEMA_VERSION = 1
 
 
-def unit_of(metric: str) -> str:
-    if (
-        metric.startswith("count.")
-        or metric.endswith((".refused", ".failed"))
-        or ".dispatched." in metric
-    ):
-        return "requests"
-    if metric.endswith((".replicated", ".credit_waits")):
-        return "messages"
-    if metric.endswith(".bytes"):
-        return "bytes"
-    if metric.endswith("_mb"):
-        return "MiB"
-    if metric.endswith((".young_gcs", ".full_gcs")):
-        return "collections"
-    if metric.endswith(".jvm.sessions"):
-        return "sessions"
-    if metric.endswith((".gc_fraction", ".out_of_memory")):
-        return "fraction"
-    if metric.endswith((".throughput",)) or metric == "throughput":
-        return "1/s"
-    if metric.endswith((".utilization", ".share")) or ".share." in metric:
-        return "fraction"
-    if metric.endswith((".busy", ".queue", ".runnable")):
-        return "count"
-    return "s"
-
-
 def _number(x: float) -> float | None:
     return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else float(x)
 
@@ -62,6 +34,7 @@ def interval_json(interval: Interval) -> dict[str, Any]:
 
 def result_document(result: RunResult, source: str, overrides: list[str]) -> dict[str, Any]:
     model = result.model
+    units = result.units
     notes = sorted({note for rep in result.replications for note in rep.notes})
     return {
         "schema_version": SCHEMA_VERSION,
@@ -77,7 +50,7 @@ def result_document(result: RunResult, source: str, overrides: list[str]) -> dic
             "wall_s": result.wall_s,
         },
         "metrics": {
-            name: {**interval_json(interval), "unit": unit_of(name)}
+            name: {**interval_json(interval), "unit": units.get(name)}
             for name, interval in result.summary.items()
         },
         "replications": [
@@ -118,6 +91,7 @@ def _row(table: Table, label: str, interval: Interval | None, unit: str) -> None
 
 def render(result: RunResult, console: Console, source: str) -> None:
     model = result.model
+    units = result.units
     summary = result.summary
     reps = len(result.replications)
     level = round(result.confidence * 100)
@@ -140,7 +114,7 @@ def render(result: RunResult, console: Console, source: str) -> None:
         for column in ("metric", "mean", f"±{level}%", "interval", "unit"):
             table.add_column(column, justify="left" if column in ("metric", "unit") else "right")
         for label, name in present:
-            _row(table, label, summary.get(name), unit_of(name))
+            _row(table, label, summary.get(name), units.get(name, ""))
         console.print(table)
 
     headline = [("throughput", "throughput"), ("response mean", "response.mean")]

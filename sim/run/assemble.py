@@ -9,12 +9,13 @@ from sim.kernel.cpu import DedicatedCPU, ProcessorSharingCPU
 from sim.kernel.slots import Pool
 from sim.model.plan import Plan, compile_plan
 from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
+from sim.observe.probes import Probe
 from sim.random.distributions import Exponential, as_distribution
 from sim.random.streams import Streams
 from sim.run.connect import Parts, connect
 from sim.tiers.appserver.connectors import UNPINNED, Connector, connector_class
 from sim.tiers.appserver.jvm import Jvm
-from sim.tiers.balancer.dispatcher import Dispatcher
+from sim.tiers.balancer.dispatcher import Dispatcher, DispatchProbe
 from sim.tiers.balancer.policies import make_policy
 from sim.tiers.balancer.sessions import SessionTable
 from sim.tiers.clients import populations
@@ -29,36 +30,6 @@ from sim.tiers.proxy.children import ProcessTable
 from sim.tiers.proxy.client_connections import FrontConnections
 from sim.tiers.proxy.process_management import PreforkSpawner
 from sim.tiers.station import FrontStation, PooledCall, Station
-
-
-class DispatchProbe:
-    """Exposes the balancer's per-node dispatch counts to the recorder."""
-
-    def __init__(self, dispatcher: Dispatcher) -> None:
-        self.name = "balancer"
-        self.dispatcher = dispatcher
-        # node names: requests dispatched to each; '#'-names: the balancer's own counts
-        self.fields = (
-            *tuple(_name(node) for node in dispatcher.nodes),
-            "#failovers",
-            "#refused_down",
-            "#unavailable",
-            "#sticky_refused",
-            "#sessions_created",
-            "#sessions_lost",
-        )
-
-    def counters(self, now: float) -> list[float]:
-        d = self.dispatcher
-        sessions = d.sessions
-        return [float(n) for n in d.dispatched] + [
-            float(d.failovers),
-            float(d.refused_down),
-            float(d.unavailable),
-            float(d.sticky_refused),
-            float(sessions.created if sessions else 0),
-            float(sessions.lost if sessions else 0),
-        ]
 
 
 def _name(entry) -> str:
@@ -78,30 +49,22 @@ class Assembly:
     )  # BackendPool: the front's connections to a node
     extra_probes: list = field(default_factory=list)  # e.g. ReplicationProbe
     jvms: list[Jvm] = field(default_factory=list)  # backend nodes' JVMs (backends.N.jvm)
+    _probes: list[Probe] | None = None
 
-    def probes(self) -> list:
-        probes: list = [*self.stations, *self.pools, *self.cpus, *self.extra_probes, *self.jvms]
-        if self.dispatcher is not None:
-            probes.append(DispatchProbe(self.dispatcher))
-        return probes
-
-    def capacities(self) -> dict[str, float]:
-        """Capacity of each pool and CPU plus each probe's kind, for metric derivation."""
-        out: dict[str, float] = {}
-        for pool in self.pools:
-            out[pool.name] = pool.capacity
-            out[f"{pool.name}#kind"] = "pool"
-        for cpu in self.cpus:
-            out[cpu.name] = cpu.cores
-            out[f"{cpu.name}#kind"] = "cpu"
-        for station in self.stations:
-            out[f"{station.name}#kind"] = "station"
-        out["balancer#kind"] = "dispatcher"
-        for probe in self.extra_probes:
-            out[f"{probe.name}#kind"] = "replication"
-        for jvm in self.jvms:
-            out[f"{jvm.name}#kind"] = "jvm"
-        return out
+    def probes(self) -> list[Probe]:
+        """Every component that measures itself, in a fixed order (the recorder's columns)."""
+        if self._probes is None:
+            self._probes = [
+                *self.stations,
+                *self.pools,
+                *self.cpus,
+                *self.extra_probes,
+                *self.jvms,
+                *self.backend_pools,
+            ]
+            if self.dispatcher is not None:
+                self._probes.append(DispatchProbe(self.dispatcher))
+        return self._probes
 
 
 def sampler(spec, streams: Streams, purpose: str, calls: int = 0):

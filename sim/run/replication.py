@@ -11,8 +11,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from sim.model.plan import Plan
 from sim.model.schema import Model
 from sim.observe.metrics import window_metrics
+from sim.observe.probes import REQUESTS, SECONDS
 from sim.observe.recorder import Recorder
 from sim.random.streams import Streams
 from sim.run.assemble import assemble
@@ -33,6 +35,7 @@ class ReplicationResult:
     wall_s: float
     events: int = 0
     notes: list[str] = field(default_factory=list)
+    units: dict[str, str] = field(default_factory=dict)  # each metric's unit, from its probe
 
 
 TimeseriesSink = Callable[[int, float, dict[str, float]], None]
@@ -43,6 +46,7 @@ def run_replication(
     replication: int,
     seed: int | None = None,
     timeseries: TimeseriesSink | None = None,
+    plan: Plan | None = None,
 ) -> ReplicationResult:
     started = time.perf_counter()
     run = model.run
@@ -53,7 +57,7 @@ def run_replication(
     def make_recorder(kernel, assembly):
         return Recorder(kernel, assembly.probes(), BINS, recording=fixed_warmup is None)
 
-    assembly, recorder = assemble(model, streams, make_recorder)
+    assembly, recorder = assemble(model, streams, make_recorder, plan)
     kernel, clients = assembly.kernel, assembly.clients
     clients.max_inside = run.max_in_flight
 
@@ -87,23 +91,27 @@ def run_replication(
             start = mser_truncation(means, weights=counts)
     end = len(table) - 1
     histogram = recorder.histograms[end] - recorder.histograms[start]
+    probes = assembly.probes()
+    units: dict[str, str] = {}
     metrics = window_metrics(
-        recorder.columns, table[start], table[end], histogram, BINS, assembly.capacities()
+        recorder.columns, table[start], table[end], histogram, BINS, probes, units
     )
     metrics["count.in_flight"] = float(clients.in_flight)
+    units["count.in_flight"] = REQUESTS
     if batches:
-        capacities = assembly.capacities()
         for k, (row, hist) in enumerate(batches[1:], start=1):
             previous, previous_hist = batches[k - 1]
             window = window_metrics(
-                recorder.columns, previous, row, hist - previous_hist, BINS, capacities
+                recorder.columns, previous, row, hist - previous_hist, BINS, probes
             )
             metrics.update({f"batch.{k}.{name}": value for name, value in window.items()})
+            units.update({f"batch.{k}.{name}": units[name] for name in window if name in units})
     notes = []
     finished = True
     if model.finite:
         finished = clients.finished
         metrics["makespan"] = kernel.now
+        units["makespan"] = SECONDS
         if not finished:
             notes.append(
                 f"the workload did not finish within run.max_duration_s = {run.max_duration_s:g} s"
@@ -118,6 +126,7 @@ def run_replication(
         finished=finished,
         wall_s=time.perf_counter() - started,
         notes=notes,
+        units=units,
     )
 
 
@@ -138,24 +147,18 @@ def _record_batches(recorder: Recorder, clients) -> list:
 def _sample_periodically(
     kernel, recorder: Recorder, assembly, replication: int, interval: float, sink: TimeseriesSink
 ) -> None:
-    capacities = assembly.capacities()
+    probes = assembly.probes()
     state = {"row": recorder.snapshot(), "hist": recorder._histogram.copy()}
 
     def sample(_arg) -> None:
         recorder._flush()
         row = recorder.snapshot()
         histogram = recorder._histogram
+        # the same probes and names as the run's --json: each row is the window since the last
         metrics = window_metrics(
-            recorder.columns, state["row"], row, histogram - state["hist"], BINS, capacities
+            recorder.columns, state["row"], row, histogram - state["hist"], BINS, probes
         )
-        metrics["clients.in_flight"] = float(assembly.clients.in_flight)
-        for pool in assembly.pools:
-            metrics[f"{pool.name}.in_use_now"] = float(pool.in_use)
-            metrics[f"{pool.name}.waiting_now"] = float(pool.waiting)
-        for station in assembly.stations:
-            metrics[f"{station.name}.serving_now"] = float(station.in_progress)
-        for backend in assembly.backend_pools:
-            metrics.update(backend.now_values())
+        metrics["count.in_flight"] = float(assembly.clients.in_flight)
         sink(replication, kernel.now, metrics)
         state["row"], state["hist"] = row, histogram.copy()
         kernel.after(interval, sample, None)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sim import __version__
+from sim.model.plan import Plan, compile_plan
 from sim.model.schema import Model
 from sim.run.replication import ReplicationResult, TimeseriesSink, run_replication
 from sim.stats.confidence import Interval, t_interval
@@ -31,6 +32,14 @@ class RunResult:
     stopped_by: str = "replications"  # or "precision", "precision-limit", "interrupted"
     wall_s: float = 0.0
     version: str = __version__
+
+    @property
+    def units(self) -> dict[str, str]:
+        """Each metric's unit, as its probe declared it."""
+        out: dict[str, str] = {}
+        for rep in self.replications:
+            out.update(rep.units)
+        return out
 
 
 def summarise(replications: list[ReplicationResult], level: float) -> dict[str, Interval]:
@@ -56,9 +65,12 @@ def run(
     seed: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     timeseries: TimeseriesSink | None = None,
+    plan: Plan | None = None,
 ) -> RunResult:
-    """Run the model's replications (or the sequential precision rule) and summarise them."""
+    """Run the model's replications (or the sequential precision rule) and summarise them.
+    The model's plan is compiled once for all replications (`sim.run.simulate` passes it)."""
     started = time.perf_counter()
+    plan = compile_plan(model) if plan is None else plan
     control = model.run
     seed = control.seed if seed is None else seed
     planned = replications or control.replications
@@ -69,7 +81,7 @@ def run(
     r = 0
     while r < limit:
         try:
-            results.append(run_replication(model, r, seed, timeseries))
+            results.append(run_replication(model, r, seed, timeseries, plan))
         except KeyboardInterrupt:
             if not results:
                 raise

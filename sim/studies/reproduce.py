@@ -19,7 +19,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from sim.model.load import ModelError, load_model
-from sim.run.replications import run
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
@@ -195,16 +194,16 @@ def load_row_model(model_file: Path, overrides: tuple[str, ...]):
 def run_row(task: tuple) -> dict[str, tuple[float, float, float]]:
     """One row's run, in this process or a pool's worker: metric -> (mean, 95 % low, high).
     `task` = (model file, overrides, replications, context for an error message)."""
-    from sim.run.replication import RunawayQueue
+    from sim.run.simulate import Status, simulate
 
     model_file, overrides, replications, context = task
-    try:
-        result = run(load_row_model(Path(model_file), overrides), replications=replications)
-    except RunawayQueue as exc:
-        raise ExperimentError(f"{context}: {exc}") from None
-    if result.stopped_by == "interrupted":
+    # the same run as `tiersim run`: the stability check first, then the replications
+    outcome = simulate(load_row_model(Path(model_file), overrides), replications=replications)
+    if outcome.status is Status.INTERRUPTED:
         raise KeyboardInterrupt
-    return {metric: (i.mean, i.low, i.high) for metric, i in result.summary.items()}
+    if outcome.result is None or outcome.status in (Status.INVALID, Status.INTERNAL):
+        raise ExperimentError(f"{context}: {outcome.message}")
+    return {metric: (i.mean, i.low, i.high) for metric, i in outcome.result.summary.items()}
 
 
 def reproduce(

@@ -13,10 +13,11 @@ error travels back to the caller.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from sim.kernel.request import CONNECTION_REFUSED, Reply, Request
 from sim.kernel.slots import GRANTED, REFUSED, Pool
+from sim.observe.probes import PER_SECOND, REQUESTS, SECONDS, Metric, Window, ratio
 
 Call = Callable[[Request, Reply], None]
 
@@ -26,7 +27,7 @@ class Station:
 
     front = None  # FrontStation: the client connections' handling (keep-alive, lingering close)
 
-    fields = ("visits", "wait_sum", "residence_sum", "downstream_sum", "failed")
+    fields = ("visits", "wait_sum", "residence_sum", "downstream_sum", "failed", "in_progress")
 
     __slots__ = (
         "accepts_clients",
@@ -98,15 +99,28 @@ class Station:
         self.failed += 1
         reply(request, CONNECTION_REFUSED if self.accepts_clients else False)
 
-    def counters(self, now: float) -> tuple[float, float, float, float, float]:
-        """Cumulative (visits, wait, residence, downstream time, failures)."""
+    def counters(self, now: float) -> tuple[float, ...]:
+        """Cumulative (visits, wait, residence, downstream time, failures); visits in progress."""
         return (
             float(self.visits),
             self.wait_sum,
             self.residence_sum,
             self.downstream_sum,
             float(self.failed),
+            float(self.in_progress),
         )
+
+    def metrics(self, w: Window) -> Iterator[Metric]:
+        """Visits per second; per visit: waiting for a slot, residence (arrival to departure,
+        downstream calls included) and service (residence less waiting and downstream time);
+        failed visits; visits being served at the window's end."""
+        yield "throughput", w.rate("visits"), PER_SECOND
+        yield "wait", w.per("wait_sum", "visits"), SECONDS
+        yield "residence", w.per("residence_sum", "visits"), SECONDS
+        exclusive = w.delta["residence_sum"] - w.delta["wait_sum"] - w.delta["downstream_sum"]
+        yield "service", ratio(exclusive, w.delta["visits"]), SECONDS
+        yield "failed", w.delta["failed"], REQUESTS
+        yield "serving_now", w.level["in_progress"], REQUESTS
 
 
 class Visit:

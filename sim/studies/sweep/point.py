@@ -8,6 +8,7 @@ with its error; it never takes the sweep down.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import dataclass
@@ -18,6 +19,13 @@ from sim import __version__
 
 # Failure kinds, each with the CLI's exit code for it.
 FAILURE_EXIT = {"internal": 1, "model": 3, "unstable": 4, "unfinished": 5}
+# the stored kind of each simulate() outcome that is not ok
+FAILURE_KIND = {
+    "invalid": "model",
+    "unstable": "unstable",
+    "unfinished": "unfinished",
+    "internal": "internal",
+}
 
 
 @dataclass(frozen=True)
@@ -36,10 +44,7 @@ class PointTask:
 
 def run_point(task: PointTask) -> dict[str, Any]:
     """The point's result record: identity, metrics (mean, ci_low, ci_high), provenance."""
-    from sim.model.load import ModelError, parse_model
-    from sim.model.stability import overloads
-    from sim.run.replication import RunawayQueue
-    from sim.run.replications import UnknownMetric, run
+    from sim.run.simulate import Status, simulate
 
     started = time.perf_counter()
     record: dict[str, Any] = {
@@ -54,49 +59,40 @@ def run_point(task: PointTask) -> dict[str, Any]:
         "overrides": list(task.overrides),
         "model": None,
         "tiersim_version": __version__,
+        "units": None,  # JSON: each kept metric's unit, as the run declared it
     }
     for metric in task.metrics:
         record[metric] = record[f"{metric}.ci_low"] = record[f"{metric}.ci_high"] = math.nan
     available: list[str] = []
-    try:
-        model = parse_model(task.raw_model, task.source, task.overrides, Path(task.base_dir))
-        record["model"] = model.model_dump_json()
-        problems = overloads(model)
-        if problems:
-            raise _Unstable("; ".join(f"{p.path}: {p.detail}" for p in problems))
-        result = run(model, replications=task.replications, seed=task.seed)
-        if result.stopped_by == "interrupted":
-            raise KeyboardInterrupt  # a partial point is not a finished point
+    outcome = simulate(
+        task.raw_model,
+        seed=task.seed,
+        replications=task.replications,
+        overrides=task.overrides,
+        source=task.source,
+        base_dir=Path(task.base_dir),
+    )
+    if outcome.status is Status.INTERRUPTED:
+        raise KeyboardInterrupt  # a partial point is not a finished point
+    if outcome.model is not None:
+        record["model"] = outcome.model.model_dump_json()
+    result = outcome.result
+    if result is not None:
         record["replications"] = len(result.replications)
         available = sorted(result.summary)
+        units = result.units
+        record["units"] = json.dumps({m: units.get(m) for m in task.metrics}, sort_keys=True)
         for metric in task.metrics:
             interval = result.summary.get(metric)
             if interval is not None:
                 record[metric] = interval.mean
                 record[f"{metric}.ci_low"] = interval.low
                 record[f"{metric}.ci_high"] = interval.high
-        if not all(rep.finished for rep in result.replications):
-            _failed(
-                record,
-                "unfinished",
-                f"the workload did not finish within run.max_duration_s = "
-                f"{model.run.max_duration_s:g} s",
-            )
-    except ModelError as exc:
-        _failed(record, "model", str(exc))
-    except (_Unstable, RunawayQueue) as exc:
-        _failed(record, "unstable", f"unstable configuration: {exc}")
-    except UnknownMetric as exc:
-        _failed(record, "model", str(exc))
-    except Exception as exc:
-        _failed(record, "internal", f"{type(exc).__name__}: {exc}")
+    if not outcome.ok:
+        _failed(record, FAILURE_KIND[outcome.status.value], outcome.message)
     record["runtime_s"] = time.perf_counter() - started
     record["_available_metrics"] = available  # for the sweep's report, not stored
     return record
-
-
-class _Unstable(Exception):
-    pass
 
 
 def _failed(record: dict[str, Any], kind: str, message: str) -> None:
@@ -105,8 +101,6 @@ def _failed(record: dict[str, Any], kind: str, message: str) -> None:
 
 def _cell(value: Any) -> Any:
     """Factor values as table cells: scalars as they are, tables (distributions) as JSON text."""
-    import json
-
     return (
         value if isinstance(value, (bool, int, float, str)) else json.dumps(value, sort_keys=True)
     )

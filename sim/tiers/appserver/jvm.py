@@ -46,8 +46,9 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
+from sim.observe.probes import COLLECTIONS, FRACTION, MEBIBYTES, SESSIONS, Metric, Window
 from sim.tiers.station import finish_failed
 
 MIB = 1024.0 * 1024.0
@@ -251,6 +252,19 @@ class Jvm:
             self.resident_mb(),
             0.0 if self.out_of_memory is None else 1.0,
         )
+
+    def metrics(self, w: Window) -> Iterator[Metric]:
+        """The fraction of time collecting, the collections, and the heap's gauges at the
+        window's end (sessions held, live and old-generation MiB, resident MiB, whether an
+        OutOfMemoryError was thrown)."""
+        yield "gc_fraction", w.mean_level("gc_time"), FRACTION
+        yield "young_gcs", w.delta["young_gcs"], COLLECTIONS
+        yield "full_gcs", w.delta["full_gcs"], COLLECTIONS
+        yield "sessions", w.level["sessions"], SESSIONS
+        yield "live_mb", w.level["live_mb"], MEBIBYTES
+        yield "old_used_mb", w.level["old_used_mb"], MEBIBYTES
+        yield "resident_mb", w.level["resident_mb"], MEBIBYTES
+        yield "out_of_memory", w.level["out_of_memory"], FRACTION
 
 
 class JvmAfterRequest:

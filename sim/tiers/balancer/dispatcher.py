@@ -21,9 +21,10 @@ every real balancer keeps around it:
 from __future__ import annotations
 
 from bisect import insort
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from sim.kernel.request import Reply, Request
+from sim.observe.probes import FRACTION, REQUESTS, SESSIONS, Metric, Window, ratio
 from sim.tiers.balancer.policies.base import Policy
 
 
@@ -269,3 +270,46 @@ def _drop_queued(node) -> None:
     for waiter in list(pool._queue):
         if waiter.granted is not None:
             waiter.cancel()
+
+
+BALANCER_COUNTS = (
+    "failovers",
+    "refused_down",
+    "unavailable",
+    "sticky_refused",
+    "sessions_created",
+    "sessions_lost",
+)
+
+
+class DispatchProbe:
+    """The balancer's dispatch counts per member and its own counts (failovers, sessions
+    created and lost ...), named `balancer.*`."""
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        self.name = "balancer"
+        self.dispatcher = dispatcher
+        self.members = tuple(getattr(n, "name", None) or n.node.name for n in dispatcher.nodes)
+        self.fields = (*self.members, *BALANCER_COUNTS)
+
+    def counters(self, now: float) -> list[float]:
+        d = self.dispatcher
+        sessions = d.sessions
+        return [float(n) for n in d.dispatched] + [
+            float(d.failovers),
+            float(d.refused_down),
+            float(d.unavailable),
+            float(d.sticky_refused),
+            float(sessions.created if sessions else 0),
+            float(sessions.lost if sessions else 0),
+        ]
+
+    def metrics(self, w: Window) -> Iterator[Metric]:
+        """Each member's share and count of the requests dispatched, and the balancer's own
+        counts."""
+        for name in BALANCER_COUNTS:
+            yield name, w.delta[name], REQUESTS if not name.startswith("sessions") else SESSIONS
+        total = sum(w.delta[m] for m in self.members)
+        for member in self.members:
+            yield f"share.{member}", ratio(w.delta[member], total), FRACTION
+            yield f"dispatched.{member}", w.delta[member], REQUESTS

@@ -24,8 +24,10 @@ replication) or the next `buddies` nodes in ring order (buddy replication / Back
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator
 
 from sim.kernel.slots import GRANTED, Pool
+from sim.observe.probes import BYTES, MESSAGES, SECONDS, Metric, Window
 
 
 class Link:
@@ -259,3 +261,11 @@ class ReplicationProbe:
 
     def counters(self, now: float) -> tuple[float, float, float, float]:
         return self.replicator.counters()
+
+    def metrics(self, w: Window) -> Iterator[Metric]:
+        """Messages and bytes sent, the time a replicating request spent on it (thread held),
+        and the waits for JGroups flow-control credits."""
+        yield "replicated", w.delta["replicated"], MESSAGES
+        yield "bytes", w.delta["bytes"], BYTES
+        yield "wait", w.per("wait_sum", "replicated"), SECONDS
+        yield "credit_waits", w.delta["credit_waits"], MESSAGES

@@ -30,9 +30,11 @@ default `max` = ThreadsPerChild means a thread never finds its own child's pool 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator
 
 from sim.kernel.request import Reply, Request
 from sim.kernel.slots import GRANTED, REFUSED, Pool
+from sim.observe.probes import CONNECTIONS, REQUESTS, Metric, Window
 from sim.tiers.appserver.connectors import Unpinned
 
 
@@ -270,24 +272,47 @@ class BackendPool:
                 self.idle_timeout_s, self._idle_expired, connection
             )
 
-    def now_values(self) -> dict[str, float]:
-        """Instantaneous state for time series: where the node's threads and connections are."""
+    fields = (
+        "read_timeouts",
+        "acquire_timeouts",
+        "idle_closes",
+        "ttl_closes",
+        "exit_closes",
+        "open",
+        "idle_pinned",
+        "awaiting_thread",
+        "awaiting_connection",
+    )
+
+    def counters(self, now: float) -> tuple[float, ...]:
+        """Cumulative closes and timeouts; where the node's connections are now (pinned and
+        idle in the pool, waiting for a thread, requests waiting for a connection)."""
         idle = len(self._idle) if self._cached is None else len(self._cached)
         awaiting = self.open_connections - idle - self.node.in_progress
-        return {
-            f"{self.name}.connections.open_now": float(self.open_connections),
-            f"{self.name}.connections.idle_pinned_now": float(
-                idle
-            ),  # pooled, idle, holding a thread
-            f"{self.name}.connections.awaiting_thread_now": float(max(awaiting, 0)),
-            f"{self.name}.requests.awaiting_connection_now": float(len(self._waiters)),
-            # cumulative counts
-            f"{self.name}.read_timeouts": float(self.read_timeouts),
-            f"{self.name}.acquire_timeouts": float(self.acquire_timeouts),
-            f"{self.name}.connections.idle_closed": float(self.idle_closes),
-            f"{self.name}.connections.ttl_closed": float(self.ttl_closes),
-            f"{self.name}.connections.closed_by_child_exit": float(self.exit_closes),
-        }
+        return (
+            float(self.read_timeouts),
+            float(self.acquire_timeouts),
+            float(self.idle_closes),
+            float(self.ttl_closes),
+            float(self.exit_closes),
+            float(self.open_connections),
+            float(idle),
+            float(max(awaiting, 0)),
+            float(len(self._waiters)),
+        )
+
+    def metrics(self, w: Window) -> Iterator[Metric]:
+        """The stall's counters (seed 001): timeouts and closes over the window; open, pinned
+        idle and thread-awaiting connections and requests awaiting a connection at its end."""
+        yield "read_timeouts", w.delta["read_timeouts"], REQUESTS
+        yield "acquire_timeouts", w.delta["acquire_timeouts"], REQUESTS
+        yield "connections.idle_closed", w.delta["idle_closes"], CONNECTIONS
+        yield "connections.ttl_closed", w.delta["ttl_closes"], CONNECTIONS
+        yield "connections.closed_by_child_exit", w.delta["exit_closes"], CONNECTIONS
+        yield "connections.open_now", w.level["open"], CONNECTIONS
+        yield "connections.idle_pinned_now", w.level["idle_pinned"], CONNECTIONS
+        yield "connections.awaiting_thread_now", w.level["awaiting_thread"], CONNECTIONS
+        yield "requests.awaiting_connection_now", w.level["awaiting_connection"], REQUESTS
 
     # ------------------------------------------------------------------ the backend's side
     def _idle_expired(self, connection: BackendConnection) -> None:

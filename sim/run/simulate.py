@@ -1,0 +1,141 @@
+"""`simulate(model, seed)`: the one way to run a model, returning an outcome, never raising for a
+model's own reasons.
+
+Every caller — `tiersim run`, a sweep point, a reproduction's row, a calibration's evaluation,
+a capacity search, a notebook — runs a model the same way: compile its plan once, refuse an
+unstable open workload before simulating it, run the replications, and say how it ended:
+
+* `ok`: the figures, with their intervals;
+* `invalid`: the model (or an override, or the precision rule) is wrong; the message names it;
+* `unstable`: the offered load exceeds a capacity (checked before, or a queue that ran away);
+* `unfinished`: a finite workload did not finish within `run.max_duration_s`;
+* `interrupted`: Ctrl-C after some replications (their figures are kept);
+* `internal`: a bug, with its exception.
+
+Each status carries the CLI's exit code, so every command maps outcomes to codes alike.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from sim.model.load import ModelError, parse_model
+from sim.model.plan import Plan, compile_plan
+from sim.model.schema import Model
+from sim.model.stability import Overload, overloads
+from sim.run.replication import RunawayQueue, TimeseriesSink
+from sim.run.replications import RunResult, UnknownMetric, run
+
+
+class Status(Enum):
+    OK = "ok"
+    INVALID = "invalid"
+    UNSTABLE = "unstable"
+    UNFINISHED = "unfinished"
+    INTERRUPTED = "interrupted"
+    INTERNAL = "internal"
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self]
+
+
+# The CLI's exit codes (README "Exit codes"): 3 invalid, 4 unstable, 5 unfinished, 130 Ctrl-C.
+EXIT_CODES = {
+    Status.OK: 0,
+    Status.INTERNAL: 1,
+    Status.INVALID: 3,
+    Status.UNSTABLE: 4,
+    Status.UNFINISHED: 5,
+    Status.INTERRUPTED: 130,
+}
+
+
+@dataclass
+class Outcome:
+    status: Status
+    message: str = ""
+    model: Model | None = None
+    plan: Plan | None = None
+    result: RunResult | None = None  # the figures (also kept when unfinished or interrupted)
+    overloads: tuple[Overload, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK
+
+    @property
+    def exit_code(self) -> int:
+        return self.status.exit_code
+
+
+def simulate(
+    model: Model | Mapping[str, Any],
+    *,
+    seed: int | None = None,
+    replications: int | None = None,
+    overrides: tuple[str, ...] | list[str] = (),
+    source: str = "<model>",
+    base_dir: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    timeseries: TimeseriesSink | None = None,
+) -> Outcome:
+    """Run a validated model, or a model's data (validated here, with `overrides`)."""
+    try:
+        if not isinstance(model, Model):
+            model = parse_model(dict(model), source, list(overrides), base_dir)
+    except ModelError as exc:
+        return Outcome(Status.INVALID, str(exc))
+    try:
+        plan = compile_plan(model)
+        problems = overloads(model, plan)
+        if problems:
+            detail = "; ".join(
+                f"{p.path}: {p.detail} (utilization {p.utilization:.3g} >= 1)" for p in problems
+            )
+            return Outcome(
+                Status.UNSTABLE,
+                f"unstable configuration: the offered load exceeds capacity ({detail})",
+                model,
+                plan,
+                overloads=tuple(problems),
+            )
+        result = run(
+            model,
+            replications=replications,
+            seed=seed,
+            progress=progress,
+            timeseries=timeseries,
+            plan=plan,
+        )
+    except UnknownMetric as exc:
+        return Outcome(Status.INVALID, str(exc), model)
+    except RunawayQueue as exc:
+        return Outcome(Status.UNSTABLE, f"unstable configuration: {exc}", model)
+    except KeyboardInterrupt:
+        return Outcome(Status.INTERRUPTED, "interrupted before any replication finished", model)
+    except Exception as exc:  # a bug: say so, with where it happened
+        where = traceback.format_exc(limit=-1).strip().splitlines()[-3:]
+        return Outcome(
+            Status.INTERNAL,
+            f"internal error (a bug; please report it): {type(exc).__name__}: {exc} "
+            f"({' '.join(where)})",
+            model,
+        )
+    if result.stopped_by == "interrupted":
+        return Outcome(Status.INTERRUPTED, "interrupted", model, plan, result)
+    if not all(rep.finished for rep in result.replications):
+        return Outcome(
+            Status.UNFINISHED,
+            f"the workload did not finish within run.max_duration_s = "
+            f"{model.run.max_duration_s:g} s",
+            model,
+            plan,
+            result,
+        )
+    return Outcome(Status.OK, "", model, plan, result)
