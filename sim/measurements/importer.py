@@ -78,7 +78,7 @@ def import_files(format: str, files: list[str], options: ImportOptions) -> list[
             f"--run joins files into one run by their timestamps; {format} files are each a "
             "whole run: leave --run out"
         )
-    if format in AGGREGATED and options.window_s is not None and format == "ab":
+    if format == "ab" and options.window_s is not None:
         raise ImportUsageError("--window: an ab report is one aggregate over the whole run")
     from sim.measurements.formats import sar
 
@@ -100,8 +100,6 @@ def import_files(format: str, files: list[str], options: ImportOptions) -> list[
             if format == "ab":
                 from sim.measurements.formats import ab
 
-                if options.classes.by == "url":
-                    pass  # ab's label is its Document Path, which is the URL it requested
                 rows = ab.aggregate_rows(path, name, options.classes, options.encoding)
                 zero = None
             else:
