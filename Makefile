@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 $(BIN)/tiersim: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,bench,sweep]'
+	$(BIN)/pip install --quiet -e '.[test,bench,sweep,measure]'
 	touch $@
 
 demo: $(BIN)/tiersim

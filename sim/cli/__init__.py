@@ -702,6 +702,13 @@ class _progress:
         return False
 
 
+# Measurement files: `tiersim import` and `tiersim estimate` (sim/cli/measure.py).
+from sim.cli.measure import estimate_command, import_command  # noqa: E402
+
+main.add_command(import_command)
+main.add_command(estimate_command)
+
+
 def entry() -> None:
     """Console-script entry: an unexpected exception is reported in one line, not a traceback
     (set TIERSIM_DEBUG=1 to see it)."""

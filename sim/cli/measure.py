@@ -1,0 +1,177 @@
+"""`tiersim import` and `tiersim estimate`: load-test files to a measurement table, and
+service demands from it."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import click
+
+from sim.cli import EXIT_MODEL, EXIT_USAGE, err, fail
+
+
+def _need_pandas() -> None:
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        fail("this command needs pandas: pip install 'tiersim[measure]'", EXIT_USAGE)
+
+
+@click.command("import")
+@click.argument(
+    "format",
+    metavar="FORMAT",
+    type=click.Choice(["jtl", "ab", "ab-gnuplot", "access-log", "locust"]),
+)
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="the table to write: .csv or .parquet",
+)
+@click.option(
+    "--window",
+    "window_s",
+    type=float,
+    metavar="SECONDS",
+    help="window length; default one window for the whole run",
+)
+@click.option(
+    "--class-by",
+    "class_by",
+    type=click.Choice(["label", "url"]),
+    default="label",
+    show_default=True,
+    help="what names a sample's class",
+)
+@click.option(
+    "--class",
+    "patterns",
+    multiple=True,
+    metavar="PATTERN=NAME",
+    help="samples whose label (or URL) matches the regex PATTERN are class NAME; "
+    "the first match wins, the unmatched are class 'other' (repeatable)",
+)
+@click.option(
+    "--run",
+    "run_name",
+    metavar="NAME",
+    help="one run of all the files (joined by time) named NAME; default a run per file",
+)
+@click.option(
+    "--utilisation",
+    "--utilization",
+    "utilisation",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="host CPU: sadf -d output of sar -u, or a time,host,cpu CSV (repeatable)",
+)
+@click.option("--log-format", metavar="FORMAT", help="access-log: the server's LogFormat string")
+@click.option("--encoding", default="utf-8", show_default=True, help="the files' text encoding")
+def import_command(
+    format, files, output, window_s, class_by, patterns, run_name, utilisation, log_format, encoding
+) -> None:
+    """Read load-test FILES of FORMAT into a measurement table (docs/measurement-table.md).
+
+    FORMAT: jtl (JMeter CSV or XML), ab (ab's report), ab-gnuplot (ab -g), access-log
+    (Apache, with --log-format), locust (_stats.csv or _stats_history.csv).
+    """
+    _need_pandas()
+    from sim.measurements import table
+    from sim.measurements.classes import TOTAL, ClassMap, ClassPatternError
+    from sim.measurements.errors import MeasurementError
+    from sim.measurements.formats.accesslog import LogFormatError
+    from sim.measurements.importer import ImportOptions, ImportUsageError, import_files
+
+    try:
+        table.table_format(output)
+        options = ImportOptions(
+            window_s=window_s,
+            classes=ClassMap.parse(class_by, patterns),
+            run=run_name,
+            utilisation=list(utilisation),
+            log_format=log_format,
+            encoding=encoding,
+        )
+        rows = import_files(format, list(files), options)
+        table.write(rows, output)
+    except (ImportUsageError, ClassPatternError, LogFormatError) as exc:
+        fail(str(exc), EXIT_USAGE)
+    except MeasurementError as exc:
+        fail(str(exc), EXIT_MODEL)
+    except OSError as exc:
+        fail(f"{output}: cannot write ({exc.strerror})", EXIT_USAGE)
+    runs = sorted({r["run"] for r in rows})
+    classes = sorted({r["class"] for r in rows if r["class"] != TOTAL})
+    windows = len({(r["run"], r["window_start_s"]) for r in rows})
+    err.print(
+        f"wrote {output}: {len(rows)} rows, {len(runs)} run(s), {windows} window(s), "
+        f"classes {', '.join(classes)}",
+        markup=False,
+    )
+
+
+def _cell(value: float) -> str:
+    return "" if value is None or not math.isfinite(value) else f"{value:.4g}"
+
+
+@click.command("estimate")
+@click.argument("table_file", metavar="TABLE", type=click.Path(dir_okay=False))
+@click.option("--host", help="only this host (a <host>.cpu.utilization column)")
+@click.option(
+    "--background", is_flag=True, help="also fit a background utilisation U0 that no class explains"
+)
+@click.option(
+    "--level",
+    type=click.FloatRange(0.5, 0.999),
+    default=0.95,
+    show_default=True,
+    help="confidence level of the intervals",
+)
+@click.option("--json", "as_json", is_flag=True, help="print JSON instead of a table")
+def estimate_command(table_file, host, background, level, as_json) -> None:
+    """Service demands per host and class from a measurement TABLE: D = U/X for one class,
+    non-negative least squares of U on the classes' throughputs for several."""
+    _need_pandas()
+    from sim.measurements import table
+    from sim.measurements.errors import MeasurementError
+    from sim.measurements.estimate import estimate
+
+    try:
+        results = estimate(
+            table.read(table_file),
+            host=host,
+            background=background,
+            level=level,
+            source=table_file,
+        )
+    except MeasurementError as exc:
+        fail(str(exc), EXIT_MODEL)
+    except ValueError as exc:
+        fail(f"{table_file}: {exc}", EXIT_MODEL)
+    for result in results:
+        for warning in result.warnings:
+            err.print(f"warning: {result.host}: {warning}", markup=False)
+    if as_json:
+        document = {"table": table_file, "level": level, "hosts": [r.as_dict() for r in results]}
+        click.echo(json.dumps(document, indent=2, allow_nan=False))
+        return
+    for result in results:
+        click.echo(
+            f"{result.host}: {result.method}; {result.windows} window(s), residual sd "
+            f"{_cell(result.residual_std)}, condition number {_cell(result.condition_number)}"
+        )
+        click.echo(
+            f"  {'class':<20} {'demand [s]':>11} {'std error':>11} "
+            f"{f'{level:.0%} low':>11} {f'{level:.0%} high':>11}"
+        )
+        for demand in result.demands:
+            flag = "  (at 0: bound)" if demand.at_bound else ""
+            click.echo(
+                f"  {demand.name:<20} {_cell(demand.demand_s):>11} {_cell(demand.std_error_s):>11} "
+                f"{_cell(demand.low_s):>11} {_cell(demand.high_s):>11}{flag}"
+            )

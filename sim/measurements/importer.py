@@ -1,0 +1,133 @@
+"""Read load-test files of one format into measurement-table rows (`tiersim import`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sim.measurements.classes import ClassMap
+from sim.measurements.errors import MeasurementError
+from sim.measurements.table import Row
+from sim.measurements.windows import SampleLog, merge, sample_rows
+
+PER_SAMPLE = ("jtl", "ab-gnuplot", "access-log")
+AGGREGATED = ("ab", "locust")
+FORMATS = (*PER_SAMPLE, *AGGREGATED)
+
+
+class ImportUsageError(ValueError):
+    """Options that do not fit together or do not fit the format (a command-line error)."""
+
+
+@dataclass
+class ImportOptions:
+    window_s: float | None = None
+    classes: ClassMap = field(default_factory=ClassMap)
+    run: str | None = None
+    utilisation: list[str] = field(default_factory=list)
+    log_format: str | None = None
+    encoding: str = "utf-8"
+
+
+def _run_names(files: list[str]) -> list[str]:
+    """Each file's run id: its stem, or its name where stems collide."""
+    stems = [Path(f).stem for f in files]
+    names = [s if stems.count(s) == 1 else Path(f).name for s, f in zip(stems, files)]
+    return [n if names.count(n) == 1 else f for n, f in zip(names, files)]
+
+
+def _samples(format: str, path: str, options: ImportOptions) -> SampleLog:
+    if format == "jtl":
+        from sim.measurements.formats import jtl
+
+        log = jtl.read(path, options.encoding)
+    elif format == "ab-gnuplot":
+        from sim.measurements.formats import ab
+
+        log = ab.read_gnuplot(path, options.encoding)
+    else:
+        from sim.measurements.formats import accesslog
+
+        assert options.log_format is not None
+        log = accesslog.read(path, options.log_format, options.encoding)
+    if options.classes.by == "url" and not log.urls_known:
+        hint = " (save it with jmeter.save.saveservice.url=true)" if format == "jtl" else ""
+        raise MeasurementError(
+            path,
+            1,
+            f"--class-by url, but the file records no URL{hint}; expected a URL per sample or --class-by label",
+        )
+    return log
+
+
+def import_files(format: str, files: list[str], options: ImportOptions) -> list[Row]:
+    """All rows of the files: one run per file, or one run of all files with `options.run`."""
+    if format not in FORMATS:
+        raise ImportUsageError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+    if not files:
+        raise ImportUsageError("no files given")
+    if options.window_s is not None and not options.window_s > 0:
+        raise ImportUsageError(f"--window {options.window_s:g}: expected seconds > 0")
+    if format == "access-log" and not options.log_format:
+        raise ImportUsageError(
+            "access-log needs --log-format, the LogFormat string of the server, "
+            "e.g. --log-format '%h %l %u %t \"%r\" %>s %b %D'"
+        )
+    if format in AGGREGATED and options.run is not None and len(files) > 1:
+        raise ImportUsageError(
+            f"--run joins files into one run by their timestamps; {format} files are each a "
+            "whole run: leave --run out"
+        )
+    if format == "ab" and options.window_s is not None:
+        raise ImportUsageError("--window: an ab report is one aggregate over the whole run")
+    from sim.measurements.formats import sar
+
+    intervals = [(u, sar.read(u, options.encoding)) for u in options.utilisation]
+    runs: list[tuple[str, list[Row], float | None]] = []
+    if format in PER_SAMPLE:
+        logs = [_samples(format, f, options) for f in files]
+        groups = (
+            [(options.run, logs)]
+            if options.run
+            else [(name, [log]) for name, log in zip(_run_names(files), logs)]
+        )
+        for name, members in groups:
+            rows, zero = sample_rows(merge(members), name, options.window_s, options.classes)
+            runs.append((name, rows, zero))
+    else:
+        names = [options.run] if options.run else _run_names(files)
+        for name, path in zip(names, files):
+            if format == "ab":
+                from sim.measurements.formats import ab
+
+                rows = ab.aggregate_rows(path, name, options.classes, options.encoding)
+                zero = None
+            else:
+                from sim.measurements.formats import locust
+
+                rows, zero = locust.aggregate_rows(
+                    path, name, options.classes, options.window_s, options.encoding
+                )
+                if zero is None and options.window_s is not None:
+                    raise ImportUsageError(
+                        f"--window: {path} is a Locust _stats.csv, one aggregate over the whole "
+                        "run; the _stats_history.csv file can be windowed"
+                    )
+            runs.append((name, rows, zero))
+    if intervals:
+        from sim.measurements.utilisation import attach
+
+        for (_name, rows, zero), path in zip(
+            runs, files if not options.run else [files[0]] * len(runs)
+        ):
+            if zero is None:
+                raise MeasurementError(
+                    path,
+                    None,
+                    f"a {format} {'report' if format == 'ab' else 'summary'} carries no "
+                    "timestamps, so --utilisation cannot be aligned to it; expected a per-sample "
+                    "file (or Locust's _stats_history.csv)",
+                )
+            for upath, uintervals in intervals:
+                attach(rows, zero, uintervals, upath)
+    return [row for _, rows, _ in runs for row in rows]

@@ -1,0 +1,146 @@
+"""The tidy measurement table: one row per (run, window, class).
+
+Columns (documented with every statistic's definition in docs/measurement-table.md):
+`run`, `window_start_s`, `window_end_s`, `class`, `users`, `arrival_rate_per_s`, `throughput`,
+`response.mean`, `response.p50`, `response.p90`, `response.p95`, `response.p99`,
+`count.completed`, `count.errors`, `count.error.<kind>` and `<host>.cpu.utilization`.
+The names are tiersim's metric names, so a measured table and a simulated one line up.
+An empty cell means the source file does not say; a value is never filled in by guess.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from sim.measurements.errors import MeasurementError
+
+PERCENTILES = (50, 90, 95, 99)
+RESPONSE = ["response.mean", *(f"response.p{p}" for p in PERCENTILES)]
+KEY = ["run", "window_start_s", "window_end_s", "class"]
+FIXED = [
+    *KEY,
+    "users",
+    "arrival_rate_per_s",
+    "throughput",
+    *RESPONSE,
+    "count.completed",
+    "count.errors",
+]
+ERROR_PREFIX = "count.error."
+CPU_SUFFIX = ".cpu.utilization"
+SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+Row = dict[str, Any]
+
+
+def column_order(rows: Iterable[Row]) -> list[str]:
+    """The fixed columns, then error kinds, then hosts' utilisation, each sorted by name."""
+    extra: set[str] = set()
+    for row in rows:
+        extra.update(k for k in row if k not in FIXED)
+    unknown = sorted(k for k in extra if not (k.startswith(ERROR_PREFIX) or k.endswith(CPU_SUFFIX)))
+    if unknown:
+        raise ValueError(f"not a measurement-table column: {', '.join(unknown)}")
+    errors = sorted(k for k in extra if k.startswith(ERROR_PREFIX))
+    hosts = sorted(k for k in extra if k.endswith(CPU_SUFFIX))
+    return [*FIXED, *errors, *hosts]
+
+
+def frame(rows: list[Row]):
+    """The rows as a pandas DataFrame in the documented column order (empty cells NaN)."""
+    import pandas as pd
+
+    columns = column_order(rows)
+    table = pd.DataFrame.from_records(rows, columns=columns)
+    for column in columns:
+        if column not in ("run", "class"):
+            table[column] = pd.to_numeric(table[column], errors="coerce").astype(float)
+    return table
+
+
+def table_format(path: str | Path) -> str:
+    suffix = Path(path).suffix.lower()
+    if suffix not in SUFFIXES:
+        raise MeasurementError(
+            path, None, f"unknown table suffix {suffix or '(none)'!r}; expected .csv or .parquet"
+        )
+    return SUFFIXES[suffix]
+
+
+def write(rows: list[Row], path: str | Path) -> None:
+    """Write the table as CSV or Parquet, chosen by the file's suffix."""
+    kind = table_format(path)
+    table = frame(rows)
+    if kind == "csv":
+        table.to_csv(path, index=False, na_rep="", float_format="%.10g")
+    else:
+        table.to_parquet(path, index=False)
+
+
+def read(path: str | Path):
+    """Read a table written by `write` (or by hand), checking its columns and values."""
+    import pandas as pd
+
+    kind = table_format(path)
+    if kind == "csv":
+        from sim.measurements.text import read_lines
+
+        lines = read_lines(path, "a measurement table (CSV with a header line)")
+        header = lines[0].split(",")
+        missing = [c for c in KEY if c not in header]
+        if missing:
+            raise MeasurementError(
+                path,
+                1,
+                f"header lacks {', '.join(missing)}; expected a measurement table's header "
+                f"({', '.join(KEY)}, ...)",
+            )
+        try:
+            table = pd.read_csv(
+                path,
+                dtype={"run": str, "class": str},
+                keep_default_na=False,
+                na_values=[""],
+                encoding="utf-8-sig",
+            )
+        except (pd.errors.ParserError, ValueError) as exc:
+            raise MeasurementError(path, None, f"not a CSV table ({exc})") from None
+        first_data_line = 2
+    else:
+        try:
+            table = pd.read_parquet(path)
+        except Exception as exc:  # pyarrow raises several unrelated types for a bad file
+            raise MeasurementError(path, None, f"not a Parquet table ({exc})") from None
+        missing = [c for c in KEY if c not in table.columns]
+        if missing:
+            raise MeasurementError(path, None, f"lacks the columns {', '.join(missing)}")
+        first_data_line = None
+    for column in table.columns:
+        if column in ("run", "class"):
+            continue
+        try:
+            column_order([{column: None}])
+        except ValueError:
+            raise MeasurementError(
+                path,
+                1 if kind == "csv" else None,
+                f"unknown column {column!r}; expected the documented columns "
+                f"(docs/measurement-table.md)",
+            ) from None
+        values = pd.to_numeric(table[column], errors="coerce")
+        bad = values.isna() & table[column].notna()
+        if bad.any():
+            index = int(bad.to_numpy().argmax())
+            line = first_data_line + index if first_data_line is not None else None
+            raise MeasurementError(
+                path, line, f"{column} = {table[column].iloc[index]!r}; expected a number"
+            )
+        table[column] = values.astype(float)
+    return table
+
+
+def nan_to_none(value: float) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
