@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench bench-sweep clean
+.PHONY: demo test lint bench bench-sweep clean
 
 $(BIN)/tiersim: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,12 @@ demo: $(BIN)/tiersim
 
 test: $(BIN)/tiersim
 	$(BIN)/python -m pytest -q
+
+# The gates of CONTRIBUTING.md: zero findings from each
+lint: $(BIN)/tiersim
+	$(BIN)/ruff check sim tests bench experiments
+	$(BIN)/ruff format --check sim tests bench experiments
+	$(BIN)/mypy
 
 bench: $(BIN)/tiersim
 	$(BIN)/python bench/run_bench.py

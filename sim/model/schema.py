@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sim.random.distributions import DistributionSpec
 from sim.tiers.appserver.connectors import CONNECTORS
-from sim.tiers.balancer.policies import POLICIES
+from sim.tiers.balancer.policies import POLICIES, policies
 
 POLICY_NAMES = tuple(POLICIES)
 CONNECTOR_NAMES = tuple(CONNECTORS)
-POLICY_PARAMETERS = {name: params for name, (_, params) in POLICIES.items()}
 
 
 class Strict(BaseModel):
@@ -639,9 +638,10 @@ class Balancer(Strict):
     (JBoss smart-stub policies).  Member weights are `backends.N.weight`.
     """
 
-    policy: Literal[POLICY_NAMES] = Field(  # type: ignore[valid-type]
+    policy: str = Field(
         "round_robin",
         description="balancing policy: " + ", ".join(POLICY_NAMES),
+        json_schema_extra={"enum": list(POLICY_NAMES)},
     )
     members: list[str] | None = Field(
         None,
@@ -719,12 +719,21 @@ class Balancer(Strict):
         1000.0, description="bytraffic, mod_jk_traffic: bytes read plus written per request [bytes]"
     )
 
+    @field_validator("policy")
+    @classmethod
+    def _known_policy(cls, name: str) -> str:
+        # read live: a policy class defined after import (a plug-in, a test) is known too
+        known = policies()
+        if name not in known:
+            raise ValueError(f"unknown policy; one of: {', '.join(repr(n) for n in known)}")
+        return name
+
     @model_validator(mode="after")
     def _parameters_of_the_policy(self) -> Balancer:
-        uses = set(POLICY_PARAMETERS[self.policy])
-        foreign = sorted(
-            name for name in self.model_fields_set & set(_POLICY_SPECIFIC) if name not in uses
-        )
+        known = policies()
+        uses = set(known[self.policy][1])
+        specific = {name for _, params in known.values() for name in params}
+        foreign = sorted(name for name in self.model_fields_set & specific if name not in uses)
         if foreign:
             raise ValueError(
                 f"balancer.{foreign[0]} does not apply to policy {self.policy!r}"
@@ -739,9 +748,6 @@ class Balancer(Strict):
         if self.sticky_session_force and not self.sticky_session:
             raise ValueError("balancer.sticky_session_force needs sticky_session = true")
         return self
-
-
-_POLICY_SPECIFIC = sorted({name for params in POLICY_PARAMETERS.values() for name in params})
 
 
 # --------------------------------------------------------------------------- run control

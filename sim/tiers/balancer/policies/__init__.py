@@ -1,71 +1,74 @@
 """Balancer policies, each a small class behind one interface (`base.Policy`), by the names
-their users know them by (the model file's `balancer.policy`)."""
+their users know them by (the model file's `balancer.policy`).
+
+Every module of this folder is imported here, and each `Policy` subclass registers itself
+under its `policy_names`: a new policy is one class in one file (see CONTRIBUTING.md)."""
 
 from __future__ import annotations
 
-from sim.tiers.balancer.policies.base import Policy
-from sim.tiers.balancer.policies.hashing import Carp, ConsistentHash
-from sim.tiers.balancer.policies.least_load import (
-    ByBusyness,
-    ByTraffic,
-    JoinIdleQueue,
-    LeastOutstanding,
-    PeakEwma,
-    PowerOfChoices,
-    ShortestQueueFirst,
-    UniformRandom,
-)
-from sim.tiers.balancer.policies.mod_jk import (
-    ModJkBusyness,
-    ModJkRequest,
-    ModJkSession,
-    ModJkTraffic,
-)
-from sim.tiers.balancer.policies.rotation import (
-    FirstActive,
-    JBossFirstAvailable,
-    JBossFirstAvailableIdenticalAllProxies,
-    JBossRoundRobin,
-    SmoothWeightedRoundRobin,
-    StrictRoundRobin,
-)
+import importlib
+import pkgutil
 
-# model-file name -> (class, the per-policy balancer parameters it reads)
-POLICIES: dict[str, tuple[type[Policy], tuple[str, ...]]] = {
-    "round_robin": (StrictRoundRobin, ()),
-    "random": (UniformRandom, ()),
-    "least_outstanding": (LeastOutstanding, ()),
-    "lighttpd_round_robin": (UniformRandom, ()),
-    "sqf": (ShortestQueueFirst, ()),
-    "static": (FirstActive, ()),
-    "byrequests": (SmoothWeightedRoundRobin, ()),
-    "bytraffic": (ByTraffic, ("response_bytes",)),
-    "bybusyness": (ByBusyness, ()),
-    "mod_jk_request": (ModJkRequest, ("maintain_s",)),
-    "mod_jk_session": (ModJkSession, ("maintain_s",)),
-    "mod_jk_traffic": (ModJkTraffic, ("maintain_s", "response_bytes")),
-    "mod_jk_busyness": (ModJkBusyness, ("maintain_s",)),
-    "carp": (Carp, ("hash_key", "urls", "url_zipf_s")),
-    "consistent_hash": (
-        ConsistentHash,
-        ("hash_key", "urls", "url_zipf_s", "ring_points", "hash_balance_factor"),
-    ),
-    "power_of_d": (PowerOfChoices, ("choices",)),
-    "p2c_peak_ewma": (PeakEwma, ("decay_s",)),
-    "join_idle_queue": (JoinIdleQueue, ()),
-    "jboss_round_robin": (JBossRoundRobin, ()),
-    "jboss_random_robin": (UniformRandom, ()),
-    "jboss_first_available": (JBossFirstAvailable, ()),
-    "jboss_first_available_identical_all_proxies": (JBossFirstAvailableIdenticalAllProxies, ()),
-}
+from sim.tiers.balancer.policies.base import REGISTRY, Policy
 
-POLICY_NAMES = tuple(POLICIES)
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
+
+# the order of the reference table (`tiersim schema`); policies added later follow
+_ORDER = [
+    "round_robin",
+    "random",
+    "least_outstanding",
+    "lighttpd_round_robin",
+    "sqf",
+    "static",
+    "byrequests",
+    "bytraffic",
+    "bybusyness",
+    "mod_jk_request",
+    "mod_jk_session",
+    "mod_jk_traffic",
+    "mod_jk_busyness",
+    "carp",
+    "consistent_hash",
+    "power_of_d",
+    "p2c_peak_ewma",
+    "join_idle_queue",
+    "jboss_round_robin",
+    "jboss_random_robin",
+    "jboss_first_available",
+    "jboss_first_available_identical_all_proxies",
+]
+
+
+def _ordered() -> list[str]:
+    return [n for n in _ORDER if n in REGISTRY] + [n for n in REGISTRY if n not in _ORDER]
+
+
+class _Registry(dict):
+    """model-file name -> (class, the per-policy balancer parameters it reads), read live from
+    the registry so that a policy defined after import (a plug-in, a test) is known too."""
+
+    def _sync(self) -> None:
+        if len(self) != len(REGISTRY):
+            self.clear()
+            self.update({n: (REGISTRY[n], REGISTRY[n].parameters) for n in _ordered()})
+
+
+POLICIES = _Registry()
+
+
+def policies() -> dict[str, tuple[type[Policy], tuple[str, ...]]]:
+    POLICIES._sync()
+    return POLICIES
 
 
 def make_policy(name: str, weights, names, rng, **params) -> Policy:
-    cls, _ = POLICIES[name]
-    return cls(weights, names, rng, **params)
+    return REGISTRY[name](weights, names, rng, **params)
 
 
 def policy_class(name: str) -> type[Policy]:
-    return POLICIES[name][0]
+    return REGISTRY[name]
+
+
+POLICIES._sync()

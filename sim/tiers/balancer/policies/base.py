@@ -17,13 +17,21 @@ stateless policy costs one call per request.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
+
+REGISTRY: dict[str, type[Policy]] = {}  # balancer.policy name -> class
 
 
 class Policy:
-    """Base: `pick(request) -> member index`, plus optional accounting hooks."""
+    """Base: `pick(request) -> member index`, plus optional accounting hooks.
+
+    A subclass registers itself under the `policy_names` it declares (the model file's
+    `balancer.policy`; several for aliases) and lists the `parameters` of `[balancer]` it
+    reads: defining the class is all it takes to add a policy."""
 
     name = "policy"
+    policy_names: ClassVar[tuple[str, ...]] = ()
+    parameters: ClassVar[tuple[str, ...]] = ()
     # How the long-run split over members is known, for the stability check
     # (sim.model.stability): "even" (state-blind and equal shares), "weighted" (shares in
     # proportion to `weight`), "adaptive" (follows the load, stable up to the pooled
@@ -43,6 +51,13 @@ class Policy:
         self.load: list[int] = [0] * len(self.weights)
         self.outstanding = self.load
         self.now = None  # () -> simulated time [s], for policies that age their state
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in cls.__dict__.get("policy_names", ()):
+            if name in REGISTRY:
+                raise ValueError(f"balancer policy {name!r} is defined twice")
+            REGISTRY[name] = cls
 
     def attach(self, active: list[int], load: list[int], outstanding: list[int], now) -> None:
         """Share the dispatcher's usable-member list and load views (mutated in place) and its

@@ -93,6 +93,9 @@ class Carp(Policy):
     highest score wins; members in error are skipped, so only their keys move.  The member
     name is hashed, so the assignment is stable across runs and configurations."""
 
+    policy_names = ("carp",)  # balancer.policy
+    parameters = ("hash_key", "urls", "url_zipf_s")  # the balancer.* parameters it reads
+
     name = "carp"
     split = "weighted"
     __slots__ = ("_cache", "keys", "member_hash", "multiplier")
@@ -146,6 +149,15 @@ class ConsistentHash(Policy):
     Thorup & Zadimoghaddam 2018): with `served` requests outstanding in all, the next one
     gets ceil((served + 1) f / 100) slots shared out by weight; a member already holding
     its share is passed over for the next one clockwise.  f = 0 turns the bound off."""
+
+    policy_names = ("consistent_hash",)  # balancer.policy
+    parameters = (
+        "hash_key",
+        "urls",
+        "url_zipf_s",
+        "ring_points",
+        "hash_balance_factor",
+    )  # the balancer.* parameters it reads
 
     name = "consistent_hash"
     split = "weighted"

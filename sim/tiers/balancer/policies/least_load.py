@@ -15,6 +15,8 @@ class UniformRandom(Policy):
     `balancer = "round-robin"` is this ("instead of real RoundRobin we just do a RandomSelect",
     src: mod_proxy_core.c `proxy_backend_balancer`); so is JBoss `RandomRobin` and Envoy `RANDOM`."""
 
+    policy_names = ("random", "lighttpd_round_robin", "jboss_random_robin")  # balancer.policy
+
     name = "random"
     __slots__ = ("draw",)
 
@@ -30,6 +32,8 @@ class UniformRandom(Policy):
 class LeastOutstanding(Policy):
     """Fewest requests in flight; ties broken by a rotating start so no member is favoured
     (HAProxy `leastconn` without weights, nginx `least_conn` with equal weights)."""
+
+    policy_names = ("least_outstanding",)  # balancer.policy
 
     name = "least_outstanding"
     split = "adaptive"
@@ -61,6 +65,8 @@ class ShortestQueueFirst(Policy):
     `max-keep-alive-requests = 0` a backend connection lives exactly as long as its request,
     so open connections are requests in flight."""
 
+    policy_names = ("sqf",)  # balancer.policy
+
     name = "sqf"
     split = "adaptive"
     uses_load = True
@@ -81,6 +87,8 @@ class ByBusyness(Policy):
     mod_lbmethod_bybusyness.c, 2.4): the member with the fewest requests assigned (`busy`,
     counted across all children; not divided by `loadfactor`), ties to the larger
     byrequests `lbstatus`, which every pick also updates."""
+
+    policy_names = ("bybusyness",)  # balancer.policy
 
     name = "bybusyness"
     split = "adaptive"
@@ -114,6 +122,9 @@ class ByTraffic(Policy):
     aged; the first one wins ties.  Bytes are counted when the response is complete, so
     between two completions every pick goes to the same member (it herds at high load)."""
 
+    policy_names = ("bytraffic",)  # balancer.policy
+    parameters = ("response_bytes",)  # the balancer.* parameters it reads
+
     name = "bytraffic"
     split = "weighted"
     on_complete = True
@@ -142,6 +153,9 @@ class PowerOfChoices(Policy):
     """Power of d choices (Mitzenmacher 2001, the supermarket model): draw d distinct usable
     members at random, send to the one with the fewest requests outstanding (the first drawn
     on ties).  HAProxy `balance random(2)`, Envoy least request, Finagle's default P2C."""
+
+    policy_names = ("power_of_d",)  # balancer.policy
+    parameters = ("choices",)  # the balancer.* parameters it reads
 
     name = "power_of_d"
     split = "adaptive"
@@ -190,6 +204,9 @@ class PeakEwma(Policy):
     EWMA jumps to any sample above it (peak-sensitive) and otherwise decays with weight
     exp(-elapsed / decayTime), also towards 0 when read (`observe(0.0)` in `load`).  A member
     with no history but requests pending costs a huge penalty plus its pending count."""
+
+    policy_names = ("p2c_peak_ewma",)  # balancer.policy
+    parameters = ("decay_s",)  # the balancer.* parameters it reads
 
     name = "p2c_peak_ewma"
     split = "adaptive"
@@ -240,6 +257,8 @@ class JoinIdleQueue(Policy):
     68(11), 2011), one dispatcher: a member that becomes idle reports itself to the
     dispatcher's I-queue (once); a request goes to the oldest member in the I-queue, or to a
     uniformly random member when the I-queue is empty.  Every member starts idle."""
+
+    policy_names = ("join_idle_queue",)  # balancer.policy
 
     name = "join_idle_queue"
     split = "adaptive"

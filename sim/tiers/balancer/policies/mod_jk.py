@@ -84,6 +84,8 @@ class ModJk(Policy):
 
 
 class ModJkRequest(ModJk):
+    policy_names = ("mod_jk_request",)  # balancer.policy
+    parameters = ("maintain_s",)  # the balancer.* parameters it reads
     name = "mod_jk_request"
     method = "R"
     on_dispatch = True
@@ -94,6 +96,8 @@ class ModJkRequest(ModJk):
 
 
 class ModJkSession(ModJk):
+    policy_names = ("mod_jk_session",)  # balancer.policy
+    parameters = ("maintain_s",)  # the balancer.* parameters it reads
     name = "mod_jk_session"
     method = "S"
     on_dispatch = True
@@ -105,6 +109,8 @@ class ModJkSession(ModJk):
 
 
 class ModJkTraffic(ModJk):
+    policy_names = ("mod_jk_traffic",)  # balancer.policy
+    parameters = ("maintain_s", "response_bytes")  # the balancer.* parameters it reads
     name = "mod_jk_traffic"
     method = "T"
     on_complete = True
@@ -115,6 +121,8 @@ class ModJkTraffic(ModJk):
 
 
 class ModJkBusyness(ModJk):
+    policy_names = ("mod_jk_busyness",)  # balancer.policy
+    parameters = ("maintain_s",)  # the balancer.* parameters it reads
     name = "mod_jk_busyness"
     method = "B"
     split = "adaptive"

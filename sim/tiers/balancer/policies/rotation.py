@@ -10,6 +10,8 @@ from sim.tiers.balancer.policies.base import Policy, UniformDraws
 class StrictRoundRobin(Policy):
     """Each request to the next usable member in configuration order (A1, A2, A3, A1 ...)."""
 
+    policy_names = ("round_robin",)  # balancer.policy
+
     name = "round_robin"
     __slots__ = ("_next",)
 
@@ -42,6 +44,8 @@ class SmoothWeightedRoundRobin(Policy):
     its `loadfactor` (nginx `weight`) to its `lbstatus`; the largest `lbstatus` wins (the
     first one on ties) and gives back the sum of the weights.  Weights 5, 1, 1 give
     a a b a c a a: the heavy member is spread out, not bunched."""
+
+    policy_names = ("byrequests",)  # balancer.policy
 
     name = "byrequests"
     split = "weighted"
@@ -77,6 +81,8 @@ class FirstActive(Policy):
     """lighttpd mod_proxy_core `balancer = "static"`: the first active backend takes every
     request; the others are there for failover only."""
 
+    policy_names = ("static",)  # balancer.policy
+
     name = "static"
     split = "single"
     __slots__ = ()
@@ -104,6 +110,8 @@ class JBossRoundRobin(_PerStub):
     """JBoss `org.jboss.ha.framework.interfaces.RoundRobin`: each call to the next target of
     the stub's list, the first one chosen at random (so stubs do not start in step)."""
 
+    policy_names = ("jboss_round_robin",)  # balancer.policy
+
     name = "jboss_round_robin"
     __slots__ = ()
 
@@ -121,6 +129,8 @@ class JBossFirstAvailable(_PerStub):
     """JBoss `FirstAvailable`: a stub elects one target at random and sends every call
     there; it re-elects only when that target leaves the list.  Stubs elect independently."""
 
+    policy_names = ("jboss_first_available",)  # balancer.policy
+
     name = "jboss_first_available"
     __slots__ = ()
 
@@ -137,6 +147,8 @@ class JBossFirstAvailable(_PerStub):
 class JBossFirstAvailableIdenticalAllProxies(_PerStub):
     """JBoss `FirstAvailableIdenticalAllProxies` (3.2+): one elected target shared by every
     stub of the proxy family, re-elected at random when it leaves the list."""
+
+    policy_names = ("jboss_first_available_identical_all_proxies",)  # balancer.policy
 
     name = "jboss_first_available_identical_all_proxies"
     split = "single"
