@@ -6,31 +6,43 @@ uses it — with no other file touched."""
 
 from __future__ import annotations
 
+import pytest
+
 from sim.model.plan import compile_plan
 from sim.run.simulate import simulate
-from sim.tiers.balancer.policies.base import Policy
+from sim.tiers.balancer.policies import policies
+from sim.tiers.balancer.policies.base import REGISTRY, Policy
 from tests.conftest import model_from
 
 
-class LeastRecentlyUsed(Policy):
-    """Send to the usable member that was picked longest ago (an example policy)."""
+@pytest.fixture
+def example_policy():
+    """The whole change of the recipe: one class.  Defined here so that it is registered
+    for this test only (the registry is global)."""
 
-    policy_names = ("example_least_recently_used",)
-    split = "even"  # a rotation in the long run
+    class LeastRecentlyUsed(Policy):
+        """Send to the usable member that was picked longest ago (an example policy)."""
 
-    __slots__ = ("last",)
+        policy_names = ("example_least_recently_used",)
+        split = "even"  # a rotation in the long run
 
-    def __init__(self, weights, names, rng, **params) -> None:
-        super().__init__(weights, names, rng, **params)
-        self.last = [-1] * len(self.weights)
+        __slots__ = ("last",)
 
-    def pick(self, request) -> int:
-        chosen = min(self.active, key=lambda i: self.last[i])
-        self.last[chosen] = max(self.last) + 1
-        return chosen
+        def __init__(self, weights, names, rng, **params) -> None:
+            super().__init__(weights, names, rng, **params)
+            self.last = [-1] * len(self.weights)
+
+        def pick(self, request) -> int:
+            chosen = min(self.active, key=lambda i: self.last[i])
+            self.last[chosen] = max(self.last) + 1
+            return chosen
+
+    yield LeastRecentlyUsed
+    del REGISTRY["example_least_recently_used"]
+    policies()  # resynchronise the name table
 
 
-def test_a_policy_defined_in_one_class_is_accepted_and_used():
+def test_a_policy_defined_in_one_class_is_accepted_and_used(example_policy):
     data = {
         "clients": {"kind": "open", "rate_per_s": 30.0},
         "backends": [{"name": "node", "count": 3, "cpu": {"dist": "exponential", "mean": 0.01}}],
