@@ -89,9 +89,9 @@ def run_replication(
     recorder.finish()
 
     table = recorder.table()
-    window = grid.finish() if grid is not None else whole_window(recorder)
-    window.metrics_between = metrics_between(recorder.columns, assembly)
-    windowing = PooledWindows(window.metrics_between, BINS, PERCENTILES, mser=mser)
+    candidates = grid.finish() if grid is not None else whole_window(recorder)
+    candidates.metrics_between = metrics_between(recorder.columns, assembly)
+    windowing = PooledWindows(candidates.metrics_between, BINS, PERCENTILES, mser=mser)
     end = len(table) - 1
     histogram = recorder.histograms[end] - recorder.histograms[0]
     metrics = window_metrics(
@@ -117,7 +117,7 @@ def run_replication(
             )
     # The replication's own window: its warm-up as if it were the only one. A run of several
     # replications chooses one warm-up for them all (sim.stats.windows) and re-windows this.
-    windowing.add(window, metrics)
+    windowing.add(candidates, metrics)
     windowing.choose_window()
     metrics = windowing.metrics(0)
     if metrics["count.completed"] == 0:
@@ -130,7 +130,7 @@ def run_replication(
         finished=finished,
         wall_s=time.perf_counter() - started,
         notes=notes,
-        window=window,
+        window=candidates,
     )
 
 
