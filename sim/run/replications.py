@@ -116,7 +116,7 @@ def run(
         summary, warnings = summarise(results, control.confidence), []
     if stopped_by == "precision-limit" and warnings:
         warnings.append(
-            f"run.precision: not met within {limit} replications while the warnings above "
+            f"run.precision: not met within {limit} replications while the other warnings "
             "stand; more replications do not remove start-up bias: run longer"
         )
     return RunResult(
