@@ -292,3 +292,95 @@ def test_database_disk_is_a_fcfs_station_in_the_product_form_network():
     inside(result.summary["response.mean"], answer.response_mean_s)
     utilization = {s.name: s.utilization for s in answer.stations}
     inside(result.summary["database.disk.utilization"], utilization["database.disk"])
+
+
+# Heavy load. A replication of a queue at rho = 0.9-0.95 holds few independent observations
+# (its output's correlation time is long), so each run below is sized by the rule the run
+# itself checks (sim.stats.steady_state): at least about 20 independent responses beyond p99
+# over all replications (R n_eff (1 - q) >= 10 with a margin of two for the noise of n_eff's
+# own estimate), n_eff taken from the M/M/1 study in experiments/heavy_load (M/M/1: 22.7 per
+# 1 000 s at rho = 0.9, 5.9 at 0.95) and, for M/M/4, from a pilot run's own estimate (12 per
+# 1 000 s at 0.9, 1.6 at 0.95). The run must say nothing is wrong, and every figure must cover
+# the theory. These are the suite's most expensive tests (a tail at rho = 0.95 needs millions
+# of responses); a shorter run is refused by its own warnings, as the last test shows.
+HEAVY = [
+    # servers, service rate, rho, run length [s], seed
+    pytest.param(1, 10.0, 0.9, 10_000.0, 41, id="M/M/1 rho=0.9"),
+    pytest.param(1, 10.0, 0.95, 40_000.0, 42, id="M/M/1 rho=0.95"),
+    pytest.param(4, 1.0, 0.9, 16_000.0, 43, id="M/M/4 rho=0.9"),
+    pytest.param(4, 1.0, 0.95, 125_000.0, 44, id="M/M/4 rho=0.95"),
+]
+
+
+@pytest.mark.parametrize("servers, mu, rho, duration_s, seed", HEAVY)
+def test_heavy_load_mean_and_tail_percentiles(servers, mu, rho, duration_s, seed):
+    """FCFS M/M/c near saturation, warm-up by MSER on the replications' average: the mean
+    (Erlang C), p95 and p99 of the sojourn time (P(R > t) = (1 - C) e^{-mu t} + C P(Wq + S > t))
+    each inside the simulation's 99 % interval, with no steady-state warning."""
+    rate = rho * servers * mu
+    result = simulate(
+        single_station(
+            servers,
+            servers,
+            {"dist": "exponential", "mean": 1 / mu},
+            poisson(rate),
+            duration_s=duration_s,
+            warmup="mser",
+        ),
+        replications=10,
+        seed=seed,
+    )
+    assert result.warnings == []
+    inside(result.summary["response.mean"], analytic.mmc(rate, mu, servers).mean_response)
+    for p in (95, 99):
+        exact = analytic.mmc_response_quantile(rate, mu, servers, p / 100)
+        inside(result.summary[f"response.p{p}"], exact)
+
+
+@pytest.mark.parametrize("users, seed", [(8, 45), (10, 46)])
+def test_exact_mva_near_saturation(users, seed):
+    """The closed three-station chain of test_exact_mva_closed_three_station_chain with the
+    bottleneck (app, D = 0.3) at 91 % (N = 8) and 96 % (N = 10) utilisation, warm-up by MSER:
+    exact MVA's throughput and response time inside the interval, with no warning."""
+    from sim.analytic import ClosedNetwork, Station, exact_mva
+
+    data = {
+        "clients": {
+            "kind": "closed",
+            "users": users,
+            "think": {"dist": "exponential", "mean": 1.0},
+        },
+        "proxy": {"workers": None, "cores": 1, "demand": {"dist": "exponential", "mean": 0.2}},
+        "backends": [
+            {
+                "name": "app",
+                "threads": None,
+                "cores": 1,
+                "cpu": {"dist": "exponential", "mean": 0.3},
+                "db_calls": 1,
+            }
+        ],
+        "database": {"cores": 1, "demand": {"dist": "exponential", "mean": 0.1}},
+        "run": {"duration_s": 3000, "warmup": "mser"},
+    }
+    network = ClosedNetwork(
+        (Station("proxy", 0.2), Station("app", 0.3), Station("database", 0.1)), think=1.0
+    )
+    exact = exact_mva(network, users)
+    result = simulate(data, replications=10, seed=seed)
+    assert result.warnings == []
+    inside(result.summary["throughput"], float(exact.throughput[-1]))
+    inside(result.summary["response.mean"], float(exact.response[-1]))
+
+
+def test_a_heavy_load_run_too_short_says_so():
+    """M/M/1 at rho = 0.95 for 500 s (three relaxation times): its intervals miss the truth
+    (the mean's, p95's and p99's), and the run says it is too short instead of staying quiet."""
+    result = simulate(
+        single_station(
+            1, 1, {"dist": "exponential", "mean": 0.1}, poisson(9.5), duration_s=500, warmup="mser"
+        ),
+        replications=10,
+        seed=47,
+    )
+    assert any(w.startswith("run too short") for w in result.warnings), result.warnings

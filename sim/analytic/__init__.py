@@ -7,6 +7,8 @@ from sim.analytic.erlang import (
     mm1,
     mm1_response_quantile,
     mmc,
+    mmc_response_exceeds,
+    mmc_response_quantile,
     mmc_wait_exceeds,
     mmck,
 )
@@ -41,6 +43,8 @@ __all__ = [
     "mm1",
     "mm1_response_quantile",
     "mmc",
+    "mmc_response_exceeds",
+    "mmc_response_quantile",
     "mmc_wait_exceeds",
     "mmck",
     "schweitzer_mva",

@@ -94,6 +94,38 @@ def mmc_wait_exceeds(arrival_rate: float, service_rate: float, servers: int, t: 
     return c * math.exp(-(servers * service_rate - arrival_rate) * t)
 
 
+def mmc_response_exceeds(arrival_rate: float, service_rate: float, servers: int, t: float) -> float:
+    """FCFS M/M/c: P(R > t) for the sojourn R = Wq + S. With probability 1 - C there is no wait
+    and R = S ~ Exp(mu); otherwise Wq ~ Exp(theta), theta = c mu - lambda, independent of S, and
+    P(Wq + S > t) = (theta e^{-mu t} - mu e^{-theta t}) / (theta - mu) (hypoexponential)."""
+    _check_rates(arrival_rate, service_rate)
+    _check_servers(servers)
+    c = erlang_c(servers, arrival_rate / service_rate)
+    mu, theta = service_rate, servers * service_rate - arrival_rate
+    if theta <= 0:
+        raise ValueError("unstable: arrival_rate >= servers x service_rate")
+    if math.isclose(theta, mu):
+        waited = (1 + mu * t) * math.exp(-mu * t)
+    else:
+        waited = (theta * math.exp(-mu * t) - mu * math.exp(-theta * t)) / (theta - mu)
+    return (1 - c) * math.exp(-mu * t) + c * waited
+
+
+def mmc_response_quantile(
+    arrival_rate: float, service_rate: float, servers: int, p: float
+) -> float:
+    """The p-quantile of the FCFS M/M/c sojourn time (root of P(R > t) = 1 - p)."""
+    from scipy.optimize import brentq
+
+    def excess(t: float) -> float:
+        return mmc_response_exceeds(arrival_rate, service_rate, servers, t) - (1 - p)
+
+    high = 1.0 / service_rate
+    while excess(high) > 0:
+        high *= 2
+    return float(brentq(excess, 0.0, high, xtol=1e-12, rtol=1e-12))
+
+
 def mmck(arrival_rate: float, service_rate: float, servers: int, capacity: int) -> StationMetrics:
     """c servers, at most K in the system; blocked arrivals are lost (PASTA: P_block = pi_K)."""
     _check_rates(arrival_rate, service_rate)

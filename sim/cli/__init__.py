@@ -548,21 +548,31 @@ def capacity(
     """Largest load (or smallest cluster) of SOURCE (a model or sweep file) that meets an SLO."""
     _need_sweep_extra()
     from sim.studies.capacity import search as cap
-    from sim.studies.capacity.slo import SloError, parse_slo
+    from sim.studies.capacity.slo import SloError, check_metrics, model_metrics, parse_slo
     from sim.studies.sweep.execute import ProcessExecutor, SerialExecutor
     from sim.studies.sweep.spec import SweepError
 
+    if minimum is not None and maximum is not None and minimum >= maximum:
+        fail(f"--min {minimum:g} must be below --max {maximum:g}", EXIT_USAGE)
     try:
         objectives = [parse_slo(text) for text in slos]
         base = cap.search_base(source, overrides, replications, seed)
         real_path, integer, start = cap.resolve_path(base, path)
         direction = direction or cap.default_direction(real_path)
+        check_metrics(objectives, model_metrics(base.model()))
     except SloError as exc:
         fail(str(exc), EXIT_USAGE)
     except (SweepError, cap.CapacityError) as exc:
         fail(f"{source}: {exc}" if not str(exc).startswith(str(source)) else str(exc), EXIT_MODEL)
     low = minimum if minimum is not None else (1.0 if integer else start / 2**20)
     high = maximum if maximum is not None else start * 2**20
+    if low >= high:  # one bound given, beyond the default of the other
+        given = f"--min {minimum:g}" if minimum is not None else f"--max {maximum:g}"
+        fail(
+            f"{given} leaves no range to search for {real_path} (from {low:g} to {high:g}): "
+            "give both --min and --max",
+            EXIT_USAGE,
+        )
     executor = SerialExecutor() if serial else ProcessExecutor(workers)
     count = 1 if serial else executor.workers
 

@@ -214,8 +214,16 @@ class ProcessorSharingCPU:
             done(arg)
 
     def counters(self, now: float) -> tuple[float, float, float]:
-        """Cumulative (busy-core area, runnable-job area, completions) up to `now`."""
-        self._advance(now)
+        """Cumulative (busy-core area, runnable-job area, completions) up to `now`.
+
+        Reads without advancing the CPU's clock: advancing would round the virtual time and the
+        areas differently than the run itself does, and a snapshot (a --timeseries sample, a
+        warm-up checkpoint) must not change the answer of the run it observes."""
+        dt = now - self._last
+        n = self._n
+        if dt and n:
+            busy = self.busy_area + (n if n < self.cores else self.cores) * dt
+            return (busy, self.jobs_area + n * dt, float(self.completed))
         return (self.busy_area, self.jobs_area, float(self.completed))
 
     def metrics(self, w: Window) -> Iterator[Metric]:
@@ -289,9 +297,7 @@ class _PausedCPU(ProcessorSharingCPU):
             self._paused_until = until
             self._resume = self._after(until - self.env._now, self._resumed, None)
 
-    def counters(self, now: float) -> tuple[float, float, float]:
-        self._advance(now)  # only the bursts left to finish at the pause's first instant count
-        return (self.busy_area, self.jobs_area, float(self.completed))
+    # counters: inherited; only the bursts left to finish at the pause's first instant count
 
 
 class DedicatedCPU:

@@ -7,11 +7,16 @@ log-binned histogram of response times.  Any window [row i, row j] is then a dif
 two snapshots, so warm-up can be removed *after* the run, where MSER (White 1997) places it.
 When the table reaches 2K rows, every other row is dropped: that merges adjacent batches
 (the batch size doubles) and keeps memory constant however long the run.
+
+Batch boundaries are counted in completions, never in the length of the buffer of values
+waiting to be binned: whoever flushes the buffer (a --timeseries sample, a checkpoint) must
+not move a boundary, or observing a run would change its answer.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -63,6 +68,9 @@ class Recorder:
         self.recording = False
         self.stop_at = math.inf  # stop the run when `completed` reaches this (run.requests)
         self._stop_after: int | None = None
+        self._batch_end = batch  # completions at which the current batch ends
+        self._count_marks: list[tuple[int, Callable[[], None]]] = []  # (completions, callback)
+        self._due = batch  # the next completion count with anything to do: one test per response
         self.columns = list(BASE_FIELDS)
         for probe in probes:
             self.columns += [f"{probe.name}:{field}" for field in probe.fields]
@@ -71,24 +79,44 @@ class Recorder:
 
     # ------------------------------------------------------------------ hot path
     def complete(self, response_time: float) -> None:
-        buffer = self._buffer
-        buffer.append(response_time)
+        self._buffer.append(response_time)
         self.completed += 1
         self.response_sum += response_time
-        if len(buffer) >= self.batch:
+        if self.completed >= self._due:
+            self._reached()
+
+    def _reached(self) -> None:
+        completed = self.completed
+        if completed >= self._batch_end:
             if self.recording:
                 self._boundary()
-            elif len(buffer) >= 4096:
+            else:  # before a fixed warm-up ends: bin the values now and then, no rows
                 self._flush()
-        if self.completed >= self.stop_at:
+                self._batch_end = completed + 4096
+        marks = self._count_marks
+        while marks and completed >= marks[0][0]:
+            marks.pop(0)[1]()
+        if completed >= self.stop_at:
             self.stop_at = math.inf
             self.kernel.stop()
+        self._schedule()
+
+    def _schedule(self) -> None:
+        marks = self._count_marks
+        self._due = min(self._batch_end, self.stop_at, marks[0][0] if marks else math.inf)
+
+    def at_completions(self, count: int, callback: Callable[[], None]) -> None:
+        """Call `callback` when `count` responses have completed (counted from the start)."""
+        self._count_marks.append((count, callback))
+        self._count_marks.sort(key=lambda mark: mark[0])
+        self._schedule()
 
     def stop_after_requests(self, requests: int) -> None:
         """End the run when `requests` responses have completed inside the observation window."""
         self._stop_after = requests
         if self.recording:
             self.stop_at = self.completed + requests
+            self._schedule()
 
     # ------------------------------------------------------------------ snapshots
     def start_recording(self) -> None:
@@ -98,6 +126,8 @@ class Recorder:
             self.stop_at = self.completed + self._stop_after
         self._flush()
         self._append_row()
+        self._batch_end = self.completed + self.batch
+        self._schedule()
 
     def _flush(self) -> None:
         if self._buffer:
@@ -135,6 +165,7 @@ class Recorder:
             self.rows = self.rows[0::2]
             self.histograms = self.histograms[0::2]
             self.batch *= 2
+        self._batch_end = self.completed + self.batch
 
     def finish(self) -> None:
         """Close the window at the current time (the last, partial batch included)."""

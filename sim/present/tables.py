@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from sim.run.replications import RunResult
@@ -63,6 +64,7 @@ def result_document(result: RunResult, source: str, overrides: list[str]) -> dic
             for rep in result.replications
         ],
         "notes": notes,
+        "warnings": list(result.warnings),
     }
 
 
@@ -103,8 +105,13 @@ def render(result: RunResult, console: Console, source: str) -> None:
     )
     console.print(
         f"{reps} replication{'s' if reps != 1 else ''}, seed {result.seed}, {workload}; "
-        f"{level}% Student-t intervals; stopped by {result.stopped_by}; {result.wall_s:.1f} s wall"
+        f"{level}% intervals (Student-t across replications; percentiles pooled, by sectioning; "
+        f"lower bounds clipped at 0); stopped by {result.stopped_by}; {result.wall_s:.1f} s wall"
     )
+    # Before the tables, not after: a figure of a run that is not in steady state must not be
+    # read without the warning.
+    for warning in result.warnings:
+        console.print(f"[bold red]warning:[/bold red] {escape(warning)}")
 
     def section(title: str, rows: list[tuple[str, str]]) -> None:
         present = [(label, name) for label, name in rows if name in summary]

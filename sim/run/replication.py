@@ -10,16 +10,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
+
+import numpy as np
 
 from sim.model.plan import Plan
 from sim.model.schema import Model
-from sim.observe.metrics import window_metrics
+from sim.observe.checkpoints import Checkpoints
+from sim.observe.metrics import PERCENTILES, window_metrics
 from sim.observe.probes import REQUESTS, SECONDS
 from sim.observe.recorder import Recorder
 from sim.random.streams import Streams
 from sim.run.assemble import assemble
 from sim.stats.histogram import LogBins
-from sim.stats.mser import mser_truncation
+from sim.stats.steady_state import WindowCandidates
+from sim.stats.windows import PooledWindows
 from sim.tiers.clients.populations import RunawayQueue  # noqa: F401 - re-exported for the CLI
 
 BINS = LogBins(min_value=1e-6, max_value=1e6, relative_error=0.005)
@@ -36,6 +41,8 @@ class ReplicationResult:
     events: int = 0
     notes: list[str] = field(default_factory=list)
     units: dict[str, str] = field(default_factory=dict)  # each metric's unit, from its probe
+    # Candidate windows, for choosing one warm-up across replications; dropped once used.
+    window: WindowCandidates | None = field(default=None, repr=False)
 
 
 TimeseriesSink = Callable[[int, float, dict[str, float]], None]
@@ -78,24 +85,22 @@ def run_replication(
         _sample_periodically(
             kernel, recorder, assembly, replication, run.timeseries_interval_s, timeseries
         )
+    mser = not model.finite and run.warmup == "mser"
+    grid = _progress_grid(kernel, recorder, run) if mser else None
 
     clients.start()
     kernel.run(until=horizon)
     recorder.finish()
 
     table = recorder.table()
-    start = 0
-    if not model.finite and run.warmup == "mser":
-        means, counts = recorder.batch_means()
-        if len(means) >= 4:
-            start = mser_truncation(means, weights=counts)
+    candidates = grid.finish() if grid is not None else whole_window(recorder)
+    candidates.metrics_between = metrics_between(recorder.columns, assembly)
+    windowing = PooledWindows(candidates.metrics_between, BINS, PERCENTILES, mser=mser)
     end = len(table) - 1
-    histogram = recorder.histograms[end] - recorder.histograms[start]
+    histogram = recorder.histograms[end] - recorder.histograms[0]
     probes = assembly.probes()
     units: dict[str, str] = {}
-    metrics = window_metrics(
-        recorder.columns, table[start], table[end], histogram, BINS, probes, units
-    )
+    metrics = window_metrics(recorder.columns, table[0], table[end], histogram, BINS, probes, units)
     metrics["count.in_flight"] = float(clients.in_flight)
     units["count.in_flight"] = REQUESTS
     if batches:
@@ -116,18 +121,50 @@ def run_replication(
             notes.append(
                 f"the workload did not finish within run.max_duration_s = {run.max_duration_s:g} s"
             )
+    # The replication's own window: its warm-up as if it were the only one. A run of several
+    # replications chooses one warm-up for them all (sim.stats.windows) and re-windows this.
+    windowing.add(candidates, metrics)
+    windowing.choose_window()
+    metrics = windowing.metrics(0)
     if metrics["count.completed"] == 0:
         notes.append("no request completed inside the observation window")
     return ReplicationResult(
         replication=replication,
         metrics=metrics,
-        warmup_s=float(table[start][0]),
+        warmup_s=windowing.warmup_s,
         batch_size=recorder.batch,
         finished=finished,
         wall_s=time.perf_counter() - started,
         notes=notes,
         units=units,
+        window=candidates,
     )
+
+
+def metrics_between(columns: list[str], assembly) -> Callable[[np.ndarray, np.ndarray], dict]:
+    return partial(_metrics_between, columns, assembly.probes())
+
+
+def _metrics_between(columns, probes, start: np.ndarray, end: np.ndarray) -> dict:
+    return window_metrics(columns, start, end, None, BINS, probes)
+
+
+def whole_window(recorder: Recorder) -> WindowCandidates:
+    """The one window of a run without MSER: from the start of recording to the end."""
+    rows, histograms = recorder.rows, recorder.histograms
+    return WindowCandidates(
+        starts=np.asarray([rows[0][0]]),
+        rows=np.vstack([rows[0], rows[-1]]),
+        histograms=np.vstack([histograms[0], histograms[-1]]),
+        cell_completed=np.zeros(0),
+        cell_response=np.zeros(0),
+    )
+
+
+def _progress_grid(kernel, recorder: Recorder, run) -> Checkpoints:
+    if run.duration_s is not None:
+        return Checkpoints(kernel, recorder, horizon_s=run.duration_s)
+    return Checkpoints(kernel, recorder, requests=run.requests)
 
 
 def _record_batches(recorder: Recorder, clients) -> list:

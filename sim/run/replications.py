@@ -16,6 +16,7 @@ from sim.model.plan import Plan, compile_plan
 from sim.model.schema import Model
 from sim.run.replication import ReplicationResult, TimeseriesSink, run_replication
 from sim.stats.confidence import Interval, t_interval
+from sim.stats.windows import PooledWindows
 
 
 class UnknownMetric(ValueError):
@@ -32,6 +33,7 @@ class RunResult:
     stopped_by: str = "replications"  # or "precision", "precision-limit", "interrupted"
     wall_s: float = 0.0
     version: str = __version__
+    warnings: list[str] = field(default_factory=list)  # steady state not reached, run too short
 
     @property
     def units(self) -> dict[str, str]:
@@ -77,6 +79,7 @@ def run(
     precision = control.precision if replications is None else None
     limit = precision.max_replications if precision else planned
     results: list[ReplicationResult] = []
+    windows = None
     stopped_by = "replications"
     r = 0
     while r < limit:
@@ -87,6 +90,11 @@ def run(
                 raise
             stopped_by = "interrupted"  # keep the finished replications
             break
+        if windows is None:
+            windows = _pooled_windows(model, results[0])
+        if windows is not None and results[-1].window is not None:
+            windows.add(results[-1].window, results[-1].metrics)
+            results[-1].window = None  # the candidate windows are large; the pool keeps enough
         r += 1
         if r == 1 and precision is not None and precision.metric not in results[0].metrics:
             known = ", ".join(sorted(results[0].metrics))
@@ -100,22 +108,59 @@ def run(
                 break
             continue
         if r >= max(planned, 2):
-            interval = summarise(results, control.confidence).get(precision.metric)
+            summary, warnings = _common_window(windows, results, control.confidence)
+            interval = summary.get(precision.metric)
+            # A run that is not in steady state, or too short for its intervals, has not met
+            # the precision rule however narrow they are: it goes on to the limit and says so.
             if (
                 interval is not None
                 and interval.relative_half_width <= precision.relative_half_width
+                and not warnings
             ):
                 stopped_by = "precision"
                 break
     else:
         if precision is not None:
             stopped_by = "precision-limit"
+    if windows is not None:
+        summary, warnings = _common_window(windows, results, control.confidence)
+    else:
+        summary, warnings = summarise(results, control.confidence), []
+    if stopped_by == "precision-limit" and warnings:
+        warnings.append(
+            f"run.precision: not met within {limit} replications while the other warnings "
+            "stand; more replications do not remove start-up bias: run longer"
+        )
     return RunResult(
         model=model,
         seed=seed,
         confidence=control.confidence,
         replications=results,
-        summary=summarise(results, control.confidence),
+        summary=summary,
         stopped_by=stopped_by,
         wall_s=time.perf_counter() - started,
+        warnings=warnings,
     )
+
+
+def _pooled_windows(model: Model, first: ReplicationResult) -> PooledWindows | None:
+    if first.window is None:
+        return None
+    from sim.run.replication import BINS, PERCENTILES
+
+    mser = not model.finite and model.run.warmup == "mser"
+    return PooledWindows(first.window.metrics_between, BINS, PERCENTILES, mser=mser)
+
+
+def _common_window(
+    windows: PooledWindows | None, results: list[ReplicationResult], level: float
+) -> tuple[dict[str, Interval], list[str]]:
+    """One warm-up for all replications (chosen on their average), their metrics re-windowed
+    to it, and the summary with pooled percentiles and the steady-state checks."""
+    if windows is None:
+        return summarise(results, level), []
+    windows.choose_window()
+    for index, rep in enumerate(results):
+        rep.metrics = windows.metrics(index)
+        rep.warmup_s = windows.warmup_s
+    return windows.summarise([rep.metrics for rep in results], level)

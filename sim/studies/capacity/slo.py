@@ -63,3 +63,50 @@ def parse_slo(text: str) -> Slo:
     except ValueError:
         raise SloError(f"--slo {text!r}: {value!r} is not a number") from None
     return Slo(metric_name(name), op, target)
+
+
+def check_metrics(slos: list[Slo], known: set[str]) -> None:
+    """Refuse an SLO on a metric the model does not produce, before any simulation: otherwise
+    every evaluation gives NaN and the search ends in "no value meets the SLO"."""
+    for slo in slos:
+        if slo.metric in known:
+            continue
+        percentiles = sorted(
+            (name for name in known if name.startswith("response.p")),
+            key=lambda name: float(name.removeprefix("response.p")),
+        )
+        hint = (
+            f"the percentiles are {', '.join(p.removeprefix('response.') for p in percentiles)}"
+            if slo.metric.startswith(("response.p", "p"))
+            and slo.metric.removeprefix("response.").removeprefix("p").isdigit()
+            else "e.g. mean, p95, throughput or a metric name of `tiersim run --json`"
+        )
+        raise SloError(f"--slo {slo}: this model has no metric {slo.metric!r}; {hint}")
+
+
+def model_metrics(model) -> set[str]:
+    """Every metric name a run of `model` reports, found by building the model without running
+    it (the names depend on its stations, pools and probes, not on the simulation)."""
+    import numpy as np
+
+    from sim.observe.metrics import window_metrics
+    from sim.observe.recorder import Recorder
+    from sim.random.streams import Streams
+    from sim.run.assemble import assemble
+    from sim.run.replication import BINS
+
+    assembly, recorder = assemble(
+        model, Streams(0, 0), lambda kernel, a: Recorder(kernel, a.probes(), BINS, recording=False)
+    )
+    row = np.zeros(len(recorder.columns))
+    names = set(
+        window_metrics(
+            recorder.columns, row, row, np.ones(BINS.n_bins), BINS, assembly.probes()
+        )
+    )
+    names.add("count.in_flight")
+    if model.finite:
+        names.add("makespan")
+    repeat = getattr(model.clients, "repeat", 1)
+    names |= {f"batch.{k}.{name}" for k in range(1, repeat + 1) for name in list(names)}
+    return names
