@@ -11,7 +11,7 @@ def front_with_pool(**backend_pool) -> dict:
     return {
         "clients": {"kind": "open", "rate_per_s": 200.0},
         "proxy": {"workers": 50, "backend_pool": backend_pool},
-        "backends": [{"threads": 50, "cores": 4, "cpu": {"dist": "exponential", "mean": 0.004}}],
+        "backends": [{"threads": 50, "cores": 4, "demand": {"dist": "exponential", "mean": 0.004}}],
     }
 
 
