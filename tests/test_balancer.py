@@ -204,7 +204,7 @@ def test_model_file_crash_with_sticky_sessions_end_to_end():
                 "count": 2,
                 "threads": 10,
                 "cores": 1,
-                "cpu": {"dist": "exponential", "mean": 0.04},
+                "demand": {"dist": "exponential", "mean": 0.04},
                 "events": [
                     {"at_s": 50.0, "kind": "crash", "node": 1},
                     {"at_s": 80.0, "kind": "recover", "node": 1},
@@ -230,7 +230,7 @@ def test_unknown_policy_lists_the_valid_names():
 
     base = {
         "clients": {"kind": "open", "rate_per_s": 1.0},
-        "backends": [{"cpu": 0.1, "count": 2}],
+        "backends": [{"demand": 0.1, "count": 2}],
         "run": {"duration_s": 10},
     }
     with pytest.raises(ModelError) as info:
@@ -245,6 +245,6 @@ def test_unknown_policy_lists_the_valid_names():
             {
                 **base,
                 "balancer": {"policy": "mod_jk_request"},
-                "backends": [{"cpu": 0.1, "weight": 1.5}],
+                "backends": [{"demand": 0.1, "weight": 1.5}],
             }
         )

@@ -22,7 +22,7 @@ def inside(interval, exact):
 def farm(total_rate, policy, services, duration_s=4000.0, **balancer):
     """One server per entry of `services` (mean service time [s]), in that order."""
     backends = [
-        {"name": f"s{k}", "threads": 1, "cores": 1, "cpu": {"dist": "exponential", "mean": mean}}
+        {"name": f"s{k}", "threads": 1, "cores": 1, "demand": {"dist": "exponential", "mean": mean}}
         for k, mean in enumerate(services)
     ]
     return {

@@ -23,13 +23,13 @@ rate_per_s = 5.0
 name = "server"
 threads = 1
 cores = 1
-cpu = { dist = "exponential", mean = 0.05 }
+demand = { dist = "exponential", mean = 0.05 }
 
 [[backends]]
 name = "other"
 threads = 1
 cores = 1
-cpu = { dist = "exponential", mean = 0.05 }
+demand = { dist = "exponential", mean = 0.05 }
 
 [balancer]
 policy = "round_robin"
@@ -87,7 +87,7 @@ def one_figure(folder) -> str:
         """,
         """
         [[calibrate]]
-        parameter = "backends.0.cpu.mean"
+        parameter = "backends.0.demand.mean"
         bounds = [0.01, 0.15]
         """,
         """
@@ -121,7 +121,7 @@ def test_one_parameter_fit_agrees_with_mm1_theory(tmp_path):
         """,
         """
         [[calibrate]]
-        parameter = "backends.0.cpu.mean"
+        parameter = "backends.0.demand.mean"
         bounds = [0.01, 0.15]
         """,
         """
@@ -139,7 +139,7 @@ def test_one_parameter_fit_agrees_with_mm1_theory(tmp_path):
     inside(target["ci_low"], mm1_response(demand, 5.0), target["ci_high"])
     fit_row, predicted = result.rows
     assert fit_row.fitted and not predicted.fitted
-    assert predicted.overrides[-1] == f"backends.0.cpu.mean={demand!r}"
+    assert predicted.overrides[-1] == f"backends.0.demand.mean={demand!r}"
     inside(predicted.ci_low, mm1_response(demand, 3.0), predicted.ci_high)
 
 
@@ -155,12 +155,12 @@ def test_two_parameters_fitted_jointly_each_to_its_rows(tmp_path):
         """,
         """
         [[calibrate]]
-        parameter = "backends.0.cpu.mean"
+        parameter = "backends.0.demand.mean"
         bounds = [0.01, 0.15]
         when = { server = "server" }
 
         [[calibrate]]
-        parameter = "backends.1.cpu.mean"
+        parameter = "backends.1.demand.mean"
         bounds = [0.01, 0.15]
         when = { server = "other" }
         """,
@@ -184,8 +184,8 @@ def test_two_parameters_fitted_jointly_each_to_its_rows(tmp_path):
         inside(target["ci_low"], mm1_response(demand, 5.0), target["ci_high"])
     # each row carries only its own parameter
     assert [r.overrides[-1].split("=")[0] for r in result.rows] == [
-        "backends.0.cpu.mean",
-        "backends.1.cpu.mean",
+        "backends.0.demand.mean",
+        "backends.1.demand.mean",
     ]
     # the rows of an evaluation in two processes: the same fit, number for number
     pooled = calibrate(folder, workers=2)
@@ -232,35 +232,35 @@ def test_interrupted_fit_resumes_from_the_cache(tmp_path, monkeypatch):
     [
         ("", '[[fitted]]\nrow = "fit"\n', "no [[calibrate]] entries"),
         (
-            '[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0.2, 0.1]\n',
+            '[[calibrate]]\nparameter = "backends.0.demand.mean"\nbounds = [0.2, 0.1]\n',
             '[[fitted]]\nrow = "fit"\n',
             "`bounds` must be [low, high] with low < high",
         ),
         (
-            '[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0, 0.1]\nscale = "log"\n',
+            '[[calibrate]]\nparameter = "backends.0.demand.mean"\nbounds = [0, 0.1]\nscale = "log"\n',
             '[[fitted]]\nrow = "fit"\n',
             "a log scale needs low > 0",
         ),
         (
-            '[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0.01, 0.1]\n',
+            '[[calibrate]]\nparameter = "backends.0.demand.mean"\nbounds = [0.01, 0.1]\n',
             "",
             "no [[fitted]] entry names a published figure",
         ),
         (
-            '[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0.01, 0.1]\n',
+            '[[calibrate]]\nparameter = "backends.0.demand.mean"\nbounds = [0.01, 0.1]\n',
             '[[fitted]]\nrow = "held"\n',
             "which is withheld; a withheld figure is predicted, never fitted",
         ),
         (
             (
-                '[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0.01, 0.1]\n'
-                '[[calibrate]]\nparameter = "backends.1.cpu.mean"\nbounds = [0.01, 0.1]\n'
+                '[[calibrate]]\nparameter = "backends.0.demand.mean"\nbounds = [0.01, 0.1]\n'
+                '[[calibrate]]\nparameter = "backends.1.demand.mean"\nbounds = [0.01, 0.1]\n'
             ),
             '[[fitted]]\nrow = "fit"\n',
             "2 free parameters but only 1 fitted figures",
         ),
         (
-            '[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0.01, 0.1]\nwhen = { server = "other" }\n',
+            '[[calibrate]]\nparameter = "backends.0.demand.mean"\nbounds = [0.01, 0.1]\nwhen = { server = "other" }\n',
             '[[fitted]]\nrow = "fit"\n',
             "applies to none of the fitted figures' rows",
         ),
@@ -270,7 +270,7 @@ def test_interrupted_fit_resumes_from_the_cache(tmp_path, monkeypatch):
             "backends.0.cpux: unknown parameter",
         ),
         (
-            '[[calibrate]]\nparameter = "backends.0.cpu.mean"\nbounds = [0.01, 0.5]\nstart = 0.4\n',
+            '[[calibrate]]\nparameter = "backends.0.demand.mean"\nbounds = [0.01, 0.5]\nstart = 0.4\n',
             '[[fitted]]\nrow = "fit"\n',
             "the model is unstable",
         ),
@@ -300,7 +300,9 @@ def test_cli_json_lists_parameters_targets_and_rows(tmp_path):
     )
     assert outcome.exit_code == 0, outcome.output
     document = json.loads(outcome.output)
-    assert document["converged"] and document["parameters"][0]["parameter"] == "backends.0.cpu.mean"
+    assert (
+        document["converged"] and document["parameters"][0]["parameter"] == "backends.0.demand.mean"
+    )
     assert document["rows"][0]["fitted"] is True
     assert (tmp_path / "c.jsonl").is_file()
 

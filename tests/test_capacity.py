@@ -26,7 +26,7 @@ rate_per_s = 2.0
 name = "server"
 threads = 1
 cores = 1
-cpu = {{ dist = "exponential", mean = {1 / MU} }}
+demand = {{ dist = "exponential", mean = {1 / MU} }}
 [run]
 duration_s = 1500
 warmup = 20.0

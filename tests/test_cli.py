@@ -22,7 +22,7 @@ think = { dist = "exponential", mean = 1.0 }
 name = "app"
 threads = 50
 cores = 2
-cpu = { dist = "exponential", mean = 0.02 }
+demand = { dist = "exponential", mean = 0.02 }
 [run]
 duration_s = 200
 replications = 3
@@ -97,39 +97,52 @@ def test_timeseries_csv(small, tmp_path):
     "text, needles",
     [
         (
-            "[clients]\nkind = 'closed'\nusers = -5\n[[backends]]\ncpu = 0.1\n",
+            "[clients]\nkind = 'closed'\nusers = -5\n[[backends]]\ndemand = 0.1\n",
             ["clients.users = -5", "greater than or equal to 1"],
         ),
         (
-            "[clients]\nkind = 'closed'\nusers = 5\n[[backends]]\ncpu = 0.1\nthreads = 0\n",
+            "[clients]\nkind = 'closed'\nusers = 5\n[[backends]]\ndemand = 0.1\nthreads = 0\n",
             ["backends.0.threads = 0"],
         ),
         (
-            "[clients]\nkind = 'closed'\nusers = 5\n[balancer]\npolicy = 'fastest'\n[[backends]]\ncpu = 0.1\n",
+            "[clients]\nkind = 'closed'\nusers = 5\n[balancer]\npolicy = 'fastest'\n[[backends]]\ndemand = 0.1\n",
             ["balancer.policy = 'fastest'", "round_robin"],
         ),
         (
-            "[clients]\nkind = 'closed'\nusers = 5\nthinkk = 1\n[[backends]]\ncpu = 0.1\n",
+            "[clients]\nkind = 'closed'\nusers = 5\nthinkk = 1\n[[backends]]\ndemand = 0.1\n",
             ["clients.thinkk", "unknown parameter"],
         ),
         (
-            "[clients]\nkind = 'closed'\nusers = 5\n[[backends]]\ncpu = { dist = 'gama', mean = 1 }\n",
-            ["backends.0.cpu", "'gama'", "'gamma'"],
+            "[clients]\nkind = 'closed'\nusers = 5\n[[backends]]\ndemand = { dist = 'gama', mean = 1 }\n",
+            ["backends.0.demand", "'gama'", "'gamma'"],
         ),
         (
-            "[clients]\nkind = 'swarm'\n[[backends]]\ncpu = 0.1\n",
+            "[clients]\nkind = 'swarm'\n[[backends]]\ndemand = 0.1\n",
             ["clients", "'swarm'", "'closed'"],
         ),
         ("[clients\nkind = 1", ["not valid TOML", "line 1"]),
         (
-            "[clients]\nkind = 'closed'\nusers = 5\n[[backends]]\ncpu = 0.1\nconnector = "
+            "[clients]\nkind = 'closed'\nusers = 5\n[[backends]]\ndemand = 0.1\nconnector = "
             "'blocking'\nmax_connections = 50\n",
             ["backends.0", "max_connections", 'connector = "nonblocking"'],
         ),
         (
             "[clients]\nkind = 'closed'\nusers = 5\n[proxy.backend_pool]\nmodule = 'mod_jk'\ndisable_reuse = true\n"
-            "[[backends]]\ncpu = 0.1\n",
+            "[[backends]]\ndemand = 0.1\n",
             ["proxy.backend_pool", "disable_reuse", 'module = "mod_proxy"'],
+        ),
+        # renamed parameters name their new names (one vocabulary from file to column)
+        (
+            "[clients]\nkind = 'closed'\nusers = 5\n[[backends]]\ncpu = 0.1\n",
+            ["backends.0.cpu is now backends.0.demand"],
+        ),
+        (
+            "[clients]\nkind = 'closed'\nusers = 5\n[proxy.backend_pool]\nmax_connections = 2\n"
+            "[[backends]]\ndemand = 0.1\n[database]\ndemand = 0.01\ndisk = 0.01\n",
+            [
+                "proxy.backend_pool.max_connections is now proxy.backend_pool.max",
+                "database.disk is now database.disk_demand",
+            ],
         ),
         ("[clients]\nkind = 'open'\nrate_per_s = 5\n", ["no server"]),
     ],
@@ -153,7 +166,7 @@ def test_missing_file(tmp_path):
 def test_unstable_open_model_is_refused_before_running(tmp_path):
     path = write(
         tmp_path,
-        "[clients]\nkind = 'open'\nrate_per_s = 500\n[[backends]]\ncpu = 0.01\nthreads = 100000\n"
+        "[clients]\nkind = 'open'\nrate_per_s = 500\n[[backends]]\ndemand = 0.01\nthreads = 100000\n"
         "[run]\nduration_s = 10\n",
     )
     result = invoke("run", path)

@@ -16,7 +16,7 @@ def sticky_cluster(replication: bool) -> dict:
             {
                 "name": "node",
                 "count": 2,
-                "cpu": {"dist": "exponential", "mean": 0.01},
+                "demand": {"dist": "exponential", "mean": 0.01},
                 "events": [{"at_s": 20.0, "kind": "crash", "node": 1}],
             }
         ],

@@ -11,7 +11,7 @@ def front_with_pool(**backend_pool) -> dict:
     return {
         "clients": {"kind": "open", "rate_per_s": 200.0},
         "proxy": {"workers": 50, "backend_pool": backend_pool},
-        "backends": [{"threads": 50, "cores": 4, "cpu": {"dist": "exponential", "mean": 0.004}}],
+        "backends": [{"threads": 50, "cores": 4, "demand": {"dist": "exponential", "mean": 0.004}}],
     }
 
 
@@ -25,7 +25,7 @@ def test_one_pooled_connection_with_a_short_acquire_gives_503s_on_a_nonblocking_
     1-ms acquire timeout changed nothing (the same throughput, 0 errors)."""
     default = outcome()
     assert default["count.errors"].mean == 0
-    limited = outcome(max_connections=1, acquire_timeout_s=0.001)
+    limited = outcome(max=1, acquire_timeout_s=0.001)
     assert limited["count.errors"].low > 100
     assert limited["throughput"].high < default["throughput"].low
 
@@ -33,7 +33,7 @@ def test_one_pooled_connection_with_a_short_acquire_gives_503s_on_a_nonblocking_
 def test_skipping_a_pool_that_cannot_act_is_exact(monkeypatch):
     """The pool is skipped only where it cannot act (max >= workers, connections pinning
     nothing): building it anyway gives the very same numbers."""
-    skipped = outcome(max_connections=50, acquire_timeout_s=0.001)
+    skipped = outcome(max=50, acquire_timeout_s=0.001)
     monkeypatch.setattr(assemble, "backend_pool_applies", lambda *_: True)
-    built = outcome(max_connections=50, acquire_timeout_s=0.001)
+    built = outcome(max=50, acquire_timeout_s=0.001)
     assert {name: built[name] for name in skipped} == skipped

@@ -63,9 +63,9 @@ def test_build_chooses_the_dedicated_cpu_only_when_slots_fit_cores():
     data = {
         "clients": {"kind": "closed", "users": 5},
         "backends": [
-            {"name": "a", "threads": 4, "cores": 4, "cpu": 0.1},
-            {"name": "b", "threads": 5, "cores": 4, "cpu": 0.1},
-            {"name": "c", "threads": None, "cores": 4, "cpu": 0.1},
+            {"name": "a", "threads": 4, "cores": 4, "demand": 0.1},
+            {"name": "b", "threads": 5, "cores": 4, "demand": 0.1},
+            {"name": "c", "threads": None, "cores": 4, "demand": 0.1},
         ],
         "run": {"duration_s": 1},
     }
@@ -111,7 +111,7 @@ def server(threads=1, cores=1, service=1.0):
             "name": "s",
             "threads": threads,
             "cores": cores,
-            "cpu": {"dist": "deterministic", "value": service},
+            "demand": {"dist": "deterministic", "value": service},
         }
     ]
 
@@ -381,7 +381,7 @@ def test_blocking_connector_pins_a_thread_per_connection(
             "mpm": "worker",
             "backend_pool": {
                 "timeout_s": 10.0,
-                "max_connections": pool_max,
+                "max": pool_max,
                 "disable_reuse": disable_reuse,
             },
         },
@@ -392,7 +392,7 @@ def test_blocking_connector_pins_a_thread_per_connection(
                 "cores": 2,
                 "connector": connector,
                 "connection_idle_timeout_s": idle_timeout,
-                "cpu": {"dist": "deterministic", "value": 1.0},
+                "demand": {"dist": "deterministic", "value": 1.0},
             }
         ],
     }
@@ -424,7 +424,7 @@ def test_nio_max_connections_pins_a_slot_per_connection(
                 "threads": threads,
                 "cores": 2,
                 "max_connections": max_connections,
-                "cpu": {"dist": "deterministic", "value": 1.0},
+                "demand": {"dist": "deterministic", "value": 1.0},
             }
         ],
     }
@@ -449,7 +449,7 @@ def test_nio_idle_timeout_frees_the_connection_slot():
                 "cores": 2,
                 "max_connections": 2,
                 "connection_idle_timeout_s": 4.0,
-                "cpu": {"dist": "deterministic", "value": 1.0},
+                "demand": {"dist": "deterministic", "value": 1.0},
             }
         ],
     }
@@ -467,7 +467,7 @@ def test_pool_acquire_timeout_is_a_503():
         "proxy": {
             "workers": 2,
             "mpm": "worker",
-            "backend_pool": {"max_connections": 1, "acquire_timeout_s": 0.5},
+            "backend_pool": {"max": 1, "acquire_timeout_s": 0.5},
         },
         "backends": [
             {
@@ -475,7 +475,7 @@ def test_pool_acquire_timeout_is_a_503():
                 "threads": 4,
                 "cores": 2,
                 "connector": "blocking",
-                "cpu": {"dist": "deterministic", "value": 1.0},
+                "demand": {"dist": "deterministic", "value": 1.0},
             }
         ],
     }
@@ -500,7 +500,7 @@ def test_mod_jk_polls_for_a_free_endpoint(module, service, completed, makespan):
         "proxy": {
             "workers": 2,
             "mpm": "worker",
-            "backend_pool": {"module": module, "max_connections": 1, "acquire_timeout_s": 0.2},
+            "backend_pool": {"module": module, "max": 1, "acquire_timeout_s": 0.2},
         },
         "backends": [
             {
@@ -508,7 +508,7 @@ def test_mod_jk_polls_for_a_free_endpoint(module, service, completed, makespan):
                 "threads": 4,
                 "cores": 2,
                 "connector": "blocking",
-                "cpu": {"dist": "deterministic", "value": service},
+                "demand": {"dist": "deterministic", "value": service},
             }
         ],
     }
@@ -552,7 +552,7 @@ def test_ttl_closes_an_old_idle_connection_and_frees_its_thread(ttl, ttl_closed)
                 "threads": 1,
                 "cores": 1,
                 "connector": "blocking",
-                "cpu": {"dist": "deterministic", "value": 1.0},
+                "demand": {"dist": "deterministic", "value": 1.0},
             }
         ],
     }
@@ -663,7 +663,7 @@ def test_prefork_children_keep_a_connection_each(mpm, completed, makespan):
                 "threads": 2,
                 "cores": 2,
                 "connector": "blocking",
-                "cpu": {"dist": "deterministic", "value": 1.0},
+                "demand": {"dist": "deterministic", "value": 1.0},
             }
         ],
     }
@@ -695,7 +695,7 @@ def test_a_prefork_child_that_exits_closes_its_connection(max_spare, exit_closes
                 "threads": 2,
                 "cores": 2,
                 "connector": "blocking",
-                "cpu": {"dist": "deterministic", "value": 0.5},
+                "demand": {"dist": "deterministic", "value": 0.5},
             }
         ],
     }
@@ -738,13 +738,13 @@ def test_database_disk_queues_calls_after_their_cpu_work(disks, makespan, mean_r
                     "threads": 3,
                     "cores": 3,
                     "db_calls": 1,
-                    "cpu": {"dist": "deterministic", "value": 0.2},
+                    "demand": {"dist": "deterministic", "value": 0.2},
                 }
             ],
             "database": {
                 "cores": 3,
                 "demand": {"dist": "deterministic", "value": 0.5},
-                "disk": {"dist": "deterministic", "value": 1.0},
+                "disk_demand": {"dist": "deterministic", "value": 1.0},
                 "disks": disks,
             },
         },
@@ -753,7 +753,7 @@ def test_database_disk_queues_calls_after_their_cpu_work(disks, makespan, mean_r
     result = run_replication(model, 0)
     assert result.metrics["makespan"] == pytest.approx(makespan)
     assert result.metrics["response.mean"] == pytest.approx(mean_response)
-    assert result.metrics["database.disk.utilization"] == pytest.approx(3.0 / disks / makespan)
+    assert result.metrics["database.disks.utilization"] == pytest.approx(3.0 / disks / makespan)
 
 
 def test_a_timed_out_client_reconnects_instead_of_reusing_its_hung_up_connection():

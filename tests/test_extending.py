@@ -45,7 +45,7 @@ def example_policy():
 def test_a_policy_defined_in_one_class_is_accepted_and_used(example_policy):
     data = {
         "clients": {"kind": "open", "rate_per_s": 30.0},
-        "backends": [{"name": "node", "count": 3, "cpu": {"dist": "exponential", "mean": 0.01}}],
+        "backends": [{"name": "node", "count": 3, "demand": {"dist": "exponential", "mean": 0.01}}],
         "balancer": {"policy": "example_least_recently_used"},
     }
     model = model_from(data, duration_s=30.0, warmup="none", seed=1)

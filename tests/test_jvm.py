@@ -34,7 +34,7 @@ def jvm(**overrides) -> dict:
 def node(requests: int, spec: dict, clients: dict | None = None) -> dict:
     return {
         "clients": clients or {"kind": "ab", "concurrency": 1, "requests": requests},
-        "backends": [{"name": "app", "cores": 1, "threads": 4, "cpu": D, "jvm": spec}],
+        "backends": [{"name": "app", "cores": 1, "threads": 4, "demand": D, "jvm": spec}],
     }
 
 
@@ -103,8 +103,8 @@ def replicated_pair(b_heap: dict) -> dict:
     a 1250-byte message crosses a 10 kbit/s link in 1 s, 0.5 s of CPU per message, 0.1-s acks)."""
     a_jvm = jvm(creates_sessions=True, heap_mb=64, young_mb=8)
     groups = [
-        {"name": "a", "threads": 4, "cores": 1, "cpu": D, "jvm": a_jvm},
-        {"name": "b", "threads": 4, "cores": 1, "cpu": D, "jvm": b_heap},
+        {"name": "a", "threads": 4, "cores": 1, "demand": D, "jvm": a_jvm},
+        {"name": "b", "threads": 4, "cores": 1, "demand": D, "jvm": b_heap},
     ]
     spec = {
         "mode": "sync",
@@ -166,7 +166,9 @@ def test_each_node_holds_its_sessions_and_the_replicas_it_receives(scope, held):
     replication = {"mode": "async", "scope": scope, "buddies": 1}
     data = {
         "clients": {"kind": "ab", "concurrency": 1, "requests": 3},
-        "backends": [{"name": "app", "count": 3, "cores": 1, "threads": 4, "cpu": D, "jvm": spec}],
+        "backends": [
+            {"name": "app", "count": 3, "cores": 1, "threads": 4, "demand": D, "jvm": spec}
+        ],
         "cluster": {"replication": [replication]},
     }
     _, metrics = run(data)

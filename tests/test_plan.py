@@ -25,7 +25,7 @@ def replicated_cluster(nodes: int) -> dict:
             {
                 "name": "node",
                 "count": nodes,
-                "cpu": EXP,
+                "demand": EXP,
                 "jvm": {"heap_mb": 512, "baseline_mb": 50, "allocation_kb": 100},
             }
         ],
@@ -57,8 +57,8 @@ def test_solve_and_the_builder_see_only_the_balancer_members():
     data = {
         "clients": {"kind": "open", "rate_per_s": 5.0},
         "backends": [
-            {"name": "web", "count": 2, "cpu": EXP},
-            {"name": "spare", "count": 3, "cpu": EXP},
+            {"name": "web", "count": 2, "demand": EXP},
+            {"name": "spare", "count": 3, "demand": EXP},
         ],
         "balancer": {"policy": "random", "members": ["web"]},
     }
@@ -76,7 +76,7 @@ def test_a_one_thread_mm1_is_exact():
     demand, is the station's own FCFS queue: M/M/1, exactly."""
     data = {
         "clients": {"kind": "open", "rate_per_s": 8.0},
-        "backends": [{"cpu": {"dist": "exponential", "mean": 0.1}, "threads": 1}],
+        "backends": [{"demand": {"dist": "exponential", "mean": 0.1}, "threads": 1}],
     }
     answer = solve_model(model_from(data, duration_s=10.0))
     assert answer.exact, answer.caveats
@@ -86,7 +86,7 @@ def test_a_one_thread_mm1_is_exact():
 def test_solve_refuses_an_unstable_model_like_run(tmp_path):
     path = tmp_path / "unstable.toml"
     path.write_text(
-        "[clients]\nkind = 'open'\nrate_per_s = 20.0\n[[backends]]\ncpu = 0.1\n"
+        "[clients]\nkind = 'open'\nrate_per_s = 20.0\n[[backends]]\ndemand = 0.1\n"
         "[run]\nduration_s = 10\n"
     )
     result = CliRunner().invoke(main, ["solve", str(path)])
@@ -122,7 +122,7 @@ def product_form_stacks(draw):
             "count": draw(st.integers(1, 2)),
             "cores": draw(st.integers(1, 2)),
             # processor sharing is insensitive: a gamma demand (cv 2) changes nothing
-            "cpu": draw(
+            "demand": draw(
                 st.sampled_from(
                     [
                         {"dist": "exponential", "mean": 0.02},

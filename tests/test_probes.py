@@ -22,7 +22,7 @@ timeout_s = 2.0
 name = "jetty"
 threads = 5
 connector = "blocking"
-cpu = { dist = "exponential", mean = 0.01 }
+demand = { dist = "exponential", mean = 0.01 }
 [run]
 duration_s = 20
 warmup = "none"

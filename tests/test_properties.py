@@ -42,7 +42,7 @@ def stacks(draw):
             "threads": draw(POOL),
             "accept_queue": draw(QUEUE),
             "cores": draw(st.integers(1, 4)),
-            "cpu": draw(DIST),
+            "demand": draw(DIST),
             "db_calls": draw(st.integers(0, 2)) if has_db else 0,
             "jdbc_pool": draw(st.one_of(st.none(), st.integers(1, 4))),
         }
@@ -53,7 +53,7 @@ def stacks(draw):
             "cores": draw(st.integers(1, 4)),
             "demand": draw(DIST),
             "connections": draw(st.one_of(st.none(), st.integers(1, 8))),
-            "disk": draw(st.sampled_from([0.0, {"dist": "exponential", "mean": 0.002}])),
+            "disk_demand": draw(st.sampled_from([0.0, {"dist": "exponential", "mean": 0.002}])),
             "disks": draw(st.integers(1, 3)),
         }
     if sum(b["count"] for b in data["backends"]) >= 2 and draw(st.booleans()):
@@ -190,7 +190,7 @@ def closed_stack(users, threads, think=0.5):
                 "count": 2,
                 "threads": threads,
                 "cores": 2,
-                "cpu": {"dist": "gamma", "mean": 0.04, "cv": 1.3},
+                "demand": {"dist": "gamma", "mean": 0.04, "cv": 1.3},
                 "db_calls": 2,
             }
         ],
@@ -290,7 +290,7 @@ def test_keep_alive_on_prefork_never_helps_and_event_removes_the_cost():
                     "name": "app",
                     "threads": 50,
                     "cores": 4,
-                    "cpu": {"dist": "exponential", "mean": 0.02},
+                    "demand": {"dist": "exponential", "mean": 0.02},
                 }
             ],
         }

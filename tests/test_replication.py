@@ -35,7 +35,7 @@ def cluster(
         "trigger": "set_and_get",
         **replication,
     }
-    backends = groups or [{"name": "node", "count": nodes, "threads": 4, "cores": 1, "cpu": D}]
+    backends = groups or [{"name": "node", "count": nodes, "threads": 4, "cores": 1, "demand": D}]
     return {
         "clients": {"kind": "ab", "concurrency": concurrency, "requests": requests},
         "balancer": {"policy": policy},
@@ -101,8 +101,8 @@ def test_a_busy_receiver_delays_the_synchronous_sender():
     core: the 0.5-s apply arriving at 3.5 shares the core (rate 1/2) and ends at 4.5, not 4.0;
     a's response waits for it: ack 4.5-4.6 out, 4.6-4.7 in."""
     groups = [
-        {"name": "a", "threads": 4, "cores": 1, "cpu": D},
-        {"name": "b", "threads": 4, "cores": 1, "cpu": {"dist": "deterministic", "value": 5.0}},
+        {"name": "a", "threads": 4, "cores": 1, "demand": D},
+        {"name": "b", "threads": 4, "cores": 1, "demand": {"dist": "deterministic", "value": 5.0}},
     ]
     data = cluster(
         {"mode": "sync", "trigger": "set", "set_fraction": 1.0},
@@ -196,7 +196,7 @@ def test_bad_replication_settings_name_the_field(cluster_spec, needle):
 
     data = {
         "clients": {"kind": "closed", "users": 2},
-        "backends": [{"count": 3, "cpu": 0.1}],
+        "backends": [{"count": 3, "demand": 0.1}],
         "cluster": cluster_spec,
         "run": {"duration_s": 10},
     }
@@ -209,7 +209,7 @@ def test_one_node_cannot_replicate():
 
     data = {
         "clients": {"kind": "closed", "users": 2},
-        "backends": [{"count": 1, "cpu": 0.1}],
+        "backends": [{"count": 1, "demand": 0.1}],
         "cluster": {"replication": [{}]},
         "run": {"duration_s": 10},
     }
@@ -246,7 +246,7 @@ def test_each_node_pays_for_its_replicas_utilization_law(scope, nodes):
                 "count": nodes,
                 "cores": 1,
                 "threads": 50,
-                "cpu": {"dist": "deterministic", "value": 0.01},
+                "demand": {"dist": "deterministic", "value": 0.01},
             }
         ],
         "cluster": {"replication": [replication]},

@@ -154,7 +154,7 @@ replications = 2
 metrics = ["throughput", "mean"]
 [factors]
 "clients.users" = { low = 2, high = 9, integer = true }
-"backends.0.cpu.mean" = { low = 0.01, high = 0.1 }
+"backends.0.demand.mean" = { low = 0.01, high = 0.1 }
 """
     results = sweep_results(tmp_path, text)
     out = tmp_path / "report.html"
@@ -216,7 +216,7 @@ def test_calibration_report_shows_the_fitted_values_and_rows(tmp_path):
     assert result.exit_code == 0, result.output
     page = out.read_text(encoding="utf-8")
     value = json.loads(fitted.output)["parameters"][0]["value"]
-    assert f"<code>backends.0.cpu.mean</code> = {value:.6g}" in page
+    assert f"<code>backends.0.demand.mean</code> = {value:.6g}" in page
     assert_every_figure_rendered(out, 2)  # the fitted row, every row
 
 

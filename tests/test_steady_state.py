@@ -31,7 +31,7 @@ def test_a_million_users_without_think_time_for_20_s_is_not_a_steady_state():
                 "name": "server",
                 "threads": 1,
                 "cores": 1,
-                "cpu": {"dist": "exponential", "mean": 0.0025},
+                "demand": {"dist": "exponential", "mean": 0.0025},
             }
         ],
         "run": {"duration_s": 20.0, "warmup": "mser"},
@@ -110,7 +110,7 @@ rate_per_s = 5.0
 name = "server"
 threads = 1
 cores = 1
-cpu = { dist = "exponential", mean = 0.1 }
+demand = { dist = "exponential", mean = 0.1 }
 [run]
 duration_s = 100
 replications = 3

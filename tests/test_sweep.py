@@ -21,7 +21,7 @@ think = { dist = "exponential", mean = 1.0 }
 name = "app"
 threads = 10
 cores = 1
-cpu = { dist = "exponential", mean = 0.05 }
+demand = { dist = "exponential", mean = 0.05 }
 [run]
 duration_s = 40
 warmup = 5.0
@@ -91,7 +91,7 @@ def test_zip_pairs_values_and_drops_duplicates():
 def test_space_filling_designs_are_reproducible_and_in_bounds(design, n):
     factors = {
         "clients.users": {"low": 10, "high": 500, "integer": True},
-        "backends.0.cpu.mean": {"low": 0.001, "high": 0.1, "scale": "log"},
+        "backends.0.demand.mean": {"low": 0.001, "high": 0.1, "scale": "log"},
     }
     first, _ = expand(spec(factors, design=design, points=n, seed=4))
     again, _ = expand(spec(factors, design=design, points=n, seed=4))
@@ -99,7 +99,7 @@ def test_space_filling_designs_are_reproducible_and_in_bounds(design, n):
     assert [p.values for p in first] == [p.values for p in again]
     assert [p.values for p in first] != [p.values for p in other]
     users = [p.values["clients.users"] for p in first]
-    cpu = [p.values["backends.0.cpu.mean"] for p in first]
+    cpu = [p.values["backends.0.demand.mean"] for p in first]
     assert all(isinstance(u, int) and 10 <= u <= 500 for u in users)
     assert all(0.001 <= c <= 0.1 for c in cpu)
     if design == "lhs":
@@ -222,18 +222,20 @@ base = "tiny.toml"
 set = ["clients={kind='open', rate_per_s=5.0}"]
 replications = 2
 [factors]
-"backends.0.cpu" = [0.05, 0.5, -1.0]
+"backends.0.demand" = [0.05, 0.5, -1.0]
 """
     path = write_sweep(tmp_path, text)
     result = CliRunner().invoke(
         main, ["sweep", str(path), "--results", str(tmp_path / "r"), "--serial"]
     )
-    frame = load_results(tmp_path / "r").set_index("backends.0.cpu")
+    frame = load_results(tmp_path / "r").set_index("backends.0.demand")
     assert list(frame["status"]) == ["ok", "failed", "failed"]
     assert (
         frame.loc[0.5, "error_kind"] == "unstable" and "backends.0.cores" in frame.loc[0.5, "error"]
     )
-    assert frame.loc[-1.0, "error_kind"] == "model" and "backends.0.cpu" in frame.loc[-1.0, "error"]
+    assert (
+        frame.loc[-1.0, "error_kind"] == "model" and "backends.0.demand" in frame.loc[-1.0, "error"]
+    )
     assert frame.loc[0.05, "throughput"] > 0
     assert (
         result.exit_code == 3

@@ -17,7 +17,7 @@ from tests.conftest import simulate
 def single_station(
     threads, cores, cpu, clients, accept_queue=None, duration_s=4000.0, warmup=200.0
 ):
-    backend = {"name": "server", "threads": threads, "cores": cores, "cpu": cpu}
+    backend = {"name": "server", "threads": threads, "cores": cores, "demand": cpu}
     if accept_queue is not None:
         backend["accept_queue"] = accept_queue
     return {
@@ -171,7 +171,7 @@ def test_exact_mva_closed_three_station_chain():
                 "name": "app",
                 "threads": None,
                 "cores": 1,
-                "cpu": {"dist": "exponential", "mean": 0.3},
+                "demand": {"dist": "exponential", "mean": 0.3},
                 "db_calls": 1,
             }
         ],
@@ -241,7 +241,7 @@ def test_solve_agrees_with_simulation_on_a_product_form_cluster():
                 "count": 2,
                 "threads": None,
                 "cores": 2,
-                "cpu": {"dist": "gamma", "mean": 0.08, "cv": 2.0},
+                "demand": {"dist": "gamma", "mean": 0.08, "cv": 2.0},
                 "io_wait": {"dist": "exponential", "mean": 0.05},
                 "db_calls": 2,
             }
@@ -274,13 +274,13 @@ def test_database_disk_is_a_fcfs_station_in_the_product_form_network():
                 "threads": None,
                 "cores": 1,
                 "db_calls": 1,
-                "cpu": {"dist": "exponential", "mean": 0.02},
+                "demand": {"dist": "exponential", "mean": 0.02},
             }
         ],
         "database": {
             "cores": 1,
             "demand": {"dist": "exponential", "mean": 0.01},
-            "disk": {"dist": "exponential", "mean": 0.05},
+            "disk_demand": {"dist": "exponential", "mean": 0.05},
             "disks": 2,
         },
         "run": {"duration_s": 600, "warmup": 50},
@@ -291,7 +291,7 @@ def test_database_disk_is_a_fcfs_station_in_the_product_form_network():
     inside(result.summary["throughput"], answer.throughput_per_s)
     inside(result.summary["response.mean"], answer.response_mean_s)
     utilization = {s.name: s.utilization for s in answer.stations}
-    inside(result.summary["database.disk.utilization"], utilization["database.disk"])
+    inside(result.summary["database.disks.utilization"], utilization["database.disks"])
 
 
 # Heavy load. A replication of a queue at rho = 0.9-0.95 holds few independent observations
@@ -356,7 +356,7 @@ def test_exact_mva_near_saturation(users, seed):
                 "name": "app",
                 "threads": None,
                 "cores": 1,
-                "cpu": {"dist": "exponential", "mean": 0.3},
+                "demand": {"dist": "exponential", "mean": 0.3},
                 "db_calls": 1,
             }
         ],

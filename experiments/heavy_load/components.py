@@ -36,7 +36,7 @@ def main(rate: float, duration_s: float, replications: int) -> None:
                 "name": "server",
                 "threads": 1,
                 "cores": 1,
-                "cpu": {"dist": "exponential", "mean": 0.1},
+                "demand": {"dist": "exponential", "mean": 0.1},
             }
         ],
         "run": {"duration_s": duration_s, "warmup": "none"},

@@ -45,10 +45,49 @@ def parse_model(
     data = copy.deepcopy(raw)
     for override in overrides:
         apply_override(data, override, source)
+    renamed = renamed_parameters(data)
+    if renamed:
+        raise ModelError(
+            f"{source}: renamed parameter{'s' if len(renamed) > 1 else ''} (one word for one "
+            "thing from model file to result column):\n"
+            + "\n".join(f"  {old} is now {new}{why}: rename it" for old, new, why in renamed)
+        )
     try:
         return Model.model_validate(data, context={"base_dir": base_dir or Path.cwd()})
     except ValidationError as exc:
         raise ModelError(format_validation_error(exc, source)) from None
+
+
+def renamed_parameters(data: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(old path, new path, note) of every parameter given under a name it no longer has."""
+    found: list[tuple[str, str, str]] = []
+    backends = data.get("backends")
+    if isinstance(backends, list):
+        for i, group in enumerate(backends):
+            if isinstance(group, dict) and "cpu" in group:
+                found.append(
+                    (
+                        f"backends.{i}.cpu",
+                        f"backends.{i}.demand",
+                        " (as proxy.demand and database.demand)",
+                    )
+                )
+    database = data.get("database")
+    if isinstance(database, dict) and "disk" in database:
+        found.append(
+            ("database.disk", "database.disk_demand", " (database.disks stays the spindle count)")
+        )
+    proxy = data.get("proxy")
+    pool = proxy.get("backend_pool") if isinstance(proxy, dict) else None
+    if isinstance(pool, dict) and "max_connections" in pool:
+        found.append(
+            (
+                "proxy.backend_pool.max_connections",
+                "proxy.backend_pool.max",
+                " (mod_proxy's max; backends.N.max_connections is Tomcat's maxConnections)",
+            )
+        )
+    return found
 
 
 def apply_override(data: dict[str, Any], override: str, source: str = "<model>") -> None:

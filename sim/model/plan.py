@@ -52,7 +52,7 @@ class NodePlan:
 class StationPlan:
     """A service centre of the product-form network: demand per request, all visits."""
 
-    name: str  # `tomcat1.cpu`, `database.disk`, `clients.connect`
+    name: str  # `tomcat1.cpu`, `database.disks`, `clients.connect`
     path: str  # the model parameter that sets its capacity (`backends.0.cores`)
     demand_s: float  # mean demand per request at this centre [s], visit ratio included
     servers: int | None  # cores or spindles; None: a delay (infinite-server) centre
@@ -229,9 +229,9 @@ def _stations(model: Model, nodes: tuple[NodePlan, ...]) -> tuple[StationPlan, .
             StationPlan(
                 f"{node.name}.cpu",
                 f"{node.path}.cores",
-                share * as_distribution(group.cpu).mean / group.speed,
+                share * as_distribution(group.demand).mean / group.speed,
                 group.cores,
-                isinstance(as_distribution(group.cpu), Exponential),
+                isinstance(as_distribution(group.demand), Exponential),
             )
         )
         io = as_distribution(group.io_wait).mean
@@ -253,9 +253,9 @@ def _stations(model: Model, nodes: tuple[NodePlan, ...]) -> tuple[StationPlan, .
         )
         out.append(
             StationPlan(
-                "database.disk",
                 "database.disks",
-                db_visits * as_distribution(db.disk).mean,
+                "database.disks",
+                db_visits * as_distribution(db.disk_demand).mean,
                 db.disks,
             )
         )
@@ -266,7 +266,7 @@ def _pools(model: Model, nodes: tuple[NodePlan, ...]) -> tuple[PoolPlan, ...]:
     """Every bounded slot pool.  The database's customers are counted in full against each
     node's pools (a safe over-count)."""
     out: list[PoolPlan] = []
-    database = ("database.cpu", "database.disk")
+    database = ("database.cpu", "database.disks")
     if model.proxy is not None and model.proxy.workers is not None:
         held = (
             "proxy.cpu",
@@ -385,15 +385,11 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
                 )
             )
         pool = px.backend_pool
-        if (
-            pool.max_connections is not None
-            and px.workers is not None
-            and pool.max_connections < px.workers
-        ):
+        if pool.max is not None and px.workers is not None and pool.max < px.workers:
             out.append(
                 Approximation(
-                    "proxy.backend_pool.max_connections",
-                    f"= {pool.max_connections} below proxy.workers = {px.workers}: requests wait "
+                    "proxy.backend_pool.max",
+                    f"= {pool.max} below proxy.workers = {px.workers}: requests wait "
                     "for a pooled connection while holding their worker (a nested hold)",
                 )
             )
@@ -443,11 +439,11 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
         )
     db = model.database
     if db is not None and any(n.spec.db_calls for n in nodes):
-        disk = as_distribution(db.disk)
+        disk = as_distribution(db.disk_demand)
         if disk.mean > 0 and not isinstance(disk, Exponential):
             out.append(
                 Approximation(
-                    "database.disk",
+                    "database.disk_demand",
                     "FCFS spindles are product-form only with exponential service times",
                 )
             )

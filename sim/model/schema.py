@@ -224,10 +224,11 @@ class BackendPool(Strict):
     """The front's persistent connections to each backend node (mod_proxy worker parameters;
     mod_jk ajp13 worker equivalents in brackets).  Matters with blocking backend connectors."""
 
-    max_connections: int | None = Field(
+    max: int | None = Field(
         None,
         ge=1,
-        description="connections per backend node (mod_proxy max; mod_jk connection_pool_size); none = proxy.workers",
+        description="connections per backend node (mod_proxy max; mod_jk connection_pool_size); "
+        "none = proxy.workers",
     )
     ttl_s: float | None = Field(
         None,
@@ -535,7 +536,9 @@ class Backend(Host):
         ge=0,
         description="requests waiting for a thread (Tomcat acceptCount, Jetty acceptQueueSize); none = unbounded",
     )
-    cpu: DistributionSpec = Field(..., description="CPU demand per request on this node [s]")
+    demand: DistributionSpec = Field(
+        ..., description="CPU demand per request on this node [s] (was backends.N.cpu)"
+    )
     io_wait: DistributionSpec = Field(
         0.0,
         description="non-CPU wait per request (disk, remote calls): holds a thread, not a core [s]",
@@ -608,7 +611,7 @@ class Database(Host):
         description="server-side connection limit (e.g. PostgreSQL max_connections); none = unbounded",
     )
     demand: DistributionSpec = Field(..., description="CPU demand per database call [s]")
-    disk: DistributionSpec = Field(
+    disk_demand: DistributionSpec = Field(
         0.0,
         description="disk service time per database call, after its CPU work, holding its connection [s]; "
         "0 = the working set is cached in memory",

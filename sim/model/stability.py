@@ -71,7 +71,7 @@ def overloads(model: Model, plan: Plan | None = None) -> list[Overload]:
     for g, group in groups:
         node_rate = rate * share[g] if share is not None else 0.0
         bounded = proxy_bounded or (group.threads is not None and group.accept_queue is not None)
-        u = node_rate * as_distribution(group.cpu).mean / (group.cores * group.speed)
+        u = node_rate * as_distribution(group.demand).mean / (group.cores * group.speed)
         if u >= 1 and not bounded:
             found.append(
                 Overload(
@@ -82,12 +82,14 @@ def overloads(model: Model, plan: Plan | None = None) -> list[Overload]:
             )
         if group.threads is not None and not bounded:
             hold = (
-                as_distribution(group.cpu).mean / group.speed + as_distribution(group.io_wait).mean
+                as_distribution(group.demand).mean / group.speed
+                + as_distribution(group.io_wait).mean
             )
             if model.database is not None and group.db_calls:
                 db = model.database
                 hold += group.db_calls * (
-                    as_distribution(db.demand).mean / db.speed + as_distribution(db.disk).mean
+                    as_distribution(db.demand).mean / db.speed
+                    + as_distribution(db.disk_demand).mean
                 )
             u_threads = node_rate * hold / group.threads
             if u_threads >= 1:
@@ -114,7 +116,7 @@ def overloads(model: Model, plan: Plan | None = None) -> list[Overload]:
                     f"the database CPU is offered {u:.3g} of its {db.cores} core(s)",
                 )
             )
-        u_disk = db_rate * as_distribution(db.disk).mean / db.disks
+        u_disk = db_rate * as_distribution(db.disk_demand).mean / db.disks
         if u_disk >= 1 and not proxy_bounded:
             found.append(
                 Overload(
@@ -128,7 +130,7 @@ def overloads(model: Model, plan: Plan | None = None) -> list[Overload]:
 
 def _node_capacity(group) -> float:
     """Requests per second one node's CPU can serve."""
-    demand = as_distribution(group.cpu).mean
+    demand = as_distribution(group.demand).mean
     return float("inf") if demand == 0 else group.cores * group.speed / demand
 
 

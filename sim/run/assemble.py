@@ -109,9 +109,11 @@ def assemble(
             host("database", db.cores, db.speed, db.connections),
             sampler(db.demand, streams, "database.demand"),
         )
-        if as_distribution(db.disk).mean > 0:
+        if as_distribution(db.disk_demand).mean > 0:
             database.post = Disks(
-                kernel, pool("database.disk", db.disks), sampler(db.disk, streams, "database.disk")
+                kernel,
+                pool("database.disks", db.disks),
+                sampler(db.disk_demand, streams, "database.disk"),
             )
         assembly.stations.append(database)
         database_call = database.serve
@@ -137,7 +139,7 @@ def assemble(
         if group.db_calls:
             downstream = database_call
             if group.jdbc_pool is not None:
-                downstream = PooledCall(pool(f"{name}.jdbc", group.jdbc_pool), database_call)
+                downstream = PooledCall(pool(f"{name}.jdbc_pool", group.jdbc_pool), database_call)
         connector = connector_class(group.connector)(
             group, name, lambda path, size, queue: pool(path, size, queue)
         )
@@ -145,7 +147,7 @@ def assemble(
         # pauses its CPU, which only the processor-sharing form supports
         shared = model.cluster.active or group.jvm is not None
         cpu = host(name, group.cores, group.speed, None if shared else group.threads)
-        burst = sampler(group.cpu, streams, f"{name}.demand", group.db_calls)
+        burst = sampler(group.demand, streams, f"{name}.demand", group.db_calls)
         jvm = None
         if group.jvm is not None:
             jvm = Jvm(kernel, name, cpu, group.jvm)
@@ -330,7 +332,7 @@ def backend_pool_applies(model: Model, group, connector: Connector) -> bool:
         return False
     if connector.pins_per_connection or connector.pins is not UNPINNED:
         return True
-    limit = proxy.backend_pool.max_connections
+    limit = proxy.backend_pool.max
     return limit is not None and (proxy.workers is None or limit < proxy.workers)
 
 
@@ -342,9 +344,7 @@ def make_backend_pool(
         kernel,
         node,
         pins,
-        max_connections=settings.max_connections
-        if settings.max_connections is not None
-        else model.proxy.workers,
+        max_connections=settings.max if settings.max is not None else model.proxy.workers,
         ttl_s=settings.ttl_s,
         acquire_timeout_s=settings.acquire_timeout_s,
         read_timeout_s=settings.timeout_s,

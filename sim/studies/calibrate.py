@@ -4,7 +4,7 @@ as fitted, then predict the rest.
 `experiment.toml` declares each free parameter:
 
     [[calibrate]]
-    parameter = "backends.0.cpu.mean"   # a number in the model, by its dotted path (unit: the model's)
+    parameter = "backends.0.demand.mean"   # a number in the model, by its dotted path (unit: the model's)
     bounds = [0.0002, 0.005]            # the search range
     start = 0.0007                      # optional; default the middle of the range
     scale = "log"                       # optional; "log" (default when low > 0) or "linear"
@@ -124,7 +124,7 @@ def free_parameters(spec: dict, source: Path) -> list[FreeParameter]:
     if not entries:
         raise CalibrationError(
             f"{source}: no [[calibrate]] entries; add one per free parameter, e.g.\n"
-            '  [[calibrate]]\n  parameter = "backends.0.cpu.mean"\n  bounds = [0.001, 0.1]'
+            '  [[calibrate]]\n  parameter = "backends.0.demand.mean"\n  bounds = [0.001, 0.1]'
         )
     out = []
     for i, entry in enumerate(entries):
@@ -133,7 +133,7 @@ def free_parameters(spec: dict, source: Path) -> list[FreeParameter]:
         if not isinstance(path, str) or not path:
             raise CalibrationError(
                 f"{where}: `parameter` must name a model number by its dotted path, "
-                'e.g. "backends.0.cpu.mean"'
+                'e.g. "backends.0.demand.mean"'
             )
         if not (
             isinstance(bounds, list)

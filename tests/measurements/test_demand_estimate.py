@@ -79,7 +79,7 @@ def test_simulated_single_class_cpu_demand_is_recovered():
                     "name": "server",
                     "threads": 8,
                     "cores": 1,
-                    "cpu": {"dist": "exponential", "mean": 0.05},
+                    "demand": {"dist": "exponential", "mean": 0.05},
                 }
             ],
             "run": {"duration_s": 200, "warmup": 20},

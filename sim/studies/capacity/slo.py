@@ -100,9 +100,7 @@ def model_metrics(model) -> set[str]:
     )
     row = np.zeros(len(recorder.columns))
     names = set(
-        window_metrics(
-            recorder.columns, row, row, np.ones(BINS.n_bins), BINS, assembly.probes()
-        )
+        window_metrics(recorder.columns, row, row, np.ones(BINS.n_bins), BINS, assembly.probes())
     )
     names.add("count.in_flight")
     if model.finite:
