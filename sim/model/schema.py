@@ -8,7 +8,10 @@ and the real component's parameter name so that users can map the model to their
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import types
+import typing
+from functools import cache
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -21,10 +24,47 @@ CONNECTOR_NAMES = tuple(CONNECTORS)
 POLICY_PARAMETERS = {name: params for name, (_, params) in POLICIES.items()}
 
 
+NONE_WORD = "none"
+
+
 class Strict(BaseModel):
-    """Base: unknown keys are errors (a misspelt parameter must never be silently ignored)."""
+    """Base: unknown keys are errors (a misspelt parameter must never be silently ignored).
+
+    TOML has no null, so an optional parameter (one whose type includes none: "never",
+    "unbounded", "unset") is set to none with the string "none", in a file and in `--set`
+    (`--set proxy.backend_pool.timeout_s=none`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _none_word(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        optional = _optional_fields(cls)
+        return {
+            key: None
+            if key in optional and isinstance(value, str) and value.strip().lower() == NONE_WORD
+            else value
+            for key, value in data.items()
+        }
+
+
+@cache
+def _optional_fields(model: type[BaseModel]) -> frozenset[str]:
+    """The fields of `model` whose type admits None."""
+    return frozenset(
+        name for name, field in model.model_fields.items() if _admits_none(field.annotation)
+    )
+
+
+def _admits_none(annotation: Any) -> bool:
+    origin = get_origin(annotation)
+    if origin is typing.Annotated:
+        return _admits_none(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        return any(_admits_none(arg) for arg in get_args(annotation))
+    return annotation is type(None)
 
 
 # --------------------------------------------------------------------------- clients
