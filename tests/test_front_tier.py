@@ -40,5 +40,5 @@ def test_none_sets_an_optional_parameter_from_set_and_toml(override, read):
 
 
 def test_none_is_refused_where_a_parameter_is_not_optional():
-    with pytest.raises(ModelError, match="proxy.cores = 'none'"):
+    with pytest.raises(ModelError, match=r"proxy\.cores = 'none'"):
         parse_model(BASE, overrides=["proxy.cores=none"])
