@@ -181,7 +181,7 @@ def schema(as_json) -> None:
     console = Console(highlight=False, width=max(200, Console().width))
     for title, rows in (
         (
-            'Model parameters (TOML path; N = list index; a type that includes none is set to '
+            "Model parameters (TOML path; N = list index; a type that includes none is set to "
             'none with the string "none", in a file or in --set)',
             parameter_rows(),
         ),
