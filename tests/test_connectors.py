@@ -10,7 +10,13 @@ from tests.conftest import model_from
 def front_with_pool(**backend_pool) -> dict:
     return {
         "clients": {"kind": "open", "rate_per_s": 200.0},
-        "proxy": {"workers": 50, "backend_pool": backend_pool},
+        # one worker-MPM child of 50 threads: its backend pool is the front's only one
+        "proxy": {
+            "workers": 50,
+            "mpm": "worker",
+            "threads_per_child": 50,
+            "backend_pool": backend_pool,
+        },
         "backends": [{"threads": 50, "cores": 4, "demand": {"dist": "exponential", "mean": 0.004}}],
     }
 
@@ -31,7 +37,7 @@ def test_one_pooled_connection_with_a_short_acquire_gives_503s_on_a_nonblocking_
 
 
 def test_skipping_a_pool_that_cannot_act_is_exact(monkeypatch):
-    """The pool is skipped only where it cannot act (max >= workers, connections pinning
+    """The pool is skipped only where it cannot act (max >= ThreadsPerChild, connections pinning
     nothing): building it anyway gives the very same numbers."""
     skipped = outcome(max=50, acquire_timeout_s=0.001)
     monkeypatch.setattr(assemble, "backend_pool_applies", lambda *_: True)

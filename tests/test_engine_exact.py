@@ -105,6 +105,11 @@ def test_pool_cancelled_waiter_is_skipped():
     assert granted == ["c"]
 
 
+def one_child(mpm: str, threads: int) -> dict:
+    """worker/event: one child with all the workers (ThreadsPerChild = MaxRequestWorkers)."""
+    return {} if mpm == "prefork" else {"threads_per_child": threads}
+
+
 def server(threads=1, cores=1, service=1.0):
     return [
         {
@@ -262,7 +267,11 @@ def test_nested_holds_proxy_worker_waits_for_the_backend():
             7.0,
         ),  # A's idle connection holds the worker for KeepAliveTimeout (5 s)
         ("worker", True, 0.0, 100, 7.0),  # the same with one thread per connection
-        ("event", True, 0.0, 100, 2.0),  # event: the idle connection holds no worker
+        # event: the idle connection holds no worker, but counts toward the child's limit: B
+        # came while the one worker was busy, so the listener disabled its socket, and enables
+        # it again only with connections < ThreadsPerChild + (idle - 1) x 2 = 1: A's idle
+        # connection keeps B out until KeepAliveTimeout closes it (event.c)
+        ("event", True, 0.0, 100, 7.0),
         ("prefork", True, 0.0, 1, 2.0),  # MaxKeepAliveRequests = 1: closed after the response
         ("prefork", False, None, 100, 4.0),  # the client never closes: lingering close holds 2 s
         ("prefork", False, 0.5, 100, 2.5),  # the client closes after 0.5 s: the drain ends then
@@ -286,6 +295,7 @@ def test_front_worker_is_held_by_keep_alive_and_lingering_close(
         "proxy": {
             "workers": 1,
             "mpm": mpm,
+            **one_child(mpm, 1),
             "max_keep_alive_requests": max_requests,
             "demand": {"dist": "deterministic", "value": 1.0},
             "forward": False,
@@ -341,6 +351,7 @@ def test_connection_set_up_is_paid_once_per_connection(
         "proxy": {
             "workers": 1,
             "mpm": mpm,
+            **one_child(mpm, 1),
             "max_keep_alive_requests": max_requests,
             "linger_s": 0,
             "demand": {"dist": "deterministic", "value": 1.0},
@@ -379,6 +390,7 @@ def test_blocking_connector_pins_a_thread_per_connection(
         "proxy": {
             "workers": 3,
             "mpm": "worker",
+            "threads_per_child": 3,
             "backend_pool": {
                 "timeout_s": 10.0,
                 "max": pool_max,
@@ -417,7 +429,12 @@ def test_nio_max_connections_pins_a_slot_per_connection(
     """ab -c 3 -n 3 through 3 proxy workers to Tomcat NIO (maxConnections, maxThreads) on 2 cores."""
     data = {
         "clients": {"kind": "ab", "concurrency": 3, "requests": 3},
-        "proxy": {"workers": 3, "mpm": "worker", "backend_pool": {"timeout_s": 10.0}},
+        "proxy": {
+            "workers": 3,
+            "mpm": "worker",
+            "threads_per_child": 3,
+            "backend_pool": {"timeout_s": 10.0},
+        },
         "backends": [
             {
                 "name": "tomcat",
@@ -441,7 +458,12 @@ def test_nio_idle_timeout_frees_the_connection_slot():
     1 + 4 s, the third connection takes its slot and is served 5 - 6 s."""
     data = {
         "clients": {"kind": "ab", "concurrency": 3, "requests": 3},
-        "proxy": {"workers": 3, "mpm": "worker", "backend_pool": {"timeout_s": 10.0}},
+        "proxy": {
+            "workers": 3,
+            "mpm": "worker",
+            "threads_per_child": 3,
+            "backend_pool": {"timeout_s": 10.0},
+        },
         "backends": [
             {
                 "name": "tomcat",
@@ -467,6 +489,7 @@ def test_pool_acquire_timeout_is_a_503():
         "proxy": {
             "workers": 2,
             "mpm": "worker",
+            "threads_per_child": 2,
             "backend_pool": {"max": 1, "acquire_timeout_s": 0.5},
         },
         "backends": [
@@ -500,6 +523,7 @@ def test_mod_jk_polls_for_a_free_endpoint(module, service, completed, makespan):
         "proxy": {
             "workers": 2,
             "mpm": "worker",
+            "threads_per_child": 2,
             "backend_pool": {"module": module, "max": 1, "acquire_timeout_s": 0.2},
         },
         "backends": [
@@ -545,7 +569,12 @@ def test_ttl_closes_an_old_idle_connection_and_frees_its_thread(ttl, ttl_closed)
             "requests_per_user": 2,
             "think": {"dist": "deterministic", "value": 2.0},
         },
-        "proxy": {"workers": 2, "mpm": "worker", "backend_pool": {"ttl_s": ttl}},
+        "proxy": {
+            "workers": 2,
+            "mpm": "worker",
+            "threads_per_child": 2,
+            "backend_pool": {"ttl_s": ttl},
+        },
         "backends": [
             {
                 "name": "tomcat",
@@ -601,11 +630,14 @@ def test_prefork_forks_children_at_a_doubling_rate():
 
 def test_prefork_kills_one_idle_child_per_second():
     from sim.kernel.calendar import Kernel
-    from sim.tiers.proxy.process_management import PreforkSpawner
+    from sim.tiers.proxy.children import ChildProcesses
+    from sim.tiers.proxy.process_management import Spawner
 
     kernel = Kernel()
-    workers = Pool(kernel, "proxy.workers", 20)
-    PreforkSpawner(kernel, workers, max_clients=20, start_servers=15, min_spare=2, max_spare=10)
+    workers = ChildProcesses(
+        kernel, "proxy.workers", threads_per_child=1, children=15, queue_limit=None
+    )
+    Spawner(kernel, workers, prefork=True, max_children=20, min_spare=2, max_spare=10)
     kernel.run(until=3.5)
     assert workers.capacity == 12  # one child killed at each of t = 1, 2, 3
     kernel.run(until=10.5)
@@ -656,7 +688,13 @@ def test_prefork_children_keep_a_connection_each(mpm, completed, makespan):
             "requests_per_user": 3,
             "think": {"dist": "deterministic", "value": 2.0},
         },
-        "proxy": {"workers": 3, "mpm": mpm, "linger_s": 0.0, "backend_pool": {"timeout_s": 10.0}},
+        "proxy": {
+            "workers": 3,
+            "mpm": mpm,
+            **one_child(mpm, 3),
+            "linger_s": 0.0,
+            "backend_pool": {"timeout_s": 10.0},
+        },
         "backends": [
             {
                 "name": "tomcat",

@@ -284,7 +284,12 @@ def test_keep_alive_on_prefork_never_helps_and_event_removes_the_cost():
                 "keep_alive": True,
                 "think": {"dist": "exponential", "mean": 0.5},
             },
-            "proxy": {"workers": 20, "mpm": mpm, "demand": {"dist": "exponential", "mean": 0.001}},
+            "proxy": {
+                "workers": 20,
+                "mpm": mpm,
+                **({} if mpm == "prefork" else {"threads_per_child": 20}),  # one child
+                "demand": {"dist": "exponential", "mean": 0.001},
+            },
             "backends": [
                 {
                     "name": "app",

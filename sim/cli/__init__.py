@@ -180,7 +180,11 @@ def schema(as_json) -> None:
 
     console = Console(highlight=False, width=max(200, Console().width))
     for title, rows in (
-        ("Model parameters (TOML path; N = list index)", parameter_rows()),
+        (
+            "Model parameters (TOML path; N = list index; a type that includes none is set to "
+            'none with the string "none", in a file or in --set)',
+            parameter_rows(),
+        ),
         ("Time distributions (wherever a parameter's type says table)", distribution_rows()),
     ):
         table = Table(title=title, title_justify="left", header_style="bold")

@@ -26,6 +26,7 @@ class Request:
         "origin",
         "sent",
         "state",
+        "status",
         "syn_retransmits",
         "timer",
         "user",
@@ -42,4 +43,5 @@ class Request:
         self.user = user  # the user / session / loop that sent it
         self.syn_retransmits = 0  # SYNs of this attempt retransmitted after a full listen queue
         self.connection = None  # the client's persistent connection to the front, if keep-alive
-        self.worker = None  # the Apache prefork child serving it (ProcessTable), if tracked
+        self.worker = None  # the Apache child process serving it (ChildProcesses), if tracked
+        self.status = None  # the HTTP status of an error response, set where the error arose

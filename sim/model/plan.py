@@ -273,7 +273,8 @@ def _pools(model: Model, nodes: tuple[NodePlan, ...]) -> tuple[PoolPlan, ...]:
             *(f"{n.name}.{part}" for n in nodes for part in ("cpu", "io_wait")),
             *database,
         )
-        out.append(PoolPlan("proxy.workers", model.proxy.workers, held))
+        # the MaxRequestWorkers httpd runs: rounded to whole children (AH00316)
+        out.append(PoolPlan("proxy.workers", model.proxy.processes.workers, held))
     seen: set[int] = set()
     for node in nodes:
         if node.group in seen:
@@ -385,12 +386,38 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
                 )
             )
         pool = px.backend_pool
-        if pool.max is not None and px.workers is not None and pool.max < px.workers:
+        processes = px.processes
+        per_child = processes.threads_per_child if processes is not None else None
+        if pool.max is not None and (per_child is None or pool.max < per_child):
             out.append(
                 Approximation(
                     "proxy.backend_pool.max",
-                    f"= {pool.max} below proxy.workers = {px.workers}: requests wait "
-                    "for a pooled connection while holding their worker (a nested hold)",
+                    f"= {pool.max} below the threads of a child ({per_child}): requests "
+                    "wait for a pooled connection while holding their worker (a nested hold)",
+                )
+            )
+        if px.mpm == "event" and workers_bounded and px.keep_alive and clients.keep_alive:
+            out.append(
+                Approximation(
+                    "proxy.async_request_worker_factor",
+                    "idle keep-alive connections count toward each child's connection limit "
+                    "(ThreadsPerChild + AsyncRequestWorkerFactor x idle workers): a child at its "
+                    "limit accepts nothing",
+                )
+            )
+        if (
+            processes is not None
+            and processes.max_children > 1
+            and any(
+                group.connector == "blocking" or group.max_connections is not None
+                for group in model.backends
+            )
+        ):
+            out.append(
+                Approximation(
+                    "proxy.threads_per_child",
+                    f"each of up to {processes.max_children} children keeps its own backend "
+                    "connections, each pinning a thread or a slot on the node",
                 )
             )
     seen: set[int] = set()

@@ -8,7 +8,11 @@ and the real component's parameter name so that users can map the model to their
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import types
+import typing
+from dataclasses import dataclass
+from functools import cache
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -20,10 +24,47 @@ POLICY_NAMES = tuple(POLICIES)
 CONNECTOR_NAMES = tuple(CONNECTORS)
 
 
+NONE_WORD = "none"
+
+
 class Strict(BaseModel):
-    """Base: unknown keys are errors (a misspelt parameter must never be silently ignored)."""
+    """Base: unknown keys are errors (a misspelt parameter must never be silently ignored).
+
+    TOML has no null, so an optional parameter (one whose type includes none: "never",
+    "unbounded", "unset") is set to none with the string "none", in a file and in `--set`
+    (`--set proxy.backend_pool.timeout_s=none`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _none_word(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        optional = _optional_fields(cls)
+        return {
+            key: None
+            if key in optional and isinstance(value, str) and value.strip().lower() == NONE_WORD
+            else value
+            for key, value in data.items()
+        }
+
+
+@cache
+def _optional_fields(model: type[BaseModel]) -> frozenset[str]:
+    """The fields of `model` whose type admits None."""
+    return frozenset(
+        name for name, field in model.model_fields.items() if _admits_none(field.annotation)
+    )
+
+
+def _admits_none(annotation: Any) -> bool:
+    origin = get_origin(annotation)
+    if origin is typing.Annotated:
+        return _admits_none(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        return any(_admits_none(arg) for arg in get_args(annotation))
+    return annotation is type(None)
 
 
 # --------------------------------------------------------------------------- clients
@@ -227,8 +268,15 @@ class BackendPool(Strict):
     max: int | None = Field(
         None,
         ge=1,
-        description="connections per backend node (mod_proxy max; mod_jk connection_pool_size); "
-        "none = proxy.workers",
+        description="connections per child process and backend node: each child keeps its own pool "
+        "(mod_proxy max, default the MPM's threads per child, 1 for prefork; mod_jk connection_pool_size, "
+        "default ThreadsPerChild); none = that default (an unbounded front: unbounded)",
+    )
+    scheme: Literal["http", "ajp"] = Field(
+        "http",
+        description="the protocol to the backend (ProxyPass http:// or ajp://; mod_jk is ajp): sets the "
+        "status of a read timeout (mod_proxy_http 502; mod_proxy_ajp 503 for an idempotent request, "
+        "which also closes the client's connection; mod_jk 502)",
     )
     ttl_s: float | None = Field(
         None,
@@ -258,6 +306,12 @@ class BackendPool(Strict):
         description="close each backend connection after its request instead of pooling it (mod_proxy "
         "disablereuse=On): a blocking connector's thread is freed with every response",
     )
+
+    @model_validator(mode="after")
+    def _jk_is_ajp(self) -> BackendPool:
+        if self.module == "mod_jk" and self.scheme != "ajp" and "scheme" in self.model_fields_set:
+            raise ValueError('mod_jk speaks AJP only: remove scheme or set scheme = "ajp"')
+        return self
 
     @model_validator(mode="after")
     def _reuse_is_mod_proxy(self) -> BackendPool:
@@ -321,24 +375,70 @@ class Proxy(Host):
         description="lingering close: one idle read before the worker gives up on a client that does not close "
         "[s] (httpd SECONDS_TO_LINGER = 2, compile-time)",
     )
+    threads_per_child: int = Field(
+        25,
+        ge=1,
+        le=20000,
+        description="worker/event: threads of each child process (Apache ThreadsPerChild, default 25; Debian's "
+        "mpm_worker.conf / mpm_event.conf 25), at most thread_limit; MaxRequestWorkers (`workers`) is rounded "
+        "down to a multiple of it (AH00316; raised to it if smaller, AH00314). Prefork children have one thread",
+    )
+    thread_limit: int = Field(
+        64,
+        ge=1,
+        le=100000,
+        description="worker/event: the cap on threads_per_child (Apache ThreadLimit, default 64; AH00310)",
+    )
+    server_limit: int | None = Field(
+        None,
+        ge=1,
+        le=200000,
+        description="child processes at most (Apache ServerLimit): caps MaxRequestWorkers / ThreadsPerChild "
+        "(AH00318) or, prefork, MaxRequestWorkers; none = the MPM's default (prefork 256, worker/event 16)",
+    )
     start_servers: int | None = Field(
         None,
         ge=1,
-        description="prefork children alive at the start (Apache StartServers, default 5; a warm server keeps more); "
-        "then forked at 1, 2, 4 ... 32 per second while fewer than min_spare_servers are "
-        "idle; none = all workers ready",
+        description="child processes at the start (Apache StartServers: upstream default prefork 5, worker/event "
+        "3; Debian's mpm_prefork.conf 5, mpm_worker.conf / mpm_event.conf 2); then the parent forks "
+        "1, 2, 4 ... 32 children per second while too few workers are idle (min_spare_servers, "
+        "min_spare_threads) and stops one per second above the maximum; none = every child ready from "
+        "the start and no process management (a warm server)",
     )
     min_spare_servers: int = Field(
-        5, ge=0, description="Apache MinSpareServers (prefork): fork below this many idle children"
+        5,
+        ge=0,
+        description="prefork: fork below this many idle children (Apache MinSpareServers, default 5; Debian 5)",
     )
     max_spare_servers: int = Field(
         10,
         ge=1,
-        description="Apache MaxSpareServers (prefork): kill one idle child per second above this",
+        description="prefork: stop one idle child per second above this many (Apache MaxSpareServers, "
+        "default 10; Debian 10)",
+    )
+    min_spare_threads: int = Field(
+        75,
+        ge=1,
+        description="worker/event: fork children below this many idle threads across the children (Apache "
+        "MinSpareThreads, default 75; Debian 25)",
+    )
+    max_spare_threads: int = Field(
+        250,
+        ge=1,
+        description="worker/event: stop one child per second above this many idle threads (Apache "
+        "MaxSpareThreads, default 250; Debian 75); raised to min_spare_threads + threads_per_child + 1 if "
+        "lower, as httpd does",
+    )
+    async_request_worker_factor: float = Field(
+        2.0,
+        gt=0,
+        description="event: a child accepts connections only while its open connections (lingering closes "
+        "excepted) are fewer than ThreadsPerChild + this x its idle workers (Apache AsyncRequestWorkerFactor, "
+        "default 2; httpd uses its whole part, at least 1)",
     )
     graceful_restart: bool = Field(
         False,
-        description="the server was gracefully restarted (apachectl graceful) just before the run: prefork "
+        description="the server was gracefully restarted (apachectl graceful) just before the run: the parent "
         "forks at 1 per second for the first 10 forking seconds before doubling (hold_off_on_exponential_spawning)",
     )
     forward: bool = Field(
@@ -353,20 +453,124 @@ class Proxy(Host):
         _check_proxy(self)
         return self
 
+    @property
+    def processes(self) -> Processes | None:
+        """httpd's own reading of the process directives (`*_check_config` in prefork.c,
+        worker.c, event.c); None for an unbounded front."""
+        return None if self.workers is None else Processes.of(self)
+
+
+PREFORK_ONLY = ("min_spare_servers", "max_spare_servers")
+THREADED_ONLY = ("threads_per_child", "thread_limit", "min_spare_threads", "max_spare_threads")
+
 
 def _check_proxy(proxy: Proxy) -> None:
-    if proxy.start_servers is not None:
-        if proxy.mpm != "prefork":
+    given = proxy.model_fields_set
+    foreign = PREFORK_ONLY if proxy.mpm != "prefork" else THREADED_ONLY
+    for name in foreign:
+        if name in given:
             raise ValueError(
-                f"proxy.start_servers models prefork's process spawning; proxy.mpm is {proxy.mpm!r}"
+                f"proxy.{name} does not apply to mpm = {proxy.mpm!r} (prefork: "
+                f"{', '.join(PREFORK_ONLY)}; worker/event: {', '.join(THREADED_ONLY)})"
             )
-        if proxy.workers is None:
-            raise ValueError("proxy.start_servers needs a finite proxy.workers (MaxClients)")
+    if "async_request_worker_factor" in given and proxy.mpm != "event":
+        raise ValueError(
+            f'proxy.async_request_worker_factor is the event MPM\'s; mpm is {proxy.mpm!r}: set mpm = "event"'
+        )
+    if proxy.start_servers is not None and proxy.workers is None:
+        raise ValueError(
+            "proxy.start_servers needs a finite proxy.workers (MaxRequestWorkers): set workers, "
+            "or start_servers = none"
+        )
+    if proxy.mpm != "prefork" and proxy.min_spare_threads > proxy.max_spare_threads:
+        raise ValueError(
+            f"proxy.min_spare_threads ({proxy.min_spare_threads}) must be <= "
+            f"proxy.max_spare_threads ({proxy.max_spare_threads})"
+        )
     if proxy.min_spare_servers > proxy.max_spare_servers:
         raise ValueError(
             f"proxy.min_spare_servers ({proxy.min_spare_servers}) must be <= "
             f"proxy.max_spare_servers ({proxy.max_spare_servers})"
         )
+
+
+@dataclass(frozen=True)
+class Processes:
+    """The child processes httpd runs for the proxy's directives, after its start-up checks:
+    ThreadsPerChild capped by ThreadLimit (AH00310), MaxRequestWorkers raised to ThreadsPerChild
+    (AH00314) and rounded down to a multiple of it (AH00316), the children capped by
+    ServerLimit (AH00318; prefork AH00180), MaxSpareThreads raised to MinSpareThreads +
+    ThreadsPerChild + 1 (worker_run / event_run)."""
+
+    threads_per_child: int  # 1 for prefork
+    max_children: int  # ap_daemons_limit: scoreboard slots
+    start: int  # children at the start
+    min_spare: int  # idle children (prefork) or idle threads (worker, event)
+    max_spare: int
+    async_factor: int | None  # event: the whole part of AsyncRequestWorkerFactor; else None
+    notes: tuple[str, ...]  # what httpd would log about the adjustments
+
+    @property
+    def workers(self) -> int:
+        return self.max_children * self.threads_per_child
+
+    @classmethod
+    def of(cls, proxy: Proxy) -> Processes:
+        notes: list[str] = []
+        workers = proxy.workers
+        assert workers is not None
+        if proxy.mpm == "prefork":
+            limit = proxy.server_limit or 256
+            if workers > limit:
+                notes.append(
+                    f"AH00180: MaxRequestWorkers of {workers} exceeds ServerLimit value of {limit}, "
+                    f"decreasing to match"
+                )
+            children = min(workers, limit)
+            start = children if proxy.start_servers is None else min(proxy.start_servers, children)
+            return cls(
+                1,
+                children,
+                start,
+                proxy.min_spare_servers,
+                max(proxy.max_spare_servers, proxy.min_spare_servers + 1),
+                None,
+                tuple(notes),
+            )
+        per_child = proxy.threads_per_child
+        if per_child > proxy.thread_limit:
+            notes.append(
+                f"AH00310: ThreadsPerChild of {per_child} exceeds ThreadLimit of "
+                f"{proxy.thread_limit}, decreasing to match"
+            )
+            per_child = proxy.thread_limit
+        if workers < per_child:
+            notes.append(
+                f"AH00314: MaxRequestWorkers of {workers} is less than ThreadsPerChild of "
+                f"{per_child}, increasing to {per_child}"
+            )
+            workers = per_child
+        children = workers // per_child
+        if workers % per_child:
+            notes.append(
+                f"AH00316: MaxRequestWorkers of {workers} is not an integer multiple of "
+                f"ThreadsPerChild of {per_child}, decreasing to nearest multiple "
+                f"{children * per_child}, for a maximum of {children} servers"
+            )
+        limit = proxy.server_limit or 16
+        if children > limit:
+            notes.append(
+                f"AH00318: MaxRequestWorkers of {children * per_child} would require {children} "
+                f"servers and would exceed ServerLimit of {limit}, decreasing to {limit * per_child}"
+            )
+            children = limit
+        start = children if proxy.start_servers is None else min(proxy.start_servers, children)
+        min_spare = proxy.min_spare_threads
+        max_spare = max(proxy.max_spare_threads, min_spare + per_child + 1)
+        factor = None
+        if proxy.mpm == "event":
+            factor = max(1, int(proxy.async_request_worker_factor * 16) // 16)
+        return cls(per_child, children, start, min_spare, max_spare, factor, tuple(notes))
 
 
 class BackendEvent(Strict):

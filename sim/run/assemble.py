@@ -26,9 +26,9 @@ from sim.tiers.cluster.session_replication import (
 )
 from sim.tiers.database.disks import Disks
 from sim.tiers.proxy.backend_pool import BackendPool
-from sim.tiers.proxy.children import ProcessTable
+from sim.tiers.proxy.children import ChildProcesses
 from sim.tiers.proxy.client_connections import FrontConnections
-from sim.tiers.proxy.process_management import PreforkSpawner
+from sim.tiers.proxy.process_management import Spawner
 from sim.tiers.station import FrontStation, PooledCall, Station
 
 
@@ -49,6 +49,7 @@ class Assembly:
     )  # BackendPool: the front's connections to a node
     extra_probes: list = field(default_factory=list)  # e.g. ReplicationProbe
     jvms: list[Jvm] = field(default_factory=list)  # backend nodes' JVMs (backends.N.jvm)
+    front: FrontConnections | None = None  # the front's client connections, when modelled
     _probes: list[Probe] | None = None
 
     def probes(self) -> list[Probe]:
@@ -118,7 +119,7 @@ def assemble(
         assembly.stations.append(database)
         database_call = database.serve
 
-    children = prefork_children(model)
+    children = child_processes(model, kernel)
     nodes: list[Station] = []
     jvms: list[Jvm | None] = []  # per node, None where no JVM is modelled
     entries: list = []  # what the balancer sends to: the node, or the front's connections to it
@@ -186,12 +187,18 @@ def assemble(
         entry = assembly.dispatcher
     if model.proxy is not None:
         px = model.proxy
-        workers = pool("proxy.workers", px.workers, px.listen_backlog)
+        processes = px.processes
+        capacity = None if processes is None else processes.workers
+        if children is not None:
+            workers = children
+            assembly.pools.append(children)
+        else:
+            workers = pool("proxy.workers", capacity, px.listen_backlog)
         args = (
             kernel,
             "proxy",
             workers,
-            host("proxy", px.cores, px.speed, px.workers),
+            host("proxy", px.cores, px.speed, capacity),
             sampler(px.demand, streams, "proxy.demand", 1 if px.forward and entry else 0),
         )
         kwargs = dict(downstream=entry, calls=1 if px.forward else 0)
@@ -200,15 +207,17 @@ def assemble(
             kwargs["connection_burst"] = sampler(
                 px.connection_demand, streams, "proxy.connection_demand"
             )
+        if front is not None:
+            assembly.front = front
+            assembly.extra_probes.extend(front.probes(server_close=model.finite))
         if px.start_servers is not None:
-            PreforkSpawner(
+            Spawner(
                 kernel,
-                workers,
-                max_clients=px.workers,
-                start_servers=px.start_servers,
-                min_spare=px.min_spare_servers,
-                max_spare=px.max_spare_servers,
-                children=children,
+                children,
+                prefork=px.mpm == "prefork",
+                max_children=processes.max_children,
+                min_spare=processes.min_spare,
+                max_spare=processes.max_spare,
                 graceful_restart=px.graceful_restart,
             )
         proxy = (
@@ -305,26 +314,59 @@ def replicate(
     return replicators
 
 
-def prefork_children(model: Model) -> ProcessTable | None:
-    """Prefork children as individuals, when they matter: each keeps its own cached
-    connection to a backend with a blocking connector."""
+def children_matter(model: Model) -> bool:
+    """httpd's children are modelled as individuals when what they hold can change the answer:
+    process management (`start_servers`), per-child backend connections that pin something on
+    a node or are bounded (`max`), or the event MPM's connection limit (idle keep-alive
+    connections count toward it).  Otherwise the front's workers are one pool, which is exact:
+    a connection then waits exactly when no child has an idle worker."""
     px = model.proxy
-    if px is None or px.mpm != "prefork" or px.workers is None:
-        return None
-    if not any(
-        group.connector == "blocking" or group.max_connections is not None
-        for group in model.backends
+    if px is None or px.workers is None:
+        return False
+    if px.start_servers is not None:
+        return True
+    if px.forward and (
+        _pool_limit_binds(px)
+        or any(
+            group.connector == "blocking" or group.max_connections is not None
+            for group in model.backends
+        )
     ):
+        return True
+    return px.mpm == "event" and px.keep_alive and model.clients.keep_alive
+
+
+def _pool_limit_binds(proxy) -> bool:
+    """A backend pool `max` below a child's threads can make its requests wait (or, for an
+    unbounded front, any `max`); at ThreadsPerChild or above it never can."""
+    limit = proxy.backend_pool.max
+    if limit is None:
+        return False
+    processes = proxy.processes
+    return processes is None or limit < processes.threads_per_child
+
+
+def child_processes(model: Model, kernel: Kernel) -> ChildProcesses | None:
+    """The front's children, StartServers of them (all when none), when they matter."""
+    if not children_matter(model):
         return None
-    start = px.workers if px.start_servers is None else min(px.start_servers, px.workers)
-    return ProcessTable(start)
+    px = model.proxy
+    processes = px.processes
+    return ChildProcesses(
+        kernel,
+        "proxy.workers",
+        threads_per_child=processes.threads_per_child,
+        children=processes.start,
+        queue_limit=px.listen_backlog,
+        async_factor=processes.async_factor,
+    )
 
 
 def backend_pool_applies(model: Model, group, connector: Connector) -> bool:
     """The front's pool of connections to a node is built whenever it can change the answer:
-    when connections pin a thread or a slot on the node, or when the pool (`max`) is smaller
-    than the requests the front can send at once (`proxy.workers`), so that requests wait for
-    a connection (`acquire`) or fail.  Otherwise every request finds a connection at once and
+    when connections pin a thread or a slot on the node, or when a child's pool (`max`) is
+    smaller than the requests the child can send at once (ThreadsPerChild), so that requests
+    wait for a connection (`acquire`) or fail.  Otherwise every request finds a connection at once and
     its `ttl`, `acquire` and read `timeout` never act: skipping the pool is exact, and keeps
     the hot path short."""
     proxy = model.proxy
@@ -332,31 +374,38 @@ def backend_pool_applies(model: Model, group, connector: Connector) -> bool:
         return False
     if connector.pins_per_connection or connector.pins is not UNPINNED:
         return True
-    limit = proxy.backend_pool.max
-    return limit is not None and (proxy.workers is None or limit < proxy.workers)
+    return _pool_limit_binds(proxy)
 
 
 def make_backend_pool(
-    model: Model, kernel: Kernel, node: Station, pins, group, children: ProcessTable | None
+    model: Model, kernel: Kernel, node: Station, pins, group, children: ChildProcesses | None
 ) -> BackendPool:
     settings = model.proxy.backend_pool
+    per_child = None if children is None else children.threads_per_child
+    # mod_proxy_ajp: 503 for an idempotent request; mod_proxy_http and mod_jk
+    # (ajp_service's JK_HTTP_BAD_GATEWAY): 502
+    mod_proxy_ajp = settings.module == "mod_proxy" and settings.scheme == "ajp"
+    read_timeout_status = 503 if mod_proxy_ajp else 502
     return BackendPool(
         kernel,
         node,
         pins,
-        max_connections=settings.max if settings.max is not None else model.proxy.workers,
+        # mod_proxy max / mod_jk connection_pool_size default to the child's threads
+        max_connections=settings.max if settings.max is not None else per_child,
         ttl_s=settings.ttl_s,
         acquire_timeout_s=settings.acquire_timeout_s,
         read_timeout_s=settings.timeout_s,
         idle_timeout_s=group.connection_idle_timeout_s,
         children=children,
+        reslist=per_child is None or per_child > 1,
         poll_s=MOD_JK_POLL_S if settings.module == "mod_jk" else None,
         disable_reuse=settings.disable_reuse,
+        read_timeout_status=read_timeout_status,
     )
 
 
 def front_connections(
-    model: Model, kernel: Kernel, workers: Pool, children: ProcessTable | None
+    model: Model, kernel: Kernel, workers: Pool, children: ChildProcesses | None
 ) -> FrontConnections | None:
     """The front's connection handling, when it can hold a worker beyond a request: clients that
     keep connections alive, or a lingering close that waits for clients slow to close."""
@@ -378,6 +427,7 @@ def front_connections(
         and front.linger_hold_s == 0
         and children is None
         and not connection_cost
+        and not model.finite  # a finite run reports when the front closed its last connection
     ):
         return None  # a worker per request, released with the response: the plain station
     return front

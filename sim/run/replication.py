@@ -68,8 +68,21 @@ def run_replication(
     kernel, clients = assembly.kernel, assembly.clients
     clients.max_inside = run.max_in_flight
 
+    finished_at: list[float] = []
     if model.finite:
-        clients.on_finished = kernel.stop
+
+        def finished() -> None:
+            # The observation window (and `makespan`) ends at the last outcome; the run goes on
+            # until the front has closed its last client connection (`elapsed.server_close`).
+            finished_at.append(kernel.now)
+            recorder.finish()
+            front = assembly.front
+            if front is not None and front.open > 0:
+                front.on_all_closed = kernel.stop
+            else:
+                kernel.stop()
+
+        clients.on_finished = finished
         horizon = run.max_duration_s
     else:
         warm = fixed_warmup or 0.0
@@ -90,7 +103,8 @@ def run_replication(
 
     clients.start()
     kernel.run(until=horizon)
-    recorder.finish()
+    if not finished_at:
+        recorder.finish()
 
     table = recorder.table()
     candidates = grid.finish() if grid is not None else whole_window(recorder)
@@ -115,12 +129,15 @@ def run_replication(
     finished = True
     if model.finite:
         finished = clients.finished
-        metrics["makespan"] = kernel.now
+        metrics["makespan"] = finished_at[0] if finished_at else kernel.now
         units["makespan"] = SECONDS
         if not finished:
             notes.append(
                 f"the workload did not finish within run.max_duration_s = {run.max_duration_s:g} s"
             )
+    processes = model.proxy.processes if model.proxy is not None else None
+    if processes is not None:
+        notes.extend(processes.notes)  # what httpd logs when it adjusts the directives
     # The replication's own window: its warm-up as if it were the only one. A run of several
     # replications chooses one warm-up for them all (sim.stats.windows) and re-windows this.
     windowing.add(candidates, metrics)

@@ -206,7 +206,9 @@ def _finish(visit: Visit, ok: bool) -> None:
         station.failed += 1
     front = station.front
     if front is not None:
-        front.responded(visit.request)  # keep-alive / lingering close decide when the worker frees
+        front.responded(
+            visit.request, ok
+        )  # keep-alive / lingering close decide when the worker frees
     elif station.pool is not None:
         station.pool.release()
     visit.reply(visit.request, ok)

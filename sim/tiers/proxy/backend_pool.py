@@ -18,13 +18,22 @@ the stall of seed 001: more pooled connections than backend threads.  Tomcat NIO
 `maxConnections` pins a connection slot the same way; a plain non-blocking connector pins
 nothing, and the pool then limits only how many requests reach the node at once.
 
-Apache keeps the pool per child process.  With prefork (one thread per child) that is one
-cached connection per child and backend, tracked here per child (`ProcessTable`): a child
-reuses its own connection or opens one, never waits for another's, and closes it when it
-exits; no reslist is made for a one-thread child, so `ttl` and `acquire` do not apply
-(`ap_proxy_initialize_worker`, `ap_proxy_acquire_connection` in `proxy_util.c`).  With threaded
-MPMs one pool per backend node stands for the children's pools (the
-default `max` = ThreadsPerChild means a thread never finds its own child's pool exhausted).
+Apache keeps the pool per child process, for every MPM (`proxy_util.c`
+`ap_proxy_initialize_worker`: a reslist per worker per child, `max` defaulting to the MPM's
+threads per child; mod_jk's endpoint cache is per process, `connection_pool_size` defaulting
+to ThreadsPerChild).  With children as individuals (`sim.tiers.proxy.children`) each child has
+its own idle list, open count and waiters here: a new child opens its own connections (each
+pinning a thread of a blocking connector), a request never borrows another child's idle
+connection, and a child that exits closes its connections.  A prefork child (one thread) has
+no reslist: it caches one connection, so `ttl` and `acquire` do not apply
+(`ap_proxy_acquire_connection`).  Without children (an unbounded front) one pool stands for
+the whole front.
+
+A failed request carries the status the front answers with: 503 when no connection could be
+had (mod_proxy `acquire`, mod_jk's endpoint wait, a refused connect); on the read timeout
+mod_proxy_ajp answers 503 for an idempotent request with no body sent (`ajp_read_header`
+failing, `mod_proxy_ajp.c`), mod_proxy_http 502 ("Error reading from remote server",
+`mod_proxy_http.c`), mod_jk 502 (`ajp_service`: `JK_HTTP_BAD_GATEWAY`).
 """
 
 from __future__ import annotations
@@ -37,12 +46,25 @@ from sim.kernel.slots import GRANTED, REFUSED, Pool
 from sim.observe.probes import CONNECTIONS, REQUESTS, Metric, Window
 from sim.tiers.appserver.connectors import Unpinned
 
+UNAVAILABLE = 503  # HTTP_SERVICE_UNAVAILABLE
+
+
+class ChildPool:
+    """One child's connections to the node (an apr_reslist; a mod_jk endpoint cache)."""
+
+    __slots__ = ("idle", "open", "waiters")
+
+    def __init__(self) -> None:
+        self.idle: list[BackendConnection] = []  # LIFO: the last released is reused first
+        self.open = 0
+        self.waiters: deque = deque()  # requests waiting for a connection: [request, reply, timer]
+
 
 class BackendConnection:
-    __slots__ = ("child", "idle_timer", "released_at", "thread", "waiting")
+    __slots__ = ("idle_timer", "pool", "released_at", "thread", "waiting")
 
-    def __init__(self, child=None) -> None:
-        self.child = child  # the prefork child that owns it (per-child pools)
+    def __init__(self, pool: ChildPool) -> None:
+        self.pool = pool  # the child's pool it belongs to
         self.thread = False  # a backend thread is bound to it (blocking connector)
         self.released_at = 0.0  # when it last went back to the front's pool (ttl)
         self.idle_timer = None  # the backend's idle timeout while the connection is idle
@@ -52,14 +74,13 @@ class BackendConnection:
 
 
 class BackendPool:
-    """The front's pool of connections to one node, whatever its connector (duck-types a node
+    """The front's pools of connections to one node, whatever its connector (duck-types a node
     for the balancer: `name`, `serve`).  A new connection binds one of the connector's `pins`
     (a thread, a connection slot, or nothing) for its whole life."""
 
     __slots__ = (
-        "_cached",
-        "_idle",
-        "_waiters",
+        "_pools",
+        "_single",
         "acquire_timeout_s",
         "acquire_timeouts",
         "disable_reuse",
@@ -74,7 +95,9 @@ class BackendPool:
         "pins",
         "poll_s",
         "read_timeout_s",
+        "read_timeout_status",
         "read_timeouts",
+        "reslist",
         "ttl_closes",
         "ttl_s",
     )
@@ -91,23 +114,24 @@ class BackendPool:
         read_timeout_s: float | None,
         idle_timeout_s: float | None,
         children=None,
+        reslist: bool = True,
         poll_s: float | None = None,
         disable_reuse: bool = False,
+        read_timeout_status: int = 502,
     ) -> None:
         self.kernel = kernel
         self.node = node  # a Station without a pool: the thread is held by the connection
         self.name = node.name
         self.pins = pins  # what an open connection holds on the node (the connector's)
-        self.max_connections = max_connections
-        self.ttl_s = ttl_s
-        self.acquire_timeout_s = acquire_timeout_s
+        self.max_connections = max_connections  # per child (per front without children)
+        # A reslist (threaded MPM) applies ttl and acquire; a prefork child's cached one does not.
+        self.reslist = reslist
+        self.ttl_s = ttl_s if reslist else None
+        self.acquire_timeout_s = acquire_timeout_s if reslist else None
         self.read_timeout_s = read_timeout_s
+        self.read_timeout_status = read_timeout_status
         self.idle_timeout_s = idle_timeout_s
-        self._idle: list[BackendConnection] = []  # LIFO: the last released is reused first
         self.open_connections = 0
-        self._waiters: deque = (
-            deque()
-        )  # requests waiting for a pooled connection: [request, reply, timer]
         self.read_timeouts = 0
         self.acquire_timeouts = 0
         self.idle_closes = 0
@@ -119,70 +143,75 @@ class BackendPool:
         # next look, and one freed after the last look is missed.
         self.poll_s = poll_s
         self.disable_reuse = disable_reuse  # mod_proxy disablereuse=On: a connection per request
-        # Per-child pools (prefork): each child's idle cached connection, by child.
-        self._cached: dict | None = None
-        if children is not None:
-            self._cached = {}
+        # One pool per child process (by the child), or one for the whole front.
+        self._single: ChildPool | None = None
+        self._pools: dict = {}
+        if children is None:
+            self._single = ChildPool()
+        else:
             children.on_exit.append(self._child_exited)
+
+    def _pool_of(self, child) -> ChildPool:
+        if self._single is not None:
+            return self._single
+        pool = self._pools.get(child)
+        if pool is None:
+            pool = self._pools[child] = ChildPool()
+        return pool
+
+    def _pools_now(self) -> list[ChildPool]:
+        return [self._single] if self._single is not None else list(self._pools.values())
 
     # ------------------------------------------------------------------ the front's side
     def serve(self, request: Request, reply: Reply) -> None:
-        if self._cached is not None:
-            # No reslist in a one-thread child, so no ttl: the cached connection is reused as is.
-            connection = self._cached.pop(request.worker, None)
-            if connection is None:
-                connection = self._open(request.worker)
-            elif connection.idle_timer is not None:
-                connection.idle_timer.cancel()
-                connection.idle_timer = None
-            self._send(connection, request, reply)
-            return
-        connection = self._pop_idle()
+        pool = self._pool_of(request.worker)
+        connection = self._pop_idle(pool)
         if connection is None and (
-            self.max_connections is None or self.open_connections < self.max_connections
+            self.max_connections is None or pool.open < self.max_connections
         ):
-            connection = self._open()
+            connection = self._open(pool)
         if connection is not None:
             self._send(connection, request, reply)
             return
         if self.poll_s is not None:
-            self._poll((request, reply, 1))
+            self._poll((pool, request, reply, 1))
             return
         entry = [request, reply, None]
         if self.acquire_timeout_s is not None:
             entry[2] = self.kernel.after(self.acquire_timeout_s, self._acquire_expired, entry)
-        self._waiters.append(entry)
+        pool.waiters.append(entry)
 
     def _poll(self, state: tuple) -> None:
         """mod_jk: the request has looked `looks` times and found no free endpoint; sleep, then
         look again while looks x poll < connection_acquire_timeout, else fail (the balancer
         would mark the member busy)."""
-        request, reply, looks = state
+        looks = state[3]
         if self.acquire_timeout_s is not None and looks * self.poll_s >= self.acquire_timeout_s:
-            self.kernel.call_after(self.poll_s, self._give_up, (request, reply))
+            self.kernel.call_after(self.poll_s, self._give_up, state)
             return
-        self.kernel.call_after(self.poll_s, self._look_again, (request, reply, looks))
+        self.kernel.call_after(self.poll_s, self._look_again, state)
 
     def _look_again(self, state: tuple) -> None:
-        request, reply, looks = state
-        connection = self._pop_idle()
+        pool, request, reply, looks = state
+        connection = self._pop_idle(pool)
         if connection is None and (
-            self.max_connections is None or self.open_connections < self.max_connections
+            self.max_connections is None or pool.open < self.max_connections
         ):
-            connection = self._open()
+            connection = self._open(pool)
         if connection is not None:
             self._send(connection, request, reply)
         else:
-            self._poll((request, reply, looks + 1))
+            self._poll((pool, request, reply, looks + 1))
 
-    def _give_up(self, pair: tuple) -> None:
-        request, reply = pair
+    def _give_up(self, state: tuple) -> None:
+        _pool, request, reply, _looks = state
         self.acquire_timeouts += 1
+        request.status = UNAVAILABLE
         reply(request, False)
 
-    def _pop_idle(self) -> BackendConnection | None:
-        while self._idle:
-            connection = self._idle.pop()
+    def _pop_idle(self, pool: ChildPool) -> BackendConnection | None:
+        while pool.idle:
+            connection = pool.idle.pop()
             if self._reusable(connection):
                 return connection
         return None
@@ -198,9 +227,10 @@ class BackendPool:
             connection.idle_timer = None
         return True
 
-    def _open(self, child=None) -> BackendConnection:
+    def _open(self, pool: ChildPool) -> BackendConnection:
+        pool.open += 1
         self.open_connections += 1
-        return BackendConnection(child)
+        return BackendConnection(pool)
 
     def _send(self, connection: BackendConnection, request: Request, reply: Reply) -> None:
         if connection.thread:
@@ -212,9 +242,10 @@ class BackendPool:
             connection.thread = True
             self.node.serve(request, _Returned(self, connection, reply))
         elif status == REFUSED:
-            self.open_connections -= 1  # never established
+            self._forget(connection)  # never established
+            request.status = UNAVAILABLE
             reply(request, False)
-            self._next_waiter()
+            self._next_waiter(connection.pool)
         else:
             timer = None
             if self.read_timeout_s is not None:
@@ -236,34 +267,36 @@ class BackendPool:
         connection.waiting = None
         waiter.cancel()
         self.read_timeouts += 1
-        self.open_connections -= 1
-        self._next_waiter()
+        self._forget(connection)
+        self._next_waiter(connection.pool)
+        request.status = self.read_timeout_status
         reply(request, False)
 
     def _acquire_expired(self, entry: list) -> None:
-        self._waiters.remove(entry)
+        for pool in self._pools_now():
+            if entry in pool.waiters:
+                pool.waiters.remove(entry)
+                break
         self.acquire_timeouts += 1
         request, reply, _timer = entry
-        reply(request, False)  # mod_proxy: 503 after `acquire`
+        request.status = UNAVAILABLE  # mod_proxy: 503 after `acquire`
+        reply(request, False)
 
     def released(self, connection: BackendConnection) -> None:
-        """The response came back: the connection returns to the pool (its thread stays pinned),
-        or with disablereuse is closed (its thread freed)."""
+        """The response came back: the connection returns to its child's pool (its thread
+        stays pinned), or with disablereuse is closed (its thread freed)."""
         if self.disable_reuse:
             self._close(connection)
             return
-        if self._cached is not None:
-            self._park(connection)
-            self._cached[connection.child] = connection
-            return
-        if self._waiters:
-            request, reply, timer = self._waiters.popleft()
+        pool = connection.pool
+        if pool.waiters:
+            request, reply, timer = pool.waiters.popleft()
             if timer is not None:
                 timer.cancel()
             self._send(connection, request, reply)
             return
         self._park(connection)
-        self._idle.append(connection)
+        pool.idle.append(connection)
 
     def _park(self, connection: BackendConnection) -> None:
         connection.released_at = self.kernel.now
@@ -286,8 +319,9 @@ class BackendPool:
 
     def counters(self, now: float) -> tuple[float, ...]:
         """Cumulative closes and timeouts; where the node's connections are now (pinned and
-        idle in the pool, waiting for a thread, requests waiting for a connection)."""
-        idle = len(self._idle) if self._cached is None else len(self._cached)
+        idle in the pools, waiting for a thread, requests waiting for a connection)."""
+        pools = self._pools_now()
+        idle = sum(len(pool.idle) for pool in pools)
         awaiting = self.open_connections - idle - self.node.in_progress
         return (
             float(self.read_timeouts),
@@ -298,7 +332,7 @@ class BackendPool:
             float(self.open_connections),
             float(idle),
             float(max(awaiting, 0)),
-            float(len(self._waiters)),
+            float(sum(len(pool.waiters) for pool in pools)),
         )
 
     def metrics(self, w: Window) -> Iterator[Metric]:
@@ -318,39 +352,42 @@ class BackendPool:
     def _idle_expired(self, connection: BackendConnection) -> None:
         """The backend's idle timeout closes the connection and frees its thread."""
         connection.idle_timer = None
-        if self._cached is None:
-            self._idle.remove(connection)
-        else:
-            del self._cached[connection.child]
+        connection.pool.idle.remove(connection)
         self.idle_closes += 1
         self._close(connection)
 
     def _child_exited(self, child) -> None:
-        """A prefork child exited (MaxSpareServers): its cached connection closes with it."""
-        connection = self._cached.pop(child, None)
-        if connection is not None:
+        """A child process exited: the connections it kept close with it (it exits only
+        when it serves nothing, so all are idle)."""
+        pool = self._pools.pop(child, None)
+        if pool is None:
+            return
+        for connection in pool.idle:
             self.exit_closes += 1
             self._close(connection)
+        pool.idle.clear()
+
+    def _forget(self, connection: BackendConnection) -> None:
+        connection.pool.open -= 1
+        self.open_connections -= 1
 
     def _close(self, connection: BackendConnection) -> None:
         if connection.idle_timer is not None:
             connection.idle_timer.cancel()
             connection.idle_timer = None
-        self.open_connections -= 1
+        self._forget(connection)
         if connection.thread:
             connection.thread = False
             self.pins.release()  # may bind a waiting connection's thread at once
-        self._next_waiter()
+        self._next_waiter(connection.pool)
 
-    def _next_waiter(self) -> None:
-        """A connection slot freed: a request waiting for one opens a new connection."""
-        if self._waiters and (
-            self.max_connections is None or self.open_connections < self.max_connections
-        ):
-            request, reply, timer = self._waiters.popleft()
+    def _next_waiter(self, pool: ChildPool) -> None:
+        """A connection slot of the child freed: a request waiting for one opens a new one."""
+        if pool.waiters and (self.max_connections is None or pool.open < self.max_connections):
+            request, reply, timer = pool.waiters.popleft()
             if timer is not None:
                 timer.cancel()
-            self._send(self._open(), request, reply)
+            self._send(self._open(pool), request, reply)
 
 
 class _Returned:

@@ -15,6 +15,20 @@ the worker meanwhile depends on the MPM (Apache httpd docs, `prefork`, `worker`,
   lingering close are watched by the listener thread and hold no worker.  The next request
   on an idle connection waits for a worker like any other.
 
+When the children are individuals (`sim.tiers.proxy.children`), a connection belongs to the
+child that accepted it: its worker is that child's, and with the event MPM an idle
+connection's next request needs an idle worker *of that child* -- with none, the listener
+closes the connection and the client connects anew (event.c).
+
+After an error status that drops the connection (`ap_status_drops_connection` in httpd.h:
+400, 408, 411, 413, 414, 500, 501, 503) the connection is closed, not kept alive
+(`ap_set_keepalive`, `modules/http/http_protocol.c`): a 503 frees a prefork/worker worker
+at once (after the lingering close) instead of after KeepAliveTimeout.  502 and 504 keep it.
+
+The front also records when it closed its last client connection (`elapsed.server_close`):
+a load generator that waits for EOF sees the test end then, a KeepAliveTimeout after the last
+response on a persistent connection.
+
 Parameters are the front's (`proxy.mpm`, `proxy.keep_alive`, `proxy.keep_alive_timeout_s`,
 `proxy.max_keep_alive_requests`, `proxy.linger_s`) and the clients' (`clients.keep_alive`,
 `clients.close_delay_s`: how long a client keeps its socket open after a response it does not
@@ -23,7 +37,17 @@ follow with another request on the connection).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 from sim.kernel.slots import Pool
+from sim.observe.probes import CONNECTIONS, REQUESTS, SECONDS, Metric, Window
+
+# ap_status_drops_connection (include/httpd.h, httpd 2.2 and 2.4)
+DROPS_CONNECTION = frozenset({400, 408, 411, 413, 414, 500, 501, 503})
+# The status of an error response whose component set none: a refused or failed backend
+# connection, no usable balancer member (mod_proxy and mod_jk answer 503)
+DEFAULT_ERROR_STATUS = 503
+COUNTED_STATUSES = (500, 502, 503, 504)
 
 
 def linger_hold_s(mpm: str, linger_s: float, client_close_delay_s: float | None) -> float:
@@ -48,7 +72,7 @@ class Connection:
         self.requests = 0  # requests carried so far (MaxKeepAliveRequests)
         self.idle_timer = None  # the pending KeepAliveTimeout
         self.client_closed = False  # the client hung up (its timeout fired): no lingering
-        self.worker = None  # the prefork child bound to it, if children are tracked
+        self.worker = None  # the child that accepted it, if children are individuals
 
 
 class FrontConnections:
@@ -56,13 +80,21 @@ class FrontConnections:
 
     __slots__ = (
         "children",
+        "closed",
+        "closed_after_error",
+        "closed_no_worker",
         "keep_alive",
         "keep_alive_timeout_s",
         "kernel",
+        "last_close",
         "linger_hold_s",
         "max_keep_alive_requests",
         "mpm",
+        "on_all_closed",
+        "open",
+        "opened",
         "pool",
+        "statuses",
     )
 
     def __init__(
@@ -79,46 +111,83 @@ class FrontConnections:
         children=None,
     ) -> None:
         self.kernel = kernel
-        self.children = children  # ProcessTable: which prefork child holds each worker slot
+        # ChildProcesses: the workers are children's threads (`pool` is then the same object)
+        self.children = children
         self.pool = pool
         self.mpm = mpm
         self.keep_alive = keep_alive
         self.keep_alive_timeout_s = keep_alive_timeout_s
         self.max_keep_alive_requests = max_keep_alive_requests
         self.linger_hold_s = linger_hold_s(mpm, linger_s, client_close_delay_s)
+        self.opened = 0  # client connections accepted
+        self.closed = 0  # ... closed by the server
+        self.closed_after_error = 0  # ... closed because of the response's error status
+        self.closed_no_worker = 0  # event: a request on an idle connection found no worker
+        self.open = 0
+        self.last_close = float("nan")  # when the server last closed a client connection
+        self.on_all_closed: Callable[[], None] | None = None  # once, when none is left open
+        self.statuses = dict.fromkeys(COUNTED_STATUSES, 0)
+        if children is not None:
+            children.on_stopping.append(self._child_stopping)
 
     def reuses_worker(self, request) -> bool:
-        """prefork/worker: the request arrives on a connection that still holds its worker."""
+        """A request on an open connection that still holds its worker (prefork/worker), or,
+        event, that its child's listener hands to an idle worker of the child."""
         connection = request.connection
         if connection is None:
             return False
         if connection.idle_timer is not None:  # the next request came inside KeepAliveTimeout
             connection.idle_timer.cancel()
             connection.idle_timer = None
-        if not connection.holds_worker:
-            return False  # event MPM: an idle connection waits for a worker like a new one
-        connection.requests += 1
-        request.worker = connection.worker
-        return True
+        if connection.holds_worker:
+            connection.requests += 1
+            request.worker = connection.worker
+            return True
+        child = connection.worker
+        if self.children is None or child is None or connection.requests == 0:
+            return False  # event, children not tracked: waits for a worker like a new one
+        child.keep_alive.discard(connection)
+        if self.children.take_worker(child):
+            connection.requests += 1
+            request.worker = child
+            return True
+        # No idle worker in its child: the listener closes the connection, and the client
+        # connects again (a new connection through the listen queue).
+        self.closed_no_worker += 1
+        self._server_closed()
+        self.children.connection_closed(child)
+        connection.requests = 0
+        connection.worker = None
+        return False
 
     def accepted(self, request) -> None:
-        """A worker was granted to a request that came without one."""
-        if self.children is not None:
-            request.worker = self.children.take()
+        """A worker was granted to a request that came without one: a new connection.  With
+        children the accepting child has already set `request.worker`."""
+        self.opened += 1
+        self.open += 1
         connection = request.connection
         if connection is not None:
             connection.requests += 1
             connection.holds_worker = self.mpm != "event"
             connection.worker = request.worker
 
-    def responded(self, request) -> None:
+    def responded(self, request, ok: bool = True) -> None:
         """The response went out: keep the connection (and, by MPM, the worker) or close it."""
         connection = request.connection
+        child = request.worker
+        drops = False
+        if not ok:
+            status = request.status or DEFAULT_ERROR_STATUS
+            if status in self.statuses:
+                self.statuses[status] += 1
+            drops = status in DROPS_CONNECTION
         persistent = (
             connection is not None
             and connection.open
             and not connection.client_closed
+            and not drops
             and self.keep_alive
+            and (child is None or not child.exiting)
             and (
                 self.max_keep_alive_requests == 0
                 or connection.requests < self.max_keep_alive_requests
@@ -129,22 +198,55 @@ class FrontConnections:
                 self.keep_alive_timeout_s, self._idle_expired, connection
             )
             if self.mpm == "event":
-                self._release_worker(request.worker)
+                if child is not None:
+                    child.keep_alive.add(connection)
+                self._release_worker(child)
             return
+        if drops and connection is not None and connection.open:
+            self.closed_after_error += 1
+        self._server_closed()
         if connection is not None:
             connection.open = False
             connection.holds_worker = False
             if connection.client_closed:
-                self._release_worker(request.worker)  # the client has gone: nothing to drain
+                self._connection_gone(child)
+                self._release_worker(child)  # the client has gone: nothing to drain
                 return
-        self._close_worker(request.worker)
+        self._connection_gone(child)
+        self._close_worker(child)
 
     def _idle_expired(self, connection: Connection) -> None:
         connection.idle_timer = None
         connection.open = False
+        self._server_closed()
+        child = connection.worker
+        if child is not None:
+            child.keep_alive.discard(connection)
         if connection.holds_worker:
             connection.holds_worker = False
-            self._close_worker(connection.worker)
+            self._connection_gone(child)
+            self._close_worker(child)
+        else:
+            self._connection_gone(child)
+
+    def _child_stopping(self, child) -> None:
+        """event: a child told to stop closes its idle keep-alive connections at once
+        (event.c: "kill'em all" when dying); prefork/worker let them run out."""
+        for connection in list(child.keep_alive):
+            if connection.idle_timer is not None:
+                connection.idle_timer.cancel()
+            self._idle_expired(connection)
+
+    def _server_closed(self) -> None:
+        self.closed += 1
+        self.open -= 1
+        self.last_close = self.kernel.now
+        if self.open == 0 and self.on_all_closed is not None:
+            self.kernel.call_after(0.0, _call, self.on_all_closed)
+
+    def _connection_gone(self, child) -> None:
+        if child is not None and self.children is not None:
+            self.children.connection_closed(child)
 
     def _close_worker(self, worker) -> None:
         if self.linger_hold_s > 0:
@@ -153,8 +255,82 @@ class FrontConnections:
             self._release_worker(worker)
 
     def _release_worker(self, worker) -> None:
-        # The child goes back to accept() before its slot can pass to a waiting connection.
         if self.children is not None:
-            self.children.give(worker)
-        if self.pool is not None:
+            self.children.free(worker)
+        elif self.pool is not None:
             self.pool.release()
+
+    def probes(self, server_close: bool = False) -> list:
+        """The front's connections and error statuses, and (finite runs) when it closed the
+        last one."""
+        made = [ConnectionsProbe(self), StatusProbe(self)]
+        if server_close:
+            made.append(ServerCloseProbe(self))
+        return made
+
+
+def _call(fn: Callable[[], None]) -> None:
+    fn()
+
+
+class ConnectionsProbe:
+    """`proxy.connections.*`: client connections accepted and closed by the server."""
+
+    name = "proxy.connections"
+    fields = ("opened", "closed", "closed_after_error", "closed_no_worker", "open")
+
+    def __init__(self, front: FrontConnections) -> None:
+        self.front = front
+
+    def counters(self, now: float) -> tuple[float, ...]:
+        f = self.front
+        return (
+            float(f.opened),
+            float(f.closed),
+            float(f.closed_after_error),
+            float(f.closed_no_worker),
+            float(f.open),
+        )
+
+    def metrics(self, w: Window) -> Iterator[Metric]:
+        yield "opened", w.delta["opened"], CONNECTIONS
+        yield "closed", w.delta["closed"], CONNECTIONS
+        yield "closed_after_error", w.delta["closed_after_error"], CONNECTIONS
+        yield "closed_no_worker", w.delta["closed_no_worker"], CONNECTIONS
+        yield "open_now", w.level["open"], CONNECTIONS
+
+
+class StatusProbe:
+    """`proxy.responses.<status>`: error responses the front sent, by HTTP status."""
+
+    name = "proxy.responses"
+    fields = tuple(str(status) for status in COUNTED_STATUSES)
+
+    def __init__(self, front: FrontConnections) -> None:
+        self.front = front
+
+    def counters(self, now: float) -> tuple[float, ...]:
+        return tuple(float(self.front.statuses[status]) for status in COUNTED_STATUSES)
+
+    def metrics(self, w: Window) -> Iterator[Metric]:
+        for field in self.fields:
+            yield field, w.delta[field], REQUESTS
+
+
+class ServerCloseProbe:
+    """`elapsed.server_close`: the instant the front closed its last client connection (a
+    load generator that waits for EOF ends then).  A finite run goes on after its last
+    outcome until then; NaN while a connection is still open."""
+
+    name = "elapsed"
+    fields = ()
+
+    def __init__(self, front: FrontConnections) -> None:
+        self.front = front
+
+    def counters(self, now: float) -> tuple[float, ...]:
+        return ()
+
+    def metrics(self, w: Window) -> Iterator[Metric]:
+        front = self.front
+        yield "server_close", front.last_close if front.open == 0 else float("nan"), SECONDS

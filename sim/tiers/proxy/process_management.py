@@ -1,82 +1,93 @@
-"""Apache prefork's process pool: children are forked over time, not all there at once.
+"""Apache httpd's process management: children are forked over time, not all there at once.
 
-Once a second the parent counts idle children (`perform_idle_server_maintenance` in
-`server/mpm/prefork/prefork.c`, httpd 2.2/2.4): above `MaxSpareServers` it kills one; below
-`MinSpareServers` it forks `idle_spawn_rate` children (bounded by `MaxClients`) and doubles
-the rate, up to 32 per second; otherwise the rate resets to 1.  It starts with `StartServers`
-children.  After a graceful restart the doubling is held off for the first 10 forking ticks
-(`hold_off_on_exponential_spawning = 10`, set when `is_graceful`, counted down per fork).  A cold
-or trimmed server therefore reaches MaxClients only after several seconds
-(Apache performance-tuning notes), and connections meanwhile wait in the listen queue.
+Once a second the parent counts idle workers (`perform_idle_server_maintenance` in
+`server/mpm/prefork/prefork.c`, `server/mpm/worker/worker.c`, `server/mpm/event/event.c`,
+httpd 2.4): prefork counts idle children against `MinSpareServers` / `MaxSpareServers`, worker
+and event count idle threads across the children against `MinSpareThreads` /
+`MaxSpareThreads`.  Above the maximum it tells one child to stop (the pipe of death: a
+graceful stop); below the minimum it forks `idle_spawn_rate` children, bounded by the free
+scoreboard slots (MaxRequestWorkers / ThreadsPerChild children, at most ServerLimit), and
+doubles the rate up to 32 per second -- or resets it to 1 when no slot is free; otherwise the
+rate resets to 1.  It starts with `StartServers` children.  After a graceful restart the
+doubling is held off for the first 10 forking ticks (`hold_off_on_exponential_spawning = 10`).
+A cold or trimmed server therefore reaches MaxRequestWorkers only after several seconds, and
+connections meanwhile wait in the listen queue.
+
+Which child is told to stop: the pipe of death is read by a child waiting for a connection
+(prefork: an idle child; worker/event: a listener with idle workers); the model takes the
+youngest such child (the highest scoreboard slot, as prefork in 2.2 chose it).
 """
 
 from __future__ import annotations
 
-from sim.kernel.slots import Pool
-from sim.tiers.proxy.children import ProcessTable
+from sim.tiers.proxy.children import Child, ChildProcesses
 
-MAX_SPAWN_RATE = 32  # children per second (prefork.c)
-GRACEFUL_HOLD_OFF = 10  # forking ticks at rate 1 after a graceful restart (prefork.c)
+MAX_SPAWN_RATE = 32  # children per second (prefork.c, worker.c, event.c)
+GRACEFUL_HOLD_OFF = 10  # forking ticks at rate 1 after a graceful restart
 
 
-class PreforkSpawner:
+class Spawner:
+    """The parent's once-a-second maintenance of the children (`ChildProcesses`)."""
+
     __slots__ = (
         "children",
         "hold_off",
         "kernel",
-        "max_clients",
+        "max_children",
         "max_spare",
         "min_spare",
-        "pool",
+        "prefork",
         "spawn_rate",
     )
 
     def __init__(
         self,
         kernel,
-        pool: Pool,
+        children: ChildProcesses,
         *,
-        max_clients: int,
-        start_servers: int,
+        prefork: bool,
+        max_children: int,
         min_spare: int,
         max_spare: int,
-        children: ProcessTable | None = None,
         graceful_restart: bool = False,
     ) -> None:
         self.kernel = kernel
-        self.pool = pool
-        self.children = children  # the children as individuals, when their connections matter
-        self.max_clients = max_clients
+        self.children = children
+        self.prefork = prefork  # spare *children* (prefork) or spare *threads* (worker, event)
+        self.max_children = max_children  # scoreboard slots: ap_daemons_limit
         self.min_spare = min_spare
         self.max_spare = max_spare
         self.spawn_rate = 1
         self.hold_off = GRACEFUL_HOLD_OFF if graceful_restart else 0
-        pool.resize(min(start_servers, max_clients))
         kernel.call_after(1.0, self._maintain, None)
 
+    def idle(self, live: list[Child]) -> int:
+        """What the parent counts: idle children (prefork) or idle threads (worker, event)."""
+        if self.prefork:
+            return sum(1 for child in live if child.busy == 0)
+        return sum(child.idle for child in live)
+
     def _maintain(self, _arg) -> None:
-        pool = self.pool
-        idle = pool.capacity - pool.in_use
+        children = self.children
+        live = children.live()
+        idle = self.idle(live)
         changed = False
         if idle > self.max_spare:
-            if self.children is not None:
-                self.children.kill_idle()
-            pool.resize(pool.capacity - 1)
+            waiting = [child for child in live if child.idle > 0]
+            children.stop(max(waiting, key=lambda child: child.number))
             self.spawn_rate = 1
             changed = True
         elif idle < self.min_spare:
-            fork = min(self.spawn_rate, self.max_clients - pool.capacity)
-            if fork > 0:
-                if self.children is not None:
-                    self.children.fork(
-                        fork
-                    )  # before the new slots are handed to waiting connections
-                pool.resize(pool.capacity + fork)
-                changed = True
-            if self.hold_off:
-                self.hold_off -= 1
+            free = self.max_children - len(live)
+            if free <= 0:
+                self.spawn_rate = 1  # the scoreboard is full: MaxRequestWorkers reached
             else:
-                self.spawn_rate = min(2 * self.spawn_rate, MAX_SPAWN_RATE)
+                children.fork(min(self.spawn_rate, free))
+                changed = True
+                if self.hold_off:
+                    self.hold_off -= 1
+                elif self.spawn_rate < MAX_SPAWN_RATE:
+                    self.spawn_rate *= 2
         else:
             self.spawn_rate = 1
         # With nothing else on the calendar and nothing changed this tick, no later tick can
