@@ -26,6 +26,7 @@ from scipy.stats import poisson
 
 from sim.analytic.erlang import mmc
 from sim.analytic.mva import ClosedNetwork, Station, asymptotic_bounds, exact_mva
+from sim.model.classes import session_requests
 from sim.model.plan import Plan, compile_plan
 from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
 
@@ -159,7 +160,7 @@ def solve_model(model: Model, plan: Plan | None = None) -> Answer:
         assert clients.rate_per_s is not None
         return _open(plan, clients.rate_per_s)
     if isinstance(clients, SessionClients):
-        return _open(plan, clients.session_rate_per_s * clients.requests_per_session)
+        return _open(plan, clients.session_rate_per_s * session_requests(clients))
     raise NotProductForm(f"clients.kind = {clients.kind} has no analytic counterpart")
 
 

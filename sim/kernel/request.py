@@ -22,6 +22,7 @@ class Request:
     __slots__ = (
         "attempt",
         "connection",
+        "klass",
         "number",
         "origin",
         "sent",
@@ -43,3 +44,4 @@ class Request:
         self.syn_retransmits = 0  # SYNs of this attempt retransmitted after a full listen queue
         self.connection = None  # the client's persistent connection to the front, if keep-alive
         self.worker = None  # the Apache prefork child serving it (ProcessTable), if tracked
+        self.klass = 0  # index of its request class ([[classes]]); 0: the one implicit class

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sim.model.classes import session_requests
 from sim.model.plan import Plan, compile_plan
 from sim.model.schema import Model, OpenClients, SessionClients
 from sim.random.distributions import as_distribution
@@ -38,7 +39,7 @@ def offered_request_rate(model: Model) -> float | None:
         total = sum(step.duration_s for step in clients.schedule)
         return sum(step.rate_per_s * step.duration_s for step in clients.schedule) / total
     if isinstance(clients, SessionClients):
-        return clients.session_rate_per_s * clients.requests_per_session
+        return clients.session_rate_per_s * session_requests(clients)
     return None
 
 

@@ -41,6 +41,7 @@ class Recorder:
         batch: int = 5,
         max_batches: int = 256,
         recording: bool = True,
+        classes=None,
     ) -> None:
         self.kernel = kernel
         self.probes = probes  # objects with .name and .counters(now) -> tuple of floats
@@ -63,6 +64,12 @@ class Recorder:
         self.recording = False
         self.stop_at = math.inf  # stop the run when `completed` reaches this (run.requests)
         self._stop_after: int | None = None
+        # request classes (`sim.observe.classes.ClassStats`): each class's response-time
+        # histogram is snapshotted with every row, so its percentiles have windows too
+        self.classes = classes
+        self.class_histograms: list = []
+        if classes is not None:
+            classes.bins = bins
         self.columns = list(BASE_FIELDS)
         for probe in probes:
             self.columns += [f"{probe.name}:{field}" for field in probe.fields]
@@ -126,6 +133,8 @@ class Recorder:
     def _append_row(self) -> None:
         self.rows.append(self.snapshot())
         self.histograms.append(self._histogram.copy())
+        if self.classes is not None:
+            self.class_histograms.append(self.classes.snapshot())
 
     def _boundary(self) -> None:
         self._flush()
@@ -134,6 +143,7 @@ class Recorder:
             # Merge adjacent batches: keep the base row and every second boundary.
             self.rows = self.rows[0::2]
             self.histograms = self.histograms[0::2]
+            self.class_histograms = self.class_histograms[0::2]
             self.batch *= 2
 
     def finish(self) -> None:

@@ -55,7 +55,13 @@ def run_replication(
     fixed_warmup = run.warmup if isinstance(run.warmup, float) and not model.finite else None
 
     def make_recorder(kernel, assembly):
-        return Recorder(kernel, assembly.probes(), BINS, recording=fixed_warmup is None)
+        return Recorder(
+            kernel,
+            assembly.probes(),
+            BINS,
+            recording=fixed_warmup is None,
+            classes=assembly.class_stats,
+        )
 
     assembly, recorder = assemble(model, streams, make_recorder, plan)
     kernel, clients = assembly.kernel, assembly.clients
@@ -98,6 +104,9 @@ def run_replication(
     )
     metrics["count.in_flight"] = float(clients.in_flight)
     units["count.in_flight"] = REQUESTS
+    if recorder.classes is not None:  # class.NAME.response.pXX over the same window
+        rows = recorder.class_histograms
+        metrics.update(recorder.classes.window_percentiles(rows[start], rows[end], units))
     if batches:
         for k, (row, hist) in enumerate(batches[1:], start=1):
             previous, previous_hist = batches[k - 1]
