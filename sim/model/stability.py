@@ -54,6 +54,8 @@ def overloads(model: Model, plan: Plan | None = None) -> list[Overload]:
     proxy_bounded = (
         proxy is not None and proxy.workers is not None and proxy.listen_backlog is not None
     )
+    if model.classes:
+        return _class_overloads(compile_plan(model) if plan is None else plan, rate, proxy_bounded)
     if proxy is not None:
         u = rate * as_distribution(proxy.demand).mean / (proxy.cores * proxy.speed)
         if u >= 1 and not proxy_bounded:
@@ -153,3 +155,25 @@ def _pooled(model: Model, rate: float, groups) -> list[Overload]:
             )
         ]
     return []
+
+
+def _class_overloads(plan: Plan, rate: float, proxy_bounded: bool) -> list[Overload]:
+    """With request classes: every station's utilisation from the plan's mean demand per
+    request, the classes weighted by their shares of the requests (U = X * sum_c f_c D_c)."""
+    if proxy_bounded:
+        return []
+    found = []
+    for station in plan.stations:
+        if station.servers is None:
+            continue
+        u = rate * station.demand_s / station.servers
+        if u >= 1:
+            found.append(
+                Overload(
+                    station.path,
+                    u,
+                    f"{station.name} is offered {u:.3g} of its {station.servers} server(s) by the "
+                    "class mix",
+                )
+            )
+    return found
