@@ -32,7 +32,7 @@ OUTCOMES = (
 PERCENTILES = (50, 90, 95, 99)
 _FLUSH = 4096  # response times buffered per class before they are binned
 
-# A snapshot of one class's cumulative histogram: (first occupied bin, counts from there on).
+# A snapshot of the classes' cumulative histograms: (first occupied bin, classes x counts).
 Snapshot = tuple[int, np.ndarray]
 
 
@@ -51,15 +51,17 @@ class ClassStats:
         self.retried = [0] * k
         self.late = [0] * k
         self.bins = None  # LogBins, set by the recorder that stores the snapshots
-        self._buffers: list[list[float]] = [[] for _ in names]
-        self._histograms: list[np.ndarray] | None = None
+        self._times: list[float] = []  # response times not yet binned, and their classes
+        self._classes: list[int] = []
+        self._histogram: np.ndarray | None = None  # classes x bins, cumulative
+        self._occupied = (0, 0)  # [first, last + 1) bin in use by any class
 
     def complete(self, klass: int, response_time: float) -> None:
         self.completed[klass] += 1
         self.response_sum[klass] += response_time
-        buffer = self._buffers[klass]
-        buffer.append(response_time)
-        if len(buffer) >= _FLUSH:
+        self._times.append(response_time)
+        self._classes.append(klass)
+        if len(self._times) >= _FLUSH:
             self._flush()
 
     def probes(self) -> list[ClassProbe]:
@@ -69,40 +71,39 @@ class ClassStats:
     def _flush(self) -> None:
         if self.bins is None:
             return
-        if self._histograms is None:
-            self._histograms = [np.zeros(self.bins.n_bins, dtype=np.int64) for _ in self.names]
-        for buffer, histogram in zip(self._buffers, self._histograms):
-            if buffer:
-                np.add.at(histogram, self.bins.index(np.asarray(buffer, dtype=float)), 1)
-                buffer.clear()
+        n_bins, k = self.bins.n_bins, len(self.names)
+        if self._histogram is None:
+            self._histogram = np.zeros((k, n_bins), dtype=np.int64)
+        if not self._times:
+            return
+        # one binning for every class's responses (a row boundary comes every few requests)
+        indices = self.bins.index(np.asarray(self._times, dtype=float))
+        flat = np.asarray(self._classes, dtype=np.int64) * n_bins + indices
+        self._histogram += np.bincount(flat, minlength=k * n_bins).reshape(k, n_bins)
+        first, end = int(indices.min()), int(indices.max()) + 1
+        lo, hi = self._occupied
+        self._occupied = (first, end) if hi == 0 else (min(lo, first), max(hi, end))
+        self._times.clear()
+        self._classes.clear()
 
-    def snapshot(self) -> list[Snapshot]:
-        """Each class's cumulative histogram, trimmed to its occupied range (a run's responses
-        span a few hundred of the bins: the recorder keeps one of these per row)."""
+    def snapshot(self) -> Snapshot:
+        """Every class's cumulative histogram over the bins any class occupies (a run's
+        responses span a few hundred of the bins: the recorder keeps one of these per row)."""
         self._flush()
-        out = []
-        for histogram in self._histograms or []:
-            occupied = np.flatnonzero(histogram)
-            if len(occupied) == 0:
-                out.append((0, np.zeros(0, dtype=np.int64)))
-            else:
-                out.append((int(occupied[0]), histogram[occupied[0] : occupied[-1] + 1].copy()))
-        return out
+        lo, hi = self._occupied
+        if self._histogram is None:
+            return (0, np.zeros((len(self.names), 0), dtype=np.int64))
+        return (lo, self._histogram[:, lo:hi].copy())
 
     def window_percentiles(
-        self, start: list[Snapshot], end: list[Snapshot], units: dict[str, str] | None = None
+        self, start: Snapshot, end: Snapshot, units: dict[str, str] | None = None
     ) -> dict[str, float]:
         """`class.NAME.response.pXX` of the window between two snapshots."""
         out: dict[str, float] = {}
-        n_bins = self.bins.n_bins
-        for k, name in enumerate(self.names):
-            histogram = np.zeros(n_bins, dtype=np.int64)
-            if k < len(end):
-                lo, counts = end[k]
-                histogram[lo : lo + len(counts)] += counts
-            if k < len(start):
-                lo, counts = start[k]
-                histogram[lo : lo + len(counts)] -= counts
+        histograms = np.zeros((len(self.names), self.bins.n_bins), dtype=np.int64)
+        for sign, (lo, counts) in ((1, end), (-1, start)):
+            histograms[:, lo : lo + counts.shape[1]] += sign * counts
+        for name, histogram in zip(self.names, histograms):
             values = (
                 self.bins.quantiles(histogram, [p / 100 for p in PERCENTILES])
                 if histogram.sum() > 0
