@@ -75,7 +75,7 @@ class RequestClass(_Strict):
     served_by: Literal["backend", "proxy"] = Field(
         "backend",
         description="the tier that answers it: backend (forwarded, the normal path) or proxy (Apache "
-        "serves it itself, e.g. static files; needs a [proxy])",
+        "serves it itself, e.g. static files; the model needs a proxy)",
     )
     proxy: ProxyWork = Field(default_factory=ProxyWork, description="its proxy work")
     backend: BackendWork = Field(default_factory=BackendWork, description="its work on a node")
@@ -96,7 +96,7 @@ class Step(_Strict):
     request_class: str | None = Field(
         None,
         alias="class",
-        description="the class of the step's request (a [[classes]] name); none = the step's name",
+        description="the class of the step's request (a declared class's name); none = the step's name",
     )
     think: DistributionSpec | None = Field(
         None,

@@ -105,7 +105,7 @@ class ClientCommon(Strict):
     mix: dict[str, float] | None = Field(
         None,
         description="request classes by probability, e.g. {view = 0.7, search = 0.2, edit = 0.1} "
-        "(names from [[classes]])",
+        "(names of the declared classes)",
     )
     mix_by: Literal["request", "user"] = Field(
         "request",
@@ -966,8 +966,8 @@ class Model(Strict):
     run: Run = Field(default_factory=Run)
     classes: list[RequestClass] = Field(
         default_factory=list,
-        description="request classes ([[classes]]): each one's demand per tier where it differs "
-        "from the tier's; none = one implicit class",
+        description="request classes, each one's demand per tier where it differs from the "
+        "tier's (a list of tables in TOML); empty = one implicit class",
     )
 
     @model_validator(mode="after")
