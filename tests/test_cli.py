@@ -131,19 +131,6 @@ def test_timeseries_csv(small, tmp_path):
             "[[backends]]\ndemand = 0.1\n",
             ["proxy.backend_pool", "disable_reuse", 'module = "mod_proxy"'],
         ),
-        # renamed parameters name their new names (one vocabulary from file to column)
-        (
-            "[clients]\nkind = 'closed'\nusers = 5\n[[backends]]\ndemand = 0.1\n",
-            ["backends.0.demand is now backends.0.demand"],
-        ),
-        (
-            "[clients]\nkind = 'closed'\nusers = 5\n[proxy.backend_pool]\nmax_connections = 2\n"
-            "[[backends]]\ndemand = 0.1\n[database]\ndemand = 0.01\ndisk = 0.01\n",
-            [
-                "proxy.backend_pool.max is now proxy.backend_pool.max",
-                "database.disk_demand is now database.disk_demand",
-            ],
-        ),
         ("[clients]\nkind = 'open'\nrate_per_s = 5\n", ["no server"]),
     ],
 )

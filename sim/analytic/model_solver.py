@@ -25,7 +25,14 @@ from scipy.special import gammaln
 from scipy.stats import poisson
 
 from sim.analytic.erlang import mmc
+from sim.analytic.multiclass_mva import MultiClassNetwork, solve_closed, state_space
 from sim.analytic.mva import ClosedNetwork, Station, asymptotic_bounds, exact_mva
+from sim.model.classes import (
+    request_fractions,
+    session_requests,
+    think_per_request,
+    users_per_class,
+)
 from sim.model.plan import Plan, compile_plan
 from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
 
@@ -45,6 +52,16 @@ class StationAnswer:
     queue_length: float  # mean number present
 
 
+@dataclass(frozen=True)
+class ClassAnswer:
+    """One request class's figures ([[classes]])."""
+
+    name: str
+    throughput_per_s: float
+    response_mean_s: float
+    users: int | None = None  # its own users (mix_by = "user"); None when classes share users
+
+
 @dataclass
 class Answer:
     model: str
@@ -55,6 +72,7 @@ class Answer:
     response_mean_s: float
     stations: list[StationAnswer]
     bounds: dict[str, float] = field(default_factory=dict)
+    classes: list[ClassAnswer] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -91,6 +109,12 @@ class Answer:
                 f"{s.queue_length:.4g}",
             )
         console.print(table)
+        for c in self.classes:
+            users = "" if c.users is None else f" ({c.users} users)"
+            console.print(
+                f"class {c.name}{users}: throughput {c.throughput_per_s:.6g} 1/s, "
+                f"mean response {c.response_mean_s:.6g} s"
+            )
         if self.bounds:
             console.print(
                 "asymptotic bounds: throughput <= {throughput_upper:.6g} 1/s, response >= {response_lower:.6g} s, "
@@ -152,6 +176,8 @@ def solve_model(model: Model, plan: Plan | None = None) -> Answer:
         raise NotProductForm(
             f"{which}: only Poisson arrivals (clients.rate_per_s) are product-form"
         )
+    if plan.classes:
+        return _with_classes(plan)
     if isinstance(clients, (ClosedClients, AbClients)):
         assert plan.population is not None
         return _closed(plan, plan.population, plan.think_s)
@@ -159,7 +185,7 @@ def solve_model(model: Model, plan: Plan | None = None) -> Answer:
         assert clients.rate_per_s is not None
         return _open(plan, clients.rate_per_s)
     if isinstance(clients, SessionClients):
-        return _open(plan, clients.session_rate_per_s * clients.requests_per_session)
+        return _open(plan, clients.session_rate_per_s * session_requests(clients))
     raise NotProductForm(f"clients.kind = {clients.kind} has no analytic counterpart")
 
 
@@ -243,4 +269,82 @@ def _open(plan: Plan, rate: float) -> Answer:
         throughput_per_s=rate,
         response_mean_s=sum(s.residence_s for s in stations),
         stations=stations,
+    )
+
+
+# ------------------------------------------------------------------------ request classes
+def _with_classes(plan: Plan) -> Answer:
+    """A model with request classes.  Users that each keep one class (`mix_by = "user"`) are
+    separate chains with fixed populations: multi-class MVA.  Users that change class per
+    request (a mix, a script) form one chain whose customers switch class; its throughput and
+    queues are those of one class with the mix-weighted demands (BCMP with class switching),
+    and a class's residence at a processor-sharing station is its demand times the station's
+    residence per unit of demand.  Open classes likewise share an open network."""
+    model = plan.model
+    clients = model.clients
+    per_user = users_per_class(model)
+    if per_user is not None:
+        return _chains(plan, per_user)
+    fractions = request_fractions(model)
+    if isinstance(clients, (ClosedClients, AbClients)):
+        assert plan.population is not None
+        think = 0.0 if isinstance(clients, AbClients) else think_per_request(model)
+        answer = _closed(plan, plan.population, think)
+        answer.network += ", one chain: each request draws its class"
+    elif isinstance(clients, OpenClients):
+        assert clients.rate_per_s is not None
+        answer = _open(plan, clients.rate_per_s)
+    else:
+        answer = _open(plan, clients.session_rate_per_s * session_requests(clients))
+    stretch = [s.residence_s / s.demand_s if s.demand_s > 0 else 0.0 for s in answer.stations]
+    for c, name in enumerate(plan.classes):
+        response = sum(d.class_demands[c] * f for d, f in zip(plan.stations, stretch))
+        answer.classes.append(
+            ClassAnswer(name, answer.throughput_per_s * fractions[c], float(response))
+        )
+    return answer
+
+
+def _chains(plan: Plan, populations: tuple[int, ...]) -> Answer:
+    demands = plan.stations
+    network = MultiClassNetwork(
+        tuple(d.name for d in demands),
+        np.array([d.class_demands for d in demands]).reshape(len(demands), len(populations)),
+        tuple(d.servers for d in demands),
+        (plan.think_s,) * len(populations),
+    )
+    result = solve_closed(network, populations)
+    total = float(result.throughput.sum())
+    stations = [
+        StationAnswer(
+            d.name,
+            "delay" if d.servers is None else "queue",
+            d.servers,
+            float((result.throughput * network.demands[k]).sum() / total),
+            0.0 if d.servers is None else float(result.utilization[k]),
+            float((result.throughput * result.residence[k]).sum() / total),
+            float(result.queue_length[k].sum()),
+        )
+        for k, d in enumerate(demands)
+    ]
+    caveats = _caveats(plan, sum(populations))
+    exact = result.method.startswith("exact")
+    if not exact:
+        caveats.append(
+            f"{state_space(populations):.3g} population vectors exceed the exact recursion's "
+            "limit: Schweitzer-Bard approximate MVA (typically within a few per cent)"
+        )
+    return Answer(
+        model=plan.model.meta.name,
+        network=f"closed multi-class network, N = {populations} by class, Z = {plan.think_s:g} s "
+        f"({result.method})",
+        exact=not caveats,
+        caveats=caveats,
+        throughput_per_s=total,
+        response_mean_s=float((result.throughput * result.response).sum() / total),
+        stations=stations,
+        classes=[
+            ClassAnswer(name, float(result.throughput[c]), float(result.response[c]), n)
+            for c, (name, n) in enumerate(zip(plan.classes, populations))
+        ],
     )

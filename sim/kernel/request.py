@@ -22,6 +22,7 @@ class Request:
     __slots__ = (
         "attempt",
         "connection",
+        "klass",
         "number",
         "origin",
         "sent",
@@ -45,3 +46,4 @@ class Request:
         self.connection = None  # the client's persistent connection to the front, if keep-alive
         self.worker = None  # the Apache child process serving it (ChildProcesses), if tracked
         self.status = None  # the HTTP status of an error response, set where the error arose
+        self.klass = 0  # index of its request class ([[classes]]); 0: the one implicit class

@@ -93,6 +93,7 @@ def parameter_rows(model: type[BaseModel] = Model) -> list[Row]:
 
 def _walk(model: type[BaseModel], prefix: str, applies: str, rows: dict[str, Row]) -> None:
     for name, field in model.model_fields.items():
+        name = field.alias or name  # the model file's key (a step's `class`)
         path = f"{prefix}{name}"
         unit, meaning = _unit_and_meaning(field.description or "")
         if name == "kind" and applies:

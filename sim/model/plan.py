@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from sim.model.classes import Work, class_names, request_fractions, works
 from sim.model.schema import (
     AbClients,
     Backend,
@@ -57,6 +58,9 @@ class StationPlan:
     demand_s: float  # mean demand per request at this centre [s], visit ratio included
     servers: int | None  # cores or spindles; None: a delay (infinite-server) centre
     exponential: bool = False  # the demand per visit is exponential (memoryless)
+    # per request class ([[classes]]), the demand per request of that class [s]; `demand_s` is
+    # then their mean weighted by the classes' shares of the requests.  Empty: one class.
+    class_demands: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,7 @@ class Plan:
     stations: tuple[StationPlan, ...]
     pools: tuple[PoolPlan, ...]
     approximations: tuple[Approximation, ...] = field(default=())
+    classes: tuple[str, ...] = ()  # request class names ([[classes]]); empty: one class
 
     @cached_property
     def split(self) -> str:
@@ -154,6 +159,7 @@ def compile_plan(model: Model) -> Plan:
         stations=_stations(model, nodes),
         pools=_pools(model, nodes),
         approximations=tuple(_approximations(model, nodes)),
+        classes=class_names(model),
     )
 
 
@@ -205,6 +211,33 @@ def analytic_share(plan: Plan, node: NodePlan) -> float:
 
 # --------------------------------------------------------------------------- stations
 def _stations(model: Model, nodes: tuple[NodePlan, ...]) -> tuple[StationPlan, ...]:
+    """The stations with their mean demand per request; with request classes, each class's
+    demand too (a station any class visits is listed, in the order of a one-class model)."""
+    if not model.classes:
+        return tuple(s for s in _class_stations(model, nodes, Work(None)) if s.demand_s > 0)
+    per_class = [{s.name: s for s in _class_stations(model, nodes, work)} for work in works(model)]
+    fractions = request_fractions(model)
+    out = []
+    for name in dict.fromkeys(n for stations in per_class for n in stations):
+        demands = tuple(
+            stations[name].demand_s if name in stations else 0.0 for stations in per_class
+        )
+        first = next(stations[name] for stations in per_class if name in stations)
+        out.append(
+            StationPlan(
+                name,
+                first.path,
+                sum(f * d for f, d in zip(fractions, demands)),
+                first.servers,
+                all(stations[name].exponential for stations in per_class if name in stations),
+                demands,
+            )
+        )
+    return tuple(s for s in out if any(d > 0 for d in s.class_demands))
+
+
+def _class_stations(model: Model, nodes: tuple[NodePlan, ...], work: Work) -> list[StationPlan]:
+    """Every station a request of one class (`work`) may visit, with its demand (zero ones too)."""
     out: list[StationPlan] = []
     clients = model.clients
     connect = clients.connect
@@ -216,22 +249,22 @@ def _stations(model: Model, nodes: tuple[NodePlan, ...]) -> tuple[StationPlan, .
         )
     if model.proxy is not None:
         px = model.proxy
-        demand = as_distribution(px.demand).mean
+        demand = as_distribution(work.proxy_demand(px)).mean
         if not clients.keep_alive:  # every request opens its own connection
             demand += as_distribution(px.connection_demand).mean
         out.append(StationPlan("proxy.cpu", "proxy.cores", demand / px.speed, px.cores))
     plan = Plan(model, nodes, (), ())
     db_visits = 0.0
-    for node in nodes:
+    for node in nodes if work.forwarded else ():
         group = node.spec
         share = analytic_share(plan, node)
         out.append(
             StationPlan(
                 f"{node.name}.cpu",
                 f"{node.path}.cores",
-                share * as_distribution(group.demand).mean / group.speed,
+                share * as_distribution(work.demand(group)).mean / group.speed,
                 group.cores,
-                isinstance(as_distribution(group.demand), Exponential),
+                isinstance(as_distribution(work.demand(group)), Exponential),
             )
         )
         io = as_distribution(group.io_wait).mean
@@ -239,16 +272,16 @@ def _stations(model: Model, nodes: tuple[NodePlan, ...]) -> tuple[StationPlan, .
             out.append(
                 StationPlan(f"{node.name}.io_wait", f"{node.path}.io_wait", share * io, None)
             )
-        db_visits += share * group.db_calls
+        db_visits += share * work.db_calls(group)
     if model.database is not None and db_visits > 0:
         db = model.database
         out.append(
             StationPlan(
                 "database.cpu",
                 "database.cores",
-                db_visits * as_distribution(db.demand).mean / db.speed,
+                db_visits * as_distribution(work.db_demand(db)).mean / db.speed,
                 db.cores,
-                isinstance(as_distribution(db.demand), Exponential),
+                isinstance(as_distribution(work.db_demand(db)), Exponential),
             )
         )
         out.append(
@@ -259,7 +292,7 @@ def _stations(model: Model, nodes: tuple[NodePlan, ...]) -> tuple[StationPlan, .
                 db.disks,
             )
         )
-    return tuple(s for s in out if s.demand_s > 0)
+    return out
 
 
 def _pools(model: Model, nodes: tuple[NodePlan, ...]) -> tuple[PoolPlan, ...]:

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from sim.model.classes import RequestClass, Script, check_classes
 from sim.random.distributions import DistributionSpec
 from sim.tiers.appserver.connectors import CONNECTORS
 from sim.tiers.balancer.policies import POLICIES, policies
@@ -141,6 +142,21 @@ class ClientCommon(Strict):
         default_factory=Tcp,
         description="SYN retransmission when the listen queue of the server the clients connect to is full",
     )
+    mix: dict[str, float] | None = Field(
+        None,
+        description="request classes by probability, e.g. {view = 0.7, search = 0.2, edit = 0.1} "
+        "(names of the declared classes)",
+    )
+    mix_by: Literal["request", "user"] = Field(
+        "request",
+        description="request: every request draws its class from the mix; user: each user keeps one "
+        "class (mix x users of each; closed and ab)",
+    )
+    script: Script | None = Field(
+        None,
+        description="session script: steps (each a class) with think times between them, optionally "
+        "a Markov chain (TPC-W CBMG); closed, sessions and ab",
+    )
 
 
 class ClosedClients(ClientCommon):
@@ -203,10 +219,11 @@ class SessionClients(ClientCommon):
 
     kind: Literal["sessions"]
     session_rate_per_s: float = Field(..., gt=0, description="session arrival rate [sessions/s]")
-    requests_per_session: float = Field(
-        ...,
+    requests_per_session: float | None = Field(
+        None,
         ge=1,
-        description="mean requests per session; geometric (stay probability 1 - 1/mean) unless fixed",
+        description="mean requests per session; geometric (stay probability 1 - 1/mean) unless fixed; "
+        "with a clients.script the script's path sets it",
     )
     fixed_length: bool = Field(
         False, description="every session has exactly requests_per_session requests"
@@ -218,7 +235,21 @@ class SessionClients(ClientCommon):
 
     @model_validator(mode="after")
     def _integral(self) -> SessionClients:
-        if self.fixed_length and self.requests_per_session != int(self.requests_per_session):
+        if self.script is None and self.requests_per_session is None:
+            raise ValueError(
+                "clients.requests_per_session is required (or a [clients.script], whose path sets "
+                "each session's length)"
+            )
+        if self.script is not None and self.requests_per_session is not None:
+            raise ValueError(
+                "clients.requests_per_session and clients.script both set a session's length: "
+                "drop requests_per_session (the script's path is the session)"
+            )
+        if (
+            self.fixed_length
+            and self.requests_per_session is not None
+            and self.requests_per_session != int(self.requests_per_session)
+        ):
             raise ValueError("requests_per_session must be a whole number when fixed_length = true")
         return self
 
@@ -1146,6 +1177,11 @@ class Model(Strict):
         default_factory=Cluster, description="replication between the backend nodes"
     )
     run: Run = Field(default_factory=Run)
+    classes: list[RequestClass] = Field(
+        default_factory=list,
+        description="request classes, each one's demand per tier where it differs from the "
+        "tier's (a list of tables in TOML); empty = one implicit class",
+    )
 
     @model_validator(mode="after")
     def _topology(self) -> Model:
@@ -1186,6 +1222,7 @@ class Model(Strict):
                 )
         if any(b.db_calls for b in self.backends) and self.database is None:
             raise ValueError("a backend has db_calls > 0 but there is no [database]")
+        check_classes(self)
         finite = _is_finite(self.clients)
         if not finite and self.run.duration_s is None and self.run.requests is None:
             raise ValueError(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sim.model.classes import session_requests
 from sim.model.plan import Plan, compile_plan
 from sim.model.schema import Model, OpenClients, SessionClients
 from sim.random.distributions import as_distribution
@@ -38,7 +39,7 @@ def offered_request_rate(model: Model) -> float | None:
         total = sum(step.duration_s for step in clients.schedule)
         return sum(step.rate_per_s * step.duration_s for step in clients.schedule) / total
     if isinstance(clients, SessionClients):
-        return clients.session_rate_per_s * clients.requests_per_session
+        return clients.session_rate_per_s * session_requests(clients)
     return None
 
 
@@ -53,6 +54,8 @@ def overloads(model: Model, plan: Plan | None = None) -> list[Overload]:
     proxy_bounded = (
         proxy is not None and proxy.workers is not None and proxy.listen_backlog is not None
     )
+    if model.classes:
+        return _class_overloads(compile_plan(model) if plan is None else plan, rate, proxy_bounded)
     if proxy is not None:
         u = rate * as_distribution(proxy.demand).mean / (proxy.cores * proxy.speed)
         if u >= 1 and not proxy_bounded:
@@ -154,3 +157,25 @@ def _pooled(model: Model, rate: float, groups) -> list[Overload]:
             )
         ]
     return []
+
+
+def _class_overloads(plan: Plan, rate: float, proxy_bounded: bool) -> list[Overload]:
+    """With request classes: every station's utilisation from the plan's mean demand per
+    request, the classes weighted by their shares of the requests (U = X * sum_c f_c D_c)."""
+    if proxy_bounded:
+        return []
+    found = []
+    for station in plan.stations:
+        if station.servers is None:
+            continue
+        u = rate * station.demand_s / station.servers
+        if u >= 1:
+            found.append(
+                Overload(
+                    station.path,
+                    u,
+                    f"{station.name} is offered {u:.3g} of its {station.servers} server(s) by the "
+                    "class mix",
+                )
+            )
+    return found

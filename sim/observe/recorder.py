@@ -46,6 +46,7 @@ class Recorder:
         batch: int = 5,
         max_batches: int = 256,
         recording: bool = True,
+        classes=None,
     ) -> None:
         self.kernel = kernel
         self.probes = probes  # objects with .name and .counters(now) -> tuple of floats
@@ -71,6 +72,12 @@ class Recorder:
         self._batch_end = batch  # completions at which the current batch ends
         self._count_marks: list[tuple[int, Callable[[], None]]] = []  # (completions, callback)
         self._due = batch  # the next completion count with anything to do: one test per response
+        # request classes (`sim.observe.classes.ClassStats`): each class's response-time
+        # histogram is snapshotted with every row, so its percentiles have windows too
+        self.classes = classes
+        self.class_histograms: list = []
+        if classes is not None:
+            classes.bins = bins
         self.columns = list(BASE_FIELDS)
         for probe in probes:
             self.columns += [f"{probe.name}:{field}" for field in probe.fields]
@@ -156,6 +163,8 @@ class Recorder:
     def _append_row(self) -> None:
         self.rows.append(self.snapshot())
         self.histograms.append(self._histogram.copy())
+        if self.classes is not None:
+            self.class_histograms.append(self.classes.snapshot())
 
     def _boundary(self) -> None:
         self._flush()
@@ -164,6 +173,7 @@ class Recorder:
             # Merge adjacent batches: keep the base row and every second boundary.
             self.rows = self.rows[0::2]
             self.histograms = self.histograms[0::2]
+            self.class_histograms = self.class_histograms[0::2]
             self.batch *= 2
         self._batch_end = self.completed + self.batch
 

@@ -129,6 +129,25 @@ def render(result: RunResult, console: Console, source: str) -> None:
     if model.finite:
         headline.insert(0, ("makespan", "makespan"))
     section("Requests", headline)
+    classes = [c.name for c in model.classes]
+    section(
+        "Request classes",
+        [
+            (f"{name} {label}", f"class.{name}.{metric}")
+            for name in classes
+            for label, metric in (
+                ("throughput", "throughput"),
+                ("response mean", "response.mean"),
+                ("response p95", "response.p95"),
+            )
+        ]
+        + [
+            (f"{name} {c.replace('_', ' ')}", f"class.{name}.count.{c}")
+            for name in classes
+            for c in ("errors", "timed_out", "failed")
+            if _nonzero(summary, f"class.{name}.count.{c}")
+        ],
+    )
     counts = [
         "completed",
         "arrived",

@@ -12,6 +12,7 @@ from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, Sessi
 from sim.observe.probes import Probe
 from sim.random.distributions import Exponential, as_distribution
 from sim.random.streams import Streams
+from sim.run import classes
 from sim.run.connect import Parts, connect
 from sim.tiers.appserver.connectors import UNPINNED, Connector, connector_class
 from sim.tiers.appserver.jvm import Jvm
@@ -50,6 +51,7 @@ class Assembly:
     extra_probes: list = field(default_factory=list)  # e.g. ReplicationProbe
     jvms: list[Jvm] = field(default_factory=list)  # backend nodes' JVMs (backends.N.jvm)
     front: FrontConnections | None = None  # the front's client connections, when modelled
+    class_stats: object | None = None  # ClassStats: per-class outcomes ([[classes]])
     _probes: list[Probe] | None = None
 
     def probes(self) -> list[Probe]:
@@ -65,6 +67,8 @@ class Assembly:
             ]
             if self.dispatcher is not None:
                 self._probes.append(DispatchProbe(self.dispatcher))
+            if self.class_stats is not None:
+                self._probes += self.class_stats.probes()
         return self._probes
 
 
@@ -103,12 +107,20 @@ def assemble(
     database_call = None
     if model.database is not None:
         db = model.database
-        database = Station(
-            kernel,
-            "database",
-            pool("database.connections", db.connections) if db.connections else None,
-            host("database", db.cores, db.speed, db.connections),
-            sampler(db.demand, streams, "database.demand"),
+        database = classes.station(
+            Station,
+            (
+                kernel,
+                "database",
+                pool("database.connections", db.connections) if db.connections else None,
+                host("database", db.cores, db.speed, db.connections),
+                sampler(db.demand, streams, "database.demand"),
+            ),
+            {},
+            model,
+            streams,
+            "database.demand",
+            lambda work: (work.db_demand(db), 0),
         )
         if as_distribution(db.disk_demand).mean > 0:
             database.post = Disks(
@@ -154,15 +166,19 @@ def assemble(
             jvm = Jvm(kernel, name, cpu, group.jvm)
             assembly.jvms.append(jvm)
             burst = jvm.burst_sampler(burst)
-        node = Station(
-            kernel,
-            name,
-            connector.request_threads,
-            cpu,
-            burst,
-            io_wait=None if io.mean == 0 else io.sampler(streams.generator(f"{name}.io_wait")),
-            downstream=downstream,
-            calls=group.db_calls,
+        node = classes.station(
+            Station,
+            (kernel, name, connector.request_threads, cpu, burst),
+            dict(
+                io_wait=None if io.mean == 0 else io.sampler(streams.generator(f"{name}.io_wait")),
+                downstream=downstream,
+                calls=group.db_calls,
+            ),
+            model,
+            streams,
+            f"{name}.demand",
+            lambda work, group=group: (work.demand(group), work.db_calls(group)),
+            None if jvm is None else jvm.burst_sampler,
         )
         nodes.append(node)
         jvms.append(jvm)
@@ -220,10 +236,17 @@ def assemble(
                 max_spare=processes.max_spare,
                 graceful_restart=px.graceful_restart,
             )
-        proxy = (
-            Station(*args, **kwargs)
-            if front is None
-            else FrontStation(*args, front=front, **kwargs)
+        if front is not None:
+            kwargs["front"] = front
+        forwards = px.forward and entry is not None
+        proxy = classes.station(
+            Station if front is None else FrontStation,
+            args,
+            kwargs,
+            model,
+            streams,
+            "proxy.demand",
+            lambda work: (work.proxy_demand(px), 1 if forwards and work.forwarded else 0),
         )
         assembly.stations.insert(0, proxy)
         entry = proxy.serve
@@ -232,8 +255,13 @@ def assemble(
         for node in nodes:  # the clients connect to the nodes themselves
             node.accepts_clients = True
 
+    assembly.class_stats = classes.class_stats(model)
     recorder = recorder_factory(kernel, assembly)
     assembly.clients = make_clients(model, kernel, entry, recorder, streams)
+    if assembly.class_stats is not None:
+        assembly.clients.classes = classes.class_choice(
+            model, streams, getattr(assembly.clients, "think", None), assembly.class_stats
+        )
     tiers = [spec.tier for _, spec in model.cluster.active]
     connect(
         Parts(
@@ -242,6 +270,7 @@ def assemble(
             replicators=list(zip(tiers, replicators)),
             dispatcher=assembly.dispatcher,
             clients=assembly.clients,
+            writes_session=classes.writes_session(model),
         )
     )
     return assembly, recorder
@@ -506,6 +535,8 @@ def make_clients(
 
 
 def session_length(spec: SessionClients, streams: Streams):
+    if spec.requests_per_session is None:
+        return None  # the script's path is the session (sim.tiers.clients.scripts)
     if spec.fixed_length:
         n = int(spec.requests_per_session)
         return lambda: n

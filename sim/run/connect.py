@@ -16,7 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sim.tiers.appserver.jvm import Jvm, JvmAfterRequest
-from sim.tiers.cluster.session_replication import AfterRequest, Replicator
+from sim.tiers.cluster.session_replication import (
+    AfterRequest,
+    ClassedAfterRequest,
+    Replicator,
+)
 from sim.tiers.station import Station
 
 
@@ -41,6 +45,7 @@ class Parts:
     replicators: list[tuple[str, Replicator]]  # (tier, replicator), in cluster.replication order
     dispatcher: object | None  # sim.tiers.balancer.dispatcher.Dispatcher
     clients: object  # a client population
+    writes_session: tuple | None = None  # per request class: True, False or None (the trigger)
 
 
 def hooks(parts: Parts) -> list[Hook]:
@@ -53,8 +58,12 @@ def hooks(parts: Parts) -> list[Hook]:
     keeps_sessions = bool(getattr(clients, "keeps_sessions", False))
 
     def replicate_after_requests() -> None:
+        writes = parts.writes_session
         for index, node in enumerate(nodes):
-            node.post = AfterRequest([r for _, r in replicators], index)
+            if writes is None:
+                node.post = AfterRequest([r for _, r in replicators], index)
+            else:
+                node.post = ClassedAfterRequest([r for _, r in replicators], index, writes)
 
     def account_in_jvms() -> None:
         # the JVM counts the request's allocation and sessions before replication runs: both

@@ -23,6 +23,7 @@ from sim.observe.recorder import Recorder
 from sim.random.streams import Streams
 from sim.run.assemble import assemble
 from sim.stats.histogram import LogBins
+from sim.stats.mser import mser_truncation
 from sim.stats.steady_state import WindowCandidates
 from sim.stats.windows import PooledWindows
 from sim.tiers.clients.populations import RunawayQueue  # noqa: F401 - re-exported for the CLI
@@ -62,7 +63,13 @@ def run_replication(
     fixed_warmup = run.warmup if isinstance(run.warmup, float) and not model.finite else None
 
     def make_recorder(kernel, assembly):
-        return Recorder(kernel, assembly.probes(), BINS, recording=fixed_warmup is None)
+        return Recorder(
+            kernel,
+            assembly.probes(),
+            BINS,
+            recording=fixed_warmup is None,
+            classes=assembly.class_stats,
+        )
 
     assembly, recorder = assemble(model, streams, make_recorder, plan)
     kernel, clients = assembly.kernel, assembly.clients
@@ -117,6 +124,16 @@ def run_replication(
     metrics = window_metrics(recorder.columns, table[0], table[end], histogram, BINS, probes, units)
     metrics["count.in_flight"] = float(clients.in_flight)
     units["count.in_flight"] = REQUESTS
+    if recorder.classes is not None:
+        # class.NAME.response.pXX: over this replication's own MSER window on its batch rows
+        # (the run's common warm-up re-windows counters and the total's percentiles, not these)
+        start = 0
+        if mser:
+            means, counts = recorder.batch_means()
+            if len(means) >= 4:
+                start = mser_truncation(means, weights=counts)
+        rows = recorder.class_histograms
+        metrics.update(recorder.classes.window_percentiles(rows[start], rows[end], units))
     if batches:
         for k, (row, hist) in enumerate(batches[1:], start=1):
             previous, previous_hist = batches[k - 1]

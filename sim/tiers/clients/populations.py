@@ -64,15 +64,24 @@ class Clients:
             None  # the balancer forgets the session
         )
         self.max_inside = float("inf")  # runaway guard: requests inside the servers
+        # request classes (`sim.tiers.clients.scripts`): picks each request's class and counts
+        # its outcomes per class; None for a model without classes
+        self.classes = None
         self.env = kernel.env
         self._replied_cb = self._replied  # bound once: used for every request
         self._timed_out_cb = self._timed_out
 
     # ------------------------------------------------------------------ life cycle
     def send(
-        self, user, attempt: int = 0, first_sent: float | None = None, new_connection: bool = False
+        self,
+        user,
+        attempt: int = 0,
+        first_sent: float | None = None,
+        new_connection: bool = False,
+        klass: int | None = None,
     ) -> None:
-        """Send an attempt; `new_connection` forces a new connection even with keep-alive."""
+        """Send an attempt; `new_connection` forces a new connection even with keep-alive;
+        a retry keeps its request's class (`klass`)."""
         now = self.env._now
         recorder = self.recorder
         if (
@@ -108,6 +117,12 @@ class Clients:
         recorder.arrived += 1
         if attempt:
             recorder.retried += 1
+        classes = self.classes
+        if classes is not None:
+            request.klass = k = classes.choose(user) if klass is None else klass
+            classes.stats.arrived[k] += 1
+            if attempt:
+                classes.stats.retried[k] += 1
         if self.timeout_s is not None:
             # The timer covers the whole attempt, connection set-up included.
             request.timer = self.kernel.after(self.timeout_s, self._timed_out_cb, request)
@@ -131,6 +146,8 @@ class Clients:
     def _replied(self, request: Request, ok: bool) -> None:
         if request.state != IN_FLIGHT:
             self.recorder.late += 1  # the server finished a request its client had abandoned
+            if self.classes is not None:
+                self.classes.stats.late[request.klass] += 1
             return
         if ok is CONNECTION_REFUSED:
             # The SYN was dropped at a full listen queue: the attempt stays in flight (its
@@ -147,9 +164,13 @@ class Clients:
             request.timer.cancel()
         if ok:
             self.recorder.complete(self.env._now - request.sent)
+            if self.classes is not None:
+                self.classes.stats.complete(request.klass, self.env._now - request.sent)
             self.done(request.user)
         else:
             self.recorder.errors += 1
+            if self.classes is not None:
+                self.classes.stats.errors[request.klass] += 1
             self._after_failure(request, self.retry.on_error)
 
     def _timed_out(self, request: Request) -> None:
@@ -160,6 +181,8 @@ class Clients:
         if request.connection is not None:
             request.connection.client_closed = True  # the client hangs up on the connection
         self.recorder.timed_out += 1
+        if self.classes is not None:
+            self.classes.stats.timed_out[request.klass] += 1
         self._after_failure(request, self.retry.on_timeout)
 
     def _after_failure(self, request: Request, retry_allowed: bool) -> None:
@@ -169,11 +192,19 @@ class Clients:
             self.kernel.call_after(delay, self._resend, request)
         else:
             self.recorder.failed += 1  # the user gives up on this request
+            if self.classes is not None:
+                self.classes.stats.failed[request.klass] += 1
             self.done(request.user)
 
     def _resend(self, request: Request) -> None:
         # A retry after an error or a timeout opens a new connection even with keep-alive.
-        self.send(request.user, request.attempt + 1, request.sent, new_connection=True)
+        self.send(
+            request.user,
+            request.attempt + 1,
+            request.sent,
+            new_connection=True,
+            klass=request.klass,
+        )
 
     # ------------------------------------------------------------------ population hooks
     def start(self) -> None:
@@ -267,7 +298,8 @@ class ClosedPopulation(Clients):
             self.active -= 1
             return
         self.thinking += 1
-        self.kernel.call_after(self.think(), self._thought, user)
+        think = self.think() if self.classes is None else self.classes.think(user)
+        self.kernel.call_after(think, self._thought, user)
 
     def _thought(self, user: int) -> None:
         self.thinking -= 1
@@ -376,7 +408,8 @@ class Sessions(Clients):
     def _arrive(self, _arg) -> None:
         session = self.started
         self.started += 1
-        self._remaining[session] = self.length()
+        length = None if self.classes is None else self.classes.begin(session)
+        self._remaining[session] = self.length() if length is None else length
         self._next_request(session)
         if self.total is None or self.started < self.total:
             self.kernel.call_after(self.interarrival(), self._arrive, None)
@@ -387,9 +420,12 @@ class Sessions(Clients):
 
     def done(self, session: int) -> None:
         if self._remaining[session] > 0:
-            self.kernel.call_after(self.think(), self._next_request, session)
+            think = self.think() if self.classes is None else self.classes.think(session)
+            self.kernel.call_after(think, self._next_request, session)
             return
         del self._remaining[session]
+        if self.classes is not None:
+            self.classes.forget(session)
         if self.on_session_end is not None:
             self.on_session_end(session)
         self.ended += 1

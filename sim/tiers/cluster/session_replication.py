@@ -164,6 +164,11 @@ class Replicator:
             return
         self._next(node, count, self.kernel.now, then, arg)
 
+    def replicate(self, node: int, then, arg) -> None:
+        """Replicate after a request known to have changed the state (a request class that
+        writes the session): every invocation replicates, no draw."""
+        self._next(node, self.invocations, self.kernel.now, then, arg)
+
     def _next(self, node: int, left: int, started: float, then, arg) -> None:
         if not left:
             self.wait_sum += self.kernel.now - started
@@ -248,6 +253,32 @@ class AfterRequest:
             finish(visit)
             return
         self.replicators[index].after_request(self.node, self._step, (index + 1, visit, finish))
+
+
+class ClassedAfterRequest(AfterRequest):
+    """Replication after each request when request classes say whether they write the
+    session (`classes.N.writes_session`): true replicates every time, false never, none
+    leaves it to the tier's trigger fractions."""
+
+    __slots__ = ("writes",)
+
+    def __init__(self, replicators: list[Replicator], node: int, writes: tuple) -> None:
+        super().__init__(replicators, node)
+        self.writes = writes  # per class: True, False or None
+
+    def _step(self, state) -> None:
+        index, visit, finish = state
+        if index == len(self.replicators):
+            finish(visit)
+            return
+        writes = self.writes[visit.request.klass]
+        following = (index + 1, visit, finish)
+        if writes is None:
+            self.replicators[index].after_request(self.node, self._step, following)
+        elif writes:
+            self.replicators[index].replicate(self.node, self._step, following)
+        else:
+            self._step(following)
 
 
 class ReplicationProbe:

@@ -1,0 +1,102 @@
+"""Wiring request classes into a replication: per-class stations, the clients' class choice.
+
+A model without `[[classes]]` gets the plain components and nothing here runs.  With classes,
+a class that asks a station for the tier's default work (the same demand and calls) draws from
+the station's own sampler and stream, as a one-class model does; a class with its own demand
+or calls gets a stream of its own (`<station>.demand.<class>`), so declaring classes shifts no
+existing stream, and a script whose steps all use the tiers' defaults draws exactly the random
+numbers of the one-class model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sim.model.classes import Work, class_names, users_per_class, works
+from sim.observe.classes import ClassStats
+from sim.random.streams import Streams
+from sim.tiers.classed import ClassedFrontStation, ClassedStation, Profile
+from sim.tiers.clients.scripts import ClassChoice, MixPerRequest, MixPerUser, ScriptChoice
+from sim.tiers.station import FrontStation, Station
+
+_CLASSED = {Station: ClassedStation, FrontStation: ClassedFrontStation}
+
+
+def has_classes(model: Any) -> bool:
+    return bool(model.classes)
+
+
+def station(
+    kind: type[Station],
+    args: tuple,
+    kwargs: dict,
+    model: Any,
+    streams: Streams,
+    purpose: str,
+    work: Callable[[Work], tuple[Any, int]],
+    wrap: Callable[[Callable[[], float]], Callable[[], float]] | None = None,
+) -> Station:
+    """`kind(*args, **kwargs)`, or its classed form with a profile per class.  `args[4]` is the
+    station's default burst sampler; `work(Work)` gives a class's (demand spec, calls) and
+    `work(Work(None))` the tier's default."""
+    if not has_classes(model):
+        return kind(*args, **kwargs)
+    from sim.run.assemble import sampler
+
+    default_spec, default_calls = work(Work(None))
+    default_burst = args[4]
+    profiles = []
+    for each in works(model):
+        spec, calls = work(each)
+        if spec == default_spec and calls == default_calls:
+            burst = default_burst
+        else:
+            burst = sampler(spec, streams, f"{purpose}.{each.spec.name}", calls)
+            if wrap is not None:
+                burst = wrap(burst)
+        profiles.append(Profile(burst, calls))
+    return _CLASSED[kind](*args, profiles=profiles, **kwargs)
+
+
+def class_stats(model: Any) -> ClassStats | None:
+    return ClassStats(class_names(model)) if has_classes(model) else None
+
+
+def class_choice(
+    model: Any, streams: Streams, think: Callable[[], float] | None, stats: ClassStats
+) -> ClassChoice:
+    """How the clients pick each request's class (`clients.mix` or `clients.script`)."""
+    from sim.run.assemble import sampler
+
+    clients = model.clients
+    names = list(class_names(model))
+    if clients.mix is not None:
+        per_user = users_per_class(model)
+        if per_user is not None:
+            return MixPerUser(stats, think, per_user)
+        probabilities = [clients.mix.get(name, 0.0) for name in names]
+        return MixPerRequest(stats, think, probabilities, streams.generator("clients.mix"))
+    script = clients.script
+    step_thinks = [
+        None
+        if step.think is None or clients.kind == "ab"
+        else sampler(step.think, streams, f"clients.script.think.{step.name}")
+        for step in script.steps
+    ]
+    return ScriptChoice(
+        stats,
+        think,
+        [names.index(step.class_name) for step in script.steps],
+        script.successors(),
+        step_thinks,
+        streams.generator("clients.script") if script.transitions else None,
+    )
+
+
+def writes_session(model: Any) -> tuple | None:
+    """Per class: whether its requests write the replicated state (None: the trigger decides);
+    None when no class says."""
+    if not any(c.writes_session is not None for c in model.classes):
+        return None
+    return tuple(c.writes_session for c in model.classes)
