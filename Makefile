@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench bench-sweep clean
+.PHONY: demo test bench bench-sweep clean notebooks notebooks-test notebooks-strip
 
 $(BIN)/tiersim: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,21 @@ demo: $(BIN)/tiersim
 
 test: $(BIN)/tiersim
 	$(BIN)/python -m pytest -q
+
+# The lessons: JupyterLab, widgets and nbclient in the same environment (the notebooks extra).
+$(VENV)/.notebooks: $(BIN)/tiersim
+	$(BIN)/pip install --quiet -e '.[test,bench,sweep,notebooks]'
+	touch $@
+
+notebooks: $(VENV)/.notebooks
+	$(BIN)/jupyter lab notebooks/
+
+# Every notebook executed top to bottom in a kernel, each asserting the effect it teaches.
+notebooks-test: $(VENV)/.notebooks
+	$(BIN)/python -m pytest -q -m notebooks
+
+notebooks-strip: $(VENV)/.notebooks
+	$(BIN)/python notebooks/strip.py
 
 bench: $(BIN)/tiersim
 	$(BIN)/python bench/run_bench.py
