@@ -360,3 +360,47 @@ class PlotCensus(HTMLParser):
     def handle_endtag(self, tag):
         if self.stack and tag not in self.VOID:
             self.stack.pop()
+
+
+# --------------------------------------------------------------------------- the Run button
+@notebooks
+def test_run_button_reruns_with_the_controls_current_values():
+    """What a user does after the defaults: move a control, press Run."""
+    import ipywidgets as widgets
+
+    from sim.present.lessons import run_panel
+
+    calls = []
+
+    def redraw(users, policy):
+        calls.append((users, policy))
+        if users > 100:
+            raise ValueError("too many users for this test")
+        return [f"{users} users, {policy}"]
+
+    controls = {
+        "users": widgets.IntSlider(value=10, min=1, max=200),
+        "policy": widgets.Dropdown(options=["sqf", "power_of_d"], value="sqf"),
+    }
+    panel = run_panel(controls, redraw, title="test")
+    button = next(
+        w
+        for row in panel.children
+        for w in getattr(row, "children", ())
+        if isinstance(w, widgets.Button)
+    )
+    status = next(
+        w
+        for row in panel.children
+        for w in getattr(row, "children", ())
+        if isinstance(w, widgets.Label)
+    )
+    assert calls == []  # nothing runs until Run is pressed
+    controls["users"].value = 42
+    controls["policy"].value = "power_of_d"
+    button.click()
+    assert calls == [(42, "power_of_d")] and status.value.startswith("done in")
+    controls["users"].value = 150
+    button.click()  # an error is reported in the panel, and the button stays usable
+    assert calls[-1] == (150, "power_of_d")
+    assert status.value == "ValueError: too many users for this test" and not button.disabled
