@@ -1,4 +1,4 @@
-# The two entry points of the README. Each creates its own virtual environment.
+# The entry points of the README. Each creates its own virtual environment.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
