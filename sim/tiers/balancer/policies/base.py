@@ -16,7 +16,7 @@ stateless policy costs one call per request.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
@@ -42,7 +42,8 @@ class Policy:
         self.active: list[int] = list(range(len(self.weights)))
         self.load: list[int] = [0] * len(self.weights)
         self.outstanding = self.load
-        self.now = None  # () -> simulated time [s], for policies that age their state
+        # () -> simulated time [s], for policies that age their state; set by attach()
+        self.now: Callable[[], float] | None = None
 
     def attach(self, active: list[int], load: list[int], outstanding: list[int], now) -> None:
         """Share the dispatcher's usable-member list and load views (mutated in place) and its

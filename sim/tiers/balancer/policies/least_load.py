@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
+from typing import cast
 
 from sim.tiers.balancer.policies.base import Policy, UniformDraws
 
@@ -206,7 +208,7 @@ class PeakEwma(Policy):
         self.stamp = [0.0] * len(self.weights)
 
     def _observe(self, i: int, rtt: float) -> None:
-        now = self.now()
+        now = cast("Callable[[], float]", self.now)()  # attached by the dispatcher
         w = math.exp(-max(now - self.stamp[i], 0.0) / self.decay_s)
         cost = self.cost[i]
         self.cost[i] = rtt if rtt > cost else cost * w + rtt * (1.0 - w)

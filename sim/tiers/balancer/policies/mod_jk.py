@@ -5,7 +5,9 @@ https://tomcat.apache.org/connectors-doc/reference/workers.html)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import reduce
+from typing import cast
 
 from sim.tiers.balancer.policies.base import Policy
 
@@ -56,7 +58,7 @@ class ModJk(Policy):
         self.bytes_per_response = response_bytes
 
     def _maintain(self) -> None:
-        elapsed = self.now() - self.last_maintain
+        elapsed = cast("Callable[[], float]", self.now)() - self.last_maintain  # pick(): attached
         if elapsed >= self.maintain_s:
             exponent = int(elapsed // self.maintain_s)
             self.last_maintain += exponent * self.maintain_s
