@@ -12,6 +12,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable
 from itertools import accumulate, count
+from typing import cast
 
 from sim.kernel.request import ABANDONED, ANSWERED, CONNECTION_REFUSED, IN_FLIGHT, Request
 from sim.tiers.proxy.client_connections import Connection
@@ -128,7 +129,7 @@ class Clients:
         else:
             self.entry(request, self._replied_cb)
 
-    def _replied(self, request: Request, ok: bool) -> None:
+    def _replied(self, request: Request, ok: bool | None) -> None:
         if request.state != IN_FLIGHT:
             self.recorder.late += 1  # the server finished a request its client had abandoned
             return
@@ -310,14 +311,14 @@ class OpenArrivals(Clients):
         if self.total is not None and self.generated >= self.total:
             return
         if self.schedule is None:
-            self.kernel.call_after(self.interarrival(), self._arrive, None)
+            self.kernel.call_after(cast("Sampler", self.interarrival)(), self._arrive, None)
         else:
             self.kernel.call_after(self._piecewise_poisson_delay(now), self._arrive, None)
 
     def _piecewise_poisson_delay(self, now: float) -> float:
         """Next arrival of a piecewise-constant-rate Poisson process, exactly: spend an Exp(1)
         amount of integrated rate across the steps (the process is memoryless at boundaries)."""
-        work = self.unit_exponential()
+        work = cast("Sampler", self.unit_exponential)()  # set with a schedule
         ends = self._step_ends
         cycle = ends[-1]
         t = now

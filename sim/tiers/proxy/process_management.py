@@ -12,6 +12,8 @@ or trimmed server therefore reaches MaxClients only after several seconds
 
 from __future__ import annotations
 
+from typing import cast
+
 from sim.kernel.slots import Pool
 from sim.tiers.proxy.children import ProcessTable
 
@@ -65,7 +67,7 @@ class PreforkSpawner:
             self.spawn_rate = 1
             changed = True
         elif idle < self.min_spare:
-            fork = min(self.spawn_rate, self.max_clients - pool.capacity)
+            fork = min(self.spawn_rate, self.max_clients - cast(int, pool.capacity))  # finite
             if fork > 0:
                 if self.children is not None:
                     self.children.fork(
