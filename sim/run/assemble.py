@@ -89,6 +89,8 @@ def assemble(
     given); `recorder_factory(kernel, assembly)` makes the recorder."""
     plan = compile_plan(model) if plan is None else plan
     kernel = Kernel()
+    # The clients are made last (they need the recorder, which needs the assembly): the
+    # placeholder cannot have the field's type.
     assembly = Assembly(kernel=kernel, clients=None)  # type: ignore[arg-type]
 
     def host(
