@@ -14,7 +14,7 @@ error travels back to the caller.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from sim.kernel.request import CONNECTION_REFUSED, Reply, Request
 from sim.kernel.slots import GRANTED, REFUSED, Pool
@@ -31,6 +31,7 @@ class Station:
 
     # FrontStation: the client connections' handling (keep-alive, lingering close)
     front: FrontConnections | None = None
+    connection_burst: Callable[[], float] | None = None  # FrontStation's (see there)
 
     fields = ("visits", "wait_sum", "residence_sum", "downstream_sum", "failed", "in_progress")
 
@@ -175,7 +176,9 @@ def _computed(visit: Visit) -> None:
     if visit.calls_left:
         visit.calls_left -= 1
         visit.call_started = station.env._now
-        cast("Call", station.downstream)(visit.request, visit.called)  # calls > 0: not None
+        downstream = station.downstream
+        assert downstream is not None  # calls > 0 only with a downstream
+        downstream(visit.request, visit.called)
     elif station.io_wait is not None:
         station.kernel.call_after(station.io_wait(), _io_done, visit)
     elif station.post is not None:
@@ -248,10 +251,12 @@ class FrontStation(Station):
 
 
 def _front_granted(visit: Visit) -> None:
-    station = cast("FrontStation", visit.station)
+    station = visit.station
     connection = visit.request.connection
     opened = connection is None or connection.requests == 0  # read before accepted() counts it
-    station.front.accepted(visit.request)
+    front = station.front
+    assert front is not None  # a FrontStation's visit
+    front.accepted(visit.request)
     if opened and station.connection_burst is not None:
         visit.started = station.env._now
         station.in_progress += 1

@@ -12,7 +12,6 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable
 from itertools import accumulate, count
-from typing import cast
 
 from sim.kernel.request import ABANDONED, ANSWERED, CONNECTION_REFUSED, IN_FLIGHT, Request
 from sim.tiers.proxy.client_connections import Connection
@@ -311,14 +310,18 @@ class OpenArrivals(Clients):
         if self.total is not None and self.generated >= self.total:
             return
         if self.schedule is None:
-            self.kernel.call_after(cast("Sampler", self.interarrival)(), self._arrive, None)
+            interarrival = self.interarrival
+            assert interarrival is not None  # given when there is no schedule
+            self.kernel.call_after(interarrival(), self._arrive, None)
         else:
             self.kernel.call_after(self._piecewise_poisson_delay(now), self._arrive, None)
 
     def _piecewise_poisson_delay(self, now: float) -> float:
         """Next arrival of a piecewise-constant-rate Poisson process, exactly: spend an Exp(1)
         amount of integrated rate across the steps (the process is memoryless at boundaries)."""
-        work = cast("Sampler", self.unit_exponential)()  # set with a schedule
+        unit_exponential = self.unit_exponential
+        assert unit_exponential is not None  # given with a schedule
+        work = unit_exponential()
         ends = self._step_ends
         cycle = ends[-1]
         t = now

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable
-from typing import cast
 
 from sim.tiers.balancer.policies.base import Policy, UniformDraws
 
@@ -208,7 +206,9 @@ class PeakEwma(Policy):
         self.stamp = [0.0] * len(self.weights)
 
     def _observe(self, i: int, rtt: float) -> None:
-        now = cast("Callable[[], float]", self.now)()  # attached by the dispatcher
+        clock = self.now
+        assert clock is not None  # attached by the dispatcher
+        now = clock()
         w = math.exp(-max(now - self.stamp[i], 0.0) / self.decay_s)
         cost = self.cost[i]
         self.cost[i] = rtt if rtt > cost else cost * w + rtt * (1.0 - w)

@@ -5,9 +5,7 @@ https://tomcat.apache.org/connectors-doc/reference/workers.html)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from functools import reduce
-from typing import cast
 
 from sim.tiers.balancer.policies.base import Policy
 
@@ -58,7 +56,9 @@ class ModJk(Policy):
         self.bytes_per_response = response_bytes
 
     def _maintain(self) -> None:
-        elapsed = cast("Callable[[], float]", self.now)() - self.last_maintain  # pick(): attached
+        now = self.now
+        assert now is not None  # pick() calls this only once attached
+        elapsed = now() - self.last_maintain
         if elapsed >= self.maintain_s:
             exponent = int(elapsed // self.maintain_s)
             self.last_maintain += exponent * self.maintain_s
