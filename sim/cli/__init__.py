@@ -17,11 +17,15 @@ import csv
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal, NoReturn, cast
 
 import click
 from rich.console import Console
 
 from sim.model.load import ModelError, load_model
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_MODEL, EXIT_UNSTABLE, EXIT_UNFINISHED, EXIT_INTERRUPTED = (
     0,
@@ -42,7 +46,7 @@ def _console() -> Console:
     return console if console.is_terminal else Console(highlight=False, width=120)
 
 
-def fail(message: str, code: int) -> None:
+def fail(message: str, code: int) -> NoReturn:
     from rich.markup import escape
 
     # escaped: messages quote TOML ("[[fitted]]", "[0.2, 0.1]") that rich would read as markup
@@ -578,7 +582,7 @@ def capacity(
             EXIT_USAGE,
         )
     executor = SerialExecutor() if serial else ProcessExecutor(workers)
-    count = 1 if serial else executor.workers
+    count = 1 if serial else cast(ProcessExecutor, executor).workers
 
     def show(evaluation) -> None:
         if err.is_terminal and not as_json:
@@ -654,8 +658,8 @@ def _timeseries_writer(path: str):
     def sink(replication: int, time: float, metrics: dict[str, float]) -> None:
         if state["writer"] is None:
             state["columns"] = ["replication", "time", *sorted(metrics)]
-            state["writer"] = csv.writer(handle)
-            state["writer"].writerow(state["columns"])
+            state["writer"] = writer = csv.writer(handle)
+            writer.writerow(state["columns"])
         row = {"replication": replication, "time": time, **metrics}
         state["writer"].writerow([_cell(row.get(c)) for c in state["columns"]])
 
@@ -687,7 +691,7 @@ class _progress:
 
     def __init__(self, model, replications) -> None:
         self.enabled = err.is_terminal
-        self.bar = None
+        self.bar: Progress | None = None
 
     def __enter__(self):
         if not self.enabled:
@@ -706,11 +710,11 @@ class _progress:
         task = self.bar.add_task("run", total=None)
 
         def update(done: int, total: int) -> None:
-            self.bar.update(task, completed=done, total=total)
+            cast("Progress", self.bar).update(task, completed=done, total=total)
 
         return update
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> Literal[False]:
         if self.bar is not None:
             self.bar.stop()
         return False

@@ -21,6 +21,9 @@ from sim.random.distributions import DistributionSpec
 from sim.tiers.appserver.connectors import CONNECTORS
 from sim.tiers.balancer.policies import POLICIES, policies
 
+# `Literal[NAMES]` over these tuples (built at import from the registries) is what pydantic
+# validates against; mypy cannot read a Literal whose values exist only at run time, hence the
+# `type: ignore[valid-type]` where they are used.
 POLICY_NAMES = tuple(POLICIES)
 CONNECTOR_NAMES = tuple(CONNECTORS)
 

@@ -61,8 +61,11 @@ class Window:
 
 
 class Probe(Protocol):
-    name: str
-    fields: tuple[str, ...]
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def fields(self) -> tuple[str, ...]: ...
 
     def counters(self, now: float) -> Iterable[float]: ...
 

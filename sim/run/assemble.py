@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from sim.kernel.calendar import Kernel
 from sim.kernel.cpu import DedicatedCPU, ProcessorSharingCPU
@@ -32,6 +34,8 @@ from sim.tiers.proxy.client_connections import FrontConnections
 from sim.tiers.proxy.process_management import Spawner
 from sim.tiers.station import FrontStation, PooledCall, Station
 
+R = TypeVar("R")  # the recorder the caller's factory makes
+
 
 def _name(entry) -> str:
     return getattr(entry, "name", None) or entry.node.name
@@ -43,7 +47,7 @@ class Assembly:
     clients: populations.Clients
     stations: list[Station] = field(default_factory=list)
     pools: list[Pool] = field(default_factory=list)
-    cpus: list[ProcessorSharingCPU] = field(default_factory=list)
+    cpus: list[ProcessorSharingCPU | DedicatedCPU] = field(default_factory=list)
     dispatcher: Dispatcher | None = None
     backend_pools: list = field(
         default_factory=list
@@ -81,12 +85,17 @@ def sampler(spec, streams: Streams, purpose: str, calls: int = 0):
 
 
 def assemble(
-    model: Model, streams: Streams, recorder_factory, plan: Plan | None = None
-) -> tuple[Assembly, object]:
+    model: Model,
+    streams: Streams,
+    recorder_factory: Callable[[Kernel, Assembly], R],
+    plan: Plan | None = None,
+) -> tuple[Assembly, R]:
     """Build the component graph from the model's compiled plan (compiled here when not
     given); `recorder_factory(kernel, assembly)` makes the recorder."""
     plan = compile_plan(model) if plan is None else plan
     kernel = Kernel()
+    # The clients are made last (they need the recorder, which needs the assembly): the
+    # placeholder cannot have the field's type.
     assembly = Assembly(kernel=kernel, clients=None)  # type: ignore[arg-type]
 
     def host(
@@ -152,6 +161,7 @@ def assemble(
         if group.db_calls:
             downstream = database_call
             if group.jdbc_pool is not None:
+                assert database_call is not None  # validated: db_calls need a [database]
                 downstream = PooledCall(pool(f"{name}.jdbc_pool", group.jdbc_pool), database_call)
         connector = connector_class(group.connector)(
             group, name, lambda path, size, queue: pool(path, size, queue)
@@ -217,7 +227,7 @@ def assemble(
             host("proxy", px.cores, px.speed, capacity),
             sampler(px.demand, streams, "proxy.demand", 1 if px.forward and entry else 0),
         )
-        kwargs = dict(downstream=entry, calls=1 if px.forward else 0)
+        kwargs: dict[str, Any] = dict(downstream=entry, calls=1 if px.forward else 0)
         front = front_connections(model, kernel, workers, children)
         if front is not None and as_distribution(px.connection_demand).mean > 0:
             kwargs["connection_burst"] = sampler(
@@ -409,6 +419,7 @@ def backend_pool_applies(model: Model, group, connector: Connector) -> bool:
 def make_backend_pool(
     model: Model, kernel: Kernel, node: Station, pins, group, children: ChildProcesses | None
 ) -> BackendPool:
+    assert model.proxy is not None  # built only behind a proxy (backend_pool_applies)
     settings = model.proxy.backend_pool
     per_child = None if children is None else children.threads_per_child
     # mod_proxy_ajp: 503 for an idempotent request; mod_proxy_http and mod_jk
@@ -439,6 +450,7 @@ def front_connections(
     """The front's connection handling, when it can hold a worker beyond a request: clients that
     keep connections alive, or a lingering close that waits for clients slow to close."""
     px, clients = model.proxy, model.clients
+    assert px is not None  # called only with a proxy
     front = FrontConnections(
         kernel,
         workers,
@@ -497,6 +509,7 @@ def make_clients(
             interarrival = sampler(spec.interarrival, streams, "clients.arrivals")
         else:
             unit = Exponential(1.0).sampler(streams.generator("clients.arrivals"))
+            assert spec.schedule is not None  # validated: exactly one of the three is given
             schedule = [(step.rate_per_s, step.duration_s) for step in spec.schedule]
         return populations.OpenArrivals(
             kernel,

@@ -62,7 +62,7 @@ def run_replication(
     streams = Streams(seed, replication)
     fixed_warmup = run.warmup if isinstance(run.warmup, float) and not model.finite else None
 
-    def make_recorder(kernel, assembly):
+    def make_recorder(kernel, assembly) -> Recorder:
         return Recorder(
             kernel,
             assembly.probes(),

@@ -28,6 +28,7 @@ import contextlib
 import hashlib
 import json
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -358,6 +359,7 @@ def _least_squares(evaluate: _Evaluator, budget: int) -> tuple[bool, str, tuple[
 
     def residuals(u: np.ndarray) -> np.ndarray:
         if evaluate.simulated + evaluate.replayed >= budget:
+            assert evaluate.best is not None  # the budget (>= 1) is spent: a point was evaluated
             raise _Stop(
                 False,
                 f"stopped after {budget} evaluations without converging (the best point is shown)",
@@ -392,6 +394,7 @@ def _least_squares(evaluate: _Evaluator, budget: int) -> tuple[bool, str, tuple[
         )
     except _Stop as stop:
         return stop.args
+    assert evaluate.best is not None  # least_squares evaluates at least its start
     return bool(fit.status > 0), str(fit.message), evaluate.best[1]
 
 
@@ -427,7 +430,7 @@ def calibrate(
             "each parameter needs at least one figure of its own ([[fitted]])"
         )
     with contextlib.ExitStack() as stack:
-        map_ = map
+        map_: Callable[..., Iterator] = map
         if workers > 1:
             from concurrent.futures import ProcessPoolExecutor
 

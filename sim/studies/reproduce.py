@@ -15,8 +15,10 @@ from __future__ import annotations
 import csv
 import math
 import tomllib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import cast
 
 from sim.model.load import ModelError, load_model
 
@@ -128,7 +130,7 @@ def published_value(record: dict[str, str], column: str) -> float | None:
 
 
 def row_run(
-    folder: Path, spec: dict, record: dict[str, str], extra: list[str] = ()
+    folder: Path, spec: dict, record: dict[str, str], extra: Sequence[str] = ()
 ) -> tuple[Path, tuple[str, ...]]:
     """The run a published row maps onto: its model file and overrides (the factors', then
     `extra`, e.g. calibrated values)."""
@@ -354,6 +356,6 @@ def render(rows: list[Row], console) -> None:
             console.print(f"{head}: {r.note}")
     predicted = [r for r in rows if not r.fitted and r.rel_error is not None]
     if predicted:
-        worst = max(abs(r.rel_error) for r in predicted)
-        inside = sum(abs(r.rel_error) <= 0.2 for r in predicted)
+        worst = max(abs(cast(float, r.rel_error)) for r in predicted)
+        inside = sum(abs(cast(float, r.rel_error)) <= 0.2 for r in predicted)
         console.print(f"{len(predicted)} predicted rows: {inside} within ±20 %, worst {worst:.0%}")

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from typing import Literal
 
 from sim import __version__
 from sim.studies.sweep.design import Point, expand, point_seed
@@ -144,7 +145,7 @@ class Executor:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> Literal[False]:
         self.close()
         return False
 
@@ -257,6 +258,7 @@ class DaskExecutor(Executor):
     def describe(self) -> str:
         if self.address:
             return f"on the Dask cluster at {self.address}"
+        assert self.cluster is not None  # no address: a LocalCluster was made
         return f"on a Dask LocalCluster of {len(self.cluster.workers)} worker(s)"
 
 

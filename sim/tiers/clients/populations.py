@@ -143,7 +143,7 @@ class Clients:
         else:
             self.entry(request, self._replied_cb)
 
-    def _replied(self, request: Request, ok: bool) -> None:
+    def _replied(self, request: Request, ok: bool | None) -> None:
         if request.state != IN_FLIGHT:
             self.recorder.late += 1  # the server finished a request its client had abandoned
             if self.classes is not None:
@@ -342,14 +342,18 @@ class OpenArrivals(Clients):
         if self.total is not None and self.generated >= self.total:
             return
         if self.schedule is None:
-            self.kernel.call_after(self.interarrival(), self._arrive, None)
+            interarrival = self.interarrival
+            assert interarrival is not None  # given when there is no schedule
+            self.kernel.call_after(interarrival(), self._arrive, None)
         else:
             self.kernel.call_after(self._piecewise_poisson_delay(now), self._arrive, None)
 
     def _piecewise_poisson_delay(self, now: float) -> float:
         """Next arrival of a piecewise-constant-rate Poisson process, exactly: spend an Exp(1)
         amount of integrated rate across the steps (the process is memoryless at boundaries)."""
-        work = self.unit_exponential()
+        unit_exponential = self.unit_exponential
+        assert unit_exponential is not None  # given with a schedule
+        work = unit_exponential()
         ends = self._step_ends
         cycle = ends[-1]
         t = now
