@@ -676,14 +676,11 @@ def _cell(value) -> str:
 
 @contextlib.contextmanager
 def _pool_map(workers: int):
-    """The builtin map, or a process pool's map for workers > 1."""
-    if workers <= 1:
-        yield map
-        return
-    from concurrent.futures import ProcessPoolExecutor
+    """The studies' executor's ordered map: serial, or a pool of `workers` processes."""
+    from sim.studies.executor import ProcessExecutor, SerialExecutor
 
-    with ProcessPoolExecutor(workers) as pool:
-        yield pool.map
+    with SerialExecutor() if workers <= 1 else ProcessExecutor(workers) as executor:
+        yield executor.map
 
 
 class _progress:

@@ -430,11 +430,13 @@ def calibrate(
             "each parameter needs at least one figure of its own ([[fitted]])"
         )
     with contextlib.ExitStack() as stack:
-        map_: Callable[..., Iterator] = map
-        if workers > 1:
-            from concurrent.futures import ProcessPoolExecutor
+        # the studies' executor: the same numbers serially or in a pool of processes
+        from sim.studies.executor import ProcessExecutor, SerialExecutor
 
-            map_ = stack.enter_context(ProcessPoolExecutor(workers)).map
+        executor = stack.enter_context(
+            SerialExecutor() if workers <= 1 else ProcessExecutor(workers)
+        )
+        map_: Callable[..., Iterator] = executor.map
         evaluate = _Evaluator(folder, spec, parameters, goals, replications, cache, progress, map_)
         converged, message, values = _least_squares(
             evaluate, max_evaluations or 30 * (len(parameters) + 1)
