@@ -241,13 +241,40 @@ def solve(model_file, overrides, as_json) -> None:
     show_default=True,
     help="processes for the rows' runs (the numbers are the same for any number)",
 )
+@click.option(
+    "--cross-validate",
+    is_flag=True,
+    help="leave each published figure out, fit on the others, predict it with its 90 % "
+    "prediction interval (the experiment's calibration, from its cache, is the starting point)",
+)
 @click.option("--json", "as_json", is_flag=True, help="print a JSON list of rows")
-def reproduce(experiment, replications, workers, as_json) -> None:
+def reproduce(experiment, replications, workers, cross_validate, as_json) -> None:
     """Run an experiment's published table (experiments/EXPERIMENT) and compare."""
     from sim.studies.reproduce import ExperimentError, render
     from sim.studies.reproduce import reproduce as run_experiment
 
     try:
+        if cross_validate:
+            from sim.studies.calibrate import default_cache
+            from sim.studies.reproduce import load_experiment
+            from sim.studies.uncertainty.crossval import cross_validate as leave_one_out
+            from sim.studies.uncertainty.crossval import render as render_cv
+
+            folder, spec, _ = load_experiment(experiment)
+            with _progress(None, 0) as progress:
+                result = leave_one_out(
+                    experiment,
+                    replications=replications,
+                    cache=default_cache(folder, spec),
+                    workers=workers,
+                    row_progress=progress,
+                )
+            if as_json:
+                rows = [row.as_dict() for row in result.rows]
+                click.echo(json.dumps(rows, indent=2, allow_nan=False))
+            else:
+                render_cv(result, _console())
+            return
         with _progress(None, 0) as progress, _pool_map(workers) as map_:
             rows = run_experiment(
                 experiment, replications=replications, progress=progress, map_=map_
@@ -292,9 +319,40 @@ def reproduce(experiment, replications, workers, as_json) -> None:
     help="processes for an evaluation's rows (the fit is the same for any number)",
 )
 @click.option(
+    "--draws",
+    type=click.IntRange(0, 4096),
+    default=0,
+    show_default=True,
+    help="prediction intervals from this many parameter draws (Sobol, from the fit's "
+    "covariance), each simulated with its own seeds; 0: linear (Gauss-Newton) intervals",
+)
+@click.option(
+    "--draw-replications",
+    type=click.IntRange(2, 10_000),
+    default=2,
+    show_default=True,
+    help="replications per draw",
+)
+@click.option(
+    "--no-uncertainty",
+    is_flag=True,
+    help="skip the parameter intervals and prediction intervals (p + 1 runs of the table fewer)",
+)
+@click.option(
     "--json", "as_json", is_flag=True, help="print the fitted parameters, targets and rows as JSON"
 )
-def calibrate(experiment, replications, cache, no_cache, max_evaluations, workers, as_json) -> None:
+def calibrate(
+    experiment,
+    replications,
+    cache,
+    no_cache,
+    max_evaluations,
+    workers,
+    draws,
+    draw_replications,
+    no_uncertainty,
+    as_json,
+) -> None:
     """Fit EXPERIMENT's [[calibrate]] parameters to its [[fitted]] figures, then predict the rest.
 
     EXPERIMENT is a bundled name (experiments/NAME) or a folder with an experiment.toml that maps
@@ -320,6 +378,9 @@ def calibrate(experiment, replications, cache, no_cache, max_evaluations, worker
                 progress=show,
                 row_progress=row_progress,
                 workers=workers,
+                analyse=not no_uncertainty,
+                draws=draws,
+                draw_replications=draw_replications,
             )
     except ExperimentError as exc:
         fail(str(exc), EXIT_MODEL)

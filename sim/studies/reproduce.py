@@ -45,6 +45,18 @@ class Row:
     simulated_flag: str | None = None
     overrides: tuple[str, ...] = ()
     note: str | None = None  # e.g. the row's response-time-law check
+    # With parameter uncertainty (tiersim calibrate, reproduce --cross-validate): the 90 %
+    # prediction interval of the published figure, its parts as relative sds, whether it holds
+    # the published figure, and the parameter that contributes most to it.
+    pi_low: float | None = None
+    pi_high: float | None = None
+    covered: bool | None = None
+    sd_parameters: float | None = None
+    sd_noise: float | None = None
+    sd_model: float | None = None
+    sd_measurement: float | None = None
+    most_sensitive: str | None = None
+    excluded: str | None = None  # why an operational law keeps the figure out of any fit
 
     def as_dict(self) -> dict:
         data = asdict(self)
@@ -252,8 +264,11 @@ def reproduce(
                     f"{source}: metric {metric!r} (for column {column!r}) is not produced by "
                     f"{Path(key[0]).name}; one of: {', '.join(sorted(summary))}"
                 )
-            scale = float(wanted.get("scale", 1.0))  # e.g. 1000: the published column is in ms
-            mean, low, high = (v * scale for v in summary[metric])
+            # published = offset + scale x metric: e.g. scale 1000 for ms, or scale -100 and
+            # offset 100 for a %idle compared to a utilisation
+            scale, offset = float(wanted.get("scale", 1.0)), float(wanted.get("offset", 0.0))
+            mean, low, high = (offset + v * scale for v in summary[metric])
+            low, high = min(low, high), max(low, high)
             published = published_value(record, column)
             rows.append(
                 Row(
