@@ -50,5 +50,5 @@ class Request:
         # the client's persistent connection to the front, if keep-alive
         self.connection: Connection | None = None
         self.worker = None  # the Apache child process serving it (ChildProcesses), if tracked
-        self.status = None  # the HTTP status of an error response, set where the error arose
+        self.status: int | None = None  # the HTTP status of an error response, set where it arose
         self.klass = 0  # index of its request class ([[classes]]); 0: the one implicit class

@@ -307,7 +307,9 @@ def _pools(model: Model, nodes: tuple[NodePlan, ...]) -> tuple[PoolPlan, ...]:
             *database,
         )
         # the MaxRequestWorkers httpd runs: rounded to whole children (AH00316)
-        out.append(PoolPlan("proxy.workers", model.proxy.processes.workers, held))
+        processes = model.proxy.processes
+        assert processes is not None  # finite workers
+        out.append(PoolPlan("proxy.workers", processes.workers, held))
     seen: set[int] = set()
     for node in nodes:
         if node.group in seen:

@@ -9,8 +9,17 @@ from typing import Any, TypeVar
 from sim.kernel.calendar import Kernel
 from sim.kernel.cpu import DedicatedCPU, ProcessorSharingCPU
 from sim.kernel.slots import Pool
+from sim.model.classes import Work
 from sim.model.plan import Plan, compile_plan
-from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
+from sim.model.schema import (
+    AbClients,
+    Backend,
+    ClosedClients,
+    Model,
+    OpenClients,
+    SessionClients,
+)
+from sim.observe.classes import ClassStats
 from sim.observe.probes import Probe
 from sim.random.distributions import Exponential, as_distribution
 from sim.random.streams import Streams
@@ -55,7 +64,7 @@ class Assembly:
     extra_probes: list = field(default_factory=list)  # e.g. ReplicationProbe
     jvms: list[Jvm] = field(default_factory=list)  # backend nodes' JVMs (backends.N.jvm)
     front: FrontConnections | None = None  # the front's client connections, when modelled
-    class_stats: object | None = None  # ClassStats: per-class outcomes ([[classes]])
+    class_stats: ClassStats | None = None  # per-class outcomes ([[classes]])
     _probes: list[Probe] | None = None
 
     def probes(self) -> list[Probe]:
@@ -176,6 +185,11 @@ def assemble(
             jvm = Jvm(kernel, name, cpu, group.jvm)
             assembly.jvms.append(jvm)
             burst = jvm.burst_sampler(burst)
+
+        # a def, not a lambda with a default: mypy cannot infer that lambda (python/mypy#15459)
+        def node_work(work: Work, group: Backend = group) -> tuple[Any, int]:
+            return work.demand(group), work.db_calls(group)
+
         node = classes.station(
             Station,
             (kernel, name, connector.request_threads, cpu, burst),
@@ -187,7 +201,7 @@ def assemble(
             model,
             streams,
             f"{name}.demand",
-            lambda work, group=group: (work.demand(group), work.db_calls(group)),
+            node_work,
             None if jvm is None else jvm.burst_sampler,
         )
         nodes.append(node)
@@ -216,7 +230,7 @@ def assemble(
         processes = px.processes
         capacity = None if processes is None else processes.workers
         if children is not None:
-            workers = children
+            workers: Pool = children
             assembly.pools.append(children)
         else:
             workers = pool("proxy.workers", capacity, px.listen_backlog)
@@ -237,6 +251,8 @@ def assemble(
             assembly.front = front
             assembly.extra_probes.extend(front.probes(server_close=model.finite))
         if px.start_servers is not None:
+            # validated: start_servers needs finite workers, and then the children matter
+            assert children is not None and processes is not None
             Spawner(
                 kernel,
                 children,
@@ -390,7 +406,9 @@ def child_processes(model: Model, kernel: Kernel) -> ChildProcesses | None:
     if not children_matter(model):
         return None
     px = model.proxy
+    assert px is not None  # children_matter: a proxy with finite workers
     processes = px.processes
+    assert processes is not None
     return ChildProcesses(
         kernel,
         "proxy.workers",

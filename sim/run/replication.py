@@ -78,7 +78,7 @@ def run_replication(
     finished_at: list[float] = []
     if model.finite:
 
-        def finished() -> None:
+        def on_finished() -> None:
             # The observation window (and `makespan`) ends at the last outcome; the run goes on
             # until the front has closed its last client connection (`elapsed.server_close`).
             finished_at.append(kernel.now)
@@ -89,7 +89,7 @@ def run_replication(
             else:
                 kernel.stop()
 
-        clients.on_finished = finished
+        clients.on_finished = on_finished
         horizon = run.max_duration_s
     else:
         warm = fixed_warmup or 0.0
@@ -142,7 +142,7 @@ def run_replication(
             )
             metrics.update({f"batch.{k}.{name}": value for name, value in window.items()})
             units.update({f"batch.{k}.{name}": units[name] for name in window if name in units})
-    notes = []
+    notes: list[str] = []
     finished = True
     if model.finite:
         finished = clients.finished

@@ -12,10 +12,14 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable
 from itertools import accumulate, count
+from typing import TYPE_CHECKING
 
 from sim.kernel.request import ABANDONED, ANSWERED, CONNECTION_REFUSED, IN_FLIGHT, Request
 from sim.tiers.proxy.client_connections import Connection
 from sim.tiers.station import Call
+
+if TYPE_CHECKING:
+    from sim.tiers.clients.scripts import ClassChoice
 
 Sampler = Callable[[], float]
 
@@ -66,7 +70,7 @@ class Clients:
         self.max_inside = float("inf")  # runaway guard: requests inside the servers
         # request classes (`sim.tiers.clients.scripts`): picks each request's class and counts
         # its outcomes per class; None for a model without classes
-        self.classes = None
+        self.classes: ClassChoice | None = None
         self.env = kernel.env
         self._replied_cb = self._replied  # bound once: used for every request
         self._timed_out_cb = self._timed_out
