@@ -40,6 +40,7 @@ from sim.tiers.database.disks import Disks
 from sim.tiers.proxy.backend_pool import BackendPool
 from sim.tiers.proxy.children import ChildProcesses
 from sim.tiers.proxy.client_connections import FrontConnections
+from sim.tiers.proxy.mpm import mpm as mpm_class
 from sim.tiers.proxy.process_management import Spawner
 from sim.tiers.station import FrontStation, PooledCall, Station
 
@@ -256,7 +257,7 @@ def assemble(
             Spawner(
                 kernel,
                 children,
-                prefork=px.mpm == "prefork",
+                prefork=mpm_class(px.mpm).single_threaded_children,
                 max_children=processes.max_children,
                 min_spare=processes.min_spare,
                 max_spare=processes.max_spare,
@@ -388,7 +389,11 @@ def children_matter(model: Model) -> bool:
         )
     ):
         return True
-    return px.mpm == "event" and px.keep_alive and model.clients.keep_alive
+    return (
+        mpm_class(px.mpm).limits_connections_by_idle_workers
+        and px.keep_alive
+        and model.clients.keep_alive
+    )
 
 
 def _pool_limit_binds(proxy) -> bool:
