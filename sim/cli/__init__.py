@@ -270,8 +270,8 @@ def reproduce(experiment, replications, workers, cross_validate, as_json) -> Non
                     row_progress=progress,
                 )
             if as_json:
-                rows = [row.as_dict() for row in result.rows]
-                click.echo(json.dumps(rows, indent=2, allow_nan=False))
+                scored = [row.as_dict() for row in result.rows]
+                click.echo(json.dumps(scored, indent=2, allow_nan=False))
             else:
                 render_cv(result, _console())
             return

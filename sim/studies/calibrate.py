@@ -49,7 +49,7 @@ from sim.studies.reproduce import (
 )
 from sim.studies.uncertainty.figures import Figure, noise_sd, published_figures
 from sim.studies.uncertainty.fit import analyse_fit
-from sim.studies.uncertainty.study import RunMemo
+from sim.studies.uncertainty.study import Linearisation, RunMemo
 
 # The search runs on u in [1, 2] for every parameter, so that least_squares' relative
 # difference step (DIFF_STEP x |u|) is a fixed share of each parameter's range (1-2 %), wide
@@ -72,7 +72,8 @@ class Calibration:
     evaluations: int  # simulated this time
     cached: int  # replayed from the cache
     uncertainty: dict | None = None  # sim.studies.uncertainty.fit.analyse_fit
-    linearisation: object = None  # its Linearisation (not in the JSON): cross-validation uses it
+    # its Linearisation (not in the JSON): cross-validation uses it
+    linearisation: Linearisation | None = None
 
     def as_dict(self) -> dict:
         return {

@@ -39,7 +39,11 @@ class CrossValidation:
 def summarise(rows: list[Row]) -> dict:
     """Coverage and median relative half-width of the scored rows; the excluded ones listed."""
     scored = [r for r in rows if r.covered is not None and not r.excluded]
-    widths = [(r.pi_high - r.pi_low) / 2 / abs(r.simulated) for r in scored if r.simulated]
+    widths = [
+        (r.pi_high - r.pi_low) / 2 / abs(r.simulated)
+        for r in scored
+        if r.simulated and r.pi_high is not None and r.pi_low is not None
+    ]
     errors = [abs(r.rel_error) for r in scored if r.rel_error is not None]
     return {
         "figures": len(scored),
@@ -76,6 +80,7 @@ def cross_validate(
     names = [parameter_name(p) for p in parameters]
     figures = published_figures(spec, records, folder / "experiment.toml")
     lin = calibration.linearisation
+    assert lin is not None  # calibrate() always linearises the fit it returns
     problem = lin.problem
     usable = [i for i, f in enumerate(figures) if not f.excluded]
     by_position = {(id(f.record), f.column): i for i, f in enumerate(figures)}
