@@ -4,7 +4,8 @@ estimation and comparison as a measured one.
 Each replication is its own run (`<name>#<r>`) with one window: its observation period after
 the warm-up. Rows carry the replication's `throughput`, `response.*`, `count.completed`,
 `count.errors` and every `<node>.cpu.utilization`, under the metric names tiersim uses.
-Simulated requests have no classes yet, so the only class is `class_name` (beside `total`).
+A run with request classes gives one row per class (its `class.NAME.*` metrics) beside
+`total`; a run without gives one row of class `class_name`.
 """
 
 from __future__ import annotations
@@ -37,5 +38,21 @@ def rows_from_run(result, name: str, class_name: str = "requests") -> list[Row]:
         for metric, value in metrics.items():
             if metric.endswith(CPU_SUFFIX):
                 base[metric] = float(value)
-        rows += [{**base, "class": class_name}, {**base, "class": TOTAL}]
+        classes = sorted(
+            {m.split(".")[1] for m in metrics if m.startswith("class.") and m.count(".") >= 2}
+        )
+        if not classes:
+            rows += [{**base, "class": class_name}, {**base, "class": TOTAL}]
+            continue
+        hosts = {m: v for m, v in base.items() if m.endswith(CPU_SUFFIX)}
+        window = {k: base[k] for k in ("run", "window_start_s", "window_end_s", "users")}
+        window["arrival_rate_per_s"] = rate
+        for name in classes:
+            prefix = f"class.{name}."
+            own: Row = {**window, **hosts, "class": name}
+            for column in FIXED[6:]:
+                if prefix + column in metrics:
+                    own[column] = float(metrics[prefix + column])
+            rows.append(own)
+        rows.append({**base, "class": TOTAL})
     return rows

@@ -125,3 +125,46 @@ def test_cli_import_then_estimate_on_the_jmeter_fixture(tmp_path):
     assert [d["name"] for d in host["demands"]] == ["search", "static"]
     bad = runner.invoke(main, ["estimate", str(output), "--host", "db"])
     assert bad.exit_code == 3 and "no host 'db'; expected one of vm" in bad.stderr
+
+
+def test_three_classes_on_two_hosts_recovered_from_a_simulated_run():
+    """Three request classes with known demands on two hosts (the application node and the
+    database), run at four mixes: the utilisation regression over the replications' windows
+    recovers every class's demand on each host inside its 99 % interval."""
+    from sim.measurements.table import frame as to_frame
+
+    demands = {  # class -> (node CPU per request, database calls, database CPU per call) [s]
+        "browse": (0.010, 1, 0.004),
+        "search": (0.030, 2, 0.006),
+        "buy": (0.020, 3, 0.010),
+    }
+    classes = [
+        {
+            "name": name,
+            "backend": {"demand": {"dist": "exponential", "mean": cpu}, "db_calls": calls},
+            "database": {"demand": {"dist": "exponential", "mean": db}},
+        }
+        for name, (cpu, calls, db) in demands.items()
+    ]
+    rows = []
+    mixes = [(0.6, 0.2, 0.2), (0.2, 0.6, 0.2), (0.2, 0.2, 0.6), (0.34, 0.33, 0.33)]
+    for k, mix in enumerate(mixes):
+        data = {
+            "clients": {"kind": "open", "rate_per_s": 20.0, "mix": dict(zip(demands, mix))},
+            "backends": [{"name": "app", "cores": 2, "demand": 0.01, "db_calls": 1}],
+            "database": {"cores": 2, "demand": 0.004},
+            "classes": classes,
+        }
+        result = simulate(data, replications=3, duration_s=300.0, warmup=20.0, seed=60 + k)
+        rows += rows_from_run(result, f"mix{k}")
+    frame = to_frame(rows)
+    truth = {
+        "app1": {name: cpu for name, (cpu, _, _) in demands.items()},
+        "database": {name: calls * db for name, (_, calls, db) in demands.items()},
+    }
+    results = {r.host: r for r in estimate(frame, level=THEORY_LEVEL)}
+    assert set(results) == set(truth)
+    for host, expected in truth.items():
+        found = {d.name: d for d in results[host].demands}
+        for name, demand in expected.items():
+            assert found[name].low_s <= demand <= found[name].high_s, (host, name, found[name])
