@@ -82,14 +82,23 @@ def main() -> None:
     type=click.Path(dir_okay=False, writable=True),
     help="write per-interval metrics (CSV) to this file",
 )
-def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
+@click.option(
+    "--engine",
+    type=click.Choice(["auto", "reference", "compiled"]),
+    help="simulation engine (run.engine): compiled = numba queueing core, reference = SimPy "
+    "calendar, auto = compiled when the model is in its core (default)",
+)
+def run(model_file, overrides, replications, seed, as_json, timeseries, engine) -> None:
     """Simulate MODEL_FILE and print results with confidence intervals."""
+    from sim.engines import EngineUnavailable
     from sim.model.stability import overloads
     from sim.present.tables import render, result_document
     from sim.run.replication import RunawayQueue
     from sim.run.replications import UnknownMetric
     from sim.run.replications import run as run_model
 
+    if engine is not None:
+        overrides = (*overrides, f"run.engine={engine}")
     model = _load(model_file, overrides)
     problems = overloads(model)
     if problems:
@@ -113,7 +122,7 @@ def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
             )
     except RunawayQueue as exc:
         fail(f"{model_file}: {exc}", EXIT_UNSTABLE)
-    except UnknownMetric as exc:
+    except (UnknownMetric, EngineUnavailable) as exc:
         fail(f"{model_file}: {exc}", EXIT_MODEL)
     except KeyboardInterrupt:
         err.print("interrupted")

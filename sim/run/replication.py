@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from sim.engines import choose
 from sim.model.schema import Model
 from sim.observe.metrics import window_metrics
 from sim.observe.recorder import Recorder
@@ -33,6 +34,7 @@ class ReplicationResult:
     wall_s: float
     events: int = 0
     notes: list[str] = field(default_factory=list)
+    engine: str = "reference"  # the engine that ran it: "reference" or "compiled"
 
 
 TimeseriesSink = Callable[[int, float, dict[str, float]], None]
@@ -44,6 +46,44 @@ def run_replication(
     seed: int | None = None,
     timeseries: TimeseriesSink | None = None,
 ) -> ReplicationResult:
+    """One replication on the engine `run.engine` selects (`sim.engines.choose`); the first
+    note says which engine ran and why."""
+    choice = choose(model, timeseries=timeseries is not None)
+    if choice.engine == "compiled":
+        result = _run_compiled(model, replication, seed)
+    else:
+        result = run_reference_replication(model, replication, seed, timeseries)
+    result.engine = choice.engine
+    result.notes.insert(0, choice.note)
+    return result
+
+
+def _run_compiled(model: Model, replication: int, seed: int | None) -> ReplicationResult:
+    from sim.engines.compiled.engine import run_replication as run_compiled
+
+    out = run_compiled(model, replication, model.run.seed if seed is None else seed, BINS)
+    notes = []
+    if out["metrics"]["count.completed"] == 0:
+        notes.append("no request completed inside the observation window")
+    return ReplicationResult(
+        replication=replication,
+        metrics=out["metrics"],
+        warmup_s=out["warmup_s"],
+        batch_size=out["batch_size"],
+        finished=True,
+        wall_s=out["wall_s"],
+        events=out["events"],
+        notes=notes,
+    )
+
+
+def run_reference_replication(
+    model: Model,
+    replication: int,
+    seed: int | None = None,
+    timeseries: TimeseriesSink | None = None,
+) -> ReplicationResult:
+    """One replication on the reference (SimPy-calendar) engine."""
     started = time.perf_counter()
     run = model.run
     seed = run.seed if seed is None else seed
