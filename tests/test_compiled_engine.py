@@ -379,3 +379,29 @@ def _two_nodes(**changes) -> dict:
 )
 def test_unsupported_mechanisms_are_named(data, named):
     assert any(named in reason for reason in unsupported(model_from(data)))
+
+
+def test_the_command_line_chooses_the_engine_and_reports_it():
+    import json
+
+    from click.testing import CliRunner
+
+    from sim.cli import main
+
+    def run(*args):
+        return CliRunner().invoke(main, ["run", "bench/chain.toml", "-r", "2", *args])
+
+    notes = {}
+    metrics = {}
+    for engine in ("reference", "compiled"):
+        result = run("--set", "run.requests=2000", "--json", "--engine", engine)
+        assert result.exit_code == 0, result.output
+        document = json.loads(result.stdout)
+        notes[engine] = document["notes"][0]
+        metrics[engine] = document["metrics"]["throughput"]
+    assert notes["reference"].startswith("engine: reference")
+    assert notes["compiled"].startswith("engine: compiled")
+    assert metrics["reference"] == metrics["compiled"]
+    refused = run("--set", "clients.keep_alive=true", "--engine", "compiled")
+    assert refused.exit_code == 3
+    assert "clients.keep_alive" in refused.stderr
