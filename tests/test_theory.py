@@ -43,7 +43,11 @@ def inside(interval, exact):
     )
 
 
-def test_mm1_mean_and_p95_response():
+ENGINES = pytest.mark.parametrize("engine", ["reference", "compiled"])
+
+
+@ENGINES
+def test_mm1_mean_and_p95_response(engine):
     """M/M/1, lambda = 8, mu = 10: R = 1/(mu - lambda) = 0.5 s, R_95 = -ln(0.05)/2."""
     result = simulate(
         single_station(
@@ -51,6 +55,7 @@ def test_mm1_mean_and_p95_response():
         ),
         replications=10,
         seed=11,
+        engine=engine,
     )
     metrics = analytic.mm1(8.0, 10.0)
     inside(result.summary["response.mean"], metrics.mean_response)
@@ -58,12 +63,14 @@ def test_mm1_mean_and_p95_response():
     inside(result.summary["server1.cpu.utilization"], 0.8)
 
 
-def test_mmc_erlang_c():
+@ENGINES
+def test_mmc_erlang_c(engine):
     """M/M/4, lambda = 3, mu = 1: Erlang C = 0.509434, Wq = 0.509434, R = 1.50943, Lq = 1.52830."""
     result = simulate(
         single_station(4, 4, {"dist": "exponential", "mean": 1.0}, poisson(3.0)),
         replications=10,
         seed=12,
+        engine=engine,
     )
     exact = analytic.mmc(3.0, 1.0, 4)
     inside(result.summary["response.mean"], exact.mean_response)
@@ -160,7 +167,8 @@ def test_finite_source_machine_repairman():
     inside(result.summary["response.mean"], exact.mean_response)
 
 
-def test_exact_mva_closed_three_station_chain():
+@ENGINES
+def test_exact_mva_closed_three_station_chain(engine):
     """Proxy (PS, D = 0.2) -> app (PS, D = 0.3) -> DB (PS, D = 0.1), Z = 1, N = 10:
     exact MVA X = 3.19371, R = 2.13116 (Reiser & Lavenberg 1980)."""
     data = {
@@ -178,7 +186,7 @@ def test_exact_mva_closed_three_station_chain():
         "database": {"cores": 1, "demand": {"dist": "exponential", "mean": 0.1}},
         "run": {"duration_s": 3000, "warmup": 100},
     }
-    result = simulate(data, replications=10, seed=18)
+    result = simulate(data, replications=10, seed=18, engine=engine)
     inside(result.summary["throughput"], 3.19371)
     inside(result.summary["response.mean"], 2.13116)
     inside(result.summary["app1.cpu.utilization"], 3.19371 * 0.3)
