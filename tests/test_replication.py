@@ -138,7 +138,7 @@ def test_the_trigger_decides_which_requests_replicate(
         requests=400,
         nodes=2,
     )
-    data["backends"][0]["cpu"] = {"dist": "deterministic", "value": 0.01}
+    data["backends"][0]["demand"] = {"dist": "deterministic", "value": 0.01}
     data["cluster"]["bandwidth_bps"] = 1e9
     _span, metrics = makespan(data)
     p = expected_fraction
