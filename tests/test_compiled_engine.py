@@ -433,6 +433,29 @@ def test_auto_falls_back_to_the_reference_and_names_what_is_missing():
     assert choose(model_from(chain()), timeseries=True).engine == "reference"
 
 
+def test_numba_is_loaded_only_for_the_compiled_engine():
+    """numba and LLVM weigh ~70 MB and a second of import: a run on the reference engine
+    (forced, or a model the compiled engine lacks) never imports them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from sim.engines import choose\n"
+        "from tests.test_compiled_engine import chain, closed\n"
+        "from tests.conftest import model_from\n"
+        "data = chain()\n"
+        "data['clients'] = closed(30, 1.0, keep_alive=True)\n"
+        "assert choose(model_from(data)).engine == 'reference'\n"
+        "assert choose(model_from(chain(), engine='reference')).engine == 'reference'\n"
+        "print('numba' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout
+    assert out.strip() == "False"
+
+
 def test_without_numba_auto_uses_the_reference(monkeypatch):
     import sim.engines
 

@@ -46,8 +46,8 @@ def choose(model: Model, *, timeseries: bool = False) -> EngineChoice:
     missing = unsupported(model)
     if timeseries:
         missing.append("--timeseries")
-    problem = numba_missing()
     if requested == "compiled":
+        problem = numba_missing()
         if problem is not None:
             raise EngineUnavailable(f"run.engine = 'compiled', but {problem}")
         if missing:
@@ -57,13 +57,15 @@ def choose(model: Model, *, timeseries: bool = False) -> EngineChoice:
                 + ": use run.engine = 'auto' or 'reference'"
             )
         return EngineChoice("compiled", "engine: compiled (run.engine = 'compiled')")
-    if problem is not None:
-        return EngineChoice("reference", f"engine: reference ({problem})")
     if missing:
         return EngineChoice(
             "reference",
             "engine: reference (the compiled engine does not model " + "; ".join(missing) + ")",
         )
+    # numba (and LLVM, ~70 MB) is imported only when the compiled engine is about to run
+    problem = numba_missing()
+    if problem is not None:
+        return EngineChoice("reference", f"engine: reference ({problem})")
     return EngineChoice(
         "compiled", "engine: compiled (run.engine = 'auto': the model is in its queueing core)"
     )
