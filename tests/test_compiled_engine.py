@@ -238,6 +238,43 @@ MODELS = {
         "backends": [{"name": "app", "threads": 1, "demand": {"dist": EXP, "mean": 0.1}}],
         "run": {"duration_s": 1000.0, "requests": 3000},
     },
+    # parameters the engine leaves out because they cannot act in a model it accepts
+    # (support.PARAMETERS, INERT): set, they must change nothing
+    "inert settings: stale reports, error state, keep-alive, spares, backend pool, cluster off": {
+        "clients": closed(40, 0.2),
+        "proxy": {
+            "workers": 50,
+            "mpm": "worker",
+            "threads_per_child": 25,
+            "min_spare_threads": 30,
+            "max_spare_threads": 80,
+            "graceful_restart": True,
+            "keep_alive_timeout_s": 1.0,
+            "max_keep_alive_requests": 10,
+            "backend_pool": {"max": 30, "ttl_s": 5.0, "timeout_s": 1.0},
+            "cores": 2,
+            "demand": {"dist": EXP, "mean": 0.002},
+        },
+        "balancer": {
+            "policy": "round_robin",
+            "report_interval_s": 0.5,
+            "retry_s": 5.0,
+            "max_attempts": 1,
+            "sticky_session": True,
+            "sticky_session_force": True,
+        },
+        "backends": [
+            {
+                "name": "app",
+                "count": 2,
+                "threads": 5,
+                "connection_idle_timeout_s": 3.0,
+                "demand": {"dist": EXP, "mean": 0.04},
+            }
+        ],
+        "cluster": {"replication": [{"enabled": False}], "network": "shared"},
+        "run": {"duration_s": 100.0, "timeseries_interval_s": 0.5},
+    },
     # an unbounded queue that grows to thousands of requests: the tables must grow with it
     "a long queue (table growth)": {
         "clients": {"kind": "open", "rate_per_s": 50.0},
@@ -580,6 +617,25 @@ def _two_nodes(**changes) -> dict:
 )
 def test_unsupported_mechanisms_are_named(data, named):
     assert any(named in reason for reason in unsupported(model_from(data)))
+
+
+def test_every_parameter_of_the_schema_is_placed():
+    """Each parameter `tiersim schema` lists is modelled, refused when it matters, or inert
+    in every model the compiled engine accepts (support.PARAMETERS): a new parameter must be
+    placed before the compiled engine can silently ignore it."""
+    from sim.engines.compiled.support import MODELLED, PARAMETERS, treatment
+    from sim.model.docs import parameter_rows
+
+    paths = [row[0] for row in parameter_rows()]
+    parents = {
+        ".".join(path.split(".")[:end]) for path in paths for end in range(1, path.count(".") + 1)
+    }
+    unplaced = [p for p in paths if p not in parents and treatment(p) is None]
+    assert not unplaced, f"place these in sim.engines.compiled.support.PARAMETERS: {unplaced}"
+    stale = [key for key in PARAMETERS if key not in paths]
+    assert not stale, stale
+    # a modelled entry is a leaf: a new parameter under it is not taken as modelled
+    assert not [k for k, (how, _) in PARAMETERS.items() if how == MODELLED and k in parents]
 
 
 def test_the_command_line_chooses_the_engine_and_reports_it():
