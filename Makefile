@@ -1,9 +1,9 @@
-# The two entry points of the README. Each creates its own virtual environment.
+# The entry points of the README. Each creates its own virtual environment.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench bench-sweep clean
+.PHONY: demo test lint bench bench-sweep clean notebooks notebooks-test notebooks-strip
 
 $(BIN)/tiersim: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,21 @@ lint: $(BIN)/tiersim
 	$(BIN)/ruff check sim tests bench experiments
 	$(BIN)/ruff format --check sim tests bench experiments
 	$(BIN)/mypy
+
+# The lessons: JupyterLab, widgets and nbclient in the same environment (the notebooks extra).
+$(VENV)/.notebooks: $(BIN)/tiersim
+	$(BIN)/pip install --quiet -e '.[test,bench,sweep,measure,notebooks]'
+	touch $@
+
+notebooks: $(VENV)/.notebooks
+	$(BIN)/jupyter lab notebooks/
+
+# Every notebook executed top to bottom in a kernel, each asserting the effect it teaches.
+notebooks-test: $(VENV)/.notebooks
+	$(BIN)/python -m pytest -q -m notebooks
+
+notebooks-strip: $(VENV)/.notebooks
+	$(BIN)/python notebooks/strip.py
 
 bench: $(BIN)/tiersim
 	$(BIN)/python bench/run_bench.py

@@ -357,8 +357,8 @@ def test_a_killed_worker_loses_only_unfinished_points_and_the_rerun_completes(
 ):
     import multiprocessing
 
-    from sim.studies.sweep import execute
-    from sim.studies.sweep.execute import LostPoints
+    from sim.studies import executor
+    from sim.studies.executor import LostPoints
 
     if multiprocessing.get_start_method() != "fork":
         pytest.skip(
@@ -366,7 +366,7 @@ def test_a_killed_worker_loses_only_unfinished_points_and_the_rerun_completes(
         )
     plan = load_sweep(write_sweep(tmp_path, GRID))
     store = ResultStore(tmp_path / "r")
-    monkeypatch.setattr(execute, "run_point", _dies_on_the_third_point)
+    monkeypatch.setattr(executor, "run_point", _dies_on_the_third_point)
     with pytest.raises(LostPoints, match="worker process died"), ProcessExecutor(1) as executor:
         run_sweep(plan, store, executor)
     monkeypatch.undo()

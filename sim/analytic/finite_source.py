@@ -32,8 +32,8 @@ def finite_source(clients: int, think: float, service: float, servers: int) -> F
         )
     p = np.exp(log_p - log_p.max())
     p /= p.sum()
-    n = np.arange(clients + 1)
-    big_l = float((n * p).sum())
-    lq = float((np.maximum(n - servers, 0) * p).sum())
+    ns = np.arange(clients + 1)
+    big_l = float((ns * p).sum())
+    lq = float((np.maximum(ns - servers, 0) * p).sum())
     x = (clients - big_l) / think
     return FiniteSourceMetrics(p, big_l, lq, x, big_l / x, x * service / servers)

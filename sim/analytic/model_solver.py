@@ -128,6 +128,7 @@ def _number_pmf(station: StationAnswer, rate: float, limit: int) -> np.ndarray:
     if station.kind == "delay":
         return poisson.pmf(n, rate * station.demand_s)
     c, a = station.servers, rate * station.demand_s  # offered load in servers
+    assert c is not None  # a queue: delay stations returned above
     log_unnormalised = np.where(
         n <= c,
         n * np.log(a) - gammaln(n + 1),

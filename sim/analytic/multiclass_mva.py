@@ -126,6 +126,7 @@ def exact_multiclass_mva(
             next_marginal[n] = {}
             for k in multi:
                 servers = network.servers[k]
+                assert servers is not None  # multi: the stations with more than one server
                 new = np.zeros(size + 1)
                 j = np.arange(1, size + 1)
                 for c in range(c_count):

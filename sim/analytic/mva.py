@@ -58,7 +58,7 @@ def exact_mva(network: ClosedNetwork, population: int) -> MvaResult:
     marginals = {
         i: np.array([1.0]) for i, s in enumerate(stations) if s.kind == "queue" and s.servers > 1
     }
-    rows = {name: [] for name in ("x", "r", "rk", "qk", "uk")}
+    rows: dict[str, list] = {name: [] for name in ("x", "r", "rk", "qk", "uk")}
     for n in range(1, population + 1):
         r = np.empty(k)
         for i, s in enumerate(stations):

@@ -17,11 +17,15 @@ import csv
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal, NoReturn, cast
 
 import click
 from rich.console import Console
 
 from sim.model.load import ModelError, load_model
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_MODEL, EXIT_UNSTABLE, EXIT_UNFINISHED, EXIT_INTERRUPTED = (
     0,
@@ -42,7 +46,7 @@ def _console() -> Console:
     return console if console.is_terminal else Console(highlight=False, width=120)
 
 
-def fail(message: str, code: int) -> None:
+def fail(message: str, code: int) -> NoReturn:
     from rich.markup import escape
 
     # escaped: messages quote TOML ("[[fitted]]", "[0.2, 0.1]") that rich would read as markup
@@ -245,13 +249,40 @@ def solve(model_file, overrides, as_json) -> None:
     show_default=True,
     help="processes for the rows' runs (the numbers are the same for any number)",
 )
+@click.option(
+    "--cross-validate",
+    is_flag=True,
+    help="leave each published figure out, fit on the others, predict it with its 90 % "
+    "prediction interval (the experiment's calibration, from its cache, is the starting point)",
+)
 @click.option("--json", "as_json", is_flag=True, help="print a JSON list of rows")
-def reproduce(experiment, replications, workers, as_json) -> None:
+def reproduce(experiment, replications, workers, cross_validate, as_json) -> None:
     """Run an experiment's published table (experiments/EXPERIMENT) and compare."""
     from sim.studies.reproduce import ExperimentError, render
     from sim.studies.reproduce import reproduce as run_experiment
 
     try:
+        if cross_validate:
+            from sim.studies.calibrate import default_cache
+            from sim.studies.reproduce import load_experiment
+            from sim.studies.uncertainty.crossval import cross_validate as leave_one_out
+            from sim.studies.uncertainty.crossval import render as render_cv
+
+            folder, spec, _ = load_experiment(experiment)
+            with _progress(None, 0) as progress:
+                result = leave_one_out(
+                    experiment,
+                    replications=replications,
+                    cache=default_cache(folder, spec),
+                    workers=workers,
+                    row_progress=progress,
+                )
+            if as_json:
+                scored = [row.as_dict() for row in result.rows]
+                click.echo(json.dumps(scored, indent=2, allow_nan=False))
+            else:
+                render_cv(result, _console())
+            return
         with _progress(None, 0) as progress, _pool_map(workers) as map_:
             rows = run_experiment(
                 experiment, replications=replications, progress=progress, map_=map_
@@ -296,9 +327,40 @@ def reproduce(experiment, replications, workers, as_json) -> None:
     help="processes for an evaluation's rows (the fit is the same for any number)",
 )
 @click.option(
+    "--draws",
+    type=click.IntRange(0, 4096),
+    default=0,
+    show_default=True,
+    help="prediction intervals from this many parameter draws (Sobol, from the fit's "
+    "covariance), each simulated with its own seeds; 0: linear (Gauss-Newton) intervals",
+)
+@click.option(
+    "--draw-replications",
+    type=click.IntRange(2, 10_000),
+    default=2,
+    show_default=True,
+    help="replications per draw",
+)
+@click.option(
+    "--no-uncertainty",
+    is_flag=True,
+    help="skip the parameter intervals and prediction intervals (p + 1 runs of the table fewer)",
+)
+@click.option(
     "--json", "as_json", is_flag=True, help="print the fitted parameters, targets and rows as JSON"
 )
-def calibrate(experiment, replications, cache, no_cache, max_evaluations, workers, as_json) -> None:
+def calibrate(
+    experiment,
+    replications,
+    cache,
+    no_cache,
+    max_evaluations,
+    workers,
+    draws,
+    draw_replications,
+    no_uncertainty,
+    as_json,
+) -> None:
     """Fit EXPERIMENT's [[calibrate]] parameters to its [[fitted]] figures, then predict the rest.
 
     EXPERIMENT is a bundled name (experiments/NAME) or a folder with an experiment.toml that maps
@@ -324,6 +386,9 @@ def calibrate(experiment, replications, cache, no_cache, max_evaluations, worker
                 progress=show,
                 row_progress=row_progress,
                 workers=workers,
+                analyse=not no_uncertainty,
+                draws=draws,
+                draw_replications=draw_replications,
             )
     except ExperimentError as exc:
         fail(str(exc), EXIT_MODEL)
@@ -586,7 +651,7 @@ def capacity(
             EXIT_USAGE,
         )
     executor = SerialExecutor() if serial else ProcessExecutor(workers)
-    count = 1 if serial else executor.workers
+    count = 1 if serial else cast(ProcessExecutor, executor).workers
 
     def show(evaluation) -> None:
         if err.is_terminal and not as_json:
@@ -662,8 +727,8 @@ def _timeseries_writer(path: str):
     def sink(replication: int, time: float, metrics: dict[str, float]) -> None:
         if state["writer"] is None:
             state["columns"] = ["replication", "time", *sorted(metrics)]
-            state["writer"] = csv.writer(handle)
-            state["writer"].writerow(state["columns"])
+            state["writer"] = writer = csv.writer(handle)
+            writer.writerow(state["columns"])
         row = {"replication": replication, "time": time, **metrics}
         state["writer"].writerow([_cell(row.get(c)) for c in state["columns"]])
 
@@ -680,14 +745,11 @@ def _cell(value) -> str:
 
 @contextlib.contextmanager
 def _pool_map(workers: int):
-    """The builtin map, or a process pool's map for workers > 1."""
-    if workers <= 1:
-        yield map
-        return
-    from concurrent.futures import ProcessPoolExecutor
+    """The studies' executor's ordered map: serial, or a pool of `workers` processes."""
+    from sim.studies.executor import ProcessExecutor, SerialExecutor
 
-    with ProcessPoolExecutor(workers) as pool:
-        yield pool.map
+    with SerialExecutor() if workers <= 1 else ProcessExecutor(workers) as executor:
+        yield executor.map
 
 
 class _progress:
@@ -695,7 +757,7 @@ class _progress:
 
     def __init__(self, model, replications) -> None:
         self.enabled = err.is_terminal
-        self.bar = None
+        self.bar: Progress | None = None
 
     def __enter__(self):
         if not self.enabled:
@@ -714,11 +776,11 @@ class _progress:
         task = self.bar.add_task("run", total=None)
 
         def update(done: int, total: int) -> None:
-            self.bar.update(task, completed=done, total=total)
+            cast("Progress", self.bar).update(task, completed=done, total=total)
 
         return update
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> Literal[False]:
         if self.bar is not None:
             self.bar.stop()
         return False

@@ -15,7 +15,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable
 from heapq import heapify, heappop, heappush
-from typing import Any
+from typing import Any, cast
 
 import simpy
 from simpy.core import StopSimulation
@@ -44,7 +44,8 @@ class Kernel:
 
     def __init__(self) -> None:
         self.env = simpy.Environment()
-        self._queue = self.env._queue
+        # SimPy types its calendar as 4-tuples (events); it also holds 5-tuple calls.
+        self._queue = cast("list[Any]", self.env._queue)
         self._eid = self.env._eid
         env = self.env
         queue = self._queue

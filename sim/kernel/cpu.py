@@ -30,7 +30,7 @@ from heapq import heapify, heappop, heappush
 from itertools import count
 from typing import Any
 
-from sim.kernel.calendar import NORMAL
+from sim.kernel.calendar import NORMAL, Wakeup
 from sim.observe.probes import COUNT, FRACTION, Metric, Window
 
 _EPS = 1e-12
@@ -82,7 +82,7 @@ class ProcessorSharingCPU:
         self._virtual = 0.0  # attained service per job [s of work at speed 1], shared regime
         self._rate = 0.0
         self._last = 0.0
-        self._wakeup = None
+        self._wakeup: Wakeup | None = None
         self.busy_area = 0.0  # time integral of busy cores
         self.jobs_area = 0.0  # time integral of runnable jobs
         self.completed = 0
@@ -96,7 +96,7 @@ class ProcessorSharingCPU:
             tuple[float, Callable[[Any], None], Any]
         ] = []  # paused: (work left, done, arg)
         self._paused_until = 0.0
-        self._resume = None
+        self._resume: Wakeup | None = None
 
     def _advance(self, now: float) -> None:
         dt = now - self._last
@@ -164,8 +164,10 @@ class ProcessorSharingCPU:
         """n just exceeded the cores: move the running bursts onto the virtual-time heap."""
         self._virtual = 0.0
         jobs = []
+        unshared = self._unshared
+        assert unshared is not None  # called in the unshared regime only
         # Their calendar entries stay and are ignored when they come due (key no longer known).
-        for finish, done, arg in self._unshared.values():
+        for finish, done, arg in unshared.values():
             jobs.append(((finish - now) * self.speed, next(self._seq), done, arg))
         heapify(jobs)
         self._jobs = jobs
@@ -293,6 +295,7 @@ class _PausedCPU(ProcessorSharingCPU):
     def pause(self, until: float) -> None:
         """A pause that begins inside another one extends it."""
         if until > self._paused_until:
+            assert self._resume is not None  # set by the pause that began this one
             self._resume.cancel()
             self._paused_until = until
             self._resume = self._after(until - self.env._now, self._resumed, None)

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sim.kernel.calendar import Wakeup
+    from sim.tiers.proxy.client_connections import Connection
 
 IN_FLIGHT = 0
 ANSWERED = 1
@@ -40,10 +44,11 @@ class Request:
         self.state = IN_FLIGHT
         self.attempt = attempt  # 0 for the first attempt, k for the k-th retry
         self.origin = origin  # the client population that owns it
-        self.timer = None  # the client's timeout wake-up, if any
+        self.timer: Wakeup | None = None  # the client's timeout wake-up, if any
         self.user = user  # the user / session / loop that sent it
         self.syn_retransmits = 0  # SYNs of this attempt retransmitted after a full listen queue
-        self.connection = None  # the client's persistent connection to the front, if keep-alive
+        # the client's persistent connection to the front, if keep-alive
+        self.connection: Connection | None = None
         self.worker = None  # the Apache child process serving it (ChildProcesses), if tracked
-        self.status = None  # the HTTP status of an error response, set where the error arose
+        self.status: int | None = None  # the HTTP status of an error response, set where it arose
         self.klass = 0  # index of its request class ([[classes]]); 0: the one implicit class

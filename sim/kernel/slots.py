@@ -30,7 +30,7 @@ class Waiter:
 
     def __init__(self, pool: Pool, granted: Callable[[Any], None], arg: Any, since: float) -> None:
         self.pool = pool
-        self.granted = granted
+        self.granted: Callable[[Any], None] | None = granted  # None: granted or withdrawn
         self.arg = arg
         self.since = since
 
@@ -133,7 +133,7 @@ class Pool:
             return True
         return False
 
-    def resize(self, capacity: int) -> None:
+    def resize(self, capacity: float) -> None:
         """Change the number of slots (e.g. Apache prefork forks or kills children).  Growing
         serves waiters at once; shrinking never takes a slot from its holder (stops at in_use)."""
         self.capacity = max(capacity, self.in_use)

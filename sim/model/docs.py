@@ -137,7 +137,7 @@ def distribution_rows() -> list[Row]:
     from sim.random import distributions as d
 
     rows: list[Row] = [("<number>", "float", "", "s", ">= 0", "shorthand for a deterministic time")]
-    specs = [
+    specs: list[type[BaseModel]] = [
         d.ExponentialSpec,
         d.DeterministicSpec,
         d.UniformSpec,

@@ -32,6 +32,7 @@ from sim.model.schema import (
 from sim.random.distributions import Exponential, as_distribution
 from sim.tiers.balancer.policies import policy_class
 from sim.tiers.proxy.client_connections import linger_hold_s
+from sim.tiers.proxy.mpm import mpm as mpm_class
 
 
 @dataclass(frozen=True)
@@ -307,7 +308,9 @@ def _pools(model: Model, nodes: tuple[NodePlan, ...]) -> tuple[PoolPlan, ...]:
             *database,
         )
         # the MaxRequestWorkers httpd runs: rounded to whole children (AH00316)
-        out.append(PoolPlan("proxy.workers", model.proxy.processes.workers, held))
+        processes = model.proxy.processes
+        assert processes is not None  # finite workers
+        out.append(PoolPlan("proxy.workers", processes.workers, held))
     seen: set[int] = set()
     for node in nodes:
         if node.group in seen:
@@ -382,7 +385,12 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
     px = model.proxy
     if px is not None:
         workers_bounded = px.workers is not None
-        if clients.keep_alive and px.keep_alive and px.mpm != "event" and workers_bounded:
+        if (
+            clients.keep_alive
+            and px.keep_alive
+            and not mpm_class(px.mpm).listener_holds_idle_connections
+            and workers_bounded
+        ):
             out.append(
                 Approximation(
                     "clients.keep_alive",
@@ -429,7 +437,12 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
                     "wait for a pooled connection while holding their worker (a nested hold)",
                 )
             )
-        if px.mpm == "event" and workers_bounded and px.keep_alive and clients.keep_alive:
+        if (
+            mpm_class(px.mpm).limits_connections_by_idle_workers
+            and workers_bounded
+            and px.keep_alive
+            and clients.keep_alive
+        ):
             out.append(
                 Approximation(
                     "proxy.async_request_worker_factor",

@@ -20,9 +20,14 @@ from sim.model.classes import RequestClass, Script, check_classes
 from sim.random.distributions import DistributionSpec
 from sim.tiers.appserver.connectors import CONNECTORS
 from sim.tiers.balancer.policies import POLICIES, policies
+from sim.tiers.proxy.mpm import MPMS
 
+# `Literal[NAMES]` over these tuples (built at import from the registries) is what pydantic
+# validates against; mypy cannot read a Literal whose values exist only at run time, hence the
+# `type: ignore[valid-type]` where they are used.
 POLICY_NAMES = tuple(POLICIES)
 CONNECTOR_NAMES = tuple(CONNECTORS)
+MPM_NAMES = tuple(MPMS)
 
 
 NONE_WORD = "none"
@@ -384,7 +389,7 @@ class Proxy(Host):
         description="proxy CPU demand per client TCP connection it accepts: accept(), socket and connection "
         "state set-up, close [s]; paid by the first request on each connection, so keep-alive spreads it",
     )
-    mpm: Literal["prefork", "worker", "event"] = Field(
+    mpm: Literal[MPM_NAMES] = Field(  # type: ignore[valid-type]
         "prefork",
         description="Apache multi-processing module: prefork/worker bind a worker to a connection (keep-alive idle "
         "time and lingering close hold it); event frees it after each response",

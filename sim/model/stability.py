@@ -11,6 +11,7 @@ and the system stays stable, so such models are accepted.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from sim.model.classes import session_requests
 from sim.model.plan import Plan, compile_plan
@@ -36,6 +37,7 @@ def offered_request_rate(model: Model) -> float | None:
         if clients.interarrival is not None:
             mean = as_distribution(clients.interarrival).mean
             return 1.0 / mean if mean > 0 else float("inf")
+        assert clients.schedule is not None  # validated: one of the three is given
         total = sum(step.duration_s for step in clients.schedule)
         return sum(step.rate_per_s * step.duration_s for step in clients.schedule) / total
     if isinstance(clients, SessionClients):
@@ -67,7 +69,8 @@ def overloads(model: Model, plan: Plan | None = None) -> list[Overload]:
     plan = compile_plan(model) if plan is None else plan
     groups = list({node.group: node.spec for node in plan.nodes}.items())
     adaptive = any(node.share is None for node in plan.nodes)
-    share = None if adaptive else {node.group: node.share for node in plan.nodes}
+    # not adaptive: every node has a share
+    share = None if adaptive else {node.group: cast(float, node.share) for node in plan.nodes}
     db_rate = 0.0
     if share is None:  # a load-aware policy: stable up to the pooled capacity of the members
         found += _pooled(model, rate, groups)
@@ -89,10 +92,10 @@ def overloads(model: Model, plan: Plan | None = None) -> list[Overload]:
                 + as_distribution(group.io_wait).mean
             )
             if model.database is not None and group.db_calls:
-                db = model.database
+                database = model.database
                 hold += group.db_calls * (
-                    as_distribution(db.demand).mean / db.speed
-                    + as_distribution(db.disk_demand).mean
+                    as_distribution(database.demand).mean / database.speed
+                    + as_distribution(database.disk_demand).mean
                 )
             u_threads = node_rate * hold / group.threads
             if u_threads >= 1:

@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from sim.observe.probes import PER_SECOND, REQUESTS, SECONDS, Metric, Window
+
+if TYPE_CHECKING:
+    from sim.stats.histogram import LogBins
 
 OUTCOMES = (
     "arrived",
@@ -50,7 +54,7 @@ class ClassStats:
         self.failed = [0] * k
         self.retried = [0] * k
         self.late = [0] * k
-        self.bins = None  # LogBins, set by the recorder that stores the snapshots
+        self.bins: LogBins | None = None  # set by the recorder that stores the snapshots
         self._times: list[float] = []  # response times not yet binned, and their classes
         self._classes: list[int] = []
         self._histogram: np.ndarray | None = None  # classes x bins, cumulative
@@ -100,12 +104,14 @@ class ClassStats:
     ) -> dict[str, float]:
         """`class.NAME.response.pXX` of the window between two snapshots."""
         out: dict[str, float] = {}
-        histograms = np.zeros((len(self.names), self.bins.n_bins), dtype=np.int64)
+        bins = self.bins
+        assert bins is not None  # the recorder that took the snapshots set it
+        histograms = np.zeros((len(self.names), bins.n_bins), dtype=np.int64)
         for sign, (lo, counts) in ((1, end), (-1, start)):
             histograms[:, lo : lo + counts.shape[1]] += sign * counts
         for name, histogram in zip(self.names, histograms):
             values = (
-                self.bins.quantiles(histogram, [p / 100 for p in PERCENTILES])
+                bins.quantiles(histogram, [p / 100 for p in PERCENTILES])
                 if histogram.sum() > 0
                 else [math.nan] * len(PERCENTILES)
             )

@@ -65,8 +65,11 @@ class Measures(Protocol):
     its metrics.  A probe also reads its counters; the compiled engine records them itself and
     measures through views (`sim.engines.compiled.plan`) that have only this part."""
 
-    name: str
-    fields: tuple[str, ...]
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def fields(self) -> tuple[str, ...]: ...
 
     def metrics(self, window: Window) -> Iterator[Metric]: ...
 

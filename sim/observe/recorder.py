@@ -71,7 +71,7 @@ class Recorder:
         self._stop_after: int | None = None
         self._batch_end = batch  # completions at which the current batch ends
         self._count_marks: list[tuple[int, Callable[[], None]]] = []  # (completions, callback)
-        self._due = batch  # the next completion count with anything to do: one test per response
+        self._due: float = batch  # next completion count with anything to do: one test per response
         # request classes (`sim.observe.classes.ClassStats`): each class's response-time
         # histogram is snapshotted with every row, so its percentiles have windows too
         self.classes = classes

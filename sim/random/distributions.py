@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -33,7 +33,15 @@ def _block_sampler(draw: Callable[[int], np.ndarray], block: int) -> Callable[[]
 
 
 class _Base:
-    mean: float
+    if TYPE_CHECKING:  # what every distribution provides (a field or a property)
+
+        @property
+        def mean(self) -> float: ...
+
+        @property
+        def variance(self) -> float: ...
+
+        def sample(self, rng: np.random.Generator, size: int) -> np.ndarray: ...
 
     @property
     def scv(self) -> float:
@@ -246,6 +254,10 @@ Distribution = (
 class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    if TYPE_CHECKING:
+
+        def build(self) -> Distribution: ...
+
 
 class ExponentialSpec(_Spec):
     dist: Literal["exponential"]
@@ -345,13 +357,14 @@ class EmpiricalSpec(_Spec):
     @model_validator(mode="after")
     def _readable(self):
         if self.csv is not None:
-            Empirical.from_csv(self.csv, self.column)  # fail at validation, with the row named
+            # fail at validation, with the row named
+            Empirical.from_csv(self.csv, cast(str, self.column))
         return self
 
     def build(self):
         if self.samples is not None:
             return Empirical(tuple(self.samples))
-        return Empirical.from_csv(self.csv, self.column)
+        return Empirical.from_csv(cast(str, self.csv), cast(str, self.column))  # validated
 
 
 TaggedSpec = Annotated[
@@ -373,5 +386,5 @@ def as_distribution(spec: Any) -> Distribution:
     if isinstance(spec, (int, float)):
         return Deterministic(float(spec))
     if isinstance(spec, BaseModel):
-        return spec.build()
+        return cast(_Spec, spec).build()
     return spec

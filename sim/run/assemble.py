@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from sim.kernel.calendar import Kernel
 from sim.kernel.cpu import DedicatedCPU, ProcessorSharingCPU
 from sim.kernel.slots import Pool
+from sim.model.classes import Work
 from sim.model.plan import Plan, compile_plan
-from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
+from sim.model.schema import (
+    AbClients,
+    Backend,
+    ClosedClients,
+    Model,
+    OpenClients,
+    SessionClients,
+)
+from sim.observe.classes import ClassStats
 from sim.observe.probes import Probe
 from sim.random.distributions import Exponential, as_distribution
 from sim.random.streams import Streams
@@ -29,8 +40,11 @@ from sim.tiers.database.disks import Disks
 from sim.tiers.proxy.backend_pool import BackendPool
 from sim.tiers.proxy.children import ChildProcesses
 from sim.tiers.proxy.client_connections import FrontConnections, linger_hold_s
+from sim.tiers.proxy.mpm import mpm as mpm_class
 from sim.tiers.proxy.process_management import Spawner
 from sim.tiers.station import FrontStation, PooledCall, Station
+
+R = TypeVar("R")  # the recorder the caller's factory makes
 
 
 def _name(entry) -> str:
@@ -43,7 +57,7 @@ class Assembly:
     clients: populations.Clients
     stations: list[Station] = field(default_factory=list)
     pools: list[Pool] = field(default_factory=list)
-    cpus: list[ProcessorSharingCPU] = field(default_factory=list)
+    cpus: list[ProcessorSharingCPU | DedicatedCPU] = field(default_factory=list)
     dispatcher: Dispatcher | None = None
     backend_pools: list = field(
         default_factory=list
@@ -51,7 +65,7 @@ class Assembly:
     extra_probes: list = field(default_factory=list)  # e.g. ReplicationProbe
     jvms: list[Jvm] = field(default_factory=list)  # backend nodes' JVMs (backends.N.jvm)
     front: FrontConnections | None = None  # the front's client connections, when modelled
-    class_stats: object | None = None  # ClassStats: per-class outcomes ([[classes]])
+    class_stats: ClassStats | None = None  # per-class outcomes ([[classes]])
     _probes: list[Probe] | None = None
 
     def probes(self) -> list[Probe]:
@@ -81,12 +95,17 @@ def sampler(spec, streams: Streams, purpose: str, calls: int = 0):
 
 
 def assemble(
-    model: Model, streams: Streams, recorder_factory, plan: Plan | None = None
-) -> tuple[Assembly, object]:
+    model: Model,
+    streams: Streams,
+    recorder_factory: Callable[[Kernel, Assembly], R],
+    plan: Plan | None = None,
+) -> tuple[Assembly, R]:
     """Build the component graph from the model's compiled plan (compiled here when not
     given); `recorder_factory(kernel, assembly)` makes the recorder."""
     plan = compile_plan(model) if plan is None else plan
     kernel = Kernel()
+    # The clients are made last (they need the recorder, which needs the assembly): the
+    # placeholder cannot have the field's type.
     assembly = Assembly(kernel=kernel, clients=None)  # type: ignore[arg-type]
 
     def host(
@@ -152,6 +171,7 @@ def assemble(
         if group.db_calls:
             downstream = database_call
             if group.jdbc_pool is not None:
+                assert database_call is not None  # validated: db_calls need a [database]
                 downstream = PooledCall(pool(f"{name}.jdbc_pool", group.jdbc_pool), database_call)
         connector = connector_class(group.connector)(
             group, name, lambda path, size, queue: pool(path, size, queue)
@@ -166,6 +186,11 @@ def assemble(
             jvm = Jvm(kernel, name, cpu, group.jvm)
             assembly.jvms.append(jvm)
             burst = jvm.burst_sampler(burst)
+
+        # a def, not a lambda with a default: mypy cannot infer that lambda (python/mypy#15459)
+        def node_work(work: Work, group: Backend = group) -> tuple[Any, int]:
+            return work.demand(group), work.db_calls(group)
+
         node = classes.station(
             Station,
             (kernel, name, connector.request_threads, cpu, burst),
@@ -177,7 +202,7 @@ def assemble(
             model,
             streams,
             f"{name}.demand",
-            lambda work, group=group: (work.demand(group), work.db_calls(group)),
+            node_work,
             None if jvm is None else jvm.burst_sampler,
         )
         nodes.append(node)
@@ -206,7 +231,7 @@ def assemble(
         processes = px.processes
         capacity = None if processes is None else processes.workers
         if children is not None:
-            workers = children
+            workers: Pool = children
             assembly.pools.append(children)
         else:
             workers = pool("proxy.workers", capacity, px.listen_backlog)
@@ -217,7 +242,7 @@ def assemble(
             host("proxy", px.cores, px.speed, capacity),
             sampler(px.demand, streams, "proxy.demand", 1 if px.forward and entry else 0),
         )
-        kwargs = dict(downstream=entry, calls=1 if px.forward else 0)
+        kwargs: dict[str, Any] = dict(downstream=entry, calls=1 if px.forward else 0)
         front = front_connections(model, kernel, workers, children)
         if front is not None and as_distribution(px.connection_demand).mean > 0:
             kwargs["connection_burst"] = sampler(
@@ -227,10 +252,12 @@ def assemble(
             assembly.front = front
             assembly.extra_probes.extend(front.probes(server_close=model.finite))
         if px.start_servers is not None:
+            # validated: start_servers needs finite workers, and then the children matter
+            assert children is not None and processes is not None
             Spawner(
                 kernel,
                 children,
-                prefork=px.mpm == "prefork",
+                prefork=mpm_class(px.mpm).single_threaded_children,
                 max_children=processes.max_children,
                 min_spare=processes.min_spare,
                 max_spare=processes.max_spare,
@@ -362,7 +389,11 @@ def children_matter(model: Model) -> bool:
         )
     ):
         return True
-    return px.mpm == "event" and px.keep_alive and model.clients.keep_alive
+    return (
+        mpm_class(px.mpm).limits_connections_by_idle_workers
+        and px.keep_alive
+        and model.clients.keep_alive
+    )
 
 
 def pool_limit_binds(proxy) -> bool:
@@ -380,7 +411,9 @@ def child_processes(model: Model, kernel: Kernel) -> ChildProcesses | None:
     if not children_matter(model):
         return None
     px = model.proxy
+    assert px is not None  # children_matter: a proxy with finite workers
     processes = px.processes
+    assert processes is not None
     return ChildProcesses(
         kernel,
         "proxy.workers",
@@ -409,6 +442,7 @@ def backend_pool_applies(model: Model, group, connector: Connector) -> bool:
 def make_backend_pool(
     model: Model, kernel: Kernel, node: Station, pins, group, children: ChildProcesses | None
 ) -> BackendPool:
+    assert model.proxy is not None  # built only behind a proxy (backend_pool_applies)
     settings = model.proxy.backend_pool
     per_child = None if children is None else children.threads_per_child
     # mod_proxy_ajp: 503 for an idempotent request; mod_proxy_http and mod_jk
@@ -441,6 +475,7 @@ def front_connections(
     if not connections_matter(model, children is not None):
         return None  # a worker per request, released with the response: the plain station
     px, clients = model.proxy, model.clients
+    assert px is not None  # called only with a proxy
     return FrontConnections(
         kernel,
         workers,
@@ -461,6 +496,7 @@ def connections_matter(model: Model, children: bool) -> bool:
     connection, or a finite run (which reports when the front closed its last connection,
     `elapsed.server_close`)."""
     px, clients = model.proxy, model.clients
+    assert px is not None  # a question about the front
     return (
         clients.keep_alive
         or linger_hold_s(px.mpm, px.linger_s, clients.close_delay_s) > 0
@@ -505,6 +541,7 @@ def make_clients(
             interarrival = sampler(spec.interarrival, streams, "clients.arrivals")
         else:
             unit = Exponential(1.0).sampler(streams.generator("clients.arrivals"))
+            assert spec.schedule is not None  # validated: exactly one of the three is given
             schedule = [(step.rate_per_s, step.duration_s) for step in spec.schedule]
         return populations.OpenArrivals(
             kernel,

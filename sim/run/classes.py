@@ -52,6 +52,7 @@ def station(
         if spec == default_spec and calls == default_calls:
             burst = default_burst
         else:
+            assert each.spec is not None  # the model declares classes: each Work has one
             burst = sampler(spec, streams, f"{purpose}.{each.spec.name}", calls)
             if wrap is not None:
                 burst = wrap(burst)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from sim.tiers.appserver.jvm import Jvm, JvmAfterRequest
 from sim.tiers.cluster.session_replication import (
@@ -22,6 +23,11 @@ from sim.tiers.cluster.session_replication import (
     Replicator,
 )
 from sim.tiers.station import Station
+
+if TYPE_CHECKING:
+    from sim.tiers.balancer.dispatcher import Dispatcher
+    from sim.tiers.balancer.sessions import SessionTable
+    from sim.tiers.clients.populations import Clients
 
 
 class UnconnectedHook(RuntimeError):
@@ -43,8 +49,8 @@ class Parts:
     nodes: list[Station]  # backend nodes, in the balancer's member order
     jvms: list[Jvm | None]  # per node
     replicators: list[tuple[str, Replicator]]  # (tier, replicator), in cluster.replication order
-    dispatcher: object | None  # sim.tiers.balancer.dispatcher.Dispatcher
-    clients: object  # a client population
+    dispatcher: Dispatcher | None
+    clients: Clients  # a client population
     writes_session: tuple | None = None  # per request class: True, False or None (the trigger)
 
 
@@ -52,7 +58,7 @@ def hooks(parts: Parts) -> list[Hook]:
     """Every hook of the stack (the one list to extend when a component gains a hook)."""
     nodes, jvms, replicators = parts.nodes, parts.jvms, parts.replicators
     dispatcher, clients = parts.dispatcher, parts.clients
-    sessions = getattr(dispatcher, "sessions", None)
+    sessions: SessionTable | None = getattr(dispatcher, "sessions", None)
     web = [replicator for tier, replicator in replicators if tier == "web"]
     any_jvm = any(jvm is not None for jvm in jvms)
     keeps_sessions = bool(getattr(clients, "keeps_sessions", False))
@@ -77,7 +83,7 @@ def hooks(parts: Parts) -> list[Hook]:
             for sender, receivers in enumerate(replicator.receivers):
                 jvm = jvms[sender]
                 if jvm is not None:
-                    jvm.replica_holders = [jvms[r] for r in receivers if jvms[r] is not None]
+                    jvm.replica_holders = [h for r in receivers if (h := jvms[r]) is not None]
 
     def replica_survives_failover() -> None:
         def replicated(_user, home: int, member: int) -> bool:
@@ -86,9 +92,11 @@ def hooks(parts: Parts) -> list[Hook]:
             its buddies)."""
             return any(member in replicator.receivers[home] for replicator in web)
 
+        assert sessions is not None  # applies only with a session table
         sessions.replicated = replicated
 
     def end_sessions() -> None:
+        assert dispatcher is not None  # applies only with a balancer
         clients.on_session_end = dispatcher.session_ended
 
     def cookies() -> None:
@@ -125,7 +133,7 @@ def hooks(parts: Parts) -> list[Hook]:
             "sessions.replicated -> a web-tier replica survives a failover",
             sessions is not None and bool(web),
             replica_survives_failover,
-            lambda: sessions.replicated is not None,
+            lambda: cast("SessionTable", sessions).replicated is not None,
         ),
         Hook(
             "clients.on_session_end -> the balancer forgets the session",

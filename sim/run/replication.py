@@ -86,7 +86,7 @@ def run_reference_replication(
     streams = Streams(seed, replication)
     fixed_warmup = run.warmup if isinstance(run.warmup, float) and not model.finite else None
 
-    def make_recorder(kernel, assembly):
+    def make_recorder(kernel, assembly) -> Recorder:
         return Recorder(
             kernel,
             assembly.probes(),
@@ -102,7 +102,7 @@ def run_reference_replication(
     finished_at: list[float] = []
     if model.finite:
 
-        def finished() -> None:
+        def on_finished() -> None:
             # The observation window (and `makespan`) ends at the last outcome; the run goes on
             # until the front has closed its last client connection (`elapsed.server_close`).
             finished_at.append(kernel.now)
@@ -113,7 +113,7 @@ def run_reference_replication(
             else:
                 kernel.stop()
 
-        clients.on_finished = finished
+        clients.on_finished = on_finished
         horizon = run.max_duration_s
     else:
         warm = fixed_warmup or 0.0
@@ -165,7 +165,7 @@ def run_reference_replication(
             )
             metrics.update({f"batch.{k}.{name}": value for name, value in window.items()})
             units.update({f"batch.{k}.{name}": units[name] for name in window if name in units})
-    notes = []
+    notes: list[str] = []
     finished = True
     if model.finite:
         finished = clients.finished

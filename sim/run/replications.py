@@ -149,7 +149,9 @@ def _pooled_windows(model: Model, first: ReplicationResult) -> PooledWindows | N
     from sim.run.replication import BINS, PERCENTILES
 
     mser = not model.finite and model.run.warmup == "mser"
-    return PooledWindows(first.window.metrics_between, BINS, PERCENTILES, mser=mser)
+    metrics_between = first.window.metrics_between
+    assert metrics_between is not None  # run_replication sets it on every window it returns
+    return PooledWindows(metrics_between, BINS, PERCENTILES, mser=mser)
 
 
 def _common_window(

@@ -14,7 +14,9 @@ import numpy as np
 
 
 def mser_truncation(
-    batch_means: Sequence[float], weights: Sequence[float] | None = None, max_fraction: float = 0.5
+    batch_means: Sequence[float] | np.ndarray,
+    weights: Sequence[float] | np.ndarray | None = None,
+    max_fraction: float = 0.5,
 ) -> int:
     z = np.asarray(batch_means, dtype=float)
     k = len(z)

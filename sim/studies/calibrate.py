@@ -28,17 +28,18 @@ import contextlib
 import hashlib
 import json
 import math
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from sim.studies.free_parameters import CalibrationError, FreeParameter, free_parameters
 from sim.studies.reproduce import (
     ExperimentError,
     Row,
     _figures,
     _is_fitted,
-    _matches,
     load_experiment,
     load_row_model,
     published_value,
@@ -46,6 +47,9 @@ from sim.studies.reproduce import (
     row_run,
     run_row,
 )
+from sim.studies.uncertainty.figures import Figure, noise_sd, published_figures
+from sim.studies.uncertainty.fit import analyse_fit
+from sim.studies.uncertainty.study import Linearisation, RunMemo
 
 # The search runs on u in [1, 2] for every parameter, so that least_squares' relative
 # difference step (DIFF_STEP x |u|) is a fixed share of each parameter's range (1-2 %), wide
@@ -55,44 +59,6 @@ TOLERANCE = 1e-4  # relative change of cost or parameters that ends the fit
 # The fit also ends once every target is within this share of its own 95 % half-width of the
 # published figure: closer than that, the replications cannot tell one value from the next.
 RESOLVED = 0.25
-
-
-class CalibrationError(ExperimentError):
-    """A calibration that cannot be set up or run; the message names the entry and the fix."""
-
-
-@dataclass(frozen=True)
-class FreeParameter:
-    path: str
-    low: float
-    high: float
-    start: float
-    log: bool
-    when: dict = field(default_factory=dict)
-
-    def to_unit(self, value: float) -> float:
-        if self.log:
-            return 1.0 + math.log(value / self.low) / math.log(self.high / self.low)
-        return 1.0 + (value - self.low) / (self.high - self.low)
-
-    def from_unit(self, u: float) -> float:
-        u = min(max(u, 1.0), 2.0)
-        if self.log:
-            return self.low * (self.high / self.low) ** (u - 1.0)
-        return self.low + (u - 1.0) * (self.high - self.low)
-
-    def applies(self, record: dict[str, str]) -> bool:
-        return all(_matches(record.get(k), v) for k, v in self.when.items())
-
-
-@dataclass(frozen=True)
-class Target:
-    record: dict
-    column: str
-    metric: str
-    scale: float
-    published: float
-    label: str
 
 
 @dataclass
@@ -105,6 +71,9 @@ class Calibration:
     message: str
     evaluations: int  # simulated this time
     cached: int  # replayed from the cache
+    uncertainty: dict | None = None  # sim.studies.uncertainty.fit.analyse_fit
+    # its Linearisation (not in the JSON): cross-validation uses it
+    linearisation: Linearisation | None = None
 
     def as_dict(self) -> dict:
         return {
@@ -114,99 +83,34 @@ class Calibration:
             "evaluations": self.evaluations,
             "cached_evaluations": self.cached,
             "parameters": self.parameters,
+            "uncertainty": self.uncertainty,
             "targets": self.targets,
             "rows": [r.as_dict() for r in self.rows],
         }
 
 
-def free_parameters(spec: dict, source: Path) -> list[FreeParameter]:
-    entries = spec.get("calibrate")
-    if not entries:
-        raise CalibrationError(
-            f"{source}: no [[calibrate]] entries; add one per free parameter, e.g.\n"
-            '  [[calibrate]]\n  parameter = "backends.0.demand.mean"\n  bounds = [0.001, 0.1]'
-        )
-    out = []
-    for i, entry in enumerate(entries):
-        where = f"{source}: calibrate[{i}]"
-        path, bounds = entry.get("parameter"), entry.get("bounds")
-        if not isinstance(path, str) or not path:
-            raise CalibrationError(
-                f"{where}: `parameter` must name a model number by its dotted path, "
-                'e.g. "backends.0.demand.mean"'
-            )
-        if not (
-            isinstance(bounds, list)
-            and len(bounds) == 2
-            and all(isinstance(b, (int, float)) for b in bounds)
-            and bounds[0] < bounds[1]
-        ):
-            raise CalibrationError(
-                f"{where} ({path}): `bounds` must be [low, high] with low < high, got {bounds!r}"
-            )
-        low, high = float(bounds[0]), float(bounds[1])
-        scale = entry.get("scale", "log" if low > 0 else "linear")
-        if scale not in ("log", "linear"):
-            raise CalibrationError(
-                f'{where} ({path}): `scale` must be "log" or "linear", got {scale!r}'
-            )
-        if scale == "log" and low <= 0:
-            raise CalibrationError(
-                f'{where} ({path}): a log scale needs low > 0; use scale = "linear" or raise '
-                "the lower bound"
-            )
-        start = float(
-            entry.get("start", math.sqrt(low * high) if scale == "log" else (low + high) / 2)
-        )
-        if not low <= start <= high:
-            raise CalibrationError(
-                f"{where} ({path}): `start` = {start} is outside bounds [{low}, {high}]"
-            )
-        when = entry.get("when", {})
-        if not isinstance(when, dict):
-            raise CalibrationError(f"{where} ({path}): `when` must be a table of column = value(s)")
-        out.append(FreeParameter(path, low, high, start, scale == "log", when))
-    paths = [p.path for p in out]
-    duplicated = {p for p in paths if paths.count(p) > 1}
-    for p in duplicated:
-        whens = [json.dumps(f.when, sort_keys=True) for f in out if f.path == p]
-        if len(set(whens)) < len(whens):
-            raise CalibrationError(
-                f"{source}: parameter {p!r} is calibrated twice for the same rows; give each "
-                "entry its own `when`"
-            )
-    return out
-
-
-def targets(spec: dict, records: list[dict[str, str]], source: Path) -> list[Target]:
+def targets(spec: dict, records: list[dict[str, str]], source: Path) -> list[Figure]:
+    """The figures `[[fitted]]` names (a withheld one is an error), with their measurement
+    errors; a figure an operational law rejects cannot be fitted (say so)."""
     name_column = spec["models"]["column"]
-    out = []
     for record in records:
         for wanted in _figures(spec, record):
             column = wanted["column"]
-            if not _is_fitted(spec, record, column):
-                continue
-            published = published_value(record, column)
-            label = f"{name_column}={record[name_column]} {column}"
-            if published is None:
+            if _is_fitted(spec, record, column) and published_value(record, column) is None:
                 raise CalibrationError(
-                    f"{source}: [[fitted]] names {label}, which is withheld; a withheld figure "
-                    "is predicted, never fitted: remove it from [[fitted]]"
+                    f"{source}: [[fitted]] names {name_column}={record[name_column]} {column}, "
+                    "which is withheld; a withheld figure is predicted, never fitted: remove it "
+                    "from [[fitted]]"
                 )
-            if published == 0:
-                raise CalibrationError(
-                    f"{source}: {label} is 0; the fit uses relative errors, so fit a figure "
-                    "that is not 0"
-                )
-            out.append(
-                Target(
-                    record,
-                    column,
-                    wanted["metric"],
-                    float(wanted.get("scale", 1.0)),
-                    published,
-                    label,
-                )
+    try:
+        out = [f for f in published_figures(spec, records, source) if f.fitted]
+    except ExperimentError as exc:
+        raise CalibrationError(str(exc)) from None
+    for figure in out:
+        if figure.excluded:
+            raise CalibrationError(
+                f"{source}: [[fitted]] names {figure.label}, which no one model can meet "
+                f"({figure.excluded}); remove it from [[fitted]]"
             )
     if not out:
         raise CalibrationError(
@@ -224,7 +128,7 @@ class _Evaluator:
         folder: Path,
         spec: dict,
         parameters: list[FreeParameter],
-        goals: list[Target],
+        goals: list[Figure],
         replications: int | None,
         cache: Path | None,
         progress,
@@ -255,7 +159,7 @@ class _Evaluator:
     def __call__(self, values: tuple[float, ...]) -> dict:
         key = json.dumps([repr(v) for v in values])
         entry = self.known.get(key)
-        if entry is not None:
+        if entry is not None and "noise_sd" in entry:
             self.replayed += 1
         else:
             entry = {
@@ -281,7 +185,7 @@ class _Evaluator:
         from sim.model.stability import overloads
 
         at = ", ".join(f"{p.path} = {v:.6g}" for p, v in zip(self.parameters, values))
-        keys, tasks = [], {}
+        keys, tasks, counts = [], {}, {}
         for goal in self.goals:
             model_file, overrides = row_run(
                 self.folder, self.spec, goal.record, self.extra(values, goal.record)
@@ -289,7 +193,9 @@ class _Evaluator:
             key = (str(model_file), overrides)
             keys.append(key)
             if key not in tasks:
-                problems = overloads(load_row_model(model_file, overrides))
+                model = load_row_model(model_file, overrides)
+                counts[key] = self.replications or model.run.replications
+                problems = overloads(model)
                 if problems:
                     detail = "; ".join(
                         f"{p.path}: utilization {p.utilization:.3g}" for p in problems
@@ -317,22 +223,29 @@ class _Evaluator:
                 ),
             )
         )
-        simulated, lows, highs = [], [], []
+        simulated, lows, highs, noise = [], [], [], []
         for goal, key in zip(self.goals, keys):
             summary = summaries[key]
             if goal.metric not in summary:
                 raise CalibrationError(
                     f"{goal.label}: metric {goal.metric!r} is not produced by {Path(key[0]).name}"
                 )
-            mean, low, high = summary[goal.metric]
-            simulated.append(mean * goal.scale)
-            lows.append(low * goal.scale)
-            highs.append(high * goal.scale)
+            mean, low, high = goal.published_units(*summary[goal.metric])
+            simulated.append(mean)
+            lows.append(low)
+            highs.append(high)
+            noise.append(noise_sd(low, high, counts[key]) / abs(goal.published))
         residuals = [(s - g.published) / g.published for s, g in zip(simulated, self.goals)]
-        return {"simulated": simulated, "ci_low": lows, "ci_high": highs, "residuals": residuals}
+        return {
+            "simulated": simulated,
+            "ci_low": lows,
+            "ci_high": highs,
+            "residuals": residuals,
+            "noise_sd": noise,
+        }
 
 
-def _fingerprint(folder: Path, spec: dict, goals: list[Target], replications: int | None) -> str:
+def _fingerprint(folder: Path, spec: dict, goals: list[Figure], replications: int | None) -> str:
     """Everything an evaluation depends on besides the parameter values: the experiment, its
     published table, the model files of the targets' rows, the replications, the version."""
     from importlib.metadata import version
@@ -358,6 +271,7 @@ def _least_squares(evaluate: _Evaluator, budget: int) -> tuple[bool, str, tuple[
 
     def residuals(u: np.ndarray) -> np.ndarray:
         if evaluate.simulated + evaluate.replayed >= budget:
+            assert evaluate.best is not None  # the budget (>= 1) is spent: a point was evaluated
             raise _Stop(
                 False,
                 f"stopped after {budget} evaluations without converging (the best point is shown)",
@@ -375,7 +289,7 @@ def _least_squares(evaluate: _Evaluator, budget: int) -> tuple[bool, str, tuple[
                 "value (as close as the replications resolve)",
                 values,
             )
-        return np.asarray(entry["residuals"])
+        return _whitened(entry, goals, parameters, u)
 
     start = np.array([p.to_unit(p.start) for p in parameters])
     try:
@@ -392,7 +306,22 @@ def _least_squares(evaluate: _Evaluator, budget: int) -> tuple[bool, str, tuple[
         )
     except _Stop as stop:
         return stop.args
+    assert evaluate.best is not None  # least_squares evaluates at least its start
     return bool(fit.status > 0), str(fit.message), evaluate.best[1]
+
+
+def _whitened(
+    entry: dict, goals: list[Figure], parameters: list[FreeParameter], u: np.ndarray
+) -> np.ndarray:
+    """The fit's residuals: each relative error over its sd (measurement and simulation noise),
+    so a figure counts by how precisely it is known; then, for each `[[unknown]]`, its distance
+    from the middle of its range in prior sds (the range is what is known of it: the figures
+    move it only as far as they pin it)."""
+    from sim.studies.uncertainty.linear import UNIFORM_SD
+
+    sd = np.sqrt(np.square([g.measurement_sd for g in goals]) + np.square(entry["noise_sd"]))
+    prior = [(x - p.prior_mean) / UNIFORM_SD for p, x in zip(parameters, u) if p.kind == "unknown"]
+    return np.concatenate([np.asarray(entry["residuals"]) / np.maximum(sd, 1e-9), prior])
 
 
 def default_cache(folder: Path, spec: dict) -> Path:
@@ -407,42 +336,69 @@ def calibrate(
     progress=None,
     row_progress=None,
     workers: int = 1,
+    analyse: bool = True,
+    draws: int = 0,
+    draw_replications: int = 2,
 ) -> Calibration:
     """Fit the experiment's [[calibrate]] parameters to its [[fitted]] figures; simulate every row
     with the fitted values.  `cache=None` keeps no cache; `workers` > 1 runs an evaluation's
-    rows in that many processes (each run keeps its own seeds, so the fit is the same)."""
+    rows in that many processes (each run keeps its own seeds, so the fit is the same).
+    `analyse` adds the parameters' intervals and every row's prediction interval (linear, or
+    from `draws` sampled parameter points of `draw_replications` replications each)."""
     folder, spec, records = load_experiment(name)
     source = folder / "experiment.toml"
     parameters = free_parameters(spec, source)
     goals = targets(spec, records, source)
-    for p in parameters:
+    # An unknown no fitted figure touches is carried as its range; a [[calibrate]] parameter
+    # has no range of its own to fall back on, so it needs figures.
+    searched = [p for p in parameters if p.kind == "calibrate"]
+    for p in searched:
         if not any(p.applies(g.record) for g in goals):
             raise CalibrationError(
                 f"{source}: parameter {p.path!r} (when {p.when}) applies to none of the fitted "
-                "figures' rows, so no figure can fix it"
+                "figures' rows, so no figure can fix it (declare it as an [[unknown]] with its "
+                "range if no figure can)"
             )
-    if len(goals) < len(parameters):
+    if len(goals) < len(searched):
         raise CalibrationError(
-            f"{source}: {len(parameters)} free parameters but only {len(goals)} fitted figures; "
+            f"{source}: {len(searched)} free parameters but only {len(goals)} fitted figures; "
             "each parameter needs at least one figure of its own ([[fitted]])"
         )
     with contextlib.ExitStack() as stack:
-        map_ = map
-        if workers > 1:
-            from concurrent.futures import ProcessPoolExecutor
+        # the studies' executor: the same numbers serially or in a pool of processes
+        from sim.studies.executor import ProcessExecutor, SerialExecutor
 
-            map_ = stack.enter_context(ProcessPoolExecutor(workers)).map
+        executor = stack.enter_context(
+            SerialExecutor() if workers <= 1 else ProcessExecutor(workers)
+        )
+        map_: Callable[..., Iterator] = executor.map
         evaluate = _Evaluator(folder, spec, parameters, goals, replications, cache, progress, map_)
         converged, message, values = _least_squares(
             evaluate, max_evaluations or 30 * (len(parameters) + 1)
         )
+        memo = RunMemo(map_)  # the rows and the linearisation's base point are the same runs
         rows = reproduce(
             name,
             replications=replications,
             progress=row_progress,
             extra=lambda record: evaluate.extra(values, record),
-            map_=map_,
+            map_=memo,
         )
+        uncertainty = linearisation = None
+        if analyse:
+            uncertainty, linearisation, _ = analyse_fit(
+                folder,
+                spec,
+                records,
+                parameters,
+                values,
+                rows,
+                replications,
+                memo,
+                draws=draws,
+                draw_replications=draw_replications,
+                progress=row_progress,
+            )
     best = evaluate.recorded(values)
     fitted_parameters = []
     for p, v in zip(parameters, values):
@@ -460,8 +416,13 @@ def calibrate(
                 "at_bound": gap <= 1e-3 * span,
                 "when": p.when,
                 "fitted_to": [g.label for g in goals if p.applies(g.record)],
+                "kind": p.kind,
+                "provenance": p.provenance,
             }
         )
+    if uncertainty is not None:
+        for entry, found in zip(fitted_parameters, uncertainty["parameters"]):
+            entry["interval"], entry["pinned"] = found["interval"], found["pinned"]
     fitted_targets = [
         {
             "figure": g.label,
@@ -482,6 +443,8 @@ def calibrate(
         message=message,
         evaluations=evaluate.simulated,
         cached=evaluate.replayed,
+        uncertainty=uncertainty,
+        linearisation=linearisation,
     )
 
 
@@ -489,20 +452,28 @@ def render(calibration: Calibration, console) -> None:
     from rich.table import Table
 
     from sim.studies.reproduce import render as render_rows
+    from sim.studies.uncertainty.crossval import render_intervals
 
     table = Table(header_style="bold", title="fitted parameters")
-    for column in ("parameter", "value", "start", "bounds", "fitted to"):
+    for column in ("parameter", "value", "95% interval", "start", "range", "fitted to"):
         table.add_column(
             column, justify="left" if column in ("parameter", "fitted to") else "right"
         )
     for p in calibration.parameters:
         value = f"{p['value']:.6g}" + (" (at a bound)" if p["at_bound"] else "")
+        interval = ""
+        if "interval" in p:
+            low, high = p["interval"]
+            interval = f"[{low:.4g}, {high:.4g}]" + ("" if p["pinned"] else " not pinned")
         table.add_row(
-            p["parameter"] + (f" when {p['when']}" if p["when"] else ""),
+            ("unknown " if p["kind"] == "unknown" else "")
+            + p["parameter"]
+            + (f" when {p['when']}" if p["when"] else ""),
             value,
+            interval,
             f"{p['start']:.6g}",
             f"[{p['low']:g}, {p['high']:g}]",
-            "; ".join(p["fitted_to"]),
+            "; ".join(p["fitted_to"]) or "none (carried as its range)",
         )
     console.print(table)
     state = "converged" if calibration.converged else "NOT converged"
@@ -515,7 +486,21 @@ def render(calibration: Calibration, console) -> None:
             "a parameter ended at a bound: widen its [[calibrate]] bounds, or the figures cannot be met "
             "by this parameter alone"
         )
-    render_rows(calibration.rows, console)
+    found = calibration.uncertainty
+    if found is not None:
+        for sentence in found["not_identified"]:
+            console.print(f"not identified: {sentence}")
+        model = found["model_error"]
+        console.print(
+            f"model error beyond noise: {model['sd']:.1%} (relative sd, from the fitted figures' "
+            f"residuals, {model['degrees_of_freedom']:.1f} degrees of freedom)"
+            if model["estimated"]
+            else "model error beyond noise: unknown (no degrees of freedom left by the fit; "
+            "the intervals below hold parameters, noise and measurement error only)"
+        )
+        render_intervals(calibration.rows, console, f"predictions ({found['method']})")
+    else:
+        render_rows(calibration.rows, console)
     sets = " ".join(
         f"--set {p['parameter']}={p['value']:.6g}" for p in calibration.parameters if not p["when"]
     )

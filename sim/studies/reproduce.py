@@ -15,8 +15,10 @@ from __future__ import annotations
 import csv
 import math
 import tomllib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import cast
 
 from sim.model.load import ModelError, load_model
 
@@ -43,6 +45,18 @@ class Row:
     simulated_flag: str | None = None
     overrides: tuple[str, ...] = ()
     note: str | None = None  # e.g. the row's response-time-law check
+    # With parameter uncertainty (tiersim calibrate, reproduce --cross-validate): the 90 %
+    # prediction interval of the published figure, its parts as relative sds, whether it holds
+    # the published figure, and the parameter that contributes most to it.
+    pi_low: float | None = None
+    pi_high: float | None = None
+    covered: bool | None = None
+    sd_parameters: float | None = None
+    sd_noise: float | None = None
+    sd_model: float | None = None
+    sd_measurement: float | None = None
+    most_sensitive: str | None = None
+    excluded: str | None = None  # why an operational law keeps the figure out of any fit
 
     def as_dict(self) -> dict:
         data = asdict(self)
@@ -128,7 +142,7 @@ def published_value(record: dict[str, str], column: str) -> float | None:
 
 
 def row_run(
-    folder: Path, spec: dict, record: dict[str, str], extra: list[str] = ()
+    folder: Path, spec: dict, record: dict[str, str], extra: Sequence[str] = ()
 ) -> tuple[Path, tuple[str, ...]]:
     """The run a published row maps onto: its model file and overrides (the factors', then
     `extra`, e.g. calibrated values)."""
@@ -250,8 +264,11 @@ def reproduce(
                     f"{source}: metric {metric!r} (for column {column!r}) is not produced by "
                     f"{Path(key[0]).name}; one of: {', '.join(sorted(summary))}"
                 )
-            scale = float(wanted.get("scale", 1.0))  # e.g. 1000: the published column is in ms
-            mean, low, high = (v * scale for v in summary[metric])
+            # published = offset + scale x metric: e.g. scale 1000 for ms, or scale -100 and
+            # offset 100 for a %idle compared to a utilisation
+            scale, offset = float(wanted.get("scale", 1.0)), float(wanted.get("offset", 0.0))
+            mean, low, high = (offset + v * scale for v in summary[metric])
+            low, high = min(low, high), max(low, high)
             published = published_value(record, column)
             rows.append(
                 Row(
@@ -354,6 +371,6 @@ def render(rows: list[Row], console) -> None:
             console.print(f"{head}: {r.note}")
     predicted = [r for r in rows if not r.fitted and r.rel_error is not None]
     if predicted:
-        worst = max(abs(r.rel_error) for r in predicted)
-        inside = sum(abs(r.rel_error) <= 0.2 for r in predicted)
+        worst = max(abs(cast(float, r.rel_error)) for r in predicted)
+        inside = sum(abs(cast(float, r.rel_error)) <= 0.2 for r in predicted)
         console.print(f"{len(predicted)} predicted rows: {inside} within ±20 %, worst {worst:.0%}")

@@ -32,7 +32,9 @@ class ClassedVisit(Visit):
 
     __slots__ = ("burst",)
 
-    def called(self, _request: Request, ok: bool) -> None:
+    burst: Callable[[], float]  # its class's sampler, set by _start
+
+    def called(self, _request: Request, ok: bool | None) -> None:
         station = self.station
         self.downstream += station.env._now - self.call_started
         if ok:
@@ -41,7 +43,9 @@ class ClassedVisit(Visit):
             _finish(self, False)
 
 
-def _start(station: Station, request: Request, reply: Reply) -> ClassedVisit:
+def _start(
+    station: ClassedStation | ClassedFrontStation, request: Request, reply: Reply
+) -> ClassedVisit:
     profile = station.profiles[request.klass]
     visit = ClassedVisit(station, request, reply)
     visit.burst = profile.burst
@@ -101,7 +105,9 @@ def _front_granted(visit: ClassedVisit) -> None:
     station = visit.station
     connection = visit.request.connection
     opened = connection is None or connection.requests == 0
-    station.front.accepted(visit.request)
+    front = station.front
+    assert front is not None  # a ClassedFrontStation's visit
+    front.accepted(visit.request)
     if opened and station.connection_burst is not None:
         visit.started = station.env._now
         station.in_progress += 1

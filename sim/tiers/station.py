@@ -14,10 +14,14 @@ error travels back to the caller.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from sim.kernel.request import CONNECTION_REFUSED, Reply, Request
 from sim.kernel.slots import GRANTED, REFUSED, Pool
 from sim.observe.probes import PER_SECOND, REQUESTS, SECONDS, Metric, Window, ratio
+
+if TYPE_CHECKING:
+    from sim.tiers.proxy.client_connections import FrontConnections
 
 Call = Callable[[Request, Reply], None]
 
@@ -25,7 +29,9 @@ Call = Callable[[Request, Reply], None]
 class Station:
     """One host-level server (a proxy host, an application node, the database host)."""
 
-    front = None  # FrontStation: the client connections' handling (keep-alive, lingering close)
+    # FrontStation: the client connections' handling (keep-alive, lingering close)
+    front: FrontConnections | None = None
+    connection_burst: Callable[[], float] | None = None  # FrontStation's (see there)
 
     fields = ("visits", "wait_sum", "residence_sum", "downstream_sum", "failed", "in_progress")
 
@@ -80,7 +86,7 @@ class Station:
         self.accepts_clients = False
         # Work after the request's own, before its response, holding its thread (session
         # replication: `sim.tiers.cluster.session_replication.AfterRequest`); None for most nodes.
-        self.post = None
+        self.post: Callable[[Visit, Callable[[Visit], None]], None] | None = None
 
     def serve(self, request: Request, reply: Reply) -> None:
         visit = Visit(self, request, reply)
@@ -138,6 +144,8 @@ class Visit:
         "station",
     )
 
+    call_started: float  # set when a downstream call starts
+
     def __init__(self, station: Station, request: Request, reply: Reply) -> None:
         self.station = station
         self.request = request
@@ -146,7 +154,7 @@ class Visit:
         self.calls_left = station.calls
         self.downstream = 0.0
 
-    def called(self, _request: Request, ok: bool) -> None:
+    def called(self, _request: Request, ok: bool | None) -> None:
         """The downstream call returned."""
         station = self.station
         self.downstream += station.env._now - self.call_started
@@ -168,7 +176,9 @@ def _computed(visit: Visit) -> None:
     if visit.calls_left:
         visit.calls_left -= 1
         visit.call_started = station.env._now
-        station.downstream(visit.request, visit.called)
+        downstream = station.downstream
+        assert downstream is not None  # calls > 0 only with a downstream
+        downstream(visit.request, visit.called)
     elif station.io_wait is not None:
         station.kernel.call_after(station.io_wait(), _io_done, visit)
     elif station.post is not None:
@@ -226,7 +236,7 @@ class FrontStation(Station):
         self, *args, front, connection_burst: Callable[[], float] | None = None, **kwargs
     ) -> None:
         super().__init__(*args, **kwargs)
-        self.front = front
+        self.front: FrontConnections = front
         self.connection_burst = connection_burst
 
     def serve(self, request: Request, reply: Reply) -> None:
@@ -246,7 +256,9 @@ def _front_granted(visit: Visit) -> None:
     station = visit.station
     connection = visit.request.connection
     opened = connection is None or connection.requests == 0  # read before accepted() counts it
-    station.front.accepted(visit.request)
+    front = station.front
+    assert front is not None  # a FrontStation's visit
+    front.accepted(visit.request)
     if opened and station.connection_burst is not None:
         visit.started = station.env._now
         station.in_progress += 1
@@ -288,6 +300,6 @@ class _ReleaseThen:
         self.pool = pool
         self.reply = reply
 
-    def __call__(self, request: Request, ok: bool) -> None:
+    def __call__(self, request: Request, ok: bool | None) -> None:
         self.pool.release()
         self.reply(request, ok)

@@ -170,7 +170,8 @@ def _read_xml(path, text: str) -> SampleLog:
         nonlocal depth, current, in_url, has_url
         if depth == 3 and in_url:
             in_url = False
-            current["url"] = "".join(url_text).strip()  # type: ignore[index]
+            assert current is not None  # in_url is set only inside a sample
+            current["url"] = "".join(url_text).strip()
             has_url = True
         elif depth == 2 and current is not None:
             rows.append(_xml_row(path, current))

@@ -396,6 +396,7 @@ def _bracket(evaluate, done, first, direction, integer, factor, bounds, workers)
 
 def _knee(result: CapacityResult, evaluate, done, integer, points, bounds) -> None:
     """Evaluate the metric curve on `points` evenly spaced values and mark its knee."""
+    assert result.best is not None  # called only when a value meets the SLO
     edge = result.neighbour.value if result.neighbour is not None else result.best.value
     if result.direction == "largest":
         low, high = max(bounds[0], edge / points), edge

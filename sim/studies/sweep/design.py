@@ -12,8 +12,9 @@ import hashlib
 import itertools
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy.stats import qmc
@@ -58,7 +59,7 @@ def expand(spec: SweepFile) -> tuple[list[Point], int]:
     sweep = spec.sweep
     paths = list(spec.factors)
     if sweep.design == "grid":
-        rows = itertools.product(*(spec.factors[p] for p in paths))
+        rows: Iterable[tuple] = itertools.product(*(spec.factors[p] for p in paths))
     elif sweep.design == "zip":
         rows = zip(*(spec.factors[p] for p in paths))
     else:
@@ -85,8 +86,8 @@ def _space_filling(spec: SweepFile, paths: list[str]) -> list[tuple]:
     engine = engine_type(d=len(paths), **_rng_keyword(engine_type, rng))
     unit = engine.random(sweep.points)
     rows = []
-    for u in unit:
-        rows.append(tuple(_scale(spec.factors[p], float(x)) for p, x in zip(paths, u)))
+    for u in unit:  # validated: lhs / sobol factors are ranges
+        rows.append(tuple(_scale(cast(Range, spec.factors[p]), float(x)) for p, x in zip(paths, u)))
     return rows
 
 

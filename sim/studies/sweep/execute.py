@@ -7,22 +7,24 @@ the point's values (`design.point_seed`), and the parent process alone writes th
 
 from __future__ import annotations
 
-import os
-import signal
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from sim import __version__
+
+# the executors are every study's (sim.studies.executor); re-exported for the sweep's callers
+from sim.studies.executor import (  # noqa: F401
+    DaskExecutor,
+    Executor,
+    LostPoints,
+    ProcessExecutor,
+    SerialExecutor,
+)
 from sim.studies.sweep.design import Point, expand, point_seed
-from sim.studies.sweep.point import FAILURE_EXIT, PointTask, run_point
+from sim.studies.sweep.point import FAILURE_EXIT, PointTask
 from sim.studies.sweep.spec import SweepPlan
 from sim.studies.sweep.store import ResultStore
-
-
-class LostPoints(RuntimeError):
-    """Workers died (a killed process, a lost Dask worker): those points were not recorded."""
 
 
 @dataclass
@@ -132,132 +134,6 @@ def _failed_records(store: ResultStore) -> list[dict]:
     return failed[["point_id", "point_index", "error_kind", "error", "overrides"]].to_dict(
         "records"
     )
-
-
-# --------------------------------------------------------------------------- executors
-class Executor:
-    """Runs point tasks and yields their records as they finish (in any order)."""
-
-    def map_unordered(self, tasks: list[PointTask]) -> Iterator[dict]:
-        raise NotImplementedError
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> bool:
-        self.close()
-        return False
-
-    def close(self) -> None:
-        pass
-
-    def describe(self) -> str:
-        raise NotImplementedError
-
-
-class SerialExecutor(Executor):
-    def map_unordered(self, tasks):
-        for task in tasks:
-            yield run_point(task)
-
-    def describe(self) -> str:
-        return "serially"
-
-
-def _ignore_interrupts() -> None:
-    # Ctrl-C reaches the whole process group; the parent alone decides what to keep.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-class ProcessExecutor(Executor):
-    """A pool of worker processes, reused for every point (start-up paid once per worker)."""
-
-    def __init__(self, workers: int | None = None) -> None:
-        self.workers = workers or os.cpu_count() or 1
-        self.pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_interrupts)
-
-    def map_unordered(self, tasks):
-        from concurrent.futures.process import BrokenProcessPool
-
-        futures = [self.pool.submit(run_point, task) for task in tasks]
-        lost = 0
-        try:
-            for future in as_completed(futures):
-                try:
-                    record = future.result()
-                except BrokenProcessPool:
-                    lost += 1  # every point still running or queued when a worker died
-                    continue
-                yield record  # a point that finished before the death is kept, whatever the order
-        finally:
-            for future in futures:
-                future.cancel()
-        if lost:
-            raise LostPoints(f"a worker process died; {lost} point(s) were not recorded")
-
-    def close(self) -> None:
-        # Running points are abandoned at once (Ctrl-C must not wait for them): they were not
-        # recorded, so the next run does them again.  The pool has no public terminate.
-        for process in list(getattr(self.pool, "_processes", {}).values()):
-            if process.is_alive():
-                process.terminate()
-        self.pool.shutdown(wait=True, cancel_futures=True)
-
-    def describe(self) -> str:
-        return f"on {self.workers} local worker process{'es' if self.workers != 1 else ''}"
-
-
-class DaskExecutor(Executor):
-    """An existing Dask cluster (`address`) or a `LocalCluster` of `local_workers` processes."""
-
-    def __init__(
-        self, address: str | None = None, local_workers: int | None = None, processes: bool = True
-    ) -> None:
-        from dask.distributed import Client, LocalCluster
-
-        self.cluster = None
-        if address is None:
-            self.cluster = LocalCluster(
-                n_workers=local_workers or os.cpu_count() or 1,
-                threads_per_worker=1,
-                processes=processes,
-                dashboard_address=None,
-            )
-            self.client = Client(self.cluster)
-        else:
-            self.client = Client(address, timeout="20s")
-        self.address = address
-
-    def map_unordered(self, tasks):
-        from dask.distributed import as_completed as dask_completed
-
-        futures = [
-            self.client.submit(run_point, task, key=f"tiersim-point-{task.point_id}", pure=False)
-            for task in tasks
-        ]
-        lost = 0
-        try:
-            for future in dask_completed(futures):
-                try:
-                    record = future.result()
-                except Exception:
-                    lost += 1
-                    continue
-                yield record
-        finally:
-            self.client.cancel(futures)
-        if lost:
-            raise LostPoints(f"{lost} point(s) were lost with their Dask workers and not recorded")
-
-    def close(self) -> None:
-        self.client.close()
-        if self.cluster is not None:
-            self.cluster.close()
-
-    def describe(self) -> str:
-        if self.address:
-            return f"on the Dask cluster at {self.address}"
-        return f"on a Dask LocalCluster of {len(self.cluster.workers)} worker(s)"
 
 
 def failure_summary(failures: list[dict], limit: int = 10) -> list[str]:

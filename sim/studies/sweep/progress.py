@@ -3,15 +3,20 @@ is a terminal; nothing at all when it is not (a log file or a CI job gets the su
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Literal
+
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 
 class SweepProgress:
     def __init__(self, console: Console, label: str = "points") -> None:
         self.console = console
         self.label = label
-        self.bar = None
-        self.task = None
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
 
     def __enter__(self) -> SweepProgress:
         if self.console.is_terminal:
@@ -45,7 +50,7 @@ class SweepProgress:
         if self.bar is not None and self.task is not None:
             self.bar.update(self.task, completed=done, total=total, failed=failed)
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> Literal[False]:
         if self.bar is not None:
             self.bar.stop()
         return False

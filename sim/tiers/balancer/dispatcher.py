@@ -90,7 +90,9 @@ class Dispatcher:
         self.sessions = sessions
         self.sticky = sticky
         self.sticky_force = sticky_force
-        self.in_flight = [dict() for _ in range(n)] if track_failures else None
+        self.in_flight: list[dict[_Returned, Request]] | None = (
+            [dict() for _ in range(n)] if track_failures else None
+        )
         self.base_speed = [_station(node).cpu.speed for node in self.nodes]
         self.failovers = 0  # attempts sent on to another member after a refusal
         self.refused_down = 0  # attempts refused by a crashed member
@@ -177,6 +179,7 @@ class Dispatcher:
             return
         self.down[index] = True
         self.epoch[index] += 1
+        assert self.in_flight is not None  # crashes are scheduled only with track_failures
         pending = self.in_flight[index]
         if pending:
             self._error(index)

@@ -12,10 +12,14 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable
 from itertools import accumulate, count
+from typing import TYPE_CHECKING
 
 from sim.kernel.request import ABANDONED, ANSWERED, CONNECTION_REFUSED, IN_FLIGHT, Request
 from sim.tiers.proxy.client_connections import Connection
 from sim.tiers.station import Call
+
+if TYPE_CHECKING:
+    from sim.tiers.clients.scripts import ClassChoice
 
 Sampler = Callable[[], float]
 
@@ -66,7 +70,7 @@ class Clients:
         self.max_inside = float("inf")  # runaway guard: requests inside the servers
         # request classes (`sim.tiers.clients.scripts`): picks each request's class and counts
         # its outcomes per class; None for a model without classes
-        self.classes = None
+        self.classes: ClassChoice | None = None
         self.env = kernel.env
         self._replied_cb = self._replied  # bound once: used for every request
         self._timed_out_cb = self._timed_out
@@ -143,7 +147,7 @@ class Clients:
         else:
             self.entry(request, self._replied_cb)
 
-    def _replied(self, request: Request, ok: bool) -> None:
+    def _replied(self, request: Request, ok: bool | None) -> None:
         if request.state != IN_FLIGHT:
             self.recorder.late += 1  # the server finished a request its client had abandoned
             if self.classes is not None:
@@ -342,14 +346,18 @@ class OpenArrivals(Clients):
         if self.total is not None and self.generated >= self.total:
             return
         if self.schedule is None:
-            self.kernel.call_after(self.interarrival(), self._arrive, None)
+            interarrival = self.interarrival
+            assert interarrival is not None  # given when there is no schedule
+            self.kernel.call_after(interarrival(), self._arrive, None)
         else:
             self.kernel.call_after(self._piecewise_poisson_delay(now), self._arrive, None)
 
     def _piecewise_poisson_delay(self, now: float) -> float:
         """Next arrival of a piecewise-constant-rate Poisson process, exactly: spend an Exp(1)
         amount of integrated rate across the steps (the process is memoryless at boundaries)."""
-        work = self.unit_exponential()
+        unit_exponential = self.unit_exponential
+        assert unit_exponential is not None  # given with a schedule
+        work = unit_exponential()
         ends = self._step_ends
         cycle = ends[-1]
         t = now

@@ -38,7 +38,9 @@ class ClassChoice:
         raise NotImplementedError
 
     def think(self, user) -> float:
-        return self._think()
+        think = self._think
+        assert think is not None  # asked only by populations that think (closed, sessions)
+        return think()
 
     def begin(self, session) -> int | None:
         """A partly-open session starts: its number of requests (None: the population's own)."""
@@ -98,14 +100,17 @@ class ScriptChoice(ClassChoice):
         self._last: dict = {}  # user -> the step of its latest request
 
     def _path(self) -> list[int]:
-        steps, step = [], 0
+        steps: list[int] = []
+        step: int | None = 0
         while step is not None:
             steps.append(step)
             if self._next is not None:
                 step = self._next[step]
             else:
                 targets, cumulative = self._rows[step]
-                pick = bisect_right(cumulative, self._uniform() * cumulative[-1])
+                uniform = self._uniform
+                assert uniform is not None  # a script that branches has its stream
+                pick = bisect_right(cumulative, uniform() * cumulative[-1])
                 step = targets[min(pick, len(targets) - 1)]
         steps.reverse()
         return steps

@@ -40,11 +40,18 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, cast
 
 from sim.kernel.request import Reply, Request
-from sim.kernel.slots import GRANTED, REFUSED, Pool
+from sim.kernel.slots import GRANTED, REFUSED, Pool, Waiter
 from sim.observe.probes import CONNECTIONS, REQUESTS, Metric, Window
 from sim.tiers.appserver.connectors import Unpinned
+
+if TYPE_CHECKING:
+    from sim.kernel.calendar import Wakeup
+
+    # a connection in the backend's accept queue: (its waiter, request, reply, read timer)
+    Waiting = tuple[Waiter, Request, Reply, Wakeup | None]
 
 UNAVAILABLE = 503  # HTTP_SERVICE_UNAVAILABLE
 
@@ -68,7 +75,7 @@ class BackendConnection:
         self.thread = False  # a backend thread is bound to it (blocking connector)
         self.released_at = 0.0  # when it last went back to the front's pool (ttl)
         self.idle_timer = None  # the backend's idle timeout while the connection is idle
-        self.waiting = (
+        self.waiting: Waiting | None = (
             None  # (waiter in the accept queue, request, reply, read timer) until a thread binds
         )
 
@@ -250,11 +257,11 @@ class BackendPool:
             timer = None
             if self.read_timeout_s is not None:
                 timer = self.kernel.after(self.read_timeout_s, self._read_expired, connection)
-            connection.waiting = (status, request, reply, timer)
+            connection.waiting = (cast(Waiter, status), request, reply, timer)  # queued
 
     def _bound(self, connection: BackendConnection) -> None:
         """A backend thread took the connection out of the accept queue: serve its request."""
-        _waiter, request, reply, timer = connection.waiting
+        _waiter, request, reply, timer = cast("Waiting", connection.waiting)
         connection.waiting = None
         connection.thread = True
         if timer is not None:
@@ -263,7 +270,7 @@ class BackendPool:
 
     def _read_expired(self, connection: BackendConnection) -> None:
         """The front's read timeout: no byte came back; it gives up and closes the connection."""
-        waiter, request, reply, _timer = connection.waiting
+        waiter, request, reply, _timer = cast("Waiting", connection.waiting)
         connection.waiting = None
         waiter.cancel()
         self.read_timeouts += 1
@@ -398,6 +405,6 @@ class _Returned:
         self.connection = connection
         self.reply = reply
 
-    def __call__(self, request: Request, ok: bool) -> None:
+    def __call__(self, request: Request, ok: bool | None) -> None:
         self.backend.released(self.connection)
         self.reply(request, ok)

@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterator
 
 from sim.kernel.slots import Pool
 from sim.observe.probes import CONNECTIONS, REQUESTS, SECONDS, Metric, Window
+from sim.tiers.proxy.mpm import mpm as mpm_class
 
 # ap_status_drops_connection (include/httpd.h, httpd 2.2 and 2.4)
 DROPS_CONNECTION = frozenset({400, 408, 411, 413, 414, 500, 501, 503})
@@ -54,7 +55,7 @@ def linger_hold_s(mpm: str, linger_s: float, client_close_delay_s: float | None)
     """How long a lingering close holds a worker (httpd `ap_lingering_close`): until the client
     closes, or after one idle read of `linger_s`; never with the event MPM, whose listener
     lingers instead of a worker."""
-    if mpm == "event":
+    if mpm_class(mpm).listener_holds_idle_connections:
         return 0.0
     if client_close_delay_s is None:
         return linger_s
@@ -114,7 +115,7 @@ class FrontConnections:
         # ChildProcesses: the workers are children's threads (`pool` is then the same object)
         self.children = children
         self.pool = pool
-        self.mpm = mpm
+        self.mpm = mpm_class(mpm)
         self.keep_alive = keep_alive
         self.keep_alive_timeout_s = keep_alive_timeout_s
         self.max_keep_alive_requests = max_keep_alive_requests
@@ -168,7 +169,7 @@ class FrontConnections:
         connection = request.connection
         if connection is not None:
             connection.requests += 1
-            connection.holds_worker = self.mpm != "event"
+            connection.holds_worker = not self.mpm.listener_holds_idle_connections
             connection.worker = request.worker
 
     def responded(self, request, ok: bool = True) -> None:
@@ -197,7 +198,7 @@ class FrontConnections:
             connection.idle_timer = self.kernel.after(
                 self.keep_alive_timeout_s, self._idle_expired, connection
             )
-            if self.mpm == "event":
+            if self.mpm.listener_holds_idle_connections:
                 if child is not None:
                     child.keep_alive.add(connection)
                 self._release_worker(child)

@@ -16,7 +16,7 @@ stateless policy costs one call per request.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 REGISTRY: dict[str, type[Policy]] = {}  # balancer.policy name -> class
@@ -50,7 +50,8 @@ class Policy:
         self.active: list[int] = list(range(len(self.weights)))
         self.load: list[int] = [0] * len(self.weights)
         self.outstanding = self.load
-        self.now = None  # () -> simulated time [s], for policies that age their state
+        # () -> simulated time [s], for policies that age their state; set by attach()
+        self.now: Callable[[], float] | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -223,7 +223,9 @@ class PeakEwma(Policy):
         self.stamp = [0.0] * len(self.weights)
 
     def _observe(self, i: int, rtt: float) -> None:
-        now = self.now()
+        clock = self.now
+        assert clock is not None  # attached by the dispatcher
+        now = clock()
         w = math.exp(-max(now - self.stamp[i], 0.0) / self.decay_s)
         cost = self.cost[i]
         self.cost[i] = rtt if rtt > cost else cost * w + rtt * (1.0 - w)

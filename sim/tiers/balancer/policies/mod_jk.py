@@ -56,7 +56,9 @@ class ModJk(Policy):
         self.bytes_per_response = response_bytes
 
     def _maintain(self) -> None:
-        elapsed = self.now() - self.last_maintain
+        now = self.now
+        assert now is not None  # pick() calls this only once attached
+        elapsed = now() - self.last_maintain
         if elapsed >= self.maintain_s:
             exponent = int(elapsed // self.maintain_s)
             self.last_maintain += exponent * self.maintain_s

@@ -1,0 +1,165 @@
+"""Executors: where the simulations of a study run — serially, in a pool of local worker
+processes, or on a Dask cluster — for every study alike (sweep points, reproduction rows,
+calibration evaluations, capacity searches).  Each simulation is a pure function of its task,
+so the numbers are the same on any executor."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any, Literal
+
+from sim.studies.sweep.point import run_point
+
+
+class LostPoints(RuntimeError):
+    """Workers died (a killed process, a lost Dask worker): those tasks were not recorded."""
+
+
+# --------------------------------------------------------------------------- executors
+class Executor:
+    """Runs tasks: `map(fn, items)` in order (reproductions' rows, calibration's runs), and
+    `map_unordered(tasks, fn)` as they finish (sweep points, recorded as they come)."""
+
+    def map_unordered(self, tasks: list, fn: Callable[[Any], Any] | None = None) -> Iterator:
+        raise NotImplementedError
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator:
+        """Results in the order of `items` (the same numbers in any executor)."""
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> Literal[False]:
+        self.close()
+        return False
+
+    def close(self) -> None:
+        pass
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+
+class SerialExecutor(Executor):
+    def map_unordered(self, tasks, fn=None):
+        fn = fn or run_point  # looked up at call time (a test may replace it)
+        for task in tasks:
+            yield fn(task)
+
+    def map(self, fn, items):
+        return map(fn, items)
+
+    def describe(self) -> str:
+        return "serially"
+
+
+def _ignore_interrupts() -> None:
+    # Ctrl-C reaches the whole process group; the parent alone decides what to keep.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class ProcessExecutor(Executor):
+    """A pool of worker processes, reused for every point (start-up paid once per worker)."""
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = workers or os.cpu_count() or 1
+        self.pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_interrupts)
+
+    def map(self, fn, items):
+        return self.pool.map(fn, items)
+
+    def map_unordered(self, tasks, fn=None):
+        from concurrent.futures.process import BrokenProcessPool
+
+        fn = fn or run_point
+        futures = [self.pool.submit(fn, task) for task in tasks]
+        lost = 0
+        try:
+            for future in as_completed(futures):
+                try:
+                    record = future.result()
+                except BrokenProcessPool:
+                    lost += 1  # every point still running or queued when a worker died
+                    continue
+                yield record  # a point that finished before the death is kept, whatever the order
+        finally:
+            for future in futures:
+                future.cancel()
+        if lost:
+            raise LostPoints(f"a worker process died; {lost} point(s) were not recorded")
+
+    def close(self) -> None:
+        # Running points are abandoned at once (Ctrl-C must not wait for them): they were not
+        # recorded, so the next run does them again.  The pool has no public terminate.
+        for process in list(getattr(self.pool, "_processes", {}).values()):
+            if process.is_alive():
+                process.terminate()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def describe(self) -> str:
+        return f"on {self.workers} local worker process{'es' if self.workers != 1 else ''}"
+
+
+class DaskExecutor(Executor):
+    """An existing Dask cluster (`address`) or a `LocalCluster` of `local_workers` processes."""
+
+    def __init__(
+        self, address: str | None = None, local_workers: int | None = None, processes: bool = True
+    ) -> None:
+        from dask.distributed import Client, LocalCluster
+
+        self.cluster = None
+        if address is None:
+            self.cluster = LocalCluster(
+                n_workers=local_workers or os.cpu_count() or 1,
+                threads_per_worker=1,
+                processes=processes,
+                dashboard_address=None,
+            )
+            self.client = Client(self.cluster)
+        else:
+            self.client = Client(address, timeout="20s")
+        self.address = address
+
+    def map(self, fn, items):
+        futures = self.client.map(fn, list(items), pure=False)
+        return (future.result() for future in futures)
+
+    def map_unordered(self, tasks, fn=None):
+        from dask.distributed import as_completed as dask_completed
+
+        fn = fn or run_point
+        futures = [
+            self.client.submit(
+                fn, task, key=f"tiersim-task-{getattr(task, 'point_id', i)}", pure=False
+            )
+            for i, task in enumerate(tasks)
+        ]
+        lost = 0
+        try:
+            for future in dask_completed(futures):
+                try:
+                    record = future.result()
+                except Exception:
+                    lost += 1
+                    continue
+                yield record
+        finally:
+            self.client.cancel(futures)
+        if lost:
+            raise LostPoints(f"{lost} point(s) were lost with their Dask workers and not recorded")
+
+    def close(self) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+    def describe(self) -> str:
+        if self.address:
+            return f"on the Dask cluster at {self.address}"
+        assert self.cluster is not None  # no address: a LocalCluster was made
+        return f"on a Dask LocalCluster of {len(self.cluster.workers)} worker(s)"

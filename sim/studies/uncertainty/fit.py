@@ -1,0 +1,182 @@
+"""After a fit: each parameter's interval, the combinations the fitted figures do not pin, and
+every row's prediction interval with its parts (parameters, simulation noise, model error,
+measurement error) and the parameter that contributes most to it.
+
+Method (docs/design.md, "Parameter uncertainty"): the figures are linearised at the fit by
+finite differences under common random numbers (`study.linearise`); the fitted figures give
+the Gauss–Newton covariance of the parameters (`linear.posterior`).  Predictions are then
+either linear (J C J', free) or sampled: `draws` parameter points from that covariance
+(scrambled Sobol), each simulated with its own seeds, whose spread holds the parameters'
+uncertainty and the simulation noise together, through any non-linearity of the model.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+from sim.studies.reproduce import Row, _figures
+from sim.studies.uncertainty.figures import Figure, published_figures
+from sim.studies.uncertainty.linear import (
+    Posterior,
+    Problem,
+    describe,
+    first_order_shares,
+    posterior,
+    predict,
+    unidentified,
+)
+from sim.studies.uncertainty.study import (
+    Linearisation,
+    draw_summary,
+    linearise,
+    parameter_intervals,
+    sample,
+)
+
+LEVEL = 0.90  # prediction intervals: 90 %, as the cross-validation scores them
+
+
+def parameter_name(parameter) -> str:
+    if not parameter.when:
+        return parameter.path
+    when = ", ".join(
+        f"{k}={'|'.join(map(str, v)) if isinstance(v, list) else v}"
+        for k, v in parameter.when.items()
+    )
+    return f"{parameter.path} [{when}]"
+
+
+def interval_parts(
+    problem: Problem, post: Posterior, figure: Figure, index: int, noise_sd: float
+) -> dict:
+    """Relative sds of the prediction of figure `index` under `post`, and its linear 90 %
+    interval in published units."""
+    relative, variance = predict(problem, post, index)
+    parts = {
+        "sd_parameters": math.sqrt(max(variance, 0.0)),
+        "sd_noise": float(noise_sd),
+        "sd_model": post.discrepancy,
+        "sd_measurement": figure.measurement_sd,
+    }
+    total = math.sqrt(sum(v**2 for v in parts.values()))
+    z = float(stats.norm.ppf(0.5 + LEVEL / 2))
+    centre = figure.published * (1 + relative)
+    half = z * total * abs(figure.published)
+    return {"predicted": centre, "pi_low": centre - half, "pi_high": centre + half, **parts}
+
+
+def analyse_fit(
+    folder,
+    spec: dict,
+    records: list[dict[str, str]],
+    parameters: list,
+    values: tuple[float, ...],
+    rows: list[Row],
+    replications: int | None,
+    map_=map,
+    draws: int = 0,
+    draw_replications: int = 2,
+    progress=None,
+) -> tuple[dict, Linearisation, list[Figure]]:
+    """The fit's uncertainty (a JSON-ready report; the linearisation and the figures it is
+    made of, for cross-validation); fills each row's prediction-interval fields in place."""
+    source = folder / "experiment.toml"
+    figures = published_figures(spec, records, source)
+    lin = linearise(folder, spec, parameters, figures, values, replications, map_, progress)
+    problem = lin.problem
+    fitted = [i for i, f in enumerate(figures) if f.fitted]
+    found = posterior(problem, fitted)
+    # reported at the fit itself (the simulated point), with the step's covariance
+    post = Posterior(problem.u0, found.cov, found.discrepancy, found.dof, found.discrepancy_known)
+    names = [parameter_name(p) for p in parameters]
+    intervals = parameter_intervals(parameters, post)
+    sampled = None
+    if draws:
+        seed = int(spec["experiment"].get("seed", 20261123))
+        sampled = draw_summary(
+            sample(
+                folder,
+                spec,
+                parameters,
+                figures,
+                post,
+                draws,
+                draw_replications,
+                seed,
+                map_,
+                progress,
+            ),
+            figures,
+            LEVEL,
+        )
+    by_position = {(id(f.record), f.column): i for i, f in enumerate(figures)}
+    pairs = [(id(r), w["column"]) for r in records for w in _figures(spec, r)]
+    for row, pair in zip(rows, pairs):
+        i = by_position.get(pair)
+        if i is None:
+            continue
+        figure = figures[i]
+        parts = interval_parts(problem, post, figure, i, float(lin.base.noise_sd[i]))
+        shares = first_order_shares(problem, post, i)
+        if sampled is not None:
+            parts = _sampled_parts(parts, sampled[i], figure, row.simulated)
+            shares = np.asarray(sampled[i]["first_order"])
+        _fill(row, figure, parts, shares, names)
+    report = {
+        "level": LEVEL,
+        "method": (
+            f"sampled: {draws} draws x {draw_replications} replications"
+            if draws
+            else "linear: Gauss-Newton covariance at the fit"
+        ),
+        "parameters": [
+            {
+                "parameter": p.path,
+                "when": p.when,
+                "kind": p.kind,
+                "provenance": p.provenance,
+                **interval,
+            }
+            for p, interval in zip(parameters, intervals)
+        ],
+        "not_identified": [describe(d, names) for d in unidentified(problem, fitted)],
+        "model_error": {
+            "sd": post.discrepancy,
+            "estimated": post.discrepancy_known,
+            "degrees_of_freedom": post.dof,
+        },
+    }
+    return report, lin, figures
+
+
+def _sampled_parts(parts: dict, summary: dict, figure: Figure, centre: float) -> dict:
+    """The draws' 90 % interval (parameters and noise, through the model's non-linearity),
+    widened by the model and measurement errors, which no simulation holds."""
+    z = float(stats.norm.ppf(0.5 + LEVEL / 2))
+    outside = z * math.hypot(parts["sd_model"], parts["sd_measurement"]) * abs(figure.published)
+    below = max(centre - summary["low"], 0.0)
+    above = max(summary["high"] - centre, 0.0)
+    scale = abs(figure.published)
+    return {
+        **parts,
+        "pi_low": centre - math.hypot(below, outside),
+        "pi_high": centre + math.hypot(above, outside),
+        "sd_parameters": summary["sd_parameters"] / scale,
+        "sd_noise": summary["sd_noise"] / scale,
+    }
+
+
+def _fill(row: Row, figure: Figure, parts: dict, shares: np.ndarray, names: list[str]) -> None:
+    row.pi_low, row.pi_high = parts["pi_low"], parts["pi_high"]
+    row.covered = row.pi_low <= figure.published <= row.pi_high
+    row.sd_parameters = parts["sd_parameters"]
+    row.sd_noise = parts["sd_noise"]
+    row.sd_model = parts["sd_model"]
+    row.sd_measurement = parts["sd_measurement"]
+    row.excluded = figure.excluded
+    if len(shares) and float(np.max(shares)) > 0:
+        best = int(np.argmax(shares))
+        row.most_sensitive = f"{names[best]} ({float(shares[best]):.0%})"

@@ -1,0 +1,255 @@
+"""Simulating an experiment's figures at parameter values: the linearisation at a fit (finite
+differences under common random numbers) and the sampled propagation of the parameters'
+uncertainty to every figure.
+
+Costs, in runs of every distinct row: the linearisation p + 1 (the base point is the fit's own
+final run, shared through `RunMemo`); sampling `draws` (each with its own seed and few
+replications, so the spread holds the simulation noise as well as the parameters').
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from sim.studies.reproduce import ExperimentError, load_row_model, row_run, run_row
+from sim.studies.uncertainty.figures import Figure, noise_sd
+from sim.studies.uncertainty.linear import UNIFORM_SD, Posterior, Problem
+
+# Finite-difference step on the unit scale: 5 % of a [[calibrate]] range, wide enough that a
+# difference under common random numbers is not one sample path's accident, narrow enough to
+# stay local.  An unknown's range is its uncertainty, not a search range: its effect is wanted
+# over that range, and a step of a quarter of it keeps a parameter that only reshuffles the
+# sample paths from showing a derivative of noise / step.
+STEP = 0.05
+UNKNOWN_STEP = 0.25
+SEED_OFFSET = 100_003  # draw m runs with seed (model seed + SEED_OFFSET * (m + 1))
+
+
+class RunMemo:
+    """A `map` for `run_row` that simulates each distinct run once per process: the fit's last
+    evaluation, its rows and the linearisation's base point are the same runs."""
+
+    def __init__(self, map_=map) -> None:
+        self.map = map_
+        self.done: dict = {}
+
+    def __call__(self, function, tasks) -> list:
+        tasks = list(tasks)
+        keys = [(str(t[0]), tuple(t[1]), t[2]) for t in tasks]
+        todo: dict = {}
+        for key, task in zip(keys, tasks):
+            if key not in self.done and key not in todo:
+                todo[key] = task
+        for key, result in zip(todo, self.map(function, list(todo.values()))):
+            self.done[key] = result
+        return [self.done[k] for k in keys]
+
+
+@dataclass
+class Simulated:
+    """Figures at one parameter point, in the published units."""
+
+    mean: np.ndarray
+    low: np.ndarray  # 95 % simulation interval
+    high: np.ndarray
+    noise_sd: np.ndarray  # sd of the mean from the replications, relative to the published value
+
+
+def simulate_figures(
+    folder: Path,
+    spec: dict,
+    parameters: list,
+    figures: list[Figure],
+    values: tuple[float, ...],
+    replications: int | None,
+    map_=map,
+    extra: tuple[str, ...] = (),
+) -> Simulated:
+    """Every figure's row simulated at `values` (each distinct run once)."""
+    keys, tasks, counts = [], {}, {}
+    for figure in figures:
+        applied = [
+            f"{p.path}={v!r}" for p, v in zip(parameters, values) if p.applies(figure.record)
+        ]
+        model_file, overrides = row_run(folder, spec, figure.record, [*applied, *extra])
+        key = (str(model_file), overrides)
+        keys.append(key)
+        if key not in tasks:
+            model = load_row_model(model_file, overrides)
+            counts[key] = replications or model.run.replications
+            tasks[key] = (*key, replications, f"{figure.label}: at {values}")
+    summaries = dict(zip(tasks, map_(run_row, list(tasks.values()))))
+    mean, low, high, noise = [], [], [], []
+    for figure, key in zip(figures, keys):
+        summary = summaries[key]
+        if figure.metric not in summary:
+            raise ExperimentError(
+                f"{figure.label}: metric {figure.metric!r} is not produced by {Path(key[0]).name}"
+            )
+        m, lo, hi = figure.published_units(*summary[figure.metric])
+        sd = noise_sd(lo, hi, counts[key])
+        mean.append(m)
+        low.append(lo)
+        high.append(hi)
+        noise.append(sd / abs(figure.published))
+    return Simulated(np.array(mean), np.array(low), np.array(high), np.array(noise))
+
+
+@dataclass
+class Linearisation:
+    problem: Problem
+    base: Simulated
+    values: tuple[float, ...]
+
+
+def linearise(
+    folder: Path,
+    spec: dict,
+    parameters: list,
+    figures: list[Figure],
+    values: tuple[float, ...],
+    replications: int | None,
+    map_=map,
+    progress=None,
+) -> Linearisation:
+    """Every figure and its derivatives in the parameters' unit scales at `values`: forward
+    differences of STEP (backward at an upper bound), the same seeds at every point."""
+    published = np.array([f.published for f in figures])
+    base = simulate_figures(folder, spec, parameters, figures, values, replications, map_)
+    u0 = np.array([p.to_unit(v) for p, v in zip(parameters, values)])
+    jacobian = np.zeros((len(figures), len(parameters)))
+    for j, parameter in enumerate(parameters):
+        size = UNKNOWN_STEP if parameter.kind == "unknown" else STEP
+        step = size if u0[j] + size <= 2.0 else -size
+        moved = list(values)
+        moved[j] = parameter.from_unit(u0[j] + step)
+        at = simulate_figures(folder, spec, parameters, figures, tuple(moved), replications, map_)
+        jacobian[:, j] = (at.mean - base.mean) / published / step
+        if progress is not None:
+            progress(j + 1, len(parameters))
+    measurement = np.array([f.measurement_sd for f in figures])
+    problem = Problem(
+        u0=u0,
+        residuals=(base.mean - published) / published,
+        jacobian=jacobian,
+        sigma=np.sqrt(measurement**2 + base.noise_sd**2),
+        prior_mean=np.array([p.prior_mean for p in parameters]),
+        prior_sd=np.full(len(parameters), UNIFORM_SD),
+    )
+    return Linearisation(problem, base, tuple(values))
+
+
+def parameter_intervals(parameters: list, post: Posterior, level: float = 0.95) -> list[dict]:
+    """Each parameter's interval (on its own scale, kept in its range) and whether the figures
+    pin it."""
+    from sim.studies.uncertainty.linear import PINNED_RATIO
+
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    out = []
+    for j, p in enumerate(parameters):
+        sd = float(post.sd[j])
+        out.append(
+            {
+                "estimate": p.from_unit(float(post.mean[j])),
+                "interval": [
+                    p.from_unit(float(post.mean[j]) - z * sd),
+                    p.from_unit(float(post.mean[j]) + z * sd),
+                ],
+                "level": level,
+                "pinned": sd < PINNED_RATIO * UNIFORM_SD,
+                "sd_share_of_range": sd / UNIFORM_SD,
+            }
+        )
+    return out
+
+
+@dataclass
+class Draws:
+    """Figures simulated at parameter draws from the posterior."""
+
+    units: np.ndarray  # (draws, p) unit scale
+    values: np.ndarray  # (draws, figures) published units
+    noise_sd: np.ndarray  # (draws, figures) relative sd of each draw's mean
+
+
+def sample(
+    folder: Path,
+    spec: dict,
+    parameters: list,
+    figures: list[Figure],
+    post: Posterior,
+    draws: int,
+    replications: int,
+    seed: int,
+    map_=map,
+    progress=None,
+) -> Draws:
+    """`draws` points from the Gaussian posterior (scrambled Sobol, mapped through the normal
+    quantile and the Cholesky factor; kept in the ranges), each run with its own seed."""
+    from scipy.stats import qmc
+
+    dimension = len(parameters)
+    engine = qmc.Sobol(d=dimension, scramble=True, seed=seed)
+    # balanced Sobol sets come in powers of two; the first `draws` of the next one are used
+    points = engine.random(2 ** max(1, math.ceil(math.log2(draws))))[:draws]
+    normal = stats.norm.ppf(np.clip(points, 1e-9, 1 - 1e-9))
+    factor = np.linalg.cholesky(post.cov + 1e-15 * np.eye(dimension))
+    units = np.clip(post.mean[None, :] + normal @ factor.T, 1.0, 2.0)
+    base_seed = _model_seed(folder, spec, figures)
+    values, noise = [], []
+    for m, u in enumerate(units):
+        point = tuple(p.from_unit(float(x)) for p, x in zip(parameters, u))
+        at = simulate_figures(
+            folder,
+            spec,
+            parameters,
+            figures,
+            point,
+            replications,
+            map_,
+            extra=(f"run.seed={base_seed + SEED_OFFSET * (m + 1)}",),
+        )
+        values.append(at.mean)
+        noise.append(at.noise_sd)
+        if progress is not None:
+            progress(m + 1, len(units))
+    return Draws(units, np.array(values), np.array(noise))
+
+
+def _model_seed(folder: Path, spec: dict, figures: list[Figure]) -> int:
+    model_file, overrides = row_run(folder, spec, figures[0].record)
+    return int(load_row_model(model_file, overrides).run.seed)
+
+
+def draw_summary(draws: Draws, figures: list[Figure], level: float = 0.90) -> list[dict]:
+    """Per figure: the draws' interval (parameters and noise together), the parameters' share
+    of the variance, and the first-order variance index of each parameter (the squared
+    correlation of the figure with it across the draws: Var E[y | u_j] / Var y for a linear
+    response), from the same draws."""
+    tail = (1 - level) / 2
+    out = []
+    for i, figure in enumerate(figures):
+        y = draws.values[:, i]
+        total = float(np.var(y, ddof=1)) if len(y) > 1 else 0.0
+        noise = float(np.mean((draws.noise_sd[:, i] * figure.published) ** 2))
+        indices = []
+        for j in range(draws.units.shape[1]):
+            x = draws.units[:, j]
+            ok = np.std(x) > 0 and np.std(y) > 0
+            indices.append(float(np.corrcoef(x, y)[0, 1] ** 2) if ok else 0.0)
+        out.append(
+            {
+                "low": float(np.quantile(y, tail)),
+                "high": float(np.quantile(y, 1 - tail)),
+                "sd_total": math.sqrt(total),
+                "sd_noise": math.sqrt(min(noise, total)),
+                "sd_parameters": math.sqrt(max(total - noise, 0.0)),
+                "first_order": indices,
+            }
+        )
+    return out
