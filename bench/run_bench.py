@@ -1,10 +1,12 @@
-"""Speed and memory of tiersim against a plain SimPy program of the same network.
+"""Speed and memory of tiersim's two engines against a plain SimPy program of the same network.
 
-Each measurement runs in a fresh subprocess (so peak RSS is its own); the two programs
-alternate, round after round, so machine noise hits both alike.  Reported: requests per
-wall-clock second (simulation only, imports excluded), the tiersim / plain-SimPy ratio
-(median of rounds; also by process CPU time, less disturbed by other load on a shared
-machine), and tiersim's peak RSS at n and 10 n requests.
+Each measurement runs in a fresh subprocess (so peak RSS is its own); the three programs --
+plain SimPy, tiersim's reference engine, tiersim's compiled engine -- alternate, round after
+round, so machine noise hits all alike.  Reported: requests per wall-clock second and per
+CPU second (simulation only: imports excluded, and for the compiled engine the one-off load
+of its cached machine code, timed separately), the ratios to plain SimPy and to the
+reference engine (median over rounds of the per-round ratios), and each engine's peak RSS
+at n and 10 n requests.
 
     python bench/run_bench.py [--rounds 3] [--requests 200000]
 """
@@ -24,6 +26,7 @@ CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, {here!r})
 which, program, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+load = 0.0
 if program == "plain":
     import plain_simpy
     start, cpu = time.perf_counter(), time.process_time()
@@ -32,14 +35,22 @@ if program == "plain":
 else:
     from sim.model import load_model
     from sim.run.replication import run_replication
-    model = load_model({here!r} + "/" + which + ".toml", [f"run.requests={{n}}"])
+    path = {here!r} + "/" + which + ".toml"
+    engine = f"run.engine={{program}}"
+    if program == "compiled":  # load the cached machine code before the clock starts
+        start = time.perf_counter()
+        run_replication(load_model(path, ["run.requests=100", engine]), 0)
+        load = time.perf_counter() - start
+    model = load_model(path, [f"run.requests={{n}}", engine])
     start, cpu = time.perf_counter(), time.process_time()
     result = run_replication(model, 0)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-    assert result.metrics["count.completed"] > 0
-print(json.dumps({{"wall_s": wall, "cpu_s": cpu, "requests": n, "peak_rss_mb":
+    assert result.metrics["count.completed"] > 0 and result.engine == program
+print(json.dumps({{"wall_s": wall, "cpu_s": cpu, "requests": n, "load_s": load, "peak_rss_mb":
 resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
 """
+
+PROGRAMS = ("plain", "reference", "compiled")
 
 
 def measure(which: str, program: str, n: int) -> dict:
@@ -63,40 +74,55 @@ def main() -> None:
     args = parser.parse_args()
     n = args.requests
     report = {"requests": n, "rounds": args.rounds, "cases": {}}
+    measure("mm4", "compiled", 1000)  # compile (or load) the compiled engine once, untimed
     for which, label in (
         ("mm4", "(a) M/M/4, rho = 0.9"),
         ("chain", "(b) closed 3-tier chain, N = 100"),
     ):
-        rates = {"plain": [], "tiersim": []}
-        ratios, cpu_ratios = [], []
+        runs: dict[str, list[dict]] = {program: [] for program in PROGRAMS}
         for _ in range(args.rounds):
-            plain = measure(which, "plain", n)
-            ours = measure(which, "tiersim", n)
-            rates["plain"].append(n / plain["wall_s"])
-            rates["tiersim"].append(n / ours["wall_s"])
-            ratios.append(plain["wall_s"] / ours["wall_s"])
-            cpu_ratios.append(plain["cpu_s"] / ours["cpu_s"])
-        small = measure(which, "tiersim", n)
-        large = measure(which, "tiersim", n * args.memory_factor)
-        case = {
-            "label": label,
-            "plain_simpy_req_per_s": statistics.median(rates["plain"]),
-            "tiersim_req_per_s": statistics.median(rates["tiersim"]),
-            "speed_ratio_median": statistics.median(ratios),
-            "speed_ratios": ratios,
-            "cpu_time_ratio_median": statistics.median(cpu_ratios),
-            "cpu_time_ratios": cpu_ratios,
-            "tiersim_peak_rss_mb": small["peak_rss_mb"],
-            f"tiersim_peak_rss_mb_{args.memory_factor}x": large["peak_rss_mb"],
-            "rss_ratio": large["peak_rss_mb"] / small["peak_rss_mb"],
-        }
+            for program in PROGRAMS:
+                runs[program].append(measure(which, program, n))
+        case: dict = {"label": label}
+        for program in PROGRAMS:
+            case[f"{program}_req_per_s"] = statistics.median(n / r["wall_s"] for r in runs[program])
+            case[f"{program}_req_per_cpu_s"] = statistics.median(
+                n / r["cpu_s"] for r in runs[program]
+            )
+        case["compiled_load_s"] = statistics.median(r["load_s"] for r in runs["compiled"])
+        for program, base in (
+            ("reference", "plain"),
+            ("compiled", "plain"),
+            ("compiled", "reference"),
+        ):
+            ratios = [b["wall_s"] / a["wall_s"] for a, b in zip(runs[program], runs[base])]
+            cpu = [b["cpu_s"] / a["cpu_s"] for a, b in zip(runs[program], runs[base])]
+            case[f"{program}_over_{base}"] = statistics.median(ratios)
+            case[f"{program}_over_{base}_rounds"] = ratios
+            case[f"{program}_over_{base}_cpu"] = statistics.median(cpu)
+        for program in ("reference", "compiled"):
+            small = runs[program][-1]
+            large = measure(which, program, n * args.memory_factor)
+            case[f"{program}_peak_rss_mb"] = small["peak_rss_mb"]
+            case[f"{program}_peak_rss_mb_{args.memory_factor}x"] = large["peak_rss_mb"]
+            case[f"{program}_rss_ratio"] = large["peak_rss_mb"] / small["peak_rss_mb"]
+            case[f"{program}_req_per_s_{args.memory_factor}x"] = (
+                n * args.memory_factor / large["wall_s"]
+            )
         report["cases"][which] = case
         print(
-            f"{label}: plain SimPy {case['plain_simpy_req_per_s']:,.0f} req/s, tiersim "
-            f"{case['tiersim_req_per_s']:,.0f} req/s, ratio {case['speed_ratio_median']:.2f}x "
-            f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)}); CPU-time ratio "
-            f"{case['cpu_time_ratio_median']:.2f}x; peak RSS {small['peak_rss_mb']:.0f} MB at "
-            f"{n:,} -> {large['peak_rss_mb']:.0f} MB at {n * args.memory_factor:,} ({case['rss_ratio']:.2f}x)",
+            f"{label}: plain SimPy {case['plain_req_per_s']:,.0f} req/s, reference "
+            f"{case['reference_req_per_s']:,.0f}, compiled {case['compiled_req_per_s']:,.0f} "
+            f"(per CPU second: {case['plain_req_per_cpu_s']:,.0f} / {case['reference_req_per_cpu_s']:,.0f} "
+            f"/ {case['compiled_req_per_cpu_s']:,.0f}); compiled / plain "
+            f"{case['compiled_over_plain']:.1f}x (CPU {case['compiled_over_plain_cpu']:.1f}x), compiled / "
+            f"reference {case['compiled_over_reference']:.1f}x (CPU {case['compiled_over_reference_cpu']:.1f}x; "
+            f"rounds {', '.join(f'{r:.1f}' for r in case['compiled_over_reference_rounds'])}), reference / "
+            f"plain {case['reference_over_plain']:.2f}x; compiled load {case['compiled_load_s']:.2f} s; "
+            f"peak RSS reference {case['reference_peak_rss_mb']:.0f} -> "
+            f"{case[f'reference_peak_rss_mb_{args.memory_factor}x']:.0f} MB, compiled "
+            f"{case['compiled_peak_rss_mb']:.0f} -> {case[f'compiled_peak_rss_mb_{args.memory_factor}x']:.0f} MB "
+            f"at {n:,} -> {n * args.memory_factor:,} requests",
             flush=True,
         )
     out = HERE / "results"

@@ -43,3 +43,10 @@ def simulate(data: dict, replications: int = 10, **run_control):
 @pytest.fixture
 def sim_run():
     return simulate
+
+
+@pytest.fixture(params=["reference", "compiled"])
+def engine(request) -> str:
+    """`run.engine` for a test that runs on both engines (theory tests whose models the
+    compiled engine supports): the two compute the same trajectory, and each is checked."""
+    return request.param

@@ -33,15 +33,15 @@ def farm(total_rate, policy, services, duration_s=4000.0, **balancer):
     }
 
 
-def test_random_routing_is_independent_mm1_queues():
+def test_random_routing_is_independent_mm1_queues(engine):
     """Bernoulli splitting of a Poisson stream gives Poisson streams: E[T] = 1/(1 - 0.7)."""
-    result = simulate(farm(1.4, "random", [1.0, 1.0]), replications=10, seed=31)
+    result = simulate(farm(1.4, "random", [1.0, 1.0]), replications=10, seed=31, engine=engine)
     inside(result.summary["response.mean"], 1 / (1 - 0.7))
 
 
-def test_round_robin_is_erlang2_m1():
+def test_round_robin_is_erlang2_m1(engine):
     """Every second Poisson arrival: Erlang-2 interarrivals, E2/M/1, E[T] = 2.60062 at 0.7."""
-    result = simulate(farm(1.4, "round_robin", [1.0, 1.0]), replications=10, seed=31)
+    result = simulate(farm(1.4, "round_robin", [1.0, 1.0]), replications=10, seed=31, engine=engine)
     exact = erlang_k_m1_response(2, 0.7, 1.0)
     assert exact == pytest.approx(2.60062, abs=1e-5)
     inside(result.summary["response.mean"], exact)
@@ -53,20 +53,28 @@ def test_join_shortest_queue_two_servers():
     inside(result.summary["response.mean"], 2.10820)
 
 
+HETEROGENEOUS = [
+    ("random", 0.5 * (1 / (1 - 0.75)) + 0.5 * (1 / (2 - 0.75))),  # 2.4: two M/M/1 at 0.75 each
+    (
+        "round_robin",
+        0.5 * erlang_k_m1_response(2, 0.75, 1.0) + 0.5 * erlang_k_m1_response(2, 0.75, 2.0),
+    ),  # 1.88192
+    ("sqf", 0.920811),  # JSQ, ties to the fast server (listed first), CTMC
+]
+
+
 @pytest.mark.parametrize(
-    "policy, exact",
+    "policy, exact, engine",
     [
-        ("random", 0.5 * (1 / (1 - 0.75)) + 0.5 * (1 / (2 - 0.75))),  # 2.4: two M/M/1 at 0.75 each
-        (
-            "round_robin",
-            0.5 * erlang_k_m1_response(2, 0.75, 1.0) + 0.5 * erlang_k_m1_response(2, 0.75, 2.0),
-        ),  # 1.88192
-        ("sqf", 0.920811),  # JSQ, ties to the fast server (listed first), CTMC
+        pytest.param(policy, exact, engine, id=f"{policy}-{engine}")
+        for policy, exact in HETEROGENEOUS
+        # the state-blind policies on both engines; sqf reads the load: the reference only
+        for engine in (("reference", "compiled") if policy != "sqf" else ("reference",))
     ],
 )
-def test_heterogeneous_pair(policy, exact):
+def test_heterogeneous_pair(policy, exact, engine):
     """mu = (2, 1), lambda = 1.5 (theory.md §2, heterogeneous table)."""
-    result = simulate(farm(1.5, policy, [0.5, 1.0]), replications=10, seed=32)
+    result = simulate(farm(1.5, policy, [0.5, 1.0]), replications=10, seed=32, engine=engine)
     inside(result.summary["response.mean"], exact)
 
 

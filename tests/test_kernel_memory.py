@@ -14,7 +14,8 @@ DEMO = Path(__file__).resolve().parent.parent / "models" / "demo.toml"
 
 
 def test_repeated_runs_are_collected_without_an_explicit_collection():
-    model = load_model(DEMO, ["run.duration_s=20"])
+    # the reference engine's objects: the compiled engine makes no cyclic garbage at all
+    model = load_model(DEMO, ["run.duration_s=20", "run.engine=reference"])
     gc.collect()
     live = []
     for _ in range(12):
@@ -25,3 +26,14 @@ def test_repeated_runs_are_collected_without_an_explicit_collection():
     # gc.freeze()/unfreeze() around runs it grew by the same step after every run.
     assert any(after < before for before, after in itertools.pairwise(live)), live
     assert gc.get_freeze_count() == 0
+
+
+def test_the_compiled_engine_leaves_no_objects_behind():
+    model = load_model(DEMO, ["run.duration_s=20", "run.engine=compiled"])
+    run(model, replications=1)  # the first run loads the compiled code
+    gc.collect()
+    live = []
+    for _ in range(4):
+        run(model, replications=1)
+        live.append(len(gc.get_objects()))
+    assert max(live) - min(live) < 100, live

@@ -1,7 +1,8 @@
 """Simulation against closed-form queueing theory, inside the simulation's own interval.
 
 Worked values are the exact numbers of the analytic module (which is itself tested against
-published worked examples); each test states the queue it builds and the formula.
+published worked examples); each test states the queue it builds and the formula.  Every test
+runs on both engines (the `engine` fixture): each is held to the theory.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def inside(interval, exact):
     )
 
 
-def test_mm1_mean_and_p95_response():
+def test_mm1_mean_and_p95_response(engine):
     """M/M/1, lambda = 8, mu = 10: R = 1/(mu - lambda) = 0.5 s, R_95 = -ln(0.05)/2."""
     result = simulate(
         single_station(
@@ -51,6 +52,7 @@ def test_mm1_mean_and_p95_response():
         ),
         replications=10,
         seed=11,
+        engine=engine,
     )
     metrics = analytic.mm1(8.0, 10.0)
     inside(result.summary["response.mean"], metrics.mean_response)
@@ -58,12 +60,13 @@ def test_mm1_mean_and_p95_response():
     inside(result.summary["server1.cpu.utilization"], 0.8)
 
 
-def test_mmc_erlang_c():
+def test_mmc_erlang_c(engine):
     """M/M/4, lambda = 3, mu = 1: Erlang C = 0.509434, Wq = 0.509434, R = 1.50943, Lq = 1.52830."""
     result = simulate(
         single_station(4, 4, {"dist": "exponential", "mean": 1.0}, poisson(3.0)),
         replications=10,
         seed=12,
+        engine=engine,
     )
     exact = analytic.mmc(3.0, 1.0, 4)
     inside(result.summary["response.mean"], exact.mean_response)
@@ -80,12 +83,13 @@ def test_mmc_erlang_c():
         {"dist": "lognormal", "mean": 1.0, "cv": 1.5},
     ],
 )
-def test_erlang_b_blocking_is_insensitive(service):
+def test_erlang_b_blocking_is_insensitive(service, engine):
     """M/G/4/4 with a = 3: blocking = Erlang B(4, 3) = 0.206107 for any service distribution."""
     result = simulate(
         single_station(4, 4, service, lost_if_blocked(poisson(3.0)), accept_queue=0),
         replications=10,
         seed=13,
+        engine=engine,
     )
     blocked = [
         rep.metrics["count.errors"] / rep.metrics["count.arrived"] for rep in result.replications
@@ -95,7 +99,7 @@ def test_erlang_b_blocking_is_insensitive(service):
     inside(t_interval(blocked, 0.99), analytic.erlang_b(4, 3.0))
 
 
-def test_mmck_blocking_and_throughput():
+def test_mmck_blocking_and_throughput(engine):
     """M/M/4/8, lambda = 6, mu = 1: P_block = 0.353597, X = 3.87842, R = 1.65508."""
     result = simulate(
         single_station(
@@ -107,6 +111,7 @@ def test_mmck_blocking_and_throughput():
         ),
         replications=10,
         seed=14,
+        engine=engine,
     )
     exact = analytic.mmck(6.0, 1.0, 4, 8)
     inside(result.summary["throughput"], exact.throughput)
@@ -120,17 +125,18 @@ def test_mmck_blocking_and_throughput():
         ({"dist": "gamma", "mean": 1.0, "cv": 2.0}, 4.0),
     ],
 )
-def test_mg1_pollaczek_khinchine(service, scv):
+def test_mg1_pollaczek_khinchine(service, scv, engine):
     """M/G/1 FCFS, lambda = 0.8, E[S] = 1: R = 3 (deterministic), 11 (c_s^2 = 4)."""
     result = simulate(
         single_station(1, 1, service, poisson(0.8), duration_s=30000, warmup=2000),
         replications=12,
         seed=15,
+        engine=engine,
     )
     inside(result.summary["response.mean"], analytic.mg1(0.8, 1.0, scv).mean_response)
 
 
-def test_mg1_processor_sharing_is_insensitive():
+def test_mg1_processor_sharing_is_insensitive(engine):
     """M/G/1-PS (unbounded threads on one core), lognormal cv 2: R = E[S]/(1 - rho) = 0.25/0.3."""
     result = simulate(
         single_station(
@@ -143,24 +149,26 @@ def test_mg1_processor_sharing_is_insensitive():
         ),
         replications=10,
         seed=16,
+        engine=engine,
     )
     inside(result.summary["response.mean"], 0.25 / (1 - 0.7))
 
 
-def test_finite_source_machine_repairman():
+def test_finite_source_machine_repairman(engine):
     """M/M/2//20, Z = 5, S = 0.5: X = 3.30958/s, R = 1.04306 s."""
     clients = {"kind": "closed", "users": 20, "think": {"dist": "exponential", "mean": 5.0}}
     result = simulate(
         single_station(2, 2, {"dist": "exponential", "mean": 0.5}, clients),
         replications=10,
         seed=17,
+        engine=engine,
     )
     exact = analytic.finite_source(20, 5.0, 0.5, 2)
     inside(result.summary["throughput"], exact.throughput)
     inside(result.summary["response.mean"], exact.mean_response)
 
 
-def test_exact_mva_closed_three_station_chain():
+def test_exact_mva_closed_three_station_chain(engine):
     """Proxy (PS, D = 0.2) -> app (PS, D = 0.3) -> DB (PS, D = 0.1), Z = 1, N = 10:
     exact MVA X = 3.19371, R = 2.13116 (Reiser & Lavenberg 1980)."""
     data = {
@@ -178,13 +186,13 @@ def test_exact_mva_closed_three_station_chain():
         "database": {"cores": 1, "demand": {"dist": "exponential", "mean": 0.1}},
         "run": {"duration_s": 3000, "warmup": 100},
     }
-    result = simulate(data, replications=10, seed=18)
+    result = simulate(data, replications=10, seed=18, engine=engine)
     inside(result.summary["throughput"], 3.19371)
     inside(result.summary["response.mean"], 2.13116)
     inside(result.summary["app1.cpu.utilization"], 3.19371 * 0.3)
 
 
-def test_partly_open_sessions_see_the_open_response_time():
+def test_partly_open_sessions_see_the_open_response_time(engine):
     """Sessions (Poisson 0.5/s, geometric mean 4 requests, think 2 s) on an exp server, S = 0.3:
     the server sees 2 requests/s and R = S/(1 - 0.6) = 0.75 s for every p and Z (product form)."""
     clients = {
@@ -199,11 +207,12 @@ def test_partly_open_sessions_see_the_open_response_time():
         ),
         replications=10,
         seed=19,
+        engine=engine,
     )
     inside(result.summary["response.mean"], 0.3 / (1 - 0.6))
 
 
-def test_client_timeout_fraction_without_cancellation():
+def test_client_timeout_fraction_without_cancellation(engine):
     """M/M/1, lambda = 8, mu = 10, client timeout 1 s: the server still serves abandoned
     requests, so the queue is plain M/M/1 and P(time out) = P(R > 1) = e^-2 = 0.135335."""
     clients = {**poisson(8.0), "timeout_s": 1.0}
@@ -213,6 +222,7 @@ def test_client_timeout_fraction_without_cancellation():
         ),
         replications=10,
         seed=20,
+        engine=engine,
     )
     fractions = [
         rep.metrics["count.timed_out"] / rep.metrics["count.arrived"] for rep in result.replications
@@ -223,7 +233,7 @@ def test_client_timeout_fraction_without_cancellation():
     inside(result.summary["server1.cpu.utilization"], 0.8)
 
 
-def test_solve_agrees_with_simulation_on_a_product_form_cluster():
+def test_solve_agrees_with_simulation_on_a_product_form_cluster(engine):
     """Two app nodes (2 cores each, gamma CPU demand, an io_wait delay, 2 DB calls) behind a
     random balancer and a 4-core database, 40 users: `tiersim solve`'s exact multi-server MVA
     (BCMP: processor sharing is insensitive to the demand distribution, io_wait is a delay
@@ -251,14 +261,14 @@ def test_solve_agrees_with_simulation_on_a_product_form_cluster():
     }
     answer = solve_model(model_from(data))
     assert answer.exact and not answer.caveats
-    result = simulate(data, replications=10, seed=21)
+    result = simulate(data, replications=10, seed=21, engine=engine)
     inside(result.summary["throughput"], answer.throughput_per_s)
     inside(result.summary["response.mean"], answer.response_mean_s)
     utilization = {s.name: s.utilization for s in answer.stations}
     inside(result.summary["database.cpu.utilization"], utilization["database.cpu"])
 
 
-def test_database_disk_is_a_fcfs_station_in_the_product_form_network():
+def test_database_disk_is_a_fcfs_station_in_the_product_form_network(engine):
     """A node (1 core), a database CPU (1 core) and two database disks (FCFS, exponential
     service: BCMP type 1 with a load-dependent rate), 30 users, think 1 s: exact MVA of
     `tiersim solve` lies inside the simulation's interval, for throughput, response time and
@@ -287,7 +297,7 @@ def test_database_disk_is_a_fcfs_station_in_the_product_form_network():
     }
     answer = solve_model(model_from(data))
     assert answer.exact
-    result = simulate(data, replications=10, seed=22)
+    result = simulate(data, replications=10, seed=22, engine=engine)
     inside(result.summary["throughput"], answer.throughput_per_s)
     inside(result.summary["response.mean"], answer.response_mean_s)
     utilization = {s.name: s.utilization for s in answer.stations}
@@ -313,7 +323,7 @@ HEAVY = [
 
 
 @pytest.mark.parametrize("servers, mu, rho, duration_s, seed", HEAVY)
-def test_heavy_load_mean_and_tail_percentiles(servers, mu, rho, duration_s, seed):
+def test_heavy_load_mean_and_tail_percentiles(servers, mu, rho, duration_s, seed, engine):
     """FCFS M/M/c near saturation, warm-up by MSER on the replications' average: the mean
     (Erlang C), p95 and p99 of the sojourn time (P(R > t) = (1 - C) e^{-mu t} + C P(Wq + S > t))
     each inside the simulation's 99 % interval, with no steady-state warning."""
@@ -329,6 +339,7 @@ def test_heavy_load_mean_and_tail_percentiles(servers, mu, rho, duration_s, seed
         ),
         replications=10,
         seed=seed,
+        engine=engine,
     )
     assert result.warnings == []
     inside(result.summary["response.mean"], analytic.mmc(rate, mu, servers).mean_response)
@@ -338,7 +349,7 @@ def test_heavy_load_mean_and_tail_percentiles(servers, mu, rho, duration_s, seed
 
 
 @pytest.mark.parametrize("users, seed", [(8, 45), (10, 46)])
-def test_exact_mva_near_saturation(users, seed):
+def test_exact_mva_near_saturation(users, seed, engine):
     """The closed three-station chain of test_exact_mva_closed_three_station_chain with the
     bottleneck (app, D = 0.3) at 91 % (N = 8) and 96 % (N = 10) utilisation, warm-up by MSER:
     exact MVA's throughput and response time inside the interval, with no warning."""
@@ -367,13 +378,13 @@ def test_exact_mva_near_saturation(users, seed):
         (Station("proxy", 0.2), Station("app", 0.3), Station("database", 0.1)), think=1.0
     )
     exact = exact_mva(network, users)
-    result = simulate(data, replications=10, seed=seed)
+    result = simulate(data, replications=10, seed=seed, engine=engine)
     assert result.warnings == []
     inside(result.summary["throughput"], float(exact.throughput[-1]))
     inside(result.summary["response.mean"], float(exact.response[-1]))
 
 
-def test_a_heavy_load_run_too_short_says_so():
+def test_a_heavy_load_run_too_short_says_so(engine):
     """M/M/1 at rho = 0.95 for 500 s (three relaxation times): its intervals miss the truth
     (the mean's, p95's and p99's), and the run says it is too short instead of staying quiet."""
     result = simulate(
@@ -382,5 +393,6 @@ def test_a_heavy_load_run_too_short_says_so():
         ),
         replications=10,
         seed=47,
+        engine=engine,
     )
     assert any(w.startswith("run too short") for w in result.warnings), result.warnings

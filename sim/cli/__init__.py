@@ -104,11 +104,19 @@ def _refuse_unstable(model_file, model, plan=None) -> None:
     type=click.Path(dir_okay=False, writable=True),
     help="write per-interval metrics (CSV) to this file",
 )
-def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
+@click.option(
+    "--engine",
+    type=click.Choice(["auto", "reference", "compiled"]),
+    help="simulation engine (run.engine): compiled = numba queueing core, reference = SimPy "
+    "calendar, auto = compiled when the model is in its core (default)",
+)
+def run(model_file, overrides, replications, seed, as_json, timeseries, engine) -> None:
     """Simulate MODEL_FILE and print results with confidence intervals."""
     from sim.present.tables import render, result_document
     from sim.run.simulate import Status, simulate
 
+    if engine is not None:
+        overrides = (*overrides, f"run.engine={engine}")
     model = _load(model_file, overrides)
     _refuse_unstable(model_file, model)
 

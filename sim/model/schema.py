@@ -1034,6 +1034,12 @@ class Run(Strict):
         ge=1,
         description="abort a replication whose requests in flight exceed this (runaway queue)",
     )
+    engine: Literal["auto", "reference", "compiled"] = Field(
+        "auto",
+        description="simulation engine: 'compiled' (numba; the queueing core: clients, pools, "
+        "processor-shared CPUs, state-blind balancing, JDBC, database), 'reference' (SimPy "
+        "calendar; every mechanism), 'auto' = compiled when the model is in its core",
+    )
 
 
 class Meta(Strict):

@@ -14,6 +14,8 @@ Taking a snapshot only reads the model's state: the run's answer does not depend
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from sim.observe.recorder import Recorder
@@ -55,9 +57,8 @@ class Checkpoints:
             kernel.after(step, on_time, 1)
         else:
             assert requests is not None
-            start = recorder.completed
-            for j in range(1, cells):
-                recorder.at_completions(start + round(j * requests / cells), self._take)
+            for mark in completion_marks(recorder.completed, requests, cells):
+                recorder.at_completions(mark, self._take)
 
     def _take(self) -> None:
         recorder = self.recorder
@@ -72,17 +73,49 @@ class Checkpoints:
     def finish(self) -> WindowCandidates:
         """The candidates, after `recorder.finish()` has closed the run at its end."""
         recorder = self.recorder
-        end_row, end_histogram = recorder.rows[-1], recorder.histograms[-1]
-        times = [*self.times, float(end_row[0])]
-        completed = np.diff([*self.completed, float(recorder.completed)])
-        response = np.diff([*self.response_sum, recorder.response_sum])
-        # A run that stopped early (run.requests reached before the horizon) has fewer cells;
-        # its candidates are those of its own first half.
-        candidates = min(len(self.rows), (len(times) - 1) // 2 + 1)
-        return WindowCandidates(
-            starts=np.asarray(times[:candidates]),
-            rows=np.vstack([*self.rows[:candidates], end_row]),
-            histograms=np.vstack([*self.histograms[:candidates], end_histogram]),
-            cell_completed=completed,
-            cell_response=response,
+        return candidates_of(
+            self.times,
+            self.completed,
+            self.response_sum,
+            self.rows,
+            self.histograms,
+            end_row=recorder.rows[-1],
+            end_histogram=recorder.histograms[-1],
+            end_completed=float(recorder.completed),
+            end_response_sum=recorder.response_sum,
         )
+
+
+def completion_marks(start: int, requests: int, cells: int = CELLS) -> list[int]:
+    """The completion counts of a grid of `run.requests` (the points after the first)."""
+    return [start + round(j * requests / cells) for j in range(1, cells)]
+
+
+def candidates_of(
+    times: Sequence[float],
+    completed: Sequence[float],
+    response_sum: Sequence[float],
+    rows: Sequence[np.ndarray],
+    histograms: Sequence[np.ndarray],
+    *,
+    end_row: np.ndarray,
+    end_histogram: np.ndarray,
+    end_completed: float,
+    end_response_sum: float,
+) -> WindowCandidates:
+    """A replication's candidate windows from its grid points (time, completions and summed
+    response at each; the full row and histogram at the first ones) and its end (any engine's
+    recorder: `sim.engines.compiled` keeps the same grid in arrays)."""
+    times = [*times, float(end_row[0])]
+    cell_completed = np.diff([*completed, end_completed])
+    cell_response = np.diff([*response_sum, end_response_sum])
+    # A run that stopped early (run.requests reached before the horizon) has fewer cells;
+    # its candidates are those of its own first half.
+    candidates = min(len(rows), (len(times) - 1) // 2 + 1)
+    return WindowCandidates(
+        starts=np.asarray(times[:candidates]),
+        rows=np.vstack([*rows[:candidates], end_row]),
+        histograms=np.vstack([*histograms[:candidates], end_histogram]),
+        cell_completed=cell_completed,
+        cell_response=cell_response,
+    )

@@ -8,10 +8,11 @@ Metric names are the stable public vocabulary (the `--json` document, sweep colu
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
-from sim.observe.probes import PER_SECOND, REQUESTS, SECONDS, Probe, Window, ratio
+from sim.observe.probes import PER_SECOND, REQUESTS, SECONDS, Measures, Window, ratio
 
 PERCENTILES = (50, 90, 95, 99)
 # the recorder's own counts of request outcomes, reported as `count.<name>`
@@ -33,7 +34,7 @@ def window_metrics(
     end: np.ndarray,
     histogram: np.ndarray | None,
     bins,
-    probes: list[Probe],
+    probes: Sequence[Measures],
     units: dict[str, str] | None = None,
 ) -> dict[str, float]:
     """Metrics of the window between two cumulative snapshots (`histogram` = end - start).

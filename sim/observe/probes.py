@@ -60,13 +60,19 @@ class Window:
         return ratio(self.delta[field], self.delta[count_field])
 
 
-class Probe(Protocol):
+class Measures(Protocol):
+    """What a window's metrics need of a component: its name, the fields of its counters and
+    its metrics.  A probe also reads its counters; the compiled engine records them itself and
+    measures through views (`sim.engines.compiled.plan`) that have only this part."""
+
     @property
     def name(self) -> str: ...
 
     @property
     def fields(self) -> tuple[str, ...]: ...
 
-    def counters(self, now: float) -> Iterable[float]: ...
-
     def metrics(self, window: Window) -> Iterator[Metric]: ...
+
+
+class Probe(Measures, Protocol):
+    def counters(self, now: float) -> Iterable[float]: ...

@@ -39,7 +39,7 @@ from sim.tiers.cluster.session_replication import (
 from sim.tiers.database.disks import Disks
 from sim.tiers.proxy.backend_pool import BackendPool
 from sim.tiers.proxy.children import ChildProcesses
-from sim.tiers.proxy.client_connections import FrontConnections
+from sim.tiers.proxy.client_connections import FrontConnections, linger_hold_s
 from sim.tiers.proxy.mpm import mpm as mpm_class
 from sim.tiers.proxy.process_management import Spawner
 from sim.tiers.station import FrontStation, PooledCall, Station
@@ -382,7 +382,7 @@ def children_matter(model: Model) -> bool:
     if px.start_servers is not None:
         return True
     if px.forward and (
-        _pool_limit_binds(px)
+        pool_limit_binds(px)
         or any(
             group.connector == "blocking" or group.max_connections is not None
             for group in model.backends
@@ -396,7 +396,7 @@ def children_matter(model: Model) -> bool:
     )
 
 
-def _pool_limit_binds(proxy) -> bool:
+def pool_limit_binds(proxy) -> bool:
     """A backend pool `max` below a child's threads can make its requests wait (or, for an
     unbounded front, any `max`); at ThreadsPerChild or above it never can."""
     limit = proxy.backend_pool.max
@@ -436,7 +436,7 @@ def backend_pool_applies(model: Model, group, connector: Connector) -> bool:
         return False
     if connector.pins_per_connection or connector.pins is not UNPINNED:
         return True
-    return _pool_limit_binds(proxy)
+    return pool_limit_binds(proxy)
 
 
 def make_backend_pool(
@@ -470,11 +470,13 @@ def make_backend_pool(
 def front_connections(
     model: Model, kernel: Kernel, workers: Pool, children: ChildProcesses | None
 ) -> FrontConnections | None:
-    """The front's connection handling, when it can hold a worker beyond a request: clients that
-    keep connections alive, or a lingering close that waits for clients slow to close."""
+    """The front's connection handling, when it can hold a worker beyond a request (see
+    `connections_matter`)."""
+    if not connections_matter(model, children is not None):
+        return None  # a worker per request, released with the response: the plain station
     px, clients = model.proxy, model.clients
     assert px is not None  # called only with a proxy
-    front = FrontConnections(
+    return FrontConnections(
         kernel,
         workers,
         mpm=px.mpm,
@@ -485,16 +487,23 @@ def front_connections(
         client_close_delay_s=clients.close_delay_s,
         children=children,
     )
-    connection_cost = as_distribution(px.connection_demand).mean > 0
-    if (
-        not clients.keep_alive
-        and front.linger_hold_s == 0
-        and children is None
-        and not connection_cost
-        and not model.finite  # a finite run reports when the front closed its last connection
-    ):
-        return None  # a worker per request, released with the response: the plain station
-    return front
+
+
+def connections_matter(model: Model, children: bool) -> bool:
+    """The front's client connections are entities when they can change the answer: clients
+    that keep connections alive (keep-alive, closing after an error status), a lingering close
+    that waits for clients slow to close, httpd's children as individuals, a CPU cost per
+    connection, or a finite run (which reports when the front closed its last connection,
+    `elapsed.server_close`)."""
+    px, clients = model.proxy, model.clients
+    assert px is not None  # a question about the front
+    return (
+        clients.keep_alive
+        or linger_hold_s(px.mpm, px.linger_s, clients.close_delay_s) > 0
+        or children
+        or as_distribution(px.connection_demand).mean > 0
+        or model.finite
+    )
 
 
 def make_clients(

@@ -8,17 +8,18 @@ their makespan, with no deletion: there the transient *is* the result.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
 
+from sim.engines import choose
 from sim.model.plan import Plan
 from sim.model.schema import Model
 from sim.observe.checkpoints import Checkpoints
 from sim.observe.metrics import PERCENTILES, window_metrics
-from sim.observe.probes import REQUESTS, SECONDS
+from sim.observe.probes import REQUESTS, SECONDS, Measures
 from sim.observe.recorder import Recorder
 from sim.random.streams import Streams
 from sim.run.assemble import assemble
@@ -44,6 +45,7 @@ class ReplicationResult:
     units: dict[str, str] = field(default_factory=dict)  # each metric's unit, from its probe
     # Candidate windows, for choosing one warm-up across replications; dropped once used.
     window: WindowCandidates | None = field(default=None, repr=False)
+    engine: str = "reference"  # the engine that ran it: "reference" or "compiled"
 
 
 TimeseriesSink = Callable[[int, float, dict[str, float]], None]
@@ -56,6 +58,28 @@ def run_replication(
     timeseries: TimeseriesSink | None = None,
     plan: Plan | None = None,
 ) -> ReplicationResult:
+    """One replication on the engine `run.engine` selects (`sim.engines.choose`); a note says
+    which engine ran and why."""
+    choice = choose(model, timeseries=timeseries is not None)
+    if choice.engine == "compiled":
+        from sim.engines.compiled.engine import run_replication as run_compiled
+
+        result = run_compiled(model, replication, model.run.seed if seed is None else seed, plan)
+    else:
+        result = run_reference_replication(model, replication, seed, timeseries, plan)
+    result.engine = choice.engine
+    result.notes.insert(0, choice.note)
+    return result
+
+
+def run_reference_replication(
+    model: Model,
+    replication: int,
+    seed: int | None = None,
+    timeseries: TimeseriesSink | None = None,
+    plan: Plan | None = None,
+) -> ReplicationResult:
+    """One replication on the reference (SimPy-calendar) engine."""
     started = time.perf_counter()
     run = model.run
     seed = run.seed if seed is None else seed
@@ -114,12 +138,11 @@ def run_replication(
         recorder.finish()
 
     table = recorder.table()
+    probes = assembly.probes()
     candidates = grid.finish() if grid is not None else whole_window(recorder)
-    candidates.metrics_between = metrics_between(recorder.columns, assembly)
-    windowing = PooledWindows(candidates.metrics_between, BINS, PERCENTILES, mser=mser)
+    candidates.metrics_between = metrics_between(recorder.columns, probes)
     end = len(table) - 1
     histogram = recorder.histograms[end] - recorder.histograms[0]
-    probes = assembly.probes()
     units: dict[str, str] = {}
     metrics = window_metrics(recorder.columns, table[0], table[end], histogram, BINS, probes, units)
     metrics["count.in_flight"] = float(clients.in_flight)
@@ -155,8 +178,38 @@ def run_replication(
     processes = model.proxy.processes if model.proxy is not None else None
     if processes is not None:
         notes.extend(processes.notes)  # what httpd logs when it adjusts the directives
-    # The replication's own window: its warm-up as if it were the only one. A run of several
-    # replications chooses one warm-up for them all (sim.stats.windows) and re-windows this.
+    return windowed(
+        replication,
+        candidates,
+        metrics,
+        units,
+        mser=mser,
+        notes=notes,
+        batch_size=recorder.batch,
+        finished=finished,
+        started=started,
+    )
+
+
+def windowed(
+    replication: int,
+    candidates: WindowCandidates,
+    metrics: dict[str, float],
+    units: dict[str, str],
+    *,
+    mser: bool,
+    notes: list[str],
+    batch_size: int,
+    finished: bool,
+    started: float,
+    events: int = 0,
+) -> ReplicationResult:
+    """A replication's result over its own window (its warm-up as if it were the only one),
+    from its candidate windows and its metrics over the whole recording; a run of several
+    replications chooses one warm-up for them all (`sim.stats.windows`) and re-windows this.
+    Both engines end here, so their replications are windowed alike."""
+    assert candidates.metrics_between is not None
+    windowing = PooledWindows(candidates.metrics_between, BINS, PERCENTILES, mser=mser)
     windowing.add(candidates, metrics)
     windowing.choose_window()
     metrics = windowing.metrics(0)
@@ -166,17 +219,21 @@ def run_replication(
         replication=replication,
         metrics=metrics,
         warmup_s=windowing.warmup_s,
-        batch_size=recorder.batch,
+        batch_size=batch_size,
         finished=finished,
         wall_s=time.perf_counter() - started,
+        events=events,
         notes=notes,
         units=units,
         window=candidates,
     )
 
 
-def metrics_between(columns: list[str], assembly) -> Callable[[np.ndarray, np.ndarray], dict]:
-    return partial(_metrics_between, columns, assembly.probes())
+def metrics_between(
+    columns: list[str], probes: Sequence[Measures]
+) -> Callable[[np.ndarray, np.ndarray], dict]:
+    """The metrics of the window between two counter rows (percentiles aside)."""
+    return partial(_metrics_between, columns, probes)
 
 
 def _metrics_between(columns, probes, start: np.ndarray, end: np.ndarray) -> dict:
@@ -186,10 +243,16 @@ def _metrics_between(columns, probes, start: np.ndarray, end: np.ndarray) -> dic
 def whole_window(recorder: Recorder) -> WindowCandidates:
     """The one window of a run without MSER: from the start of recording to the end."""
     rows, histograms = recorder.rows, recorder.histograms
+    return single_window(rows[0], rows[-1], histograms[0], histograms[-1])
+
+
+def single_window(
+    first_row: np.ndarray, last_row: np.ndarray, first_histogram, last_histogram
+) -> WindowCandidates:
     return WindowCandidates(
-        starts=np.asarray([rows[0][0]]),
-        rows=np.vstack([rows[0], rows[-1]]),
-        histograms=np.vstack([histograms[0], histograms[-1]]),
+        starts=np.asarray([first_row[0]]),
+        rows=np.vstack([first_row, last_row]),
+        histograms=np.vstack([first_histogram, last_histogram]),
         cell_completed=np.zeros(0),
         cell_response=np.zeros(0),
     )

@@ -6,7 +6,8 @@ a capacity search, a notebook — runs a model the same way: compile its plan on
 unstable open workload before simulating it, run the replications, and say how it ended:
 
 * `ok`: the figures, with their intervals;
-* `invalid`: the model (or an override, or the precision rule) is wrong; the message names it;
+* `invalid`: the model (or an override, the precision rule, or a forced engine that cannot
+  run it) is wrong; the message names it;
 * `unstable`: the offered load exceeds a capacity (checked before, or a queue that ran away);
 * `unfinished`: a finite workload did not finish within `run.max_duration_s`;
 * `interrupted`: Ctrl-C after some replications (their figures are kept);
@@ -24,6 +25,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from sim.engines import EngineUnavailable
 from sim.model.load import ModelError, parse_model
 from sim.model.plan import Plan, compile_plan
 from sim.model.schema import Model
@@ -113,7 +115,8 @@ def simulate(
             timeseries=timeseries,
             plan=plan,
         )
-    except UnknownMetric as exc:
+    except (UnknownMetric, EngineUnavailable) as exc:
+        # EngineUnavailable: run.engine = 'compiled' for a model (or a Python) it cannot run
         return Outcome(Status.INVALID, str(exc), model)
     except RunawayQueue as exc:
         return Outcome(Status.UNSTABLE, f"unstable configuration: {exc}", model)

@@ -1,0 +1,343 @@
+"""Run one replication on the compiled engine: allocate the tables, feed the random streams,
+grow the tables when the loop asks, and hand the recorder's rows and the checkpoint grid to
+the reference's windowing (`sim.run.replication.windowed`), with probe views that compute the
+reference's metrics.
+
+Random numbers are drawn here, by NumPy, from the reference's own streams
+(`Streams(seed, replication).generator(purpose)`) in the reference's blocks of 4096, and
+handed to the compiled loop block by block: both engines see the same numbers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from sim.engines.compiled import kernel as k
+from sim.engines.compiled.plan import Plan, build_plan
+from sim.model.plan import Plan as ModelPlan
+from sim.model.plan import compile_plan
+from sim.model.schema import Model
+from sim.observe.checkpoints import CELLS, candidates_of, completion_marks
+from sim.observe.metrics import window_metrics
+from sim.observe.probes import REQUESTS
+from sim.random.streams import Streams
+from sim.run.replication import (
+    BINS,
+    ReplicationResult,
+    metrics_between,
+    single_window,
+    windowed,
+)
+from sim.stats.histogram import LogBins
+from sim.stats.steady_state import WindowCandidates
+from sim.tiers.clients.populations import RunawayQueue
+
+BLOCK = 4096  # the reference samplers' block: the same numbers in the same order
+MAX_BATCHES = 256  # the reference recorder's default
+_tokens = itertools.count(1)
+
+
+def _refiller(plan: Plan, streams: Streams, block: np.ndarray):
+    """refill(stream): the next BLOCK numbers of that stream, written into its row."""
+    sources: list[Callable[[], Any]] = []  # each returns an array of BLOCK draws
+    for spec in plan.streams:
+        rng = streams.generator(spec.purpose)
+        if spec.geometric_p is not None:
+            sources.append(partial(rng.geometric, spec.geometric_p, BLOCK))
+        elif spec.distribution is None:
+            sources.append(partial(rng.random, BLOCK))
+        else:
+            sources.append(partial(spec.distribution.sample, rng, BLOCK))
+    reverse = [spec.reverse for spec in plan.streams]
+
+    def refill(stream: int) -> None:
+        values = sources[stream]()
+        block[stream, :] = values[::-1] if reverse[stream] else values
+
+    return refill
+
+
+class _Tables:
+    """The mutable state of one replication, as the tuple the compiled loop takes."""
+
+    def __init__(self, plan: Plan, model: Model, bins: LogBins, token: int) -> None:
+        sizes = k.empty_state_sizes()
+        levels = plan.levels
+        self.plan = plan
+        users = plan.users
+        requests = max(64, 2 * users + 16)
+        self.counters = np.zeros(sizes["I"], dtype=np.int64)
+        self.floats = np.zeros(sizes["F"], dtype=np.float64)
+        self.requests_int = np.zeros((requests, sizes["RI"]), dtype=np.int64)
+        self.requests_float = np.zeros((requests, sizes["RF"]), dtype=np.float64)
+        self.jobs_int = np.zeros((requests * levels, sizes["JI"]), dtype=np.int64)
+        self.jobs_float = np.zeros((requests * levels, sizes["JF"]), dtype=np.float64)
+        self.free_requests = np.arange(requests - 1, -1, -1, dtype=np.int64)
+        calendar = self._calendar_size(requests)
+        self.times = np.zeros(calendar, dtype=np.float64)
+        self.sequence = np.zeros(calendar, dtype=np.int64)
+        self.payloads = np.zeros(calendar, dtype=np.int64)
+        self.cpu_heaps = np.zeros((len(plan.cpus_int), requests * levels), dtype=np.int64)
+        self.scratch = np.zeros(requests * levels, dtype=np.int64)
+        self.users_int = np.full((users, sizes["UI"]), -1, dtype=np.int64)
+        self.free_users = np.arange(users - 1, -1, -1, dtype=np.int64)
+        members = plan.members.shape[0]
+        self.members_float = np.zeros((members, sizes["BF"]), dtype=np.float64)
+        self.members_float[:, k.BF_WEIGHT] = plan.weights
+        self.draws = np.zeros((max(len(plan.streams), 1), BLOCK), dtype=np.float64)
+        self.positions = np.full(self.draws.shape[0], BLOCK, dtype=np.int64)
+        self.kinds = np.zeros(self.draws.shape[0], dtype=np.int64)
+        self.values = np.zeros(self.draws.shape[0], dtype=np.float64)
+        for i, constant in enumerate(plan.constants):
+            if constant is not None:
+                self.kinds[i] = k.STREAM_CONSTANT
+                self.values[i] = constant
+        rows = 2 * MAX_BATCHES + 4
+        self.rows = np.zeros((rows, len(plan.columns)), dtype=np.float64)
+        self.histogram_rows = np.zeros((rows, bins.n_bins), dtype=np.int64)
+        self.histogram = np.zeros(bins.n_bins, dtype=np.int64)
+        self.stations_int = plan.stations.copy()
+        self.stations_float = np.zeros((len(plan.stations), sizes["STF"]), dtype=np.float64)
+        self.pools_int = plan.pools.copy()
+        self.pools_float = np.zeros((len(plan.pools), sizes["POF"]), dtype=np.float64)
+        self.cpus_int = plan.cpus_int.copy()
+        self.cpus_float = plan.cpus_float.copy()
+        self.members_int = plan.members.copy()
+        self.config = plan.config.copy()
+        self.config_float = plan.config_float.copy()
+        self.token = token
+
+        self.counters[k.I_RFREE_TOP] = requests
+        self.counters[k.I_UFREE_TOP] = users
+        self.counters[k.I_BATCH] = 5
+        self.counters[k.I_STOP_AT] = k.NEVER
+        self.counters[k.I_STOP_AFTER] = -1 if model.run.requests is None else model.run.requests
+        self.config[k.C_MAX_INSIDE] = model.run.max_in_flight
+        self.config[k.C_MAX_BATCHES] = MAX_BATCHES
+        self.config[k.C_N_BINS] = bins.n_bins
+        self.config_float[k.CF_BIN_MIN] = bins.min_value
+        self.config_float[k.CF_BIN_LOG_GROWTH] = bins._log_growth
+        self._grid(model, bins, len(plan.columns))
+
+    def _grid(self, model: Model, bins: LogBins, columns: int) -> None:
+        """The progress grid of an MSER run (`sim.observe.checkpoints.Checkpoints`): CELLS
+        cells of simulated time, or of completions for a run of `run.requests`."""
+        run = model.run
+        mser = run.warmup == "mser"
+        candidates = CELLS // 2 + 1 if mser else 0
+        self.grid = np.zeros((CELLS if mser else 0, 3), dtype=np.float64)
+        self.grid_rows = np.zeros((candidates, columns), dtype=np.float64)
+        self.grid_histograms = np.zeros((candidates, bins.n_bins), dtype=np.int64)
+        self.marks = np.zeros(0, dtype=np.int64)
+        self.config[k.C_CELLS] = CELLS
+        self.config[k.C_CANDIDATES] = candidates
+        if not mser:
+            self.config[k.C_GRID] = k.GRID_NONE
+        elif run.duration_s is not None:
+            self.config[k.C_GRID] = k.GRID_TIME
+            self.config_float[k.CF_GRID_STEP] = run.duration_s / CELLS
+        else:
+            assert run.requests is not None
+            self.config[k.C_GRID] = k.GRID_REQUESTS
+            self.marks = np.asarray(completion_marks(0, run.requests, CELLS), dtype=np.int64)
+
+    def candidates(self) -> WindowCandidates:
+        """The replication's candidate windows, as the reference's recorder gives them."""
+        counters = self.counters
+        end = int(counters[k.I_NROWS]) - 1
+        if self.config[k.C_GRID] == k.GRID_NONE:
+            return single_window(
+                self.rows[0], self.rows[end], self.histogram_rows[0], self.histogram_rows[end]
+            )
+        taken = int(counters[k.I_CK_N])
+        kept = min(taken, self.grid_rows.shape[0])
+        grid = self.grid[:taken]
+        return candidates_of(
+            grid[:, 0].tolist(),
+            grid[:, 1].tolist(),
+            grid[:, 2].tolist(),
+            [self.grid_rows[i].copy() for i in range(kept)],
+            [self.grid_histograms[i].copy() for i in range(kept)],
+            end_row=self.rows[end].copy(),
+            end_histogram=self.histogram_rows[end].copy(),
+            end_completed=float(counters[k.I_COMPLETED]),
+            end_response_sum=float(self.floats[k.F_RESPONSE_SUM]),
+        )
+
+    def _calendar_size(self, requests: int) -> int:
+        return 8 * self.plan.levels * requests + int(self.plan.config[k.C_MAX_CORES]) + 1024
+
+    def state(self) -> k.State:
+        return k.State(
+            self.counters,
+            self.floats,
+            self.config,
+            self.config_float,
+            self.times,
+            self.sequence,
+            self.payloads,
+            self.requests_int,
+            self.requests_float,
+            self.jobs_int,
+            self.jobs_float,
+            self.stations_int,
+            self.stations_float,
+            self.pools_int,
+            self.pools_float,
+            self.cpus_int,
+            self.cpus_float,
+            self.cpu_heaps,
+            self.members_int,
+            self.members_float,
+            self.users_int,
+            self.free_requests,
+            self.free_users,
+            self.draws,
+            self.positions,
+            self.kinds,
+            self.values,
+            self.rows,
+            self.histogram_rows,
+            self.histogram,
+            self.scratch,
+            self.grid,
+            self.grid_rows,
+            self.grid_histograms,
+            self.marks,
+            self.token,
+        )
+
+    def grow(self) -> None:
+        """Double whichever table the loop found too small (requests, calendar, sessions)."""
+        counters, levels = self.counters, self.plan.levels
+        requests = self.requests_int.shape[0]
+        if 2 * counters[k.I_REQ_USED] + 8 > requests:
+            more = requests
+            self.requests_int = _extend(self.requests_int, more)
+            self.requests_float = _extend(self.requests_float, more)
+            self.jobs_int = _extend(self.jobs_int, more * levels)
+            self.jobs_float = _extend(self.jobs_float, more * levels)
+            self.scratch = np.zeros(2 * requests * levels, dtype=np.int64)
+            self.cpu_heaps = np.concatenate([self.cpu_heaps, np.zeros_like(self.cpu_heaps)], axis=1)
+            top = counters[k.I_RFREE_TOP]
+            free = np.zeros(2 * requests, dtype=np.int64)
+            free[:top] = self.free_requests[:top]
+            free[top : top + more] = np.arange(2 * requests - 1, requests - 1, -1)
+            self.free_requests = free
+            counters[k.I_RFREE_TOP] = top + more
+            requests *= 2
+        needed = self._calendar_size(requests)
+        size = self.times.shape[0]
+        if (
+            needed > size
+            or counters[k.I_HEAP_N]
+            + 4 * levels * counters[k.I_REQ_USED]
+            + self.config[k.C_MAX_CORES]
+            + 64
+            > size
+        ):
+            more = max(needed, 2 * size) - size
+            self.times = _extend(self.times, more)
+            self.sequence = _extend(self.sequence, more)
+            self.payloads = _extend(self.payloads, more)
+        users = self.users_int.shape[0]
+        if self.config[k.C_CLIENT] == k.CLIENT_SESSIONS and 2 * counters[k.I_USR_USED] + 8 > users:
+            self.users_int = np.concatenate([self.users_int, np.full_like(self.users_int, -1)])
+            top = counters[k.I_UFREE_TOP]
+            free = np.zeros(2 * users, dtype=np.int64)
+            free[:top] = self.free_users[:top]
+            free[top : top + users] = np.arange(2 * users - 1, users - 1, -1)
+            self.free_users = free
+            counters[k.I_UFREE_TOP] = top + users
+
+
+def _extend(array: np.ndarray, more: int) -> np.ndarray:
+    return np.concatenate([array, np.zeros((more, *array.shape[1:]), dtype=array.dtype)])
+
+
+def simulate(
+    model: Model,
+    replication: int,
+    seed: int,
+    bins: LogBins = BINS,
+    model_plan: ModelPlan | None = None,
+):
+    """Run the compiled loop to its end; returns the plan and the tables (recorder rows,
+    checkpoint grid, counters)."""
+    nodes = (compile_plan(model) if model_plan is None else model_plan).nodes
+    plan = build_plan(model, nodes)
+    run = model.run
+    fixed_warmup = run.warmup if isinstance(run.warmup, float) else None
+    token = next(_tokens)
+    tables = _Tables(plan, model, bins, token)
+    if fixed_warmup is not None:
+        tables.config[k.C_WARMUP] = k.WARMUP_FIXED
+        tables.config_float[k.CF_WARMUP_S] = fixed_warmup
+    else:
+        tables.config[k.C_WARMUP] = k.WARMUP_FROM_START
+    warm = fixed_warmup or 0.0
+    tables.floats[k.F_UNTIL] = (
+        warm + run.duration_s if run.duration_s is not None else run.max_duration_s
+    )
+    k.REFILLS[token] = _refiller(plan, Streams(seed, replication), tables.draws)
+    try:
+        while True:
+            status = k.run_events(tables.state())
+            if status == k.GROW:
+                tables.grow()  # the random blocks are not reallocated: the refill stays bound
+                continue
+            break
+    finally:
+        k.REFILLS.pop(token, None)
+    if status == k.RUNAWAY:
+        inside = int(tables.counters[k.I_RUNAWAY])
+        raise RunawayQueue(
+            f"{inside} requests are inside the servers (run.max_in_flight = {run.max_in_flight}) "
+            f"at t = {tables.floats[k.F_NOW]:.6g} s: the offered load exceeds the capacity of the model"
+        )
+    return plan, tables
+
+
+def run_replication(
+    model: Model, replication: int, seed: int, model_plan: ModelPlan | None = None
+) -> ReplicationResult:
+    """One replication, windowed as the reference windows its own (`sim.run.replication`)."""
+    started = time.perf_counter()
+    plan, tables = simulate(model, replication, seed, BINS, model_plan)
+    counters = tables.counters
+    end = int(counters[k.I_NROWS]) - 1
+    rows, histograms = tables.rows, tables.histogram_rows
+    candidates = tables.candidates()
+    candidates.metrics_between = metrics_between(plan.columns, plan.probes)
+    units: dict[str, str] = {}
+    metrics = window_metrics(
+        plan.columns,
+        rows[0],
+        rows[end],
+        histograms[end] - histograms[0],
+        BINS,
+        plan.probes,
+        units,
+    )
+    metrics["count.in_flight"] = float(counters[k.I_IN_FLIGHT])
+    units["count.in_flight"] = REQUESTS
+    processes = model.proxy.processes if model.proxy is not None else None
+    notes = list(processes.notes) if processes is not None else []
+    return windowed(
+        replication,
+        candidates,
+        metrics,
+        units,
+        mser=model.run.warmup == "mser",
+        notes=notes,
+        batch_size=int(counters[k.I_BATCH]),
+        finished=True,
+        started=started,
+        events=int(counters[k.I_EVENTS]),
+    )

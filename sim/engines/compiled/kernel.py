@@ -1,0 +1,1334 @@
+"""The compiled event loop: the queueing core of tiersim as numba functions over flat arrays.
+
+It simulates the same network as the reference engine (`sim.tiers.station`, `sim.kernel`) and
+follows it step by step: the same calendar order (time, then scheduling order), the same
+processor-sharing CPU with its two exact regimes, the same FIFO slot pools (Apache
+`MaxClients` with `ListenBacklog`, Tomcat `maxThreads` with `acceptCount`, a JDBC pool, the
+database's connections and disks), the same client life cycle (timeouts, retries, SYN
+retransmission) and the same recorder (batch rows, cumulative log-binned histogram).  Given
+the same random numbers it computes the same trajectory; `sim.engines.compiled.engine`
+feeds it the reference's own streams, block by block.
+
+Why one module: numba's on-disk cache (`cache=True`) checks only the source file of the
+function it loads, not the files of the functions it calls, so a helper split into another
+module could be edited without the cached caller noticing.  Everything compiled lives here.
+
+State is a `State` struct of arrays (`STATE_FIELDS`); rows of the 2-D arrays are entities (requests,
+jobs = one request's visit at one level of the stack, stations, pools, CPUs, balancer
+members, users or sessions) and columns are their fields (constants below).  A calendar
+entry is (time, sequence number, payload = argument * 16 + kind); a cancelled entry stays in
+the heap and is recognised as stale by its sequence number when it comes due, as the
+reference's `Wakeup.cancel` is lazy.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, objmode
+from numba.core import types
+from numba.experimental import structref
+
+
+# --------------------------------------------------------------------------- the state
+@structref.register
+class StateType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class State(structref.StructRefProxy):
+    """The tables of one replication, passed to the compiled functions by reference (a tuple
+    of 32 arrays would be flattened into some 300 arguments at every call)."""
+
+
+STATE_FIELDS = (
+    "I",  # int64 scalars (counters, sizes, flags)
+    "F",  # float64 scalars
+    "C",  # int64 configuration
+    "CF",  # float64 configuration
+    "HT",  # calendar: times
+    "HS",  # calendar: sequence numbers
+    "HP",  # calendar: payloads
+    "RI",  # requests (int fields)
+    "RF",  # requests (float fields)
+    "JI",  # jobs (int fields); job = request * levels + level
+    "JF",  # jobs (float fields)
+    "STI",  # stations (int)
+    "STF",  # stations (float)
+    "POI",  # pools (int)
+    "POF",  # pools (float)
+    "CPI",  # CPUs (int)
+    "CPF",  # CPUs (float)
+    "CPH",  # CPUs: the shared regime's heap of jobs by finishing tag
+    "BI",  # balancer members (int)
+    "BF",  # balancer members (float)
+    "UI",  # users (closed) or sessions: route, requests left
+    "RFREE",  # stack of free request rows
+    "UFREE",  # stack of free session rows
+    "DRAW",  # random numbers: one block per stream
+    "DPOS",  # next unused number of each block
+    "SKIND",  # stream kind: 0 drawn in blocks, 1 constant
+    "SVAL",  # the constant of a constant stream
+    "ROWS",  # recorder snapshot rows
+    "HROWS",  # cumulative histogram at each row
+    "HIST",  # cumulative histogram now
+    "SCRATCH",  # jobs leaving a CPU at one departure
+    "CKF",  # checkpoint grid: (time, completed, summed response) at each point
+    "CKROWS",  # checkpoint grid: full recorder rows at the candidate window starts
+    "CKHIST",  # checkpoint grid: cumulative histograms at the candidate window starts
+    "MARKS",  # checkpoint grid of completions: the completion counts of its points
+    "TOKEN",  # the driver's id for refilling random blocks
+)
+structref.define_proxy(State, StateType, list(STATE_FIELDS))
+
+# int scalars
+(
+    I_HEAP_N,
+    I_SEQ,
+    I_STOP,
+    I_COMPLETED,
+    I_ARRIVED,
+    I_TIMED_OUT,
+    I_ERRORS,
+    I_FAILED,
+    I_RETRIED,
+    I_LATE,
+    I_SYN,
+    I_IN_FLIGHT,
+    I_RECORDING,
+    I_BATCH,
+    I_PENDING,
+    I_NROWS,
+    I_STOP_AT,
+    I_STOP_AFTER,
+    I_RFREE_TOP,
+    I_REQ_USED,
+    I_UFREE_TOP,
+    I_USR_USED,
+    I_GENERATED,
+    I_SESS_STARTED,
+    I_SESS_ENDED,
+    I_RR_NEXT,
+    I_SESS_CREATED,
+    I_SESS_LOST,
+    I_STARTED,
+    I_RUNAWAY,
+    I_THINKING,
+    I_EVENTS,
+    I_CK_N,
+    I_MARK_NEXT,
+    N_I,
+) = range(35)
+
+# float scalars
+F_NOW, F_RESPONSE_SUM, F_UNTIL, N_F = range(4)
+
+# int configuration
+(
+    C_LEVELS,
+    C_N_STATIONS,
+    C_N_POOLS,
+    C_N_CPUS,
+    C_N_MEMBERS,
+    C_CLIENT,
+    C_USERS,
+    C_HAS_TIMEOUT,
+    C_MAX_RETRIES,
+    C_RETRY_ON_TIMEOUT,
+    C_RETRY_ON_ERROR,
+    C_SYN_RETRIES,
+    C_ST_THINK,
+    C_ST_ARRIVALS,
+    C_ST_CONNECT,
+    C_ST_LENGTH,
+    C_ST_BALANCER,
+    C_ENTRY_KIND,
+    C_ENTRY_TARGET,
+    C_POLICY,
+    C_STICKY,
+    C_KEEPS_SESSIONS,
+    C_MAX_INSIDE,
+    C_MAX_BATCHES,
+    C_N_BINS,
+    C_FIXED_LENGTH,
+    C_HAS_DISPATCHER,
+    C_MAX_CORES,
+    C_WARMUP,
+    C_GRID,
+    C_CELLS,
+    C_CANDIDATES,
+    N_C,
+) = range(33)
+
+# float configuration
+(
+    CF_TIMEOUT,
+    CF_BACKOFF,
+    CF_MULTIPLIER,
+    CF_MAX_BACKOFF,
+    CF_RTO,
+    CF_BIN_MIN,
+    CF_BIN_LOG_GROWTH,
+    CF_WARMUP_S,
+    CF_GRID_STEP,
+    N_CF,
+) = range(10)
+
+# stations
+(
+    ST_POOL,
+    ST_CPU,
+    ST_BURST,
+    ST_IO,
+    ST_CALLS,
+    ST_DOWN,
+    ST_TARGET,
+    ST_JDBC,
+    ST_DISK_POOL,
+    ST_DISK_STREAM,
+    ST_ACCEPTS,
+    ST_VISITS,
+    ST_FAILED,
+    ST_IN_PROGRESS,
+    N_STI,
+) = range(15)
+STF_WAIT, STF_RESIDENCE, STF_DOWNSTREAM, N_STF = range(4)
+
+# pools
+(
+    PO_CAPACITY,
+    PO_QUEUE_LIMIT,
+    PO_IN_USE,
+    PO_WAITING,
+    PO_ACQUIRED,
+    PO_REFUSED,
+    PO_HEAD,
+    PO_TAIL,
+    PO_ROLE,
+    N_POI,
+) = range(10)
+POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
+
+# CPUs
+(
+    CP_CORES,
+    CP_DEDICATED,
+    CP_N,
+    CP_UNSHARED,
+    CP_HEAP_N,
+    CP_SEQ,
+    CP_WAKEUP,
+    CP_COMPLETED,
+    CP_RUN_HEAD,
+    CP_RUN_TAIL,
+    N_CPI,
+) = range(11)
+(
+    CPF_SPEED,
+    CPF_VIRTUAL,
+    CPF_RATE,
+    CPF_LAST,
+    CPF_BUSY,
+    CPF_JOBS,
+    CPF_SIGNED,
+    N_CPF,
+) = range(8)
+
+# jobs
+(
+    J_STATION,
+    J_CALLS_LEFT,
+    J_VIA_MEMBER,
+    J_VIA_POOL,
+    J_BURST_SEQ,
+    J_TAG_SEQ,
+    J_PREV,
+    J_NEXT,
+    J_WAIT_NEXT,
+    N_JI,
+) = range(10)
+(
+    JF_ARRIVED,
+    JF_STARTED,
+    JF_DOWNSTREAM,
+    JF_CALL_STARTED,
+    JF_FINISH,
+    JF_TAG,
+    JF_WAIT_SINCE,
+    N_JF,
+) = range(8)
+
+# requests
+R_STATE, R_USER, R_ATTEMPT, R_SYN, R_TIMER, N_RI = range(6)
+RF_SENT, N_RF = range(2)
+
+# balancer members
+B_STATION, B_DISPATCHED, B_OUTSTANDING, N_BI = range(4)
+BF_WEIGHT, BF_LBSTATUS, N_BF = range(3)
+
+# users / sessions
+U_ROUTE, U_REMAINING, N_UI = range(3)
+
+# kinds and codes
+CLIENT_CLOSED, CLIENT_OPEN, CLIENT_SESSIONS = range(3)
+ENTRY_STATION, ENTRY_BALANCER = range(2)
+DOWN_NONE, DOWN_STATION, DOWN_BALANCER = range(3)
+POLICY_ROUND_ROBIN, POLICY_RANDOM, POLICY_BYREQUESTS, POLICY_STATIC = range(4)
+ROLE_STATION, ROLE_JDBC, ROLE_DISK = range(3)
+WARMUP_FROM_START, WARMUP_FIXED = range(2)
+GRID_NONE, GRID_TIME, GRID_REQUESTS = range(3)
+GRANTED, QUEUED, REFUSED = range(3)
+REPLY_FAIL, REPLY_OK, REPLY_REFUSED = range(3)
+FREE, IN_FLIGHT, ANSWERED, ABANDONED, PENDING = range(5)
+STREAM_BLOCK, STREAM_CONSTANT = range(2)
+(
+    EV_BURST,
+    EV_DEDICATED_BURST,
+    EV_DEPART,
+    EV_IO,
+    EV_DISK,
+    EV_THINK,
+    EV_ARRIVAL,
+    EV_TIMEOUT,
+    EV_RESEND,
+    EV_SYN,
+    EV_CONNECTED,
+    EV_SESSION_ARRIVAL,
+    EV_SESSION_THINK,
+    EV_WARMUP,
+    EV_CHECKPOINT,
+) = range(15)
+KIND_BITS = 4
+KIND_MASK = 15
+
+DONE, GROW, RUNAWAY = range(3)
+NEVER = 2**62
+EPS = 1e-12  # the reference CPU's tolerance for departures due at the same virtual time
+
+# The driver's refill callbacks, by token: refill(stream) overwrites that stream's block.
+REFILLS: dict = {}
+
+
+def refill_stream(token: int, stream: int) -> None:
+    REFILLS[token](stream)
+
+
+# --------------------------------------------------------------------------- random numbers
+@njit(cache=True)
+def _refill(token, stream):
+    with objmode():
+        refill_stream(token, stream)
+
+
+@njit(cache=True)
+def draw(S, stream):
+    if S.SKIND[stream] == STREAM_CONSTANT:
+        return S.SVAL[stream]
+    position = S.DPOS
+    p = position[stream]
+    block = S.DRAW
+    if p >= block.shape[1]:
+        _refill(S.TOKEN, stream)
+        p = 0
+    position[stream] = p + 1
+    return block[stream, p]
+
+
+# --------------------------------------------------------------------------- calendar
+@njit(cache=True)
+def _before(ta, sa, tb, sb):
+    return ta < tb or (ta == tb and sa < sb)
+
+
+@njit(cache=True)
+def _calendar_siftdown(ht, hs, hp, start, pos):
+    t, s, p = ht[pos], hs[pos], hp[pos]
+    while pos > start:
+        parent = (pos - 1) >> 1
+        if _before(t, s, ht[parent], hs[parent]):
+            ht[pos], hs[pos], hp[pos] = ht[parent], hs[parent], hp[parent]
+            pos = parent
+            continue
+        break
+    ht[pos], hs[pos], hp[pos] = t, s, p
+
+
+@njit(cache=True)
+def _calendar_siftup(ht, hs, hp, n, pos):
+    start = pos
+    t, s, p = ht[pos], hs[pos], hp[pos]
+    child = 2 * pos + 1
+    while child < n:
+        right = child + 1
+        if right < n and not _before(ht[child], hs[child], ht[right], hs[right]):
+            child = right
+        ht[pos], hs[pos], hp[pos] = ht[child], hs[child], hp[child]
+        pos = child
+        child = 2 * pos + 1
+    ht[pos], hs[pos], hp[pos] = t, s, p
+    _calendar_siftdown(ht, hs, hp, start, pos)
+
+
+@njit(cache=True)
+def push(S, time, kind, arg):
+    """Schedule an event; returns its sequence number (its identity, for lazy cancelling)."""
+    counters = S.I
+    n = counters[I_HEAP_N]
+    seq = counters[I_SEQ]
+    counters[I_SEQ] = seq + 1
+    ht, hs, hp = S.HT, S.HS, S.HP
+    ht[n] = time
+    hs[n] = seq
+    hp[n] = (arg << KIND_BITS) | kind
+    counters[I_HEAP_N] = n + 1
+    _calendar_siftdown(ht, hs, hp, 0, n)
+    return seq
+
+
+@njit(cache=True)
+def _pop(S):
+    counters = S.I
+    ht, hs, hp = S.HT, S.HS, S.HP
+    n = counters[I_HEAP_N] - 1
+    counters[I_HEAP_N] = n
+    t, s, p = ht[0], hs[0], hp[0]
+    if n > 0:
+        ht[0], hs[0], hp[0] = ht[n], hs[n], hp[n]
+        _calendar_siftup(ht, hs, hp, n, 0)
+    return t, s, p
+
+
+# --------------------------------------------------------------------------- CPU tag heaps
+@njit(cache=True)
+def _tag_before(JF, JI, a, b):
+    ta, tb = JF[a, JF_TAG], JF[b, JF_TAG]
+    return ta < tb or (ta == tb and JI[a, J_TAG_SEQ] < JI[b, J_TAG_SEQ])
+
+
+@njit(cache=True)
+def _tag_siftdown(heap, JF, JI, start, pos):
+    item = heap[pos]
+    while pos > start:
+        parent = (pos - 1) >> 1
+        if _tag_before(JF, JI, item, heap[parent]):
+            heap[pos] = heap[parent]
+            pos = parent
+            continue
+        break
+    heap[pos] = item
+
+
+@njit(cache=True)
+def _tag_siftup(heap, JF, JI, n, pos):
+    start = pos
+    item = heap[pos]
+    child = 2 * pos + 1
+    while child < n:
+        right = child + 1
+        if right < n and not _tag_before(JF, JI, heap[child], heap[right]):
+            child = right
+        heap[pos] = heap[child]
+        pos = child
+        child = 2 * pos + 1
+    heap[pos] = item
+    _tag_siftdown(heap, JF, JI, start, pos)
+
+
+# --------------------------------------------------------------------------- processor sharing
+@njit(cache=True)
+def _advance(S, c, now):
+    CPI, CPF = S.CPI, S.CPF
+    dt = now - CPF[c, CPF_LAST]
+    if dt != 0.0:
+        n = CPI[c, CP_N]
+        if n:
+            if not CPI[c, CP_UNSHARED]:
+                CPF[c, CPF_VIRTUAL] += CPF[c, CPF_RATE] * dt
+            cores = CPI[c, CP_CORES]
+            CPF[c, CPF_BUSY] += (n if n < cores else cores) * dt
+            CPF[c, CPF_JOBS] += n * dt
+        CPF[c, CPF_LAST] = now
+
+
+@njit(cache=True)
+def _run_append(S, c, j):
+    CPI, JI = S.CPI, S.JI
+    tail = CPI[c, CP_RUN_TAIL]
+    JI[j, J_PREV] = tail
+    JI[j, J_NEXT] = -1
+    if tail >= 0:
+        JI[tail, J_NEXT] = j
+    else:
+        CPI[c, CP_RUN_HEAD] = j
+    CPI[c, CP_RUN_TAIL] = j
+
+
+@njit(cache=True)
+def _run_remove(S, c, j):
+    CPI, JI = S.CPI, S.JI
+    before, after = JI[j, J_PREV], JI[j, J_NEXT]
+    if before >= 0:
+        JI[before, J_NEXT] = after
+    else:
+        CPI[c, CP_RUN_HEAD] = after
+    if after >= 0:
+        JI[after, J_PREV] = before
+    else:
+        CPI[c, CP_RUN_TAIL] = before
+
+
+@njit(cache=True)
+def _reschedule(S, c):
+    CPI, CPF, JF = S.CPI, S.CPF, S.JF
+    head = S.CPH[c, 0]
+    delay = (JF[head, JF_TAG] - CPF[c, CPF_VIRTUAL]) / CPF[c, CPF_RATE]
+    now = S.F[F_NOW]
+    CPI[c, CP_WAKEUP] = push(S, now + (delay if delay > 0 else 0.0), EV_DEPART, c)
+
+
+@njit(cache=True)
+def _share(S, c, now):
+    """n just exceeded the cores: the running bursts move onto the virtual-time heap (in the
+    order they started; their calendar entries become stale)."""
+    CPI, CPF, JI, JF = S.CPI, S.CPF, S.JI, S.JF
+    heap = S.CPH[c]
+    CPF[c, CPF_VIRTUAL] = 0.0
+    speed = CPF[c, CPF_SPEED]
+    k = 0
+    j = CPI[c, CP_RUN_HEAD]
+    while j >= 0:
+        JF[j, JF_TAG] = (JF[j, JF_FINISH] - now) * speed
+        JI[j, J_TAG_SEQ] = CPI[c, CP_SEQ]
+        CPI[c, CP_SEQ] += 1
+        JI[j, J_BURST_SEQ] = -1
+        heap[k] = j
+        k += 1
+        j = JI[j, J_NEXT]
+    for i in range(k // 2 - 1, -1, -1):  # heapq.heapify
+        _tag_siftup(heap, JF, JI, k, i)
+    CPI[c, CP_HEAP_N] = k
+    CPI[c, CP_RUN_HEAD] = -1
+    CPI[c, CP_RUN_TAIL] = -1
+    CPI[c, CP_UNSHARED] = 0
+    CPF[c, CPF_RATE] = -1.0
+
+
+@njit(cache=True)
+def _unshare(S, c, now):
+    """n fell back to the cores: every job runs at full speed to its own finish time."""
+    CPI, CPF, JI, JF = S.CPI, S.CPF, S.JI, S.JF
+    heap = S.CPH[c]
+    speed = CPF[c, CPF_SPEED]
+    virtual = CPF[c, CPF_VIRTUAL]
+    for i in range(CPI[c, CP_HEAP_N]):
+        j = heap[i]
+        left = JF[j, JF_TAG] - virtual
+        finish = now + max(left, 0.0) / speed
+        JI[j, J_BURST_SEQ] = push(S, finish, EV_BURST, j)
+        JF[j, JF_FINISH] = finish
+        _run_append(S, c, j)
+    CPI[c, CP_HEAP_N] = 0
+    CPI[c, CP_UNSHARED] = 1
+    CPF[c, CPF_RATE] = 0.0
+
+
+@njit(cache=True)
+def cpu_run(S, c, demand, j):
+    """Job j computes `demand` seconds of work (at speed 1) on CPU c, then `_computed(j)`."""
+    CPI, CPF, JI, JF = S.CPI, S.CPF, S.JI, S.JF
+    now = S.F[F_NOW]
+    if CPI[c, CP_DEDICATED]:
+        # Never shared (no more slots than cores): the reference's DedicatedCPU.
+        CPI[c, CP_N] += 1
+        CPF[c, CPF_SIGNED] -= now
+        push(S, now + demand / CPF[c, CPF_SPEED], EV_DEDICATED_BURST, j)
+        return
+    n = CPI[c, CP_N]
+    unshared = CPI[c, CP_UNSHARED]
+    cores = CPI[c, CP_CORES]
+    if unshared:
+        dt = now - CPF[c, CPF_LAST]
+        if dt != 0.0:
+            if n:
+                CPF[c, CPF_BUSY] += (n if n < cores else cores) * dt
+                CPF[c, CPF_JOBS] += n * dt
+            CPF[c, CPF_LAST] = now
+    else:
+        _advance(S, c, now)
+    n += 1
+    CPI[c, CP_N] = n
+    if unshared:
+        if n <= cores:
+            finish = now + demand / CPF[c, CPF_SPEED]
+            JI[j, J_BURST_SEQ] = push(S, finish, EV_BURST, j)
+            JF[j, JF_FINISH] = finish
+            _run_append(S, c, j)
+            return
+        _share(S, c, now)
+    heap = S.CPH[c]
+    JF[j, JF_TAG] = CPF[c, CPF_VIRTUAL] + demand
+    JI[j, J_TAG_SEQ] = CPI[c, CP_SEQ]
+    CPI[c, CP_SEQ] += 1
+    size = CPI[c, CP_HEAP_N]
+    heap[size] = j
+    CPI[c, CP_HEAP_N] = size + 1
+    _tag_siftdown(heap, JF, JI, 0, size)
+    rate = CPF[c, CPF_SPEED] * cores / n
+    # The pending departure stays valid unless the rate changed or the new job is first.
+    if rate != CPF[c, CPF_RATE] or heap[0] == j:
+        CPF[c, CPF_RATE] = rate
+        _reschedule(S, c)
+
+
+# --------------------------------------------------------------------------- slot pools
+@njit(cache=True)
+def pool_acquire(S, p, j):
+    POI, POF = S.POI, S.POF
+    now = S.F[F_NOW]
+    capacity = POI[p, PO_CAPACITY]
+    if capacity < 0 or POI[p, PO_IN_USE] < capacity:
+        POI[p, PO_IN_USE] += 1
+        POF[p, POF_BUSY] -= now
+        POI[p, PO_ACQUIRED] += 1
+        return GRANTED
+    limit = POI[p, PO_QUEUE_LIMIT]
+    if limit >= 0 and POI[p, PO_WAITING] >= limit:
+        POI[p, PO_REFUSED] += 1
+        return REFUSED
+    JI, JF = S.JI, S.JF
+    POI[p, PO_WAITING] += 1
+    POF[p, POF_QUEUE] -= now
+    JI[j, J_WAIT_NEXT] = -1
+    JF[j, JF_WAIT_SINCE] = now
+    tail = POI[p, PO_TAIL]
+    if tail >= 0:
+        JI[tail, J_WAIT_NEXT] = j
+    else:
+        POI[p, PO_HEAD] = j
+    POI[p, PO_TAIL] = j
+    return QUEUED
+
+
+@njit(cache=True)
+def pool_release(S, p):
+    """Free a slot, or hand it straight to the oldest waiter (who continues at once)."""
+    POI, POF = S.POI, S.POF
+    now = S.F[F_NOW]
+    j = POI[p, PO_HEAD]
+    if j < 0:
+        POI[p, PO_IN_USE] -= 1
+        POF[p, POF_BUSY] += now
+        return
+    JI, JF, STI = S.JI, S.JF, S.STI
+    after = JI[j, J_WAIT_NEXT]
+    POI[p, PO_HEAD] = after
+    if after < 0:
+        POI[p, PO_TAIL] = -1
+    POI[p, PO_WAITING] -= 1
+    POF[p, POF_QUEUE] += now
+    POI[p, PO_ACQUIRED] += 1
+    POF[p, POF_WAIT] += now - JF[j, JF_WAIT_SINCE]
+    role = POI[p, PO_ROLE]
+    s = JI[j, J_STATION]
+    if role == ROLE_STATION:  # a worker / thread / connection for the visit itself
+        JF[j, JF_STARTED] = now
+        STI[s, ST_IN_PROGRESS] += 1
+        cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
+    elif role == ROLE_JDBC:  # the caller's JDBC connection: its database call starts
+        _arrive_queued_target(S, j + 1, STI[s, ST_TARGET], p)
+    else:  # a disk spindle
+        push(S, now + draw(S, STI[s, ST_DISK_STREAM]), EV_DISK, j)
+
+
+# --------------------------------------------------------------------------- stations
+@njit(cache=True)
+def _open_visit(S, j, s, member, via_pool):
+    JI, JF, STI = S.JI, S.JF, S.STI
+    now = S.F[F_NOW]
+    JI[j, J_STATION] = s
+    JF[j, JF_ARRIVED] = now
+    JF[j, JF_STARTED] = now
+    JI[j, J_CALLS_LEFT] = STI[s, ST_CALLS]
+    JF[j, JF_DOWNSTREAM] = 0.0
+    JI[j, J_VIA_MEMBER] = member
+    JI[j, J_VIA_POOL] = via_pool
+
+
+@njit(cache=True)
+def _arrive_queued_target(S, j, s, via_pool):
+    """A visit to a station whose queue is unbounded (the database behind a JDBC pool):
+    granted or queued, never refused."""
+    _open_visit(S, j, s, -1, via_pool)
+    STI = S.STI
+    p = STI[s, ST_POOL]
+    if p < 0 or pool_acquire(S, p, j) == GRANTED:
+        STI[s, ST_IN_PROGRESS] += 1
+        cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
+
+
+@njit(cache=True)
+def arrive(S, j, s, member, via_pool):
+    """Station.serve: take a slot (or wait for one, or be refused), then the first burst."""
+    _open_visit(S, j, s, member, via_pool)
+    STI = S.STI
+    p = STI[s, ST_POOL]
+    status = GRANTED if p < 0 else pool_acquire(S, p, j)
+    if status == GRANTED:
+        STI[s, ST_IN_PROGRESS] += 1
+        cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
+    elif status == REFUSED:
+        # The listen queue of the tier the clients connect to drops the SYN; a deeper
+        # tier answers its caller with an error.
+        STI[s, ST_FAILED] += 1
+        reply_up(S, j, REPLY_REFUSED if STI[s, ST_ACCEPTS] else REPLY_FAIL)
+
+
+@njit(cache=True)
+def _close_visit(S, j, ok):
+    """The visit's statistics, and its slot freed (handed to the next waiter first)."""
+    JF, STI, STF = S.JF, S.STI, S.STF
+    now = S.F[F_NOW]
+    s = S.JI[j, J_STATION]
+    STI[s, ST_VISITS] += 1
+    STI[s, ST_IN_PROGRESS] -= 1
+    STF[s, STF_WAIT] += JF[j, JF_STARTED] - JF[j, JF_ARRIVED]
+    STF[s, STF_RESIDENCE] += now - JF[j, JF_ARRIVED]
+    STF[s, STF_DOWNSTREAM] += JF[j, JF_DOWNSTREAM]
+    if not ok:
+        STI[s, ST_FAILED] += 1
+    p = STI[s, ST_POOL]
+    if p >= 0:
+        pool_release(S, p)
+
+
+@njit(cache=True)
+def reply_up(S, j, code):
+    """The visit j answers its caller; a failure travels up the nested visits."""
+    JI, JF, STI, BI = S.JI, S.JF, S.STI, S.BI
+    levels = S.C[C_LEVELS]
+    now = S.F[F_NOW]
+    while True:
+        via_pool = JI[j, J_VIA_POOL]
+        if via_pool >= 0:  # the JDBC connection goes back before the caller resumes
+            pool_release(S, via_pool)
+        member = JI[j, J_VIA_MEMBER]
+        if member >= 0:
+            BI[member, B_OUTSTANDING] -= 1
+        if j % levels == 0:
+            _client_replied(S, j // levels, code)
+            return
+        caller = j - 1
+        JF[caller, JF_DOWNSTREAM] += now - JF[caller, JF_CALL_STARTED]
+        if code == REPLY_OK:
+            s = JI[caller, J_STATION]
+            cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), caller)
+            return
+        _close_visit(S, caller, False)
+        j = caller
+        code = REPLY_FAIL
+
+
+@njit(cache=True)
+def _finish(S, j, ok):
+    _close_visit(S, j, ok)
+    reply_up(S, j, REPLY_OK if ok else REPLY_FAIL)
+
+
+@njit(cache=True)
+def _disk_start(S, j):
+    STI = S.STI
+    s = S.JI[j, J_STATION]
+    if pool_acquire(S, STI[s, ST_DISK_POOL], j) == GRANTED:
+        push(S, S.F[F_NOW] + draw(S, STI[s, ST_DISK_STREAM]), EV_DISK, j)
+
+
+@njit(cache=True)
+def _computed(S, j):
+    """A burst of visit j ended: the next downstream call, the non-CPU wait, the disk, or done."""
+    JI, JF, STI = S.JI, S.JF, S.STI
+    s = JI[j, J_STATION]
+    if JI[j, J_CALLS_LEFT] > 0:
+        JI[j, J_CALLS_LEFT] -= 1
+        JF[j, JF_CALL_STARTED] = S.F[F_NOW]
+        if STI[s, ST_DOWN] == DOWN_BALANCER:
+            _dispatch(S, j + 1)
+            return
+        target = STI[s, ST_TARGET]
+        p = STI[s, ST_JDBC]
+        if p < 0:
+            arrive(S, j + 1, target, -1, -1)
+            return
+        status = pool_acquire(S, p, j)
+        if status == GRANTED:
+            arrive(S, j + 1, target, -1, p)
+        elif status == REFUSED:
+            _finish(S, j, False)
+        return
+    io = STI[s, ST_IO]
+    if io >= 0:
+        push(S, S.F[F_NOW] + draw(S, io), EV_IO, j)
+    elif STI[s, ST_DISK_POOL] >= 0:
+        _disk_start(S, j)
+    else:
+        _finish(S, j, True)
+
+
+# --------------------------------------------------------------------------- balancer
+@njit(cache=True)
+def _pick(S):
+    C, counters = S.C, S.I
+    n = C[C_N_MEMBERS]
+    policy = C[C_POLICY]
+    if policy == POLICY_ROUND_ROBIN:
+        index = counters[I_RR_NEXT]
+        counters[I_RR_NEXT] = (index + 1) % n
+        return index
+    if policy == POLICY_RANDOM:
+        return int(draw(S, C[C_ST_BALANCER]) * n)
+    if policy == POLICY_BYREQUESTS:
+        BF = S.BF
+        total = 0.0
+        best = -1
+        for i in range(n):
+            BF[i, BF_LBSTATUS] += BF[i, BF_WEIGHT]
+            total += BF[i, BF_WEIGHT]
+            if best < 0 or BF[i, BF_LBSTATUS] > BF[best, BF_LBSTATUS]:
+                best = i
+        BF[best, BF_LBSTATUS] -= total
+        return best
+    return 0  # static: the first active member
+
+
+@njit(cache=True)
+def _dispatch(S, j):
+    """The balancer sends the request of job j's row to a member (j is the member's visit)."""
+    C, UI, BI, counters = S.C, S.UI, S.BI, S.I
+    user = S.RI[j // C[C_LEVELS], R_USER]
+    keeps = C[C_KEEPS_SESSIONS]
+    member = -1
+    if keeps:
+        route = UI[user, U_ROUTE]
+        if route >= 0 and C[C_STICKY]:
+            member = route
+            if C[C_POLICY] == POLICY_BYREQUESTS:  # a sticky request still counts
+                BF = S.BF
+                total = 0.0
+                for i in range(C[C_N_MEMBERS]):
+                    BF[i, BF_LBSTATUS] += BF[i, BF_WEIGHT]
+                    total += BF[i, BF_WEIGHT]
+                BF[member, BF_LBSTATUS] -= total
+    if member < 0:
+        member = _pick(S)
+    BI[member, B_OUTSTANDING] += 1
+    BI[member, B_DISPATCHED] += 1
+    if keeps:
+        # The session table: a session found on another member is lost and made anew.
+        route = UI[user, U_ROUTE]
+        if route != member:
+            if route >= 0:
+                counters[I_SESS_LOST] += 1
+            counters[I_SESS_CREATED] += 1
+            UI[user, U_ROUTE] = member
+    arrive(S, j, BI[member, B_STATION], member, -1)
+
+
+# --------------------------------------------------------------------------- clients
+@njit(cache=True)
+def _alloc_request(S, user, attempt, sent):
+    counters, RI, RF = S.I, S.RI, S.RF
+    top = counters[I_RFREE_TOP] - 1
+    counters[I_RFREE_TOP] = top
+    counters[I_REQ_USED] += 1
+    r = S.RFREE[top]
+    RI[r, R_STATE] = PENDING
+    RI[r, R_USER] = user
+    RI[r, R_ATTEMPT] = attempt
+    RI[r, R_SYN] = 0
+    RI[r, R_TIMER] = -1
+    RF[r, RF_SENT] = sent
+    return r
+
+
+@njit(cache=True)
+def _free_request(S, r):
+    counters = S.I
+    S.RI[r, R_STATE] = FREE
+    top = counters[I_RFREE_TOP]
+    S.RFREE[top] = r
+    counters[I_RFREE_TOP] = top + 1
+    counters[I_REQ_USED] -= 1
+
+
+@njit(cache=True)
+def _enter(S, r):
+    C = S.C
+    j = r * C[C_LEVELS]
+    if C[C_ENTRY_KIND] == ENTRY_BALANCER:
+        _dispatch(S, j)
+    else:
+        arrive(S, j, C[C_ENTRY_TARGET], -1, -1)
+
+
+@njit(cache=True)
+def _send(S, r):
+    counters, C, CF, RI = S.I, S.C, S.CF, S.RI
+    now = S.F[F_NOW]
+    inside = counters[I_ARRIVED] - counters[I_COMPLETED] - counters[I_ERRORS] - counters[I_LATE]
+    if inside > C[C_MAX_INSIDE]:
+        counters[I_RUNAWAY] = inside
+        counters[I_STOP] = 1
+        return
+    RI[r, R_STATE] = IN_FLIGHT
+    counters[I_IN_FLIGHT] += 1
+    counters[I_ARRIVED] += 1
+    if RI[r, R_ATTEMPT]:
+        counters[I_RETRIED] += 1
+    if C[C_HAS_TIMEOUT]:
+        # The timer covers the whole attempt, connection set-up included.
+        RI[r, R_TIMER] = push(S, now + CF[CF_TIMEOUT], EV_TIMEOUT, r)
+    if C[C_ST_CONNECT] >= 0:
+        push(S, now + draw(S, C[C_ST_CONNECT]), EV_CONNECTED, r)
+    else:
+        _enter(S, r)
+
+
+@njit(cache=True)
+def _record(S, response):
+    """Recorder.complete: counts, the histogram, batch boundaries, the stop rule."""
+    counters, F, CF = S.I, S.F, S.CF
+    counters[I_COMPLETED] += 1
+    F[F_RESPONSE_SUM] += response
+    hist = S.HIST
+    if response < CF[CF_BIN_MIN]:
+        index = 0
+    else:
+        raw = math.floor(math.log(response / CF[CF_BIN_MIN]) / CF[CF_BIN_LOG_GROWTH]) + 1
+        last = hist.shape[0] - 1
+        index = int(raw) if raw < last else last
+    hist[index] += 1
+    if counters[I_RECORDING]:
+        counters[I_PENDING] += 1
+        if counters[I_PENDING] >= counters[I_BATCH]:
+            _boundary(S)
+            counters[I_PENDING] = 0
+    marks = S.MARKS
+    m = counters[I_MARK_NEXT]
+    if m < marks.shape[0] and counters[I_COMPLETED] >= marks[m]:
+        # points of a grid of completions (Recorder.at_completions), after the batch row
+        while m < marks.shape[0] and counters[I_COMPLETED] >= marks[m]:
+            _take(S)
+            m += 1
+        counters[I_MARK_NEXT] = m
+    if counters[I_COMPLETED] >= counters[I_STOP_AT]:
+        counters[I_STOP_AT] = NEVER
+        counters[I_STOP] = 1
+
+
+@njit(cache=True)
+def _done(S, user):
+    """The user's request has had its final outcome (answered, or given up)."""
+    C, counters, UI = S.C, S.I, S.UI
+    now = S.F[F_NOW]
+    kind = C[C_CLIENT]
+    if kind == CLIENT_CLOSED:
+        counters[I_THINKING] += 1
+        push(S, now + draw(S, C[C_ST_THINK]), EV_THINK, user)
+    elif kind == CLIENT_SESSIONS:
+        if UI[user, U_REMAINING] > 0:
+            push(S, now + draw(S, C[C_ST_THINK]), EV_SESSION_THINK, user)
+        else:
+            counters[I_SESS_ENDED] += 1
+            top = counters[I_UFREE_TOP]
+            S.UFREE[top] = user
+            counters[I_UFREE_TOP] = top + 1
+            counters[I_USR_USED] -= 1
+
+
+@njit(cache=True)
+def _after_failure(S, r, retry_allowed):
+    C, CF, RI, counters = S.C, S.CF, S.RI, S.I
+    attempt = RI[r, R_ATTEMPT]
+    user = RI[r, R_USER]
+    if retry_allowed and attempt < C[C_MAX_RETRIES]:
+        delay = min(CF[CF_BACKOFF] * CF[CF_MULTIPLIER] ** float(attempt), CF[CF_MAX_BACKOFF])
+        again = _alloc_request(S, user, attempt + 1, S.RF[r, RF_SENT])
+        push(S, S.F[F_NOW] + delay, EV_RESEND, again)
+    else:
+        counters[I_FAILED] += 1  # the user gives up on this request
+        _done(S, user)
+
+
+@njit(cache=True)
+def _client_replied(S, r, code):
+    C, CF, RI, counters = S.C, S.CF, S.RI, S.I
+    now = S.F[F_NOW]
+    if RI[r, R_STATE] != IN_FLIGHT:
+        counters[I_LATE] += 1  # the server finished a request its client had abandoned
+        _free_request(S, r)
+        return
+    if code == REPLY_REFUSED:
+        # The SYN was dropped at a full listen queue: the kernel retransmits it after
+        # 1, 2, 4 ... initial RTOs while the attempt (and its timer) stays in flight.
+        syn = RI[r, R_SYN]
+        if syn < C[C_SYN_RETRIES]:
+            RI[r, R_SYN] = syn + 1
+            push(S, now + CF[CF_RTO] * float(2**syn), EV_SYN, r)
+            return
+        code = REPLY_FAIL
+    RI[r, R_STATE] = ANSWERED
+    counters[I_IN_FLIGHT] -= 1
+    RI[r, R_TIMER] = -1
+    if code == REPLY_OK:
+        _record(S, now - S.RF[r, RF_SENT])
+        _done(S, RI[r, R_USER])
+    else:
+        counters[I_ERRORS] += 1
+        _after_failure(S, r, C[C_RETRY_ON_ERROR])
+    _free_request(S, r)
+
+
+@njit(cache=True)
+def _next_session_request(S, session):
+    S.UI[session, U_REMAINING] -= 1
+    _send(S, _alloc_request(S, session, 0, S.F[F_NOW]))
+
+
+# --------------------------------------------------------------------------- recorder
+@njit(cache=True)
+def _snapshot(S, v):
+    """The recorder's row (`Recorder.snapshot`) into v: the base counts, then each probe's
+    fields in the reference's order (`plan.STATION_FIELDS`, ...).  It only reads the state: a
+    CPU's clock is not advanced, as the reference's `counters` does not advance it."""
+    counters, F, C = S.I, S.F, S.C
+    STI, STF, POI, POF, CPI, CPF = S.STI, S.STF, S.POI, S.POF, S.CPI, S.CPF
+    now = F[F_NOW]
+    v[0] = now
+    v[1] = counters[I_COMPLETED]
+    v[2] = F[F_RESPONSE_SUM]
+    v[3] = counters[I_ARRIVED]
+    v[4] = counters[I_TIMED_OUT]
+    v[5] = counters[I_ERRORS]
+    v[6] = counters[I_FAILED]
+    v[7] = counters[I_RETRIED]
+    v[8] = counters[I_LATE]
+    v[9] = counters[I_SYN]
+    k = 10
+    for s in range(C[C_N_STATIONS]):
+        v[k] = STI[s, ST_VISITS]
+        v[k + 1] = STF[s, STF_WAIT]
+        v[k + 2] = STF[s, STF_RESIDENCE]
+        v[k + 3] = STF[s, STF_DOWNSTREAM]
+        v[k + 4] = STI[s, ST_FAILED]
+        v[k + 5] = STI[s, ST_IN_PROGRESS]
+        k += 6
+    for p in range(C[C_N_POOLS]):
+        v[k] = POF[p, POF_BUSY] + POI[p, PO_IN_USE] * now
+        v[k + 1] = POF[p, POF_QUEUE] + POI[p, PO_WAITING] * now
+        v[k + 2] = POI[p, PO_ACQUIRED]
+        v[k + 3] = POI[p, PO_REFUSED]
+        v[k + 4] = POF[p, POF_WAIT]
+        v[k + 5] = POI[p, PO_IN_USE]
+        v[k + 6] = POI[p, PO_WAITING]
+        k += 7
+    for c in range(C[C_N_CPUS]):
+        n = CPI[c, CP_N]
+        if CPI[c, CP_DEDICATED]:
+            area = CPF[c, CPF_SIGNED] + n * now
+            v[k] = area
+            v[k + 1] = area
+        else:
+            dt = now - CPF[c, CPF_LAST]
+            if dt != 0.0 and n:
+                cores = CPI[c, CP_CORES]
+                v[k] = CPF[c, CPF_BUSY] + (n if n < cores else cores) * dt
+                v[k + 1] = CPF[c, CPF_JOBS] + n * dt
+            else:
+                v[k] = CPF[c, CPF_BUSY]
+                v[k + 1] = CPF[c, CPF_JOBS]
+        v[k + 2] = CPI[c, CP_COMPLETED]
+        k += 3
+    if C[C_HAS_DISPATCHER]:
+        BI = S.BI
+        for m in range(C[C_N_MEMBERS]):
+            v[k] = BI[m, B_DISPATCHED]
+            k += 1
+        for _ in range(4):  # failovers, refused_down, unavailable, sticky_refused
+            v[k] = 0.0
+            k += 1
+        v[k] = counters[I_SESS_CREATED]
+        v[k + 1] = counters[I_SESS_LOST]
+
+
+@njit(cache=True)
+def _take(S):
+    """A point of the progress grid (`sim.observe.checkpoints.Checkpoints._take`): time,
+    completions and summed response always; the full row and the histogram at the candidate
+    window starts (the first points)."""
+    counters = S.I
+    n = counters[I_CK_N]
+    grid = S.CKF
+    if n >= grid.shape[0]:
+        return
+    grid[n, 0] = S.F[F_NOW]
+    grid[n, 1] = counters[I_COMPLETED]
+    grid[n, 2] = S.F[F_RESPONSE_SUM]
+    if n < S.C[C_CANDIDATES]:
+        _snapshot(S, S.CKROWS[n])
+        S.CKHIST[n, :] = S.HIST
+    counters[I_CK_N] = n + 1
+
+
+@njit(cache=True)
+def _append_row(S):
+    counters = S.I
+    row = counters[I_NROWS]
+    _snapshot(S, S.ROWS[row])
+    S.HROWS[row, :] = S.HIST
+    counters[I_NROWS] = row + 1
+
+
+@njit(cache=True)
+def _boundary(S):
+    counters = S.I
+    _append_row(S)
+    n = counters[I_NROWS]
+    if n > 2 * S.C[C_MAX_BATCHES]:
+        # Merge adjacent batches: keep the base row and every second boundary.
+        rows, hrows = S.ROWS, S.HROWS
+        kept = 0
+        for i in range(0, n, 2):
+            rows[kept, :] = rows[i, :]
+            hrows[kept, :] = hrows[i, :]
+            kept += 1
+        counters[I_NROWS] = kept
+        counters[I_BATCH] *= 2
+
+
+@njit(cache=True)
+def _start_recording(S):
+    counters = S.I
+    counters[I_RECORDING] = 1
+    if counters[I_STOP_AFTER] >= 0:
+        counters[I_STOP_AT] = counters[I_COMPLETED] + counters[I_STOP_AFTER]
+    counters[I_PENDING] = 0
+    _append_row(S)
+
+
+@njit(cache=True)
+def _finish_recording(S):
+    counters = S.I
+    if not counters[I_RECORDING]:
+        _start_recording(S)
+        return
+    last = S.ROWS[counters[I_NROWS] - 1]
+    if S.F[F_NOW] > last[0] or counters[I_COMPLETED] > last[1]:
+        _append_row(S)
+
+
+# --------------------------------------------------------------------------- the loop
+@njit(cache=True)
+def _start(S):
+    C, CF, counters, UI = S.C, S.CF, S.I, S.UI
+    now = S.F[F_NOW]
+    if C[C_WARMUP] == WARMUP_FIXED:
+        if CF[CF_WARMUP_S] > 0:
+            push(S, now + CF[CF_WARMUP_S], EV_WARMUP, 0)
+        else:
+            _start_recording(S)
+    else:
+        _start_recording(S)
+    grid = C[C_GRID]
+    if grid != GRID_NONE:  # sim.observe.checkpoints.Checkpoints, built before the clients start
+        _take(S)
+        if grid == GRID_TIME:
+            push(S, now + CF[CF_GRID_STEP], EV_CHECKPOINT, 1)
+    kind = C[C_CLIENT]
+    if kind == CLIENT_CLOSED:
+        for user in range(C[C_USERS]):
+            UI[user, U_ROUTE] = -1
+            _send(S, _alloc_request(S, user, 0, now))
+    elif kind == CLIENT_OPEN:
+        push(S, now + draw(S, C[C_ST_ARRIVALS]), EV_ARRIVAL, 0)
+    else:
+        push(S, now + draw(S, C[C_ST_ARRIVALS]), EV_SESSION_ARRIVAL, 0)
+    counters[I_STARTED] = 1
+
+
+@njit(cache=True)
+def _needs_room(S):
+    """Room for the worst event: every live job continuing at once, a CPU unsharing."""
+    counters, C = S.I, S.C
+    used = counters[I_REQ_USED]
+    if 2 * used + 8 > S.RI.shape[0]:
+        return True
+    if counters[I_HEAP_N] + 4 * C[C_LEVELS] * used + C[C_MAX_CORES] + 64 > S.HT.shape[0]:
+        return True
+    return C[C_CLIENT] == CLIENT_SESSIONS and 2 * counters[I_USR_USED] + 8 > S.UI.shape[0]
+
+
+@njit(cache=True)
+def run_events(S):
+    """Run until the horizon, the stop rule, a runaway queue, or a full table (GROW: the
+    driver enlarges the arrays and calls again; the run resumes exactly where it stopped)."""
+    counters, F, C, CF = S.I, S.F, S.C, S.CF
+    if not counters[I_STARTED]:
+        _start(S)
+    JI, STI, CPI, CPF, UI = S.JI, S.STI, S.CPI, S.CPF, S.UI
+    ht = S.HT
+    until = F[F_UNTIL]
+    while True:
+        if counters[I_STOP]:
+            break
+        if _needs_room(S):
+            return GROW
+        if counters[I_HEAP_N] == 0 or ht[0] > until:
+            F[F_NOW] = until
+            break
+        now, seq, payload = _pop(S)
+        F[F_NOW] = now
+        counters[I_EVENTS] += 1
+        kind = payload & KIND_MASK
+        arg = payload >> KIND_BITS
+        if kind == EV_DEDICATED_BURST:
+            c = STI[JI[arg, J_STATION], ST_CPU]
+            CPI[c, CP_N] -= 1
+            CPF[c, CPF_SIGNED] += now
+            CPI[c, CP_COMPLETED] += 1
+            _computed(S, arg)
+        elif kind == EV_BURST:
+            if JI[arg, J_BURST_SEQ] != seq:
+                continue  # moved to the shared regime
+            JI[arg, J_BURST_SEQ] = -1
+            c = STI[JI[arg, J_STATION], ST_CPU]
+            _run_remove(S, c, arg)
+            n = CPI[c, CP_N]
+            dt = now - CPF[c, CPF_LAST]
+            if dt != 0.0:
+                cores = CPI[c, CP_CORES]
+                CPF[c, CPF_BUSY] += (n if n < cores else cores) * dt
+                CPF[c, CPF_JOBS] += n * dt
+                CPF[c, CPF_LAST] = now
+            CPI[c, CP_N] = n - 1
+            CPI[c, CP_COMPLETED] += 1
+            _computed(S, arg)
+        elif kind == EV_THINK:
+            counters[I_THINKING] -= 1
+            _send(S, _alloc_request(S, arg, 0, now))
+        elif kind == EV_ARRIVAL:
+            counters[I_GENERATED] += 1
+            _send(S, _alloc_request(S, counters[I_GENERATED], 0, now))
+            push(S, now + draw(S, C[C_ST_ARRIVALS]), EV_ARRIVAL, 0)
+        elif kind == EV_DEPART:
+            c = arg
+            if CPI[c, CP_WAKEUP] != seq:
+                continue  # cancelled
+            CPI[c, CP_WAKEUP] = -1
+            _advance(S, c, now)
+            JF, heap, scratch = S.JF, S.CPH[c], S.SCRATCH
+            virtual = CPF[c, CPF_VIRTUAL]
+            limit = virtual + EPS * (1.0 + abs(virtual))
+            k = 0
+            size = CPI[c, CP_HEAP_N]
+            # Everything whose tag has been reached leaves now (ties and rounding).
+            while size > 0 and JF[heap[0], JF_TAG] <= limit:
+                scratch[k] = heap[0]
+                k += 1
+                size -= 1
+                if size > 0:
+                    heap[0] = heap[size]
+                    _tag_siftup(heap, JF, JI, size, 0)
+            CPI[c, CP_HEAP_N] = size
+            if k > 0 and JF[scratch[k - 1], JF_TAG] > virtual:
+                CPF[c, CPF_VIRTUAL] = JF[scratch[k - 1], JF_TAG]
+            CPI[c, CP_N] -= k
+            CPI[c, CP_COMPLETED] += k
+            if CPI[c, CP_N] <= CPI[c, CP_CORES]:
+                _unshare(S, c, now)
+            else:
+                CPF[c, CPF_RATE] = CPF[c, CPF_SPEED] * CPI[c, CP_CORES] / CPI[c, CP_N]
+                _reschedule(S, c)
+            for i in range(k):
+                _computed(S, scratch[i])
+        elif kind == EV_IO:
+            if STI[JI[arg, J_STATION], ST_DISK_POOL] >= 0:
+                _disk_start(S, arg)
+            else:
+                _finish(S, arg, True)
+        elif kind == EV_DISK:
+            pool_release(S, STI[JI[arg, J_STATION], ST_DISK_POOL])
+            _finish(S, arg, True)
+        elif kind == EV_TIMEOUT:
+            RI = S.RI
+            if RI[arg, R_TIMER] != seq or RI[arg, R_STATE] != IN_FLIGHT:
+                continue  # answered (the timer was cancelled), or a later request's row
+            RI[arg, R_STATE] = ABANDONED  # the servers keep working on it
+            RI[arg, R_TIMER] = -1
+            counters[I_IN_FLIGHT] -= 1
+            counters[I_TIMED_OUT] += 1
+            _after_failure(S, arg, C[C_RETRY_ON_TIMEOUT])
+        elif kind == EV_RESEND:
+            _send(S, arg)
+        elif kind == EV_SYN:
+            if S.RI[arg, R_STATE] != IN_FLIGHT:
+                _free_request(S, arg)  # the client gave up while its kernel backed off
+                continue
+            counters[I_SYN] += 1
+            if C[C_ST_CONNECT] >= 0:
+                push(S, now + draw(S, C[C_ST_CONNECT]), EV_CONNECTED, arg)
+            else:
+                _enter(S, arg)
+        elif kind == EV_CONNECTED:
+            _enter(S, arg)
+        elif kind == EV_SESSION_ARRIVAL:
+            top = counters[I_UFREE_TOP] - 1
+            counters[I_UFREE_TOP] = top
+            counters[I_USR_USED] += 1
+            session = S.UFREE[top]
+            counters[I_SESS_STARTED] += 1
+            UI[session, U_ROUTE] = -1
+            if C[C_FIXED_LENGTH] >= 0:
+                UI[session, U_REMAINING] = C[C_FIXED_LENGTH]
+            else:
+                UI[session, U_REMAINING] = int(draw(S, C[C_ST_LENGTH]))
+            _next_session_request(S, session)
+            push(S, now + draw(S, C[C_ST_ARRIVALS]), EV_SESSION_ARRIVAL, 0)
+        elif kind == EV_SESSION_THINK:
+            _next_session_request(S, arg)
+        elif kind == EV_WARMUP:
+            _start_recording(S)
+        elif kind == EV_CHECKPOINT:
+            _take(S)
+            if arg + 1 < C[C_CELLS]:  # the last point is the end of the run
+                push(S, now + CF[CF_GRID_STEP], EV_CHECKPOINT, arg + 1)
+    if counters[I_RUNAWAY]:
+        return RUNAWAY
+    _finish_recording(S)
+    return DONE
+
+
+def empty_state_sizes() -> dict[str, int]:
+    """Field counts of each table, for the driver that allocates them."""
+    return {
+        "I": N_I,
+        "F": N_F,
+        "C": N_C,
+        "CF": N_CF,
+        "STI": N_STI,
+        "STF": N_STF,
+        "POI": N_POI,
+        "POF": N_POF,
+        "CPI": N_CPI,
+        "CPF": N_CPF,
+        "JI": N_JI,
+        "JF": N_JF,
+        "RI": N_RI,
+        "RF": N_RF,
+        "BI": N_BI,
+        "BF": N_BF,
+        "UI": N_UI,
+    }
+
+
+__all__ = ["REFILLS", "np", "run_events"]

@@ -1,0 +1,418 @@
+"""The compiled engine's plan of a model: flat tables of stations, pools, CPUs, balancer
+members and random streams, in the reference engine's order, and a probe view per component.
+
+The order is the reference's (`sim.run.assemble`): stations proxy, database, nodes; pools and
+CPUs in the order they are built there; the balancer last.  The recorder's columns are those
+the reference's probes declare (`fields`), and each component's metrics are computed by a
+view that borrows the reference class's own `metrics` method (a pool's view needs only its
+capacity, a CPU's its cores): metric names, values and units are the reference's, their
+formulas written once.  The random streams have the reference's purposes
+(`Streams.generator(purpose)`), so both engines draw the same numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sim.engines.compiled import kernel as k
+from sim.engines.compiled.support import blind_policy
+from sim.kernel.cpu import ProcessorSharingCPU
+from sim.kernel.slots import INFINITE, Pool
+from sim.model.plan import NodePlan
+from sim.model.schema import ClosedClients, Model, OpenClients, SessionClients
+from sim.observe.probes import Measures
+from sim.observe.recorder import BASE_FIELDS
+from sim.random.distributions import Deterministic, Distribution, Exponential, as_distribution
+from sim.tiers.balancer.dispatcher import BALANCER_COUNTS, DispatchProbe
+from sim.tiers.station import Station
+
+# The counters the compiled recorder writes for each component, in this order (`kernel.
+# _snapshot`): they must be the reference probes' fields, or the metrics would read the wrong
+# columns.  A field added to a reference probe stops the compiled engine here until the
+# kernel records it too.
+STATION_FIELDS = ("visits", "wait_sum", "residence_sum", "downstream_sum", "failed", "in_progress")
+POOL_FIELDS = ("busy_area", "queue_area", "acquired", "refused", "wait_sum", "in_use", "waiting")
+CPU_FIELDS = ("busy_area", "jobs_area", "completed")
+DISPATCH_COUNTS = (
+    "failovers",
+    "refused_down",
+    "unavailable",
+    "sticky_refused",
+    "sessions_created",
+    "sessions_lost",
+)
+for _kernel, _reference in (
+    (STATION_FIELDS, Station.fields),
+    (POOL_FIELDS, Pool.fields),
+    (CPU_FIELDS, ProcessorSharingCPU.fields),
+    (DISPATCH_COUNTS, BALANCER_COUNTS),
+):
+    if _kernel != tuple(_reference):
+        raise RuntimeError(
+            f"the compiled recorder writes {_kernel} but the reference probe declares "
+            f"{tuple(_reference)}: record the new fields in sim.engines.compiled.kernel._snapshot"
+        )
+
+POLICY_CODES = {
+    "round_robin": k.POLICY_ROUND_ROBIN,
+    "random": k.POLICY_RANDOM,
+    "byrequests": k.POLICY_BYREQUESTS,
+    "static": k.POLICY_STATIC,
+}
+
+
+# --------------------------------------------------------------------------- probe views
+class StationView:
+    """A station's probe over the compiled counters: `Station`'s fields and metrics."""
+
+    fields: tuple[str, ...] = Station.fields
+    metrics = Station.metrics
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class PoolView:
+    """A slot pool's probe: `Pool`'s fields and metrics (which read its capacity)."""
+
+    fields: tuple[str, ...] = Pool.fields
+    metrics = Pool.metrics
+
+    def __init__(self, name: str, capacity: int | None) -> None:
+        self.name = name
+        self.capacity = INFINITE if capacity is None else capacity
+
+
+class CpuView:
+    """A host CPU's probe: the CPU's fields and metrics (which read its cores); both of the
+    reference's CPU forms have the same."""
+
+    fields: tuple[str, ...] = ProcessorSharingCPU.fields
+    metrics = ProcessorSharingCPU.metrics
+
+    def __init__(self, name: str, cores: int) -> None:
+        self.name = name
+        self.cores = cores
+
+
+class BalancerView:
+    """The balancer's probe: `DispatchProbe`'s fields and metrics (which read the members)."""
+
+    metrics = DispatchProbe.metrics
+
+    def __init__(self, members: Sequence[str]) -> None:
+        self.name = "balancer"
+        self.members = tuple(members)
+        self.fields: tuple[str, ...] = (*self.members, *BALANCER_COUNTS)
+
+
+# --------------------------------------------------------------------------- the plan
+@dataclass
+class Stream:
+    """One random stream: `purpose` names its generator; `reverse` serves each block back to
+    front (the balancer's `UniformDraws` pops its block from the end)."""
+
+    purpose: str
+    distribution: Distribution | None  # None: uniform [0, 1) numbers
+    reverse: bool = False
+    geometric_p: float | None = None  # session lengths: numpy's geometric(p)
+
+
+@dataclass
+class Plan:
+    levels: int
+    stations: np.ndarray  # int table (kernel ST_*), statistics zeroed
+    pools: np.ndarray  # int table (kernel PO_*)
+    cpus_int: np.ndarray  # kernel CP_*
+    cpus_float: np.ndarray  # kernel CPF_*
+    members: np.ndarray  # kernel B_*
+    weights: np.ndarray
+    streams: list[Stream]
+    constants: list[float | None]  # per stream: its constant, or None if drawn
+    config: np.ndarray
+    config_float: np.ndarray
+    columns: list[str]
+    probes: list[Measures] = field(default_factory=list)
+    users: int = 0
+
+
+def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
+    """The tables of a model that `support.unsupported` accepts; `nodes_planned` are the
+    nodes the balancer reaches (`sim.model.plan.compile_plan(model).nodes`)."""
+    streams: list[Stream] = []
+    constants: list[float | None] = []
+
+    def stream(purpose: str, distribution: Distribution, calls: int = 0) -> int:
+        if calls:
+            distribution = distribution.scaled(1.0 / (calls + 1))
+        streams.append(Stream(purpose, distribution))
+        constants.append(distribution.value if isinstance(distribution, Deterministic) else None)
+        return len(streams) - 1
+
+    stations: list[dict] = []
+    names: list[str] = []
+    pools: list[tuple] = []  # (name, capacity, queue limit, role)
+    cpus: list[tuple] = []  # (name, cores, speed, dedicated)
+
+    def pool(name: str, capacity, queue_limit, role: int) -> int:
+        pools.append((name, capacity, queue_limit, role))
+        return len(pools) - 1
+
+    def cpu(name: str, cores: int, speed: float, slots) -> int:
+        # At most `slots` visits compute at once: with no more slots than cores the CPU is
+        # never shared (the reference's DedicatedCPU).
+        cpus.append((f"{name}.cpu", cores, speed, slots is not None and slots <= cores))
+        return len(cpus) - 1
+
+    def station(name: str, **fields) -> int:
+        record = {
+            "pool": -1,
+            "io": -1,
+            "calls": 0,
+            "down": k.DOWN_NONE,
+            "target": -1,
+            "jdbc": -1,
+            "disk_pool": -1,
+            "disk_stream": -1,
+            "accepts": 0,
+        }
+        record.update(fields)
+        stations.append(record)
+        names.append(name)
+        return len(stations) - 1
+
+    database = -1
+    if model.database is not None:
+        db = model.database
+        connections = (
+            pool("database.connections", db.connections, None, k.ROLE_STATION)
+            if db.connections
+            else -1
+        )
+        database = station(
+            "database",
+            pool=connections,
+            cpu=cpu("database", db.cores, db.speed, db.connections),
+            burst=stream("database.demand", as_distribution(db.demand)),
+        )
+        disk = as_distribution(db.disk_demand)
+        if disk.mean > 0:
+            stations[database]["disk_pool"] = pool("database.disks", db.disks, None, k.ROLE_DISK)
+            stations[database]["disk_stream"] = stream("database.disk", disk)
+
+    nodes: list[int] = []
+    weights: list[float] = []
+    for planned in nodes_planned:
+        group = planned.spec
+        weights.append(group.weight)
+        name = planned.name
+        fields: dict = {"calls": 0}
+        if group.db_calls:
+            fields.update(calls=group.db_calls, down=k.DOWN_STATION, target=database)
+            if group.jdbc_pool is not None:
+                fields["jdbc"] = pool(f"{name}.jdbc_pool", group.jdbc_pool, None, k.ROLE_JDBC)
+        # the non-blocking connector's request threads (`connectors.NonBlocking`): no pool
+        # when both the threads and their queue are unbounded
+        if group.threads is not None or group.accept_queue is not None:
+            fields["pool"] = pool(
+                f"{name}.threads", group.threads, group.accept_queue, k.ROLE_STATION
+            )
+        fields["cpu"] = cpu(name, group.cores, group.speed, group.threads)
+        fields["burst"] = stream(f"{name}.demand", as_distribution(group.demand), group.db_calls)
+        io = as_distribution(group.io_wait)
+        if io.mean != 0:
+            fields["io"] = stream(f"{name}.io_wait", io)
+        nodes.append(station(name, **fields))
+
+    dispatcher = len(nodes) > 1
+    keeps_sessions = dispatcher and model.clients.kind in ("closed", "sessions")
+    policy = (blind_policy(model.balancer.policy) if dispatcher else None) or "static"
+    balancer_stream = -1
+    if dispatcher and policy == "random":
+        streams.append(Stream("balancer", None, reverse=True))
+        constants.append(None)
+        balancer_stream = len(streams) - 1
+
+    entry_kind, entry_target = k.ENTRY_STATION, nodes[0] if nodes else -1
+    if dispatcher:
+        entry_kind, entry_target = k.ENTRY_BALANCER, -1
+    if model.proxy is not None:
+        px = model.proxy
+        processes = px.processes
+        capacity = None if processes is None else processes.workers  # MaxRequestWorkers run
+        forwards = px.forward and bool(nodes)
+        fields = {
+            "pool": pool("proxy.workers", capacity, px.listen_backlog, k.ROLE_STATION),
+            "cpu": cpu("proxy", px.cores, px.speed, capacity),
+            "burst": stream("proxy.demand", as_distribution(px.demand), 1 if forwards else 0),
+            "accepts": 1,
+        }
+        if forwards:
+            fields["calls"] = 1
+            if dispatcher:
+                fields["down"] = k.DOWN_BALANCER
+            else:
+                fields.update(down=k.DOWN_STATION, target=nodes[0])
+        proxy = station("proxy", **fields)
+        entry_kind, entry_target = k.ENTRY_STATION, proxy
+        # the reference lists the proxy first
+        order = [proxy, *range(len(stations) - 1)]
+    else:
+        for node in nodes:
+            stations[node]["accepts"] = 1
+        order = list(range(len(stations)))
+    renumber = {old: new for new, old in enumerate(order)}
+    stations = [stations[old] for old in order]
+    names = [names[old] for old in order]
+    for record in stations:
+        if record["target"] >= 0:
+            record["target"] = renumber[record["target"]]
+    nodes = [renumber[n] for n in nodes]
+    if entry_kind == k.ENTRY_STATION:
+        entry_target = renumber[entry_target]
+
+    levels = (1 if model.proxy is not None else 0) + (1 if nodes else 0)
+    if any(stations[n]["calls"] for n in nodes):
+        levels += 1
+    levels = max(levels, 1)
+
+    station_table = np.zeros((len(stations), k.N_STI), dtype=np.int64)
+    for s, record in enumerate(stations):
+        row = station_table[s]
+        row[k.ST_POOL] = record["pool"]
+        row[k.ST_CPU] = record["cpu"]
+        row[k.ST_BURST] = record["burst"]
+        row[k.ST_IO] = record["io"]
+        row[k.ST_CALLS] = record["calls"]
+        row[k.ST_DOWN] = record["down"]
+        row[k.ST_TARGET] = record["target"]
+        row[k.ST_JDBC] = record["jdbc"]
+        row[k.ST_DISK_POOL] = record["disk_pool"]
+        row[k.ST_DISK_STREAM] = record["disk_stream"]
+        row[k.ST_ACCEPTS] = record["accepts"]
+
+    pool_table = np.zeros((len(pools), k.N_POI), dtype=np.int64)
+    for p, (_name, capacity, queue_limit, role) in enumerate(pools):
+        row = pool_table[p]
+        row[k.PO_CAPACITY] = -1 if capacity is None else capacity
+        row[k.PO_QUEUE_LIMIT] = -1 if queue_limit is None else queue_limit
+        row[k.PO_HEAD] = -1
+        row[k.PO_TAIL] = -1
+        row[k.PO_ROLE] = role
+
+    cpus_int = np.zeros((len(cpus), k.N_CPI), dtype=np.int64)
+    cpus_float = np.zeros((len(cpus), k.N_CPF), dtype=np.float64)
+    for c, (_name, cores, speed, dedicated) in enumerate(cpus):
+        cpus_int[c, k.CP_CORES] = cores
+        cpus_int[c, k.CP_DEDICATED] = int(dedicated)
+        cpus_int[c, k.CP_UNSHARED] = 1
+        cpus_int[c, k.CP_WAKEUP] = -1
+        cpus_int[c, k.CP_RUN_HEAD] = -1
+        cpus_int[c, k.CP_RUN_TAIL] = -1
+        cpus_float[c, k.CPF_SPEED] = speed
+
+    member_table = np.zeros((max(len(nodes), 1), k.N_BI), dtype=np.int64)
+    for m, node in enumerate(nodes):
+        member_table[m, k.B_STATION] = node
+
+    # The reference's probes, in its order (`Assembly.probes`): stations, pools, CPUs, then
+    # the balancer.
+    probes: list[Measures] = [StationView(name) for name in names]
+    probes += [PoolView(name, capacity) for name, capacity, *_ in pools]
+    probes += [CpuView(name, cores) for name, cores, *_ in cpus]
+    if dispatcher:
+        probes.append(BalancerView([names[n] for n in nodes]))
+    columns = list(BASE_FIELDS)
+    for probe in probes:
+        columns += [f"{probe.name}:{f}" for f in probe.fields]
+
+    config, config_float, users = _clients(model, streams, constants)
+    config[k.C_LEVELS] = levels
+    config[k.C_N_STATIONS] = len(stations)
+    config[k.C_N_POOLS] = len(pools)
+    config[k.C_N_CPUS] = len(cpus)
+    config[k.C_N_MEMBERS] = len(nodes)
+    config[k.C_ST_BALANCER] = balancer_stream
+    config[k.C_ENTRY_KIND] = entry_kind
+    config[k.C_ENTRY_TARGET] = entry_target
+    config[k.C_POLICY] = POLICY_CODES[policy]
+    config[k.C_STICKY] = int(model.balancer.sticky_session)
+    config[k.C_KEEPS_SESSIONS] = int(keeps_sessions)
+    config[k.C_HAS_DISPATCHER] = int(dispatcher)
+    config[k.C_MAX_CORES] = max((c[1] for c in cpus), default=1)
+    return Plan(
+        levels=levels,
+        stations=station_table,
+        pools=pool_table,
+        cpus_int=cpus_int,
+        cpus_float=cpus_float,
+        members=member_table,
+        weights=np.asarray(weights if nodes else [1.0], dtype=np.float64),
+        streams=streams,
+        constants=constants,
+        config=config,
+        config_float=config_float,
+        columns=columns,
+        probes=probes,
+        users=users,
+    )
+
+
+def _clients(model: Model, streams: list[Stream], constants: list) -> tuple:
+    """Client configuration; the clients' streams are appended to `streams`."""
+    spec = model.clients
+    config = np.full(k.N_C, -1, dtype=np.int64)
+    config_float = np.zeros(k.N_CF, dtype=np.float64)
+
+    def stream(purpose: str, distribution: Distribution) -> int:
+        streams.append(Stream(purpose, distribution))
+        constants.append(distribution.value if isinstance(distribution, Deterministic) else None)
+        return len(streams) - 1
+
+    users = 1
+    if isinstance(spec, ClosedClients):
+        config[k.C_CLIENT] = k.CLIENT_CLOSED
+        config[k.C_USERS] = users = spec.users
+        config[k.C_ST_THINK] = stream("clients.think", as_distribution(spec.think))
+    elif isinstance(spec, OpenClients):
+        config[k.C_CLIENT] = k.CLIENT_OPEN
+        arrivals: Distribution
+        if spec.rate_per_s is not None:
+            arrivals = Exponential(1.0 / spec.rate_per_s)
+        else:
+            arrivals = as_distribution(spec.interarrival)
+        config[k.C_ST_ARRIVALS] = stream("clients.arrivals", arrivals)
+    else:
+        assert isinstance(spec, SessionClients)
+        assert spec.requests_per_session is not None  # a script is refused by `unsupported`
+        config[k.C_CLIENT] = k.CLIENT_SESSIONS
+        config[k.C_ST_ARRIVALS] = stream(
+            "clients.arrivals", Exponential(1.0 / spec.session_rate_per_s)
+        )
+        config[k.C_ST_THINK] = stream("clients.think", as_distribution(spec.think))
+        if spec.fixed_length:
+            config[k.C_FIXED_LENGTH] = int(spec.requests_per_session)
+        else:
+            streams.append(
+                Stream("clients.session_length", None, geometric_p=1.0 / spec.requests_per_session)
+            )
+            constants.append(None)
+            config[k.C_ST_LENGTH] = len(streams) - 1
+        users = 64
+    if spec.connect is not None and as_distribution(spec.connect).mean > 0:
+        config[k.C_ST_CONNECT] = stream("clients.connect", as_distribution(spec.connect))
+    config[k.C_HAS_TIMEOUT] = int(spec.timeout_s is not None)
+    config_float[k.CF_TIMEOUT] = spec.timeout_s or 0.0
+    retry = spec.retry
+    config[k.C_MAX_RETRIES] = retry.max_retries
+    config[k.C_RETRY_ON_TIMEOUT] = int(retry.on_timeout)
+    config[k.C_RETRY_ON_ERROR] = int(retry.on_error)
+    config_float[k.CF_BACKOFF] = retry.backoff_s
+    config_float[k.CF_MULTIPLIER] = retry.multiplier
+    config_float[k.CF_MAX_BACKOFF] = retry.max_backoff_s
+    config[k.C_SYN_RETRIES] = spec.tcp.syn_retries
+    config_float[k.CF_RTO] = spec.tcp.initial_rto_s
+    return config, config_float, users

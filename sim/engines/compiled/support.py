@@ -1,0 +1,259 @@
+"""Which models the compiled engine simulates, and for the others, what it lacks.
+
+The compiled engine covers the queueing core: closed, open (Poisson or renewal) and
+partly-open session clients with think times, connection set-up, timeouts, retries and SYN
+retransmission; the proxy's worker pool (Apache MaxRequestWorkers as httpd runs it,
+`ListenBacklog`) as one pool, without connection handling of its own; backend thread pools
+(Tomcat `maxThreads`, `acceptCount`, the non-blocking connector) on processor-shared cores
+with non-CPU waits; JDBC pools; the database's connections, CPU and FCFS disks; the
+state-blind balancer policies with sticky sessions.  Everything else runs on the reference
+engine: finite workloads, ramps and rate schedules, request classes, mixes and scripts,
+client connections as entities (keep-alive, closing after an error status, lingering close,
+a CPU cost per connection), httpd's children as individuals (process management, per-child
+backend pools, the event MPM's connection limit), the front's backend connection pools,
+blocking connectors and connection limits, JVMs, session replication, crashes, and the
+load-aware or per-client policies.
+
+The reasons are read from the reference's own builder (`sim.run.assemble`): a model is
+accepted only when the reference would build nothing but the components above for it.
+"""
+
+from __future__ import annotations
+
+from sim.model.schema import ClosedClients, Model, OpenClients
+from sim.random.distributions import as_distribution
+from sim.run.assemble import children_matter, connections_matter, pool_limit_binds
+from sim.tiers.balancer.policies import policy_class
+from sim.tiers.balancer.policies.least_load import UniformRandom
+from sim.tiers.balancer.policies.rotation import (
+    FirstActive,
+    SmoothWeightedRoundRobin,
+    StrictRoundRobin,
+)
+from sim.tiers.proxy.client_connections import linger_hold_s
+
+# The policies that choose without looking at load or per-client state (and never fail over,
+# since members only fail through `backends.N.events`, which the engine does not model), by
+# the reference class that implements them: every name registered for the class is covered
+# (lighttpd's round robin and JBoss's RandomRobin are uniform random picks).
+BLIND_CLASSES = {
+    StrictRoundRobin: "round_robin",
+    UniformRandom: "random",
+    SmoothWeightedRoundRobin: "byrequests",
+    FirstActive: "static",
+}
+
+
+# Every parameter of the schema (`tiersim schema`), by how the compiled engine treats it: it
+# models it, refuses the model when it matters (`unsupported` names it), or it is inert in every
+# model the engine accepts (and why).  A refused or inert entry covers its whole subtree; a
+# modelled one is a leaf, so that a parameter added to the schema fails
+# tests/test_compiled_engine.py until it is placed here -- and, if it can change a supported
+# model, modelled or refused.
+MODELLED, REFUSED, INERT = "modelled", "refused", "inert"
+PARAMETERS: dict[str, tuple[str, str]] = {
+    "meta": (INERT, "descriptive"),
+    "clients.kind": (MODELLED, "closed, open, sessions (ab: a finite workload, refused)"),
+    "clients.timeout_s": (MODELLED, ""),
+    "clients.retry.max_retries": (MODELLED, ""),
+    "clients.retry.backoff_s": (MODELLED, ""),
+    "clients.retry.multiplier": (MODELLED, ""),
+    "clients.retry.max_backoff_s": (MODELLED, ""),
+    "clients.retry.on_timeout": (MODELLED, ""),
+    "clients.retry.on_error": (MODELLED, ""),
+    "clients.connect": (MODELLED, ""),
+    "clients.tcp.syn_retries": (MODELLED, "SYN retransmission"),
+    "clients.tcp.initial_rto_s": (MODELLED, "SYN retransmission"),
+    "clients.keep_alive": (REFUSED, "persistent connections"),
+    "clients.close_delay_s": (REFUSED, "when it makes a lingering close hold a worker"),
+    "clients.mix": (REFUSED, "request classes"),
+    "clients.mix_by": (INERT, "only with clients.mix"),
+    "clients.script": (REFUSED, "session scripts"),
+    "clients.users": (MODELLED, ""),
+    "clients.think": (MODELLED, ""),
+    "clients.ramp": (REFUSED, ""),
+    "clients.requests_per_user": (REFUSED, "a finite workload"),
+    "clients.rate_per_s": (MODELLED, ""),
+    "clients.schedule": (REFUSED, ""),
+    "clients.interarrival": (MODELLED, ""),
+    "clients.total_requests": (REFUSED, "a finite workload"),
+    "clients.session_rate_per_s": (MODELLED, ""),
+    "clients.requests_per_session": (MODELLED, ""),
+    "clients.fixed_length": (MODELLED, ""),
+    "clients.total_sessions": (REFUSED, "a finite workload"),
+    "clients.concurrency": (REFUSED, "ab: a finite workload"),
+    "clients.requests": (REFUSED, "ab: a finite workload"),
+    "clients.repeat": (REFUSED, "ab: a finite workload"),
+    "proxy.cores": (MODELLED, ""),
+    "proxy.speed": (MODELLED, ""),
+    "proxy.workers": (MODELLED, "MaxRequestWorkers as httpd runs it (Processes.workers)"),
+    "proxy.listen_backlog": (MODELLED, ""),
+    "proxy.demand": (MODELLED, ""),
+    "proxy.forward": (MODELLED, ""),
+    "proxy.connection_demand": (REFUSED, "a CPU cost per client connection"),
+    "proxy.mpm": (MODELLED, "its worker count and lingering close; children are refused"),
+    "proxy.threads_per_child": (MODELLED, "MaxRequestWorkers in whole children"),
+    "proxy.thread_limit": (MODELLED, "caps ThreadsPerChild"),
+    "proxy.server_limit": (MODELLED, "caps the children"),
+    "proxy.linger_s": (REFUSED, "when a lingering close holds a worker"),
+    "proxy.keep_alive": (INERT, "only with clients.keep_alive"),
+    "proxy.keep_alive_timeout_s": (INERT, "only with clients.keep_alive"),
+    "proxy.max_keep_alive_requests": (INERT, "only with clients.keep_alive"),
+    "proxy.start_servers": (REFUSED, "httpd's process management"),
+    "proxy.min_spare_servers": (INERT, "only with proxy.start_servers"),
+    "proxy.max_spare_servers": (INERT, "only with proxy.start_servers"),
+    "proxy.min_spare_threads": (INERT, "only with proxy.start_servers"),
+    "proxy.max_spare_threads": (INERT, "only with proxy.start_servers"),
+    "proxy.graceful_restart": (INERT, "only with proxy.start_servers"),
+    "proxy.async_request_worker_factor": (INERT, "only with children (event and keep-alive)"),
+    "proxy.backend_pool.max": (REFUSED, "when it binds: per-child backend pools"),
+    "proxy.backend_pool": (INERT, "only with a backend pool (blocking, max_connections, max)"),
+    "balancer.policy": (MODELLED, "the state-blind policies; the others are refused"),
+    "balancer.members": (MODELLED, ""),
+    "balancer.sticky_session": (MODELLED, ""),
+    "balancer.report_interval_s": (INERT, "the state-blind policies never read the load"),
+    "balancer.sticky_session_force": (INERT, "members never fail without backends.N.events"),
+    "balancer.retry_s": (INERT, "members never fail without backends.N.events"),
+    "balancer.max_attempts": (INERT, "members never fail without backends.N.events"),
+    "balancer.choices": (INERT, "a refused policy's parameter"),
+    "balancer.decay_s": (INERT, "a refused policy's parameter"),
+    "balancer.maintain_s": (INERT, "a refused policy's parameter"),
+    "balancer.hash_key": (INERT, "a refused policy's parameter"),
+    "balancer.urls": (INERT, "a refused policy's parameter"),
+    "balancer.url_zipf_s": (INERT, "a refused policy's parameter"),
+    "balancer.ring_points": (INERT, "a refused policy's parameter"),
+    "balancer.hash_balance_factor": (INERT, "a refused policy's parameter"),
+    "balancer.response_bytes": (INERT, "a refused policy's parameter"),
+    "backends.N.name": (MODELLED, ""),
+    "backends.N.count": (MODELLED, ""),
+    "backends.N.cores": (MODELLED, ""),
+    "backends.N.speed": (MODELLED, ""),
+    "backends.N.threads": (MODELLED, ""),
+    "backends.N.accept_queue": (MODELLED, ""),
+    "backends.N.demand": (MODELLED, ""),
+    "backends.N.io_wait": (MODELLED, ""),
+    "backends.N.db_calls": (MODELLED, ""),
+    "backends.N.jdbc_pool": (MODELLED, ""),
+    "backends.N.weight": (MODELLED, ""),
+    "backends.N.connector": (MODELLED, "nonblocking; blocking is refused"),
+    "backends.N.connection_idle_timeout_s": (INERT, "only with a backend pool"),
+    "backends.N.max_connections": (REFUSED, "connection slots pinned by backend pools"),
+    "backends.N.jvm": (REFUSED, ""),
+    "backends.N.events": (REFUSED, ""),
+    "database.cores": (MODELLED, ""),
+    "database.speed": (MODELLED, ""),
+    "database.connections": (MODELLED, ""),
+    "database.demand": (MODELLED, ""),
+    "database.disk_demand": (MODELLED, ""),
+    "database.disks": (MODELLED, ""),
+    "cluster.replication": (REFUSED, "when enabled"),
+    "cluster.network": (INERT, "only with session replication"),
+    "cluster.bandwidth_bps": (INERT, "only with session replication"),
+    "cluster.latency_s": (INERT, "only with session replication"),
+    "cluster.multicast": (INERT, "only with session replication"),
+    # run control: the stop rules, warm-up and windows are the reference's
+    "run.duration_s": (MODELLED, ""),
+    "run.requests": (MODELLED, ""),
+    "run.max_duration_s": (MODELLED, "the horizon of a run of run.requests"),
+    "run.warmup": (MODELLED, ""),
+    "run.replications": (MODELLED, ""),
+    "run.seed": (MODELLED, ""),
+    "run.confidence": (MODELLED, ""),
+    "run.precision.metric": (MODELLED, "sim.run.replications, for both engines"),
+    "run.precision.relative_half_width": (MODELLED, "sim.run.replications"),
+    "run.precision.max_replications": (MODELLED, "sim.run.replications"),
+    "run.max_in_flight": (MODELLED, ""),
+    "run.engine": (MODELLED, ""),
+    "run.timeseries_interval_s": (INERT, "--timeseries runs on the reference engine"),
+    "classes": (REFUSED, "request classes"),
+}
+
+
+def treatment(path: str) -> tuple[str, str] | None:
+    """How the compiled engine treats the parameter at `path` (`tiersim schema`'s paths): the
+    entry of the path or of its nearest ancestor."""
+    parts = path.split(".")
+    for end in range(len(parts), 0, -1):
+        entry = PARAMETERS.get(".".join(parts[:end]))
+        if entry is not None:
+            return entry
+    return None
+
+
+def blind_policy(name: str) -> str | None:
+    """The compiled engine's policy for `balancer.policy`, or None if it has none."""
+    return BLIND_CLASSES.get(policy_class(name))
+
+
+def unsupported(model: Model) -> list[str]:
+    """What the compiled engine does not model in `model`, by parameter path (empty: all of it)."""
+    missing: list[str] = []
+    clients = model.clients
+    if model.finite:
+        missing.append(
+            "a finite workload (ab, clients.requests_per_user, clients.total_*: makespan, "
+            "elapsed.server_close)"
+        )
+    if isinstance(clients, ClosedClients) and clients.ramp:
+        missing.append("clients.ramp")
+    if isinstance(clients, OpenClients) and clients.schedule is not None:
+        missing.append("clients.schedule")
+    if model.classes:
+        missing.append("request classes ([[classes]])")
+    if clients.mix is not None:
+        missing.append("clients.mix")
+    if clients.script is not None:
+        missing.append("clients.script")
+    if clients.keep_alive:
+        missing.append("clients.keep_alive (persistent connections, closing after an error status)")
+
+    proxy = model.proxy
+    if proxy is not None:
+        delay = clients.close_delay_s
+        if linger_hold_s(proxy.mpm, proxy.linger_s, delay) > 0:
+            missing.append(
+                f"lingering close (proxy.mpm = {proxy.mpm!r} with clients.close_delay_s "
+                f"= {delay} and proxy.linger_s = {proxy.linger_s:g})"
+            )
+        if as_distribution(proxy.connection_demand).mean > 0:
+            missing.append("proxy.connection_demand")
+        if proxy.start_servers is not None:
+            missing.append(
+                "proxy.start_servers (httpd's process management: spare servers or threads, "
+                "spawning, graceful restart)"
+            )
+        if proxy.forward and pool_limit_binds(proxy):
+            missing.append(
+                f"proxy.backend_pool.max = {proxy.backend_pool.max} below the child's threads "
+                f"(proxy.mpm = {proxy.mpm!r}, threads_per_child: per-child backend pools)"
+            )
+
+    members = model.balancer.members
+    built = [b for b in model.backends if members is None or b.name in members]
+    for index, group in enumerate(model.backends):
+        if members is not None and group.name not in members:
+            continue  # not built: nothing reaches it
+        if group.connector == "blocking":
+            missing.append(
+                f"backends.{index}.connector = 'blocking' (the front's backend connection pools)"
+            )
+        if group.max_connections is not None:
+            missing.append(
+                f"backends.{index}.max_connections (the front's backend connection pools)"
+            )
+        if group.jvm is not None:
+            missing.append(f"backends.{index}.jvm")
+        if group.events:
+            missing.append(f"backends.{index}.events")
+    if model.cluster.active:
+        missing.append("cluster.replication")
+    policy = model.balancer.policy
+    if sum(group.count for group in built) > 1 and blind_policy(policy) is None:
+        missing.append(f"balancer.policy = {policy!r} (load-aware or per-client)")
+    if not missing and proxy is not None and connections_matter(model, children_matter(model)):
+        # the reference would build the front's client connections or its children: a safety
+        # net for a mechanism added there and not named above
+        missing.append(
+            f"the front's client connections or child processes (proxy.mpm = {proxy.mpm!r})"
+        )
+    return missing

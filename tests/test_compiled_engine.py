@@ -1,0 +1,791 @@
+"""The compiled engine against the reference engine, and the choice between them.
+
+The compiled engine draws the reference's own random streams and follows its calendar order,
+so on a supported model the two compute the same trajectory: the exact tests below compare
+every metric of a replication with its unit, bit for bit, and the candidate windows it hands
+over for the run's common warm-up (the checkpoint grid of time or of completions), over models
+that exercise each mechanism (pools with bounded queues and refusal, SYN retransmission,
+timeouts and retries, processor sharing in both regimes with ties, JDBC pools, disks, balancer
+policies with sticky sessions, session clients, httpd's MaxRequestWorkers as it runs it, table
+growth); a run of replications gives the same intervals and warnings.  The hypothesis test
+draws random supported models and asks a two-sample test, on independent seeds, whether the
+engines' replication means differ.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from sim.engines import EngineUnavailable, choose
+from sim.engines.compiled.support import unsupported
+from sim.model.load import load_model
+from sim.run.replication import RunawayQueue, run_replication
+from sim.run.simulate import simulate
+from tests.conftest import model_from
+
+EXP = "exponential"
+
+
+def closed(users=20, think=0.5, **extra):
+    return {"kind": "closed", "users": users, "think": {"dist": EXP, "mean": think}, **extra}
+
+
+def chain(**run):
+    return {
+        "clients": closed(30, 1.0),
+        "proxy": {"workers": 8, "cores": 8, "demand": {"dist": EXP, "mean": 0.002}},
+        "backends": [
+            {
+                "name": "app",
+                "threads": 4,
+                "cores": 4,
+                "demand": {"dist": EXP, "mean": 0.03},
+                "db_calls": 1,
+            }
+        ],
+        "database": {"connections": 1, "cores": 1, "demand": {"dist": EXP, "mean": 0.005}},
+        "run": {"requests": 3000, **run},
+    }
+
+
+MODELS = {
+    "closed 3-tier chain, MSER": chain(),
+    "chain, fixed warm-up": chain(warmup=20.0),
+    "chain, no warm-up": chain(warmup="none"),
+    "M/M/4 open": {
+        "clients": {"kind": "open", "rate_per_s": 3.6},
+        "backends": [
+            {"name": "server", "threads": 4, "cores": 4, "demand": {"dist": EXP, "mean": 1.0}}
+        ],
+        "run": {"requests": 3000},
+    },
+    # unbounded threads on 2 cores: processor sharing switches between its regimes
+    "processor sharing with io_wait": {
+        "clients": closed(15, 0.2),
+        "backends": [
+            {
+                "name": "app",
+                "threads": None,
+                "cores": 2,
+                "speed": 1.5,
+                "demand": {"dist": "lognormal", "mean": 0.1, "cv": 1.5},
+                "io_wait": {"dist": EXP, "mean": 0.02},
+            }
+        ],
+        "run": {"duration_s": 150.0},
+    },
+    # deterministic demands: simultaneous departures and ties broken by scheduling order
+    "processor sharing with ties": {
+        "clients": {"kind": "closed", "users": 6, "think": 0.05},
+        "backends": [
+            {
+                "name": "app",
+                "threads": 5,
+                "cores": 2,
+                "demand": {"dist": "deterministic", "value": 0.1},
+            }
+        ],
+        "run": {"duration_s": 60.0, "warmup": "none"},
+    },
+    "random balancer, weights, sticky sessions, JDBC pools, disks": {
+        "clients": closed(60, 0.3),
+        "proxy": {"workers": 40, "cores": 2, "demand": {"dist": EXP, "mean": 0.001}},
+        "balancer": {"policy": "random", "sticky_session": True},
+        "backends": [
+            {
+                "name": "a",
+                "count": 2,
+                "threads": 6,
+                "cores": 2,
+                "demand": {"dist": "gamma", "mean": 0.04, "cv": 0.7},
+                "db_calls": 2,
+                "jdbc_pool": 2,
+            },
+            {
+                "name": "b",
+                "threads": 3,
+                "cores": 1,
+                "weight": 2.0,
+                "demand": {"dist": EXP, "mean": 0.05},
+            },
+        ],
+        "database": {
+            "connections": 3,
+            "cores": 2,
+            "demand": {"dist": EXP, "mean": 0.004},
+            "disk_demand": {"dist": EXP, "mean": 0.006},
+            "disks": 2,
+        },
+        "run": {"requests": 4000},
+    },
+    "byrequests with sticky sessions, session clients, timeouts, retries, connect": {
+        "clients": {
+            "kind": "sessions",
+            "session_rate_per_s": 4.0,
+            "requests_per_session": 5,
+            "think": {"dist": EXP, "mean": 0.5},
+            "timeout_s": 0.4,
+            "retry": {"max_retries": 2, "backoff_s": 0.1},
+            "connect": {"dist": EXP, "mean": 0.01},
+        },
+        "balancer": {"policy": "byrequests", "sticky_session": True},
+        "backends": [
+            {"name": "a", "threads": 3, "cores": 1, "demand": {"dist": EXP, "mean": 0.06}},
+            {
+                "name": "b",
+                "threads": 3,
+                "cores": 1,
+                "weight": 3,
+                "demand": {"dist": EXP, "mean": 0.06},
+            },
+        ],
+        "run": {"duration_s": 300.0},
+    },
+    "round robin, fixed-length sessions, deterministic arrivals": {
+        "clients": {
+            "kind": "sessions",
+            "session_rate_per_s": 2.0,
+            "requests_per_session": 3,
+            "fixed_length": True,
+            "think": 0.2,
+        },
+        "balancer": {"policy": "round_robin"},
+        "backends": [{"name": "a", "count": 3, "threads": 2, "demand": {"dist": EXP, "mean": 0.2}}],
+        "run": {"duration_s": 200.0},
+    },
+    "full listen queue: SYN retransmission, refusals, errors, retries": {
+        "clients": {**closed(80, 0.1), "tcp": {"syn_retries": 2, "initial_rto_s": 0.5}},
+        "proxy": {
+            "workers": 10,
+            "listen_backlog": 5,
+            "cores": 2,
+            "demand": {"dist": EXP, "mean": 0.002},
+        },
+        "balancer": {"policy": "static"},
+        "backends": [
+            {
+                "name": "app",
+                "count": 2,
+                "threads": 2,
+                "accept_queue": 1,
+                "demand": {"dist": EXP, "mean": 0.05},
+            }
+        ],
+        "run": {"requests": 3000},
+    },
+    "clients straight to the nodes, refused SYNs, timeouts": {
+        "clients": {
+            "kind": "open",
+            "interarrival": {"dist": "uniform", "low": 0.0, "high": 0.1},
+            "timeout_s": 0.3,
+            "retry": {"max_retries": 1, "on_timeout": False},
+        },
+        "balancer": {"policy": "lighttpd_round_robin"},
+        "backends": [
+            {
+                "name": "n",
+                "count": 2,
+                "threads": 1,
+                "accept_queue": 2,
+                "demand": {"dist": EXP, "mean": 0.09},
+            }
+        ],
+        "run": {"duration_s": 300.0},
+    },
+    # httpd runs MaxRequestWorkers rounded down to whole children (AH00316): 25 workers
+    "worker MPM: MaxRequestWorkers in whole children, a grid of time": {
+        "clients": closed(40, 0.2),
+        "proxy": {
+            "workers": 30,
+            "mpm": "worker",
+            "threads_per_child": 25,
+            "cores": 2,
+            "demand": {"dist": EXP, "mean": 0.004},
+        },
+        "balancer": {"policy": "byrequests"},
+        "backends": [
+            {"name": "app", "count": 2, "threads": 8, "demand": {"dist": EXP, "mean": 0.05}}
+        ],
+        "run": {"duration_s": 200.0},
+    },
+    "prefork beyond ServerLimit": {
+        "clients": closed(30, 0.1),
+        "proxy": {"workers": 300, "cores": 2, "demand": {"dist": EXP, "mean": 0.001}},
+        "backends": [{"name": "app", "threads": 10, "demand": {"dist": EXP, "mean": 0.02}}],
+        "run": {"requests": 2000},
+    },
+    "event MPM front, clients close slowly": {
+        "clients": {**closed(30, 0.1), "close_delay_s": 1.0},
+        "proxy": {"workers": 50, "mpm": "event", "demand": {"dist": EXP, "mean": 0.001}},
+        "backends": [{"name": "app", "threads": 10, "demand": {"dist": EXP, "mean": 0.02}}],
+        "run": {"duration_s": 100.0},
+    },
+    # fewer requests than grid cells: completion marks repeat
+    "a grid of completions shorter than its cells": {
+        "clients": closed(5, 0.1),
+        "backends": [{"name": "app", "threads": 2, "demand": {"dist": EXP, "mean": 0.05}}],
+        "run": {"requests": 90},
+    },
+    # run.requests reached before the horizon: a grid of time with fewer cells than planned
+    "a grid of time cut short by run.requests": {
+        "clients": {"kind": "open", "rate_per_s": 8.0},
+        "backends": [{"name": "app", "threads": 1, "demand": {"dist": EXP, "mean": 0.1}}],
+        "run": {"duration_s": 1000.0, "requests": 3000},
+    },
+    # parameters the engine leaves out because they cannot act in a model it accepts
+    # (support.PARAMETERS, INERT): set, they must change nothing
+    "inert settings: stale reports, error state, keep-alive, spares, backend pool, cluster off": {
+        "clients": closed(40, 0.2),
+        "proxy": {
+            "workers": 50,
+            "mpm": "worker",
+            "threads_per_child": 25,
+            "min_spare_threads": 30,
+            "max_spare_threads": 80,
+            "graceful_restart": True,
+            "keep_alive_timeout_s": 1.0,
+            "max_keep_alive_requests": 10,
+            "backend_pool": {"max": 30, "ttl_s": 5.0, "timeout_s": 1.0},
+            "cores": 2,
+            "demand": {"dist": EXP, "mean": 0.002},
+        },
+        "balancer": {
+            "policy": "round_robin",
+            "report_interval_s": 0.5,
+            "retry_s": 5.0,
+            "max_attempts": 1,
+            "sticky_session": True,
+            "sticky_session_force": True,
+        },
+        "backends": [
+            {
+                "name": "app",
+                "count": 2,
+                "threads": 5,
+                "connection_idle_timeout_s": 3.0,
+                "demand": {"dist": EXP, "mean": 0.04},
+            }
+        ],
+        "cluster": {"replication": [{"enabled": False}], "network": "shared"},
+        "run": {"duration_s": 100.0, "timeseries_interval_s": 0.5},
+    },
+    # an unbounded queue that grows to thousands of requests: the tables must grow with it
+    "a long queue (table growth)": {
+        "clients": {"kind": "open", "rate_per_s": 50.0},
+        "backends": [{"name": "app", "threads": 1, "demand": {"dist": EXP, "mean": 0.0199}}],
+        "run": {"duration_s": 300.0, "warmup": "none"},
+    },
+}
+
+
+def both(data: dict, seed: int = 3, replication: int = 0):
+    reference = run_replication(model_from(data, engine="reference"), replication, seed)
+    compiled = run_replication(model_from(data, engine="compiled"), replication, seed)
+    return reference, compiled
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_the_engines_compute_the_same_replication(name):
+    reference, compiled = both(MODELS[name])
+    assert reference.engine == "reference" and compiled.engine == "compiled"
+    assert list(compiled.metrics) == list(reference.metrics)
+    different = {
+        metric: (value, compiled.metrics[metric])
+        for metric, value in reference.metrics.items()
+        if not (
+            value == compiled.metrics[metric]
+            or (math.isnan(value) and math.isnan(compiled.metrics[metric]))
+        )
+    }
+    assert not different
+    assert compiled.units == reference.units
+    assert compiled.warmup_s == reference.warmup_s
+    assert compiled.batch_size == reference.batch_size
+    assert compiled.notes[1:] == reference.notes[1:]  # after the engine's own note
+    assert reference.metrics["count.completed"] > 0
+    same_candidates(reference.window, compiled.window)
+
+
+def same_candidates(reference, compiled) -> None:
+    """The candidate windows a replication hands over for the run's common warm-up."""
+    for name in ("starts", "rows", "histograms", "cell_completed", "cell_response"):
+        a, b = getattr(reference, name), getattr(compiled, name)
+        assert a.shape == b.shape and a.dtype == b.dtype, name
+        assert np.array_equal(a, b), name
+
+
+def same_interval(a, b) -> bool:
+    return all(
+        x == y or (math.isnan(x) and math.isnan(y))
+        for x, y in zip(
+            (a.mean, a.half_width, a.low, a.high), (b.mean, b.half_width, b.low, b.high)
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "closed 3-tier chain, MSER",
+        "byrequests with sticky sessions, session clients, timeouts, retries, connect",
+        "worker MPM: MaxRequestWorkers in whole children, a grid of time",
+    ],
+)
+def test_a_run_of_replications_gives_the_same_figures_on_both_engines(name):
+    """simulate(): one warm-up chosen on the replications' average, pooled percentiles, the
+    steady-state warnings -- the same from both engines' candidate windows."""
+    results = {}
+    for engine in ("reference", "compiled"):
+        outcome = simulate(model_from(MODELS[name], engine=engine), replications=4, seed=5)
+        assert outcome.ok, outcome.message
+        results[engine] = outcome.result
+    reference, compiled = results["reference"], results["compiled"]
+    assert list(compiled.summary) == list(reference.summary)
+    assert all(same_interval(reference.summary[m], compiled.summary[m]) for m in reference.summary)
+    assert compiled.warnings == reference.warnings
+    assert compiled.units == reference.units
+    for a, b in zip(reference.replications, compiled.replications):
+        assert a.warmup_s == b.warmup_s
+        assert all(
+            v == b.metrics[m] or (math.isnan(v) and math.isnan(b.metrics[m]))
+            for m, v in a.metrics.items()
+        )
+
+
+def test_the_demo_model_runs_the_same_on_both_engines():
+    model = load_model("models/demo.toml", ["run.duration_s=60"])
+    reference = run_replication(
+        model.model_copy(update={"run": model.run.model_copy(update={"engine": "reference"})}), 1
+    )
+    compiled = run_replication(
+        model.model_copy(update={"run": model.run.model_copy(update={"engine": "compiled"})}), 1
+    )
+    assert compiled.metrics == reference.metrics
+
+
+def test_a_runaway_queue_is_stopped_with_the_same_message():
+    data = {
+        "clients": {"kind": "open", "rate_per_s": 10.0},
+        "backends": [{"name": "app", "threads": 1, "demand": {"dist": EXP, "mean": 0.2}}],
+        "run": {"duration_s": 1000.0, "max_in_flight": 50},
+    }
+    messages = []
+    for engine in ("reference", "compiled"):
+        with pytest.raises(RunawayQueue) as caught:
+            run_replication(model_from(data, engine=engine), 0, 1)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
+    assert "run.max_in_flight = 50" in messages[0]
+
+
+# ------------------------------------------------------------------ statistical agreement
+EXAMPLES = 12
+METRICS = ("throughput", "response.mean")
+ALPHA = 0.01 / (EXAMPLES * len(METRICS))  # Bonferroni: family-wise 1 %
+
+
+@st.composite
+def supported_models(draw):
+    users = draw(st.integers(5, 60))
+    nodes = draw(st.integers(1, 3))
+    cores = draw(st.integers(1, 4))
+    threads = draw(st.one_of(st.none(), st.integers(1, 8)))
+    dist = draw(st.sampled_from(["exponential", "gamma", "deterministic"]))
+    mean = draw(st.floats(0.005, 0.05))
+    demand = (
+        {"dist": "deterministic", "value": mean}
+        if dist == "deterministic"
+        else {"dist": "gamma", "mean": mean, "cv": 1.5}
+        if dist == "gamma"
+        else {"dist": EXP, "mean": mean}
+    )
+    data = {
+        "clients": closed(users, draw(st.floats(0.05, 1.0))),
+        "balancer": {
+            "policy": draw(st.sampled_from(sorted(["round_robin", "random", "byrequests"])))
+        },
+        "backends": [
+            {
+                "name": "app",
+                "count": nodes,
+                "threads": threads,
+                "cores": cores,
+                "demand": demand,
+                "db_calls": draw(st.integers(0, 2)),
+            }
+        ],
+        "database": {"cores": 2, "demand": {"dist": EXP, "mean": draw(st.floats(0.001, 0.01))}},
+        "run": {"requests": 1500},
+    }
+    if draw(st.booleans()):
+        data["proxy"] = {"workers": draw(st.integers(2, 40)), "cores": 2, "demand": 0.001}
+    return data
+
+
+@settings(max_examples=EXAMPLES)
+@given(supported_models())
+def test_random_models_give_the_same_answers_on_both_engines(data):
+    """Welch's t on replication means, independent seeds for the two engines."""
+    assert not unsupported(model_from(data))
+    replications = 4
+    samples = {}
+    for engine, seed in (("reference", 11), ("compiled", 12)):
+        model = model_from(data, engine=engine)
+        samples[engine] = [run_replication(model, r, seed).metrics for r in range(replications)]
+    for metric in METRICS:
+        a = [m[metric] for m in samples["reference"]]
+        b = [m[metric] for m in samples["compiled"]]
+        if max(a) == min(a) and max(b) == min(b):
+            assert a[0] == pytest.approx(b[0], rel=0.05)  # a deterministic model
+            continue
+        p = stats.ttest_ind(a, b, equal_var=False).pvalue
+        assert p > ALPHA, f"{metric}: reference {a}, compiled {b}, p = {p:.2g}"
+
+
+@st.composite
+def distributions(draw, low: float, high: float):
+    mean = draw(st.floats(low, high))
+    kind = draw(st.sampled_from(["exponential", "gamma", "lognormal", "uniform", "deterministic"]))
+    if kind == "deterministic":
+        return {"dist": kind, "value": mean}
+    if kind == "uniform":
+        return {"dist": kind, "low": 0.0, "high": 2 * mean}
+    if kind in ("gamma", "lognormal"):
+        return {"dist": kind, "mean": mean, "cv": draw(st.sampled_from([0.5, 1.5]))}
+    return {"dist": kind, "mean": mean}
+
+
+@st.composite
+def core_models(draw):
+    """Any model of the compiled core: every client kind and its failure handling, the front's
+    MPMs, pools, queues, JDBC and disks, the state-blind policies, each stop rule and warm-up."""
+    common: dict = {}
+    if draw(st.booleans()):
+        common["timeout_s"] = draw(st.sampled_from([0.3, 1.0]))
+        common["retry"] = {"max_retries": draw(st.integers(0, 3)), "backoff_s": 0.1}
+    if draw(st.booleans()):
+        common["connect"] = draw(distributions(0.001, 0.01))
+    common["tcp"] = {"syn_retries": draw(st.integers(0, 3)), "initial_rto_s": 0.2}
+    kind = draw(st.sampled_from(["closed", "open", "sessions"]))
+    if kind == "closed":
+        clients = {
+            **closed(draw(st.integers(2, 60)), 0.5),
+            "think": draw(distributions(0.05, 1.0)),
+            **common,
+        }
+    elif kind == "open":
+        clients = {"kind": "open", "rate_per_s": draw(st.floats(2.0, 30.0)), **common}
+    else:
+        clients = {
+            "kind": "sessions",
+            "session_rate_per_s": draw(st.floats(0.5, 5.0)),
+            "requests_per_session": draw(st.integers(1, 6)),
+            "fixed_length": draw(st.booleans()),
+            "think": draw(distributions(0.1, 0.5)),
+            **common,
+        }
+    db_calls = draw(st.integers(0, 2))
+    backend = {
+        "name": "app",
+        "count": draw(st.integers(1, 3)),
+        "threads": draw(st.sampled_from([None, 1, 2, 4, 8])),
+        "accept_queue": draw(st.sampled_from([None, 0, 2])),
+        "cores": draw(st.integers(1, 4)),
+        "demand": draw(distributions(0.005, 0.06)),
+        "io_wait": draw(st.sampled_from([0.0, 0.01])),
+        "db_calls": db_calls,
+        "jdbc_pool": draw(st.sampled_from([None, 1, 3])) if db_calls else None,
+        "weight": draw(st.sampled_from([1.0, 2.0])),
+    }
+    data: dict = {
+        "clients": clients,
+        "backends": [backend],
+        "balancer": {
+            "policy": draw(st.sampled_from(["round_robin", "random", "byrequests", "static"])),
+            "sticky_session": draw(st.booleans()),
+        },
+    }
+    if db_calls:
+        data["database"] = {
+            "cores": draw(st.integers(1, 3)),
+            "connections": draw(st.sampled_from([None, 1, 3])),
+            "demand": draw(distributions(0.001, 0.01)),
+            "disk_demand": draw(st.sampled_from([0.0, 0.004])),
+            "disks": draw(st.integers(1, 3)),
+        }
+    if draw(st.booleans()):
+        mpm = draw(st.sampled_from(["prefork", "worker", "event"]))
+        data["proxy"] = {
+            "workers": draw(st.sampled_from([None, 4, 20, 60])),
+            "mpm": mpm,
+            "cores": draw(st.integers(1, 4)),
+            "demand": draw(distributions(0.001, 0.004)),
+        }
+        if mpm != "prefork":
+            data["proxy"]["threads_per_child"] = draw(st.sampled_from([3, 10, 25]))
+        if data["proxy"]["workers"] is not None:
+            data["proxy"]["listen_backlog"] = draw(st.sampled_from([None, 0, 5]))
+    data["run"] = {
+        **draw(
+            st.sampled_from(
+                [
+                    {"requests": 60},
+                    {"requests": 1500},
+                    {"duration_s": 60.0},
+                    {"duration_s": 150.0, "requests": 800},
+                ]
+            )
+        ),
+        "warmup": draw(st.sampled_from(["mser", "none", 5.0])),
+        "max_in_flight": 20_000,
+    }
+    return data
+
+
+@given(core_models())
+def test_random_models_compute_the_same_replication_on_both_engines(data):
+    """The same seed: the same metrics, units, warm-up, notes and candidate windows, bit for
+    bit (an unstable draw is refused, or stopped, alike)."""
+    model = model_from(data, engine="compiled")
+    assert not unsupported(model)
+    outcomes = []
+    for engine in ("reference", "compiled"):
+        try:
+            outcomes.append(run_replication(model_from(data, engine=engine), 0, 7))
+        except RunawayQueue as exc:
+            outcomes.append(str(exc))
+    reference, compiled = outcomes
+    if isinstance(reference, str):
+        assert compiled == reference
+        return
+    assert list(compiled.metrics) == list(reference.metrics)
+    assert all(
+        v == compiled.metrics[m] or (math.isnan(v) and math.isnan(compiled.metrics[m]))
+        for m, v in reference.metrics.items()
+    )
+    assert compiled.units == reference.units
+    assert compiled.warmup_s == reference.warmup_s
+    assert compiled.notes[1:] == reference.notes[1:]
+    same_candidates(reference.window, compiled.window)
+
+
+# ------------------------------------------------------------------ the choice
+def test_auto_runs_a_supported_model_compiled_and_says_so():
+    choice = choose(model_from(chain()))
+    assert choice.engine == "compiled" and "compiled" in choice.note
+    result = run_replication(model_from(chain()), 0, 1)
+    assert result.engine == "compiled" and result.notes[0] == choice.note
+
+
+def test_auto_falls_back_to_the_reference_and_names_what_is_missing():
+    data = chain()
+    data["clients"] = {**closed(30, 1.0), "keep_alive": True}
+    data["balancer"] = {"policy": "least_outstanding"}
+    data["backends"][0]["count"] = 2
+    model = model_from(data)
+    choice = choose(model)
+    assert choice.engine == "reference"
+    assert "clients.keep_alive" in choice.note and "least_outstanding" in choice.note
+    with pytest.raises(EngineUnavailable, match=r"clients\.keep_alive"):
+        choose(model_from(data, engine="compiled"))
+    assert choose(model_from(chain()), timeseries=True).engine == "reference"
+
+
+def test_numba_is_loaded_only_for_the_compiled_engine():
+    """numba and LLVM weigh ~70 MB and a second of import: a run on the reference engine
+    (forced, or a model the compiled engine lacks) never imports them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from sim.engines import choose\n"
+        "from tests.test_compiled_engine import chain, closed\n"
+        "from tests.conftest import model_from\n"
+        "data = chain()\n"
+        "data['clients'] = closed(30, 1.0, keep_alive=True)\n"
+        "assert choose(model_from(data)).engine == 'reference'\n"
+        "assert choose(model_from(chain(), engine='reference')).engine == 'reference'\n"
+        "print('numba' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout
+    assert out.strip() == "False"
+
+
+def test_without_numba_auto_uses_the_reference(monkeypatch):
+    import sim.engines
+
+    monkeypatch.setattr(sim.engines, "numba_missing", lambda: "numba is not installed")
+    assert choose(model_from(chain())).engine == "reference"
+    with pytest.raises(EngineUnavailable, match="numba"):
+        choose(model_from(chain(), engine="compiled"))
+
+
+def _two_nodes(**changes) -> dict:
+    data = {
+        "clients": closed(),
+        "backends": [{"name": "app", "count": 2, "demand": {"dist": EXP, "mean": 0.01}}],
+        "run": {"requests": 100},
+    }
+    data.update(changes)
+    return data
+
+
+@pytest.mark.parametrize(
+    "data, named",
+    [
+        (_two_nodes(clients=closed(requests_per_user=3), run={}), "finite workload"),
+        (_two_nodes(cluster={"replication": [{}]}), "cluster.replication"),
+        (
+            _two_nodes(proxy={"workers": 8, "demand": 0.001, "start_servers": 2}),
+            "proxy.start_servers",
+        ),
+        (
+            _two_nodes(
+                proxy={"workers": 8, "demand": 0.001, "mpm": "prefork"},
+                clients=closed(close_delay_s=1.0),
+            ),
+            "lingering close",
+        ),
+        (_two_nodes(balancer={"policy": "power_of_d"}), "power_of_d"),
+        (
+            _two_nodes(proxy={"workers": 8, "demand": 0.001, "connection_demand": 0.001}),
+            "proxy.connection_demand",
+        ),
+        (
+            _two_nodes(
+                clients={**closed(), "mix": {"view": 0.8, "edit": 0.2}},
+                classes=[{"name": "view"}, {"name": "edit", "backend": {"demand": 0.05}}],
+            ),
+            "[[classes]]",
+        ),
+        (
+            _two_nodes(
+                clients={**closed(), "mix": {"view": 0.8, "edit": 0.2}},
+                classes=[{"name": "view"}, {"name": "edit"}],
+            ),
+            "clients.mix",
+        ),
+        (
+            _two_nodes(
+                clients={**closed(), "script": {"steps": [{"name": "a", "class": "view"}]}},
+                classes=[{"name": "view"}],
+            ),
+            "clients.script",
+        ),
+        (
+            _two_nodes(
+                proxy={"workers": 50, "mpm": "event", "demand": 0.001},
+                clients=closed(keep_alive=True),
+            ),
+            "clients.keep_alive",
+        ),
+        (
+            _two_nodes(
+                proxy={
+                    "workers": 50,
+                    "mpm": "worker",
+                    "demand": 0.001,
+                    "backend_pool": {"max": 5},
+                }
+            ),
+            "proxy.backend_pool.max = 5",
+        ),
+        (
+            _two_nodes(
+                proxy={"workers": 8, "demand": 0.001},
+                backends=[
+                    {
+                        "name": "app",
+                        "count": 2,
+                        "connector": "blocking",
+                        "demand": {"dist": EXP, "mean": 0.01},
+                    }
+                ],
+            ),
+            "backends.0.connector = 'blocking'",
+        ),
+        (
+            _two_nodes(
+                proxy={"workers": 8, "demand": 0.001},
+                backends=[
+                    {
+                        "name": "app",
+                        "count": 2,
+                        "max_connections": 4,
+                        "demand": {"dist": EXP, "mean": 0.01},
+                    }
+                ],
+            ),
+            "backends.0.max_connections",
+        ),
+        (
+            _two_nodes(
+                backends=[
+                    {
+                        "name": "app",
+                        "count": 2,
+                        "demand": {"dist": EXP, "mean": 0.01},
+                        "events": [{"at_s": 10.0, "kind": "crash"}],
+                    }
+                ]
+            ),
+            "backends.0.events",
+        ),
+    ],
+)
+def test_unsupported_mechanisms_are_named(data, named):
+    assert any(named in reason for reason in unsupported(model_from(data)))
+
+
+def test_every_parameter_of_the_schema_is_placed():
+    """Each parameter `tiersim schema` lists is modelled, refused when it matters, or inert
+    in every model the compiled engine accepts (support.PARAMETERS): a new parameter must be
+    placed before the compiled engine can silently ignore it."""
+    from sim.engines.compiled.support import MODELLED, PARAMETERS, treatment
+    from sim.model.docs import parameter_rows
+
+    paths = [row[0] for row in parameter_rows()]
+    parents = {
+        ".".join(path.split(".")[:end]) for path in paths for end in range(1, path.count(".") + 1)
+    }
+    unplaced = [p for p in paths if p not in parents and treatment(p) is None]
+    assert not unplaced, f"place these in sim.engines.compiled.support.PARAMETERS: {unplaced}"
+    stale = [key for key in PARAMETERS if key not in paths]
+    assert not stale, stale
+    # a modelled entry is a leaf: a new parameter under it is not taken as modelled
+    assert not [k for k, (how, _) in PARAMETERS.items() if how == MODELLED and k in parents]
+
+
+def test_the_command_line_chooses_the_engine_and_reports_it():
+    import json
+
+    from click.testing import CliRunner
+
+    from sim.cli import main
+
+    def run(*args):
+        return CliRunner().invoke(main, ["run", "bench/chain.toml", "-r", "2", *args])
+
+    notes = {}
+    metrics = {}
+    for engine in ("reference", "compiled"):
+        result = run("--set", "run.requests=2000", "--json", "--engine", engine)
+        assert result.exit_code == 0, result.output
+        document = json.loads(result.stdout)
+        notes[engine] = next(n for n in document["notes"] if n.startswith("engine:"))
+        metrics[engine] = document["metrics"]["throughput"]
+    assert notes["reference"].startswith("engine: reference")
+    assert notes["compiled"].startswith("engine: compiled")
+    assert metrics["reference"] == metrics["compiled"]
+    refused = run("--set", "clients.keep_alive=true", "--engine", "compiled")
+    assert refused.exit_code == 3
+    assert "clients.keep_alive" in refused.stderr
