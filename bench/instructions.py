@@ -32,7 +32,9 @@ if program == "plain":
 else:
     from sim.model import load_model
     from sim.run.replication import run_replication
-    run_replication(load_model({here!r} + "/" + which + ".toml", [f"run.requests={{n}}"]), 0)
+    # the reference engine: the readable one, whose speed against plain SimPy is the bar
+    overrides = [f"run.requests={{n}}", "run.engine=reference"]
+    run_replication(load_model({here!r} + "/" + which + ".toml", overrides), 0)
 """
 
 
