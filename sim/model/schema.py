@@ -38,7 +38,7 @@ class Strict(BaseModel):
     "unbounded", "unset") is set to none with the string "none", in a file and in `--set`
     (`--set proxy.backend_pool.timeout_s=none`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod
