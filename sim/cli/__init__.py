@@ -85,6 +85,19 @@ def _refuse_unstable(model_file, model, plan=None) -> None:
     fail("\n".join(lines), EXIT_UNSTABLE)
 
 
+def _announce_work(model_file, model, replications, timeseries: bool) -> None:
+    """Refuse a run that would take hours (exit 3), and say before a long one starts how long."""
+    from sim.model.workload import check, estimate, warning
+
+    work = estimate(model, None, replications, timeseries)
+    refusal = check(work, model.run.max_events)
+    if refusal is not None:
+        fail(f"{model_file}: {refusal}", EXIT_MODEL)
+    note = warning(work)
+    if note is not None:
+        err.print(f"warning: {model_file}: {note}", markup=False)
+
+
 @main.command()
 @click.argument("model_file", type=click.Path(dir_okay=False))
 @click.option(
@@ -111,6 +124,7 @@ def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
 
     model = _load(model_file, overrides)
     _refuse_unstable(model_file, model)
+    _announce_work(model_file, model, replications, timeseries is not None)
 
     sink, closer = _timeseries_writer(timeseries) if timeseries else (None, None)
     try:
@@ -150,6 +164,7 @@ def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
 def validate(model_files, overrides) -> None:
     """Check model files without running them."""
     from sim.model.stability import overloads
+    from sim.model.workload import check, estimate, warning
 
     worst = EXIT_OK
     for path in model_files:
@@ -164,8 +179,17 @@ def validate(model_files, overrides) -> None:
             for p in problems:
                 err.print(f"{path}: unstable: {p.path}: {p.detail}", markup=False)
             worst = max(worst, EXIT_UNSTABLE)
-        else:
-            click.echo(f"{path}: ok ({model.meta.name})")
+            continue
+        work = estimate(model)
+        refusal = check(work, model.run.max_events)
+        if refusal is not None:
+            err.print(f"{path}: {refusal}", markup=False)
+            worst = max(worst, EXIT_MODEL)
+            continue
+        click.echo(f"{path}: ok ({model.meta.name})")
+        note = warning(work)
+        if note is not None:
+            err.print(f"warning: {path}: {note}", markup=False)
     sys.exit(worst)
 
 

@@ -1032,6 +1032,13 @@ class Run(Strict):
         ge=1,
         description="abort a replication whose requests in flight exceed this (runaway queue)",
     )
+    max_events: float | None = Field(
+        1e8,
+        gt=0,
+        description="refuse a run estimated (before it starts) to simulate more requests and "
+        "periodic events than this over all its replications (about 10 000 a second on one "
+        "core: 1e8 is hours); none = no limit",
+    )
 
 
 class Meta(Strict):
