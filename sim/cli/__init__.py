@@ -122,6 +122,8 @@ def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
     from sim.present.tables import render, result_document
     from sim.run.simulate import Status, simulate
 
+    if timeseries:
+        _writable(timeseries, "--timeseries")
     model = _load(model_file, overrides)
     _refuse_unstable(model_file, model)
     _announce_work(model_file, model, replications, timeseries is not None)
@@ -375,6 +377,7 @@ def plot(timeseries_file, columns, replication, output) -> None:
     """Plot a --timeseries CSV (Plotly HTML, self-contained)."""
     from sim.present.plots import read_timeseries, timeseries_figure
 
+    _writable(output, "--output")
     try:
         figure = timeseries_figure(
             read_timeseries(timeseries_file, replication),
@@ -383,7 +386,10 @@ def plot(timeseries_file, columns, replication, output) -> None:
         )
     except (ValueError, KeyError) as exc:
         fail(f"{timeseries_file}: {exc}", EXIT_MODEL)
-    figure.write_html(output, include_plotlyjs=True)
+    try:
+        figure.write_html(output, include_plotlyjs=True)
+    except OSError as exc:
+        fail(f"--output {output}: cannot write ({exc.strerror}); write elsewhere", EXIT_USAGE)
     click.echo(f"wrote {output}")
 
 
@@ -496,11 +502,15 @@ def report(source, output) -> None:
     _need_sweep_extra()
     from sim.present.report import ReportError, build_report, write_html
 
+    _writable(output, "--output")
     try:
         title, figures, summary = build_report(source)
     except ReportError as exc:
         fail(str(exc), EXIT_MODEL)
-    write_html(output, title, figures, summary)
+    try:
+        write_html(output, title, figures, summary)
+    except OSError as exc:
+        fail(f"--output {output}: cannot write ({exc.strerror}); write elsewhere", EXIT_USAGE)
     click.echo(f"wrote {output} ({len(figures)} figure{'s' if len(figures) != 1 else ''})")
 
 
@@ -674,9 +684,22 @@ def _executor(serial: bool, workers: int | None, scheduler: str | None, local_cl
     return ProcessExecutor(workers)
 
 
+def _writable(path: str, option: str) -> None:
+    """Exit 2 before any work when an output file cannot be written (a missing folder)."""
+    from sim.files import FileProblem, check_output
+
+    try:
+        check_output(path, option)
+    except FileProblem as exc:
+        fail(str(exc), EXIT_USAGE)
+
+
 def _timeseries_writer(path: str):
     # stays open for the whole run: the sink writes each sample as it comes
-    handle = open(Path(path), "w", newline="", encoding="utf-8")  # noqa: SIM115
+    try:
+        handle = open(Path(path), "w", newline="", encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        fail(f"--timeseries {path}: cannot write ({exc.strerror}); write elsewhere", EXIT_USAGE)
     state: dict = {"writer": None, "columns": None}
 
     def sink(replication: int, time: float, metrics: dict[str, float]) -> None:
