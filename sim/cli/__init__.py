@@ -337,6 +337,11 @@ def calibrate(experiment, replications, cache, no_cache, max_evaluations, worker
     try:
         folder, spec, _ = load_experiment(experiment)
         path = None if no_cache else Path(cache) if cache else default_cache(folder, spec)
+        if path is not None and not cache:
+            with contextlib.suppress(OSError):  # the default folder; else said just below
+                path.parent.mkdir(parents=True, exist_ok=True)
+        if path is not None:
+            _writable(str(path), "--cache")
         with _progress(None, 0) as row_progress:
             result = fit(
                 experiment,

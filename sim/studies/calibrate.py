@@ -40,6 +40,7 @@ from sim.studies.reproduce import (
     _figures,
     _is_fitted,
     _matches,
+    check_runs,
     load_experiment,
     load_row_model,
     published_value,
@@ -139,11 +140,15 @@ def free_parameters(spec: dict, source: Path) -> list[FreeParameter]:
         if not (
             isinstance(bounds, list)
             and len(bounds) == 2
-            and all(isinstance(b, (int, float)) for b in bounds)
+            and all(
+                isinstance(b, (int, float)) and not isinstance(b, bool) and math.isfinite(b)
+                for b in bounds
+            )
             and bounds[0] < bounds[1]
         ):
             raise CalibrationError(
-                f"{where} ({path}): `bounds` must be [low, high] with low < high, got {bounds!r}"
+                f"{where} ({path}): `bounds` must be [low, high] with low < high (finite "
+                f"numbers), got {bounds!r}"
             )
         low, high = float(bounds[0]), float(bounds[1])
         scale = entry.get("scale", "log" if low > 0 else "linear")
@@ -156,9 +161,10 @@ def free_parameters(spec: dict, source: Path) -> list[FreeParameter]:
                 f'{where} ({path}): a log scale needs low > 0; use scale = "linear" or raise '
                 "the lower bound"
             )
-        start = float(
-            entry.get("start", math.sqrt(low * high) if scale == "log" else (low + high) / 2)
-        )
+        start = entry.get("start", math.sqrt(low * high) if scale == "log" else (low + high) / 2)
+        if isinstance(start, bool) or not isinstance(start, (int, float)):
+            raise CalibrationError(f"{where} ({path}): `start` = {start!r} must be a number")
+        start = float(start)
         if not low <= start <= high:
             raise CalibrationError(
                 f"{where} ({path}): `start` = {start} is outside bounds [{low}, {high}]"
@@ -238,17 +244,37 @@ class _Evaluator:
         self.known: dict[str, dict] = {}
         self.simulated = self.replayed = 0
         self.best: tuple[float, tuple[float, ...]] | None = None
-        if cache is not None and cache.is_file():
-            for line in cache.read_text(encoding="utf-8").splitlines():
-                try:
-                    entry = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a line cut short by an interruption
-                if entry.get("fingerprint") == self.fingerprint:
-                    self.known[entry["key"]] = entry
+        if cache is not None:
+            self._replay(cache)
+
+    def _replay(self, cache: Path) -> None:
+        """Read the cache's evaluations of this experiment; a line cut short by an interruption
+        (or anything else that is not a record) is skipped."""
+        from sim.files import FileProblem, read_text
+
+        if not cache.exists():
+            return
+        try:
+            text = read_text(cache, "calibration cache", max_bytes=2**30)
+        except FileProblem as exc:
+            raise CalibrationError(
+                f"--cache {exc}; give another --cache, or --no-cache, or delete it to start again"
+            ) from None
+        for line in text.splitlines():
+            try:
+                entry = json.loads(line)
+            except (json.JSONDecodeError, RecursionError):
+                continue
+            if (
+                isinstance(entry, dict)
+                and entry.get("fingerprint") == self.fingerprint
+                and isinstance(entry.get("key"), str)
+                and _complete(entry, len(self.goals))
+            ):
+                self.known[entry["key"]] = entry
 
     def extra(self, values: tuple[float, ...], record: dict[str, str]) -> list[str]:
-        return [f"{p.path}={v!r}" for p, v in zip(self.parameters, values) if p.applies(record)]
+        return _extra(self.parameters, values, record)
 
     def recorded(self, values: tuple[float, ...]) -> dict:
         return self.known[json.dumps([repr(v) for v in values])]
@@ -268,9 +294,7 @@ class _Evaluator:
             self.known[key] = entry
             self.simulated += 1
             if self.cache is not None:
-                self.cache.parent.mkdir(parents=True, exist_ok=True)
-                with self.cache.open("a", encoding="utf-8") as handle:
-                    handle.write(json.dumps(entry) + "\n")
+                _append(self.cache, json.dumps(entry))
         cost = float(np.sum(np.square(entry["residuals"])))
         if self.best is None or cost < self.best[0]:
             self.best = (cost, values)
@@ -331,6 +355,36 @@ class _Evaluator:
             highs.append(high * goal.scale)
         residuals = [(s - g.published) / g.published for s, g in zip(simulated, self.goals)]
         return {"simulated": simulated, "ci_low": lows, "ci_high": highs, "residuals": residuals}
+
+
+def _extra(
+    parameters: list[FreeParameter], values: tuple[float, ...], record: dict[str, str]
+) -> list[str]:
+    """The overrides that set the free parameters to `values` on one row."""
+    return [f"{p.path}={v!r}" for p, v in zip(parameters, values) if p.applies(record)]
+
+
+def _complete(entry: dict, targets: int) -> bool:
+    """A cached evaluation with every list the fit reads, one number per target."""
+    return all(
+        isinstance(entry.get(name), list)
+        and len(entry[name]) == targets
+        and all(isinstance(v, (int, float)) for v in entry[name])
+        for name in ("simulated", "ci_low", "ci_high", "residuals")
+    )
+
+
+def _append(cache: Path, line: str) -> None:
+    """Append one record on a line of its own: after a torn last line (an interrupted write),
+    start on a fresh line, or the record would join the torn one and be lost with it."""
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with cache.open("ab") as handle:
+        if handle.tell() > 0:
+            with cache.open("rb") as reader:
+                reader.seek(-1, 2)
+                if reader.read(1) != b"\n":
+                    handle.write(b"\n")
+        handle.write(line.encode("utf-8") + b"\n")
 
 
 def _fingerprint(folder: Path, spec: dict, goals: list[Target], replications: int | None) -> str:
@@ -429,6 +483,9 @@ def calibrate(
             f"{source}: {len(parameters)} free parameters but only {len(goals)} fitted figures; "
             "each parameter needs at least one figure of its own ([[fitted]])"
         )
+    # every row's run, at the start values, before the fit: not after it
+    starts = tuple(p.start for p in parameters)
+    check_runs(folder, spec, records, lambda record: _extra(parameters, starts, record))
     with contextlib.ExitStack() as stack:
         # the studies' executor: the same numbers serially or in a pool of processes
         from sim.studies.executor import ProcessExecutor, SerialExecutor

@@ -13,13 +13,15 @@ yes/no flag (e.g. "client timeouts") matches, and whether the row was used to fi
 from __future__ import annotations
 
 import csv
+import difflib
+import io
 import math
-import tomllib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import cast
 
+from sim.files import FileProblem, read_text, read_toml
 from sim.model.load import ModelError, load_model
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
@@ -72,28 +74,33 @@ def experiment_dir(name: str) -> Path:
 
 def load_experiment(name: str) -> tuple[Path, dict, list[dict[str, str]]]:
     """The experiment's folder, its parsed experiment.toml, and the published rows it maps onto
-    a model (rows whose model column has no entry in [models] are skipped)."""
+    a model (rows whose model column has no entry in [models] are skipped).  Every mapped row
+    is checked here, before anything runs: its cells, and its figures (numbers or withheld)."""
     folder = experiment_dir(name)
     source = folder / "experiment.toml"
     try:
-        spec = tomllib.loads(source.read_text(encoding="utf-8"))
-        for table, key in (("experiment", "published"), ("models", "column")):
-            spec[table][key]  # raises KeyError, reported below
-    except tomllib.TOMLDecodeError as exc:
-        raise ExperimentError(f"{source}: not valid TOML ({exc})") from None
-    except KeyError as exc:
-        raise ExperimentError(
-            f"{source}: missing {exc.args[0]!r} ([experiment] needs `published`, [models] needs "
-            "`column`)"
-        ) from None
+        spec = read_toml(source, "experiment file")
+    except FileProblem as exc:
+        raise ExperimentError(str(exc)) from None
+    _check_spec(spec, source)
     table = folder / spec["experiment"]["published"]
     if not table.is_file():
         raise ExperimentError(
             f"{source}: published table {table} not found (set [experiment] published)"
         )
-    with table.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        published_rows, columns = list(reader), reader.fieldnames or []
+    try:
+        text = read_text(table, "published table")
+    except FileProblem as exc:
+        raise ExperimentError(str(exc)) from None
+    reader = csv.DictReader(io.StringIO(text))
+    published_rows, lines = [], []
+    try:
+        for record in reader:
+            published_rows.append(record)
+            lines.append(reader.line_num)
+    except csv.Error as exc:
+        raise ExperimentError(f"{table}: not a CSV table ({exc})") from None
+    columns = list(reader.fieldnames or [])
     models = spec["models"]
     if models["column"] not in columns:
         raise ExperimentError(
@@ -113,9 +120,18 @@ def load_experiment(name: str) -> tuple[Path, dict, list[dict[str, str]]]:
                 f"{source}: each [[figures]] entry needs `column` (one of: {', '.join(columns)}) and "
                 f"`metric`; got {figure}"
             )
-    mapped = [r for r in published_rows if r.get(models["column"]) in models]
+    if spec.get("figures") is None and spec["experiment"]["value_column"] not in columns:
+        raise ExperimentError(
+            f"{source}: [experiment] value_column = {spec['experiment']['value_column']!r} is not "
+            f"a column of {table.name} (its columns: {', '.join(columns)})"
+        )
+    mapped = []
+    for record, line in zip(published_rows, lines):
+        if record.get(models["column"]) in models:
+            _check_record(spec, record, columns, f"{table}: line {line}")
+            mapped.append(record)
     if not mapped:
-        values = sorted({r.get(models["column"], "") for r in published_rows})
+        values = sorted({r.get(models["column"]) or "" for r in published_rows})
         raise ExperimentError(
             f"{source}: no row of {table.name} maps onto a model: add [models] entries for the "
             f'{models["column"]!r} values ({", ".join(values)}) = "MODEL.toml"'
@@ -123,10 +139,105 @@ def load_experiment(name: str) -> tuple[Path, dict, list[dict[str, str]]]:
     return folder, spec, mapped
 
 
+def _check_spec(spec: dict, source: Path) -> None:
+    """The tables experiment.toml needs, with the types the code reads them as."""
+    shapes = (
+        ("experiment", dict, '[experiment] with published = "published.csv"'),
+        ("models", dict, '[models] with column = "..." and VALUE = "MODEL.toml" entries'),
+    )
+    for key, kind, fix in shapes:
+        if not isinstance(spec.get(key), kind):
+            raise ExperimentError(f"{source}: missing {key!r} (it needs {fix})")
+    for table, key in (("experiment", "published"), ("models", "column")):
+        if not isinstance(spec[table].get(key), str):
+            raise ExperimentError(
+                f"{source}: missing {key!r} ([experiment] needs `published`, [models] needs "
+                "`column`, each a string)"
+            )
+    for value, model in spec["models"].items():
+        if value != "column" and not isinstance(model, str):
+            raise ExperimentError(
+                f"{source}: models.{value} = {model!r} must be a model file name (a string)"
+            )
+    for key, kind, what in (
+        ("figures", list, "a list of [[figures]] tables"),
+        ("fitted", list, "a list of [[fitted]] tables"),
+        ("calibrate", list, "a list of [[calibrate]] tables"),
+        ("factors", dict, "a table of [factors.COLUMN] tables"),
+    ):
+        if key in spec and not isinstance(spec[key], kind):
+            raise ExperimentError(f"{source}: {key} must be {what}, got {spec[key]!r}")
+    for key in ("figures", "fitted", "calibrate"):
+        for i, entry in enumerate(spec.get(key, [])):
+            if not isinstance(entry, dict):
+                raise ExperimentError(f"{source}: {key}[{i}] = {entry!r} must be a table")
+    for i, figure in enumerate(spec.get("figures", [])):
+        scale = figure.get("scale", 1.0)
+        if (
+            isinstance(scale, bool)
+            or not isinstance(scale, (int, float))
+            or not math.isfinite(scale)
+            or scale <= 0
+        ):
+            raise ExperimentError(
+                f"{source}: figures[{i}].scale = {scale!r} must be a number above 0 (the "
+                "published column's value per unit of the metric, e.g. 1000 for ms)"
+            )
+        if not isinstance(figure.get("when", {}), dict):
+            raise ExperimentError(
+                f"{source}: figures[{i}].when = {figure['when']!r} must be a table of column = "
+                "value(s)"
+            )
+    for column, values in spec.get("factors", {}).items():
+        if not isinstance(values, dict) or not all(
+            isinstance(v, list) and all(isinstance(t, str) for t in v) for v in values.values()
+        ):
+            raise ExperimentError(
+                f"{source}: factors.{column} must map each value to a list of overrides, e.g. "
+                f'yes = ["clients.keep_alive=true"]'
+            )
+
+
+def _check_record(spec: dict, record: dict, columns: list[str], where: str) -> None:
+    """A mapped row: all its cells, and each of its figures a number or withheld."""
+    label = record.get(spec["models"]["column"])
+    if None in record:  # csv.DictReader keeps surplus cells under the key None
+        extra = len(record[None])  # type: ignore[index]
+        raise ExperimentError(
+            f"{where} ({label}): {len(columns) + extra} cells, the header has {len(columns)} "
+            f"({', '.join(columns)}): remove the surplus cells (quote a value holding a comma)"
+        )
+    missing = [c for c in columns if record.get(c) is None]
+    if missing:
+        cells = len(columns) - len(missing)
+        raise ExperimentError(
+            f"{where} ({label}): {cells} cells, the header has {len(columns)} "
+            f"({', '.join(columns)}): no cell for {', '.join(missing)}; end the row with a comma "
+            "per missing cell (an empty cell is a withheld figure)"
+        )
+    for figure in _figures(spec, record):
+        column = figure["column"]
+        try:
+            published_value(record, column)
+        except ValueError as exc:
+            raise ExperimentError(f"{where} ({label}): {exc}") from None
+
+
 def published_value(record: dict[str, str], column: str) -> float | None:
     """A published figure, or None when it is withheld (empty or "[HELD OUT]")."""
-    text = record.get(column, "").strip()
-    return None if text in ("", "HELD OUT", "[HELD OUT]") else float(text)
+    text = (record.get(column) or "").strip()
+    if text in ("", "HELD OUT", "[HELD OUT]"):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(
+            f"{column} = {text!r} is not a number; give the figure, or leave the cell empty "
+            "(or [HELD OUT]) for a withheld one"
+        ) from None
+    if not math.isfinite(value):
+        raise ValueError(f"{column} = {text!r}: a published figure is a finite number")
+    return value
 
 
 def row_run(
@@ -186,6 +297,32 @@ def _matches(value: str | None, wanted) -> bool:
     return value == str(wanted)
 
 
+def check_runs(folder: Path, spec: dict, records: list[dict[str, str]], extra=None) -> None:
+    """Every row's run built without simulating it: its model file and overrides load, and it
+    produces the metric of each of its figures.  Called before the first simulation, so that
+    a bad row is reported at once, not after minutes of simulating (or fitting) the others."""
+    from sim.studies.capacity.slo import model_metrics
+
+    source = folder / "experiment.toml"
+    name_column = spec["models"]["column"]
+    produced: dict[tuple[str, tuple[str, ...]], set[str]] = {}
+    for record in records:
+        model_file, overrides = row_run(folder, spec, record, extra(record) if extra else ())
+        key = (str(model_file), overrides)
+        if key not in produced:
+            produced[key] = model_metrics(load_row_model(model_file, overrides))
+        for wanted in _figures(spec, record):
+            metric = wanted["metric"]
+            if metric not in produced[key]:
+                close = difflib.get_close_matches(metric, sorted(produced[key]), n=3, cutoff=0.6)
+                raise ExperimentError(
+                    f"{source}: metric {metric!r} (for column {wanted['column']!r}) is not "
+                    f"produced by {model_file.name} (row {name_column}={record[name_column]}); "
+                    + (f"did you mean {' or '.join(close)}? " if close else "")
+                    + "`tiersim run MODEL --json` lists a model's metrics"
+                )
+
+
 def load_row_model(model_file: Path, overrides: tuple[str, ...]):
     try:
         return load_model(model_file, overrides)
@@ -220,13 +357,13 @@ def reproduce(
     name = meta.get("name", name)
     notes = law_notes(spec, todo, source)
     # Rows that map onto the same run (seed 002's batches are phases of one run) share it.
+    check_runs(folder, spec, todo, extra)  # a bad row fails here, before anything runs
     keys, tasks = [], {}
     for record in todo:
         model_file, overrides = row_run(folder, spec, record, extra(record) if extra else ())
         key = (str(model_file), overrides)
         keys.append(key)
         if key not in tasks:
-            load_row_model(model_file, overrides)  # a bad override fails here, before anything runs
             tasks[key] = (*key, replications, f"{source}: {record[models['column']]}")
     results = {}
     for done, (key, summary) in enumerate(zip(tasks, map_(run_row, tasks.values()))):
