@@ -349,7 +349,7 @@ class _Evaluator:
                 raise CalibrationError(
                     f"{goal.label}: metric {goal.metric!r} is not produced by {Path(key[0]).name}"
                 )
-            mean, low, high = summary[goal.metric]
+            mean, low, high, _unit = summary[goal.metric]
             simulated.append(mean * goal.scale)
             lows.append(low * goal.scale)
             highs.append(high * goal.scale)
@@ -550,20 +550,23 @@ def calibrate(
 def render(calibration: Calibration, console) -> None:
     from rich.table import Table
 
+    from sim.model.docs import parameter_unit
+    from sim.present.tables import plain
     from sim.studies.reproduce import render as render_rows
 
     table = Table(header_style="bold", title="fitted parameters")
-    for column in ("parameter", "value", "start", "bounds", "fitted to"):
+    for column in ("parameter", "value", "unit", "start", "bounds", "fitted to"):
         table.add_column(
-            column, justify="left" if column in ("parameter", "fitted to") else "right"
+            column, justify="left" if column in ("parameter", "unit", "fitted to") else "right"
         )
     for p in calibration.parameters:
-        value = f"{p['value']:.6g}" + (" (at a bound)" if p["at_bound"] else "")
+        value = plain(p["value"], 6) + (" (at a bound)" if p["at_bound"] else "")
         table.add_row(
             p["parameter"] + (f" when {p['when']}" if p["when"] else ""),
             value,
-            f"{p['start']:.6g}",
-            f"[{p['low']:g}, {p['high']:g}]",
+            parameter_unit(p["parameter"]),
+            plain(p["start"], 6),
+            f"[{plain(p['low'], 6)}, {plain(p['high'], 6)}]",
             "; ".join(p["fitted_to"]),
         )
     console.print(table)
@@ -579,7 +582,9 @@ def render(calibration: Calibration, console) -> None:
         )
     render_rows(calibration.rows, console)
     sets = " ".join(
-        f"--set {p['parameter']}={p['value']:.6g}" for p in calibration.parameters if not p["when"]
+        f"--set {p['parameter']}={plain(p['value'], 6)}"
+        for p in calibration.parameters
+        if not p["when"]
     )
     if sets:
         console.print(f"to run a model with these values: tiersim run MODEL {sets}")

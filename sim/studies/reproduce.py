@@ -47,6 +47,8 @@ class Row:
     simulated_flag: str | None = None
     overrides: tuple[str, ...] = ()
     note: str | None = None  # e.g. the row's response-time-law check
+    metric: str = ""  # the simulated metric compared
+    unit: str = ""  # the figure's unit (the published column's: the metric's, scaled)
 
     def as_dict(self) -> dict:
         data = asdict(self)
@@ -330,8 +332,8 @@ def load_row_model(model_file: Path, overrides: tuple[str, ...]):
         raise ExperimentError(str(exc)) from None
 
 
-def run_row(task: tuple) -> dict[str, tuple[float, float, float]]:
-    """One row's run, in this process or a pool's worker: metric -> (mean, 95 % low, high).
+def run_row(task: tuple) -> dict[str, tuple[float, float, float, str]]:
+    """One row's run, in this process or a pool's worker: metric -> (mean, 95 % low, high, unit).
     `task` = (model file, overrides, replications, context for an error message)."""
     from sim.run.simulate import Status, simulate
 
@@ -342,7 +344,11 @@ def run_row(task: tuple) -> dict[str, tuple[float, float, float]]:
         raise KeyboardInterrupt
     if outcome.result is None or outcome.status in (Status.INVALID, Status.INTERNAL):
         raise ExperimentError(f"{context}: {outcome.message}")
-    return {metric: (i.mean, i.low, i.high) for metric, i in outcome.result.summary.items()}
+    units = outcome.result.units
+    return {
+        metric: (i.mean, i.low, i.high, units.get(metric, ""))
+        for metric, i in outcome.result.summary.items()
+    }
 
 
 def reproduce(
@@ -390,7 +396,7 @@ def reproduce(
                     f"{Path(key[0]).name}; one of: {', '.join(sorted(summary))}"
                 )
             scale = float(wanted.get("scale", 1.0))  # e.g. 1000: the published column is in ms
-            mean, low, high = (v * scale for v in summary[metric])
+            mean, low, high = (v * scale for v in summary[metric][:3])
             published = published_value(record, column)
             rows.append(
                 Row(
@@ -408,9 +414,30 @@ def reproduce(
                     simulated_flag=flag,
                     overrides=tuple(key[1]),
                     note=notes.get(id(record)),
+                    metric=metric,
+                    unit=figure_unit(wanted, summary[metric][3]),
                 )
             )
     return rows
+
+
+# A [[figures]] `scale` turns the metric's unit into the published column's.
+_SCALED_UNITS = {
+    ("s", 1000.0): "ms",
+    ("s", 1e6): "µs",
+    ("s", 1 / 60): "min",
+    ("1/s", 60.0): "1/min",
+}
+
+
+def figure_unit(figure: dict, metric_unit: str) -> str:
+    """The unit of a figure: its [[figures]] `unit`, else the metric's, scaled by `scale`."""
+    if figure.get("unit"):
+        return str(figure["unit"])
+    scale = float(figure.get("scale", 1.0))
+    if scale == 1.0:
+        return metric_unit
+    return _SCALED_UNITS.get((metric_unit, scale), f"{metric_unit} x {scale:g}".strip())
 
 
 def law_notes(spec: dict, records: list[dict[str, str]], source: Path) -> dict[int, str]:
@@ -463,23 +490,27 @@ def law_notes(spec: dict, records: list[dict[str, str]], source: Path) -> dict[i
 def render(rows: list[Row], console) -> None:
     from rich.table import Table
 
+    from sim.present.tables import plain
+
     table = Table(header_style="bold")
     for column in (
         "figure",
         "published",
         "simulated",
         "95% interval",
+        "unit",
         "rel. error",
         "flag pub/sim",
         "fitted",
     ):
-        table.add_column(column, justify="left" if column == "figure" else "right")
+        table.add_column(column, justify="left" if column in ("figure", "unit") else "right")
     for r in rows:
         table.add_row(
             r.figure,
-            "withheld" if r.published is None else f"{r.published:g}",
-            f"{r.simulated:.3g}",
-            "" if math.isnan(r.ci_low) else f"[{r.ci_low:.3g}, {r.ci_high:.3g}]",
+            "withheld" if r.published is None else plain(r.published, 5),
+            plain(r.simulated),
+            "" if math.isnan(r.ci_low) else f"[{plain(r.ci_low)}, {plain(r.ci_high)}]",
+            r.unit,
             "" if r.rel_error is None else f"{r.rel_error:+.0%}",
             "" if r.published_flag is None else f"{r.published_flag}/{r.simulated_flag}",
             "fit" if r.fitted else "",
