@@ -228,38 +228,30 @@ def _sweep_summary(manifest: dict, frame) -> str:
 
 # --------------------------------------------------------------------------- reproductions
 def _reproduce_report(path: Path):
+    from sim.files import FileProblem, read_text
+
     try:
-        rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
-        calibration = rows if isinstance(rows, dict) and "parameters" in rows else None
-        if (
-            calibration is not None
-        ):  # `tiersim calibrate --json`: its rows, simulated at the fitted values
-            rows = calibration.get("rows", [])
-        if not isinstance(rows, list) or not all(
-            {"figure", "simulated", "ci_low", "ci_high"} <= set(r) for r in rows
-        ):
-            raise ValueError(
-                "expected a list of rows with figure, published, simulated, ci_low, ci_high"
-            )
-    except (OSError, ValueError) as exc:
+        document = json.loads(read_text(path, "reproduce JSON file", max_bytes=2**28))
+        rows, calibration = _rows_of(document)
+    except (FileProblem, ValueError, RecursionError) as exc:
+        detail = str(exc).removeprefix(f"{path}: ") or "nested too deeply"
         raise ReportError(
             f"{path}: not a `tiersim reproduce NAME --json` or `tiersim calibrate NAME --json` file "
-            f"({exc})"
+            f"({detail}); make one with `tiersim reproduce NAME --json > FILE.json`"
         ) from None
     if not rows:
         raise ReportError(f"{path}: no rows")
     experiment = rows[0].get("experiment", path.stem)
     shown = [r for r in rows if r.get("published") is not None]
     figures = []
-    for fitted in (False, True):
-        part = [r for r in shown if bool(r.get("fitted")) == fitted]
-        if part:
-            figures.append(
-                _published_vs_simulated(
-                    part, "fitted rows (not predictions)" if fitted else "predicted rows"
-                )
-            )
-    figures.append(_rows_panel(rows))
+    # one axis per unit: req/s beside request counts would flatten one of them to nothing
+    for unit in dict.fromkeys(_unit(r) for r in rows):
+        for fitted in (False, True):
+            part = [r for r in shown if bool(r.get("fitted")) == fitted and _unit(r) == unit]
+            if part:
+                label = "fitted rows (not predictions)" if fitted else "predicted rows"
+                figures.append(_published_vs_simulated(part, label, unit))
+        figures.append(_rows_panel([r for r in rows if _unit(r) == unit], unit))
     summary = (
         f"<p>{len(rows)} rows of experiment {html.escape(str(experiment))}; "
         f"{sum(bool(r.get('fitted')) for r in rows)} used to fit a parameter.</p>"
@@ -277,7 +269,55 @@ def _reproduce_report(path: Path):
     return f"{experiment}: published against simulated", figures, summary
 
 
-def _published_vs_simulated(rows: list[dict], label: str) -> go.Figure:
+def _rows_of(document: Any) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The rows of a reproduce (a list) or calibrate (an object with `rows`) document, each
+    checked for the fields the figures read."""
+    calibration = document if isinstance(document, dict) and "parameters" in document else None
+    rows = calibration.get("rows", []) if calibration is not None else document
+    if not isinstance(rows, list):
+        raise ValueError(
+            "expected a list of rows with figure, published, simulated, ci_low, ci_high"
+        )
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict) or not {"figure", "simulated", "ci_low", "ci_high"} <= set(
+            row
+        ):
+            raise ValueError(
+                f"row {i} is not a row with figure, published, simulated, ci_low, ci_high"
+            )
+        for key in ("published", "simulated", "ci_low", "ci_high"):
+            value = row.get(key)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float))
+            ):
+                raise ValueError(f"row {i}: {key} = {value!r} is not a number")
+        if row["simulated"] is None:
+            raise ValueError(f"row {i}: simulated is null")
+    if calibration is not None:
+        parameters = calibration.get("parameters")
+        if not isinstance(parameters, list) or not all(
+            isinstance(p, dict)
+            and isinstance(p.get("parameter"), str)
+            and all(
+                isinstance(p.get(k), (int, float)) and not isinstance(p.get(k), bool)
+                for k in ("value", "low", "high")
+            )
+            for p in parameters
+        ):
+            raise ValueError("parameters must be a list of {parameter, value, low, high}")
+    return rows, calibration
+
+
+def _unit(row: dict) -> str:
+    """A row's unit (rows of files written before rows carried one: none)."""
+    return str(row.get("unit") or "")
+
+
+def _in(unit: str) -> str:
+    return f" [{unit}]" if unit else ""
+
+
+def _published_vs_simulated(rows: list[dict], label: str, unit: str = "") -> go.Figure:
     published = [r["published"] for r in rows]
     simulated = [r["simulated"] for r in rows]
     top = max(
@@ -310,15 +350,18 @@ def _published_vs_simulated(rows: list[dict], label: str) -> go.Figure:
         )
     )
     figure.update_layout(
-        title=f"published against simulated: {label}",
-        xaxis_title="published",
-        yaxis_title="simulated (95 % interval)",
+        title=f"published against simulated: {label}{_in(unit)}",
+        xaxis_title=f"published{_in(unit)}",
+        yaxis_title=f"simulated{_in(unit)} (95 % interval)",
+        xaxis_automargin=True,
+        yaxis_automargin=True,
     )
     return figure
 
 
-def _rows_panel(rows: list[dict]) -> go.Figure:
-    """Horizontal bars: the rows' names are long (every factor of the published table)."""
+def _rows_panel(rows: list[dict], unit: str = "") -> go.Figure:
+    """Horizontal bars: the rows' names are long (every factor of the published table), so
+    the left margin is as wide as the longest name."""
     names = [r["figure"] for r in rows]
     figure = go.Figure()
     figure.add_trace(
@@ -338,13 +381,16 @@ def _rows_panel(rows: list[dict]) -> go.Figure:
             },
         )
     )
+    longest = max((len(str(name)) for name in names), default=0)
     figure.update_layout(
-        title="each row: published and simulated",
+        title=f"each row: published and simulated{_in(unit)}",
         barmode="group",
         yaxis_autorange="reversed",
+        xaxis_title=unit or None,
         height=200 + 60 * len(rows),
-        margin={"l": 20},
+        margin={"l": min(40 + 7 * longest, 900), "r": 40},
         yaxis_automargin=True,
+        xaxis_automargin=True,
     )
     return figure
 
