@@ -70,14 +70,19 @@ td, th {{ border: 1px solid #ccc; padding: 2px 8px; text-align: left; }}</style>
 
 # --------------------------------------------------------------------------- sweeps
 def _sweep_report(root: Path):
-    from sim.studies.sweep.store import StoreError, load_results, read_manifest
+    from sim.studies.sweep.store import MANIFEST, StoreError, load_results, read_manifest
 
     try:
         manifest = read_manifest(root)
         frame = load_results(root)
     except StoreError as exc:
         raise ReportError(str(exc)) from None
-    factors, metrics = manifest["factors"], manifest["metrics"]
+    factors, metrics = manifest.get("factors"), manifest.get("metrics")
+    if not isinstance(factors, list) or not isinstance(metrics, list):
+        raise ReportError(
+            f"{root}: its {MANIFEST} names no factors and metrics; not a results directory of "
+            "`tiersim sweep`"
+        )
     ok = frame[frame["status"] == "ok"] if not frame.empty else frame
     figures: list[go.Figure] = []
     for metric in metrics:
@@ -198,6 +203,11 @@ def _axis(metric: str, frame) -> str:
     return f"{metric} [{unit}]" if unit else metric
 
 
+def _not_run(points: Any, stored: int) -> Any:
+    """Points of the design not in the store (a sweep interrupted, or still running)."""
+    return points - stored if isinstance(points, int) else "?"
+
+
 def _sweep_summary(manifest: dict, frame) -> str:
     failed = frame[frame["status"] != "ok"] if not frame.empty else frame
     facts = {
@@ -205,8 +215,9 @@ def _sweep_summary(manifest: dict, frame) -> str:
         "base model": manifest.get("base"),
         "design": manifest.get("design"),
         "factors": ", ".join(manifest["factors"]),
-        "points finished": f"{len(frame)} of {manifest.get('points')}",
+        "points finished": f"{len(frame) - len(failed)} of {manifest.get('points')}",
         "failed": len(failed),
+        "not run yet": _not_run(manifest.get("points"), len(frame)),
         "seed": manifest.get("seed"),
         "tiersim": manifest.get("tiersim_version"),
     }
