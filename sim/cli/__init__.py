@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
+import io
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NoReturn, cast
@@ -40,10 +43,20 @@ EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_MODEL, EXIT_UNSTABLE, EXIT_UNFINISHED, 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+class _Stdout(Console):
+    """Standard output.  rich exits 1 (the code of a bug) when the reader closes the pipe;
+    this one exits 0 quietly, as the commands' own output does (`_Commands`)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        _silence_stdout()
+        raise SystemExit(EXIT_OK)
+
+
 def _console() -> Console:
     """Standard output; wide enough for the result tables when piped (rich assumes 80)."""
-    console = Console(highlight=False)
-    return console if console.is_terminal else Console(highlight=False, width=120)
+    console = _Stdout(highlight=False)
+    return console if console.is_terminal else _Stdout(highlight=False, width=120)
 
 
 def fail(message: str, code: int) -> NoReturn:
@@ -61,7 +74,33 @@ def _load(path: str, overrides: tuple[str, ...]):
         fail(str(exc), EXIT_MODEL)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The command group; a reader that closes the pipe early (`tiersim schema | head -1`) ends
+    the command quietly with exit 0: nothing went wrong that the user did not choose."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            try:
+                return super().invoke(ctx)
+            finally:
+                sys.stdout.flush()  # here, where a closed pipe can still be told apart
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+            _silence_stdout()
+            sys.exit(EXIT_OK)
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so that the interpreter's last flush is quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # not a real file (a test's buffer): nothing will be flushed to a pipe
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="tiersim")
 def main() -> None:
     """Simulate clustered Java web tiers: proxies, pools, app servers, balancers, databases."""
@@ -208,7 +247,7 @@ def schema(as_json) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(highlight=False, width=max(200, Console().width))
+    console = _Stdout(highlight=False, width=max(200, Console().width))
     for title, rows in (
         (
             "Model parameters (TOML path; N = list index; a type that includes none is set to "
