@@ -20,15 +20,12 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NoReturn, cast
+from typing import NoReturn, cast
 
 import click
 from rich.console import Console
 
 from sim.model.load import ModelError, load_model
-
-if TYPE_CHECKING:
-    from rich.progress import Progress
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_MODEL, EXIT_UNSTABLE, EXIT_UNFINISHED, EXIT_INTERRUPTED = (
     0,
@@ -169,9 +166,13 @@ def run(model_file, overrides, replications, seed, as_json, timeseries) -> None:
 
     sink, closer = _timeseries_writer(timeseries) if timeseries else (None, None)
     try:
-        with _progress(model, replications) as progress:
+        with _progress("replications") as progress:
             outcome = simulate(
-                model, replications=replications, seed=seed, progress=progress, timeseries=sink
+                model,
+                replications=replications,
+                seed=seed,
+                progress=progress.update,
+                timeseries=sink,
             )
     finally:
         if closer is not None:
@@ -313,9 +314,9 @@ def reproduce(experiment, replications, workers, as_json) -> None:
     from sim.studies.reproduce import reproduce as run_experiment
 
     try:
-        with _progress(None, 0) as progress, _pool_map(workers) as map_:
+        with _progress("rows") as progress, _pool_map(workers) as map_:
             rows = run_experiment(
-                experiment, replications=replications, progress=progress, map_=map_
+                experiment, replications=replications, progress=progress.update, map_=map_
             )
     except ExperimentError as exc:
         fail(str(exc), EXIT_MODEL)
@@ -368,10 +369,11 @@ def calibrate(experiment, replications, cache, no_cache, max_evaluations, worker
     from sim.studies.calibrate import default_cache, render
     from sim.studies.reproduce import ExperimentError, load_experiment
 
+    reporter = _progress("rows")
+
     def show(count: int, cost: float, values) -> None:
-        if err.is_terminal:
-            shown = ", ".join(f"{v:.5g}" for v in values)
-            err.print(f"evaluation {count}: sum of squared relative errors {cost:.3g} at ({shown})")
+        shown = ", ".join(f"{v:.5g}" for v in values)
+        reporter.say(f"evaluation {count}: sum of squared relative errors {cost:.3g} at ({shown})")
 
     try:
         folder, spec, _ = load_experiment(experiment)
@@ -381,14 +383,14 @@ def calibrate(experiment, replications, cache, no_cache, max_evaluations, worker
                 path.parent.mkdir(parents=True, exist_ok=True)
         if path is not None:
             _writable(str(path), "--cache")
-        with _progress(None, 0) as row_progress:
+        with reporter:
             result = fit(
                 experiment,
                 replications=replications,
                 cache=path,
                 max_evaluations=max_evaluations,
                 progress=show,
-                row_progress=row_progress,
+                row_progress=reporter.update,
                 workers=workers,
             )
     except ExperimentError as exc:
@@ -662,15 +664,17 @@ def capacity(
     executor = SerialExecutor() if serial else ProcessExecutor(workers)
     count = 1 if serial else cast(ProcessExecutor, executor).workers
 
+    reporter = _progress("capacity search", bar=False)
+    evaluations = 0
+
     def show(evaluation) -> None:
-        if err.is_terminal and not as_json:
-            err.print(
-                f"  {real_path} = {evaluation.value:g}: {'meets' if evaluation.met else 'does not meet'}",
-                markup=False,
-            )
+        nonlocal evaluations
+        evaluations += 1
+        verdict = "meets" if evaluation.met else "does not meet"
+        reporter.say(f"  evaluation {evaluations}: {real_path} = {evaluation.value:g}: {verdict}")
 
     try:
-        with executor:
+        with executor, reporter:
             result = cap.search(
                 base,
                 real_path,
@@ -774,38 +778,12 @@ def _pool_map(workers: int):
         yield executor.map
 
 
-class _progress:
-    """A progress bar on stderr when it is a terminal; silent otherwise."""
+def _progress(label: str, bar: bool = True):
+    """Progress on stderr: a live bar on a terminal, rate-limited plain lines elsewhere (a CI
+    log, nohup, a notebook), nothing for a command of a few seconds."""
+    from sim.present.progress import Reporter
 
-    def __init__(self, model, replications) -> None:
-        self.enabled = err.is_terminal
-        self.bar: Progress | None = None
-
-    def __enter__(self):
-        if not self.enabled:
-            return None
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-        self.bar = Progress(
-            "replications",
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-            console=err,
-            transient=True,
-        )
-        self.bar.start()
-        task = self.bar.add_task("run", total=None)
-
-        def update(done: int, total: int) -> None:
-            cast("Progress", self.bar).update(task, completed=done, total=total)
-
-        return update
-
-    def __exit__(self, *exc) -> Literal[False]:
-        if self.bar is not None:
-            self.bar.stop()
-        return False
+    return Reporter(err, label, bar=bar)
 
 
 # Measurement files: `tiersim import` and `tiersim estimate` (sim/cli/measure.py).
