@@ -22,8 +22,9 @@ def read_timeseries(path: str | Path, replication: int = 0) -> dict[str, list[fl
     try:
         header = next(reader, None)
         if not header or "replication" not in header or "time" not in header:
-            shown = ", ".join(header[:8]) + (", ..." if header and len(header) > 8 else "")
-            missing = [c for c in ("replication", "time") if c not in (header or [])]
+            header = header or []
+            shown = ", ".join(header[:8]) + (", ..." if len(header) > 8 else "")
+            missing = [c for c in ("replication", "time") if c not in header]
             raise ValueError(
                 f"not a `tiersim run --timeseries` file: no column {' or '.join(missing)} "
                 f"(its columns: {shown or 'none'}); {remake}"

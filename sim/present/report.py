@@ -268,14 +268,14 @@ def _reproduce_report(path: Path):
         f"{sum(bool(r.get('fitted')) for r in rows)} used to fit a parameter.</p>"
     )
     if calibration is not None:
-        fitted = "".join(
+        parameters = "".join(
             f"<li><code>{html.escape(p['parameter'])}</code> = {p['value']:.6g} "
             f"(bounds {p['low']:g} to {p['high']:g}{'; at a bound' if p.get('at_bound') else ''})</li>"
             for p in calibration["parameters"]
         )
         summary += (
             f"<p>Calibrated ({'converged' if calibration.get('converged') else 'not converged'}: "
-            f"{html.escape(str(calibration.get('message', '')))}):</p><ul>{fitted}</ul>"
+            f"{html.escape(str(calibration.get('message', '')))}):</p><ul>{parameters}</ul>"
         )
     return f"{experiment}: published against simulated", figures, summary
 

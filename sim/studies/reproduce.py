@@ -161,13 +161,14 @@ def _check_spec(spec: dict, source: Path) -> None:
             raise ExperimentError(
                 f"{source}: models.{value} = {model!r} must be a model file name (a string)"
             )
-    for key, kind, what in (
+    tables: tuple[tuple[str, type, str], ...] = (
         ("figures", list, "a list of [[figures]] tables"),
         ("fitted", list, "a list of [[fitted]] tables"),
         ("calibrate", list, "a list of [[calibrate]] tables"),
         ("factors", dict, "a table of [factors.COLUMN] tables"),
-    ):
-        if key in spec and not isinstance(spec[key], kind):
+    )
+    for key, expected, what in tables:
+        if key in spec and not isinstance(spec[key], expected):
             raise ExperimentError(f"{source}: {key} must be {what}, got {spec[key]!r}")
     for key in ("figures", "fitted", "calibrate"):
         for i, entry in enumerate(spec.get(key, [])):
@@ -204,7 +205,7 @@ def _check_record(spec: dict, record: dict, columns: list[str], where: str) -> N
     """A mapped row: all its cells, and each of its figures a number or withheld."""
     label = record.get(spec["models"]["column"])
     if None in record:  # csv.DictReader keeps surplus cells under the key None
-        extra = len(record[None])  # type: ignore[index]
+        extra = len(record[None])
         raise ExperimentError(
             f"{where} ({label}): {len(columns) + extra} cells, the header has {len(columns)} "
             f"({', '.join(columns)}): remove the surplus cells (quote a value holding a comma)"
