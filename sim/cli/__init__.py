@@ -17,6 +17,7 @@ import csv
 import errno
 import io
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -640,6 +641,13 @@ def capacity(
     from sim.studies.sweep.execute import ProcessExecutor, SerialExecutor
     from sim.studies.sweep.spec import SweepError
 
+    for option, bound in (("--min", minimum), ("--max", maximum)):
+        if bound is not None and not math.isfinite(bound):
+            fail(
+                f"{option} {bound}: give a finite number (or leave {option} out for the "
+                "default range)",
+                EXIT_USAGE,
+            )
     if minimum is not None and maximum is not None and minimum >= maximum:
         fail(f"--min {minimum:g} must be below --max {maximum:g}", EXIT_USAGE)
     try:
