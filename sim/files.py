@@ -100,6 +100,8 @@ def parse_toml(text: str, path: str | Path, what: str = "file") -> dict[str, Any
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise FileProblem(f"{path}: not valid TOML: {exc}") from None
+    except ValueError as exc:  # an integer too long to convert (over 4 300 digits)
+        raise FileProblem(f"{path}: not valid TOML: {exc}") from None
     except RecursionError:
         document = None
     where = too_deep(document) if document is not None else None

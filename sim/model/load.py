@@ -127,7 +127,7 @@ def parse_value(text: str) -> Any:
     """A TOML value (`30`, `1.5`, `true`, `"x"`, `{dist="exponential", mean=0.03}`), else a bare string."""
     try:
         document = tomllib.loads(f"v = {text}")
-    except (tomllib.TOMLDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # TOMLDecodeError, or an integer of 5 000 digits
         return text
     # one value, not `30\n[run]\nx = 1`: anything more is a string, which validation names
     return document["v"] if list(document) == ["v"] else text

@@ -245,7 +245,11 @@ def _reproduce_report(path: Path):
         document = json.loads(read_text(path, "reproduce JSON file", max_bytes=2**28))
         rows, calibration = _rows_of(document)
     except (FileProblem, ValueError, RecursionError) as exc:
-        detail = str(exc).removeprefix(f"{path}: ") or "nested too deeply"
+        detail = (
+            "nested too deeply"
+            if isinstance(exc, RecursionError)
+            else str(exc).removeprefix(f"{path}: ")
+        )
         raise ReportError(
             f"{path}: not a `tiersim reproduce NAME --json` or `tiersim calibrate NAME --json` file "
             f"({detail}); make one with `tiersim reproduce NAME --json > FILE.json`"

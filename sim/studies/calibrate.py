@@ -263,7 +263,7 @@ class _Evaluator:
         for line in text.splitlines():
             try:
                 entry = json.loads(line)
-            except (json.JSONDecodeError, RecursionError):
+            except (ValueError, RecursionError):  # JSONDecodeError, a 5 000-digit number
                 continue
             if (
                 isinstance(entry, dict)
