@@ -31,6 +31,15 @@ def load_model(path: str | Path, overrides: Iterable[str] = ()) -> Model:
         raw = parse_toml(read_text(path, "model file"), path, "model file")
     except FileProblem as exc:
         raise ModelError(str(exc)) from None
+    if "clients" not in raw and "sweep" in raw:
+        raise ModelError(
+            f"{path}: this is a sweep file, not a model file; run it with `tiersim sweep {path}`"
+        )
+    if "clients" not in raw and "experiment" in raw:
+        raise ModelError(
+            f"{path}: this is an experiment file, not a model file; run it with "
+            f"`tiersim reproduce {path.parent}`"
+        )
     return parse_model(raw, source=str(path), overrides=overrides, base_dir=path.parent)
 
 
