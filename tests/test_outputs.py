@@ -144,7 +144,10 @@ def test_reproduction_report_gives_each_unit_its_own_axis(tmp_path):
         assert len(figure.data) <= 3, units
     bars = [f for f in figures if f.data and f.data[0].type == "bar"]
     assert len(bars) == 2
-    assert max(f.layout.margin.l for f in bars) >= 7 * len(name)
+    for bar in bars:  # names wrapped at spaces, and a margin as wide as their longest line
+        longest = max(len(line) for y in bar.data[0].y for line in y.split("<br>"))
+        assert longest <= 45 and bar.layout.margin.l >= 7 * longest
+    assert "requests_to_slow_backend" in " ".join(bars[1].data[0].y)
 
 
 # --------------------------------------------------------------------------- progress

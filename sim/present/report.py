@@ -374,10 +374,26 @@ def _published_vs_simulated(rows: list[dict], label: str, unit: str = "") -> go.
     return figure
 
 
+LABEL_CHARS = 40  # a row name is wrapped at spaces to lines of about this many characters
+PX_PER_CHAR = 7  # the width of a character of the 12 px tick font, with room to spare
+
+
+def _wrap(name: str, width: int = LABEL_CHARS) -> list[str]:
+    lines: list[str] = []
+    for word in str(name).split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines or [""]
+
+
 def _rows_panel(rows: list[dict], unit: str = "") -> go.Figure:
     """Horizontal bars: the rows' names are long (every factor of the published table), so
-    the left margin is as wide as the longest name."""
-    names = [r["figure"] for r in rows]
+    each is wrapped onto lines of about 40 characters and the left margin is as wide as the
+    longest line (plotly's automargin alone gives up on names this long and cuts them)."""
+    wrapped = [_wrap(r["figure"]) for r in rows]
+    names = ["<br>".join(lines) for lines in wrapped]
     figure = go.Figure()
     figure.add_trace(
         go.Bar(y=names, x=[r.get("published") for r in rows], name="published", orientation="h")
@@ -396,14 +412,15 @@ def _rows_panel(rows: list[dict], unit: str = "") -> go.Figure:
             },
         )
     )
-    longest = max((len(str(name)) for name in names), default=0)
+    longest = max((len(line) for lines in wrapped for line in lines), default=0)
+    lines = max((len(lines) for lines in wrapped), default=1)
     figure.update_layout(
         title=f"each row: published and simulated{_in(unit)}",
         barmode="group",
         yaxis_autorange="reversed",
         xaxis_title=unit or None,
-        height=200 + 60 * len(rows),
-        margin={"l": min(40 + 7 * longest, 900), "r": 40},
+        height=200 + max(60, 18 * lines + 24) * len(rows),
+        margin={"l": 30 + PX_PER_CHAR * longest, "r": 40},
         yaxis_automargin=True,
         xaxis_automargin=True,
     )
