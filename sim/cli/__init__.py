@@ -126,7 +126,7 @@ def _announce_work(model_file, model, replications, timeseries: bool) -> None:
     """Refuse a run that would take hours (exit 3), and say before a long one starts how long."""
     from sim.model.workload import check, estimate, warning
 
-    work = estimate(model, None, replications, timeseries)
+    work = estimate(model, replications=replications, timeseries=timeseries)
     refusal = check(work, model.run.max_events)
     if refusal is not None:
         fail(f"{model_file}: {refusal}", EXIT_MODEL)

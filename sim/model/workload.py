@@ -54,6 +54,7 @@ class Work:
 def estimate(
     model: Model,
     plan: Plan | None = None,
+    *,
     replications: int | None = None,
     timeseries: bool = False,
 ) -> Work:
@@ -74,14 +75,14 @@ def estimate(
         simulated_s = warm + run.duration_s
         requests = rate * simulated_s if rate > 0 else 0.0
         if run.requests is not None:
-            requests = min(requests, run.requests + rate * warm)
+            requests = min(requests, run.requests + (rate * warm if warm > 0 else 0.0))
         basis = f"{rate_basis} x run.duration_s = {number(run.duration_s)} s"
         fix = "lower run.duration_s"
         if math.isinf(rate) and run.requests is None:
             return Work(math.inf, math.inf, reps, rate_basis, _zero_time_fix(model))
     else:
         assert run.requests is not None  # validated: a steady state has one of the two
-        requests = run.requests + (rate * warm if rate > 0 else 0.0)
+        requests = run.requests + (rate * warm if rate > 0 and warm > 0 else 0.0)
         simulated_s = min(requests / rate, run.max_duration_s) if rate > 0 else run.max_duration_s
         basis = f"run.requests = {number(run.requests)}"
         fix = "lower run.requests"

@@ -109,7 +109,8 @@ def simulate(
                 overloads=tuple(problems),
             )
         refusal = check(
-            estimate(model, plan, replications, timeseries is not None), model.run.max_events
+            estimate(model, plan, replications=replications, timeseries=timeseries is not None),
+            model.run.max_events,
         )
         if refusal is not None:
             return Outcome(Status.INVALID, refusal, model, plan)
