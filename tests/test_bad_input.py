@@ -597,10 +597,17 @@ case(
 case(
     "run-report-interval",
     "work",
-    settings_model("balancer.report_interval_s=1e-9", command="run"),
+    settings_model("balancer.report_interval_s=1e-9", "backends.0.count=2", command="run"),
     3,
     "balancer.report_interval_s = 1e-9",
     "raise balancer.report_interval_s",
+)
+case(
+    "run-report-interval-one-node",
+    "work",
+    settings_model("balancer.report_interval_s=1e-9", "run.duration_s=2", command="run"),
+    0,
+    absent=("error", "warning"),
 )
 case(
     "run-schedule-steps",

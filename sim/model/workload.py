@@ -63,7 +63,8 @@ def estimate(
     reps = replications or run.replications
     if replications is None and run.precision is not None:
         reps = max(reps, 2)  # the precision rule adds replications: at least these run
-    rate, rate_basis = _throughput(model, compile_plan(model) if plan is None else plan)
+    plan = compile_plan(model) if plan is None else plan
+    rate, rate_basis = _throughput(model, plan)
     warm = float(run.warmup) if isinstance(run.warmup, float) and not model.finite else 0.0
     if model.finite:
         count, count_basis = _finite_requests(model)
@@ -86,12 +87,12 @@ def estimate(
         simulated_s = min(requests / rate, run.max_duration_s) if rate > 0 else run.max_duration_s
         basis = f"run.requests = {number(run.requests)}"
         fix = "lower run.requests"
-    ticks = _periodic(model, simulated_s, timeseries)
+    ticks = _periodic(model, plan, simulated_s, timeseries)
     if math.isnan(requests):
         requests = math.inf
     per_replication = requests + ticks
     if ticks > requests:
-        basis, fix = _ticks_basis(model, simulated_s, timeseries)
+        basis, fix = _ticks_basis(model, plan, simulated_s, timeseries)
     return Work(
         per_replication * reps, requests * reps, reps, f"{basis}, {reps} replication(s)", fix
     )
@@ -159,19 +160,18 @@ def _finite_requests(model: Model) -> tuple[float, str]:
     )
 
 
-def _intervals(model: Model, timeseries: bool) -> list[tuple[str, float, int]]:
-    """(parameter, period [s], how many run) of every periodic event that costs work."""
+def _intervals(model: Model, plan: Plan, timeseries: bool) -> list[tuple[str, float, int]]:
+    """(parameter, period [s], how many run) of every periodic event the run schedules."""
     out: list[tuple[str, float, int]] = []
     if timeseries:
         out.append(("run.timeseries_interval_s", model.run.timeseries_interval_s, 1))
     balancer = model.balancer
-    if balancer.report_interval_s is not None:
+    dispatched = len(plan.nodes) > 1 or any(group.events for group in model.backends)
+    if balancer.report_interval_s is not None and dispatched:  # a balancer is built
         out.append(("balancer.report_interval_s", balancer.report_interval_s, 1))
-    if balancer.policy.startswith("mod_jk"):
-        out.append(("balancer.maintain_s", balancer.maintain_s, 1))
-    for i, group in enumerate(model.backends):
-        if group.jvm is not None:
-            out.append((f"backends.{i}.jvm.expiry_check_s", group.jvm.expiry_check_s, group.count))
+    for node in plan.nodes:
+        if node.spec.jvm is not None:
+            out.append((f"{node.path}.jvm.expiry_check_s", node.spec.jvm.expiry_check_s, 1))
     clients = model.clients
     if isinstance(clients, OpenClients) and clients.schedule:
         cycle = sum(step.duration_s for step in clients.schedule)
@@ -179,12 +179,15 @@ def _intervals(model: Model, timeseries: bool) -> list[tuple[str, float, int]]:
     return out
 
 
-def _periodic(model: Model, simulated_s: float, timeseries: bool) -> float:
-    return sum(count * simulated_s / period for _, period, count in _intervals(model, timeseries))
+def _periodic(model: Model, plan: Plan, simulated_s: float, timeseries: bool) -> float:
+    return sum(
+        count * simulated_s / period for _, period, count in _intervals(model, plan, timeseries)
+    )
 
 
-def _ticks_basis(model: Model, simulated_s: float, timeseries: bool) -> tuple[str, str]:
-    name, period, _count = max(_intervals(model, timeseries), key=lambda entry: entry[2] / entry[1])
+def _ticks_basis(model: Model, plan: Plan, simulated_s: float, timeseries: bool) -> tuple[str, str]:
+    intervals = _intervals(model, plan, timeseries)
+    name, period, _count = max(intervals, key=lambda entry: entry[2] / entry[1])
     return (
         f"{name} = {number(period)} s over {number(simulated_s)} simulated s",
         f"raise {name}, or simulate less time",
