@@ -26,7 +26,13 @@ from scipy.stats import poisson
 
 from sim.analytic.erlang import mmc
 from sim.analytic.multiclass_mva import MultiClassNetwork, solve_closed, state_space
-from sim.analytic.mva import ClosedNetwork, Station, asymptotic_bounds, exact_mva
+from sim.analytic.mva import (
+    ClosedNetwork,
+    Station,
+    asymptotic_bounds,
+    exact_mva,
+    schweitzer_mva,
+)
 from sim.model.classes import (
     request_fractions,
     session_requests,
@@ -190,6 +196,12 @@ def solve_model(model: Model, plan: Plan | None = None) -> Answer:
     raise NotProductForm(f"clients.kind = {clients.kind} has no analytic counterpart")
 
 
+# Exact MVA runs one step per user; with multi-server stations each step is O(N) too.  Beyond
+# these populations (about a second of work) the answer is Schweitzer-Bard's, and says so.
+EXACT_LIMIT = 50_000
+EXACT_LIMIT_MULTISERVER = 5_000
+
+
 def _closed(plan: Plan, population: int, think: float) -> Answer:
     demands = plan.stations
     network = ClosedNetwork(
@@ -199,29 +211,50 @@ def _closed(plan: Plan, population: int, think: float) -> Answer:
         ),
         think=think,
     )
-    result = exact_mva(network, population)
-    row = population - 1
+    multiserver = any(d.servers is not None and d.servers > 1 for d in demands)
+    limit = EXACT_LIMIT_MULTISERVER if multiserver else EXACT_LIMIT
+    caveats = _caveats(plan, population)
+    if population <= limit:
+        result = exact_mva(network, population)
+        row = population - 1
+        x, response = float(result.throughput[row]), float(result.response[row])
+        utilization = [float(u) for u in result.utilization[row]]
+        residence = [float(r) for r in result.residence[row]]
+        queue = [float(q) for q in result.queue_length[row]]
+        method = "exact MVA"
+    else:
+        x, response, q = schweitzer_mva(network, population)
+        queue = [float(v) for v in q]
+        residence = [v / x if x > 0 else 0.0 for v in queue]
+        utilization = [
+            x * d.demand_s / d.servers if d.servers is not None else 0.0 for d in demands
+        ]
+        method = "Schweitzer-Bard approximate MVA"
+        caveats.append(
+            f"a population of {population}: beyond N = {limit} the exact recursion is too slow; "
+            "Schweitzer-Bard's approximation"
+            + (" with Seidmann's for multi-server stations" if multiserver else "")
+        )
     stations = [
         StationAnswer(
             d.name,
             "delay" if d.servers is None else "queue",
             d.servers,
             d.demand_s,
-            0.0 if d.servers is None else float(result.utilization[row, k]),
-            float(result.residence[row, k]),
-            float(result.queue_length[row, k]),
+            0.0 if d.servers is None else utilization[k],
+            residence[k],
+            queue[k],
         )
         for k, d in enumerate(demands)
     ]
-    caveats = _caveats(plan, population)
     bounds = asymptotic_bounds(network, population)
     return Answer(
         model=plan.model.meta.name,
-        network=f"closed network, N = {population}, Z = {think:g} s (exact MVA)",
+        network=f"closed network, N = {population}, Z = {think:g} s ({method})",
         exact=not caveats,
         caveats=caveats,
-        throughput_per_s=float(result.throughput[row]),
-        response_mean_s=float(result.response[row]),
+        throughput_per_s=x,
+        response_mean_s=response,
         stations=stations,
         bounds={k: float(v) for k, v in asdict(bounds).items()},
     )

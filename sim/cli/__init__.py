@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
+import io
 import json
+import math
+import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NoReturn, cast
+from typing import NoReturn, cast
 
 import click
 from rich.console import Console
 
 from sim.model.load import ModelError, load_model
-
-if TYPE_CHECKING:
-    from rich.progress import Progress
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_MODEL, EXIT_UNSTABLE, EXIT_UNFINISHED, EXIT_INTERRUPTED = (
     0,
@@ -40,10 +41,20 @@ EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_MODEL, EXIT_UNSTABLE, EXIT_UNFINISHED, 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+class _Stdout(Console):
+    """Standard output.  rich exits 1 (the code of a bug) when the reader closes the pipe;
+    this one exits 0 quietly, as the commands' own output does (`_Commands`)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        _silence_stdout()
+        raise SystemExit(EXIT_OK)
+
+
 def _console() -> Console:
     """Standard output; wide enough for the result tables when piped (rich assumes 80)."""
-    console = Console(highlight=False)
-    return console if console.is_terminal else Console(highlight=False, width=120)
+    console = _Stdout(highlight=False)
+    return console if console.is_terminal else _Stdout(highlight=False, width=120)
 
 
 def fail(message: str, code: int) -> NoReturn:
@@ -61,7 +72,33 @@ def _load(path: str, overrides: tuple[str, ...]):
         fail(str(exc), EXIT_MODEL)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The command group; a reader that closes the pipe early (`tiersim schema | head -1`) ends
+    the command quietly with exit 0: nothing went wrong that the user did not choose."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            try:
+                return super().invoke(ctx)
+            finally:
+                sys.stdout.flush()  # here, where a closed pipe can still be told apart
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+            _silence_stdout()
+            sys.exit(EXIT_OK)
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so that the interpreter's last flush is quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # not a real file (a test's buffer): nothing will be flushed to a pipe
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="tiersim")
 def main() -> None:
     """Simulate clustered Java web tiers: proxies, pools, app servers, balancers, databases."""
@@ -83,6 +120,19 @@ def _refuse_unstable(model_file, model, plan=None) -> None:
         "(proxy.listen_backlog with proxy.workers)"
     )
     fail("\n".join(lines), EXIT_UNSTABLE)
+
+
+def _announce_work(model_file, model, replications, timeseries: bool) -> None:
+    """Refuse a run that would take hours (exit 3), and say before a long one starts how long."""
+    from sim.model.workload import check, estimate, warning
+
+    work = estimate(model, replications=replications, timeseries=timeseries)
+    refusal = check(work, model.run.max_events)
+    if refusal is not None:
+        fail(f"{model_file}: {refusal}", EXIT_MODEL)
+    note = warning(work)
+    if note is not None:
+        err.print(f"warning: {model_file}: {note}", markup=False)
 
 
 @main.command()
@@ -117,14 +167,21 @@ def run(model_file, overrides, replications, seed, as_json, timeseries, engine) 
 
     if engine is not None:
         overrides = (*overrides, f"run.engine={engine}")
+    if timeseries:
+        _writable(timeseries, "--timeseries")
     model = _load(model_file, overrides)
     _refuse_unstable(model_file, model)
+    _announce_work(model_file, model, replications, timeseries is not None)
 
     sink, closer = _timeseries_writer(timeseries) if timeseries else (None, None)
     try:
-        with _progress(model, replications) as progress:
+        with _progress("replications") as progress:
             outcome = simulate(
-                model, replications=replications, seed=seed, progress=progress, timeseries=sink
+                model,
+                replications=replications,
+                seed=seed,
+                progress=progress.update,
+                timeseries=sink,
             )
     finally:
         if closer is not None:
@@ -158,6 +215,7 @@ def run(model_file, overrides, replications, seed, as_json, timeseries, engine) 
 def validate(model_files, overrides) -> None:
     """Check model files without running them."""
     from sim.model.stability import overloads
+    from sim.model.workload import check, estimate, warning
 
     worst = EXIT_OK
     for path in model_files:
@@ -172,8 +230,17 @@ def validate(model_files, overrides) -> None:
             for p in problems:
                 err.print(f"{path}: unstable: {p.path}: {p.detail}", markup=False)
             worst = max(worst, EXIT_UNSTABLE)
-        else:
-            click.echo(f"{path}: ok ({model.meta.name})")
+            continue
+        work = estimate(model)
+        refusal = check(work, model.run.max_events)
+        if refusal is not None:
+            err.print(f"{path}: {refusal}", markup=False)
+            worst = max(worst, EXIT_MODEL)
+            continue
+        click.echo(f"{path}: ok ({model.meta.name})")
+        note = warning(work)
+        if note is not None:
+            err.print(f"warning: {path}: {note}", markup=False)
     sys.exit(worst)
 
 
@@ -190,7 +257,7 @@ def schema(as_json) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(highlight=False, width=max(200, Console().width))
+    console = _Stdout(highlight=False, width=max(200, Console().width))
     for title, rows in (
         (
             "Model parameters (TOML path; N = list index; a type that includes none is set to "
@@ -269,13 +336,13 @@ def reproduce(experiment, replications, workers, cross_validate, as_json) -> Non
             from sim.studies.uncertainty.crossval import render as render_cv
 
             folder, spec, _ = load_experiment(experiment)
-            with _progress(None, 0) as progress:
+            with _progress("rows") as progress:
                 result = leave_one_out(
                     experiment,
                     replications=replications,
                     cache=default_cache(folder, spec),
                     workers=workers,
-                    row_progress=progress,
+                    row_progress=progress.update,
                 )
             if as_json:
                 scored = [row.as_dict() for row in result.rows]
@@ -283,9 +350,9 @@ def reproduce(experiment, replications, workers, cross_validate, as_json) -> Non
             else:
                 render_cv(result, _console())
             return
-        with _progress(None, 0) as progress, _pool_map(workers) as map_:
+        with _progress("rows") as progress, _pool_map(workers) as map_:
             rows = run_experiment(
-                experiment, replications=replications, progress=progress, map_=map_
+                experiment, replications=replications, progress=progress.update, map_=map_
             )
     except ExperimentError as exc:
         fail(str(exc), EXIT_MODEL)
@@ -369,22 +436,28 @@ def calibrate(
     from sim.studies.calibrate import default_cache, render
     from sim.studies.reproduce import ExperimentError, load_experiment
 
+    reporter = _progress("rows")
+
     def show(count: int, cost: float, values) -> None:
-        if err.is_terminal:
-            shown = ", ".join(f"{v:.5g}" for v in values)
-            err.print(f"evaluation {count}: sum of squared relative errors {cost:.3g} at ({shown})")
+        shown = ", ".join(f"{v:.5g}" for v in values)
+        reporter.say(f"evaluation {count}: sum of squared relative errors {cost:.3g} at ({shown})")
 
     try:
         folder, spec, _ = load_experiment(experiment)
         path = None if no_cache else Path(cache) if cache else default_cache(folder, spec)
-        with _progress(None, 0) as row_progress:
+        if path is not None and not cache:
+            with contextlib.suppress(OSError):  # the default folder; else said just below
+                path.parent.mkdir(parents=True, exist_ok=True)
+        if path is not None:
+            _writable(str(path), "--cache")
+        with reporter:
             result = fit(
                 experiment,
                 replications=replications,
                 cache=path,
                 max_evaluations=max_evaluations,
                 progress=show,
-                row_progress=row_progress,
+                row_progress=reporter.update,
                 workers=workers,
                 analyse=not no_uncertainty,
                 draws=draws,
@@ -420,6 +493,7 @@ def plot(timeseries_file, columns, replication, output) -> None:
     """Plot a --timeseries CSV (Plotly HTML, self-contained)."""
     from sim.present.plots import read_timeseries, timeseries_figure
 
+    _writable(output, "--output")
     try:
         figure = timeseries_figure(
             read_timeseries(timeseries_file, replication),
@@ -428,7 +502,10 @@ def plot(timeseries_file, columns, replication, output) -> None:
         )
     except (ValueError, KeyError) as exc:
         fail(f"{timeseries_file}: {exc}", EXIT_MODEL)
-    figure.write_html(output, include_plotlyjs=True)
+    try:
+        figure.write_html(output, include_plotlyjs=True)
+    except OSError as exc:
+        fail(f"--output {output}: cannot write ({exc.strerror}); write elsewhere", EXIT_USAGE)
     click.echo(f"wrote {output}")
 
 
@@ -541,11 +618,15 @@ def report(source, output) -> None:
     _need_sweep_extra()
     from sim.present.report import ReportError, build_report, write_html
 
+    _writable(output, "--output")
     try:
         title, figures, summary = build_report(source)
     except ReportError as exc:
         fail(str(exc), EXIT_MODEL)
-    write_html(output, title, figures, summary)
+    try:
+        write_html(output, title, figures, summary)
+    except OSError as exc:
+        fail(f"--output {output}: cannot write ({exc.strerror}); write elsewhere", EXIT_USAGE)
     click.echo(f"wrote {output} ({len(figures)} figure{'s' if len(figures) != 1 else ''})")
 
 
@@ -629,6 +710,13 @@ def capacity(
     from sim.studies.sweep.execute import ProcessExecutor, SerialExecutor
     from sim.studies.sweep.spec import SweepError
 
+    for option, bound in (("--min", minimum), ("--max", maximum)):
+        if bound is not None and not math.isfinite(bound):
+            fail(
+                f"{option} {bound}: give a finite number (or leave {option} out for the "
+                "default range)",
+                EXIT_USAGE,
+            )
     if minimum is not None and maximum is not None and minimum >= maximum:
         fail(f"--min {minimum:g} must be below --max {maximum:g}", EXIT_USAGE)
     try:
@@ -653,15 +741,17 @@ def capacity(
     executor = SerialExecutor() if serial else ProcessExecutor(workers)
     count = 1 if serial else cast(ProcessExecutor, executor).workers
 
+    reporter = _progress("capacity search", bar=False)
+    evaluations = 0
+
     def show(evaluation) -> None:
-        if err.is_terminal and not as_json:
-            err.print(
-                f"  {real_path} = {evaluation.value:g}: {'meets' if evaluation.met else 'does not meet'}",
-                markup=False,
-            )
+        nonlocal evaluations
+        evaluations += 1
+        verdict = "meets" if evaluation.met else "does not meet"
+        reporter.say(f"  evaluation {evaluations}: {real_path} = {evaluation.value:g}: {verdict}")
 
     try:
-        with executor:
+        with executor, reporter:
             result = cap.search(
                 base,
                 real_path,
@@ -719,9 +809,22 @@ def _executor(serial: bool, workers: int | None, scheduler: str | None, local_cl
     return ProcessExecutor(workers)
 
 
+def _writable(path: str, option: str) -> None:
+    """Exit 2 before any work when an output file cannot be written (a missing folder)."""
+    from sim.files import FileProblem, check_output
+
+    try:
+        check_output(path, option)
+    except FileProblem as exc:
+        fail(str(exc), EXIT_USAGE)
+
+
 def _timeseries_writer(path: str):
     # stays open for the whole run: the sink writes each sample as it comes
-    handle = open(Path(path), "w", newline="", encoding="utf-8")  # noqa: SIM115
+    try:
+        handle = open(Path(path), "w", newline="", encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        fail(f"--timeseries {path}: cannot write ({exc.strerror}); write elsewhere", EXIT_USAGE)
     state: dict = {"writer": None, "columns": None}
 
     def sink(replication: int, time: float, metrics: dict[str, float]) -> None:
@@ -752,38 +855,12 @@ def _pool_map(workers: int):
         yield executor.map
 
 
-class _progress:
-    """A progress bar on stderr when it is a terminal; silent otherwise."""
+def _progress(label: str, bar: bool = True):
+    """Progress on stderr: a live bar on a terminal, rate-limited plain lines elsewhere (a CI
+    log, nohup, a notebook), nothing for a command of a few seconds."""
+    from sim.present.progress import Reporter
 
-    def __init__(self, model, replications) -> None:
-        self.enabled = err.is_terminal
-        self.bar: Progress | None = None
-
-    def __enter__(self):
-        if not self.enabled:
-            return None
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-        self.bar = Progress(
-            "replications",
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-            console=err,
-            transient=True,
-        )
-        self.bar.start()
-        task = self.bar.add_task("run", total=None)
-
-        def update(done: int, total: int) -> None:
-            cast("Progress", self.bar).update(task, completed=done, total=total)
-
-        return update
-
-    def __exit__(self, *exc) -> Literal[False]:
-        if self.bar is not None:
-            self.bar.stop()
-        return False
+    return Reporter(err, label, bar=bar)
 
 
 # Measurement files: `tiersim import` and `tiersim estimate` (sim/cli/measure.py).

@@ -87,6 +87,8 @@ def import_command(
     from sim.measurements.formats.accesslog import LogFormatError
     from sim.measurements.importer import ImportOptions, ImportUsageError, import_files
 
+    for path in (*files, *utilisation):
+        _readable_file(path)
     try:
         table.table_format(output)
         options = ImportOptions(
@@ -115,6 +117,25 @@ def import_command(
     )
 
 
+def _readable_file(path: str) -> None:
+    """Refuse, before reading, a pipe or a device (reading /dev/zero or a FIFO never ends)."""
+    import os
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        fail(f"{path}: no such file", EXIT_MODEL)
+    except OSError as exc:
+        fail(f"{path}: cannot read ({exc.strerror})", EXIT_MODEL)
+    if not stat.S_ISREG(mode):
+        fail(
+            f"{path}: not a regular file (a pipe, device or socket, which could be read forever); "
+            "save it to a file and give that file",
+            EXIT_MODEL,
+        )
+
+
 def _cell(value: float) -> str:
     return "" if value is None or not math.isfinite(value) else f"{value:.4g}"
 
@@ -141,6 +162,7 @@ def estimate_command(table_file, host, background, level, as_json) -> None:
     from sim.measurements.errors import MeasurementError
     from sim.measurements.estimate import estimate
 
+    _readable_file(table_file)
     try:
         results = estimate(
             table.read(table_file),

@@ -163,3 +163,30 @@ def distribution_rows() -> list[Row]:
                 )
             )
     return rows
+
+
+def parameter_unit(path: str) -> str:
+    """The unit of the parameter at a dotted path (`backends.0.demand.mean` -> "s"), from the
+    brackets of its description; "" when it has none or the path names no parameter."""
+    annotations: list[Any] = [Model]
+    found: list[Any] = []
+    for part in path.split("."):
+        following: list[Any] = []
+        found = []
+        for annotation in annotations:
+            for member in _members(annotation):
+                if isinstance(member, type) and issubclass(member, BaseModel):
+                    field = member.model_fields.get(part)
+                    if field is not None:
+                        found.append(field)
+                        following.append(field.annotation)
+                elif get_origin(member) is list and part.isdigit():
+                    following.append(get_args(member)[0])
+                elif get_origin(member) is dict:
+                    following.append(get_args(member)[-1])
+        annotations = following
+    for field in found:
+        unit, _ = _unit_and_meaning(field.description or "")
+        if unit:
+            return unit
+    return ""

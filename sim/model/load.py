@@ -7,13 +7,17 @@ the offending value and what is allowed: users see that, never a traceback.
 from __future__ import annotations
 
 import copy
+import difflib
 import tomllib
+import types
+import typing
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Union, get_args, get_origin
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
+from sim.files import FileProblem, parse_toml, read_text, too_deep
 from sim.model.schema import Model
 
 
@@ -24,15 +28,18 @@ class ModelError(ValueError):
 def load_model(path: str | Path, overrides: Iterable[str] = ()) -> Model:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ModelError(f"{path}: no such model file") from None
-    except OSError as exc:
-        raise ModelError(f"{path}: cannot read ({exc.strerror})") from None
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ModelError(f"{path}: not valid TOML: {exc}") from None
+        raw = parse_toml(read_text(path, "model file"), path, "model file")
+    except FileProblem as exc:
+        raise ModelError(str(exc)) from None
+    if "clients" not in raw and "sweep" in raw:
+        raise ModelError(
+            f"{path}: this is a sweep file, not a model file; run it with `tiersim sweep {path}`"
+        )
+    if "clients" not in raw and "experiment" in raw:
+        raise ModelError(
+            f"{path}: this is an experiment file, not a model file; run it with "
+            f"`tiersim reproduce {path.parent}`"
+        )
     return parse_model(raw, source=str(path), overrides=overrides, base_dir=path.parent)
 
 
@@ -56,6 +63,8 @@ def parse_model(
         return Model.model_validate(data, context={"base_dir": base_dir or Path.cwd()})
     except ValidationError as exc:
         raise ModelError(format_validation_error(exc, source)) from None
+    except RecursionError:  # data built in code, not read by parse_toml's depth check
+        raise ModelError(f"{source}: values nested too deeply to be a model") from None
 
 
 def renamed_parameters(data: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -93,13 +102,20 @@ def renamed_parameters(data: dict[str, Any]) -> list[tuple[str, str, str]]:
 def apply_override(data: dict[str, Any], override: str, source: str = "<model>") -> None:
     """`backends.0.threads=30`: the same dotted path as in the file (list items by index)."""
     if "=" not in override:
-        raise ModelError(f"--set {override!r}: expected PATH=VALUE, e.g. backends.0.threads=30")
+        raise ModelError(
+            f"--set {_short(override)}: expected PATH=VALUE, e.g. backends.0.threads=30"
+        )
     path, text = override.split("=", 1)
     path = path.strip()
     keys = [k for k in path.split(".") if k]
     if not keys:
-        raise ModelError(f"--set {override!r}: empty parameter path")
+        raise ModelError(f"--set {_short(override)}: empty parameter path")
     value = parse_value(text.strip())
+    if too_deep(value) is not None:
+        raise ModelError(
+            f"--set {_short(override)}: the value nests arrays or tables too deeply; a model "
+            "parameter nests a few levels"
+        )
     node: Any = data
     for depth, key in enumerate(keys[:-1]):
         node = _child(node, key, keys[: depth + 1], override, create=True)
@@ -110,39 +126,57 @@ def apply_override(data: dict[str, Any], override: str, source: str = "<model>")
     elif isinstance(node, dict):
         node[last] = value
     else:
-        raise ModelError(f"--set {override!r}: {'.'.join(keys[:-1])} is a value, not a table")
+        raise ModelError(
+            f"--set {_short(override)}: {'.'.join(keys[:-1])} is a value, not a table; "
+            f"set {'.'.join(keys[:-1])} itself"
+        )
 
 
 def parse_value(text: str) -> Any:
     """A TOML value (`30`, `1.5`, `true`, `"x"`, `{dist="exponential", mean=0.03}`), else a bare string."""
     try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+        document = tomllib.loads(f"v = {text}")
+    except (ValueError, RecursionError):  # TOMLDecodeError, or an integer of 5 000 digits
         return text
+    # one value, not `30\n[run]\nx = 1`: anything more is a string, which validation names
+    return document["v"] if list(document) == ["v"] else text
+
+
+def _short(text: str, limit: int = 80) -> str:
+    """An override as quoted in a message: whole when short, else its start."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
 
 
 def _child(node: Any, key: str, path: list[str], override: str, create: bool) -> Any:
     if isinstance(node, list):
         return node[_index(key, node, path, override)]
     if not isinstance(node, dict):
-        raise ModelError(f"--set {override!r}: {'.'.join(path[:-1])} is a value, not a table")
+        raise ModelError(
+            f"--set {_short(override)}: {'.'.join(path[:-1])} is a value, not a table; "
+            f"set {'.'.join(path[:-1])} itself"
+        )
     if key not in node:
         if not create:
-            raise ModelError(f"--set {override!r}: no {'.'.join(path)}")
+            raise ModelError(f"--set {_short(override)}: no {'.'.join(path)}")
         node[key] = {}
     return node[key]
 
 
 def _index(key: str, node: list, path: list[str], override: str) -> int:
+    if not node:
+        raise ModelError(
+            f"--set {_short(override)}: {'.'.join(path[:-1])} is an empty list; give its items "
+            "in the model file"
+        )
     try:
         index = int(key)
     except ValueError:
         raise ModelError(
-            f"--set {override!r}: {'.'.join(path)}: {key!r} must be a list index 0..{len(node) - 1}"
+            f"--set {_short(override)}: {'.'.join(path)}: {key!r} must be a list index 0..{len(node) - 1}"
         ) from None
     if not 0 <= index < len(node):
         raise ModelError(
-            f"--set {override!r}: {'.'.join(path)}: index {index} out of range 0..{len(node) - 1}"
+            f"--set {_short(override)}: {'.'.join(path)}: index {index} out of range 0..{len(node) - 1}"
         )
     return index
 
@@ -155,7 +189,12 @@ def format_validation_error(exc: ValidationError, source: str) -> str:
         raw_loc = [str(part) for part in error["loc"]]
         # A distribution is "a number or a {dist = ...} table": report only the branch the
         # user meant (a table's errors for a table, a number's for a number).
-        if isinstance(value, dict) and kind in {"float_type", "float_parsing", "int_type"}:
+        if isinstance(value, dict) and kind in {
+            "float_type",
+            "float_parsing",
+            "int_type",
+            "finite_number",
+        }:
             continue
         if (
             not isinstance(value, dict)
@@ -165,9 +204,17 @@ def format_validation_error(exc: ValidationError, source: str) -> str:
             continue
         location = ".".join(part for part in raw_loc if not _is_union_tag(part))
         message = error["msg"].removeprefix("Value error, ")
-        shown = "" if isinstance(value, dict) or kind == "missing" else f" = {value!r}"
+        shown = "" if isinstance(value, dict) or kind == "missing" else f" = {_shown(value)}"
         if kind == "extra_forbidden":
-            message = "unknown parameter (misspelt? `tiersim schema` lists the parameters)"
+            message = _unknown_parameter(raw_loc)
+        elif kind in ("union_tag_not_found", "union_tag_invalid"):
+            location, shown, message = _tag_problem(error, location)
+        elif kind == "finite_number":
+            message = "must be a finite number (inf and nan are not values of a model)"
+        elif kind in {"model_type", "dict_type", "model_attributes_type"}:
+            message = "must be a table ([section] or {key = value, ...}), not a single value"
+        elif kind == "missing":
+            message = f"required: give {raw_loc[-1]} (`tiersim schema` says what it means)"
         line = f"  {location or '(top level)'}{shown}: {message}"
         if line not in problems:
             problems.append(line)
@@ -175,6 +222,138 @@ def format_validation_error(exc: ValidationError, source: str) -> str:
     return "\n".join(
         [f"{source}: invalid model ({count} problem{'s' if count != 1 else ''})", *problems]
     )
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+# The model's tagged unions: the tag's field and, per tag value, the table it selects.
+def _union_members(annotation: Any) -> dict[str, dict[str, type[BaseModel]]]:
+    """{tag field: {tag value: model}} of the tagged unions directly in `annotation`."""
+    out: dict[str, dict[str, type[BaseModel]]] = {}
+    for member in _flatten(annotation):
+        for field_name in ("kind", "dist"):
+            field = member.model_fields.get(field_name)
+            if field is not None and get_origin(field.annotation) is Literal:
+                for tag in get_args(field.annotation):
+                    out.setdefault(field_name, {})[tag] = member
+    return out
+
+
+def _flatten(annotation: Any) -> list[type[BaseModel]]:
+    """The models an annotation may hold directly (through Annotated, unions and None)."""
+    origin = get_origin(annotation)
+    if origin is typing.Annotated:
+        return _flatten(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        return [m for arg in get_args(annotation) for m in _flatten(arg)]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return []
+
+
+def _models_at(raw_loc: list[str]) -> list[type[BaseModel]]:
+    """The model tables that a pydantic error location (tags included) points into."""
+    return [m for annotation in _annotations_at(raw_loc) for m in _flatten(annotation)]
+
+
+def _containers(annotation: Any) -> list[Any]:
+    """The item type of a list or the value type of a table held by `annotation`."""
+    origin = get_origin(annotation)
+    if origin is typing.Annotated:
+        return _containers(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        return [c for arg in get_args(annotation) for c in _containers(arg)]
+    if origin in (list, tuple):
+        return list(get_args(annotation)[:1])
+    if origin is dict:
+        return list(get_args(annotation)[1:2])
+    return []
+
+
+def _unknown_parameter(raw_loc: list[str]) -> str:
+    """Why a parameter is unknown where it is, and the fix: a parameter of another kind of
+    the table (clients.kind changed), or a near spelling of a known one."""
+    name = raw_loc[-1]
+    parent = raw_loc[:-1]
+    tags = [part for part in parent if part in _TAGS]
+    if tags:
+        tag = tags[-1]
+        before = parent[: len(parent) - parent[::-1].index(tag) - 1]
+        for annotation in _annotations_at(before):
+            for field_name, members in _union_members(annotation).items():
+                if tag not in members:
+                    continue
+                owners = [t for t, m in members.items() if name in m.model_fields and t != tag]
+                if owners:
+                    others = " or ".join(f"{t!r}" for t in owners)
+                    return (
+                        f"a parameter of {field_name} = {others}, not of {field_name} = {tag!r}: "
+                        f"drop {name}, or set {field_name} = {others}"
+                    )
+    known = sorted({f for m in _models_at(parent) for f in m.model_fields})
+    close = difflib.get_close_matches(name, known, n=2, cutoff=0.75)
+    if close:
+        return (
+            f"unknown parameter: did you mean {' or '.join(close)}? (`tiersim schema` lists them)"
+        )
+    if known:
+        listed = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
+        return f"unknown parameter here (known: {listed}; `tiersim schema` lists them)"
+    return "unknown parameter (misspelt? `tiersim schema` lists the parameters)"
+
+
+def _annotations_at(raw_loc: list[str]) -> list[Any]:
+    """The annotations of the field at `raw_loc` (before any union tag is chosen)."""
+    annotations: list[Any] = [Model]
+    for part in raw_loc:
+        if _is_union_tag(part) and part not in _TAGS:
+            continue
+        following: list[Any] = []
+        for annotation in annotations:
+            chosen = [m[part] for m in _union_members(annotation).values() if part in m]
+            if chosen:
+                following += chosen
+                continue
+            for model in _flatten(annotation):
+                field = model.model_fields.get(part)
+                if field is not None:
+                    following.append(field.annotation)
+            following += _containers(annotation)
+        annotations = following
+    return annotations
+
+
+def _tag_problem(error: Any, location: str) -> tuple[str, str, str]:
+    """(location, shown value, message) of a table whose `kind` / `dist` tag is missing or
+    unknown: name the allowed values, and the one the table's fields fit."""
+    ctx = error.get("ctx") or {}
+    field_name = str(ctx.get("discriminator", "kind")).strip("'")
+    value = error.get("input")
+    members: dict[str, type[BaseModel]] = {}
+    for annotation in _annotations_at([str(p) for p in error["loc"]]):
+        members.update(_union_members(annotation).get(field_name, {}))
+    allowed = ", ".join(f"{t!r}" for t in members) or str(ctx.get("expected_tags", ""))
+    where = f"{location}.{field_name}" if location else field_name
+    if not isinstance(value, dict):
+        return (
+            location,
+            f" = {_shown(value)}",
+            f"expected a table with {field_name} = one of {allowed}",
+        )
+    given = [k for k in value if k != field_name]
+    fits = [t for t, m in members.items() if given and all(k in m.model_fields for k in given)]
+    options = " or ".join(f"{t!r}" for t in fits)
+    hint = f" (its fields {', '.join(given)} fit {field_name} = {options})" if fits else ""
+    if error["type"] == "union_tag_not_found":
+        return where, "", f"missing: say which, one of {allowed}{hint}"
+    tag = value.get(field_name)
+    close = difflib.get_close_matches(str(tag), list(members), n=1, cutoff=0.6)
+    if close:
+        hint = f" (did you mean {close[0]!r}?)"
+    return where, f" = {_shown(tag)}", f"unknown: one of {allowed}{hint}"
 
 
 _TAGS = {

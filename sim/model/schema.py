@@ -40,7 +40,7 @@ class Strict(BaseModel):
     "unbounded", "unset") is set to none with the string "none", in a file and in `--set`
     (`--set proxy.backend_pool.timeout_s=none`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod
@@ -1039,6 +1039,13 @@ class Run(Strict):
         description="simulation engine: 'compiled' (numba; the queueing core: clients, pools, "
         "processor-shared CPUs, state-blind balancing, JDBC, database), 'reference' (SimPy "
         "calendar; every mechanism), 'auto' = compiled when the model is in its core",
+    )
+    max_events: float | None = Field(
+        1e8,
+        gt=0,
+        description="refuse a run estimated (before it starts) to simulate more requests and "
+        "periodic events than this over all its replications (about 10 000 a second on one "
+        "core: 1e8 is hours); none = no limit",
     )
 
 

@@ -4,21 +4,68 @@ workers, pooled backend connections and backend threads (serving / pinned idle) 
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 
 def read_timeseries(path: str | Path, replication: int = 0) -> dict[str, list[float]]:
-    """Columns of one replication's rows; empty cells (undefined metrics) become None."""
-    columns: dict[str, list] = {}
-    with open(path, newline="", encoding="utf-8") as handle:
-        for row in csv.DictReader(handle):
-            if int(row["replication"]) != replication:
+    """Columns of one replication's rows; empty cells (undefined metrics) become None.
+    A file that is not a `--timeseries` file is a ValueError naming the file, row and column."""
+    from sim.files import FileProblem, read_text
+
+    try:
+        text = read_text(path, "--timeseries file", max_bytes=2**30)
+    except FileProblem as exc:
+        raise ValueError(str(exc).removeprefix(f"{path}: ")) from None
+    remake = "make one with `tiersim run MODEL --timeseries FILE.csv`"
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = next(reader, None)
+        if not header or "replication" not in header or "time" not in header:
+            header = header or []
+            shown = ", ".join(header[:8]) + (", ..." if len(header) > 8 else "")
+            missing = [c for c in ("replication", "time") if c not in header]
+            raise ValueError(
+                f"not a `tiersim run --timeseries` file: no column {' or '.join(missing)} "
+                f"(its columns: {shown or 'none'}); {remake}"
+            )
+        columns: dict[str, list] = {name: [] for name in header}
+        seen: set[int] = set()
+        for number, row in enumerate(reader, start=2):
+            if not row:
                 continue
-            for key, text in row.items():
-                columns.setdefault(key, []).append(float(text) if text not in ("", None) else None)
-    if not columns:
-        raise ValueError(f"{path}: no rows for replication {replication}")
+            if len(row) != len(header):
+                raise ValueError(
+                    f"row {number} has {len(row)} cells, the header {len(header)}: the file is "
+                    f"cut or edited; {remake}"
+                )
+            cells = dict(zip(header, row))
+            try:
+                which = int(cells["replication"])
+            except ValueError:
+                raise ValueError(
+                    f"row {number}: replication = {cells['replication']!r} is not a whole number"
+                ) from None
+            seen.add(which)
+            if which != replication:
+                continue
+            for key, cell in cells.items():
+                columns[key].append(_number(cell, number, key))
+    except csv.Error as exc:
+        raise ValueError(f"not a CSV file ({exc}); {remake}") from None
+    if not columns["time"]:
+        present = f"it holds replications {min(seen)}..{max(seen)}" if seen else "it has no rows"
+        raise ValueError(f"no rows for --replication {replication} ({present})")
     return columns
+
+
+def _number(cell: str, row: int, column: str) -> float | None:
+    if cell.strip() == "":
+        return None
+    try:
+        return float(cell)
+    except ValueError:
+        raise ValueError(f"row {row}: {column} = {cell!r} is not a number") from None
 
 
 def timeseries_figure(columns: dict[str, list], names: list[str] | None = None, title: str = ""):
@@ -26,9 +73,14 @@ def timeseries_figure(columns: dict[str, list], names: list[str] | None = None, 
     import plotly.graph_objects as go
 
     chosen = names or sorted(name for name in columns if name.endswith("_now"))
-    unknown = [name for name in chosen if name not in columns]
+    unknown = [name for name in chosen if name not in columns or name in ("replication", "time")]
+    plottable = ", ".join(sorted(set(columns) - {"replication", "time"})) or "none"
     if unknown:
-        raise ValueError(f"no column {', '.join(unknown)}; columns: {', '.join(sorted(columns))}")
+        raise ValueError(
+            f"--column: no column {', '.join(unknown)} in the file; give one of: {plottable}"
+        )
+    if not chosen:
+        raise ValueError(f"no *_now column to plot by default; choose with --column ({plottable})")
     figure = go.Figure()
     for name in chosen:
         figure.add_trace(

@@ -70,14 +70,19 @@ td, th {{ border: 1px solid #ccc; padding: 2px 8px; text-align: left; }}</style>
 
 # --------------------------------------------------------------------------- sweeps
 def _sweep_report(root: Path):
-    from sim.studies.sweep.store import StoreError, load_results, read_manifest
+    from sim.studies.sweep.store import MANIFEST, StoreError, load_results, read_manifest
 
     try:
         manifest = read_manifest(root)
         frame = load_results(root)
     except StoreError as exc:
         raise ReportError(str(exc)) from None
-    factors, metrics = manifest["factors"], manifest["metrics"]
+    factors, metrics = manifest.get("factors"), manifest.get("metrics")
+    if not isinstance(factors, list) or not isinstance(metrics, list):
+        raise ReportError(
+            f"{root}: its {MANIFEST} names no factors and metrics; not a results directory of "
+            "`tiersim sweep`"
+        )
     ok = frame[frame["status"] == "ok"] if not frame.empty else frame
     figures: list[go.Figure] = []
     for metric in metrics:
@@ -198,6 +203,11 @@ def _axis(metric: str, frame) -> str:
     return f"{metric} [{unit}]" if unit else metric
 
 
+def _not_run(points: Any, stored: int) -> Any:
+    """Points of the design not in the store (a sweep interrupted, or still running)."""
+    return points - stored if isinstance(points, int) else "?"
+
+
 def _sweep_summary(manifest: dict, frame) -> str:
     failed = frame[frame["status"] != "ok"] if not frame.empty else frame
     facts = {
@@ -205,8 +215,9 @@ def _sweep_summary(manifest: dict, frame) -> str:
         "base model": manifest.get("base"),
         "design": manifest.get("design"),
         "factors": ", ".join(manifest["factors"]),
-        "points finished": f"{len(frame)} of {manifest.get('points')}",
+        "points finished": f"{len(frame) - len(failed)} of {manifest.get('points')}",
         "failed": len(failed),
+        "not run yet": _not_run(manifest.get("points"), len(frame)),
         "seed": manifest.get("seed"),
         "tiersim": manifest.get("tiersim_version"),
     }
@@ -228,56 +239,100 @@ def _sweep_summary(manifest: dict, frame) -> str:
 
 # --------------------------------------------------------------------------- reproductions
 def _reproduce_report(path: Path):
+    from sim.files import FileProblem, read_text
+
     try:
-        rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
-        calibration = rows if isinstance(rows, dict) and "parameters" in rows else None
-        if (
-            calibration is not None
-        ):  # `tiersim calibrate --json`: its rows, simulated at the fitted values
-            rows = calibration.get("rows", [])
-        if not isinstance(rows, list) or not all(
-            {"figure", "simulated", "ci_low", "ci_high"} <= set(r) for r in rows
-        ):
-            raise ValueError(
-                "expected a list of rows with figure, published, simulated, ci_low, ci_high"
-            )
-    except (OSError, ValueError) as exc:
+        document = json.loads(read_text(path, "reproduce JSON file", max_bytes=2**28))
+        rows, calibration = _rows_of(document)
+    except (FileProblem, ValueError, RecursionError) as exc:
+        detail = (
+            "nested too deeply"
+            if isinstance(exc, RecursionError)
+            else str(exc).removeprefix(f"{path}: ")
+        )
         raise ReportError(
             f"{path}: not a `tiersim reproduce NAME --json` or `tiersim calibrate NAME --json` file "
-            f"({exc})"
+            f"({detail}); make one with `tiersim reproduce NAME --json > FILE.json`"
         ) from None
     if not rows:
         raise ReportError(f"{path}: no rows")
     experiment = rows[0].get("experiment", path.stem)
     shown = [r for r in rows if r.get("published") is not None]
     figures = []
-    for fitted in (False, True):
-        part = [r for r in shown if bool(r.get("fitted")) == fitted]
-        if part:
-            figures.append(
-                _published_vs_simulated(
-                    part, "fitted rows (not predictions)" if fitted else "predicted rows"
-                )
-            )
-    figures.append(_rows_panel(rows))
+    # one axis per unit: req/s beside request counts would flatten one of them to nothing
+    for unit in dict.fromkeys(_unit(r) for r in rows):
+        for fitted in (False, True):
+            part = [r for r in shown if bool(r.get("fitted")) == fitted and _unit(r) == unit]
+            if part:
+                label = "fitted rows (not predictions)" if fitted else "predicted rows"
+                figures.append(_published_vs_simulated(part, label, unit))
+        figures.append(_rows_panel([r for r in rows if _unit(r) == unit], unit))
     summary = (
         f"<p>{len(rows)} rows of experiment {html.escape(str(experiment))}; "
         f"{sum(bool(r.get('fitted')) for r in rows)} used to fit a parameter.</p>"
     )
     if calibration is not None:
-        fitted = "".join(
+        parameters = "".join(
             f"<li><code>{html.escape(p['parameter'])}</code> = {p['value']:.6g} "
             f"(bounds {p['low']:g} to {p['high']:g}{'; at a bound' if p.get('at_bound') else ''})</li>"
             for p in calibration["parameters"]
         )
         summary += (
             f"<p>Calibrated ({'converged' if calibration.get('converged') else 'not converged'}: "
-            f"{html.escape(str(calibration.get('message', '')))}):</p><ul>{fitted}</ul>"
+            f"{html.escape(str(calibration.get('message', '')))}):</p><ul>{parameters}</ul>"
         )
     return f"{experiment}: published against simulated", figures, summary
 
 
-def _published_vs_simulated(rows: list[dict], label: str) -> go.Figure:
+def _rows_of(document: Any) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The rows of a reproduce (a list) or calibrate (an object with `rows`) document, each
+    checked for the fields the figures read."""
+    calibration = document if isinstance(document, dict) and "parameters" in document else None
+    rows = calibration.get("rows", []) if calibration is not None else document
+    if not isinstance(rows, list):
+        raise ValueError(
+            "expected a list of rows with figure, published, simulated, ci_low, ci_high"
+        )
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict) or not {"figure", "simulated", "ci_low", "ci_high"} <= set(
+            row
+        ):
+            raise ValueError(
+                f"row {i} is not a row with figure, published, simulated, ci_low, ci_high"
+            )
+        for key in ("published", "simulated", "ci_low", "ci_high"):
+            value = row.get(key)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float))
+            ):
+                raise ValueError(f"row {i}: {key} = {value!r} is not a number")
+        if row["simulated"] is None:
+            raise ValueError(f"row {i}: simulated is null")
+    if calibration is not None:
+        parameters = calibration.get("parameters")
+        if not isinstance(parameters, list) or not all(
+            isinstance(p, dict)
+            and isinstance(p.get("parameter"), str)
+            and all(
+                isinstance(p.get(k), (int, float)) and not isinstance(p.get(k), bool)
+                for k in ("value", "low", "high")
+            )
+            for p in parameters
+        ):
+            raise ValueError("parameters must be a list of {parameter, value, low, high}")
+    return rows, calibration
+
+
+def _unit(row: dict) -> str:
+    """A row's unit (rows of files written before rows carried one: none)."""
+    return str(row.get("unit") or "")
+
+
+def _in(unit: str) -> str:
+    return f" [{unit}]" if unit else ""
+
+
+def _published_vs_simulated(rows: list[dict], label: str, unit: str = "") -> go.Figure:
     published = [r["published"] for r in rows]
     simulated = [r["simulated"] for r in rows]
     top = max(
@@ -310,16 +365,35 @@ def _published_vs_simulated(rows: list[dict], label: str) -> go.Figure:
         )
     )
     figure.update_layout(
-        title=f"published against simulated: {label}",
-        xaxis_title="published",
-        yaxis_title="simulated (95 % interval)",
+        title=f"published against simulated: {label}{_in(unit)}",
+        xaxis_title=f"published{_in(unit)}",
+        yaxis_title=f"simulated{_in(unit)} (95 % interval)",
+        xaxis_automargin=True,
+        yaxis_automargin=True,
     )
     return figure
 
 
-def _rows_panel(rows: list[dict]) -> go.Figure:
-    """Horizontal bars: the rows' names are long (every factor of the published table)."""
-    names = [r["figure"] for r in rows]
+LABEL_CHARS = 40  # a row name is wrapped at spaces to lines of about this many characters
+PX_PER_CHAR = 7  # the width of a character of the 12 px tick font, with room to spare
+
+
+def _wrap(name: str, width: int = LABEL_CHARS) -> list[str]:
+    lines: list[str] = []
+    for word in str(name).split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines or [""]
+
+
+def _rows_panel(rows: list[dict], unit: str = "") -> go.Figure:
+    """Horizontal bars: the rows' names are long (every factor of the published table), so
+    each is wrapped onto lines of about 40 characters and the left margin is as wide as the
+    longest line (plotly's automargin alone gives up on names this long and cuts them)."""
+    wrapped = [_wrap(r["figure"]) for r in rows]
+    names = ["<br>".join(lines) for lines in wrapped]
     figure = go.Figure()
     figure.add_trace(
         go.Bar(y=names, x=[r.get("published") for r in rows], name="published", orientation="h")
@@ -338,13 +412,17 @@ def _rows_panel(rows: list[dict]) -> go.Figure:
             },
         )
     )
+    longest = max((len(line) for lines in wrapped for line in lines), default=0)
+    lines = max((len(lines) for lines in wrapped), default=1)
     figure.update_layout(
-        title="each row: published and simulated",
+        title=f"each row: published and simulated{_in(unit)}",
         barmode="group",
         yaxis_autorange="reversed",
-        height=200 + 60 * len(rows),
-        margin={"l": 20},
+        xaxis_title=unit or None,
+        height=200 + max(60, 18 * lines + 24) * len(rows),
+        margin={"l": 30 + PX_PER_CHAR * longest, "r": 40},
         yaxis_automargin=True,
+        xaxis_automargin=True,
     )
     return figure
 

@@ -78,6 +78,23 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}" if abs(x) < 100 else f"{x:,.1f}"
 
 
+def plain(x: float | None, digits: int = 4) -> str:
+    """A number as people write it: `digits` significant digits (a large number whole),
+    never an exponent (2834, 0.0412, 123456), with trailing zeros dropped."""
+    if x is None or not math.isfinite(x):
+        return "-"
+    if x == 0:
+        return "0"
+    if abs(x) < 1e-9:  # not a figure anyone measures: the exponent is the information
+        return f"{x:.{digits - 1}e}"
+    magnitude = math.floor(math.log10(abs(x)))
+    decimals = max(0, digits - 1 - magnitude)
+    text = f"{x:.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
 def _row(table: Table, label: str, interval: Interval | None, unit: str) -> None:
     if interval is None:
         return

@@ -252,7 +252,7 @@ Distribution = (
 
 # --------------------------------------------------------------------------- model-file spec
 class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     if TYPE_CHECKING:
 

@@ -3,11 +3,12 @@ model's own reasons.
 
 Every caller — `tiersim run`, a sweep point, a reproduction's row, a calibration's evaluation,
 a capacity search, a notebook — runs a model the same way: compile its plan once, refuse an
-unstable open workload before simulating it, run the replications, and say how it ended:
+unstable open workload and a run that would not end for hours (`sim.model.workload`) before
+simulating it, run the replications, and say how it ended:
 
 * `ok`: the figures, with their intervals;
 * `invalid`: the model (or an override, the precision rule, or a forced engine that cannot
-  run it) is wrong; the message names it;
+  run it) is wrong, or asks for more work than `run.max_events`; the message names it;
 * `unstable`: the offered load exceeds a capacity (checked before, or a queue that ran away);
 * `unfinished`: a finite workload did not finish within `run.max_duration_s`;
 * `interrupted`: Ctrl-C after some replications (their figures are kept);
@@ -30,6 +31,7 @@ from sim.model.load import ModelError, parse_model
 from sim.model.plan import Plan, compile_plan
 from sim.model.schema import Model
 from sim.model.stability import Overload, overloads
+from sim.model.workload import check, estimate
 from sim.run.replication import RunawayQueue, TimeseriesSink
 from sim.run.replications import RunResult, UnknownMetric, run
 
@@ -107,6 +109,12 @@ def simulate(
                 plan,
                 overloads=tuple(problems),
             )
+        refusal = check(
+            estimate(model, plan, replications=replications, timeseries=timeseries is not None),
+            model.run.max_events,
+        )
+        if refusal is not None:
+            return Outcome(Status.INVALID, refusal, model, plan)
         result = run(
             model,
             replications=replications,

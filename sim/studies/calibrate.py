@@ -40,6 +40,7 @@ from sim.studies.reproduce import (
     Row,
     _figures,
     _is_fitted,
+    check_runs,
     load_experiment,
     load_row_model,
     published_value,
@@ -141,17 +142,37 @@ class _Evaluator:
         self.known: dict[str, dict] = {}
         self.simulated = self.replayed = 0
         self.best: tuple[float, tuple[float, ...]] | None = None
-        if cache is not None and cache.is_file():
-            for line in cache.read_text(encoding="utf-8").splitlines():
-                try:
-                    entry = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a line cut short by an interruption
-                if entry.get("fingerprint") == self.fingerprint:
-                    self.known[entry["key"]] = entry
+        if cache is not None:
+            self._replay(cache)
+
+    def _replay(self, cache: Path) -> None:
+        """Read the cache's evaluations of this experiment; a line cut short by an interruption
+        (or anything else that is not a record) is skipped."""
+        from sim.files import FileProblem, read_text
+
+        if not cache.exists():
+            return
+        try:
+            text = read_text(cache, "calibration cache", max_bytes=2**30)
+        except FileProblem as exc:
+            raise CalibrationError(
+                f"--cache {exc}; give another --cache, or --no-cache, or delete it to start again"
+            ) from None
+        for line in text.splitlines():
+            try:
+                entry = json.loads(line)
+            except (ValueError, RecursionError):  # JSONDecodeError, a 5 000-digit number
+                continue
+            if (
+                isinstance(entry, dict)
+                and entry.get("fingerprint") == self.fingerprint
+                and isinstance(entry.get("key"), str)
+                and _complete(entry, len(self.goals))
+            ):
+                self.known[entry["key"]] = entry
 
     def extra(self, values: tuple[float, ...], record: dict[str, str]) -> list[str]:
-        return [f"{p.path}={v!r}" for p, v in zip(self.parameters, values) if p.applies(record)]
+        return _extra(self.parameters, values, record)
 
     def recorded(self, values: tuple[float, ...]) -> dict:
         return self.known[json.dumps([repr(v) for v in values])]
@@ -171,9 +192,7 @@ class _Evaluator:
             self.known[key] = entry
             self.simulated += 1
             if self.cache is not None:
-                self.cache.parent.mkdir(parents=True, exist_ok=True)
-                with self.cache.open("a", encoding="utf-8") as handle:
-                    handle.write(json.dumps(entry) + "\n")
+                _append(self.cache, json.dumps(entry))
         cost = float(np.sum(np.square(entry["residuals"])))
         if self.best is None or cost < self.best[0]:
             self.best = (cost, values)
@@ -230,7 +249,7 @@ class _Evaluator:
                 raise CalibrationError(
                     f"{goal.label}: metric {goal.metric!r} is not produced by {Path(key[0]).name}"
                 )
-            mean, low, high = goal.published_units(*summary[goal.metric])
+            mean, low, high = goal.published_units(*summary[goal.metric][:3])
             simulated.append(mean)
             lows.append(low)
             highs.append(high)
@@ -243,6 +262,36 @@ class _Evaluator:
             "residuals": residuals,
             "noise_sd": noise,
         }
+
+
+def _extra(
+    parameters: list[FreeParameter], values: tuple[float, ...], record: dict[str, str]
+) -> list[str]:
+    """The overrides that set the free parameters to `values` on one row."""
+    return [f"{p.path}={v!r}" for p, v in zip(parameters, values) if p.applies(record)]
+
+
+def _complete(entry: dict, targets: int) -> bool:
+    """A cached evaluation with every list the fit reads, one number per target."""
+    return all(
+        isinstance(entry.get(name), list)
+        and len(entry[name]) == targets
+        and all(isinstance(v, (int, float)) for v in entry[name])
+        for name in ("simulated", "ci_low", "ci_high", "residuals")
+    )
+
+
+def _append(cache: Path, line: str) -> None:
+    """Append one record on a line of its own: after a torn last line (an interrupted write),
+    start on a fresh line, or the record would join the torn one and be lost with it."""
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with cache.open("ab") as handle:
+        if handle.tell() > 0:
+            with cache.open("rb") as reader:
+                reader.seek(-1, 2)
+                if reader.read(1) != b"\n":
+                    handle.write(b"\n")
+        handle.write(line.encode("utf-8") + b"\n")
 
 
 def _fingerprint(folder: Path, spec: dict, goals: list[Figure], replications: int | None) -> str:
@@ -364,6 +413,9 @@ def calibrate(
             f"{source}: {len(searched)} free parameters but only {len(goals)} fitted figures; "
             "each parameter needs at least one figure of its own ([[fitted]])"
         )
+    # every row's run, at the start values, before the fit: not after it
+    starts = tuple(p.start for p in parameters)
+    check_runs(folder, spec, records, lambda record: _extra(parameters, starts, record))
     with contextlib.ExitStack() as stack:
         # the studies' executor: the same numbers serially or in a pool of processes
         from sim.studies.executor import ProcessExecutor, SerialExecutor
@@ -451,28 +503,31 @@ def calibrate(
 def render(calibration: Calibration, console) -> None:
     from rich.table import Table
 
+    from sim.model.docs import parameter_unit
+    from sim.present.tables import plain
     from sim.studies.reproduce import render as render_rows
     from sim.studies.uncertainty.crossval import render_intervals
 
     table = Table(header_style="bold", title="fitted parameters")
-    for column in ("parameter", "value", "95% interval", "start", "range", "fitted to"):
+    for column in ("parameter", "value", "unit", "95% interval", "start", "range", "fitted to"):
         table.add_column(
-            column, justify="left" if column in ("parameter", "fitted to") else "right"
+            column, justify="left" if column in ("parameter", "unit", "fitted to") else "right"
         )
     for p in calibration.parameters:
-        value = f"{p['value']:.6g}" + (" (at a bound)" if p["at_bound"] else "")
+        value = plain(p["value"], 6) + (" (at a bound)" if p["at_bound"] else "")
         interval = ""
         if "interval" in p:
             low, high = p["interval"]
-            interval = f"[{low:.4g}, {high:.4g}]" + ("" if p["pinned"] else " not pinned")
+            interval = f"[{plain(low)}, {plain(high)}]" + ("" if p["pinned"] else " not pinned")
         table.add_row(
             ("unknown " if p["kind"] == "unknown" else "")
             + p["parameter"]
             + (f" when {p['when']}" if p["when"] else ""),
             value,
+            parameter_unit(p["parameter"]),
             interval,
-            f"{p['start']:.6g}",
-            f"[{p['low']:g}, {p['high']:g}]",
+            plain(p["start"], 6),
+            f"[{plain(p['low'])}, {plain(p['high'])}]",
             "; ".join(p["fitted_to"]) or "none (carried as its range)",
         )
     console.print(table)
@@ -502,7 +557,9 @@ def render(calibration: Calibration, console) -> None:
     else:
         render_rows(calibration.rows, console)
     sets = " ".join(
-        f"--set {p['parameter']}={p['value']:.6g}" for p in calibration.parameters if not p["when"]
+        f"--set {p['parameter']}={plain(p['value'], 6)}"
+        for p in calibration.parameters
+        if not p["when"]
     )
     if sets:
         console.print(f"to run a model with these values: tiersim run MODEL {sets}")

@@ -88,11 +88,15 @@ def _parameter(entry: dict, where: str, kind: str, range_key: str) -> FreeParame
     if not (
         isinstance(bounds, list)
         and len(bounds) == 2
-        and all(isinstance(b, (int, float)) for b in bounds)
+        and all(
+            isinstance(b, (int, float)) and not isinstance(b, bool) and math.isfinite(b)
+            for b in bounds
+        )
         and bounds[0] < bounds[1]
     ):
         raise CalibrationError(
-            f"{where} ({path}): `{range_key}` must be [low, high] with low < high, got {bounds!r}"
+            f"{where} ({path}): `{range_key}` must be [low, high] with low < high (finite "
+            f"numbers), got {bounds!r}"
         )
     provenance = entry.get("provenance", "")
     if kind == "unknown" and not (isinstance(provenance, str) and provenance.strip()):
@@ -112,7 +116,10 @@ def _parameter(entry: dict, where: str, kind: str, range_key: str) -> FreeParame
             f'{where} ({path}): a log scale needs low > 0; use scale = "linear" or raise '
             "the lower bound"
         )
-    start = float(entry.get("start", math.sqrt(low * high) if scale == "log" else (low + high) / 2))
+    start = entry.get("start", math.sqrt(low * high) if scale == "log" else (low + high) / 2)
+    if isinstance(start, bool) or not isinstance(start, (int, float)):
+        raise CalibrationError(f"{where} ({path}): `start` = {start!r} must be a number")
+    start = float(start)
     if not low <= start <= high:
         raise CalibrationError(
             f"{where} ({path}): `start` = {start} is outside {range_key} [{low}, {high}]"

@@ -13,13 +13,15 @@ yes/no flag (e.g. "client timeouts") matches, and whether the row was used to fi
 from __future__ import annotations
 
 import csv
+import difflib
+import io
 import math
-import tomllib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import cast
 
+from sim.files import FileProblem, read_text, read_toml
 from sim.model.load import ModelError, load_model
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
@@ -57,6 +59,8 @@ class Row:
     sd_measurement: float | None = None
     most_sensitive: str | None = None
     excluded: str | None = None  # why an operational law keeps the figure out of any fit
+    metric: str = ""  # the simulated metric compared
+    unit: str = ""  # the figure's unit (the published column's: the metric's, scaled)
 
     def as_dict(self) -> dict:
         data = asdict(self)
@@ -84,28 +88,33 @@ def experiment_dir(name: str) -> Path:
 
 def load_experiment(name: str) -> tuple[Path, dict, list[dict[str, str]]]:
     """The experiment's folder, its parsed experiment.toml, and the published rows it maps onto
-    a model (rows whose model column has no entry in [models] are skipped)."""
+    a model (rows whose model column has no entry in [models] are skipped).  Every mapped row
+    is checked here, before anything runs: its cells, and its figures (numbers or withheld)."""
     folder = experiment_dir(name)
     source = folder / "experiment.toml"
     try:
-        spec = tomllib.loads(source.read_text(encoding="utf-8"))
-        for table, key in (("experiment", "published"), ("models", "column")):
-            spec[table][key]  # raises KeyError, reported below
-    except tomllib.TOMLDecodeError as exc:
-        raise ExperimentError(f"{source}: not valid TOML ({exc})") from None
-    except KeyError as exc:
-        raise ExperimentError(
-            f"{source}: missing {exc.args[0]!r} ([experiment] needs `published`, [models] needs "
-            "`column`)"
-        ) from None
+        spec = read_toml(source, "experiment file")
+    except FileProblem as exc:
+        raise ExperimentError(str(exc)) from None
+    _check_spec(spec, source)
     table = folder / spec["experiment"]["published"]
     if not table.is_file():
         raise ExperimentError(
             f"{source}: published table {table} not found (set [experiment] published)"
         )
-    with table.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        published_rows, columns = list(reader), reader.fieldnames or []
+    try:
+        text = read_text(table, "published table")
+    except FileProblem as exc:
+        raise ExperimentError(str(exc)) from None
+    reader = csv.DictReader(io.StringIO(text))
+    published_rows, lines = [], []
+    try:
+        for record in reader:
+            published_rows.append(record)
+            lines.append(reader.line_num)
+    except csv.Error as exc:
+        raise ExperimentError(f"{table}: not a CSV table ({exc})") from None
+    columns = list(reader.fieldnames or [])
     models = spec["models"]
     if models["column"] not in columns:
         raise ExperimentError(
@@ -125,9 +134,18 @@ def load_experiment(name: str) -> tuple[Path, dict, list[dict[str, str]]]:
                 f"{source}: each [[figures]] entry needs `column` (one of: {', '.join(columns)}) and "
                 f"`metric`; got {figure}"
             )
-    mapped = [r for r in published_rows if r.get(models["column"]) in models]
+    if spec.get("figures") is None and spec["experiment"]["value_column"] not in columns:
+        raise ExperimentError(
+            f"{source}: [experiment] value_column = {spec['experiment']['value_column']!r} is not "
+            f"a column of {table.name} (its columns: {', '.join(columns)})"
+        )
+    mapped = []
+    for record, line in zip(published_rows, lines):
+        if record.get(models["column"]) in models:
+            _check_record(spec, record, columns, f"{table}: line {line}")
+            mapped.append(record)
     if not mapped:
-        values = sorted({r.get(models["column"], "") for r in published_rows})
+        values = sorted({r.get(models["column"]) or "" for r in published_rows})
         raise ExperimentError(
             f"{source}: no row of {table.name} maps onto a model: add [models] entries for the "
             f'{models["column"]!r} values ({", ".join(values)}) = "MODEL.toml"'
@@ -135,10 +153,106 @@ def load_experiment(name: str) -> tuple[Path, dict, list[dict[str, str]]]:
     return folder, spec, mapped
 
 
+def _check_spec(spec: dict, source: Path) -> None:
+    """The tables experiment.toml needs, with the types the code reads them as."""
+    shapes = (
+        ("experiment", dict, '[experiment] with published = "published.csv"'),
+        ("models", dict, '[models] with column = "..." and VALUE = "MODEL.toml" entries'),
+    )
+    for key, kind, fix in shapes:
+        if not isinstance(spec.get(key), kind):
+            raise ExperimentError(f"{source}: missing {key!r} (it needs {fix})")
+    for table, key in (("experiment", "published"), ("models", "column")):
+        if not isinstance(spec[table].get(key), str):
+            raise ExperimentError(
+                f"{source}: missing {key!r} ([experiment] needs `published`, [models] needs "
+                "`column`, each a string)"
+            )
+    for value, model in spec["models"].items():
+        if value != "column" and not isinstance(model, str):
+            raise ExperimentError(
+                f"{source}: models.{value} = {model!r} must be a model file name (a string)"
+            )
+    tables: tuple[tuple[str, type, str], ...] = (
+        ("figures", list, "a list of [[figures]] tables"),
+        ("fitted", list, "a list of [[fitted]] tables"),
+        ("calibrate", list, "a list of [[calibrate]] tables"),
+        ("factors", dict, "a table of [factors.COLUMN] tables"),
+    )
+    for key, expected, what in tables:
+        if key in spec and not isinstance(spec[key], expected):
+            raise ExperimentError(f"{source}: {key} must be {what}, got {spec[key]!r}")
+    for key in ("figures", "fitted", "calibrate"):
+        for i, entry in enumerate(spec.get(key, [])):
+            if not isinstance(entry, dict):
+                raise ExperimentError(f"{source}: {key}[{i}] = {entry!r} must be a table")
+    for i, figure in enumerate(spec.get("figures", [])):
+        scale = figure.get("scale", 1.0)
+        if (
+            isinstance(scale, bool)
+            or not isinstance(scale, (int, float))
+            or not math.isfinite(scale)
+            or scale <= 0
+        ):
+            raise ExperimentError(
+                f"{source}: figures[{i}].scale = {scale!r} must be a number above 0 (the "
+                "published column's value per unit of the metric, e.g. 1000 for ms)"
+            )
+        if not isinstance(figure.get("when", {}), dict):
+            raise ExperimentError(
+                f"{source}: figures[{i}].when = {figure['when']!r} must be a table of column = "
+                "value(s)"
+            )
+    for column, values in spec.get("factors", {}).items():
+        if not isinstance(values, dict) or not all(
+            isinstance(v, list) and all(isinstance(t, str) for t in v) for v in values.values()
+        ):
+            raise ExperimentError(
+                f"{source}: factors.{column} must map each value to a list of overrides, e.g. "
+                f'yes = ["clients.keep_alive=true"]'
+            )
+
+
+def _check_record(spec: dict, record: dict, columns: list[str], where: str) -> None:
+    """A mapped row: all its cells, and each of its figures a number or withheld."""
+    label = record.get(spec["models"]["column"])
+    if None in record:  # csv.DictReader keeps surplus cells under the key None
+        extra = len(record[None])
+        raise ExperimentError(
+            f"{where} ({label}): {len(columns) + extra} cells, the header has {len(columns)} "
+            f"({', '.join(columns)}): remove the surplus cells (quote a value holding a comma)"
+        )
+    missing = [c for c in columns if record.get(c) is None]
+    if missing:
+        cells = len(columns) - len(missing)
+        raise ExperimentError(
+            f"{where} ({label}): {cells} cells, the header has {len(columns)} "
+            f"({', '.join(columns)}): no cell for {', '.join(missing)}; end the row with a comma "
+            "per missing cell (an empty cell is a withheld figure)"
+        )
+    for figure in _figures(spec, record):
+        column = figure["column"]
+        try:
+            published_value(record, column)
+        except ValueError as exc:
+            raise ExperimentError(f"{where} ({label}): {exc}") from None
+
+
 def published_value(record: dict[str, str], column: str) -> float | None:
     """A published figure, or None when it is withheld (empty or "[HELD OUT]")."""
-    text = record.get(column, "").strip()
-    return None if text in ("", "HELD OUT", "[HELD OUT]") else float(text)
+    text = (record.get(column) or "").strip()
+    if text in ("", "HELD OUT", "[HELD OUT]"):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(
+            f"{column} = {text!r} is not a number; give the figure, or leave the cell empty "
+            "(or [HELD OUT]) for a withheld one"
+        ) from None
+    if not math.isfinite(value):
+        raise ValueError(f"{column} = {text!r}: a published figure is a finite number")
+    return value
 
 
 def row_run(
@@ -198,6 +312,32 @@ def _matches(value: str | None, wanted) -> bool:
     return value == str(wanted)
 
 
+def check_runs(folder: Path, spec: dict, records: list[dict[str, str]], extra=None) -> None:
+    """Every row's run built without simulating it: its model file and overrides load, and it
+    produces the metric of each of its figures.  Called before the first simulation, so that
+    a bad row is reported at once, not after minutes of simulating (or fitting) the others."""
+    from sim.studies.capacity.slo import model_metrics
+
+    source = folder / "experiment.toml"
+    name_column = spec["models"]["column"]
+    produced: dict[tuple[str, tuple[str, ...]], set[str]] = {}
+    for record in records:
+        model_file, overrides = row_run(folder, spec, record, extra(record) if extra else ())
+        key = (str(model_file), overrides)
+        if key not in produced:
+            produced[key] = model_metrics(load_row_model(model_file, overrides))
+        for wanted in _figures(spec, record):
+            metric = wanted["metric"]
+            if metric not in produced[key]:
+                close = difflib.get_close_matches(metric, sorted(produced[key]), n=3, cutoff=0.6)
+                raise ExperimentError(
+                    f"{source}: metric {metric!r} (for column {wanted['column']!r}) is not "
+                    f"produced by {model_file.name} (row {name_column}={record[name_column]}); "
+                    + (f"did you mean {' or '.join(close)}? " if close else "")
+                    + "`tiersim run MODEL --json` lists a model's metrics"
+                )
+
+
 def load_row_model(model_file: Path, overrides: tuple[str, ...]):
     try:
         return load_model(model_file, overrides)
@@ -205,8 +345,8 @@ def load_row_model(model_file: Path, overrides: tuple[str, ...]):
         raise ExperimentError(str(exc)) from None
 
 
-def run_row(task: tuple) -> dict[str, tuple[float, float, float]]:
-    """One row's run, in this process or a pool's worker: metric -> (mean, 95 % low, high).
+def run_row(task: tuple) -> dict[str, tuple[float, float, float, str]]:
+    """One row's run, in this process or a pool's worker: metric -> (mean, 95 % low, high, unit).
     `task` = (model file, overrides, replications, context for an error message)."""
     from sim.run.simulate import Status, simulate
 
@@ -217,7 +357,11 @@ def run_row(task: tuple) -> dict[str, tuple[float, float, float]]:
         raise KeyboardInterrupt
     if outcome.result is None or outcome.status in (Status.INVALID, Status.INTERNAL):
         raise ExperimentError(f"{context}: {outcome.message}")
-    return {metric: (i.mean, i.low, i.high) for metric, i in outcome.result.summary.items()}
+    units = outcome.result.units
+    return {
+        metric: (i.mean, i.low, i.high, units.get(metric, ""))
+        for metric, i in outcome.result.summary.items()
+    }
 
 
 def reproduce(
@@ -232,13 +376,13 @@ def reproduce(
     name = meta.get("name", name)
     notes = law_notes(spec, todo, source)
     # Rows that map onto the same run (seed 002's batches are phases of one run) share it.
+    check_runs(folder, spec, todo, extra)  # a bad row fails here, before anything runs
     keys, tasks = [], {}
     for record in todo:
         model_file, overrides = row_run(folder, spec, record, extra(record) if extra else ())
         key = (str(model_file), overrides)
         keys.append(key)
         if key not in tasks:
-            load_row_model(model_file, overrides)  # a bad override fails here, before anything runs
             tasks[key] = (*key, replications, f"{source}: {record[models['column']]}")
     results = {}
     for done, (key, summary) in enumerate(zip(tasks, map_(run_row, tasks.values()))):
@@ -267,7 +411,7 @@ def reproduce(
             # published = offset + scale x metric: e.g. scale 1000 for ms, or scale -100 and
             # offset 100 for a %idle compared to a utilisation
             scale, offset = float(wanted.get("scale", 1.0)), float(wanted.get("offset", 0.0))
-            mean, low, high = (offset + v * scale for v in summary[metric])
+            mean, low, high = (offset + v * scale for v in summary[metric][:3])
             low, high = min(low, high), max(low, high)
             published = published_value(record, column)
             rows.append(
@@ -286,9 +430,30 @@ def reproduce(
                     simulated_flag=flag,
                     overrides=tuple(key[1]),
                     note=notes.get(id(record)),
+                    metric=metric,
+                    unit=figure_unit(wanted, summary[metric][3]),
                 )
             )
     return rows
+
+
+# A [[figures]] `scale` turns the metric's unit into the published column's.
+_SCALED_UNITS = {
+    ("s", 1000.0): "ms",
+    ("s", 1e6): "µs",
+    ("s", 1 / 60): "min",
+    ("1/s", 60.0): "1/min",
+}
+
+
+def figure_unit(figure: dict, metric_unit: str) -> str:
+    """The unit of a figure: its [[figures]] `unit`, else the metric's, scaled by `scale`."""
+    if figure.get("unit"):
+        return str(figure["unit"])
+    scale = float(figure.get("scale", 1.0))
+    if scale == 1.0:
+        return metric_unit
+    return _SCALED_UNITS.get((metric_unit, scale), f"{metric_unit} x {scale:g}".strip())
 
 
 def law_notes(spec: dict, records: list[dict[str, str]], source: Path) -> dict[int, str]:
@@ -341,23 +506,27 @@ def law_notes(spec: dict, records: list[dict[str, str]], source: Path) -> dict[i
 def render(rows: list[Row], console) -> None:
     from rich.table import Table
 
+    from sim.present.tables import plain
+
     table = Table(header_style="bold")
     for column in (
         "figure",
         "published",
         "simulated",
         "95% interval",
+        "unit",
         "rel. error",
         "flag pub/sim",
         "fitted",
     ):
-        table.add_column(column, justify="left" if column == "figure" else "right")
+        table.add_column(column, justify="left" if column in ("figure", "unit") else "right")
     for r in rows:
         table.add_row(
             r.figure,
-            "withheld" if r.published is None else f"{r.published:g}",
-            f"{r.simulated:.3g}",
-            "" if math.isnan(r.ci_low) else f"[{r.ci_low:.3g}, {r.ci_high:.3g}]",
+            "withheld" if r.published is None else plain(r.published, 5),
+            plain(r.simulated),
+            "" if math.isnan(r.ci_low) else f"[{plain(r.ci_low)}, {plain(r.ci_high)}]",
+            r.unit,
             "" if r.rel_error is None else f"{r.rel_error:+.0%}",
             "" if r.published_flag is None else f"{r.published_flag}/{r.simulated_flag}",
             "fit" if r.fitted else "",

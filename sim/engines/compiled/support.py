@@ -164,6 +164,10 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "run.precision.max_replications": (MODELLED, "sim.run.replications"),
     "run.max_in_flight": (MODELLED, ""),
     "run.engine": (MODELLED, ""),
+    "run.max_events": (
+        MODELLED,
+        "sim.run.simulate checks the work estimate before either engine runs",
+    ),
     "run.timeseries_interval_s": (INERT, "--timeseries runs on the reference engine"),
     "classes": (REFUSED, "request classes"),
 }

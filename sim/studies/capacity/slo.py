@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from sim.studies.sweep.spec import metric_name
 
-_FORM = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(<=|>=|<|>)\s*([-+0-9.eE]+)\s*$")
+_FORM = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(<=|>=|<|>)\s*([-+\w.]+)\s*$")
 
 
 class SloError(ValueError):
@@ -61,7 +61,12 @@ def parse_slo(text: str) -> Slo:
     try:
         target = float(value)
     except ValueError:
-        raise SloError(f"--slo {text!r}: {value!r} is not a number") from None
+        raise SloError(f"--slo {text!r}: {value!r} is not a number; e.g. p95<1.0") from None
+    if not math.isfinite(target):
+        raise SloError(
+            f"--slo {text!r}: the target {value} is not a finite number, so every value (or "
+            "none) would meet it; give a finite target, e.g. p95<1.0"
+        )
     return Slo(metric_name(name), op, target)
 
 

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from sim.files import FileProblem, read_toml
 from sim.model.load import ModelError, load_model
 
 # Friendly metric names (the CLI's `--slo p95<1` and a sweep's `metrics`) -> metric names.
@@ -49,7 +49,7 @@ class SweepError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Range(_Strict):
@@ -219,13 +219,9 @@ def plan_from(spec: SweepFile, source: Path, base_path: Path) -> SweepPlan:
 
 def _read_toml(path: Path, what: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SweepError(f"{path}: no such {what}") from None
-    except OSError as exc:
-        raise SweepError(f"{path}: cannot read ({exc.strerror})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SweepError(f"{path}: not valid TOML: {exc}") from None
+        return read_toml(path, what)
+    except FileProblem as exc:
+        raise SweepError(str(exc)) from None
 
 
 def _has_path(node: Any, keys: list[str]) -> bool:

@@ -12,6 +12,7 @@ is refused, not mixed.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import tempfile
@@ -60,7 +61,13 @@ class ResultStore:
 
         out = {}
         for path in self.points.glob("*.parquet"):
-            out[path.stem] = pq.read_table(path, columns=["status"]).column(0)[0].as_py()
+            try:
+                out[path.stem] = pq.read_table(path, columns=["status"]).column(0)[0].as_py()
+            except (OSError, ValueError, KeyError, IndexError) as exc:
+                raise StoreError(
+                    f"{path}: not a readable point file ({exc}); delete it and rerun to run that "
+                    "point again"
+                ) from None
         return out
 
     def forget(self, point_ids: list[str]) -> None:
@@ -78,9 +85,20 @@ class ResultStore:
         _write_atomic(self.points / f"{record['point_id']}.parquet", buffer.getvalue())
 
 
+@functools.cache
+def _file_mode() -> int:
+    """The mode an ordinary new file gets (0644 under the usual umask 022): mkstemp's temporary
+    files are 0600, which would leave a shared results folder unreadable to colleagues.  Read
+    once: os.umask can only be read by setting it."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
     try:
+        os.fchmod(handle, _file_mode())
         with os.fdopen(handle, "wb") as out:
             out.write(data)
             out.flush()
@@ -94,13 +112,16 @@ def _write_atomic(path: Path, data: bytes) -> None:
 def read_manifest(root: str | Path) -> dict[str, Any]:
     path = Path(root) / MANIFEST
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(manifest, dict):
+            raise ValueError("not a JSON object")
+        return manifest
     except FileNotFoundError:
         raise StoreError(
             f"{root}: not a tiersim results directory (no {MANIFEST}); run `tiersim sweep` first"
         ) from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise StoreError(f"{path}: unreadable ({exc})") from None
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError included
+        raise StoreError(f"{path}: unreadable ({exc}); not a tiersim results directory") from None
 
 
 def load_results(root: str | Path):
@@ -112,5 +133,16 @@ def load_results(root: str | Path):
     files = sorted((Path(root) / POINTS).glob("*.parquet"))
     if not files:
         return pd.DataFrame(columns=["point_id", "point_index", "status"])
-    frame = pd.concat([pq.read_table(f).to_pandas() for f in files], ignore_index=True)
+    tables = []
+    for path in files:
+        try:
+            tables.append(pq.read_table(path).to_pandas())
+        except (OSError, ValueError) as exc:  # pyarrow's errors derive from these
+            raise StoreError(
+                f"{path}: not a readable point file ({exc}); delete it and rerun the sweep to "
+                "run that point again"
+            ) from None
+    frame = pd.concat(tables, ignore_index=True)
+    if "point_index" not in frame or "status" not in frame:
+        raise StoreError(f"{root}: point files without point_index or status; not a sweep's store")
     return frame.sort_values("point_index", kind="stable").reset_index(drop=True)

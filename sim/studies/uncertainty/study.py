@@ -91,7 +91,7 @@ def simulate_figures(
             raise ExperimentError(
                 f"{figure.label}: metric {figure.metric!r} is not produced by {Path(key[0]).name}"
             )
-        m, lo, hi = figure.published_units(*summary[figure.metric])
+        m, lo, hi = figure.published_units(*summary[figure.metric][:3])
         sd = noise_sd(lo, hi, counts[key])
         mean.append(m)
         low.append(lo)
