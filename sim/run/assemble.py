@@ -25,7 +25,7 @@ from sim.random.distributions import Exponential, as_distribution
 from sim.random.streams import Streams
 from sim.run import classes
 from sim.run.connect import Parts, connect
-from sim.tiers.appserver.connectors import UNPINNED, Connector, connector_class
+from sim.tiers.appserver.connectors import Connector, connector_class
 from sim.tiers.appserver.jvm import Jvm
 from sim.tiers.balancer.dispatcher import Dispatcher, DispatchProbe
 from sim.tiers.balancer.policies import make_policy
@@ -45,10 +45,6 @@ from sim.tiers.proxy.process_management import Spawner
 from sim.tiers.station import FrontStation, PooledCall, Station
 
 R = TypeVar("R")  # the recorder the caller's factory makes
-
-
-def _name(entry) -> str:
-    return getattr(entry, "name", None) or entry.node.name
 
 
 @dataclass
@@ -323,7 +319,7 @@ def dispatcher(
         )
     }
     params["response_bytes"] = sampler(spec.response_bytes, streams, "balancer.response_bytes")
-    names = [_name(entry) for entry in entries]
+    names = [entry.name for entry in entries]  # a node, or the front's pool to it
     policy = make_policy(spec.policy, weights, names, streams.generator("balancer"), **params)
     keeps_sessions = model.clients.kind in ("closed", "sessions")
     made = Dispatcher(
@@ -434,7 +430,7 @@ def backend_pool_applies(model: Model, group, connector: Connector) -> bool:
     proxy = model.proxy
     if proxy is None or not proxy.forward:
         return False
-    if connector.pins_per_connection or connector.pins is not UNPINNED:
+    if connector.pins_per_connection:
         return True
     return pool_limit_binds(proxy)
 

@@ -51,17 +51,16 @@ class Connector:
     """One connector type: builds the node's request-thread pool and the per-connection pins."""
 
     kind: ClassVar[str]
-    # True when an open connection holds something of the node's (a thread or a slot), so the
-    # front's pool of connections changes what the node can serve.
-    pins_per_connection: ClassVar[bool]
 
     def __init__(self, group: Backend, node: str, make_pool: MakePool) -> None:
         self.request_threads: Pool | None = None
         self.pins: Pool | Unpinned = UNPINNED
 
-    @classmethod
-    def pins_for(cls, group: Backend) -> bool:
-        return cls.pins_per_connection
+    @property
+    def pins_per_connection(self) -> bool:
+        """An open connection holds something of the node's (a thread or a slot), so the
+        front's pool of connections changes what the node can serve."""
+        return self.pins is not UNPINNED
 
 
 class Blocking(Connector):
@@ -70,7 +69,6 @@ class Blocking(Connector):
     connections waiting for a thread)."""
 
     kind = "blocking"
-    pins_per_connection = True
 
     def __init__(self, group: Backend, node: str, make_pool: MakePool) -> None:
         super().__init__(group, node, make_pool)
@@ -85,7 +83,6 @@ class NonBlocking(Connector):
     queue; without it `accept_queue` bounds the requests waiting for a thread."""
 
     kind = "nonblocking"
-    pins_per_connection = False
 
     def __init__(self, group: Backend, node: str, make_pool: MakePool) -> None:
         super().__init__(group, node, make_pool)
@@ -96,10 +93,6 @@ class NonBlocking(Connector):
             self.request_threads = make_pool(f"{node}.threads", group.threads, thread_queue)
         if limited:
             self.pins = make_pool(f"{node}.connections", group.max_connections, group.accept_queue)
-
-    @classmethod
-    def pins_for(cls, group: Backend) -> bool:
-        return group.max_connections is not None
 
 
 CONNECTORS: dict[str, type[Connector]] = {c.kind: c for c in (Blocking, NonBlocking)}
