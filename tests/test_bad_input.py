@@ -1264,7 +1264,7 @@ EXPERIMENT_CASES = [
     (
         "scale-a-string",
         {"spec": EXPERIMENT.replace('metric = "throughput"', 'metric = "throughput"\nscale = "x"')},
-        ("figures[0].scale = 'x'", "must be a number above 0"),
+        ("figures[0].scale = 'x'", "must be a non-zero number"),
     ),
     (
         "figures-not-a-list",

@@ -192,11 +192,13 @@ def _check_spec(spec: dict, source: Path) -> None:
             isinstance(scale, bool)
             or not isinstance(scale, (int, float))
             or not math.isfinite(scale)
-            or scale <= 0
+            or scale == 0
         ):
+            # Negative is meaningful: seed003's proxy %idle is 100 - 100 x utilisation.
             raise ExperimentError(
-                f"{source}: figures[{i}].scale = {scale!r} must be a number above 0 (the "
-                "published column's value per unit of the metric, e.g. 1000 for ms)"
+                f"{source}: figures[{i}].scale = {scale!r} must be a non-zero number (the "
+                "published column's value per unit of the metric, e.g. 1000 for ms, or -100 "
+                "with offset = 100 for a %idle)"
             )
         if not isinstance(figure.get("when", {}), dict):
             raise ExperimentError(
