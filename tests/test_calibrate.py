@@ -334,3 +334,30 @@ def test_user_experiment_mapping_errors_name_the_fix(tmp_path, edit, message):
         outcome = CliRunner().invoke(main, [command, folder])
         assert outcome.exit_code == 3, outcome.output
         assert message in outcome.output
+
+
+def test_a_fit_that_cannot_meet_its_one_figure_says_so_and_is_not_converged(tmp_path):
+    """R = 0.2 s at lambda = 5 needs D = 0.1 s, outside the bounds [0.01, 0.05]: the optimiser
+    stops at the bound satisfied, but with as many figures as parameters every figure should be
+    met, so the result names the missed figure with its distance in sds and is not converged."""
+    folder = experiment(
+        tmp_path,
+        """
+        row,rate,server,response_s
+        fit,5,server,0.2
+        """,
+        """
+        [[calibrate]]
+        parameter = "backends.0.demand.mean"
+        bounds = [0.01, 0.05]
+        """,
+        """
+        [[fitted]]
+        row = "fit"
+        """,
+    )
+    result = calibrate(folder, analyse=False)
+    assert not result.converged
+    assert "stopped short of row=fit response_s -" in result.message, result.message
+    assert " sd)" in result.message
+    assert result.parameters[0]["at_bound"]

@@ -217,12 +217,6 @@ def test_gc_collapse_in_the_predicted_batch():
 
 
 @notebooks
-@pytest.mark.xfail(
-    strict=True,
-    reason="regression under investigation (issue 18): the weighted Gauss-Newton calibration "
-    "stops (xtol) at node demand 8.85 ms with both fitted throughputs 7.5 % off (80.4 -> 86.4, "
-    "47.0 -> 43.4), where the previous least squares reached 12.20 / 10.57 ms on target",
-)
 def test_calibrate_notebook_fits_two_demands_and_predicts_the_rest():
     from sim.studies.calibrate import RESOLVED
 

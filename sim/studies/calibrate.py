@@ -60,6 +60,9 @@ TOLERANCE = 1e-4  # relative change of cost or parameters that ends the fit
 # The fit also ends once every target is within this share of its own 95 % half-width of the
 # published figure: closer than that, the replications cannot tell one value from the next.
 RESOLVED = 0.25
+# A fit that stops with a fitted figure further than this many sds (measurement and simulation
+# noise) from its published value has not converged, whatever the optimiser says.
+MISFIT = 3.0
 
 
 @dataclass
@@ -142,6 +145,7 @@ class _Evaluator:
         self.known: dict[str, dict] = {}
         self.simulated = self.replayed = 0
         self.best: tuple[float, tuple[float, ...]] | None = None
+        self.weight_noise_sd: np.ndarray | None = None
         if cache is not None:
             self._replay(cache)
 
@@ -193,12 +197,32 @@ class _Evaluator:
             self.simulated += 1
             if self.cache is not None:
                 _append(self.cache, json.dumps(entry))
-        cost = float(np.sum(np.square(entry["residuals"])))
-        if self.best is None or cost < self.best[0]:
-            self.best = (cost, values)
+        # The best point is judged as the fit judges it (weighted by each figure's sd, priors
+        # included); progress shows the plain sum of squared relative errors, which reads better.
+        weighted = self.weighted_cost(values, entry)
+        if self.best is None or weighted < self.best[0]:
+            self.best = (weighted, values)
         if self.progress is not None:
+            cost = float(np.sum(np.square(entry["residuals"])))
             self.progress(self.simulated + self.replayed, cost, values)
         return entry
+
+    @property
+    def spent(self) -> int:
+        return self.simulated + self.replayed
+
+    def weighted_cost(self, values: tuple[float, ...], entry: dict) -> float:
+        u = np.array([p.to_unit(v) for p, v in zip(self.parameters, values)])
+        return float(np.sum(np.square(self.whitened(entry, u))))
+
+    def whitened(self, entry: dict, u: np.ndarray) -> np.ndarray:
+        """The fit's residuals, weighted by each figure's sd: its measurement error and the
+        simulation noise as estimated at the first point evaluated.  The weights stay fixed:
+        a noise estimate from a few replications varies by a factor of two from point to point,
+        and weights that move with it make the objective favour noisy points."""
+        if self.weight_noise_sd is None:
+            self.weight_noise_sd = np.asarray(entry["noise_sd"], dtype=float)
+        return _whitened(entry, self.goals, self.parameters, u, self.weight_noise_sd)
 
     def _simulate(self, values: tuple[float, ...]) -> dict:
         from sim.model.stability import overloads
@@ -308,9 +332,12 @@ def _fingerprint(folder: Path, spec: dict, goals: list[Figure], replications: in
     return digest.hexdigest()[:16]
 
 
-def _least_squares(evaluate: _Evaluator, budget: int) -> tuple[bool, str, tuple[float, ...]]:
-    """Run the fit.  Returns (converged, why it stopped, the values to keep): the first resolved
-    point, else the lowest-cost point evaluated."""
+def _least_squares(
+    evaluate: _Evaluator, budget: int, start_values: tuple[float, ...] | None = None
+) -> tuple[bool, str, tuple[float, ...]]:
+    """Run the fit from `start_values` (default the parameters' starts).  Returns (converged,
+    why it stopped, the values to keep): the first resolved point, else the lowest-cost point
+    evaluated."""
     from scipy.optimize import least_squares
 
     parameters, goals = evaluate.parameters, evaluate.goals
@@ -319,7 +346,7 @@ def _least_squares(evaluate: _Evaluator, budget: int) -> tuple[bool, str, tuple[
         pass
 
     def residuals(u: np.ndarray) -> np.ndarray:
-        if evaluate.simulated + evaluate.replayed >= budget:
+        if evaluate.spent >= budget:
             assert evaluate.best is not None  # the budget (>= 1) is spent: a point was evaluated
             raise _Stop(
                 False,
@@ -338,9 +365,11 @@ def _least_squares(evaluate: _Evaluator, budget: int) -> tuple[bool, str, tuple[
                 "value (as close as the replications resolve)",
                 values,
             )
-        return _whitened(entry, goals, parameters, u)
+        return evaluate.whitened(entry, u)
 
-    start = np.array([p.to_unit(p.start) for p in parameters])
+    if start_values is None:
+        start_values = tuple(p.start for p in parameters)
+    start = np.array([p.to_unit(v) for p, v in zip(parameters, start_values)])
     try:
         fit = least_squares(
             residuals,
@@ -360,7 +389,11 @@ def _least_squares(evaluate: _Evaluator, budget: int) -> tuple[bool, str, tuple[
 
 
 def _whitened(
-    entry: dict, goals: list[Figure], parameters: list[FreeParameter], u: np.ndarray
+    entry: dict,
+    goals: list[Figure],
+    parameters: list[FreeParameter],
+    u: np.ndarray,
+    noise_sd: np.ndarray,
 ) -> np.ndarray:
     """The fit's residuals: each relative error over its sd (measurement and simulation noise),
     so a figure counts by how precisely it is known; then, for each `[[unknown]]`, its distance
@@ -368,9 +401,49 @@ def _whitened(
     move it only as far as they pin it)."""
     from sim.studies.uncertainty.linear import UNIFORM_SD
 
-    sd = np.sqrt(np.square([g.measurement_sd for g in goals]) + np.square(entry["noise_sd"]))
+    sd = np.sqrt(np.square([g.measurement_sd for g in goals]) + np.square(noise_sd))
     prior = [(x - p.prior_mean) / UNIFORM_SD for p, x in zip(parameters, u) if p.kind == "unknown"]
     return np.concatenate([np.asarray(entry["residuals"]) / np.maximum(sd, 1e-9), prior])
+
+
+def _misfit(evaluate: _Evaluator, values: tuple[float, ...]) -> bool:
+    """Whether a fitted figure is further than MISFIT sds (measurement and simulation noise)
+    from its published value at `values`."""
+    entry = evaluate.recorded(values)
+    sd = np.sqrt(
+        np.square([g.measurement_sd for g in evaluate.goals]) + np.square(entry["noise_sd"])
+    )  # this point's own noise: the question is whether its figures are met
+    return bool(np.any(np.abs(entry["residuals"]) > MISFIT * np.maximum(sd, 1e-9)))
+
+
+def _fit(evaluate: _Evaluator, budget: int) -> tuple[bool, str, tuple[float, ...]]:
+    """The local fit from the declared starts.  A fit can stop where a parameter has no effect
+    (seed 004's node demand below the database's leaves the one-node throughput set by the
+    database: the node's column of the Jacobian is zero), short of the figures: then it says
+    which figures it missed and by how many sds, and, when there are no more figures than
+    parameters (so each should be met), does not count as converged."""
+    converged, message, values = _least_squares(evaluate, budget)
+    if not _misfit(evaluate, values):
+        return converged, message, values
+    entry = evaluate.recorded(values)
+    sd = np.sqrt(
+        np.square([g.measurement_sd for g in evaluate.goals]) + np.square(entry["noise_sd"])
+    )
+    missed = [
+        f"{g.label} {r:+.1%} ({abs(r) / max(s, 1e-9):.1f} sd)"
+        for g, r, s in zip(evaluate.goals, entry["residuals"], sd)
+        if abs(r) > MISFIT * max(s, 1e-9)
+    ]
+    # With as many parameters as figures every figure should be met; with more figures, a
+    # compromise between them is the fit's answer (the model error term measures it).
+    exact = len(evaluate.goals) <= len(evaluate.parameters)
+    return (
+        converged and not exact,
+        f"{message.rstrip('.')}; but the fit stopped short of {'; '.join(missed)}: a parameter may have "
+        "no effect where it stopped (give [[calibrate]] starts from the operational laws, "
+        "e.g. `tiersim estimate`), or no values of these parameters meet every figure",
+        values,
+    )
 
 
 def default_cache(folder: Path, spec: dict) -> Path:
@@ -425,9 +498,7 @@ def calibrate(
         )
         map_: Callable[..., Iterator] = executor.map
         evaluate = _Evaluator(folder, spec, parameters, goals, replications, cache, progress, map_)
-        converged, message, values = _least_squares(
-            evaluate, max_evaluations or 30 * (len(parameters) + 1)
-        )
+        converged, message, values = _fit(evaluate, max_evaluations or 30 * (len(parameters) + 1))
         memo = RunMemo(map_)  # the rows and the linearisation's base point are the same runs
         rows = reproduce(
             name,
