@@ -210,14 +210,14 @@ def test_cross_validation_json_scores_every_figure(tmp_path, monkeypatch):
     assert "the figures do not determine clients.timeout_s" in found["not_identified"]
 
 
-def test_parameter_intervals_cover_the_true_demand(tmp_path):
-    """Ten calibrations (M/M/1 and M/M/2 alternately) of a known demand against an exact figure
-    with a 3 % measurement error: the 95 % intervals must hold the truth in at least 8 of 10
-    (P(fewer | 95 %) < 0.02); experiments/uncertainty runs 50 per queue."""
+@pytest.mark.parametrize("servers, rate", [(1, 5.0), (2, 12.0)])
+def test_parameter_intervals_cover_the_true_demand_at_their_nominal_rate(tmp_path, servers, rate):
+    """Fifty calibrations per queue (M/M/1 at lambda = 5, M/M/2 at 12) of a known demand
+    D = 0.1 s against the exact mean response time with a 3 % measurement error, each with its
+    own seed: the number of 95 % intervals holding D must be consistent with 95 % (exact
+    binomial test, two-sided, at 1 %: at least 43 of 50).  Measured: 48 and 46 of 50."""
     trials = [
-        trial(tmp_path / str(seed), seed, servers, rate, duration_s=150.0)
-        for seed, (servers, rate) in zip(range(10), [(1, 5.0), (2, 12.0)] * 5)
+        trial(tmp_path / str(seed), seed, servers, rate, duration_s=150.0) for seed in range(50)
     ]
     covered = sum(t.covered for t in trials)
-    assert stats.binom.cdf(7, 10, 0.95) < 0.02
-    assert covered >= 8, trials
+    assert stats.binomtest(covered, len(trials), 0.95).pvalue > 0.01, (covered, trials)

@@ -1,6 +1,6 @@
 """Coverage of the calibration's parameter intervals over many seeds (README, "Coverage").
 
-    PYTHONPATH=. python experiments/uncertainty/coverage.py [TRIALS] [--duration S]
+    PYTHONPATH=. python experiments/uncertainty/parameter_coverage.py [TRIALS] [--duration S]
 
 For each queue (M/M/1 at lambda = 5, M/M/2 at lambda = 12, both D = 0.1 s) and each seed: an
 exact mean response time with a 3 % measurement error drawn at random, a calibration of D
