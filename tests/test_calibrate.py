@@ -4,6 +4,7 @@ errors a user meets when an experiment's calibration is set up wrong."""
 from __future__ import annotations
 
 import json
+import math
 import textwrap
 
 import pytest
@@ -361,3 +362,24 @@ def test_a_fit_that_cannot_meet_its_one_figure_says_so_and_is_not_converged(tmp_
     assert "stopped short of row=fit response_s -" in result.message, result.message
     assert " sd)" in result.message
     assert result.parameters[0]["at_bound"]
+
+
+def test_calibrate_save_writes_a_calibration_that_run_can_use(tmp_path):
+    """`calibrate --save FILE` writes the --json document; `load_calibration` reads back the
+    fitted demand with the fit's Gaussian (the posterior on the unit scale)."""
+    from sim.studies.uncertainty.calibrated import load_calibration
+
+    folder = one_figure(tmp_path)
+    saved = tmp_path / "cal.json"
+    out = CliRunner().invoke(main, ["calibrate", folder, "--no-cache", "--save", str(saved)])
+    assert out.exit_code == 0, out.output
+    document = json.loads(saved.read_text())
+    calibrated = load_calibration(saved)
+    assert calibrated.values == (document["parameters"][0]["value"],)
+    assert calibrated.overrides() == [f"backends.0.demand.mean={calibrated.values[0]!r}"]
+    low, high = document["parameters"][0]["interval"]
+    sd = math.sqrt(calibrated.cov[0, 0])
+    p = calibrated.parameters[0]
+    # the saved Gaussian is the one the printed 95 % interval came from
+    assert math.isclose(p.from_unit(calibrated.mean[0] - 1.96 * sd), low, rel_tol=0.02)
+    assert math.isclose(p.from_unit(calibrated.mean[0] + 1.96 * sd), high, rel_tol=0.02)

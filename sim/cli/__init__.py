@@ -160,13 +160,56 @@ def _announce_work(model_file, model, replications, timeseries: bool) -> None:
     help="simulation engine (run.engine): compiled = numba queueing core, reference = SimPy "
     "calendar, auto = compiled when the model is in its core (default)",
 )
-def run(model_file, overrides, replications, seed, as_json, timeseries, engine) -> None:
-    """Simulate MODEL_FILE and print results with confidence intervals."""
+@click.option(
+    "--calibration",
+    type=click.Path(dir_okay=False),
+    help="a calibration (`tiersim calibrate EXPERIMENT --save FILE`): run at its fitted "
+    "values and add prediction intervals over its parameters' uncertainty",
+)
+@click.option(
+    "--draws",
+    type=click.IntRange(2, 4096),
+    default=16,
+    show_default=True,
+    help="with --calibration: parameter draws for the prediction intervals",
+)
+@click.option(
+    "--draw-replications",
+    type=click.IntRange(2, 10_000),
+    default=2,
+    show_default=True,
+    help="with --calibration: replications per draw",
+)
+def run(
+    model_file,
+    overrides,
+    replications,
+    seed,
+    as_json,
+    timeseries,
+    engine,
+    calibration,
+    draws,
+    draw_replications,
+) -> None:
+    """Simulate MODEL_FILE and print results with confidence intervals (and, given a
+    calibration, prediction intervals over its parameters' uncertainty)."""
     from sim.present.tables import render, result_document
     from sim.run.simulate import Status, simulate
 
     if engine is not None:
         overrides = (*overrides, f"run.engine={engine}")
+    calibrated = None
+    user_overrides = tuple(overrides)
+    if calibration:
+        from sim.studies.uncertainty.calibrated import CalibrationFileError, load_calibration
+
+        try:
+            calibrated = load_calibration(calibration)
+        except CalibrationFileError as exc:
+            fail(str(exc), EXIT_USAGE)
+        # the fitted values first: the user's own --set values win
+        overrides = (*calibrated.overrides(), *overrides)
     if timeseries:
         _writable(timeseries, "--timeseries")
     model = _load(model_file, overrides)
@@ -192,14 +235,36 @@ def run(model_file, overrides, replications, seed, as_json, timeseries, engine) 
             err.print("interrupted")
             sys.exit(outcome.exit_code)
         fail(f"{model_file}: {outcome.message}", outcome.exit_code)
+    propagation = None
+    if calibrated is not None and outcome.status is Status.OK:
+        from sim.studies.uncertainty.propagate import propagate
+
+        err.print(calibrated.describe(), markup=False)
+        try:
+            with _progress("parameter draws") as progress:
+                propagation = propagate(
+                    model_file,
+                    user_overrides,
+                    {k: i.mean for k, i in result.summary.items()},
+                    calibrated,
+                    draws,
+                    draw_replications,
+                    result.seed,
+                    progress.update,
+                )
+        except KeyboardInterrupt:
+            err.print("interrupted: the prediction intervals were not finished")
     if as_json:
-        click.echo(
-            json.dumps(
-                result_document(result, model_file, list(overrides)), indent=2, allow_nan=False
-            )
-        )
+        document = result_document(result, model_file, list(overrides))
+        if propagation is not None:
+            document["prediction"] = propagation.as_dict()
+        click.echo(json.dumps(document, indent=2, allow_nan=False))
     else:
         render(result, _console(), model_file)
+        if propagation is not None:
+            from sim.studies.uncertainty.propagate import render as render_prediction
+
+            render_prediction(propagation, _console(), result.units)
     if outcome.status is Status.INTERRUPTED:
         err.print(
             f"interrupted: the {len(result.replications)} finished replication(s) are shown above"
@@ -416,6 +481,12 @@ def reproduce(experiment, replications, workers, cross_validate, as_json) -> Non
 @click.option(
     "--json", "as_json", is_flag=True, help="print the fitted parameters, targets and rows as JSON"
 )
+@click.option(
+    "--save",
+    type=click.Path(dir_okay=False),
+    help="also write the calibration (the --json document) to this file, for "
+    "`tiersim run/capacity --calibration FILE`",
+)
 def calibrate(
     experiment,
     replications,
@@ -427,6 +498,7 @@ def calibrate(
     draw_replications,
     no_uncertainty,
     as_json,
+    save,
 ) -> None:
     """Fit EXPERIMENT's [[calibrate]] parameters to its [[fitted]] figures, then predict the rest.
 
@@ -442,6 +514,8 @@ def calibrate(
         shown = ", ".join(f"{v:.5g}" for v in values)
         reporter.say(f"evaluation {count}: sum of squared relative errors {cost:.3g} at ({shown})")
 
+    if save:
+        _writable(save, "--save")
     try:
         folder, spec, _ = load_experiment(experiment)
         path = None if no_cache else Path(cache) if cache else default_cache(folder, spec)
@@ -470,10 +544,26 @@ def calibrate(
             "interrupted: finished evaluations are in the cache; rerun the same command to go on"
         )
         sys.exit(EXIT_INTERRUPTED)
+    document = json.dumps(result.as_dict(), indent=2, allow_nan=False)
     if as_json:
-        click.echo(json.dumps(result.as_dict(), indent=2, allow_nan=False))
+        click.echo(document)
     else:
         render(result, _console())
+    if save:
+        try:
+            Path(save).write_text(document + "\n", encoding="utf-8")
+        except OSError as exc:
+            fail(f"--save {save}: cannot write ({exc.strerror}); write elsewhere", EXIT_USAGE)
+        err.print(
+            f"wrote {save}"
+            + (
+                " (without uncertainty: --calibration needs a calibration run without "
+                "--no-uncertainty)"
+                if no_uncertainty
+                else ""
+            ),
+            markup=False,
+        )
 
 
 @main.command()
@@ -686,6 +776,19 @@ def report(source, output) -> None:
 )
 @click.option("--serial", is_flag=True, help="evaluate in this process")
 @click.option("--json", "as_json", is_flag=True, help="print JSON")
+@click.option(
+    "--calibration",
+    type=click.Path(dir_okay=False),
+    help="a calibration (`tiersim calibrate EXPERIMENT --save FILE`): search at its fitted "
+    "values, then at --draws parameter draws, and answer with a range",
+)
+@click.option(
+    "--draws",
+    type=click.IntRange(2, 1024),
+    default=8,
+    show_default=True,
+    help="with --calibration: parameter draws (one search each)",
+)
 def capacity(
     source,
     slos,
@@ -702,8 +805,11 @@ def capacity(
     workers,
     serial,
     as_json,
+    calibration,
+    draws,
 ) -> None:
-    """Largest load (or smallest cluster) of SOURCE (a model or sweep file) that meets an SLO."""
+    """Largest load (or smallest cluster) of SOURCE (a model or sweep file) that meets an SLO;
+    given a calibration, a range over its parameters' uncertainty."""
     _need_sweep_extra()
     from sim.studies.capacity import search as cap
     from sim.studies.capacity.slo import SloError, check_metrics, model_metrics, parse_slo
@@ -719,6 +825,17 @@ def capacity(
             )
     if minimum is not None and maximum is not None and minimum >= maximum:
         fail(f"--min {minimum:g} must be below --max {maximum:g}", EXIT_USAGE)
+    calibrated = None
+    user_overrides = tuple(overrides)
+    if calibration:
+        from sim.studies.uncertainty.calibrated import CalibrationFileError, load_calibration
+
+        try:
+            calibrated = load_calibration(calibration)
+        except CalibrationFileError as exc:
+            fail(str(exc), EXIT_USAGE)
+        overrides = (*calibrated.overrides(), *overrides)  # the user's --set values win
+        err.print(calibrated.describe(), markup=False)
     try:
         objectives = [parse_slo(text) for text in slos]
         base = cap.search_base(source, overrides, replications, seed)
@@ -772,12 +889,57 @@ def capacity(
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(EXIT_INTERRUPTED)
+    spread = None
+    if calibrated is not None:
+        import dataclasses
+
+        from sim.studies.capacity.uncertain import capacity_range
+
+        def search_at(drawn: tuple[str, ...], draw_seed: int):
+            at = dataclasses.replace(base, overrides=(*drawn, *user_overrides), seed=draw_seed)
+            return cap.search(
+                at,
+                real_path,
+                objectives,
+                direction=direction,
+                integer=integer,
+                start=result.best.value if result.best is not None else start,
+                executor=draw_executor,
+                tolerance=tolerance,
+                bounds=(low, high),
+                workers=count,
+                use_analytic=False,  # started from the fitted answer, the nearest guess
+                knee_points=0,
+            )
+
+        draw_reporter = _progress("parameter draws (a search each)")
+        draw_executor = SerialExecutor() if serial else ProcessExecutor(workers)
+        try:
+            with draw_executor, draw_reporter:
+                spread = capacity_range(
+                    search_at, calibrated, draws, base.seed, result, integer, draw_reporter.update
+                )
+        except cap.CapacityError as exc:
+            fail(f"{source}: at a parameter draw: {exc}", EXIT_MODEL)
+        except KeyboardInterrupt:
+            err.print("interrupted: the answer at the fitted values is below")
     if as_json:
-        click.echo(json.dumps(result.as_dict(), indent=2, default=str))
+        document = result.as_dict()
+        if spread is not None:
+            document["calibrated_range"] = spread.as_dict()
+        click.echo(json.dumps(document, indent=2, default=str))
     else:
         from sim.studies.capacity.view import render
 
         render(result, _console())
+        if spread is not None:
+            _console().print(spread.sentence(), markup=False)
+            if spread.model_error_sd > 0:
+                _console().print(
+                    f"  not in this range: the calibration's model error, "
+                    f"{spread.model_error_sd:.1%} of every figure",
+                    markup=False,
+                )
     if result.best is None:
         sys.exit(EXIT_UNSTABLE)
 

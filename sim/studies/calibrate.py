@@ -536,6 +536,7 @@ def calibrate(
                 "start": p.start,
                 "low": p.low,
                 "high": p.high,
+                "scale": "log" if p.log else "linear",
                 "at_bound": gap <= 1e-3 * span,
                 "when": p.when,
                 "fitted_to": [g.label for g in goals if p.applies(g.record)],

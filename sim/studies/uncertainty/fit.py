@@ -148,6 +148,14 @@ def analyse_fit(
             "estimated": post.discrepancy_known,
             "degrees_of_freedom": post.dof,
         },
+        # The Gaussian the intervals come from, on each parameter's unit scale (1-2 over its
+        # range, log or linear as `scale` says): what `tiersim run/capacity --calibration`
+        # draws from to carry the fit's uncertainty into new predictions.
+        "posterior": {
+            "scale": "unit",
+            "mean": [float(x) for x in post.mean],
+            "cov": [[float(x) for x in row] for row in post.cov],
+        },
     }
     return report, lin, figures
 

@@ -191,15 +191,7 @@ def sample(
 ) -> Draws:
     """`draws` points from the Gaussian posterior (scrambled Sobol, mapped through the normal
     quantile and the Cholesky factor; kept in the ranges), each run with its own seed."""
-    from scipy.stats import qmc
-
-    dimension = len(parameters)
-    engine = qmc.Sobol(d=dimension, scramble=True, seed=seed)
-    # balanced Sobol sets come in powers of two; the first `draws` of the next one are used
-    points = engine.random(2 ** max(1, math.ceil(math.log2(draws))))[:draws]
-    normal = stats.norm.ppf(np.clip(points, 1e-9, 1 - 1e-9))
-    factor = np.linalg.cholesky(post.cov + 1e-15 * np.eye(dimension))
-    units = np.clip(post.mean[None, :] + normal @ factor.T, 1.0, 2.0)
+    units = draw_units(post.mean, post.cov, draws, seed)
     base_seed = _model_seed(folder, spec, figures)
     values, noise = [], []
     for m, u in enumerate(units):
@@ -219,6 +211,21 @@ def sample(
         if progress is not None:
             progress(m + 1, len(units))
     return Draws(units, np.array(values), np.array(noise))
+
+
+def draw_units(mean: np.ndarray, cov: np.ndarray, draws: int, seed: int) -> np.ndarray:
+    """`draws` points (draws, p) on the unit scale from the Gaussian (mean, cov): scrambled
+    Sobol points mapped through the normal quantile and the Cholesky factor, kept in [1, 2]
+    (the parameters' ranges)."""
+    from scipy.stats import qmc
+
+    dimension = len(mean)
+    engine = qmc.Sobol(d=dimension, scramble=True, seed=seed)
+    # balanced Sobol sets come in powers of two; the first `draws` of the next one are used
+    points = engine.random(2 ** max(1, math.ceil(math.log2(draws))))[:draws]
+    normal = stats.norm.ppf(np.clip(points, 1e-9, 1 - 1e-9))
+    factor = np.linalg.cholesky(np.asarray(cov) + 1e-15 * np.eye(dimension))
+    return np.clip(np.asarray(mean)[None, :] + normal @ factor.T, 1.0, 2.0)
 
 
 def _model_seed(folder: Path, spec: dict, figures: list[Figure]) -> int:

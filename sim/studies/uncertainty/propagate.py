@@ -1,0 +1,230 @@
+"""A new prediction that carries a calibration's uncertainty: a model run at parameter draws.
+
+`tiersim run MODEL --calibration FILE --draws M`: the model runs once at the fitted values (the
+usual replications and their confidence interval: the simulation's noise), then at M points
+drawn from the fit's Gaussian (scrambled Sobol), each with its own seed and a few replications.
+The draws' spread holds the parameters' uncertainty and the simulation noise together, through
+the model's non-linearity; the 90 % prediction interval is its 5-95 % quantiles, widened by the
+calibration's model error (a relative sd no simulation holds).  Each part is reported as its own
+sd, and the parameter with the largest first-order variance index (squared correlation across
+the draws) is what to measure next.  The method is the calibration's own sampled intervals
+(docs/design.md, "Prediction intervals").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy import stats
+
+from sim.studies.uncertainty.calibrated import Calibrated
+from sim.studies.uncertainty.study import SEED_OFFSET
+
+LEVEL = 0.90
+
+
+@dataclass
+class Prediction:
+    metric: str
+    value: float  # at the fitted values
+    pi_low: float
+    pi_high: float
+    sd_parameters: float  # in the metric's unit
+    sd_noise: float
+    sd_model: float
+    most_sensitive: str
+
+
+@dataclass
+class Propagation:
+    draws: int
+    draw_replications: int
+    level: float
+    unstable_draws: int  # draws whose parameters overload the system (not simulated)
+    failed_draws: list[str]  # other draws that produced no result, with why
+    predictions: dict[str, Prediction]
+    parameters: list[str]
+    model_error_sd: float
+    left_out: list[str]
+
+    @property
+    def method(self) -> str:
+        return (
+            f"sampled: {self.draws} parameter draws x {self.draw_replications} replications, "
+            f"model error {self.model_error_sd:.1%}"
+        )
+
+    def as_dict(self) -> dict:
+        return {
+            "level": self.level,
+            "method": self.method,
+            "draws": self.draws,
+            "draw_replications": self.draw_replications,
+            "unstable_draws": self.unstable_draws,
+            "failed_draws": self.failed_draws,
+            "parameters": self.parameters,
+            "not_applied": self.left_out,
+            "model_error_sd": self.model_error_sd,
+            "metrics": {name: asdict(p) for name, p in self.predictions.items()},
+        }
+
+
+def propagate(
+    model_file: str,
+    user_overrides: tuple[str, ...],
+    nominal: dict[str, float],
+    calibrated: Calibrated,
+    draws: int,
+    draw_replications: int,
+    seed: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> Propagation:
+    """Run MODEL_FILE at `draws` parameter points (the user's overrides after each point's, so
+    a parameter the user set is theirs, not drawn); `nominal` is the fitted run's metric means."""
+    from sim.model.load import ModelError, load_model
+    from sim.run.simulate import Status, simulate
+
+    units, values = calibrated.draws(draws, seed)
+    means: list[dict[str, float]] = []
+    noise: list[dict[str, float]] = []
+    kept: list[int] = []
+    unstable, failed = 0, []
+    for m, point in enumerate(values):
+        overrides = [
+            *calibrated.overrides(point),
+            *user_overrides,
+            f"run.seed={seed + SEED_OFFSET * (m + 1)}",
+        ]
+        try:
+            model = load_model(model_file, overrides)
+        except ModelError as exc:
+            failed.append(f"draw {m + 1}: {exc}")
+            continue
+        outcome = simulate(model, replications=draw_replications)
+        if progress is not None:
+            progress(m + 1, len(values))
+        if outcome.status is Status.UNSTABLE:
+            unstable += 1
+            continue
+        if outcome.result is None:
+            failed.append(f"draw {m + 1}: {outcome.message}")
+            continue
+        summary = outcome.result.summary
+        means.append({k: i.mean for k, i in summary.items()})
+        noise.append({k: _mean_sd(i) for k, i in summary.items()})
+        kept.append(m)
+    predictions = {}
+    z = float(stats.norm.ppf(0.5 + LEVEL / 2))
+    tail = (1 - LEVEL) / 2
+    kept_units = units[kept] if kept else units[:0]
+    for metric, centre in nominal.items():
+        if len(means) < 2 or not all(metric in d for d in means):
+            continue
+        y = np.array([d[metric] for d in means])
+        if not np.all(np.isfinite(y)):
+            continue
+        total = float(np.var(y, ddof=1))
+        noise_var = float(np.mean(np.square([d[metric] for d in noise])))
+        outside = z * calibrated.model_error_sd * abs(centre)
+        below = max(centre - float(np.quantile(y, tail)), 0.0)
+        above = max(float(np.quantile(y, 1 - tail)) - centre, 0.0)
+        shares = [
+            float(np.corrcoef(kept_units[:, j], y)[0, 1] ** 2)
+            if np.std(kept_units[:, j]) > 0 and np.std(y) > 0
+            else 0.0
+            for j in range(kept_units.shape[1])
+        ]
+        best = int(np.argmax(shares)) if shares else 0
+        predictions[metric] = Prediction(
+            metric=metric,
+            value=centre,
+            pi_low=centre - math.hypot(below, outside),
+            pi_high=centre + math.hypot(above, outside),
+            sd_parameters=math.sqrt(max(total - noise_var, 0.0)),
+            sd_noise=math.sqrt(min(noise_var, total)),
+            sd_model=calibrated.model_error_sd * abs(centre),
+            most_sensitive=(
+                f"{calibrated.names[best]} ({shares[best]:.0%})"
+                if shares and shares[best] > 0
+                else ""
+            ),
+        )
+    return Propagation(
+        draws=draws,
+        draw_replications=draw_replications,
+        level=LEVEL,
+        unstable_draws=unstable,
+        failed_draws=failed,
+        predictions=predictions,
+        parameters=calibrated.names,
+        model_error_sd=calibrated.model_error_sd,
+        left_out=list(calibrated.left_out),
+    )
+
+
+def _mean_sd(interval) -> float:
+    """The sd of a draw's mean, s / sqrt(n), from its Student-t interval: unbiased in variance,
+    which is what the split of the draws' variance into noise and parameters needs (with two
+    replications, the half-width over 1.96 would overstate it 6.5 times)."""
+    if interval.n < 2 or not math.isfinite(interval.half_width):
+        return 0.0
+    return float(interval.half_width / stats.t.ppf(0.5 + interval.level / 2, interval.n - 1))
+
+
+# The metrics the table shows (every metric is in the JSON): the end-to-end figures a planner
+# sizes by, and each station's utilisation.
+SHOWN = ("throughput", "response.mean", "response.p50", "response.p95", "response.p99")
+
+
+def render(propagation: Propagation, console, units: dict[str, str]) -> None:
+    from rich.table import Table
+
+    from sim.present.tables import plain
+
+    table = Table(
+        header_style="bold",
+        title=f"predictions with the calibration's uncertainty ({propagation.method})",
+    )
+    for column in (
+        "metric",
+        "at the fit",
+        "90% PI",
+        "sd: parameters",
+        "sd: noise",
+        "sd: model",
+        "measure next",
+    ):
+        table.add_column(
+            column, justify="left" if column in ("metric", "measure next") else "right"
+        )
+    for name, p in propagation.predictions.items():
+        if name not in SHOWN and not name.endswith(".utilization"):
+            continue
+        unit = units.get(name, "")
+        table.add_row(
+            f"{name} [{unit}]" if unit else name,
+            plain(p.value),
+            f"[{plain(p.pi_low)}, {plain(p.pi_high)}]",
+            plain(p.sd_parameters),
+            plain(p.sd_noise),
+            plain(p.sd_model),
+            p.most_sensitive,
+        )
+    console.print(table)
+    if propagation.left_out:
+        console.print(
+            "not applied (fitted for some rows of the experiment only): "
+            + ", ".join(propagation.left_out)
+        )
+    if propagation.unstable_draws:
+        console.print(
+            f"warning: {propagation.unstable_draws} of {propagation.draws} parameter draws "
+            "overload the system (the offered load exceeds capacity there): the intervals above "
+            "are over the stable draws only, and the real risk of saturation is that share",
+            markup=False,
+        )
+    for line in propagation.failed_draws:
+        console.print(f"warning: {line}", markup=False)
