@@ -188,3 +188,46 @@ def test_a_bad_calibration_document_names_the_field_and_the_fix(tmp_path, edit, 
         main, ["run", str(tmp_path / "model.toml"), "--calibration", str(path)]
     )
     assert out.exit_code == 2 and message in out.output and "Traceback" not in out.output
+
+
+def test_a_sweep_with_a_calibration_stores_each_points_prediction_interval(tmp_path):
+    """Every point runs at the calibration's D = 0.1 s (the model file says 0.3) and stores
+    METRIC.pi_low / .pi_high, which hold M/M/1's R at the fitted D and widen toward saturation
+    (the same +-7 % in D moves R more at lambda = 6 than at lambda = 2)."""
+    from sim.studies.sweep.execute import SerialExecutor, run_sweep
+    from sim.studies.sweep.spec import load_sweep
+    from sim.studies.sweep.store import ResultStore, load_results
+
+    write(tmp_path, calibration_document())
+    sweep_file = tmp_path / "sweep.toml"
+    sweep_file.write_text(
+        '[sweep]\nbase = "model.toml"\ncalibration = "cal.json"\ndraws = 8\nreplications = 3\n'
+        'metrics = ["response.mean"]\n[factors]\n"clients.rate_per_s" = [2.0, 6.0]\n'
+    )
+    plan = load_sweep(sweep_file)
+    run_sweep(plan, ResultStore(tmp_path / "results"), SerialExecutor())
+    frame = load_results(tmp_path / "results").set_index("clients.rate_per_s")
+    widths = {}
+    for rate in (2.0, 6.0):
+        row = frame.loc[rate]
+        assert row["status"] == "ok"
+        assert (
+            row["response.mean.pi_low"] <= mm1_response(0.1, rate) <= row["response.mean.pi_high"]
+        )
+        widths[rate] = (row["response.mean.pi_high"] - row["response.mean.pi_low"]) / mm1_response(
+            0.1, rate
+        )
+    assert widths[6.0] > widths[2.0]
+
+
+def test_a_sweep_names_a_bad_calibration_file(tmp_path):
+    from sim.studies.sweep.spec import SweepError, load_sweep
+
+    write(tmp_path, calibration_document())
+    sweep_file = tmp_path / "sweep.toml"
+    sweep_file.write_text(
+        '[sweep]\nbase = "model.toml"\ncalibration = "nope.json"\n'
+        '[factors]\n"clients.rate_per_s" = [2.0]\n'
+    )
+    with pytest.raises(SweepError, match=r"sweep.calibration: .*nope.json: no such file"):
+        load_sweep(sweep_file)

@@ -240,11 +240,17 @@ def run(
         from sim.studies.uncertainty.propagate import propagate
 
         err.print(calibrated.describe(), markup=False)
+
+        def run_at(drawn: list[str], draw_seed: int):
+            return simulate(
+                _load(model_file, (*drawn, *user_overrides, f"run.seed={draw_seed}")),
+                replications=draw_replications,
+            )
+
         try:
             with _progress("parameter draws") as progress:
                 propagation = propagate(
-                    model_file,
-                    user_overrides,
+                    run_at,
                     {k: i.mean for k, i in result.summary.items()},
                     calibrated,
                     draws,

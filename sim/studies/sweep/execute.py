@@ -63,6 +63,9 @@ def tasks_for(plan: SweepPlan, points: Iterable[Point]) -> list[PointTask]:
             raw_model=plan.base_raw,
             source=str(plan.base_path),
             base_dir=str(plan.base_path.parent),
+            calibrated=plan.calibrated,
+            draws=sweep.draws,
+            draw_replications=sweep.draw_replications,
         )
         for p in points
     ]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sim import __version__
+from sim.studies.uncertainty.calibrated import Calibrated
 
 # Failure kinds, each with the CLI's exit code for it.
 FAILURE_EXIT = {"internal": 1, "model": 3, "unstable": 4, "unfinished": 5}
@@ -40,6 +41,16 @@ class PointTask:
     raw_model: dict[str, Any]
     source: str
     base_dir: str
+    # a calibration: the point runs at its fitted values, then at `draws` parameter draws
+    calibrated: Calibrated | None = None
+    draws: int = 8
+    draw_replications: int = 2
+
+    @property
+    def run_overrides(self) -> tuple[str, ...]:
+        """The fitted values first, so the sweep's fixed overrides and factors win."""
+        fitted = self.calibrated.overrides() if self.calibrated is not None else []
+        return (*fitted, *self.overrides)
 
 
 def run_point(task: PointTask) -> dict[str, Any]:
@@ -63,12 +74,14 @@ def run_point(task: PointTask) -> dict[str, Any]:
     }
     for metric in task.metrics:
         record[metric] = record[f"{metric}.ci_low"] = record[f"{metric}.ci_high"] = math.nan
+        if task.calibrated is not None:
+            record[f"{metric}.pi_low"] = record[f"{metric}.pi_high"] = math.nan
     available: list[str] = []
     outcome = simulate(
         task.raw_model,
         seed=task.seed,
         replications=task.replications,
-        overrides=task.overrides,
+        overrides=task.run_overrides,
         source=task.source,
         base_dir=Path(task.base_dir),
     )
@@ -88,11 +101,41 @@ def run_point(task: PointTask) -> dict[str, Any]:
                 record[metric] = interval.mean
                 record[f"{metric}.ci_low"] = interval.low
                 record[f"{metric}.ci_high"] = interval.high
+        if task.calibrated is not None and outcome.ok:
+            _prediction_intervals(task, record, {k: i.mean for k, i in result.summary.items()})
     if not outcome.ok:
         _failed(record, FAILURE_KIND[outcome.status.value], outcome.message)
     record["runtime_s"] = time.perf_counter() - started
     record["_available_metrics"] = available  # for the sweep's report, not stored
     return record
+
+
+def _prediction_intervals(task: PointTask, record: dict[str, Any], nominal: dict) -> None:
+    """Each kept metric's 90 % prediction interval over the calibration's parameters
+    (sim.studies.uncertainty.propagate), the point's own overrides after each draw's."""
+    from sim.run.simulate import simulate
+    from sim.studies.uncertainty.propagate import propagate
+
+    assert task.calibrated is not None
+
+    def run_at(drawn: list[str], seed: int):
+        return simulate(
+            task.raw_model,
+            seed=seed,
+            replications=task.draw_replications,
+            overrides=(*drawn, *task.overrides),
+            source=task.source,
+            base_dir=Path(task.base_dir),
+        )
+
+    found = propagate(
+        run_at, nominal, task.calibrated, task.draws, task.draw_replications, task.seed
+    )
+    for metric in task.metrics:
+        prediction = found.predictions.get(metric)
+        if prediction is not None:
+            record[f"{metric}.pi_low"] = prediction.pi_low
+            record[f"{metric}.pi_high"] = prediction.pi_high
 
 
 def _failed(record: dict[str, Any], kind: str, message: str) -> None:

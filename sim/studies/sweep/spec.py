@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from sim.files import FileProblem, read_toml
 from sim.model.load import ModelError, load_model
+from sim.studies.uncertainty.calibrated import Calibrated
 
 # Friendly metric names (the CLI's `--slo p95<1` and a sweep's `metrics`) -> metric names.
 METRIC_ALIASES = {
@@ -96,6 +97,17 @@ class Sweep(_Strict):
         min_length=1,
         description="metrics to keep (mean and interval of each)",
     )
+    calibration: str | None = Field(
+        None,
+        description="a calibration file (`tiersim calibrate EXPERIMENT --save FILE`, relative to "
+        "the sweep file): every point runs at its fitted values (a factor's value wins) and "
+        "adds each metric's 90 % prediction interval over its parameters (`METRIC.pi_low`, "
+        "`METRIC.pi_high`)",
+    )
+    draws: int = Field(8, ge=2, le=4096, description="with calibration: parameter draws per point")
+    draw_replications: int = Field(
+        2, ge=2, le=10_000, description="with calibration: replications per draw"
+    )
 
 
 class SweepFile(_Strict):
@@ -154,6 +166,7 @@ class SweepPlan:
     base_path: Path
     base_raw: dict[str, Any]
     metrics: tuple[str, ...] = field(default=())
+    calibrated: Calibrated | None = None
 
     @property
     def factor_paths(self) -> list[str]:
@@ -172,6 +185,16 @@ class SweepPlan:
             "random_numbers": sweep.random_numbers,
             "metrics": list(self.metrics),
         }
+        if self.calibrated is not None:  # a new calibration is a new sweep
+            definition["calibration"] = {
+                "values": list(self.calibrated.values),
+                "parameters": self.calibrated.names,
+                "mean": self.calibrated.mean.tolist(),
+                "cov": self.calibrated.cov.tolist(),
+                "model_error_sd": self.calibrated.model_error_sd,
+                "draws": sweep.draws,
+                "draw_replications": sweep.draw_replications,
+            }
         text = json.dumps(definition, sort_keys=True, default=str, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:20]
 
@@ -208,12 +231,23 @@ def plan_from(spec: SweepFile, source: Path, base_path: Path) -> SweepPlan:
                 f"{source}: factors.{factor!r}: the base model has no parameter {factor} "
                 "(a dotted path as in --set, list items by index, e.g. backends.0.threads; `tiersim schema` lists them)"
             )
+    calibrated = None
+    if spec.sweep.calibration is not None:
+        from sim.studies.uncertainty.calibrated import CalibrationFileError, load_calibration
+
+        try:
+            calibrated = load_calibration(source.parent / spec.sweep.calibration)
+        except CalibrationFileError as exc:
+            raise SweepError(
+                f"{source}: sweep.calibration: {str(exc).removeprefix('--calibration ')}"
+            ) from None
     return SweepPlan(
         source=source,
         spec=spec,
         base_path=base_path,
         base_raw=_read_toml(base_path, "model file"),
         metrics=tuple(dict.fromkeys(metric_name(m) for m in spec.sweep.metrics)),
+        calibrated=calibrated,
     )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -73,8 +74,7 @@ class Propagation:
 
 
 def propagate(
-    model_file: str,
-    user_overrides: tuple[str, ...],
+    run_at: Callable[[list[str], int], Any],
     nominal: dict[str, float],
     calibrated: Calibrated,
     draws: int,
@@ -82,10 +82,11 @@ def propagate(
     seed: int,
     progress: Callable[[int, int], None] | None = None,
 ) -> Propagation:
-    """Run MODEL_FILE at `draws` parameter points (the user's overrides after each point's, so
-    a parameter the user set is theirs, not drawn); `nominal` is the fitted run's metric means."""
-    from sim.model.load import ModelError, load_model
-    from sim.run.simulate import Status, simulate
+    """Simulate at `draws` parameter points: `run_at(overrides, seed)` runs the model with a
+    point's overrides (the caller puts its user's own overrides after them, so a parameter the
+    user set is theirs, not drawn) and `draw_replications` replications, and returns its
+    `simulate()` outcome; `nominal` is the fitted run's metric means."""
+    from sim.run.simulate import Status
 
     units, values = calibrated.draws(draws, seed)
     means: list[dict[str, float]] = []
@@ -93,17 +94,7 @@ def propagate(
     kept: list[int] = []
     unstable, failed = 0, []
     for m, point in enumerate(values):
-        overrides = [
-            *calibrated.overrides(point),
-            *user_overrides,
-            f"run.seed={seed + SEED_OFFSET * (m + 1)}",
-        ]
-        try:
-            model = load_model(model_file, overrides)
-        except ModelError as exc:
-            failed.append(f"draw {m + 1}: {exc}")
-            continue
-        outcome = simulate(model, replications=draw_replications)
+        outcome = run_at(calibrated.overrides(point), seed + SEED_OFFSET * (m + 1))
         if progress is not None:
             progress(m + 1, len(values))
         if outcome.status is Status.UNSTABLE:
