@@ -248,6 +248,22 @@ def _class_stations(model: Model, nodes: tuple[NodePlan, ...], work: Work) -> li
         out.append(
             StationPlan("clients.connect", "clients.connect", as_distribution(connect).mean, None)
         )
+    if clients.host is not None:
+        # the load generator's CPU (ab's one core); a new connection per request without
+        # keep-alive (ab -k and keep-alive users reuse theirs)
+        generator = clients.host
+        demand = as_distribution(generator.demand).mean
+        if not clients.keep_alive:
+            demand += as_distribution(generator.connection_demand).mean
+        out.append(
+            StationPlan(
+                "clients.cpu",
+                "clients.host.cores",
+                demand / generator.speed,
+                generator.cores,
+                isinstance(as_distribution(generator.demand), Exponential),
+            )
+        )
     if model.proxy is not None:
         px = model.proxy
         demand = as_distribution(work.proxy_demand(px)).mean

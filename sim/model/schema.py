@@ -136,6 +136,12 @@ class ClientCommon(Strict):
         description="persistent connections (HTTP/1.1 keep-alive; ab -k): a user's next "
         "request reuses its open connection to the front",
     )
+    host: ClientHost | None = Field(
+        None,
+        description="the load generator's own CPU, which every request passes through (ab is "
+        "one single-threaded process: its -c connections share one core); none = a client "
+        "that is never the bottleneck",
+    )
     close_delay_s: float | None = Field(
         0.0,
         ge=0,
@@ -295,6 +301,23 @@ class Host(Strict):
         1, ge=1, le=4096, description="hardware cores (processor sharing among running threads)"
     )
     speed: float = Field(1.0, gt=0, description="relative CPU speed: demands are divided by it")
+
+
+class ClientHost(Host):
+    """The load generator's CPU: `cores` processor-shared by its work on every request
+    (building it, parsing the response: ab's one process on one core, JMeter's threads on all
+    of the machine's).  The response time a client reports includes its own CPU time."""
+
+    demand: DistributionSpec = Field(
+        ...,
+        description="client CPU per request [s] (writing the request, reading and parsing the "
+        "response, the kernel's TCP work for it)",
+    )
+    connection_demand: DistributionSpec = Field(
+        0.0,
+        description="client CPU per new connection [s] (socket, connect(), close: paid on "
+        "every request without keep-alive)",
+    )
 
 
 class BackendPool(Strict):

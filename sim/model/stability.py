@@ -56,8 +56,24 @@ def overloads(model: Model, plan: Plan | None = None) -> list[Overload]:
     proxy_bounded = (
         proxy is not None and proxy.workers is not None and proxy.listen_backlog is not None
     )
+    if model.clients.host is not None:
+        generator = model.clients.host
+        per_request = as_distribution(generator.demand).mean
+        if not model.clients.keep_alive:
+            per_request += as_distribution(generator.connection_demand).mean
+        u = rate * per_request / (generator.cores * generator.speed)
+        if u >= 1:
+            found.append(
+                Overload(
+                    "clients.host.cores",
+                    u,
+                    f"the load generator's CPU is offered {u:.3g} of its {generator.cores} core(s)",
+                )
+            )
     if model.classes:
-        return _class_overloads(compile_plan(model) if plan is None else plan, rate, proxy_bounded)
+        return found + _class_overloads(
+            compile_plan(model) if plan is None else plan, rate, proxy_bounded
+        )
     if proxy is not None:
         u = rate * as_distribution(proxy.demand).mean / (proxy.cores * proxy.speed)
         if u >= 1 and not proxy_bounded:

@@ -279,8 +279,13 @@ def assemble(
             node.accepts_clients = True
 
     assembly.class_stats = classes.class_stats(model)
+    # the load generator's CPU (clients.host), made before the recorder so that it is observed
+    client_cpu = None
+    if model.clients.host is not None:
+        spec = model.clients.host
+        client_cpu = host("clients", spec.cores, spec.speed, None)
     recorder = recorder_factory(kernel, assembly)
-    assembly.clients = make_clients(model, kernel, entry, recorder, streams)
+    assembly.clients = make_clients(model, kernel, entry, recorder, streams, client_cpu)
     if assembly.class_stats is not None:
         assembly.clients.classes = classes.class_choice(
             model, streams, getattr(assembly.clients, "think", None), assembly.class_stats
@@ -503,18 +508,31 @@ def connections_matter(model: Model, children: bool) -> bool:
 
 
 def make_clients(
-    model: Model, kernel: Kernel, entry, recorder, streams: Streams
+    model: Model, kernel: Kernel, entry, recorder, streams: Streams, client_cpu=None
 ) -> populations.Clients:
     spec = model.clients
     connect = None
     if spec.connect is not None and as_distribution(spec.connect).mean > 0:
         connect = sampler(spec.connect, streams, "clients.connect")
+    host = None
+    if spec.host is not None and client_cpu is not None:
+        per_connection = None
+        if as_distribution(spec.host.connection_demand).mean > 0:
+            per_connection = sampler(
+                spec.host.connection_demand, streams, "clients.host.connection_demand"
+            )
+        host = (
+            client_cpu,
+            sampler(spec.host.demand, streams, "clients.host.demand"),
+            per_connection,
+        )
     common = dict(
         timeout_s=spec.timeout_s,
         retry=spec.retry,
         connect=connect,
         tcp=spec.tcp,
         keep_alive=spec.keep_alive,
+        host=host,
     )
     if isinstance(spec, ClosedClients):
         return populations.ClosedPopulation(

@@ -65,6 +65,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "clients.tcp.syn_retries": (MODELLED, "SYN retransmission"),
     "clients.tcp.initial_rto_s": (MODELLED, "SYN retransmission"),
     "clients.keep_alive": (REFUSED, "persistent connections"),
+    "clients.host": (REFUSED, "the load generator's CPU"),
     "clients.close_delay_s": (REFUSED, "when it makes a lingering close hold a worker"),
     "clients.mix": (REFUSED, "request classes"),
     "clients.mix_by": (INERT, "only with clients.mix"),
@@ -210,6 +211,8 @@ def unsupported(model: Model) -> list[str]:
         missing.append("clients.script")
     if clients.keep_alive:
         missing.append("clients.keep_alive (persistent connections, closing after an error status)")
+    if clients.host is not None:
+        missing.append("clients.host (the load generator's CPU)")
 
     proxy = model.proxy
     if proxy is not None:

@@ -48,8 +48,11 @@ class Clients:
         connect: Sampler | None,
         tcp=None,
         keep_alive: bool = False,
+        host=None,
     ) -> None:
         self.kernel = kernel
+        # (cpu, demand sampler, connection demand sampler or None): the load generator's CPU
+        self.host = host
         self.entry = entry
         self.recorder = recorder
         self.timeout_s = timeout_s
@@ -130,10 +133,28 @@ class Clients:
         if self.timeout_s is not None:
             # The timer covers the whole attempt, connection set-up included.
             request.timer = self.kernel.after(self.timeout_s, self._timed_out_cb, request)
-        if new_connection and self.connect is not None:
+        if self.host is not None:
+            # The generator's own CPU first (ab writes the request, and reads the previous
+            # response, on its one core): its queue is part of what the client measures.
+            cpu, demand, per_connection = self.host
+            work = demand()
+            if new_connection and per_connection is not None:
+                work += per_connection()
+            cpu.run(
+                work,
+                self._host_done_connect
+                if new_connection and self.connect is not None
+                else self._connected,
+                request,
+            )
+        elif new_connection and self.connect is not None:
             self.kernel.call_after(self.connect(), self._connected, request)
         else:
             self.entry(request, self._replied_cb)
+
+    def _host_done_connect(self, request: Request) -> None:
+        assert self.connect is not None  # chosen only with a connection set-up time
+        self.kernel.call_after(self.connect(), self._connected, request)
 
     def _connected(self, request: Request) -> None:
         self.entry(request, self._replied_cb)

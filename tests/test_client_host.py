@@ -1,0 +1,79 @@
+"""The load generator's own CPU (`clients.host`): a station every request passes through, as
+ab's one single-threaded process is.  Checked against exact MVA (the generator's core is one
+more queue of the closed network), against the event times of a tiny deterministic run, and
+for an open load that overloads the generator."""
+
+from __future__ import annotations
+
+import pytest
+
+from sim.analytic import ClosedNetwork, Station, exact_mva
+from sim.model.load import parse_model
+from sim.model.stability import overloads
+from tests.conftest import simulate
+from tests.test_theory import inside
+
+
+def closed(users: int, host: dict, **run) -> dict:
+    return {
+        "clients": {"kind": "closed", "users": users, "think": 0.0, "host": host},
+        "backends": [
+            {
+                "name": "app",
+                "threads": None,
+                "cores": 1,
+                "demand": {"dist": "exponential", "mean": 0.003},
+            }
+        ],
+        "run": {"duration_s": 200, "warmup": "mser", **run},
+    }
+
+
+@pytest.mark.parametrize("users", [2, 12])
+def test_a_single_core_generator_is_a_queue_of_the_closed_network(users):
+    """ab-like loop (no think time): the generator's core (2.5 ms per request) and the
+    server's (3 ms) form a two-queue closed network; exact MVA's throughput and response time
+    lie in the simulation's intervals, at 12 users with both queues above 80 % busy too."""
+    host = {"cores": 1, "demand": {"dist": "exponential", "mean": 0.0025}}
+    result = simulate(closed(users, host), replications=8, seed=5)
+    exact = exact_mva(ClosedNetwork((Station("generator", 0.0025), Station("app", 0.003))), users)
+    inside(result.summary["throughput"], float(exact.throughput[-1]))
+    inside(result.summary["response.mean"], float(exact.response[-1]))
+    inside(result.summary["clients.cpu.utilization"], float(exact.utilization[-1][0]))
+
+
+def test_the_generators_work_comes_before_the_request_and_counts_in_its_response_time():
+    """One user, deterministic: 1 ms on the generator, 1 ms of connection set-up per new
+    connection on it, 2 ms on the server: a request every 4 ms, response time 4 ms."""
+    data = closed(
+        1,
+        {
+            "cores": 1,
+            "demand": {"dist": "deterministic", "value": 0.001},
+            "connection_demand": {"dist": "deterministic", "value": 0.001},
+        },
+        warmup=0,
+    )
+    data["backends"][0]["demand"] = {"dist": "deterministic", "value": 0.002}
+    data["run"] = {"duration_s": 1.0, "warmup": 0}
+    result = simulate(data, replications=2, seed=1)
+    assert result.summary["response.mean"].mean == pytest.approx(0.004)
+    assert result.summary["throughput"].mean == pytest.approx(250, rel=0.01)
+    assert result.summary["clients.cpu.utilization"].mean == pytest.approx(0.5, rel=0.01)
+
+
+def test_an_open_load_beyond_the_generators_core_is_refused_as_unstable():
+    model = parse_model(
+        {
+            "clients": {
+                "kind": "open",
+                "rate_per_s": 600,
+                "host": {"cores": 1, "demand": {"dist": "exponential", "mean": 0.002}},
+            },
+            "backends": [{"name": "app", "cores": 8, "demand": 0.001}],
+            "run": {"duration_s": 10},
+        },
+        "<test>",
+    )
+    (problem,) = overloads(model)
+    assert problem.path == "clients.host.cores" and problem.utilization == pytest.approx(1.2)
