@@ -729,6 +729,16 @@ def _two_nodes(**changes) -> dict:
         ),
         (
             _two_nodes(
+                proxy={
+                    "workers": 8,
+                    "demand": 0.001,
+                    "backend_pool": {"module": "mod_jk", "reply_timeout_s": 2.0},
+                }
+            ),
+            "proxy.backend_pool.reply_timeout_s = 2",
+        ),
+        (
+            _two_nodes(
                 backends=[
                     {
                         "name": "app",
