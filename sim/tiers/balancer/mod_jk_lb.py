@@ -158,6 +158,8 @@ class JkDispatcher(Dispatcher):
             self.recovering[index] = False
             self.probing[index] = True  # JK_LB_STATE_RECOVER -> JK_LB_STATE_PROBE
         request = call.request
+        if call.attempt or call.retry or call.failed:
+            self.failovers += 1  # sent again after a failure, to another member or round
         if self.down[index] and not hasattr(self.nodes[index], "node_down"):
             # no connection pool in between to try the connects: refused at once
             self.refused_down += 1
