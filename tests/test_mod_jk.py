@@ -344,3 +344,20 @@ def test_the_usable_thread_budget_is_max_threads_less_acceptors_and_selectors(
 def test_a_pool_without_a_request_thread_is_refused():
     with pytest.raises(ModelError, match="insufficient maxThreads"):
         parse_model(jetty(2, 1, 1))
+
+
+@pytest.mark.parametrize("think, closed", [(30.0, 0), (70.0, 1)])
+def test_connection_pool_timeout_acts_at_the_maintenance_a_request_runs(think, closed):
+    """mod_jk connection_pool_timeout 10 s behind a prefork front (one child): the child's
+    maintenance runs at its first request (t = 0) and then at a request 60 s (worker.maintain)
+    or more after that.  A second request 30 + 1 s in reuses the connection idle for 30 s; one
+    70 + 1 s in runs the maintenance first, which closes it (unused for 70 s > 10 s), and opens
+    a new one.  mod_proxy's ttl would have closed it in both cases (and not with prefork)."""
+    user = {"kind": "closed", "users": 1, "requests_per_user": 2, "think": deterministic(think)}
+    data = jk_stack(demand=1.0, threads=1, clients=user, ttl_s=10.0)
+    del data["proxy"]["backend_pool"]["reply_timeout_s"]
+    data["proxy"].update(mpm="prefork", workers=1)
+    del data["proxy"]["threads_per_child"]
+    m = metrics(data)
+    assert m["count.completed"] == 2
+    assert m["tomcat1.connections.ttl_closed"] == closed

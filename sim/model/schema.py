@@ -367,7 +367,9 @@ class BackendPool(Strict):
         None,
         gt=0,
         description="an idle connection older than this is closed, not reused [s] (mod_proxy ttl; "
-        "mod_jk connection_pool_timeout); none = never",
+        "mod_jk connection_pool_timeout, default 0 = never: applied by each process's maintenance, run "
+        "by a request every worker.maintain = balancer.maintain_s, down to connection_pool_minsize, "
+        "with prefork too); none = never",
     )
     acquire_timeout_s: float | None = Field(
         None,

@@ -473,7 +473,7 @@ def make_backend_pool(
     read_timeout_status = 503 if mod_proxy_ajp else 502
     jk: dict[str, Any] = {}
     if settings.module == "mod_jk":  # its ajp13 worker: reply_timeout, retries (mod_jk.py)
-        jk = dict(jk=JkWorker.of(settings))
+        jk = dict(jk=JkWorker.of(settings), maintain_s=model.balancer.maintain_s)
     return (JkBackendPool if jk else BackendPool)(
         kernel,
         node,

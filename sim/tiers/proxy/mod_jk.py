@@ -27,6 +27,14 @@ What mod_jk 1.2.48 does with one request once it holds an endpoint (`ajp_service
   queue is full drops the SYN (Linux, tcp_abort_on_overflow = 0), so connect() waits while the
   kernel retransmits the SYN (1 s, doubling, tcp_syn_retries = 6) and fails after
   `socket_connect_timeout`, or after the last retransmission's 127 s with none.
+* **connection_pool_timeout** (`proxy.backend_pool.ttl_s`) is applied by the worker's
+  maintenance (`ajp_maintain`), not when a connection is taken: each process runs it from
+  `wc_maintain` when a request arrives at least `worker.maintain` (60 s) after its previous
+  run (at its first request, too), and closes the idle connections unused for longer than the
+  timeout, down to connection_pool_minsize ((connection_pool_size + 1) / 2); it stops at the
+  first slot once that few are open, which may still be closed.  With prefork too: its point
+  is to free Tomcat threads pinned by idle children's connections -- but only children that
+  serve requests run it.  (The slots are taken here oldest first.)
 * **recovery_options.**  After a reply timeout before the response headers, bit 1
   (RECOVER_ABORT_IF_TCGETREQUEST) makes the request unrecoverable, so the 504 is final; bit 8
   (RECOVER_ALWAYS_HTTP_HEAD) or else bit 16 (RECOVER_ALWAYS_HTTP_GET) make it recoverable again
@@ -40,13 +48,14 @@ whether mod_jk may try it elsewhere (`recoverable`), for the lb worker
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
 from sim.kernel.request import Request
 from sim.kernel.slots import GRANTED, REFUSED, Waiter
 from sim.observe.probes import REQUESTS, Metric, Window
-from sim.tiers.proxy.backend_pool import UNAVAILABLE, BackendConnection, BackendPool
+from sim.tiers.proxy.backend_pool import UNAVAILABLE, BackendConnection, BackendPool, ChildPool
 
 if TYPE_CHECKING:
     from sim.kernel.calendar import Wakeup
@@ -132,15 +141,25 @@ class JkBackendPool(BackendPool):
         "attempts",
         "connect_failures",
         "jk",
+        "maintain_s",
+        "maintained",
+        "min_size",
+        "pool_timeout_s",
         "refusing",
         "reply_timeouts",
     )
 
-    def __init__(self, *args, jk: JkWorker, **kwargs) -> None:
+    def __init__(self, *args, jk: JkWorker, maintain_s: float = 60.0, **kwargs) -> None:
         # socket_timeout sets no read timeout on Unix (see the module): reads wait for ever
         # unless reply_timeout is set
         kwargs["read_timeout_s"] = None
-        super().__init__(*args, **kwargs)
+        # connection_pool_timeout acts at the maintenance, with prefork too (see the module)
+        self.pool_timeout_s = kwargs.pop("ttl_s", None)
+        super().__init__(*args, ttl_s=None, **kwargs)
+        size = self.max_connections
+        self.min_size = 0 if size is None else (size + 1) // 2  # connection_pool_minsize
+        self.maintain_s = maintain_s  # worker.maintain
+        self.maintained: dict[ChildPool, float] = {}  # each process's last maintenance
         self.jk = jk
         self.refusing = False  # the node's process is down: connects are refused (RST)
         self.attempts = 0
@@ -148,6 +167,31 @@ class JkBackendPool(BackendPool):
         self.connect_failures = 0
         self.abandoned = 0  # attempts mod_jk gave up on while the node still had them
         self.abandoned_served = 0  # of those, served by the node to the end
+
+    # ------------------------------------------------------------------ wc_maintain
+    def serve(self, request: Request, reply: Reply) -> None:
+        if self.pool_timeout_s is not None:
+            pool = self._pool_of(request.worker)
+            now = self.kernel.now
+            if now - self.maintained.get(pool, -math.inf) >= self.maintain_s:
+                self.maintained[pool] = now
+                self._maintain(pool, now)
+        super().serve(request, reply)
+
+    def _maintain(self, pool: ChildPool, now: float) -> None:
+        """`ajp_maintain`: close the process's idle connections unused for longer than
+        connection_pool_timeout, keeping connection_pool_minsize open."""
+        assert self.pool_timeout_s is not None
+        open_now = pool.open
+        closed = 0
+        for connection in sorted(pool.idle, key=lambda c: c.released_at):
+            if now - connection.released_at > self.pool_timeout_s:
+                pool.idle.remove(connection)
+                self.ttl_closes += 1
+                closed += 1
+                self._close(connection)
+            if open_now <= self.min_size + closed:
+                break
 
     # ------------------------------------------------------------------ ajp_service
     def _send(self, connection: BackendConnection, request: Request, reply: Reply) -> None:
