@@ -361,3 +361,31 @@ def test_connection_pool_timeout_acts_at_the_maintenance_a_request_runs(think, c
     m = metrics(data)
     assert m["count.completed"] == 2
     assert m["tomcat1.connections.ttl_closed"] == closed
+
+
+@pytest.mark.parametrize("escalation, in_error", [(None, False), (0.0, True)])
+def test_a_failed_connect_to_a_busy_member_is_a_local_error_until_escalation(escalation, in_error):
+    """ab -c 3 -n 3, round robin over a (one thread, acceptCount 0, 10-s requests) and b.
+    Request 1 takes a's thread, request 2 goes to b, request 3 to a: its SYNs are dropped and
+    both connects time out (socket_connect_timeout 0.5 s: 0.5, 0.6 - 1.1).  a still serves
+    request 1, so by default (error_escalation_time = recover_time / 2) it is only in local
+    error: request 3 fails over to b (1.1 - 1.2) and a stays usable.  With
+    error_escalation_time 0 it goes into error state at once."""
+    data = two_members(
+        {"demand": deterministic(10.0), "threads": 1, "accept_queue": 0},
+        {"demand": deterministic(0.1)},
+        clients={"kind": "ab", "concurrency": 3, "requests": 3},
+    )
+    pool = data["proxy"]["backend_pool"]
+    pool.update(socket_connect_timeout_s=0.5, reply_timeout_s=20.0)
+    if escalation is not None:
+        pool["lb"] = {"error_escalation_time_s": escalation}
+    model = model_from(data, warmup="none")
+    m = run_replication(model, 0).metrics
+    assert (m["count.completed"], m["count.errors"]) == (3, 0)
+    assert m["a1.jk.connect_failures"] == 2
+    assert (m["balancer.dispatched.a1"], m["balancer.dispatched.b1"]) == (2, 2)
+    assembly, _ = assemble(model, Streams(1, 0), lambda kernel, assembly: _Silent())
+    assembly.clients.start()
+    assembly.kernel.run(until=5.0)
+    assert assembly.dispatcher.usable[0] is not in_error

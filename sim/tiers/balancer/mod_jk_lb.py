@@ -30,6 +30,11 @@ What mod_jk 1.2.48's load balancer does with a request (`service` in
 The choice among the usable members is the policy's (`balancer.policy`); a member already
 failed by this request is passed over for the next usable one in configuration order.
 Time is continuous here where mod_jk counts whole seconds (`time(NULL)`).
+
+A member that crashes (`backends.N.events`) refuses every connect from then on, so its ajp13
+worker fails each request after `retries` refused connects; the requests it was serving fail
+at the crash itself (the dispatcher's), where mod_jk would read a reset connection, retry on
+the same member after retry_interval, be refused, and fail over only then.
 """
 
 from __future__ import annotations
