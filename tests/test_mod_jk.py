@@ -389,3 +389,27 @@ def test_a_failed_connect_to_a_busy_member_is_a_local_error_until_escalation(esc
     assembly.clients.start()
     assembly.kernel.run(until=5.0)
     assert assembly.dispatcher.usable[0] is not in_error
+
+
+def test_members_without_a_free_endpoint_are_busy_and_the_request_gets_503():
+    """One child of 3 threads, connection_pool_size 1, ab -c 3 -n 3 over a and b (1-s
+    requests).  Request 3 goes to a, whose one endpoint is taken: mod_jk looks at 0 and 0.1 and
+    gives up at 0.2 (connection_acquire_timeout 200 ms), a is busy; b likewise 0.2 - 0.4.  The
+    second round (0.5) finds both busy and none in error to force: 503 at 0.5."""
+    data = two_members(
+        {"demand": deterministic(1.0)},
+        {"demand": deterministic(1.0)},
+        clients={"kind": "ab", "concurrency": 3, "requests": 3},
+    )
+    data["proxy"].update(workers=3, threads_per_child=3)
+    data["proxy"]["backend_pool"].update(max=1)
+    del data["proxy"]["backend_pool"]["reply_timeout_s"]
+    model = model_from(data, warmup="none")
+    m = run_replication(model, 0).metrics
+    assert (m["count.completed"], m["count.errors"]) == (2, 1)
+    assert m["proxy.responses.503"] == 1
+    assert m["a1.acquire_timeouts"] + m["b1.acquire_timeouts"] == 2
+    assembly, _ = assemble(model, Streams(1, 0), lambda kernel, assembly: _Silent())
+    assembly.clients.start()
+    assembly.kernel.run(until=0.6)
+    assert assembly.dispatcher.busy == [True, True]

@@ -18,8 +18,10 @@ What mod_jk 1.2.48's load balancer does with a request (`service` in
   `max_reply_timeouts` (default 0); after a failed connect or another error, at once when the
   member had no other request in flight (`aw->s->busy == 0`) or `error_escalation_time` is 0,
   else only once `error_escalation_time` (default recover_time / 2) has passed since its first
-  error without a success.  A member that could not give an endpoint
-  (connection_acquire_timeout) is only skipped for this request (JK_LB_STATE_BUSY).
+  error without a success.
+* **Busy** (JK_LB_STATE_BUSY): a member that could not give an endpoint within
+  connection_acquire_timeout is skipped by every request until one finds a free endpoint for
+  its process at its start (`ajp_has_endpoint`).
 * **Recovery.**  The global maintenance (`maintain_workers`, run by the first request at least
   `worker.maintain` = `balancer.maintain_s` seconds after the previous one) marks a member
   whose error is older than `recover_time` (`balancer.retry_s`, default 60) as recovering
@@ -70,6 +72,7 @@ class JkDispatcher(Dispatcher):
     """The balancer as mod_jk's lb worker (see the module)."""
 
     __slots__ = (
+        "busy",
         "escalation_s",
         "first_error",
         "jk_errors",
@@ -95,6 +98,7 @@ class JkDispatcher(Dispatcher):
         self.last_error = [0.0] * n
         self.probing = [False] * n  # JK_LB_STATE_PROBE
         self.recovering = [False] * n  # JK_LB_STATE_RECOVER: the next request probes it
+        self.busy = [False] * n  # JK_LB_STATE_BUSY: no free endpoint at the last look
         self.reply_timeout_base = [0] * n  # reply timeouts counted from here (decay, recovery)
         self.last_maintain = 0.0
         self.jk_errors = 0  # members put into error state
@@ -104,6 +108,11 @@ class JkDispatcher(Dispatcher):
         now = self.kernel.now
         if now - self.last_maintain >= self.maintain_s:
             self._maintain(now)
+        busy = self.busy
+        if any(busy):
+            for index, pool in enumerate(self.nodes):
+                if busy[index] and pool.has_endpoint(request.worker):
+                    busy[index] = False  # "worker %s busy state ended"
         sessions = self.sessions
         new_session = True
         if sessions is not None and request.origin.keeps_sessions:
@@ -140,7 +149,11 @@ class JkDispatcher(Dispatcher):
 
     def _choose(self, call: LbCall) -> None:
         """`get_most_suitable_worker`, then forcing recovery once when none is usable."""
-        candidates = [i for i in self.active if i not in call.failed and not self.probing[i]]
+        candidates = [
+            i
+            for i in self.active
+            if i not in call.failed and not self.probing[i] and not self.busy[i]
+        ]
         if not candidates:
             if not call.forced:
                 call.forced = True
@@ -183,7 +196,7 @@ class JkDispatcher(Dispatcher):
         cause = request.cause
         now = self.kernel.now
         if cause == "busy":
-            pass  # JK_LB_STATE_BUSY: passed over for this request only
+            self.busy[index] = True  # JK_LB_STATE_BUSY (unless in error state)
         elif cause == "reply_timeout":
             pool = self.nodes[index]
             if pool.reply_timeouts - self.reply_timeout_base[index] > self.lb.max_reply_timeouts:

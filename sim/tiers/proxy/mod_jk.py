@@ -168,6 +168,11 @@ class JkBackendPool(BackendPool):
         self.abandoned = 0  # attempts mod_jk gave up on while the node still had them
         self.abandoned_served = 0  # of those, served by the node to the end
 
+    def has_endpoint(self, child) -> bool:
+        """`ajp_has_endpoint`: the process has a free endpoint for a request now."""
+        pool = self._pool_of(child)
+        return bool(pool.idle) or self.max_connections is None or pool.open < self.max_connections
+
     # ------------------------------------------------------------------ wc_maintain
     def serve(self, request: Request, reply: Reply) -> None:
         if self.pool_timeout_s is not None:
