@@ -198,6 +198,12 @@ class JkBackendPool(BackendPool):
             if open_now <= self.min_size + closed:
                 break
 
+    def _child_exited(self, child) -> None:
+        pool = self._pools.get(child)
+        if pool is not None:
+            self.maintained.pop(pool, None)
+        super()._child_exited(child)
+
     # ------------------------------------------------------------------ ajp_service
     def _send(self, connection: BackendConnection, request: Request, reply: Reply) -> None:
         """The request holds an endpoint (`get_endpoint`): run `ajp_service` on it."""
