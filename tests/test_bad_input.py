@@ -822,6 +822,38 @@ case(
     "backends.0.demand.dist: missing",
     "'exponential', 'deterministic'",
 )
+# mod_jk's worker properties and Jetty's thread budget: out of range, or on the wrong module
+for override, named in [
+    ("proxy.backend_pool.retries=0", "proxy.backend_pool.retries = 0"),
+    ("proxy.backend_pool.recovery_options=40", "proxy.backend_pool.recovery_options = 40"),
+    ("proxy.backend_pool.lb.lb_retries=-1", "proxy.backend_pool.lb.lb_retries = -1"),
+]:
+    case(
+        f"set-jk-{override.split('=')[0].rsplit('.', 1)[1]}",
+        "range",
+        settings_model("proxy.backend_pool.module=mod_jk", override),
+        3,
+        P("fast.toml"),
+        named,
+    )
+case(
+    "jk-property-on-mod_proxy",
+    "range",
+    settings_model("proxy.backend_pool.reply_timeout_s=2"),
+    3,
+    P("fast.toml"),
+    "reply_timeout_s is a mod_jk worker property",
+    'set module = "mod_jk"',
+)
+case(
+    "jetty-acceptors-take-every-thread",
+    "range",
+    settings_model("backends.0.acceptors=40", "backends.0.selectors=10"),
+    3,
+    P("fast.toml"),
+    "threads = 50 leaves no request thread",
+    "raise threads above 50",
+)
 case(
     "unknown-kind",
     "tags",

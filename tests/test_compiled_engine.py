@@ -275,6 +275,21 @@ MODELS = {
         "cluster": {"replication": [{"enabled": False}], "network": "shared"},
         "run": {"duration_s": 100.0, "timeseries_interval_s": 0.5},
     },
+    # Jetty's acceptor and selector threads out of maxThreads: 3 request threads of 5
+    "a Jetty thread budget (acceptors and selectors)": {
+        "clients": closed(12, 0.2),
+        "backends": [
+            {
+                "name": "app",
+                "threads": 5,
+                "acceptors": 1,
+                "selectors": 1,
+                "accept_queue": 4,
+                "demand": {"dist": EXP, "mean": 0.05},
+            }
+        ],
+        "run": {"duration_s": 100.0},
+    },
     # an unbounded queue that grows to thousands of requests: the tables must grow with it
     "a long queue (table growth)": {
         "clients": {"kind": "open", "rate_per_s": 50.0},
@@ -726,6 +741,16 @@ def _two_nodes(**changes) -> dict:
                 ],
             ),
             "backends.0.max_connections",
+        ),
+        (
+            _two_nodes(
+                proxy={
+                    "workers": 8,
+                    "demand": 0.001,
+                    "backend_pool": {"module": "mod_jk", "reply_timeout_s": 2.0},
+                }
+            ),
+            "proxy.backend_pool.reply_timeout_s = 2",
         ),
         (
             _two_nodes(

@@ -25,10 +25,12 @@ CONNECTION_REFUSED = None
 class Request:
     __slots__ = (
         "attempt",
+        "cause",
         "connection",
         "klass",
         "number",
         "origin",
+        "recoverable",
         "sent",
         "state",
         "status",
@@ -51,4 +53,8 @@ class Request:
         self.connection: Connection | None = None
         self.worker = None  # the Apache child process serving it (ChildProcesses), if tracked
         self.status: int | None = None  # the HTTP status of an error response, set where it arose
+        # why mod_jk's ajp13 worker failed it ("reply_timeout", "connect", "busy"), and whether
+        # its lb worker may try it on another member (`sim.tiers.proxy.mod_jk`)
+        self.cause: str | None = None
+        self.recoverable = True
         self.klass = 0  # index of its request class ([[classes]]); 0: the one implicit class

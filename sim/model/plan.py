@@ -334,8 +334,8 @@ def _pools(model: Model, nodes: tuple[NodePlan, ...]) -> tuple[PoolPlan, ...]:
         seen.add(node.group)
         group = node.spec
         own = (f"{node.name}.cpu", f"{node.name}.io_wait", *database)
-        if group.threads is not None:
-            out.append(PoolPlan(f"{node.path}.threads", group.threads, own))
+        if group.request_threads is not None:
+            out.append(PoolPlan(f"{node.path}.threads", group.request_threads, own))
         if group.max_connections is not None:
             out.append(PoolPlan(f"{node.path}.max_connections", group.max_connections, own))
         if group.jdbc_pool is not None and group.db_calls:
@@ -443,6 +443,16 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
                 )
             )
         pool = px.backend_pool
+        if px.forward and pool.module == "mod_jk" and pool.reply_timeout_s is not None:
+            out.append(
+                Approximation(
+                    "proxy.backend_pool.reply_timeout_s",
+                    f"= {pool.reply_timeout_s:g} s: mod_jk abandons a slower reply (the node "
+                    f"still serves it) and sends the request again, up to retries = "
+                    f"{pool.retries} attempts {pool.retry_interval_s:g} s apart, then to other "
+                    "members (lb retries, lb_retries): extra load that depends on the response time",
+                )
+            )
         processes = px.processes
         per_child = processes.threads_per_child if processes is not None else None
         if pool.max is not None and (per_child is None or pool.max < per_child):

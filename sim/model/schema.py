@@ -320,6 +320,55 @@ class ClientHost(Host):
     )
 
 
+class JkLb(Strict):
+    """mod_jk's lb worker (`worker.<lb>.*` in workers.properties): how a request that failed on
+    one member is tried on the others, and when a failing member goes into error state."""
+
+    retries: int = Field(
+        2,
+        ge=1,
+        le=100,
+        description="lb worker retries (default 2, JK_RETRIES): rounds over the members, the first "
+        "included; a member in error state is forced back into use once per request when none is left",
+    )
+    lb_retries: int = Field(
+        2,
+        ge=1,
+        le=1024,
+        description="lb worker lb_retries (default 2, JK_LB_RETRIES): members tried per round",
+    )
+    retry_interval_s: float = Field(
+        0.1,
+        ge=0,
+        le=3600,
+        description="lb worker retry_interval (in ms; default 100) [s]: sleep between rounds",
+    )
+    max_reply_timeouts: int = Field(
+        0,
+        ge=0,
+        le=1_000_000,
+        description="lb worker max_reply_timeouts (default 0): a member goes into error state when more "
+        "reply timeouts than this have accumulated (halved at each maintenance, worker.maintain)",
+    )
+    error_escalation_time_s: float | None = Field(
+        None,
+        ge=0,
+        description="lb worker error_escalation_time (default recover_time / 2) [s]: a member failing a "
+        "connect while it serves other requests is only in local error until this long after its first "
+        "error; none = the default",
+    )
+
+
+JK_WORKER_PARAMETERS = (
+    "reply_timeout_s",
+    "socket_connect_timeout_s",
+    "retries",
+    "retry_interval_s",
+    "recovery_options",
+    "lb",
+)
+
+
 class BackendPool(Strict):
     """The front's persistent connections to each backend node (mod_proxy worker parameters;
     mod_jk ajp13 worker equivalents in brackets).  Matters with blocking backend connectors."""
@@ -335,13 +384,15 @@ class BackendPool(Strict):
         "http",
         description="the protocol to the backend (ProxyPass http:// or ajp://; mod_jk is ajp): sets the "
         "status of a read timeout (mod_proxy_http 502; mod_proxy_ajp 503 for an idempotent request, "
-        "which also closes the client's connection; mod_jk 502)",
+        "which also closes the client's connection; mod_jk: 504 after reply_timeout_s)",
     )
     ttl_s: float | None = Field(
         None,
         gt=0,
         description="an idle connection older than this is closed, not reused [s] (mod_proxy ttl; "
-        "mod_jk connection_pool_timeout); none = never",
+        "mod_jk connection_pool_timeout, default 0 = never: applied by each process's maintenance, run "
+        "by a request every worker.maintain = balancer.maintain_s, down to connection_pool_minsize, "
+        "with prefork too); none = never",
     )
     acquire_timeout_s: float | None = Field(
         None,
@@ -352,13 +403,56 @@ class BackendPool(Strict):
     module: Literal["mod_proxy", "mod_jk"] = Field(
         "mod_proxy",
         description="the Apache module that keeps the pool: sets the default read timeout (mod_proxy "
-        "ProxyTimeout 60 s; mod_jk socket_timeout / reply_timeout 0 = infinite)",
+        "ProxyTimeout 60 s; mod_jk reply_timeout 0 = infinite) and, for mod_jk, its retries",
     )
     timeout_s: float | None = Field(
         None,
         gt=0,
-        description="read timeout: a request on a connection no backend thread has taken fails after "
-        "this [s] (mod_proxy timeout / ProxyTimeout; mod_jk socket_timeout); unset = the module's default",
+        description="mod_proxy: read timeout, a request on a connection no backend thread has taken fails "
+        "after this [s] (timeout / ProxyTimeout); unset = 60 s.  mod_jk: socket_timeout [s] (default 0 = "
+        "none), which on Unix sets no read timeout (SO_RCVTIMEO is set only in builds defining "
+        "USE_SO_RCVTIMEO) and is the default of socket_connect_timeout",
+    )
+    reply_timeout_s: float | None = Field(
+        None,
+        gt=0,
+        description="mod_jk reply_timeout (workers.properties, in ms; default 0 = wait for ever) [s]: no "
+        "reply this long after sending the request, mod_jk closes the connection (the node goes on "
+        "serving the request) and retries on a new one, up to `retries` attempts; then 504",
+    )
+    socket_connect_timeout_s: float | None = Field(
+        None,
+        gt=0,
+        description="mod_jk socket_connect_timeout (in ms; default socket_timeout x 1000, the same time) "
+        "[s]: a connect() that a full accept queue leaves unanswered (the SYN is dropped) fails after "
+        "this, 503; none = the kernel's SYN retransmissions (Linux tcp_syn_retries 6: 127 s)",
+    )
+    retries: int = Field(
+        2,
+        ge=1,
+        le=100,
+        description="mod_jk ajp13 worker retries (default 2, JK_RETRIES): attempts to send a request "
+        "to the node, the first included, after a reply timeout or a failed connect",
+    )
+    retry_interval_s: float = Field(
+        0.1,
+        ge=0,
+        le=3600,
+        description="mod_jk retry_interval (in ms; default 100, JK_SLEEP_DEF) [s]: sleep before each retry",
+    )
+    recovery_options: int = Field(
+        0,
+        ge=0,
+        le=31,
+        description="mod_jk recovery_options bit mask (default 0): 1 = no retry once the node has the "
+        "request (a reply timeout is then final), 2 = none after it sent headers, 4 = close on a client "
+        "error, 8 = always retry HEAD, 16 = always retry GET (the simulated requests are GETs; 8 takes "
+        "precedence over 16, as in ajp_get_reply)",
+    )
+    lb: JkLb = Field(
+        default_factory=JkLb,
+        description="mod_jk: the lb worker around the nodes' ajp13 workers (built when there is a "
+        "balancer: more than one node, or backends.N.events; a single node is a plain ajp13 worker)",
     )
     disable_reuse: bool = Field(
         False,
@@ -380,6 +474,24 @@ class BackendPool(Strict):
                 'remove disable_reuse or set module = "mod_proxy"'
             )
         return self
+
+    @model_validator(mode="after")
+    def _jk_parameters_need_mod_jk(self) -> BackendPool:
+        if self.module != "mod_jk":
+            jk_only = sorted(set(JK_WORKER_PARAMETERS) & self.model_fields_set)
+            if jk_only:
+                raise ValueError(
+                    f"{jk_only[0]} is a mod_jk worker property (workers.properties): "
+                    f'set module = "mod_jk" or remove {jk_only[0]}'
+                )
+        return self
+
+    @property
+    def connect_timeout_s(self) -> float | None:
+        """mod_jk socket_connect_timeout: when not set, socket_timeout x 1000 ms (ajp_init)."""
+        if "socket_connect_timeout_s" in self.model_fields_set:
+            return self.socket_connect_timeout_s
+        return self.timeout_s
 
     @model_validator(mode="before")
     @classmethod
@@ -799,6 +911,23 @@ class Backend(Host):
         ge=0,
         description="requests waiting for a thread (Tomcat acceptCount, Jetty acceptQueueSize); none = unbounded",
     )
+    acceptors: int = Field(
+        0,
+        ge=0,
+        le=1024,
+        description="threads of `threads` the connector's acceptors hold for ever (Jetty's connector "
+        "acceptors run on the server's QueuedThreadPool: AbstractConnector default 1, so 1 for Jetty 7/8 "
+        "SocketConnector / Ajp13SocketConnector; Jetty 7.6/8 SelectChannelConnector max(1, (cores + 3) / 4); "
+        "Jetty 9+ ServerConnector acceptors); 0 = none (Tomcat's Acceptor threads are not from maxThreads)",
+    )
+    selectors: int = Field(
+        0,
+        ge=0,
+        le=1024,
+        description="threads of `threads` the connector's selector loops hold for ever (Jetty 7.6/8 "
+        "SelectChannelConnector: one select set per acceptor, each on a pool thread; Jetty 9+ ServerConnector "
+        "selectors); 0 = none (blocking connectors; Tomcat's Poller threads are not from maxThreads)",
+    )
     demand: DistributionSpec = Field(
         ..., description="CPU demand per request on this node [s] (was backends.N.cpu)"
     )
@@ -854,6 +983,25 @@ class Backend(Host):
                 'remove max_connections or set connector = "nonblocking"'
             )
         return self
+
+    @model_validator(mode="after")
+    def _thread_budget(self) -> Backend:
+        held = self.acceptors + self.selectors
+        if held and self.threads is not None and self.threads <= held:
+            raise ValueError(
+                f"threads = {self.threads} leaves no request thread after {self.acceptors} acceptors "
+                f'and {self.selectors} selectors (Jetty: "insufficient maxThreads configured"): '
+                f"raise threads above {held}"
+            )
+        return self
+
+    @property
+    def request_threads(self) -> int | None:
+        """The usable thread budget: maxThreads less the pool threads the connector's acceptors
+        and selectors hold for ever (Jetty's QueuedThreadPool); none = unbounded."""
+        if self.threads is None:
+            return None
+        return self.threads - self.acceptors - self.selectors
 
     @model_validator(mode="after")
     def _event_nodes(self) -> Backend:

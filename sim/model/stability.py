@@ -113,14 +113,16 @@ def overloads(model: Model, plan: Plan | None = None) -> list[Overload]:
                     as_distribution(database.demand).mean / database.speed
                     + as_distribution(database.disk_demand).mean
                 )
-            u_threads = node_rate * hold / group.threads
+            usable = group.request_threads
+            assert usable is not None  # threads is finite here
+            u_threads = node_rate * hold / usable
             if u_threads >= 1:
                 found.append(
                     Overload(
                         f"backends.{g}.threads",
                         u_threads,
-                        f"each '{group.name}' node needs {u_threads * group.threads:.3g} busy threads "
-                        f"on average but has {group.threads}",
+                        f"each '{group.name}' node needs {u_threads * usable:.3g} busy threads "
+                        f"on average but has {usable}",
                     )
                 )
         if share is None:

@@ -28,6 +28,7 @@ from sim.run.connect import Parts, connect
 from sim.tiers.appserver.connectors import Connector, connector_class
 from sim.tiers.appserver.jvm import Jvm
 from sim.tiers.balancer.dispatcher import Dispatcher, DispatchProbe
+from sim.tiers.balancer.mod_jk_lb import JkDispatcher
 from sim.tiers.balancer.policies import make_policy
 from sim.tiers.balancer.sessions import SessionTable
 from sim.tiers.clients import populations
@@ -40,6 +41,7 @@ from sim.tiers.database.disks import Disks
 from sim.tiers.proxy.backend_pool import BackendPool
 from sim.tiers.proxy.children import ChildProcesses
 from sim.tiers.proxy.client_connections import FrontConnections, linger_hold_s
+from sim.tiers.proxy.mod_jk import JkBackendPool, JkWorker
 from sim.tiers.proxy.mpm import mpm as mpm_class
 from sim.tiers.proxy.process_management import Spawner
 from sim.tiers.station import FrontStation, PooledCall, Station
@@ -175,7 +177,7 @@ def assemble(
         # replication work runs beside the request threads: the CPU may be shared; a JVM
         # pauses its CPU, which only the processor-sharing form supports
         shared = model.cluster.active or group.jvm is not None
-        cpu = host(name, group.cores, group.speed, None if shared else group.threads)
+        cpu = host(name, group.cores, group.speed, None if shared else group.request_threads)
         burst = sampler(group.demand, streams, f"{name}.demand", group.db_calls)
         jvm = None
         if group.jvm is not None:
@@ -327,10 +329,20 @@ def dispatcher(
     names = [entry.name for entry in entries]  # a node, or the front's pool to it
     policy = make_policy(spec.policy, weights, names, streams.generator("balancer"), **params)
     keeps_sessions = model.clients.kind in ("closed", "sessions")
-    made = Dispatcher(
+    jk = (
+        model.proxy is not None
+        and model.proxy.forward
+        and model.proxy.backend_pool.module == "mod_jk"
+    )
+    extra: dict[str, Any] = {}
+    if jk:  # mod_jk's lb worker: its own failover, error state and recovery
+        assert model.proxy is not None
+        extra = dict(lb=model.proxy.backend_pool.lb, maintain_s=spec.maintain_s)
+    made = (JkDispatcher if jk else Dispatcher)(
         kernel,
         entries,
         policy,
+        **extra,
         report_interval_s=spec.report_interval_s,
         retry_s=spec.retry_s,
         max_attempts=spec.max_attempts,
@@ -437,7 +449,21 @@ def backend_pool_applies(model: Model, group, connector: Connector) -> bool:
         return False
     if connector.pins_per_connection:
         return True
+    if jk_acts(model):
+        return True
     return pool_limit_binds(proxy)
+
+
+def jk_acts(model: Model) -> bool:
+    """mod_jk's own timeouts and retries can act: a reply_timeout, or members that crash
+    (refused connects, retried).  Otherwise its ajp13 worker sends each request once and waits
+    for the answer, as the plain pool does."""
+    proxy = model.proxy
+    if proxy is None or not proxy.forward or proxy.backend_pool.module != "mod_jk":
+        return False
+    return proxy.backend_pool.reply_timeout_s is not None or any(
+        group.events for group in model.backends
+    )
 
 
 def make_backend_pool(
@@ -446,11 +472,14 @@ def make_backend_pool(
     assert model.proxy is not None  # built only behind a proxy (backend_pool_applies)
     settings = model.proxy.backend_pool
     per_child = None if children is None else children.threads_per_child
-    # mod_proxy_ajp: 503 for an idempotent request; mod_proxy_http and mod_jk
-    # (ajp_service's JK_HTTP_BAD_GATEWAY): 502
+    # mod_proxy_ajp: 503 for an idempotent request; mod_proxy_http: 502 (mod_jk sets no
+    # read timeout: see sim.tiers.proxy.mod_jk)
     mod_proxy_ajp = settings.module == "mod_proxy" and settings.scheme == "ajp"
     read_timeout_status = 503 if mod_proxy_ajp else 502
-    return BackendPool(
+    jk: dict[str, Any] = {}
+    if settings.module == "mod_jk":  # its ajp13 worker: reply_timeout, retries (mod_jk.py)
+        jk = dict(jk=JkWorker.of(settings), maintain_s=model.balancer.maintain_s)
+    return (JkBackendPool if jk else BackendPool)(
         kernel,
         node,
         pins,
@@ -465,6 +494,7 @@ def make_backend_pool(
         poll_s=MOD_JK_POLL_S if settings.module == "mod_jk" else None,
         disable_reuse=settings.disable_reuse,
         read_timeout_status=read_timeout_status,
+        **jk,
     )
 
 

@@ -216,11 +216,11 @@ def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
                 fields["jdbc"] = pool(f"{name}.jdbc_pool", group.jdbc_pool, None, k.ROLE_JDBC)
         # the non-blocking connector's request threads (`connectors.NonBlocking`): no pool
         # when both the threads and their queue are unbounded
-        if group.threads is not None or group.accept_queue is not None:
+        if group.request_threads is not None or group.accept_queue is not None:
             fields["pool"] = pool(
-                f"{name}.threads", group.threads, group.accept_queue, k.ROLE_STATION
+                f"{name}.threads", group.request_threads, group.accept_queue, k.ROLE_STATION
             )
-        fields["cpu"] = cpu(name, group.cores, group.speed, group.threads)
+        fields["cpu"] = cpu(name, group.cores, group.speed, group.request_threads)
         fields["burst"] = stream(f"{name}.demand", as_distribution(group.demand), group.db_calls)
         io = as_distribution(group.io_wait)
         if io.mean != 0:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from sim.model.schema import ClosedClients, Model, OpenClients
 from sim.random.distributions import as_distribution
-from sim.run.assemble import children_matter, connections_matter, pool_limit_binds
+from sim.run.assemble import children_matter, connections_matter, jk_acts, pool_limit_binds
 from sim.tiers.balancer.policies import policy_class
 from sim.tiers.balancer.policies.least_load import UniformRandom
 from sim.tiers.balancer.policies.rotation import (
@@ -109,6 +109,10 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "proxy.async_request_worker_factor": (INERT, "only with children (event and keep-alive)"),
     "proxy.backend_pool.max": (REFUSED, "when it binds: per-child backend pools"),
     "proxy.backend_pool": (INERT, "only with a backend pool (blocking, max_connections, max)"),
+    "proxy.backend_pool.reply_timeout_s": (
+        REFUSED,
+        "mod_jk's reply timeout, its retries and the lb worker's failover",
+    ),
     "balancer.policy": (MODELLED, "the state-blind policies; the others are refused"),
     "balancer.members": (MODELLED, ""),
     "balancer.sticky_session": (MODELLED, ""),
@@ -130,6 +134,8 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "backends.N.cores": (MODELLED, ""),
     "backends.N.speed": (MODELLED, ""),
     "backends.N.threads": (MODELLED, ""),
+    "backends.N.acceptors": (MODELLED, "less the request threads (the usable budget)"),
+    "backends.N.selectors": (MODELLED, "less the request threads (the usable budget)"),
     "backends.N.accept_queue": (MODELLED, ""),
     "backends.N.demand": (MODELLED, ""),
     "backends.N.io_wait": (MODELLED, ""),
@@ -228,6 +234,11 @@ def unsupported(model: Model) -> list[str]:
             missing.append(
                 "proxy.start_servers (httpd's process management: spare servers or threads, "
                 "spawning, graceful restart)"
+            )
+        if jk_acts(model) and proxy.backend_pool.reply_timeout_s is not None:
+            missing.append(
+                f"proxy.backend_pool.reply_timeout_s = {proxy.backend_pool.reply_timeout_s:g} "
+                "(mod_jk's reply timeout and retries)"
             )
         if proxy.forward and pool_limit_binds(proxy):
             missing.append(

@@ -72,7 +72,7 @@ class Blocking(Connector):
 
     def __init__(self, group: Backend, node: str, make_pool: MakePool) -> None:
         super().__init__(group, node, make_pool)
-        self.pins = make_pool(f"{node}.threads", group.threads, group.accept_queue)
+        self.pins = make_pool(f"{node}.threads", group.request_threads, group.accept_queue)
 
 
 class NonBlocking(Connector):
@@ -89,8 +89,8 @@ class NonBlocking(Connector):
         limited = group.max_connections is not None
         thread_queue = None if limited else group.accept_queue
         # An unbounded pool with an unbounded queue never makes anyone wait: no pool at all.
-        if group.threads is not None or thread_queue is not None:
-            self.request_threads = make_pool(f"{node}.threads", group.threads, thread_queue)
+        if group.request_threads is not None or thread_queue is not None:
+            self.request_threads = make_pool(f"{node}.threads", group.request_threads, thread_queue)
         if limited:
             self.pins = make_pool(f"{node}.connections", group.max_connections, group.accept_queue)
 

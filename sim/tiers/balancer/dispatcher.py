@@ -143,6 +143,10 @@ class Dispatcher:
                 self.unavailable += 1
                 reply(request, False)
             return
+        self._dispatch(index, request, reply, new_session)
+
+    def _dispatch(self, index: int, request: Request, reply: Reply, new_session: bool) -> None:
+        """Hand the request to member `index`, accounting for it until it answers."""
         self.outstanding[index] += 1
         self.dispatched[index] += 1
         if self._dispatched_hook is not None:

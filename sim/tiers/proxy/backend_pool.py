@@ -33,7 +33,8 @@ A failed request carries the status the front answers with: 503 when no connecti
 had (mod_proxy `acquire`, mod_jk's endpoint wait, a refused connect); on the read timeout
 mod_proxy_ajp answers 503 for an idempotent request with no body sent (`ajp_read_header`
 failing, `mod_proxy_ajp.c`), mod_proxy_http 502 ("Error reading from remote server",
-`mod_proxy_http.c`), mod_jk 502 (`ajp_service`: `JK_HTTP_BAD_GATEWAY`).
+`mod_proxy_http.c`).  mod_jk has no read timeout on Unix; its reply timeout, retries and
+connect failures are `sim.tiers.proxy.mod_jk`'s.
 """
 
 from __future__ import annotations
@@ -312,7 +313,7 @@ class BackendPool:
                 self.idle_timeout_s, self._idle_expired, connection
             )
 
-    fields = (
+    fields: tuple[str, ...] = (
         "read_timeouts",
         "acquire_timeouts",
         "idle_closes",
