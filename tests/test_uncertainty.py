@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import textwrap
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -74,6 +76,31 @@ def test_model_error_is_the_residual_excess_over_noise():
     assert post.discrepancy == pytest.approx(0.05, rel=0.1)
     alone = posterior(problem, [0])
     assert not alone.discrepancy_known and alone.discrepancy == 0.0
+    # a declared model error stands in only where none can be estimated, and widens the
+    # parameter's interval by its weight in the one figure
+    declared = posterior(problem, [0], declared_discrepancy=0.11)
+    assert declared.discrepancy == pytest.approx(0.11) and declared.discrepancy_declared
+    assert declared.sd[0] > alone.sd[0]
+    estimated = posterior(problem, range(n), declared_discrepancy=0.11)
+    assert not estimated.discrepancy_declared
+    assert estimated.discrepancy == pytest.approx(post.discrepancy)
+
+
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        ("0.1", "must be a table {sd = 0.1"),
+        ("{sd = 2, provenance = 'x'}", "model_error.sd = 2 must be a relative standard deviation"),
+        ("{sd = 0.1}", "say where the value comes from (provenance = ...)"),
+    ],
+)
+def test_a_declared_model_error_needs_a_value_and_its_provenance(tmp_path, entry, message):
+    from sim.studies.reproduce import ExperimentError
+    from sim.studies.uncertainty.figures import declared_model_error
+
+    spec = {"experiment": {"model_error": tomllib.loads(f"v = {entry}")["v"]}}
+    with pytest.raises(ExperimentError, match=re.escape(message)):
+        declared_model_error(spec, tmp_path / "experiment.toml")
 
 
 def test_a_combination_the_figures_cannot_separate_is_named():

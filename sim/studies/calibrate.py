@@ -618,13 +618,22 @@ def render(calibration: Calibration, console) -> None:
         for sentence in found["not_identified"]:
             console.print(f"not identified: {sentence}")
         model = found["model_error"]
-        console.print(
-            f"model error beyond noise: {model['sd']:.1%} (relative sd, from the fitted figures' "
-            f"residuals, {model['degrees_of_freedom']:.1f} degrees of freedom)"
-            if model["estimated"]
-            else "model error beyond noise: unknown (no degrees of freedom left by the fit; "
-            "the intervals below hold parameters, noise and measurement error only)"
-        )
+        if model["estimated"]:
+            text = (
+                f"model error beyond noise: {model['sd']:.1%} (relative sd, from the fitted "
+                f"figures' residuals, {model['degrees_of_freedom']:.1f} degrees of freedom)"
+            )
+        elif model.get("declared"):
+            text = (
+                f"model error beyond noise: {model['sd']:.1%} as declared by the experiment "
+                "([experiment] model_error; the fit leaves no degrees of freedom to estimate it)"
+            )
+        else:
+            text = (
+                "model error beyond noise: unknown (no degrees of freedom left by the fit; "
+                "the intervals below hold parameters, noise and measurement error only)"
+            )
+        console.print(text)
         render_intervals(calibration.rows, console, f"predictions ({found['method']})")
     else:
         render_rows(calibration.rows, console)

@@ -21,7 +21,7 @@ from copy import copy
 from dataclasses import dataclass
 
 from sim.studies.reproduce import Row, _figures, load_experiment
-from sim.studies.uncertainty.figures import published_figures
+from sim.studies.uncertainty.figures import declared_model_error, published_figures
 from sim.studies.uncertainty.fit import LEVEL, interval_parts, parameter_name
 from sim.studies.uncertainty.linear import first_order_shares, posterior
 
@@ -83,6 +83,7 @@ def cross_validate(
     assert lin is not None  # calibrate() always linearises the fit it returns
     problem = lin.problem
     usable = [i for i, f in enumerate(figures) if not f.excluded]
+    declared = declared_model_error(spec, folder / "experiment.toml")
     by_position = {(id(f.record), f.column): i for i, f in enumerate(figures)}
     pairs = [(id(r), w["column"]) for r in records for w in _figures(spec, r)]
     out = []
@@ -94,7 +95,7 @@ def cross_validate(
             continue
         figure = figures[i]
         training = [k for k in usable if k != i]
-        post = posterior(problem, training)
+        post = posterior(problem, training, declared_discrepancy=declared)
         parts = interval_parts(problem, post, figure, i, float(lin.base.noise_sd[i]))
         shift = parts["predicted"] - base.simulated
         row.simulated = parts["predicted"]

@@ -60,6 +60,31 @@ def _declared(entry: dict, where: str) -> float | None:
     return float(value)
 
 
+def declared_model_error(spec: dict, source: Path) -> float | None:
+    """`[experiment] model_error = {sd = 0.11, provenance = "..."}`: the model's relative error
+    beyond noise, as known from elsewhere, for a fit whose own figures leave no degrees of
+    freedom to estimate it (the estimate from the residuals is used whenever it exists)."""
+    entry = spec["experiment"].get("model_error")
+    if entry is None:
+        return None
+    where = f"{source}: [experiment] model_error"
+    if not isinstance(entry, dict) or set(entry) - {"sd", "provenance"}:
+        raise ExperimentError(
+            f'{where} = {entry!r} must be a table {{sd = 0.1, provenance = "where it comes from"}}'
+        )
+    sd = entry.get("sd")
+    if isinstance(sd, bool) or not isinstance(sd, (int, float)) or not 0 < sd < 1:
+        raise ExperimentError(
+            f"{where}.sd = {sd!r} must be a relative standard deviation between 0 and 1"
+        )
+    if not str(entry.get("provenance", "")).strip():
+        raise ExperimentError(
+            f"{where}: say where the value comes from (provenance = ...); a model error is "
+            "an unknown carried as a range, not a number chosen to cover a figure"
+        )
+    return float(sd)
+
+
 def published_figures(spec: dict, records: list[dict[str, str]], source: Path) -> list[Figure]:
     """Every figure with a published value, in table order."""
     name_column = spec["models"]["column"]

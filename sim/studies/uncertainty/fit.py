@@ -18,7 +18,7 @@ import numpy as np
 from scipy import stats
 
 from sim.studies.reproduce import Row, _figures
-from sim.studies.uncertainty.figures import Figure, published_figures
+from sim.studies.uncertainty.figures import Figure, declared_model_error, published_figures
 from sim.studies.uncertainty.linear import (
     Posterior,
     Problem,
@@ -88,9 +88,18 @@ def analyse_fit(
     lin = linearise(folder, spec, parameters, figures, values, replications, map_, progress)
     problem = lin.problem
     fitted = [i for i, f in enumerate(figures) if f.fitted]
-    found = posterior(problem, fitted)
+    found = posterior(
+        problem, fitted, declared_discrepancy=declared_model_error(spec, folder / "experiment.toml")
+    )
     # reported at the fit itself (the simulated point), with the step's covariance
-    post = Posterior(problem.u0, found.cov, found.discrepancy, found.dof, found.discrepancy_known)
+    post = Posterior(
+        problem.u0,
+        found.cov,
+        found.discrepancy,
+        found.dof,
+        found.discrepancy_known,
+        found.discrepancy_declared,
+    )
     names = [parameter_name(p) for p in parameters]
     intervals = parameter_intervals(parameters, post)
     sampled = None
@@ -146,6 +155,7 @@ def analyse_fit(
         "model_error": {
             "sd": post.discrepancy,
             "estimated": post.discrepancy_known,
+            "declared": post.discrepancy_declared,
             "degrees_of_freedom": post.dof,
         },
         # The Gaussian the intervals come from, on each parameter's unit scale (1-2 over its

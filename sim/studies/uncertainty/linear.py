@@ -51,6 +51,7 @@ class Posterior:
     discrepancy: float  # relative model-error sd (0 when the residuals are within their noise)
     dof: float  # figures minus effective parameters
     discrepancy_known: bool  # False: no degrees of freedom to estimate it
+    discrepancy_declared: bool = False  # not estimable: the experiment's declared value
 
     @property
     def sd(self) -> np.ndarray:
@@ -73,9 +74,15 @@ def _solve_discrepancy(residuals: np.ndarray, variance: np.ndarray, dof: float) 
 
 
 def posterior(
-    problem: Problem, rows: np.ndarray | list[int], estimate_discrepancy: bool = True
+    problem: Problem,
+    rows: np.ndarray | list[int],
+    estimate_discrepancy: bool = True,
+    declared_discrepancy: float | None = None,
 ) -> Posterior:
-    """The fit on figures `rows` (one Gauss–Newton step from u0, kept in [1, 2])."""
+    """The fit on figures `rows` (one Gauss–Newton step from u0, kept in [1, 2]).  When the
+    figures leave no degrees of freedom to estimate the model error, `declared_discrepancy`
+    (the experiment's `model_error`, known from elsewhere) stands in for it; else it is 0 and
+    said to be unknown."""
     rows = np.asarray(rows, dtype=int)
     J, r = problem.jacobian[rows], problem.residuals[rows]
     variance = problem.sigma[rows] ** 2
@@ -99,9 +106,16 @@ def posterior(
             delta2 = new
             break
         delta2 = new
+    declared = False
+    if estimate_discrepancy and not known and declared_discrepancy is not None:
+        delta2, declared = declared_discrepancy**2, True
+        weights = 1.0 / (variance + delta2)
+        hessian = (J.T * weights) @ J + np.diag(prior_precision)
+        gradient = J.T @ (weights * r) + prior_precision * (problem.u0 - problem.prior_mean)
+        mean = np.clip(problem.u0 - np.linalg.inv(hessian) @ gradient, 1.0, 2.0)
     weights = 1.0 / (variance + delta2)
     cov = np.linalg.inv((J.T * weights) @ J + np.diag(prior_precision))
-    return Posterior(mean, cov, math.sqrt(delta2), dof, known)
+    return Posterior(mean, cov, math.sqrt(delta2), dof, known, declared)
 
 
 def predict(problem: Problem, post: Posterior, index: int) -> tuple[float, float]:
