@@ -1,0 +1,226 @@
+"""An experiment whose figures are an imported measurement table (`[experiment] table = ...`):
+rows by run or window, [[fitted]] selectors, derived measurement errors, readable errors, and a
+simulated table calibrated back to the demand and think time that made it."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from sim.measurements.table import write
+from sim.studies.reproduce import ExperimentError, load_experiment
+
+MODEL = Path(__file__).resolve().parents[2] / "models" / "planner-apache-tomcat.toml"
+
+EXPERIMENT = f"""\
+[experiment]
+name = "lab"
+table = "measured.csv"
+
+[models]
+model = "{MODEL}"
+
+[factors.users]
+"*" = ["clients.users={{value}}"]
+
+[[fitted]]
+users = 2
+
+[[calibrate]]
+parameter = "backends.0.demand.mean"
+bounds = [0.002, 0.05]
+"""
+
+
+def window(run: str, users: float, start: float, count: int, response: float, **more) -> dict:
+    return {
+        "run": run,
+        "window_start_s": start,
+        "window_end_s": start + 10.0,
+        "class": "total",
+        "users": users,
+        "throughput": count / 10.0,
+        "response.mean": response,
+        "response.p95": 3 * response,
+        "count.completed": count,
+        "count.errors": 0,
+        **more,
+    }
+
+
+def lab(tmp_path: Path, rows: list[dict], experiment: str = EXPERIMENT) -> Path:
+    write(rows, tmp_path / "measured.csv")
+    (tmp_path / "experiment.toml").write_text(experiment, encoding="utf-8")
+    return tmp_path
+
+
+def three_runs() -> list[dict]:
+    rows = []
+    for users, count, response in ((2, 70, 0.012), (8, 280, 0.014), (16, 500, 0.02)):
+        for k, wobble in enumerate((0.95, 1.0, 1.05)):
+            rows.append(
+                window(f"users{users}", users, 10.0 * k, round(count * wobble), response / wobble)
+            )
+    return rows
+
+
+def test_runs_pool_their_windows_into_one_row_each(tmp_path):
+    _, spec, records = load_experiment(str(lab(tmp_path, three_runs())))
+    assert [r["run"] for r in records] == ["users2", "users8", "users16"]
+    assert [r["users"] for r in records] == ["2", "8", "16"]
+    first = records[0]
+    assert float(first["throughput"]) == pytest.approx((66 + 70 + 74) / 30.0)
+    counts, responses = (66, 70, 74), (0.012 / 0.95, 0.012, 0.012 / 1.05)
+    pooled = sum(c * r for c, r in zip(counts, responses)) / sum(counts)
+    assert float(first["response.mean"]) == pytest.approx(pooled)
+    assert spec["models"]["column"] == "run" and spec["models"]["users2"] == str(MODEL)
+    # the published file calibration fingerprints is the table itself
+    assert spec["experiment"]["published"] == "measured.csv"
+
+
+def test_measurement_error_from_the_windows_or_the_count(tmp_path):
+    rows = [*three_runs(), window("users32", 32, 0.0, 900, 0.05)]
+    _, spec, _ = load_experiment(str(lab(tmp_path, rows)))
+    sd = {(f["when"]["run"], f["column"]): f["measurement_error"] for f in spec["figures"]}
+    # three windows: the batch-means standard error of the pooled throughput
+    x = [6.6, 7.0, 7.4]
+    mean = sum(x) / 3
+    batch = math.sqrt(sum((v - mean) ** 2 for v in x) / 9 * 3 / 2) / mean
+    assert sd[("users2", "throughput")] == pytest.approx(batch)
+    # one window: a sample of 900 requests with coefficient of variation 1
+    assert sd[("users32", "throughput")] == pytest.approx(1 / 30)
+    assert sd[("users32", "response.mean")] == pytest.approx(1 / 30)
+
+
+def test_declared_measurement_error_wins(tmp_path):
+    experiment = EXPERIMENT.replace(
+        'table = "measured.csv"', 'table = "measured.csv"\nmeasurement_error = 0.03'
+    )
+    _, spec, _ = load_experiment(str(lab(tmp_path, three_runs(), experiment)))
+    assert all("measurement_error" not in f for f in spec["figures"])
+    from sim.studies.uncertainty.figures import published_figures
+
+    _, spec, records = load_experiment(str(tmp_path))
+    figures = published_figures(spec, records, tmp_path / "experiment.toml")
+    assert {f.measurement_sd for f in figures} == {0.03} and len(figures) == 6
+    assert [f.fitted for f in figures] == [True, True, False, False, False, False]
+
+
+def test_each_window_is_a_row_and_warmup_drops_the_first(tmp_path):
+    experiment = EXPERIMENT.replace(
+        'table = "measured.csv"', 'table = "measured.csv"\nwindows = "each"\nwarmup_s = 10'
+    )
+    _, spec, records = load_experiment(str(lab(tmp_path, three_runs(), experiment)))
+    assert [(r["run"], r["window_start_s"]) for r in records] == [
+        (run, start) for run in ("users2", "users8", "users16") for start in ("10", "20")
+    ]
+    assert spec["figures"][0]["when"] == {"run": "users2", "window_start_s": "10"}
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            ("users = 2", "users = 3"),
+            "fitted[0] (users = '3') matches no row of measured.csv; its users values: 2, 8, 16",
+        ),
+        (("users = 2", 'host = "a"'), "fitted[0].host is not a column"),
+        (
+            ('name = "lab"', 'name = "lab"\nclass = "search"'),
+            "class = 'search' is not a class of measured.csv (its classes: total)",
+        ),
+        (('name = "lab"', 'name = "lab"\nwindows = "all"'), "windows = 'all'"),
+        (
+            ('name = "lab"', 'name = "lab"\nwarmup_s = 40'),
+            "warmup_s = 40 leaves no window of run 'users16'",
+        ),
+        (
+            ('table = "measured.csv"', 'table = "gone.csv"'),
+            "gone.csv not found; write it with `tiersim import",
+        ),
+        (('name = "lab"', 'name = "lab"\npublished = "x.csv"'), "keep one"),
+        (
+            ("[[fitted]]", '[[figures]]\ncolumn = "latency"\n\n[[fitted]]'),
+            "figures[0].column = 'latency' is not a column of measured.csv",
+        ),
+        (
+            ("[[fitted]]", '[[figures]]\ncolumn = "response.p95"\n\n[[fitted]]'),
+            "a percentile cannot be pooled",
+        ),
+        (
+            ("[[fitted]]", '[[figures]]\ncolumn = "response.mean"\nscale = 1000\n\n[[fitted]]'),
+            "remove scale and offset",
+        ),
+        ((f'model = "{MODEL}"', 'column = "users"'), "models are chosen by run"),
+    ],
+)
+def test_bad_experiment_names_the_file_the_field_and_the_fix(tmp_path, change, message):
+    with pytest.raises(ExperimentError) as caught:
+        load_experiment(str(lab(tmp_path, three_runs(), EXPERIMENT.replace(*change))))
+    assert message in str(caught.value)
+    assert str(tmp_path) in str(caught.value)
+
+
+def test_simulated_table_calibrates_back_to_its_demand_and_think(tmp_path):
+    """A table written from simulated runs of a known model (sim.measurements.simulated) is
+    fitted back: demand and think time inside their intervals, the held-out level predicted."""
+    from sim.measurements.simulated import rows_from_run
+    from sim.model.load import load_model
+    from sim.run.replications import run
+    from sim.studies.calibrate import calibrate
+
+    truth = {"backends.0.demand.mean": 0.012, "clients.think.mean": 0.3}
+    rows = []
+    for users in (2, 12, 24):
+        model = load_model(
+            MODEL,
+            [f"clients.users={users}", "run.duration_s=40", "run.seed=99"]
+            + [f"{k}={v}" for k, v in truth.items()],
+        )
+        rows += [
+            r
+            for r in rows_from_run(run(model, replications=2), f"users{users}")
+            if r["class"] == "total"
+        ]
+    experiment = EXPERIMENT.replace("users = 2", "users = 2\n\n[[fitted]]\nusers = 24")
+    experiment = experiment.replace('{value}"]', '{value}", "run.duration_s=40"]')
+    experiment += textwrap.dedent("""
+        [[calibrate]]
+        parameter = "clients.think.mean"
+        bounds = [0.05, 2.0]
+        """)
+    folder = lab(tmp_path, rows, experiment)
+    fit = calibrate(str(folder), replications=2)
+    assert fit.converged, fit.message
+    for parameter in fit.parameters:
+        low, high = parameter["interval"]
+        assert low <= truth[parameter["parameter"]] <= high, parameter
+    predicted = [r for r in fit.rows if not r.fitted]
+    assert {r.figure.split("#")[0] for r in predicted} == {"users12"}
+    for row in predicted:  # the held-out level inside its prediction interval
+        assert row.pi_low <= row.published <= row.pi_high, row
+
+
+def test_response_time_law_gives_each_runs_think_time(tmp_path):
+    from click.testing import CliRunner
+
+    from sim.cli import main
+    from sim.measurements.laws import run_laws
+    from sim.measurements.table import frame
+
+    rows = [window("users8", 8, 0.0, 300, 0.02), window("users8", 8, 10.0, 310, 0.03)]
+    (law,) = run_laws(frame(rows))
+    x, r = 61.0, (300 * 0.02 + 310 * 0.03) / 610
+    assert (law.users, law.throughput, law.completed) == (8.0, x / 2, 610)
+    assert law.response_mean_s == pytest.approx(r)
+    assert law.think_s == pytest.approx(8 / (x / 2) - r)
+    assert run_laws(frame(rows), warmup_s=10)[0].completed == 310
+    write(rows, tmp_path / "t.csv")
+    # no utilisation column: the law alone, and no error
+    result = CliRunner().invoke(main, ["estimate", str(tmp_path / "t.csv")])
+    assert result.exit_code == 0, result.output
+    assert "think time Z = N/X - R" in result.stdout
+    assert f"{8 / (x / 2) - r:.4g}" in result.stdout
