@@ -450,9 +450,12 @@ def calibrate(
                 path.parent.mkdir(parents=True, exist_ok=True)
         if path is not None:
             _writable(str(path), "--cache")
+        from sim.studies.choose import calibrate_choosing
+
         with reporter:
-            result = fit(
+            result, choices = calibrate_choosing(
                 experiment,
+                fit,
                 replications=replications,
                 cache=path,
                 max_evaluations=max_evaluations,
@@ -471,8 +474,13 @@ def calibrate(
         )
         sys.exit(EXIT_INTERRUPTED)
     if as_json:
-        click.echo(json.dumps(result.as_dict(), indent=2, allow_nan=False))
+        document = result.as_dict() | ({"choices": choices} if choices else {})
+        click.echo(json.dumps(document, indent=2, allow_nan=False))
     else:
+        if choices:  # [[choose]]: one calibration per candidate, the best one shown below
+            from sim.studies.choose import render as render_choices
+
+            render_choices(choices, _console())
         render(result, _console())
 
 

@@ -37,10 +37,15 @@ declared (in `[experiment]` or in a `[[figures]]` entry):
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from sim.studies.reproduce import ExperimentError
+
+# Overrides for every row, set by sim.studies.choose while it calibrates one candidate of a
+# [[choose]] entry (a structural value such as backends.0.cores, applied before the factors').
+CANDIDATE: ContextVar[tuple[str, ...]] = ContextVar("CANDIDATE", default=())
 
 IDENTITY = ("run", "class", "window_start_s", "window_end_s", "users")
 DEFAULT_FIGURES = ("throughput", "response.mean")
@@ -81,7 +86,7 @@ def table_experiment(folder: Path, spec: dict, source: Path) -> tuple[dict, list
     from sim.measurements.table import read
 
     meta = dict(spec["experiment"])
-    name = meta.pop("table")
+    name = meta["table"]
     if "published" in meta:
         raise ExperimentError(
             f"{source}: [experiment] has both table = {name!r} and published = "
@@ -165,6 +170,15 @@ def table_experiment(folder: Path, spec: dict, source: Path) -> tuple[dict, list
     derived["experiment"] = meta
     derived["models"] = _models(spec, records, name, source)
     derived["figures"] = _per_row_figures(figures, rows, records, meta, windows, source)
+    candidate = CANDIDATE.get()
+    if candidate:
+        # on the constant column `class`: before every other factor's overrides
+        factors = {"class": {"*": list(candidate)}}
+        for column, values in spec.get("factors", {}).items():
+            if column == "class":
+                values = {k: [*candidate, *v] for k, v in values.items()}
+            factors[column] = values
+        derived["factors"] = factors
     for key in ("fitted", "calibrate", "unknown"):
         if key in spec:
             derived[key] = [_canonical_entry(e) for e in spec[key]]

@@ -164,44 +164,61 @@ def test_bad_experiment_names_the_file_the_field_and_the_fix(tmp_path, change, m
     assert str(tmp_path) in str(caught.value)
 
 
-def test_simulated_table_calibrates_back_to_its_demand_and_think(tmp_path):
+def test_simulated_table_calibrates_back_to_its_cores_demand_and_think(tmp_path):
     """A table written from simulated runs of a known model (sim.measurements.simulated) is
-    fitted back: demand and think time inside their intervals, the held-out level predicted."""
+    fitted back: the core count chosen among candidates, demand and think time inside their
+    intervals, the held-out level inside its prediction interval."""
     from sim.measurements.simulated import rows_from_run
     from sim.model.load import load_model
     from sim.run.replications import run
     from sim.studies.calibrate import calibrate
+    from sim.studies.choose import calibrate_choosing
 
     truth = {"backends.0.demand.mean": 0.012, "clients.think.mean": 0.3}
     rows = []
-    for users in (2, 12, 24):
+    for users in (2, 10, 20):
+        overrides = [f"clients.users={users}", "run.duration_s=20", "run.seed=99"]
         model = load_model(
-            MODEL,
-            [f"clients.users={users}", "run.duration_s=40", "run.seed=99"]
-            + [f"{k}={v}" for k, v in truth.items()],
+            MODEL, [*overrides, "backends.0.cores=1", *(f"{k}={v}" for k, v in truth.items())]
         )
-        rows += [
-            r
-            for r in rows_from_run(run(model, replications=2), f"users{users}")
-            if r["class"] == "total"
-        ]
-    experiment = EXPERIMENT.replace("users = 2", "users = 2\n\n[[fitted]]\nusers = 24")
-    experiment = experiment.replace('{value}"]', '{value}", "run.duration_s=40"]')
+        result = run(model, replications=2)
+        rows += [r for r in rows_from_run(result, f"users{users}") if r["class"] == "total"]
+    experiment = EXPERIMENT.replace("users = 2", "users = 2\n\n[[fitted]]\nusers = 20")
+    experiment = experiment.replace('{value}"]', '{value}", "run.duration_s=20"]')
     experiment += textwrap.dedent("""
         [[calibrate]]
         parameter = "clients.think.mean"
         bounds = [0.05, 2.0]
+
+        [[choose]]
+        parameter = "backends.0.cores"
+        values = [1, 2]
         """)
     folder = lab(tmp_path, rows, experiment)
-    fit = calibrate(str(folder), replications=2)
+    fit, choices = calibrate_choosing(str(folder), calibrate, replications=2)
+    assert [c["set"] for c in choices if c["chosen"]] == [["backends.0.cores=1"]], choices
     assert fit.converged, fit.message
     for parameter in fit.parameters:
         low, high = parameter["interval"]
         assert low <= truth[parameter["parameter"]] <= high, parameter
     predicted = [r for r in fit.rows if not r.fitted]
-    assert {r.figure.split("#")[0] for r in predicted} == {"users12"}
+    assert {r.figure.split("#")[0] for r in predicted} == {"users10"}
     for row in predicted:  # the held-out level inside its prediction interval
         assert row.pi_low <= row.published <= row.pi_high, row
+
+
+def test_choose_needs_a_table_and_candidates(tmp_path):
+    from sim.studies.choose import choices
+    from sim.studies.free_parameters import CalibrationError
+
+    source = tmp_path / "experiment.toml"
+    with pytest.raises(CalibrationError, match="needs an experiment on an imported table"):
+        choices({"experiment": {"published": "p.csv"}, "choose": [{}]}, source)
+    with pytest.raises(CalibrationError, match=r"choose\[0\] \(backends.0.cores\): values must"):
+        choices(
+            {"experiment": {"table": "t.csv"}, "choose": [{"parameter": "backends.0.cores"}]},
+            source,
+        )
 
 
 def test_response_time_law_gives_each_runs_think_time(tmp_path):

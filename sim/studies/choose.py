@@ -1,0 +1,140 @@
+"""`[[choose]]`: a structural value of the model that no continuous fit can move (a count:
+the cores of the bottleneck host, a pool size), chosen by calibrating once per candidate and
+keeping the candidate whose fit meets the fitted figures best.
+
+    [[choose]]
+    parameter = "backends.0.cores"
+    values = [1, 2, 4, 8]
+
+Each candidate is set on every row (before the row's factors) and the experiment's
+`[[calibrate]]` parameters are fitted with it; its score is the fit's cost, the sum over the
+fitted figures of the squared relative error over the figure's measurement error (the
+likelihood the fit itself maximises, so the candidates compete on the same terms; they have the
+same free parameters, so no penalty for their number is needed).  Several `[[choose]]` entries
+are crossed.  Only an experiment on an imported table (`[experiment] table = ...`) takes
+`[[choose]]`.
+
+Why it matters for a load test: with the demand fitted, the core count sets how early the
+response time rises with the load, and the cores a request can really use are fewer than the
+host has when other work (the load generator, a neighbour) shares it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sim.studies.free_parameters import CalibrationError
+from sim.studies.reproduce import load_experiment
+
+
+def choices(spec: dict, source: Path) -> list[tuple[str, list[Any]]]:
+    """The `[[choose]]` entries: (parameter, candidate values)."""
+    entries = spec.get("choose", [])
+    if entries and "table" not in spec.get("experiment", {}):
+        raise CalibrationError(
+            f"{source}: [[choose]] needs an experiment on an imported table ([experiment] "
+            'table = "measured.csv"); for a published CSV, add the value as a factor instead'
+        )
+    if not isinstance(entries, list):
+        raise CalibrationError(f"{source}: choose must be a list of [[choose]] tables")
+    out = []
+    for i, entry in enumerate(entries):
+        parameter = entry.get("parameter") if isinstance(entry, dict) else None
+        values = entry.get("values") if isinstance(entry, dict) else None
+        if not isinstance(parameter, str) or not parameter:
+            raise CalibrationError(
+                f'{source}: choose[{i}] needs parameter = "a.dotted.path", e.g. "backends.0.cores"'
+            )
+        if (
+            not isinstance(values, list)
+            or not values
+            or not all(isinstance(v, (int, float, str)) for v in values)
+        ):
+            raise CalibrationError(
+                f"{source}: choose[{i}] ({parameter}): values must be a non-empty list of the "
+                "candidates, e.g. values = [1, 2, 4, 8]"
+            )
+        out.append((parameter, list(values)))
+    return out
+
+
+def score(fit, spec: dict, records: list[dict[str, str]], source: Path) -> float:
+    """The fit's cost: sum of (relative error / measurement error)^2 over the fitted figures."""
+    from sim.studies.uncertainty.figures import published_figures
+
+    sd = {f.label: f.measurement_sd for f in published_figures(spec, records, source)}
+    return float(
+        sum((t["rel_error"] / max(sd.get(t["figure"], 1.0), 1e-9)) ** 2 for t in fit.targets)
+    )
+
+
+def calibrate_choosing(
+    name: str, calibrate: Callable[..., Any], **options
+) -> tuple[Any, list[dict]]:
+    """`calibrate(name, **options)` once per candidate of the experiment's `[[choose]]` entries;
+    the best candidate's calibration and every candidate's score (`[]` without `[[choose]]`)."""
+    from sim.studies.from_table import CANDIDATE
+
+    folder, spec, _ = load_experiment(name)
+    source = folder / "experiment.toml"
+    entries = choices(spec, source)
+    if not entries:
+        return calibrate(name, **options), []
+    parameters = [p for p, _ in entries]
+    found: list[tuple[float, Any, dict]] = []
+    for combination in itertools.product(*(values for _, values in entries)):
+        overrides = tuple(f"{p}={v}" for p, v in zip(parameters, combination))
+        token = CANDIDATE.set(overrides)
+        try:
+            _, candidate_spec, records = load_experiment(name)
+            try:
+                fit = calibrate(name, **options)
+            except CalibrationError as exc:
+                found.append(
+                    (math.inf, None, {"set": list(overrides), "cost": None, "error": str(exc)})
+                )
+                continue
+            cost = score(fit, candidate_spec, records, source)
+        finally:
+            CANDIDATE.reset(token)
+        summary = {
+            "set": list(overrides),
+            "cost": cost,
+            "parameters": {p["parameter"]: p["value"] for p in fit.parameters},
+            "converged": fit.converged,
+        }
+        found.append((cost, fit, summary))
+    best = min(range(len(found)), key=lambda i: found[i][0])
+    if found[best][1] is None:
+        raise CalibrationError(
+            f"{source}: no [[choose]] candidate could be calibrated: "
+            + "; ".join(s["error"] for _, _, s in found)
+        )
+    summaries = []
+    for i, (_, _, summary) in enumerate(found):
+        summaries.append({**summary, "chosen": i == best})
+    return found[best][1], summaries
+
+
+def render(summaries: list[dict], console) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from sim.present.tables import plain
+
+    table = Table(header_style="bold", title=escape("[[choose]]: one calibration per candidate"))
+    for column in ("candidate", "cost", "fitted values", "chosen"):
+        table.add_column(column, justify="right" if column == "cost" else "left")
+    for s in summaries:
+        values = ", ".join(f"{k} = {plain(v, 4)}" for k, v in s.get("parameters", {}).items())
+        table.add_row(
+            " ".join(s["set"]),
+            "" if s["cost"] is None else f"{s['cost']:.3g}",
+            values or s.get("error", ""),
+            "chosen" if s["chosen"] else "",
+        )
+    console.print(table)
