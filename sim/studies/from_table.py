@@ -170,6 +170,7 @@ def table_experiment(folder: Path, spec: dict, source: Path) -> tuple[dict, list
     derived["experiment"] = meta
     derived["models"] = _models(spec, records, name, source)
     derived["figures"] = _per_row_figures(figures, rows, records, meta, windows, source)
+    _check_users(spec, records, name, source)
     candidate = CANDIDATE.get()
     if candidate:
         # on the constant column `class`: before every other factor's overrides
@@ -405,3 +406,23 @@ def _number(value: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return None if math.isnan(number) else number
+
+
+def _check_users(spec: dict, records: list[dict[str, str]], name: str, source: Path) -> None:
+    """A `users` factor needs each row's users as a whole number of threads."""
+    if "users" not in spec.get("factors", {}):
+        return
+    for record in records:
+        value = _number(record.get("users"))
+        if value is None:
+            raise ExperimentError(
+                f"{source}: [factors.users]: run {record['run']!r} of {name} has no users (a JTL "
+                "records them in allThreads: save it with jmeter.save.saveservice.thread_counts="
+                "true, or set each run's users with [factors.run] entries)"
+            )
+        if not value.is_integer():
+            raise ExperimentError(
+                f"{source}: [factors.users]: run {record['run']!r} of {name} has {value:.3g} users "
+                "(its windows' median), not a whole number of threads: a ramp-up? leave it out "
+                "with [experiment] warmup_s, or import with a shorter --window"
+            )

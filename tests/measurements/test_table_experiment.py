@@ -5,6 +5,7 @@ simulated table calibrated back to the demand and think time that made it."""
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 from pathlib import Path
 
@@ -162,6 +163,25 @@ def test_bad_experiment_names_the_file_the_field_and_the_fix(tmp_path, change, m
         load_experiment(str(lab(tmp_path, three_runs(), EXPERIMENT.replace(*change))))
     assert message in str(caught.value)
     assert str(tmp_path) in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "users, message",
+    [
+        (
+            float("nan"),
+            "run 'users2' of measured.csv has no users (a JTL records them in allThreads",
+        ),
+        (7.5, "run 'users2' of measured.csv has 7.5 users (its windows' median)"),
+    ],
+)
+def test_users_of_a_run_must_be_threads(tmp_path, users, message):
+    rows = three_runs()
+    for row in rows:
+        if row["run"] == "users2":
+            row["users"] = users
+    with pytest.raises(ExperimentError, match=re.escape(message)):
+        load_experiment(str(lab(tmp_path, rows, EXPERIMENT.replace("users = 2", "users = 8"))))
 
 
 def test_simulated_table_calibrates_back_to_its_cores_demand_and_think(tmp_path):
