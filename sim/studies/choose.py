@@ -30,6 +30,8 @@ from typing import Any
 from sim.studies.free_parameters import CalibrationError
 from sim.studies.reproduce import load_experiment
 
+CLOSE = 2.0  # a cost this near the best one's: a candidate the figures do not rule out
+
 
 def choices(spec: dict, source: Path) -> list[tuple[str, list[Any]]]:
     """The `[[choose]]` entries: (parameter, candidate values)."""
@@ -63,13 +65,18 @@ def choices(spec: dict, source: Path) -> list[tuple[str, list[Any]]]:
 
 
 def score(fit, spec: dict, records: list[dict[str, str]], source: Path) -> float:
-    """The fit's cost: sum of (relative error / measurement error)^2 over the fitted figures."""
+    """The fit's cost as the fit weighs it: the sum over the fitted figures of the squared
+    relative error over its sd, the measurement error and the simulation's noise together."""
     from sim.studies.uncertainty.figures import published_figures
 
-    sd = {f.label: f.measurement_sd for f in published_figures(spec, records, source)}
-    return float(
-        sum((t["rel_error"] / max(sd.get(t["figure"], 1.0), 1e-9)) ** 2 for t in fit.targets)
-    )
+    measured = {f.label: f.measurement_sd for f in published_figures(spec, records, source)}
+    total = 0.0
+    for target in fit.targets:
+        half = (target["ci_high"] - target["ci_low"]) / 2
+        noise = half / 1.959963984540054 / abs(target["published"])
+        sd = math.hypot(measured.get(target["figure"], 0.0), noise)
+        total += (target["rel_error"] / max(sd, 1e-9)) ** 2
+    return float(total)
 
 
 def calibrate_choosing(
@@ -115,8 +122,11 @@ def calibrate_choosing(
             + "; ".join(s["error"] for _, _, s in found)
         )
     summaries = []
-    for i, (_, _, summary) in enumerate(found):
-        summaries.append({**summary, "chosen": i == best})
+    for i, (cost, _, summary) in enumerate(found):
+        # within 2 of the best cost (a likelihood ratio under e): the figures hardly tell the two
+        # candidates apart, and the prediction intervals do not carry the choice
+        close = i != best and cost - found[best][0] < CLOSE
+        summaries.append({**summary, "chosen": i == best, "close": close})
     return found[best][1], summaries
 
 
@@ -135,6 +145,12 @@ def render(summaries: list[dict], console) -> None:
             " ".join(s["set"]),
             "" if s["cost"] is None else f"{s['cost']:.3g}",
             values or s.get("error", ""),
-            "chosen" if s["chosen"] else "",
+            "chosen" if s["chosen"] else "close: not ruled out" if s.get("close") else "",
         )
     console.print(table)
+    if any(s.get("close") for s in summaries):
+        console.print(
+            "a candidate's cost is within 2 of the best: the fitted figures hardly tell them "
+            "apart (fit a heavier load level to decide); the prediction intervals do not carry "
+            "this choice"
+        )
