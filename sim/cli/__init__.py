@@ -872,10 +872,11 @@ def _progress(label: str, bar: bool = True):
 
 
 # Measurement files: `tiersim import` and `tiersim estimate` (sim/cli/measure.py).
-from sim.cli.measure import estimate_command, import_command  # noqa: E402
+from sim.cli.measure import estimate_command, import_command, plan_command  # noqa: E402
 
 main.add_command(import_command)
 main.add_command(estimate_command)
+main.add_command(plan_command)
 
 
 def entry() -> None:

@@ -245,3 +245,82 @@ def _print_laws(laws, table_file: str, as_json: bool, level: float, results) -> 
             f"  {law.run:<20} {_cell(law.users):>8} {_cell(law.throughput):>10} "
             f"{_cell(law.response_mean_s):>10} {_cell(law.think_s):>10} {law.completed:>9}"
         )
+
+
+@click.command("plan")
+@click.argument("table_file", metavar="TABLE", type=click.Path(dir_okay=False))
+@click.option(
+    "--fit",
+    "fit",
+    multiple=True,
+    required=True,
+    metavar="RUN",
+    help="a run to fit (repeat: two or more, one light and one heavy); the others are predicted",
+)
+@click.option(
+    "-o",
+    "--output",
+    "folder",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="the experiment folder to write (the table is copied into it)",
+)
+@click.option(
+    "--model",
+    type=click.Path(dir_okay=False, exists=True),
+    help="the model to fit [default: models/planner-apache-tomcat.toml]",
+)
+@click.option(
+    "--cores",
+    default="1,2,4,8",
+    show_default=True,
+    help="candidate core counts of the Tomcat host ([[choose]])",
+)
+@click.option(
+    "--warmup",
+    "warmup_s",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="seconds at the start of every run to leave out (a ramp-up)",
+)
+@click.option(
+    "--duration",
+    "duration_s",
+    type=click.FloatRange(min=1),
+    help="simulated seconds per run [default: the model's]",
+)
+def plan_command(table_file, fit, folder, model, cores, warmup_s, duration_s) -> None:
+    """An experiment folder for `tiersim calibrate` from a measurement TABLE (tiersim import):
+    the template model, the runs to fit, and search ranges from the operational laws."""
+    _need_pandas()
+    from sim.measurements.errors import MeasurementError
+    from sim.studies.planner import TEMPLATE, scaffold
+    from sim.studies.reproduce import ExperimentError
+
+    _readable_file(table_file)
+    try:
+        counts = tuple(int(c) for c in cores.split(","))
+    except ValueError:
+        fail(
+            f"--cores {cores!r}: expected core counts separated by commas, e.g. 1,2,4,8", EXIT_USAGE
+        )
+    try:
+        found = scaffold(
+            table_file,
+            list(fit),
+            folder,
+            model=model or TEMPLATE,
+            cores=counts,
+            warmup_s=warmup_s,
+            duration_s=duration_s,
+        )
+    except (MeasurementError, ExperimentError) as exc:
+        fail(str(exc), EXIT_MODEL)
+    except OSError as exc:
+        fail(f"{folder}: cannot write the experiment ({exc.strerror or exc})", EXIT_USAGE)
+    click.echo(
+        f"wrote {folder}/experiment.toml: fit {', '.join(fit)}; think time "
+        f"{found['think_s'] * 1000:.4g} ms by the response-time law; demand at most "
+        f"{found['demand_bound_s'] * 1000:.4g} ms; next: tiersim calibrate {folder}"
+    )

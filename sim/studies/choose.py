@@ -148,6 +148,8 @@ def render(summaries: list[dict], console) -> None:
             "chosen" if s["chosen"] else "close: not ruled out" if s.get("close") else "",
         )
     console.print(table)
+    chosen = next(s for s in summaries if s["chosen"])
+    console.print("chosen: " + " ".join(f"--set {setting}" for setting in chosen["set"]))
     if any(s.get("close") for s in summaries):
         console.print(
             "a candidate's cost is within 2 of the best: the fitted figures hardly tell them "

@@ -261,3 +261,42 @@ def test_response_time_law_gives_each_runs_think_time(tmp_path):
     assert result.exit_code == 0, result.output
     assert "think time Z = N/X - R" in result.stdout
     assert f"{8 / (x / 2) - r:.4g}" in result.stdout
+
+
+def test_plan_writes_an_experiment_from_the_laws(tmp_path):
+    from click.testing import CliRunner
+
+    from sim.cli import main
+    from sim.studies.free_parameters import free_parameters
+
+    write(three_runs(), tmp_path / "t.csv")
+    folder = tmp_path / "exp"
+    args = ["plan", str(tmp_path / "t.csv"), "--fit", "users2", "--fit", "users16", "-o"]
+    result = CliRunner().invoke(main, [*args, str(folder), "--cores", "1,2"])
+    assert result.exit_code == 0, result.output
+    _, spec, records = load_experiment(str(folder))
+    assert [r["run"] for r in records] == ["users2", "users8", "users16"]
+    assert spec["choose"] == [{"parameter": "backends.0.cores", "values": [1, 2]}]
+    bounds = {p.path: (p.low, p.high) for p in free_parameters(spec, folder / "experiment.toml")}
+    r_min = (66 * 0.012 / 0.95 + 70 * 0.012 + 74 * 0.012 / 1.05) / 210  # users2's response
+    assert bounds["backends.0.demand.mean"] == pytest.approx((r_min / 20, 1.5 * r_min))
+    think = [
+        2 / 7.0 - r_min,
+        16 / 50.0 - (475 * 0.02 / 0.95 + 500 * 0.02 + 525 * 0.02 / 1.05) / 1500,
+    ]
+    low, high = bounds["clients.think.mean"]
+    assert (low, high) == pytest.approx((sum(think) / 4, sum(think)))
+    # no timers: think time 0, not searched
+    rows = [
+        window(f"users{n}", n, 10.0 * k, round(n / 0.012 * 10), 0.012)
+        for n in (2, 8, 16)
+        for k in range(3)
+    ]
+    write(rows, tmp_path / "busy.csv")
+    result = CliRunner().invoke(main, ["plan", str(tmp_path / "busy.csv"), *args[2:], str(folder)])
+    assert result.exit_code == 0, result.output
+    _, spec, _ = load_experiment(str(folder))
+    assert "clients.think.mean=0" in spec["factors"]["users"]["*"]
+    assert [c["parameter"] for c in spec["calibrate"]] == ["backends.0.demand.mean"]
+    bad = CliRunner().invoke(main, [*args[:4], "--fit", "users3", "-o", str(folder)])
+    assert bad.exit_code == 3 and "--fit users3: no run 'users3'" in bad.stderr
