@@ -101,8 +101,9 @@ def scaffold(
         'column = "response.mean"',
         "",
     ]
-    for run in fit:
-        lines += ["[[fitted]]", f'run = "{run}"', ""]
+    for run in fit:  # by figure, so that a figure added later is compared, not fitted
+        for column in ("throughput", "response.mean"):
+            lines += ["[[fitted]]", f'run = "{run}"', f'figure = "{column}"', ""]
     lines += [
         "# the cores a request can use: one calibration per candidate, the best fit kept",
         "[[choose]]",
