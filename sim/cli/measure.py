@@ -290,7 +290,15 @@ def _print_laws(laws, table_file: str, as_json: bool, level: float, results) -> 
     type=click.FloatRange(min=1),
     help="simulated seconds per run [default: the model's]",
 )
-def plan_command(table_file, fit, folder, model, cores, warmup_s, duration_s) -> None:
+@click.option(
+    "--predict",
+    "predict",
+    multiple=True,
+    type=click.IntRange(min=1),
+    metavar="USERS",
+    help="a load level no run measured, to predict with an interval (repeatable)",
+)
+def plan_command(table_file, fit, folder, model, cores, warmup_s, duration_s, predict) -> None:
     """An experiment folder for `tiersim calibrate` from a measurement TABLE (tiersim import):
     the template model, the runs to fit, and search ranges from the operational laws."""
     _need_pandas()
@@ -314,6 +322,7 @@ def plan_command(table_file, fit, folder, model, cores, warmup_s, duration_s) ->
             cores=counts,
             warmup_s=warmup_s,
             duration_s=duration_s,
+            predict=tuple(predict),
         )
     except (MeasurementError, ExperimentError) as exc:
         fail(str(exc), EXIT_MODEL)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.studies.free_parameters import CalibrationError
+from sim.studies.from_table import CANDIDATE
 from sim.studies.reproduce import load_experiment
 
 CLOSE = 2.0  # a cost this near the best one's: a candidate the figures do not rule out
@@ -83,14 +84,16 @@ def calibrate_choosing(
     name: str, calibrate: Callable[..., Any], **options
 ) -> tuple[Any, list[dict]]:
     """`calibrate(name, **options)` once per candidate of the experiment's `[[choose]]` entries;
-    the best candidate's calibration and every candidate's score (`[]` without `[[choose]]`)."""
-    from sim.studies.from_table import CANDIDATE
+    the best candidate's calibration and every candidate's score (`[]` without `[[choose]]`).
+    Withheld figures of a table experiment get their prediction intervals here."""
 
     folder, spec, _ = load_experiment(name)
     source = folder / "experiment.toml"
     entries = choices(spec, source)
     if not entries:
-        return calibrate(name, **options), []
+        fit = calibrate(name, **options)
+        withheld_intervals(fit, name, options.get("replications"))
+        return fit, []
     parameters = [p for p, _ in entries]
     found: list[tuple[float, Any, dict]] = []
     for combination in itertools.product(*(values for _, values in entries)):
@@ -121,6 +124,11 @@ def calibrate_choosing(
             f"{source}: no [[choose]] candidate could be calibrated: "
             + "; ".join(s["error"] for _, _, s in found)
         )
+    token = CANDIDATE.set(tuple(found[best][2]["set"]))
+    try:
+        withheld_intervals(found[best][1], name, options.get("replications"))
+    finally:
+        CANDIDATE.reset(token)
     summaries = []
     for i, (cost, _, summary) in enumerate(found):
         # within 2 of the best cost (a likelihood ratio under e): the figures hardly tell the two
@@ -156,3 +164,60 @@ def render(summaries: list[dict], console) -> None:
             "apart (fit a heavier load level to decide); the prediction intervals do not carry "
             "this choice"
         )
+
+
+def withheld_intervals(fit, name: str, replications: int | None) -> None:
+    """A 90 % prediction interval for each withheld figure of a table experiment (a load level
+    no run measured: `tiersim plan --predict`), which the fit's own analysis leaves empty
+    because its intervals are relative to a measured figure.  Each parameter is moved alone
+    to the ends of its 95 % interval and the row simulated there (common random numbers: the
+    same seeds); the half-differences, as sds, are added in quadrature with the simulation's
+    noise and the fit's model error.  Moving each parameter alone ignores their correlation,
+    so the interval is the wider for parameters the figures trade against each other."""
+    from scipy import stats
+
+    from sim.studies.reproduce import _figures, row_run, run_row
+
+    uncertainty = getattr(fit, "uncertainty", None)
+    todo = [r for r in fit.rows if r.published is None and r.pi_low is None]
+    if uncertainty is None or not todo:
+        return
+    folder, spec, records = load_experiment(name)
+    if "table" not in spec["experiment"]:
+        return
+    values = {p["parameter"]: p for p in fit.parameters}
+    model_sd = uncertainty["model_error"]["sd"] if uncertainty["model_error"]["estimated"] else 0.0
+    z95, z90 = stats.norm.ppf(0.975), stats.norm.ppf(0.95)
+    labels = spec["experiment"].get("label_columns", [])
+    column = spec["models"]["column"]
+    for record in records:
+        head = " ".join([record[column]] + [f"{c}={record[c]}" for c in labels])
+        wanted = _figures(spec, record)
+        rows = {
+            w["column"]: r
+            for w in wanted
+            for r in todo
+            if r.figure in (head, f"{head} {w['column']}")
+        }
+        if not rows:
+            continue
+        centre = {p: f"{p}={v['value']!r}" for p, v in values.items()}
+        spread = {c: 0.0 for c in rows}
+        for path, found in values.items():
+            ends = []
+            for end in found.get("interval") or ():
+                settings = [centre[p] if p != path else f"{p}={end!r}" for p in values]
+                model_file, overrides = row_run(folder, spec, record, settings)
+                ends.append(run_row((str(model_file), overrides, replications, head)))
+            if len(ends) != 2:
+                continue
+            for w in wanted:
+                if w["column"] in rows:
+                    metric = w["metric"]
+                    spread[w["column"]] += (
+                        (ends[1][metric][0] - ends[0][metric][0]) / 2 / z95
+                    ) ** 2
+        for col, row in rows.items():
+            noise = (row.ci_high - row.ci_low) / 2 / z95
+            sd = math.sqrt(spread[col] + noise**2 + (model_sd * row.simulated) ** 2)
+            row.pi_low, row.pi_high = row.simulated - z90 * sd, row.simulated + z90 * sd

@@ -39,8 +39,12 @@ def scaffold(
     cores: tuple[int, ...] = CORES,
     warmup_s: float = 0.0,
     duration_s: float | None = None,
+    predict: tuple[int, ...] = (),
 ) -> dict:
-    """Write the experiment folder; returns what was estimated (runs, think, demand)."""
+    """Write the experiment folder; returns what was estimated (runs, think, demand).
+    `predict`: user counts to predict that no run measured; each becomes a run `usersN` of the
+    copied table with its users and no figures (withheld: predicted with an interval, never
+    scored)."""
     from sim.measurements.laws import run_laws
     from sim.measurements.table import read, table_format
 
@@ -69,7 +73,9 @@ def scaffold(
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     name = TABLE_NAME[table_format(table_path)]
-    if Path(table_path).resolve() != (out / name).resolve():
+    if predict:
+        _with_levels(table, predict, warmup_s, table_path, out / name)
+    elif Path(table_path).resolve() != (out / name).resolve():
         shutil.copyfile(table_path, out / name)
     settings = ["clients.users={value}"]
     if think_s < NO_THINK_S:
@@ -135,3 +141,34 @@ def scaffold(
         "demand_bound_s": demand_s,
         "runs": [law.as_dict() for law in laws.values()],
     }
+
+
+def _with_levels(table, users: tuple[int, ...], warmup_s: float, source, path: Path) -> None:
+    """The table with a run `usersN` per load level to predict: its users, nothing measured."""
+    from sim.measurements.table import nan_to_none, write
+
+    if any(n < 1 for n in users):
+        raise ExperimentError(f"--predict {users}: expected user counts >= 1")
+    rows = [
+        {k: nan_to_none(v) if isinstance(v, float) else v for k, v in record.items()}
+        for record in table.to_dict(orient="records")
+    ]
+    taken = {str(r["run"]) for r in rows}
+    for n in users:
+        run = f"users{n}"
+        if run in taken:
+            raise ExperimentError(
+                f"--predict {n}: {source} already has a run {run!r}; a measured level is "
+                "predicted anyway unless fitted"
+            )
+        # one empty window where the experiment's warm-up ends, so that it is kept
+        rows.append(
+            {
+                "run": run,
+                "window_start_s": warmup_s,
+                "window_end_s": warmup_s,
+                "class": "total",
+                "users": float(n),
+            }
+        )
+    write(rows, path)

@@ -214,6 +214,9 @@ def test_simulated_table_calibrates_back_to_its_cores_demand_and_think(tmp_path)
         parameter = "backends.0.cores"
         values = [1, 2]
         """)
+    # a level nobody measured: its users, no figures (tiersim plan --predict)
+    rows.append({"run": "users30", "window_start_s": 0.0, "window_end_s": 0.0, "users": 30.0})
+    rows[-1]["class"] = "total"
     folder = lab(tmp_path, rows, experiment)
     fit, choices = calibrate_choosing(str(folder), calibrate, replications=2)
     assert [c["set"] for c in choices if c["chosen"]] == [["backends.0.cores=1"]], choices
@@ -221,10 +224,16 @@ def test_simulated_table_calibrates_back_to_its_cores_demand_and_think(tmp_path)
     for parameter in fit.parameters:
         low, high = parameter["interval"]
         assert low <= truth[parameter["parameter"]] <= high, parameter
-    predicted = [r for r in fit.rows if not r.fitted]
+    predicted = [r for r in fit.rows if not r.fitted and r.published is not None]
     assert {r.figure.split("#")[0] for r in predicted} == {"users10"}
     for row in predicted:  # the held-out level inside its prediction interval
         assert row.pi_low <= row.published <= row.pi_high, row
+    unmeasured = [r for r in fit.rows if r.published is None]
+    assert [r.figure for r in unmeasured] == ["users30 throughput", "users30 response.mean"]
+    for row in unmeasured:  # a 90 % interval wider than the simulation's noise alone gives
+        noise_only = (row.ci_high - row.ci_low) / 2 * 1.6449 / 1.96
+        assert row.pi_low < row.simulated < row.pi_high, row
+        assert (row.pi_high - row.pi_low) / 2 > noise_only, row
 
 
 def test_choose_needs_a_table_and_candidates(tmp_path):
@@ -298,5 +307,15 @@ def test_plan_writes_an_experiment_from_the_laws(tmp_path):
     _, spec, _ = load_experiment(str(folder))
     assert "clients.think.mean=0" in spec["factors"]["users"]["*"]
     assert [c["parameter"] for c in spec["calibrate"]] == ["backends.0.demand.mean"]
+    predict = ["--predict", "4", "--predict", "32"]
+    result = CliRunner().invoke(main, [*args, str(folder), *predict])
+    assert result.exit_code == 0, result.output
+    _, _, records = load_experiment(str(folder))
+    assert [(r["run"], r["users"], r["throughput"]) for r in records][-2:] == [
+        ("users16", "16", "50"),
+        ("users32", "32", ""),
+    ]
+    again = CliRunner().invoke(main, [*args, str(folder), "--predict", "8"])
+    assert again.exit_code == 3 and "--predict 8: " in again.stderr
     bad = CliRunner().invoke(main, [*args[:4], "--fit", "users3", "-o", str(folder)])
     assert bad.exit_code == 3 and "--fit users3: no run 'users3'" in bad.stderr
