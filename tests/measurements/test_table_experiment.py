@@ -319,3 +319,23 @@ def test_plan_writes_an_experiment_from_the_laws(tmp_path):
     assert again.exit_code == 3 and "--predict 8: " in again.stderr
     bad = CliRunner().invoke(main, [*args[:4], "--fit", "users3", "-o", str(folder)])
     assert bad.exit_code == 3 and "--fit users3: no run 'users3'" in bad.stderr
+
+
+def test_choices_are_printed_with_the_chosen_settings():
+    from rich.console import Console
+
+    from sim.studies.choose import render
+
+    console = Console(record=True, width=200)
+    summaries = [
+        {"set": ["backends.0.cores=1"], "cost": 7.4, "parameters": {"d": 0.0116}, "chosen": True},
+        {"set": ["backends.0.cores=2"], "cost": 8.9, "parameters": {"d": 0.017}, "close": True},
+        {"set": ["backends.0.cores=4"], "cost": None, "error": "unstable", "chosen": False},
+    ]
+    summaries[1]["chosen"] = False
+    render(summaries, console)
+    text = console.export_text()
+    assert "[[choose]]: one calibration per candidate" in text
+    assert "chosen: --set backends.0.cores=1" in text
+    assert "close: not ruled out" in text and "unstable" in text
+    assert "the prediction intervals do not carry this choice" in text
