@@ -339,3 +339,40 @@ def test_choices_are_printed_with_the_chosen_settings():
     assert "chosen: --set backends.0.cores=1" in text
     assert "close: not ruled out" in text and "unstable" in text
     assert "the prediction intervals do not carry this choice" in text
+
+
+def test_bad_planner_input_is_one_line_and_an_exit_code(tmp_path):
+    from click.testing import CliRunner
+
+    from sim.cli import main
+
+    write(three_runs(), tmp_path / "t.csv")
+    runner = CliRunner()
+    out = str(tmp_path / "exp")
+    cases = [
+        (["plan", "/dev/zero", "--fit", "a", "--fit", "b", "-o", out], 3, "not a regular file"),
+        (["plan", str(tmp_path / "t.csv"), "--fit", "users2", "-o", out], 3, "name two runs"),
+        (
+            [
+                "plan",
+                str(tmp_path / "t.csv"),
+                "--fit",
+                "users2",
+                "--fit",
+                "users8",
+                "-o",
+                out,
+                "--cores",
+                "one",
+            ],
+            2,
+            "--cores 'one': expected core counts",
+        ),
+    ]
+    for args, code, message in cases:
+        result = runner.invoke(main, args)
+        assert result.exit_code == code and message in result.stderr, (args, result.output)
+        assert "Traceback" not in result.output
+    lab(tmp_path, three_runs(), EXPERIMENT.replace("users = 2", "users = 3"))
+    result = runner.invoke(main, ["calibrate", str(tmp_path), "--no-cache"])
+    assert result.exit_code == 3 and "fitted[0] (users = '3') matches no row" in result.stderr
