@@ -231,3 +231,23 @@ def test_a_sweep_names_a_bad_calibration_file(tmp_path):
     )
     with pytest.raises(SweepError, match=r"sweep.calibration: .*nope.json: no such file"):
         load_sweep(sweep_file)
+
+
+def test_a_chosen_setting_goes_with_the_fitted_values(tmp_path):
+    """A calibration that chose a structural value ([[choose]]) applies it before the fitted
+    values, in every draw too; a file whose choices mark no candidate is refused."""
+    document = calibration_document()
+    document["choices"] = [
+        {"set": ["backends.0.cores=1"], "chosen": False},
+        {"set": ["backends.0.cores=2"], "chosen": True},
+    ]
+    path = tmp_path / "cal.json"
+    path.write_text(json.dumps(document))
+    calibrated = load_calibration(path)
+    assert calibrated.overrides()[0] == "backends.0.cores=2"
+    _, values = calibrated.draws(4, seed=1)
+    assert all(calibrated.overrides(v)[0] == "backends.0.cores=2" for v in values)
+    document["choices"][1]["chosen"] = False
+    path.write_text(json.dumps(document))
+    with pytest.raises(CalibrationFileError, match="exactly one candidate as chosen"):
+        load_calibration(path)

@@ -530,9 +530,12 @@ def calibrate(
                 path.parent.mkdir(parents=True, exist_ok=True)
         if path is not None:
             _writable(str(path), "--cache")
+        from sim.studies.choose import calibrate_choosing
+
         with reporter:
-            result = fit(
+            result, choices = calibrate_choosing(
                 experiment,
+                fit,
                 replications=replications,
                 cache=path,
                 max_evaluations=max_evaluations,
@@ -550,10 +553,17 @@ def calibrate(
             "interrupted: finished evaluations are in the cache; rerun the same command to go on"
         )
         sys.exit(EXIT_INTERRUPTED)
-    document = json.dumps(result.as_dict(), indent=2, allow_nan=False)
+    # [[choose]]'s candidates go with the fit: the chosen one's settings are part of it
+    document = json.dumps(
+        result.as_dict() | ({"choices": choices} if choices else {}), indent=2, allow_nan=False
+    )
     if as_json:
         click.echo(document)
     else:
+        if choices:  # [[choose]]: one calibration per candidate, the best one shown below
+            from sim.studies.choose import render as render_choices
+
+            render_choices(choices, _console())
         render(result, _console())
     if save:
         try:
@@ -1032,10 +1042,11 @@ def _progress(label: str, bar: bool = True):
 
 
 # Measurement files: `tiersim import` and `tiersim estimate` (sim/cli/measure.py).
-from sim.cli.measure import estimate_command, import_command  # noqa: E402
+from sim.cli.measure import estimate_command, import_command, plan_command  # noqa: E402
 
 main.add_command(import_command)
 main.add_command(estimate_command)
+main.add_command(plan_command)
 
 
 def entry() -> None:

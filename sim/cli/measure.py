@@ -163,9 +163,21 @@ def estimate_command(table_file, host, background, level, as_json) -> None:
     from sim.measurements.estimate import estimate
 
     _readable_file(table_file)
+    from sim.measurements.estimate import hosts_of
+    from sim.measurements.laws import run_laws
+
+    try:
+        measured = table.read(table_file)
+    except MeasurementError as exc:
+        fail(str(exc), EXIT_MODEL)
+    laws = run_laws(measured)
+    if not hosts_of(measured) and laws and host is None:
+        # no utilisation recorded: the response-time law still gives each run's think time
+        _print_laws(laws, table_file, as_json, level, [])
+        return
     try:
         results = estimate(
-            table.read(table_file),
+            measured,
             host=host,
             background=background,
             level=level,
@@ -178,10 +190,17 @@ def estimate_command(table_file, host, background, level, as_json) -> None:
     for result in results:
         for warning in result.warnings:
             err.print(f"warning: {result.host}: {warning}", markup=False)
+    if laws:
+        _print_laws(laws, table_file, as_json, level, results)
+        return
     if as_json:
         document = {"table": table_file, "level": level, "hosts": [r.as_dict() for r in results]}
         click.echo(json.dumps(document, indent=2, allow_nan=False))
         return
+    _print_demands(results, level)
+
+
+def _print_demands(results, level: float) -> None:
     for result in results:
         click.echo(
             f"{result.host}: {result.method}; {result.windows} window(s), residual sd "
@@ -197,3 +216,120 @@ def estimate_command(table_file, host, background, level, as_json) -> None:
                 f"  {demand.name:<20} {_cell(demand.demand_s):>11} {_cell(demand.std_error_s):>11} "
                 f"{_cell(demand.low_s):>11} {_cell(demand.high_s):>11}{flag}"
             )
+
+
+def _print_laws(laws, table_file: str, as_json: bool, level: float, results) -> None:
+    """The demands (if any), then each run's users, throughput, response time and the think
+    time the response-time law gives, Z = N/X - R."""
+    if as_json:
+        document = {
+            "table": table_file,
+            "level": level,
+            "hosts": [r.as_dict() for r in results],
+            "runs": [law.as_dict() for law in laws],
+        }
+        click.echo(json.dumps(document, indent=2, allow_nan=False))
+        return
+    _print_demands(results, level)
+    if not results:
+        click.echo(
+            f"{table_file}: no <host>.cpu.utilization column (import with --utilisation FILE for "
+            "the utilisation law); the lowest load's response time bounds the demand from above"
+        )
+    click.echo("response-time law per run (class total): think time Z = N/X - R")
+    click.echo(
+        f"  {'run':<20} {'users N':>8} {'X [1/s]':>10} {'R [s]':>10} {'Z [s]':>10} {'requests':>9}"
+    )
+    for law in laws:
+        click.echo(
+            f"  {law.run:<20} {_cell(law.users):>8} {_cell(law.throughput):>10} "
+            f"{_cell(law.response_mean_s):>10} {_cell(law.think_s):>10} {law.completed:>9}"
+        )
+
+
+@click.command("plan")
+@click.argument("table_file", metavar="TABLE", type=click.Path(dir_okay=False))
+@click.option(
+    "--fit",
+    "fit",
+    multiple=True,
+    required=True,
+    metavar="RUN",
+    help="a run to fit (repeat: two or more, one light and one heavy); the others are predicted",
+)
+@click.option(
+    "-o",
+    "--output",
+    "folder",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="the experiment folder to write (the table is copied into it)",
+)
+@click.option(
+    "--model",
+    type=click.Path(dir_okay=False, exists=True),
+    help="the model to fit [default: models/planner-apache-tomcat.toml]",
+)
+@click.option(
+    "--cores",
+    default="1,2,4,8",
+    show_default=True,
+    help="candidate core counts of the Tomcat host ([[choose]])",
+)
+@click.option(
+    "--warmup",
+    "warmup_s",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="seconds at the start of every run to leave out (a ramp-up)",
+)
+@click.option(
+    "--duration",
+    "duration_s",
+    type=click.FloatRange(min=1),
+    help="simulated seconds per run [default: the model's]",
+)
+@click.option(
+    "--predict",
+    "predict",
+    multiple=True,
+    type=click.IntRange(min=1),
+    metavar="USERS",
+    help="a load level no run measured, to predict with an interval (repeatable)",
+)
+def plan_command(table_file, fit, folder, model, cores, warmup_s, duration_s, predict) -> None:
+    """An experiment folder for `tiersim calibrate` from a measurement TABLE (tiersim import):
+    the template model, the runs to fit, and search ranges from the operational laws."""
+    _need_pandas()
+    from sim.measurements.errors import MeasurementError
+    from sim.studies.planner import TEMPLATE, scaffold
+    from sim.studies.reproduce import ExperimentError
+
+    _readable_file(table_file)
+    try:
+        counts = tuple(int(c) for c in cores.split(","))
+    except ValueError:
+        fail(
+            f"--cores {cores!r}: expected core counts separated by commas, e.g. 1,2,4,8", EXIT_USAGE
+        )
+    try:
+        found = scaffold(
+            table_file,
+            list(fit),
+            folder,
+            model=model or TEMPLATE,
+            cores=counts,
+            warmup_s=warmup_s,
+            duration_s=duration_s,
+            predict=tuple(predict),
+        )
+    except (MeasurementError, ExperimentError) as exc:
+        fail(str(exc), EXIT_MODEL)
+    except OSError as exc:
+        fail(f"{folder}: cannot write the experiment ({exc.strerror or exc})", EXIT_USAGE)
+    click.echo(
+        f"wrote {folder}/experiment.toml: fit {', '.join(fit)}; think time "
+        f"{found['think_s'] * 1000:.4g} ms by the response-time law; demand at most "
+        f"{found['demand_bound_s'] * 1000:.4g} ms; next: tiersim calibrate {folder}"
+    )

@@ -96,6 +96,15 @@ def load_experiment(name: str) -> tuple[Path, dict, list[dict[str, str]]]:
         spec = read_toml(source, "experiment file")
     except FileProblem as exc:
         raise ExperimentError(str(exc)) from None
+    if isinstance(spec.get("experiment"), dict) and "table" in spec["experiment"]:
+        # an imported measurement table (tiersim import) instead of a published CSV
+        from sim.studies.from_table import table_experiment
+
+        spec, records = table_experiment(folder, spec, source)
+        _check_spec(spec, source)
+        for record in records:
+            _check_record(spec, record, list(record), f"{source}: run {record['run']}")
+        return folder, spec, records
     _check_spec(spec, source)
     table = folder / spec["experiment"]["published"]
     if not table.is_file():

@@ -37,11 +37,13 @@ class Calibrated:
     model_error_sd: float  # relative sd of the model's error beyond noise (0 if unknown)
     model_error_estimated: bool
     left_out: tuple[str, ...]  # row-specific parameters, not applied
+    chosen: tuple[str, ...] = ()  # [[choose]]'s chosen settings (e.g. backends.0.cores=1)
 
     def overrides(self, values: tuple[float, ...] | np.ndarray | None = None) -> list[str]:
-        """`--set` overrides for `values` (default the fitted ones)."""
+        """`--set` overrides for `values` (default the fitted ones), after [[choose]]'s
+        chosen settings, which the values were fitted with."""
         chosen = self.values if values is None else tuple(float(v) for v in values)
-        return [f"{p.path}={v!r}" for p, v in zip(self.parameters, chosen)]
+        return [*self.chosen, *(f"{p.path}={v!r}" for p, v in zip(self.parameters, chosen))]
 
     def draws(self, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
         """`count` parameter points from the fit's Gaussian: (unit-scale points, values)."""
@@ -58,6 +60,8 @@ class Calibrated:
     def describe(self) -> str:
         fitted = ", ".join(f"{p.path} = {v:.6g}" for p, v in zip(self.parameters, self.values))
         text = f"calibration {self.source} ({self.experiment}): {fitted}"
+        if self.chosen:
+            text += f" (chosen: {', '.join(self.chosen)})"
         if self.left_out:
             text += f"; not applied (fitted for some rows only): {', '.join(self.left_out)}"
         return text
@@ -128,7 +132,22 @@ def load_calibration(path: str | Path) -> Calibrated:
         if isinstance(model, dict)
         else False,
         left_out=tuple(left_out),
+        chosen=_chosen(document, where),
     )
+
+
+def _chosen(document: dict, where: str) -> tuple[str, ...]:
+    """The settings of the [[choose]] candidate the calibration kept (none without [[choose]])."""
+    choices = document.get("choices") or []
+    picked = [c for c in choices if isinstance(c, dict) and c.get("chosen")]
+    if not choices:
+        return ()
+    if len(picked) != 1 or not all(isinstance(x, str) for x in picked[0].get("set", [])):
+        raise CalibrationFileError(
+            f"--calibration {where}: `choices` must mark exactly one candidate as chosen, with its "
+            "`set` overrides; write the file again with `tiersim calibrate EXPERIMENT --save FILE`"
+        )
+    return tuple(picked[0]["set"])
 
 
 def _array(value, shape: tuple[int, ...], where: str, field: str) -> np.ndarray:

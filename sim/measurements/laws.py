@@ -1,0 +1,51 @@
+"""What a closed load test says by the operational laws alone, per run of a measurement table.
+
+A JMeter run is a closed system: N threads (the JTL's `allThreads`), each sending a request,
+waiting for its answer, then pausing (the test plan's timers). The response-time law
+R = N/X - Z (Denning and Buzen) gives the think time the timers added, Z = N/X - R, from the
+measured throughput X and mean response time R, without reading the test plan. A run's
+lowest-load response time is the first guess of the demand where no utilisation was
+recorded: with one user nothing queues, so R(1) is the sum of the demands on the request's
+path (the load generator's own time included).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from sim.measurements.classes import TOTAL
+
+
+@dataclass
+class RunLaws:
+    run: str
+    users: float  # time-weighted mean of the windows' users
+    throughput: float  # completions per second over the run
+    response_mean_s: float  # weighted by completions
+    think_s: float  # N/X - R
+    completed: int
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def run_laws(table, warmup_s: float = 0.0) -> list[RunLaws]:
+    """One entry per run with users, throughput and response time (class `total`), in the
+    table's order; windows starting before `warmup_s` are left out."""
+    rows = table[(table["class"] == TOTAL) & (table["window_start_s"] >= warmup_s)]
+    out = []
+    for run, group in rows.groupby("run", sort=False):
+        length = (group["window_end_s"] - group["window_start_s"]).to_numpy(dtype=float)
+        count = group["count.completed"].to_numpy(dtype=float)
+        users = group["users"].to_numpy(dtype=float)
+        response = group["response.mean"].to_numpy(dtype=float)
+        known = ~math.isnan(float(users.sum())) and length.sum() > 0 and count.sum() > 0
+        if not known:
+            continue
+        n = float((users * length).sum() / length.sum())
+        x = float(count.sum() / length.sum())
+        done = count > 0
+        r = float((response[done] * count[done]).sum() / count[done].sum())
+        out.append(RunLaws(str(run), n, x, r, n / x - r, int(count.sum())))
+    return out

@@ -1,0 +1,223 @@
+"""`[[choose]]`: a structural value of the model that no continuous fit can move (a count:
+the cores of the bottleneck host, a pool size), chosen by calibrating once per candidate and
+keeping the candidate whose fit meets the fitted figures best.
+
+    [[choose]]
+    parameter = "backends.0.cores"
+    values = [1, 2, 4, 8]
+
+Each candidate is set on every row (before the row's factors) and the experiment's
+`[[calibrate]]` parameters are fitted with it; its score is the fit's cost, the sum over the
+fitted figures of the squared relative error over the figure's measurement error (the
+likelihood the fit itself maximises, so the candidates compete on the same terms; they have the
+same free parameters, so no penalty for their number is needed).  Several `[[choose]]` entries
+are crossed.  Only an experiment on an imported table (`[experiment] table = ...`) takes
+`[[choose]]`.
+
+Why it matters for a load test: with the demand fitted, the core count sets how early the
+response time rises with the load, and the cores a request can really use are fewer than the
+host has when other work (the load generator, a neighbour) shares it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sim.studies.free_parameters import CalibrationError
+from sim.studies.from_table import CANDIDATE
+from sim.studies.reproduce import load_experiment
+
+CLOSE = 2.0  # a cost this near the best one's: a candidate the figures do not rule out
+
+
+def choices(spec: dict, source: Path) -> list[tuple[str, list[Any]]]:
+    """The `[[choose]]` entries: (parameter, candidate values)."""
+    entries = spec.get("choose", [])
+    if entries and "table" not in spec.get("experiment", {}):
+        raise CalibrationError(
+            f"{source}: [[choose]] needs an experiment on an imported table ([experiment] "
+            'table = "measured.csv"); for a published CSV, add the value as a factor instead'
+        )
+    if not isinstance(entries, list):
+        raise CalibrationError(f"{source}: choose must be a list of [[choose]] tables")
+    out = []
+    for i, entry in enumerate(entries):
+        parameter = entry.get("parameter") if isinstance(entry, dict) else None
+        values = entry.get("values") if isinstance(entry, dict) else None
+        if not isinstance(parameter, str) or not parameter:
+            raise CalibrationError(
+                f'{source}: choose[{i}] needs parameter = "a.dotted.path", e.g. "backends.0.cores"'
+            )
+        if (
+            not isinstance(values, list)
+            or not values
+            or not all(isinstance(v, (int, float, str)) for v in values)
+        ):
+            raise CalibrationError(
+                f"{source}: choose[{i}] ({parameter}): values must be a non-empty list of the "
+                "candidates, e.g. values = [1, 2, 4, 8]"
+            )
+        out.append((parameter, list(values)))
+    return out
+
+
+def score(fit, spec: dict, records: list[dict[str, str]], source: Path) -> float:
+    """The fit's cost as the fit weighs it: the sum over the fitted figures of the squared
+    relative error over its sd, the measurement error and the simulation's noise together."""
+    from sim.studies.uncertainty.figures import published_figures
+
+    measured = {f.label: f.measurement_sd for f in published_figures(spec, records, source)}
+    total = 0.0
+    for target in fit.targets:
+        half = (target["ci_high"] - target["ci_low"]) / 2
+        noise = half / 1.959963984540054 / abs(target["published"])
+        sd = math.hypot(measured.get(target["figure"], 0.0), noise)
+        total += (target["rel_error"] / max(sd, 1e-9)) ** 2
+    return float(total)
+
+
+def calibrate_choosing(
+    name: str, calibrate: Callable[..., Any], **options
+) -> tuple[Any, list[dict]]:
+    """`calibrate(name, **options)` once per candidate of the experiment's `[[choose]]` entries;
+    the best candidate's calibration and every candidate's score (`[]` without `[[choose]]`).
+    Withheld figures of a table experiment get their prediction intervals here."""
+
+    folder, spec, _ = load_experiment(name)
+    source = folder / "experiment.toml"
+    entries = choices(spec, source)
+    if not entries:
+        fit = calibrate(name, **options)
+        withheld_intervals(fit, name, options.get("replications"))
+        return fit, []
+    parameters = [p for p, _ in entries]
+    found: list[tuple[float, Any, dict]] = []
+    for combination in itertools.product(*(values for _, values in entries)):
+        overrides = tuple(f"{p}={v}" for p, v in zip(parameters, combination))
+        token = CANDIDATE.set(overrides)
+        try:
+            _, candidate_spec, records = load_experiment(name)
+            try:
+                fit = calibrate(name, **options)
+            except CalibrationError as exc:
+                found.append(
+                    (math.inf, None, {"set": list(overrides), "cost": None, "error": str(exc)})
+                )
+                continue
+            cost = score(fit, candidate_spec, records, source)
+        finally:
+            CANDIDATE.reset(token)
+        summary = {
+            "set": list(overrides),
+            "cost": cost,
+            "parameters": {p["parameter"]: p["value"] for p in fit.parameters},
+            "converged": fit.converged,
+        }
+        found.append((cost, fit, summary))
+    best = min(range(len(found)), key=lambda i: found[i][0])
+    if found[best][1] is None:
+        raise CalibrationError(
+            f"{source}: no [[choose]] candidate could be calibrated: "
+            + "; ".join(s["error"] for _, _, s in found)
+        )
+    token = CANDIDATE.set(tuple(found[best][2]["set"]))
+    try:
+        withheld_intervals(found[best][1], name, options.get("replications"))
+    finally:
+        CANDIDATE.reset(token)
+    summaries = []
+    for i, (cost, _, summary) in enumerate(found):
+        # within 2 of the best cost (a likelihood ratio under e): the figures hardly tell the two
+        # candidates apart, and the prediction intervals do not carry the choice
+        close = i != best and cost - found[best][0] < CLOSE
+        summaries.append({**summary, "chosen": i == best, "close": close})
+    return found[best][1], summaries
+
+
+def render(summaries: list[dict], console) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from sim.present.tables import plain
+
+    table = Table(header_style="bold", title=escape("[[choose]]: one calibration per candidate"))
+    for column in ("candidate", "cost", "fitted values", "chosen"):
+        table.add_column(column, justify="right" if column == "cost" else "left")
+    for s in summaries:
+        values = ", ".join(f"{k} = {plain(v, 4)}" for k, v in s.get("parameters", {}).items())
+        table.add_row(
+            " ".join(s["set"]),
+            "" if s["cost"] is None else f"{s['cost']:.3g}",
+            values or s.get("error", ""),
+            "chosen" if s["chosen"] else "close: not ruled out" if s.get("close") else "",
+        )
+    console.print(table)
+    chosen = next(s for s in summaries if s["chosen"])
+    console.print("chosen: " + " ".join(f"--set {setting}" for setting in chosen["set"]))
+    if any(s.get("close") for s in summaries):
+        console.print(
+            "a candidate's cost is within 2 of the best: the fitted figures hardly tell them "
+            "apart (fit a heavier load level to decide); the prediction intervals do not carry "
+            "this choice"
+        )
+
+
+def withheld_intervals(fit, name: str, replications: int | None) -> None:
+    """A 90 % prediction interval for each withheld figure of a table experiment (a load level
+    no run measured: `tiersim plan --predict`), which the fit's own analysis leaves empty
+    because its intervals are relative to a measured figure.  Each parameter is moved alone
+    to the ends of its 95 % interval and the row simulated there (common random numbers: the
+    same seeds); the half-differences, as sds, are added in quadrature with the simulation's
+    noise and the fit's model error.  Moving each parameter alone ignores their correlation,
+    so the interval is the wider for parameters the figures trade against each other."""
+    from scipy import stats
+
+    from sim.studies.reproduce import _figures, row_run, run_row
+
+    uncertainty = getattr(fit, "uncertainty", None)
+    todo = [r for r in fit.rows if r.published is None and r.pi_low is None]
+    if uncertainty is None or not todo:
+        return
+    folder, spec, records = load_experiment(name)
+    if "table" not in spec["experiment"]:
+        return
+    values = {p["parameter"]: p for p in fit.parameters}
+    model_sd = uncertainty["model_error"]["sd"] if uncertainty["model_error"]["estimated"] else 0.0
+    z95, z90 = stats.norm.ppf(0.975), stats.norm.ppf(0.95)
+    labels = spec["experiment"].get("label_columns", [])
+    column = spec["models"]["column"]
+    for record in records:
+        head = " ".join([record[column]] + [f"{c}={record[c]}" for c in labels])
+        wanted = _figures(spec, record)
+        rows = {
+            w["column"]: r
+            for w in wanted
+            for r in todo
+            if r.figure in (head, f"{head} {w['column']}")
+        }
+        if not rows:
+            continue
+        centre = {p: f"{p}={v['value']!r}" for p, v in values.items()}
+        spread = {c: 0.0 for c in rows}
+        for path, found in values.items():
+            ends = []
+            for end in found.get("interval") or ():
+                settings = [centre[p] if p != path else f"{p}={end!r}" for p in values]
+                model_file, overrides = row_run(folder, spec, record, settings)
+                ends.append(run_row((str(model_file), overrides, replications, head)))
+            if len(ends) != 2:
+                continue
+            for w in wanted:
+                if w["column"] in rows:
+                    metric = w["metric"]
+                    spread[w["column"]] += (
+                        (ends[1][metric][0] - ends[0][metric][0]) / 2 / z95
+                    ) ** 2
+        for col, row in rows.items():
+            noise = (row.ci_high - row.ci_low) / 2 / z95
+            sd = math.sqrt(spread[col] + noise**2 + (model_sd * row.simulated) ** 2)
+            row.pi_low, row.pi_high = row.simulated - z90 * sd, row.simulated + z90 * sd
