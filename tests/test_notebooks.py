@@ -114,8 +114,9 @@ def test_keepalive_prefork_p95_many_times_event():
 def test_pool_mismatch_stalls_and_the_remedies_do_not():
     _, v, _ = execute("lessons/04-pool-mismatch.ipynb", ("series", "outcome", "remedies"))
     during = [row for row in v["series"] if 5 <= row["time"] <= 55]
-    # all 30 threads pinned by idle connections while others wait, nothing served, until the 60-s timeout
-    assert during and all(row["jetty1.connections.idle_pinned_now"] == 30 for row in during)
+    # all 27 request threads (30 less the 3 acceptors) pinned by idle connections while others wait,
+    # nothing served, until the 60-s timeout
+    assert during and all(row["jetty1.connections.idle_pinned_now"] == 27 for row in during)
     assert all(row["jetty1.connections.awaiting_thread_now"] > 0 for row in during)
     assert all(row["jetty1.serving_now"] == 0 for row in during)
     assert v["outcome"]["makespan_s_low"] > 60 and v["outcome"]["errors"] > 0
@@ -421,8 +422,9 @@ def test_capacity_planning_from_a_real_load_test():
         held = {(r["users"], r["figure"]): r for r in v["held_out"]}
         levels = sorted({users for users, _ in held})
         assert levels == [1, 4, 8, 24, 32]
-        for users in levels:  # every held-out throughput within 10 %
-            assert abs(held[(users, "throughput")]["error"]) < 0.10, held[(users, "throughput")]
+        for users in levels:  # every held-out throughput inside its 90 % interval, within 15 %
+            row = held[(users, "throughput")]
+            assert row["covered"] and abs(row["error"]) < 0.15, row
         # the work the model does not know of (sar's busy cores less the model's), largest at
         # 4 threads, where a neighbour kept the host busy: the one response time missed
         busy = {r["users"]: r for r in v["utilisation"]}
