@@ -275,6 +275,84 @@ MODELS = {
         "cluster": {"replication": [{"enabled": False}], "network": "shared"},
         "run": {"duration_s": 100.0, "timeseries_interval_s": 0.5},
     },
+    # finite workloads: recorded from the start, ended by the last outcome (makespan)
+    "a fixed number of requests per user, round robin over two nodes and a database": {
+        "clients": {"kind": "closed", "users": 12, "requests_per_user": 25, "think": 0.2},
+        "balancer": {"policy": "round_robin"},
+        "backends": [
+            {"name": "node", "count": 2, "threads": 10, "demand": {"dist": EXP, "mean": 0.012}}
+        ],
+        "database": {"connections": 4, "demand": {"dist": EXP, "mean": 0.004}},
+        "run": {"warmup": "mser"},
+    },
+    "open arrivals up to clients.total_requests, timeouts and retries": {
+        "clients": {
+            "kind": "open",
+            "rate_per_s": 9.0,
+            "total_requests": 700,
+            "timeout_s": 0.5,
+            "retry": {"max_retries": 1},
+        },
+        "backends": [{"name": "app", "threads": 2, "demand": {"dist": EXP, "mean": 0.2}}],
+    },
+    "sessions up to clients.total_sessions, sticky byrequests": {
+        "clients": {
+            "kind": "sessions",
+            "session_rate_per_s": 3.0,
+            "requests_per_session": 4,
+            "total_sessions": 150,
+            "think": {"dist": EXP, "mean": 0.3},
+        },
+        "balancer": {"policy": "byrequests", "sticky_session": True},
+        "backends": [{"name": "a", "count": 2, "threads": 2, "demand": {"dist": EXP, "mean": 0.1}}],
+    },
+    "ab -c 6 -n 900 with connection set-up, a bounded accept queue": {
+        "clients": {
+            "kind": "ab",
+            "concurrency": 6,
+            "requests": 900,
+            "connect": {"dist": EXP, "mean": 0.002},
+        },
+        "backends": [
+            {
+                "name": "app",
+                "threads": 3,
+                "accept_queue": 1,
+                "cores": 2,
+                "demand": {"dist": EXP, "mean": 0.01},
+            }
+        ],
+    },
+    "closed users through the proxy: the front's connections, elapsed.server_close": {
+        "clients": {
+            "kind": "closed",
+            "users": 20,
+            "requests_per_user": 30,
+            "think": {"dist": EXP, "mean": 0.1},
+            "timeout_s": 0.3,
+        },
+        "proxy": {"workers": 6, "listen_backlog": 4, "demand": {"dist": EXP, "mean": 0.002}},
+        "balancer": {"policy": "round_robin"},
+        "backends": [
+            {
+                "name": "app",
+                "count": 2,
+                "threads": 2,
+                "accept_queue": 1,
+                "demand": {"dist": EXP, "mean": 0.05},
+            }
+        ],
+    },
+    "ab through the proxy: the run ends when the front closes its last connection": {
+        "clients": {"kind": "ab", "concurrency": 8, "requests": 600, "timeout_s": 0.2},
+        "proxy": {"workers": 4, "demand": {"dist": EXP, "mean": 0.003}},
+        "backends": [{"name": "app", "threads": 3, "demand": {"dist": EXP, "mean": 0.02}}],
+    },
+    "a finite workload cut short by run.max_duration_s": {
+        "clients": {"kind": "closed", "users": 5, "requests_per_user": 1000, "think": 0.1},
+        "backends": [{"name": "app", "threads": 2, "demand": {"dist": EXP, "mean": 0.05}}],
+        "run": {"max_duration_s": 30.0},
+    },
     # an unbounded queue that grows to thousands of requests: the tables must grow with it
     "a long queue (table growth)": {
         "clients": {"kind": "open", "rate_per_s": 50.0},
@@ -642,7 +720,18 @@ def _two_nodes(**changes) -> dict:
 @pytest.mark.parametrize(
     "data, named",
     [
-        (_two_nodes(clients=closed(requests_per_user=3), run={}), "finite workload"),
+        (
+            _two_nodes(
+                clients=closed(requests_per_user=3),
+                proxy={"workers": 8, "demand": 0.001, "start_servers": 2},
+                run={},
+            ),
+            "proxy.start_servers",
+        ),
+        (
+            _two_nodes(clients={"kind": "ab", "concurrency": 2, "requests": 9, "repeat": 2}),
+            "clients.repeat = 2",
+        ),
         (_two_nodes(cluster={"replication": [{}]}), "cluster.replication"),
         (
             _two_nodes(proxy={"workers": 8, "demand": 0.001, "start_servers": 2}),

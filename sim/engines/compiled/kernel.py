@@ -119,11 +119,22 @@ structref.define_proxy(State, StateType, list(STATE_FIELDS))
     I_EVENTS,
     I_CK_N,
     I_MARK_NEXT,
+    I_FINISHED,
+    I_USERS_DONE,
+    I_OUTCOMES,
+    I_ISSUED,
+    I_AB_HEAD,
+    I_AB_WAITING,
+    I_FRONT_OPENED,
+    I_FRONT_CLOSED,
+    I_FRONT_OPEN,
+    I_FRONT_503,
+    I_STOP_ON_CLOSE,
     N_I,
-) = range(35)
+) = range(46)
 
 # float scalars
-F_NOW, F_RESPONSE_SUM, F_UNTIL, N_F = range(4)
+F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
 
 # int configuration
 (
@@ -159,8 +170,11 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, N_F = range(4)
     C_GRID,
     C_CELLS,
     C_CANDIDATES,
+    C_PER_USER,
+    C_TOTAL,
+    C_FRONT,
     N_C,
-) = range(33)
+) = range(36)
 
 # float configuration
 (
@@ -269,10 +283,10 @@ B_STATION, B_DISPATCHED, B_OUTSTANDING, N_BI = range(4)
 BF_WEIGHT, BF_LBSTATUS, N_BF = range(3)
 
 # users / sessions
-U_ROUTE, U_REMAINING, N_UI = range(3)
+U_ROUTE, U_REMAINING, U_SENT, N_UI = range(4)
 
 # kinds and codes
-CLIENT_CLOSED, CLIENT_OPEN, CLIENT_SESSIONS = range(3)
+CLIENT_CLOSED, CLIENT_OPEN, CLIENT_SESSIONS, CLIENT_AB = range(4)
 ENTRY_STATION, ENTRY_BALANCER = range(2)
 DOWN_NONE, DOWN_STATION, DOWN_BALANCER = range(3)
 POLICY_ROUND_ROBIN, POLICY_RANDOM, POLICY_BYREQUESTS, POLICY_STATIC = range(4)
@@ -299,7 +313,8 @@ STREAM_BLOCK, STREAM_CONSTANT = range(2)
     EV_SESSION_THINK,
     EV_WARMUP,
     EV_CHECKPOINT,
-) = range(15)
+    EV_STOP,
+) = range(16)
 KIND_BITS = 4
 KIND_MASK = 15
 
@@ -633,6 +648,8 @@ def pool_release(S, p):
     role = POI[p, PO_ROLE]
     s = JI[j, J_STATION]
     if role == ROLE_STATION:  # a worker / thread / connection for the visit itself
+        if s == S.C[C_FRONT]:
+            _front_accepted(S)
         JF[j, JF_STARTED] = now
         STI[s, ST_IN_PROGRESS] += 1
         cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
@@ -676,6 +693,8 @@ def arrive(S, j, s, member, via_pool):
     p = STI[s, ST_POOL]
     status = GRANTED if p < 0 else pool_acquire(S, p, j)
     if status == GRANTED:
+        if s == S.C[C_FRONT]:
+            _front_accepted(S)
         STI[s, ST_IN_PROGRESS] += 1
         cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
     elif status == REFUSED:
@@ -698,9 +717,35 @@ def _close_visit(S, j, ok):
     STF[s, STF_DOWNSTREAM] += JF[j, JF_DOWNSTREAM]
     if not ok:
         STI[s, ST_FAILED] += 1
+    if s == S.C[C_FRONT]:
+        _front_responded(S, ok)
     p = STI[s, ST_POOL]
     if p >= 0:
         pool_release(S, p)
+
+
+@njit(cache=True)
+def _front_accepted(S):
+    """FrontConnections.accepted: a worker took a new client connection (finite runs through
+    the proxy, where the front's connections are counted: one per request, no keep-alive)."""
+    counters = S.I
+    counters[I_FRONT_OPENED] += 1
+    counters[I_FRONT_OPEN] += 1
+
+
+@njit(cache=True)
+def _front_responded(S, ok):
+    """FrontConnections.responded without keep-alive or lingering: the server closes the
+    connection (an error response is a 503: no component of the core sets another status);
+    a finished workload waiting for its last connection stops, after the events due now."""
+    counters = S.I
+    if not ok:
+        counters[I_FRONT_503] += 1
+    counters[I_FRONT_CLOSED] += 1
+    counters[I_FRONT_OPEN] -= 1
+    S.F[F_LAST_CLOSE] = S.F[F_NOW]
+    if counters[I_FRONT_OPEN] == 0 and counters[I_STOP_ON_CLOSE]:
+        push(S, S.F[F_NOW], EV_STOP, 0)
 
 
 @njit(cache=True)
@@ -944,6 +989,67 @@ def _done(S, user):
             S.UFREE[top] = user
             counters[I_UFREE_TOP] = top + 1
             counters[I_USR_USED] -= 1
+            if counters[I_SESS_ENDED] == C[C_TOTAL]:  # clients.total_sessions
+                _clients_finished(S)
+    elif kind == CLIENT_OPEN:
+        counters[I_OUTCOMES] += 1
+        if counters[I_OUTCOMES] == C[C_TOTAL]:  # clients.total_requests
+            _clients_finished(S)
+    else:  # ab: the loop sends its next request at once, until -n requests had an outcome
+        counters[I_OUTCOMES] += 1
+        if counters[I_OUTCOMES] < C[C_TOTAL]:
+            # Queued, and sent when the current event is done: sending from here would make
+            # the compiled functions recursive (send -> reply -> done -> send), which numba's
+            # cache cannot load.  The reference sends inside the event; the two differ only
+            # when one event ends several requests at once.
+            queue = S.UFREE
+            tail = (counters[I_AB_HEAD] + counters[I_AB_WAITING]) % queue.shape[0]
+            queue[tail] = user
+            counters[I_AB_WAITING] += 1
+        else:
+            _clients_finished(S)
+
+
+@njit(cache=True)
+def _clients_finished(S):
+    """A finite workload's last outcome (`Clients._finish`): the observation window and
+    `makespan` end now, and so does the run (`Kernel.stop`: after the current event)."""
+    counters = S.I
+    counters[I_FINISHED] = 1
+    S.F[F_FINISHED_AT] = S.F[F_NOW]
+    _finish_recording(S)
+    if S.C[C_FRONT] >= 0 and counters[I_FRONT_OPEN] > 0:
+        # the run goes on until the front has closed its last client connection
+        counters[I_STOP_ON_CLOSE] = 1
+    else:
+        counters[I_STOP] = 1
+
+
+@njit(cache=True)
+def _closed_issue(S, user):
+    """ClosedPopulation._issue: with clients.requests_per_user a user that has sent its
+    requests stops, and the last user to stop ends the workload."""
+    C, counters, UI = S.C, S.I, S.UI
+    per_user = C[C_PER_USER]
+    if per_user >= 0:
+        sent = UI[user, U_SENT]
+        if sent >= per_user:
+            counters[I_USERS_DONE] += 1
+            if counters[I_USERS_DONE] == C[C_USERS]:
+                _clients_finished(S)
+            return
+        UI[user, U_SENT] = sent + 1
+    _send(S, _alloc_request(S, user, 0, S.F[F_NOW]))
+
+
+@njit(cache=True)
+def _ab_issue(S, loop):
+    """ApacheBench._issue: one of ab's -c loops sends, while fewer than -n were sent."""
+    counters = S.I
+    if counters[I_ISSUED] >= S.C[C_TOTAL]:
+        return
+    counters[I_ISSUED] += 1
+    _send(S, _alloc_request(S, loop, 0, S.F[F_NOW]))
 
 
 @njit(cache=True)
@@ -1049,6 +1155,19 @@ def _snapshot(S, v):
                 v[k + 1] = CPF[c, CPF_JOBS]
         v[k + 2] = CPI[c, CP_COMPLETED]
         k += 3
+    if C[C_FRONT] >= 0:
+        # proxy.connections (opened, closed, closed_after_error, closed_no_worker, open) and
+        # proxy.responses (500, 502, 503, 504)
+        v[k] = counters[I_FRONT_OPENED]
+        v[k + 1] = counters[I_FRONT_CLOSED]
+        v[k + 2] = 0.0
+        v[k + 3] = 0.0
+        v[k + 4] = counters[I_FRONT_OPEN]
+        v[k + 5] = 0.0
+        v[k + 6] = 0.0
+        v[k + 7] = counters[I_FRONT_503]
+        v[k + 8] = 0.0
+        k += 9
     if C[C_HAS_DISPATCHER]:
         BI = S.BI
         for m in range(C[C_N_MEMBERS]):
@@ -1148,7 +1267,11 @@ def _start(S):
     if kind == CLIENT_CLOSED:
         for user in range(C[C_USERS]):
             UI[user, U_ROUTE] = -1
-            _send(S, _alloc_request(S, user, 0, now))
+            UI[user, U_SENT] = 0
+            _closed_issue(S, user)
+    elif kind == CLIENT_AB:
+        for loop in range(C[C_USERS]):
+            _ab_issue(S, loop)
     elif kind == CLIENT_OPEN:
         push(S, now + draw(S, C[C_ST_ARRIVALS]), EV_ARRIVAL, 0)
     else:
@@ -1179,6 +1302,12 @@ def run_events(S):
     ht = S.HT
     until = F[F_UNTIL]
     while True:
+        while counters[I_AB_WAITING]:  # ab loops whose request ended in the last event
+            head = counters[I_AB_HEAD]
+            loop = S.UFREE[head]
+            counters[I_AB_HEAD] = (head + 1) % S.UFREE.shape[0]
+            counters[I_AB_WAITING] -= 1
+            _ab_issue(S, loop)
         if counters[I_STOP]:
             break
         if _needs_room(S):
@@ -1215,11 +1344,13 @@ def run_events(S):
             _computed(S, arg)
         elif kind == EV_THINK:
             counters[I_THINKING] -= 1
-            _send(S, _alloc_request(S, arg, 0, now))
+            _closed_issue(S, arg)
         elif kind == EV_ARRIVAL:
             counters[I_GENERATED] += 1
             _send(S, _alloc_request(S, counters[I_GENERATED], 0, now))
-            push(S, now + draw(S, C[C_ST_ARRIVALS]), EV_ARRIVAL, 0)
+            total = C[C_TOTAL]
+            if total < 0 or counters[I_GENERATED] < total:
+                push(S, now + draw(S, C[C_ST_ARRIVALS]), EV_ARRIVAL, 0)
         elif kind == EV_DEPART:
             c = arg
             if CPI[c, CP_WAKEUP] != seq:
@@ -1293,18 +1424,23 @@ def run_events(S):
             else:
                 UI[session, U_REMAINING] = int(draw(S, C[C_ST_LENGTH]))
             _next_session_request(S, session)
-            push(S, now + draw(S, C[C_ST_ARRIVALS]), EV_SESSION_ARRIVAL, 0)
+            total = C[C_TOTAL]
+            if total < 0 or counters[I_SESS_STARTED] < total:
+                push(S, now + draw(S, C[C_ST_ARRIVALS]), EV_SESSION_ARRIVAL, 0)
         elif kind == EV_SESSION_THINK:
             _next_session_request(S, arg)
         elif kind == EV_WARMUP:
             _start_recording(S)
+        elif kind == EV_STOP:
+            counters[I_STOP] = 1
         elif kind == EV_CHECKPOINT:
             _take(S)
             if arg + 1 < C[C_CELLS]:  # the last point is the end of the run
                 push(S, now + CF[CF_GRID_STEP], EV_CHECKPOINT, arg + 1)
     if counters[I_RUNAWAY]:
         return RUNAWAY
-    _finish_recording(S)
+    if not counters[I_FINISHED]:
+        _finish_recording(S)
     return DONE
 
 

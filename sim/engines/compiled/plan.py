@@ -22,11 +22,12 @@ from sim.engines.compiled.support import blind_policy
 from sim.kernel.cpu import ProcessorSharingCPU
 from sim.kernel.slots import INFINITE, Pool
 from sim.model.plan import NodePlan
-from sim.model.schema import ClosedClients, Model, OpenClients, SessionClients
+from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
 from sim.observe.probes import Measures
 from sim.observe.recorder import BASE_FIELDS
 from sim.random.distributions import Deterministic, Distribution, Exponential, as_distribution
 from sim.tiers.balancer.dispatcher import BALANCER_COUNTS, DispatchProbe
+from sim.tiers.proxy.client_connections import ConnectionsProbe, ServerCloseProbe, StatusProbe
 from sim.tiers.station import Station
 
 # The counters the compiled recorder writes for each component, in this order (`kernel.
@@ -36,6 +37,8 @@ from sim.tiers.station import Station
 STATION_FIELDS = ("visits", "wait_sum", "residence_sum", "downstream_sum", "failed", "in_progress")
 POOL_FIELDS = ("busy_area", "queue_area", "acquired", "refused", "wait_sum", "in_use", "waiting")
 CPU_FIELDS = ("busy_area", "jobs_area", "completed")
+FRONT_FIELDS = ("opened", "closed", "closed_after_error", "closed_no_worker", "open")
+STATUS_FIELDS = ("500", "502", "503", "504")
 DISPATCH_COUNTS = (
     "failovers",
     "refused_down",
@@ -48,6 +51,8 @@ for _kernel, _reference in (
     (STATION_FIELDS, Station.fields),
     (POOL_FIELDS, Pool.fields),
     (CPU_FIELDS, ProcessorSharingCPU.fields),
+    (FRONT_FIELDS, ConnectionsProbe.fields),
+    (STATUS_FIELDS, StatusProbe.fields),
     (DISPATCH_COUNTS, BALANCER_COUNTS),
 ):
     if _kernel != tuple(_reference):
@@ -98,6 +103,42 @@ class CpuView:
         self.cores = cores
 
 
+class ConnectionsView:
+    """`proxy.connections.*` of a finite run through the proxy: `ConnectionsProbe`'s."""
+
+    name = "proxy.connections"
+    fields: tuple[str, ...] = FRONT_FIELDS
+    metrics = ConnectionsProbe.metrics
+
+
+class StatusView:
+    """`proxy.responses.<status>`: `StatusProbe`'s."""
+
+    name = "proxy.responses"
+    fields: tuple[str, ...] = STATUS_FIELDS
+    metrics = StatusProbe.metrics
+
+
+class FrontState:
+    """The front's state at the end of a run, as `ServerCloseProbe` reads it."""
+
+    def __init__(self) -> None:
+        self.last_close = float("nan")
+        self.open = 0
+
+
+class ServerCloseView:
+    """`elapsed.server_close`: `ServerCloseProbe`'s, over the state the engine leaves in
+    `front` after the run."""
+
+    name = "elapsed"
+    fields: tuple[str, ...] = ()
+    metrics = ServerCloseProbe.metrics
+
+    def __init__(self) -> None:
+        self.front = FrontState()
+
+
 class BalancerView:
     """The balancer's probe: `DispatchProbe`'s fields and metrics (which read the members)."""
 
@@ -136,6 +177,7 @@ class Plan:
     config_float: np.ndarray
     columns: list[str]
     probes: list[Measures] = field(default_factory=list)
+    server_close: ServerCloseView | None = None  # the front's end state (finite runs)
     users: int = 0
 
 
@@ -323,6 +365,12 @@ def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
     probes: list[Measures] = [StationView(name) for name in names]
     probes += [PoolView(name, capacity) for name, capacity, *_ in pools]
     probes += [CpuView(name, cores) for name, cores, *_ in cpus]
+    # a finite run through the proxy counts the front's client connections (`connections_
+    # matter`), one per request since the core has no keep-alive
+    front = model.proxy is not None and model.finite
+    server_close = ServerCloseView() if front else None
+    if server_close is not None:
+        probes += [ConnectionsView(), StatusView(), server_close]
     if dispatcher:
         probes.append(BalancerView([names[n] for n in nodes]))
     columns = list(BASE_FIELDS)
@@ -343,6 +391,7 @@ def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
     config[k.C_KEEPS_SESSIONS] = int(keeps_sessions)
     config[k.C_HAS_DISPATCHER] = int(dispatcher)
     config[k.C_MAX_CORES] = max((c[1] for c in cpus), default=1)
+    config[k.C_FRONT] = entry_target if front else -1
     return Plan(
         levels=levels,
         stations=station_table,
@@ -358,6 +407,7 @@ def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
         columns=columns,
         probes=probes,
         users=users,
+        server_close=server_close,
     )
 
 
@@ -377,6 +427,12 @@ def _clients(model: Model, streams: list[Stream], constants: list) -> tuple:
         config[k.C_CLIENT] = k.CLIENT_CLOSED
         config[k.C_USERS] = users = spec.users
         config[k.C_ST_THINK] = stream("clients.think", as_distribution(spec.think))
+        if spec.requests_per_user is not None:
+            config[k.C_PER_USER] = spec.requests_per_user
+    elif isinstance(spec, AbClients):  # ab -c concurrency -n requests (repeat 1)
+        config[k.C_CLIENT] = k.CLIENT_AB
+        config[k.C_USERS] = users = spec.concurrency
+        config[k.C_TOTAL] = spec.requests
     elif isinstance(spec, OpenClients):
         config[k.C_CLIENT] = k.CLIENT_OPEN
         arrivals: Distribution
@@ -385,6 +441,8 @@ def _clients(model: Model, streams: list[Stream], constants: list) -> tuple:
         else:
             arrivals = as_distribution(spec.interarrival)
         config[k.C_ST_ARRIVALS] = stream("clients.arrivals", arrivals)
+        if spec.total_requests is not None:
+            config[k.C_TOTAL] = spec.total_requests
     else:
         assert isinstance(spec, SessionClients)
         assert spec.requests_per_session is not None  # a script is refused by `unsupported`
@@ -401,6 +459,8 @@ def _clients(model: Model, streams: list[Stream], constants: list) -> tuple:
             )
             constants.append(None)
             config[k.C_ST_LENGTH] = len(streams) - 1
+        if spec.total_sessions is not None:
+            config[k.C_TOTAL] = spec.total_sessions
         users = 64
     if spec.connect is not None and as_distribution(spec.connect).mean > 0:
         config[k.C_ST_CONNECT] = stream("clients.connect", as_distribution(spec.connect))

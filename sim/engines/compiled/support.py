@@ -20,7 +20,7 @@ accepted only when the reference would build nothing but the components above fo
 
 from __future__ import annotations
 
-from sim.model.schema import ClosedClients, Model, OpenClients
+from sim.model.schema import AbClients, ClosedClients, Model, OpenClients
 from sim.random.distributions import as_distribution
 from sim.run.assemble import children_matter, connections_matter, pool_limit_binds
 from sim.tiers.balancer.policies import policy_class
@@ -53,7 +53,7 @@ BLIND_CLASSES = {
 MODELLED, REFUSED, INERT = "modelled", "refused", "inert"
 PARAMETERS: dict[str, tuple[str, str]] = {
     "meta": (INERT, "descriptive"),
-    "clients.kind": (MODELLED, "closed, open, sessions (ab: a finite workload, refused)"),
+    "clients.kind": (MODELLED, "closed, open, sessions, ab"),
     "clients.timeout_s": (MODELLED, ""),
     "clients.retry.max_retries": (MODELLED, ""),
     "clients.retry.backoff_s": (MODELLED, ""),
@@ -72,18 +72,18 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "clients.users": (MODELLED, ""),
     "clients.think": (MODELLED, ""),
     "clients.ramp": (REFUSED, ""),
-    "clients.requests_per_user": (REFUSED, "a finite workload"),
+    "clients.requests_per_user": (MODELLED, "a finite workload"),
     "clients.rate_per_s": (MODELLED, ""),
     "clients.schedule": (REFUSED, ""),
     "clients.interarrival": (MODELLED, ""),
-    "clients.total_requests": (REFUSED, "a finite workload"),
+    "clients.total_requests": (MODELLED, "a finite workload"),
     "clients.session_rate_per_s": (MODELLED, ""),
     "clients.requests_per_session": (MODELLED, ""),
     "clients.fixed_length": (MODELLED, ""),
-    "clients.total_sessions": (REFUSED, "a finite workload"),
-    "clients.concurrency": (REFUSED, "ab: a finite workload"),
-    "clients.requests": (REFUSED, "ab: a finite workload"),
-    "clients.repeat": (REFUSED, "ab: a finite workload"),
+    "clients.total_sessions": (MODELLED, "a finite workload"),
+    "clients.concurrency": (MODELLED, "ab -c"),
+    "clients.requests": (MODELLED, "ab -n"),
+    "clients.repeat": (REFUSED, "above 1: ab run again, batch.K.* metrics"),
     "proxy.cores": (MODELLED, ""),
     "proxy.speed": (MODELLED, ""),
     "proxy.workers": (MODELLED, "MaxRequestWorkers as httpd runs it (Processes.workers)"),
@@ -193,11 +193,8 @@ def unsupported(model: Model) -> list[str]:
     """What the compiled engine does not model in `model`, by parameter path (empty: all of it)."""
     missing: list[str] = []
     clients = model.clients
-    if model.finite:
-        missing.append(
-            "a finite workload (ab, clients.requests_per_user, clients.total_*: makespan, "
-            "elapsed.server_close)"
-        )
+    if isinstance(clients, AbClients) and clients.repeat > 1:
+        missing.append(f"clients.repeat = {clients.repeat} (ab run again: batch.K.* metrics)")
     if isinstance(clients, ClosedClients) and clients.ramp:
         missing.append("clients.ramp")
     if isinstance(clients, OpenClients) and clients.schedule is not None:
@@ -254,7 +251,17 @@ def unsupported(model: Model) -> list[str]:
     policy = model.balancer.policy
     if sum(group.count for group in built) > 1 and blind_policy(policy) is None:
         missing.append(f"balancer.policy = {policy!r} (load-aware or per-client)")
-    if not missing and proxy is not None and connections_matter(model, children_matter(model)):
+    # A finite run counts the front's client connections, which the engine does (one per
+    # request); anything else that makes them entities is refused.
+    if (
+        not missing
+        and proxy is not None
+        and (
+            children_matter(model)
+            if model.finite
+            else connections_matter(model, children_matter(model))
+        )
+    ):
         # the reference would build the front's client connections or its children: a safety
         # net for a mechanism added there and not named above
         missing.append(
