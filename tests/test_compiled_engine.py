@@ -348,6 +348,68 @@ MODELS = {
         "proxy": {"workers": 4, "demand": {"dist": EXP, "mean": 0.003}},
         "backends": [{"name": "app", "threads": 3, "demand": {"dist": EXP, "mean": 0.02}}],
     },
+    # synchronous session replication: serialize on the sender, links, apply on receivers, acks
+    "web and EJB replication, switched multicast, a finite run (seed 004's C5)": {
+        "clients": {"kind": "closed", "users": 20, "requests_per_user": 30, "think": 0.2},
+        "balancer": {"policy": "round_robin"},
+        "backends": [
+            {"name": "jboss", "count": 2, "threads": 50, "demand": {"dist": EXP, "mean": 0.012}}
+        ],
+        "cluster": {
+            "bandwidth_bps": 1e7,
+            "replication": [
+                {
+                    "tier": "web",
+                    "trigger": "set_and_non_primitive_get",
+                    "set_fraction": 0.5,
+                    "non_primitive_get_fraction": 0.6,
+                    "message_cpu_s": 0.004,
+                },
+                {"tier": "ejb", "trigger": "set", "invocations": 2, "message_cpu_s": 0.002},
+            ],
+        },
+    },
+    "buddy replication on a shared segment, unicast, io waits, a database": {
+        "clients": closed(30, 0.3),
+        "balancer": {"policy": "random", "sticky_session": True},
+        "backends": [
+            {
+                "name": "node",
+                "count": 4,
+                "threads": 4,
+                "cores": 2,
+                "demand": {"dist": EXP, "mean": 0.03},
+                "io_wait": {"dist": EXP, "mean": 0.01},
+                "db_calls": 1,
+            }
+        ],
+        "database": {"connections": 3, "demand": {"dist": EXP, "mean": 0.004}},
+        "cluster": {
+            "network": "shared",
+            "multicast": False,
+            "bandwidth_bps": 2e6,
+            "replication": [
+                {
+                    "scope": "buddy",
+                    "buddies": 2,
+                    "granularity": "attribute",
+                    "changed_bytes": 3000,
+                    "set_fraction": 0.7,
+                }
+            ],
+        },
+        "run": {"requests": 3000},
+    },
+    "total replication over three nodes, switched unicast, behind the proxy": {
+        "clients": closed(25, 0.2),
+        "proxy": {"workers": 10, "demand": {"dist": EXP, "mean": 0.002}},
+        "balancer": {"policy": "byrequests"},
+        "backends": [
+            {"name": "n", "count": 3, "threads": 3, "demand": {"dist": EXP, "mean": 0.04}}
+        ],
+        "cluster": {"multicast": False, "replication": [{"message_cpu_s": 0.003}]},
+        "run": {"duration_s": 120.0},
+    },
     "a finite workload cut short by run.max_duration_s": {
         "clients": {"kind": "closed", "users": 5, "requests_per_user": 1000, "think": 0.1},
         "backends": [{"name": "app", "threads": 2, "demand": {"dist": EXP, "mean": 0.05}}],
@@ -732,7 +794,10 @@ def _two_nodes(**changes) -> dict:
             _two_nodes(clients={"kind": "ab", "concurrency": 2, "requests": 9, "repeat": 2}),
             "clients.repeat = 2",
         ),
-        (_two_nodes(cluster={"replication": [{}]}), "cluster.replication"),
+        (
+            _two_nodes(cluster={"replication": [{"mode": "async"}]}),
+            "cluster.replication.0.mode = 'async'",
+        ),
         (
             _two_nodes(proxy={"workers": 8, "demand": 0.001, "start_servers": 2}),
             "proxy.start_servers",

@@ -112,6 +112,7 @@ class _Tables:
         self.members_int = plan.members.copy()
         self.config = plan.config.copy()
         self.config_float = plan.config_float.copy()
+        self.replication = plan.replication.copy()
         self.token = token
 
         self.counters[k.I_RFREE_TOP] = requests
@@ -212,6 +213,7 @@ class _Tables:
             self.grid_rows,
             self.grid_histograms,
             self.marks,
+            self.replication,
             self.token,
         )
 

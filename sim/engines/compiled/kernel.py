@@ -16,7 +16,7 @@ module could be edited without the cached caller noticing.  Everything compiled 
 State is a `State` struct of arrays (`STATE_FIELDS`); rows of the 2-D arrays are entities (requests,
 jobs = one request's visit at one level of the stack, stations, pools, CPUs, balancer
 members, users or sessions) and columns are their fields (constants below).  A calendar
-entry is (time, sequence number, payload = argument * 16 + kind); a cancelled entry stays in
+entry is (time, sequence number, payload = argument * 32 + kind); a cancelled entry stays in
 the heap and is recognised as stale by its sequence number when it comes due, as the
 reference's `Wakeup.cancel` is lazy.
 """
@@ -79,6 +79,7 @@ STATE_FIELDS = (
     "CKROWS",  # checkpoint grid: full recorder rows at the candidate window starts
     "CKHIST",  # checkpoint grid: cumulative histograms at the candidate window starts
     "MARKS",  # checkpoint grid of completions: the completion counts of its points
+    "RP",  # session replication: per replicated tier, its settings and counters
     "TOKEN",  # the driver's id for refilling random blocks
 )
 structref.define_proxy(State, StateType, list(STATE_FIELDS))
@@ -173,8 +174,14 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     C_PER_USER,
     C_TOTAL,
     C_FRONT,
+    C_N_TIERS,
+    C_N_NODES,
+    C_NET_TX0,
+    C_NET_RX0,
+    C_NET_SWITCHED,
+    C_MULTICAST,
     N_C,
-) = range(36)
+) = range(42)
 
 # float configuration
 (
@@ -187,8 +194,10 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     CF_BIN_LOG_GROWTH,
     CF_WARMUP_S,
     CF_GRID_STEP,
+    CF_NET_S_PER_BYTE,
+    CF_NET_LATENCY,
     N_CF,
-) = range(10)
+) = range(12)
 
 # stations
 (
@@ -206,8 +215,9 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     ST_VISITS,
     ST_FAILED,
     ST_IN_PROGRESS,
+    ST_NODE,
     N_STI,
-) = range(15)
+) = range(16)
 STF_WAIT, STF_RESIDENCE, STF_DOWNSTREAM, N_STF = range(4)
 
 # pools
@@ -261,8 +271,15 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
     J_PREV,
     J_NEXT,
     J_WAIT_NEXT,
+    J_PHASE,
+    J_OWNER,
+    J_PEER,
+    J_LINK,
+    J_REP_TIER,
+    J_REP_LEFT,
+    J_PENDING,
     N_JI,
-) = range(10)
+) = range(17)
 (
     JF_ARRIVED,
     JF_STARTED,
@@ -271,8 +288,10 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
     JF_FINISH,
     JF_TAG,
     JF_WAIT_SINCE,
+    JF_REP_STARTED,
+    JF_TX_S,
     N_JF,
-) = range(8)
+) = range(10)
 
 # requests
 R_STATE, R_USER, R_ATTEMPT, R_SYN, R_TIMER, N_RI = range(6)
@@ -290,7 +309,35 @@ CLIENT_CLOSED, CLIENT_OPEN, CLIENT_SESSIONS, CLIENT_AB = range(4)
 ENTRY_STATION, ENTRY_BALANCER = range(2)
 DOWN_NONE, DOWN_STATION, DOWN_BALANCER = range(3)
 POLICY_ROUND_ROBIN, POLICY_RANDOM, POLICY_BYREQUESTS, POLICY_STATIC = range(4)
-ROLE_STATION, ROLE_JDBC, ROLE_DISK = range(3)
+ROLE_STATION, ROLE_JDBC, ROLE_DISK, ROLE_LINK = range(4)
+
+# session replication (`sim.tiers.cluster.session_replication`, synchronous): a tier's row
+(
+    RP_FRACTION,
+    RP_INVOCATIONS,
+    RP_BYTES,
+    RP_SERIALIZE_S,
+    RP_APPLY_S,
+    RP_ACK_BYTES,
+    RP_STREAM,
+    RP_BUDDIES,  # 0: every other node holds a copy
+    RP_REPLICATED,
+    RP_BYTES_SENT,
+    RP_WAIT_SUM,
+    RP_CREDIT_WAITS,
+    RP_WEB,  # 1 for the web tier (HTTP sessions, which the balancer's session table follows)
+    N_RP,
+) = range(14)
+# what a job row is doing: a visit, or replication work (jobs of rows taken for it alone)
+(
+    PHASE_VISIT,
+    PHASE_SERIALIZE,  # the visit's thread serializes its session on its node's CPU
+    PHASE_APPLY,  # a receiver applies a message on its CPU
+    FRAME_OUT,  # a message on its sender's outgoing link (or the shared segment)
+    FRAME_IN,  # ... on a receiver's incoming link
+    FRAME_ACK_OUT,  # an acknowledgement on the receiver's outgoing link
+    FRAME_ACK_IN,  # ... on the sender's incoming link (or the segment)
+) = range(7)
 WARMUP_FROM_START, WARMUP_FIXED = range(2)
 GRID_NONE, GRID_TIME, GRID_REQUESTS = range(3)
 GRANTED, QUEUED, REFUSED = range(3)
@@ -314,9 +361,11 @@ STREAM_BLOCK, STREAM_CONSTANT = range(2)
     EV_WARMUP,
     EV_CHECKPOINT,
     EV_STOP,
-) = range(16)
-KIND_BITS = 4
-KIND_MASK = 15
+    EV_LINK_SENT,
+    EV_LINK_ARRIVED,
+) = range(18)
+KIND_BITS = 5
+KIND_MASK = 31
 
 DONE, GROW, RUNAWAY = range(3)
 NEVER = 2**62
@@ -646,6 +695,9 @@ def pool_release(S, p):
     POI[p, PO_ACQUIRED] += 1
     POF[p, POF_WAIT] += now - JF[j, JF_WAIT_SINCE]
     role = POI[p, PO_ROLE]
+    if role == ROLE_LINK:  # a frame's turn on a network link
+        push(S, now + JF[j, JF_TX_S], EV_LINK_SENT, j)
+        return
     s = JI[j, J_STATION]
     if role == ROLE_STATION:  # a worker / thread / connection for the visit itself
         if s == S.C[C_FRONT]:
@@ -671,6 +723,7 @@ def _open_visit(S, j, s, member, via_pool):
     JF[j, JF_DOWNSTREAM] = 0.0
     JI[j, J_VIA_MEMBER] = member
     JI[j, J_VIA_POOL] = via_pool
+    JI[j, J_PHASE] = PHASE_VISIT
 
 
 @njit(cache=True)
@@ -791,8 +844,16 @@ def _disk_start(S, j):
 
 @njit(cache=True)
 def _computed(S, j):
-    """A burst of visit j ended: the next downstream call, the non-CPU wait, the disk, or done."""
+    """A burst of visit j ended: the next downstream call, the non-CPU wait, the disk, the
+    session replication, or done; or a replication burst ended."""
     JI, JF, STI = S.JI, S.JF, S.STI
+    phase = JI[j, J_PHASE]
+    if phase == PHASE_SERIALIZE:
+        _serialized(S, j)
+        return
+    if phase == PHASE_APPLY:
+        _applied(S, j)
+        return
     s = JI[j, J_STATION]
     if JI[j, J_CALLS_LEFT] > 0:
         JI[j, J_CALLS_LEFT] -= 1
@@ -816,8 +877,199 @@ def _computed(S, j):
         push(S, S.F[F_NOW] + draw(S, io), EV_IO, j)
     elif STI[s, ST_DISK_POOL] >= 0:
         _disk_start(S, j)
+    elif STI[s, ST_NODE] >= 0 and S.C[C_N_TIERS] > 0:
+        _replicate(S, j, 0)
     else:
         _finish(S, j, True)
+
+
+# --------------------------------------------------------------------------- replication
+@njit(cache=True)
+def _replicate(S, j, tier):
+    """AfterRequest: each replicated tier in turn (from `tier`) replicates what visit j's
+    request changed, with the probability its trigger gives, once per invocation; then the
+    visit ends (its thread held throughout: synchronous replication)."""
+    RP, JI, JF = S.RP, S.JI, S.JF
+    while tier < S.C[C_N_TIERS]:
+        count = 0
+        stream = int(RP[tier, RP_STREAM])
+        fraction = RP[tier, RP_FRACTION]
+        for _ in range(int(RP[tier, RP_INVOCATIONS])):
+            if draw(S, stream) < fraction:
+                count += 1
+        if count:
+            JI[j, J_REP_TIER] = tier
+            JI[j, J_REP_LEFT] = count
+            JF[j, JF_REP_STARTED] = S.F[F_NOW]
+            _serialize(S, j)
+            return
+        tier += 1
+    _finish(S, j, True)
+
+
+@njit(cache=True)
+def _serialize(S, j):
+    """The sender serializes one message on its own CPU (Replicator._next)."""
+    S.JI[j, J_PHASE] = PHASE_SERIALIZE
+    c = S.STI[S.JI[j, J_STATION], ST_CPU]
+    cpu_run(S, c, S.RP[S.JI[j, J_REP_TIER], RP_SERIALIZE_S], j)
+
+
+@njit(cache=True)
+def _holds_replica(S, home, member):
+    """SessionTable.replicated: does `member` hold a copy of the sessions made on `home`?
+    Every web-tier replication sends them to its receivers."""
+    RP = S.RP
+    n = S.C[C_N_NODES]
+    for t in range(S.C[C_N_TIERS]):
+        if RP[t, RP_WEB]:
+            buddies = int(RP[t, RP_BUDDIES])
+            if buddies == 0 or 1 <= (member - home) % n <= buddies:
+                return True
+    return False
+
+
+@njit(cache=True)
+def _node_of(S, j):
+    return S.STI[S.JI[j, J_STATION], ST_NODE]
+
+
+@njit(cache=True)
+def _tx(S, node):
+    return S.C[C_NET_TX0] + (node if S.C[C_NET_SWITCHED] else 0)
+
+
+@njit(cache=True)
+def _rx(S, node):
+    return S.C[C_NET_RX0] + (node if S.C[C_NET_SWITCHED] else 0)
+
+
+@njit(cache=True)
+def _serialized(S, j):
+    """Replicator._send (sync): the message goes out to every receiver, and the thread
+    waits for all their acknowledgements."""
+    RP, JI = S.RP, S.JI
+    tier = JI[j, J_REP_TIER]
+    nbytes = RP[tier, RP_BYTES]
+    RP[tier, RP_REPLICATED] += 1
+    RP[tier, RP_BYTES_SENT] += nbytes
+    sender = _node_of(S, j)
+    n = S.C[C_N_NODES]
+    buddies = int(RP[tier, RP_BUDDIES])
+    JI[j, J_PENDING] = (n - 1) if buddies == 0 else buddies
+    if S.C[C_MULTICAST]:
+        _link_send(S, _tx(S, sender), nbytes, FRAME_OUT, j, -1)
+    else:
+        # one unicast copy per receiver, in the receivers' order
+        if buddies == 0:
+            for r in range(n):
+                if r != sender:
+                    _link_send(S, _tx(S, sender), nbytes, FRAME_OUT, j, r)
+        else:
+            for step in range(1, buddies + 1):
+                _link_send(S, _tx(S, sender), nbytes, FRAME_OUT, j, (sender + step) % n)
+
+
+@njit(cache=True)
+def _aux_job(S):
+    """A job row of its own for a frame or a receiver's work (a request row taken for it)."""
+    return _alloc_request(S, -1, 0, 0.0) * S.C[C_LEVELS]
+
+
+@njit(cache=True)
+def _link_send(S, link, nbytes, phase, owner, peer):
+    """Link.send: the frame waits for the link (FIFO), takes nbytes x 8 / bandwidth on it,
+    then the latency in flight."""
+    JI, JF = S.JI, S.JF
+    f = _aux_job(S)
+    JI[f, J_PHASE] = phase
+    JI[f, J_OWNER] = owner
+    JI[f, J_PEER] = peer
+    JI[f, J_LINK] = link
+    JF[f, JF_TX_S] = nbytes * S.CF[CF_NET_S_PER_BYTE]
+    if pool_acquire(S, link, f) == GRANTED:
+        push(S, S.F[F_NOW] + JF[f, JF_TX_S], EV_LINK_SENT, f)
+
+
+@njit(cache=True)
+def _arrived(S, owner, receiver):
+    """A message reached a receiver, which applies it on its CPU."""
+    JI = S.JI
+    a = _aux_job(S)
+    station = S.BI[receiver, B_STATION]
+    JI[a, J_STATION] = station
+    JI[a, J_PHASE] = PHASE_APPLY
+    JI[a, J_OWNER] = owner
+    JI[a, J_PEER] = receiver
+    cpu_run(S, S.STI[station, ST_CPU], S.RP[JI[owner, J_REP_TIER], RP_APPLY_S], a)
+
+
+@njit(cache=True)
+def _applied(S, a):
+    """The receiver acknowledges, back over the network (Network.reply)."""
+    JI = S.JI
+    owner, receiver = JI[a, J_OWNER], JI[a, J_PEER]
+    _free_request(S, a // S.C[C_LEVELS])
+    ack = S.RP[JI[owner, J_REP_TIER], RP_ACK_BYTES]
+    if S.C[C_NET_SWITCHED]:
+        _link_send(S, _tx(S, receiver), ack, FRAME_ACK_OUT, owner, -1)
+    else:
+        _link_send(S, _tx(S, receiver), ack, FRAME_ACK_IN, owner, -1)
+
+
+@njit(cache=True)
+def _link_arrived(S, f):
+    """A frame came out of its link's latency: fan out, apply, relay the ack, or count it."""
+    JI = S.JI
+    phase, owner, peer = JI[f, J_PHASE], JI[f, J_OWNER], JI[f, J_PEER]
+    _free_request(S, f // S.C[C_LEVELS])
+    if phase == FRAME_OUT:  # Network._fan_out
+        tier = JI[owner, J_REP_TIER]
+        nbytes = S.RP[tier, RP_BYTES]
+        switched = S.C[C_NET_SWITCHED]
+        if peer >= 0:
+            if switched:
+                _link_send(S, _rx(S, peer), nbytes, FRAME_IN, owner, peer)
+            else:
+                _arrived(S, owner, peer)
+            return
+        sender = _node_of(S, owner)
+        n = S.C[C_N_NODES]
+        buddies = int(S.RP[tier, RP_BUDDIES])
+        count = n - 1 if buddies == 0 else buddies
+        for i in range(count):
+            # every other node in order, or the next buddies in ring order
+            r = (i if i < sender else i + 1) if buddies == 0 else (sender + i + 1) % n
+            if switched:
+                _link_send(S, _rx(S, r), nbytes, FRAME_IN, owner, r)
+            else:
+                _arrived(S, owner, r)
+    elif phase == FRAME_IN:
+        _arrived(S, owner, peer)
+    elif phase == FRAME_ACK_OUT:  # Network._to_rx: on to the sender's incoming link
+        ack = S.RP[JI[owner, J_REP_TIER], RP_ACK_BYTES]
+        _link_send(S, _rx(S, _node_of(S, owner)), ack, FRAME_ACK_IN, owner, -1)
+    else:
+        _acked(S, owner)
+
+
+@njit(cache=True)
+def _acked(S, j):
+    """Replicator._acked (sync): with the last acknowledgement the thread goes on: the next
+    invocation's message, the next tier, or the end of the visit."""
+    JI = S.JI
+    JI[j, J_PENDING] -= 1
+    if JI[j, J_PENDING]:
+        return
+    left = JI[j, J_REP_LEFT] - 1
+    JI[j, J_REP_LEFT] = left
+    if left:
+        _serialize(S, j)
+        return
+    tier = JI[j, J_REP_TIER]
+    S.RP[tier, RP_WAIT_SUM] += S.F[F_NOW] - S.JF[j, JF_REP_STARTED]
+    JI[j, J_PHASE] = PHASE_VISIT
+    _replicate(S, j, tier + 1)
 
 
 # --------------------------------------------------------------------------- balancer
@@ -872,9 +1124,11 @@ def _dispatch(S, j):
         # The session table: a session found on another member is lost and made anew.
         route = UI[user, U_ROUTE]
         if route != member:
-            if route >= 0:
+            if route < 0:
+                counters[I_SESS_CREATED] += 1
+            elif not _holds_replica(S, route, member):
                 counters[I_SESS_LOST] += 1
-            counters[I_SESS_CREATED] += 1
+                counters[I_SESS_CREATED] += 1
             UI[user, U_ROUTE] = member
     arrive(S, j, BI[member, B_STATION], member, -1)
 
@@ -1155,6 +1409,13 @@ def _snapshot(S, v):
                 v[k + 1] = CPF[c, CPF_JOBS]
         v[k + 2] = CPI[c, CP_COMPLETED]
         k += 3
+    RP = S.RP
+    for t in range(C[C_N_TIERS]):  # replication.<tier>: ReplicationProbe's fields
+        v[k] = RP[t, RP_REPLICATED]
+        v[k + 1] = RP[t, RP_BYTES_SENT]
+        v[k + 2] = RP[t, RP_WAIT_SUM]
+        v[k + 3] = RP[t, RP_CREDIT_WAITS]
+        k += 4
     if C[C_FRONT] >= 0:
         # proxy.connections (opened, closed, closed_after_error, closed_no_worker, open) and
         # proxy.responses (500, 502, 503, 504)
@@ -1383,10 +1644,18 @@ def run_events(S):
             for i in range(k):
                 _computed(S, scratch[i])
         elif kind == EV_IO:
-            if STI[JI[arg, J_STATION], ST_DISK_POOL] >= 0:
+            s = JI[arg, J_STATION]
+            if STI[s, ST_DISK_POOL] >= 0:
                 _disk_start(S, arg)
+            elif STI[s, ST_NODE] >= 0 and C[C_N_TIERS] > 0:
+                _replicate(S, arg, 0)
             else:
                 _finish(S, arg, True)
+        elif kind == EV_LINK_SENT:  # Link._sent: the link is free for the next frame
+            pool_release(S, JI[arg, J_LINK])
+            push(S, now + CF[CF_NET_LATENCY], EV_LINK_ARRIVED, arg)
+        elif kind == EV_LINK_ARRIVED:
+            _link_arrived(S, arg)
         elif kind == EV_DISK:
             pool_release(S, STI[JI[arg, J_STATION], ST_DISK_POOL])
             _finish(S, arg, True)
@@ -1464,6 +1733,7 @@ def empty_state_sizes() -> dict[str, int]:
         "BI": N_BI,
         "BF": N_BF,
         "UI": N_UI,
+        "RP": N_RP,
     }
 
 

@@ -27,6 +27,7 @@ from sim.observe.probes import Measures
 from sim.observe.recorder import BASE_FIELDS
 from sim.random.distributions import Deterministic, Distribution, Exponential, as_distribution
 from sim.tiers.balancer.dispatcher import BALANCER_COUNTS, DispatchProbe
+from sim.tiers.cluster.session_replication import ReplicationProbe
 from sim.tiers.proxy.client_connections import ConnectionsProbe, ServerCloseProbe, StatusProbe
 from sim.tiers.station import Station
 
@@ -39,6 +40,7 @@ POOL_FIELDS = ("busy_area", "queue_area", "acquired", "refused", "wait_sum", "in
 CPU_FIELDS = ("busy_area", "jobs_area", "completed")
 FRONT_FIELDS = ("opened", "closed", "closed_after_error", "closed_no_worker", "open")
 STATUS_FIELDS = ("500", "502", "503", "504")
+REPLICATION_FIELDS = ("replicated", "bytes", "wait_sum", "credit_waits")
 DISPATCH_COUNTS = (
     "failovers",
     "refused_down",
@@ -53,6 +55,7 @@ for _kernel, _reference in (
     (CPU_FIELDS, ProcessorSharingCPU.fields),
     (FRONT_FIELDS, ConnectionsProbe.fields),
     (STATUS_FIELDS, StatusProbe.fields),
+    (REPLICATION_FIELDS, ReplicationProbe.fields),
     (DISPATCH_COUNTS, BALANCER_COUNTS),
 ):
     if _kernel != tuple(_reference):
@@ -139,6 +142,16 @@ class ServerCloseView:
         self.front = FrontState()
 
 
+class ReplicationView:
+    """`replication.<tier>.*`: `ReplicationProbe`'s fields and metrics."""
+
+    fields: tuple[str, ...] = REPLICATION_FIELDS
+    metrics = ReplicationProbe.metrics
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
 class BalancerView:
     """The balancer's probe: `DispatchProbe`'s fields and metrics (which read the members)."""
 
@@ -178,6 +191,7 @@ class Plan:
     columns: list[str]
     probes: list[Measures] = field(default_factory=list)
     server_close: ServerCloseView | None = None  # the front's end state (finite runs)
+    replication: np.ndarray = field(default_factory=lambda: np.zeros((1, k.N_RP)))
     users: int = 0
 
 
@@ -220,6 +234,7 @@ def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
             "disk_pool": -1,
             "disk_stream": -1,
             "accepts": 0,
+            "node": -1,
         }
         record.update(fields)
         stations.append(record)
@@ -262,12 +277,20 @@ def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
             fields["pool"] = pool(
                 f"{name}.threads", group.threads, group.accept_queue, k.ROLE_STATION
             )
-        fields["cpu"] = cpu(name, group.cores, group.speed, group.threads)
+        # replication work runs beside the request threads: the CPU may then be shared
+        threads = None if model.cluster.active else group.threads
+        fields["cpu"] = cpu(name, group.cores, group.speed, threads)
         fields["burst"] = stream(f"{name}.demand", as_distribution(group.demand), group.db_calls)
         io = as_distribution(group.io_wait)
         if io.mean != 0:
             fields["io"] = stream(f"{name}.io_wait", io)
         nodes.append(station(name, **fields))
+
+    for index, node in enumerate(nodes):
+        stations[node]["node"] = index
+    replication, replication_probes, replication_links = _replication(
+        model, names, nodes, pool, streams, constants
+    )
 
     dispatcher = len(nodes) > 1
     keeps_sessions = dispatcher and model.clients.kind in ("closed", "sessions")
@@ -335,6 +358,7 @@ def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
         row[k.ST_DISK_POOL] = record["disk_pool"]
         row[k.ST_DISK_STREAM] = record["disk_stream"]
         row[k.ST_ACCEPTS] = record["accepts"]
+        row[k.ST_NODE] = record["node"]
 
     pool_table = np.zeros((len(pools), k.N_POI), dtype=np.int64)
     for p, (_name, capacity, queue_limit, role) in enumerate(pools):
@@ -365,6 +389,7 @@ def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
     probes: list[Measures] = [StationView(name) for name in names]
     probes += [PoolView(name, capacity) for name, capacity, *_ in pools]
     probes += [CpuView(name, cores) for name, cores, *_ in cpus]
+    probes += replication_probes
     # a finite run through the proxy counts the front's client connections (`connections_
     # matter`), one per request since the core has no keep-alive
     front = model.proxy is not None and model.finite
@@ -392,6 +417,19 @@ def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
     config[k.C_HAS_DISPATCHER] = int(dispatcher)
     config[k.C_MAX_CORES] = max((c[1] for c in cpus), default=1)
     config[k.C_FRONT] = entry_target if front else -1
+    config[k.C_N_TIERS] = len(replication_probes)
+    config[k.C_N_NODES] = len(nodes)
+    if replication_probes:
+        cluster = model.cluster
+        switched = cluster.network == "switched"
+        first = replication_links
+        config[k.C_NET_SWITCHED] = int(switched)
+        config[k.C_MULTICAST] = int(cluster.multicast)
+        config[k.C_NET_TX0] = first
+        config[k.C_NET_RX0] = first + len(nodes) if switched else first
+        config_float[k.CF_NET_S_PER_BYTE] = 8.0 / cluster.bandwidth_bps
+        # full duplex: the latency is split between the sender's and the receiver's link
+        config_float[k.CF_NET_LATENCY] = cluster.latency_s / 2 if switched else cluster.latency_s
     return Plan(
         levels=levels,
         stations=station_table,
@@ -408,7 +446,49 @@ def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
         probes=probes,
         users=users,
         server_close=server_close,
+        replication=replication,
     )
+
+
+def _replication(
+    model: Model, names: list[str], nodes: list[int], pool, streams: list[Stream], constants: list
+) -> tuple[np.ndarray, list[Measures], int]:
+    """Synchronous session replication between the nodes (`sim.run.assemble.replicate`): the
+    network's links as pools of one frame (created after the nodes' pools, as the reference
+    does), each tier's row of settings, its uniform stream and its probe; and the index of
+    the first link's pool."""
+    cluster = model.cluster
+    active = cluster.active
+    table = np.zeros((max(len(active), 1), k.N_RP), dtype=np.float64)
+    if not active:
+        return table, [], -1
+    if cluster.network == "switched":
+        made = [
+            pool(f"net.{names[node]}.{direction}", 1, None, k.ROLE_LINK)
+            for direction in ("tx", "rx")
+            for node in nodes
+        ]
+        links = made[0]
+    else:
+        links = pool("net.segment", 1, None, k.ROLE_LINK)
+    tiers = [spec.tier for _, spec in active]
+    probes: list[Measures] = []
+    for row, (index, spec) in enumerate(active):
+        streams.append(Stream(f"cluster.replication.{index}", None))
+        constants.append(None)
+        kib = spec.message_bytes / 1024.0
+        table[row, k.RP_FRACTION] = spec.replicate_fraction
+        table[row, k.RP_INVOCATIONS] = spec.invocations
+        table[row, k.RP_BYTES] = spec.message_bytes
+        table[row, k.RP_SERIALIZE_S] = spec.message_cpu_s + kib * spec.serialize_s_per_kb
+        table[row, k.RP_APPLY_S] = spec.message_cpu_s + kib * spec.apply_s_per_kb
+        table[row, k.RP_ACK_BYTES] = spec.ack_bytes
+        table[row, k.RP_STREAM] = len(streams) - 1
+        table[row, k.RP_BUDDIES] = 0 if spec.scope == "all" else spec.buddies
+        table[row, k.RP_WEB] = spec.tier == "web"
+        name = f"replication.{spec.tier}" if tiers.count(spec.tier) == 1 else f"replication.{index}"
+        probes.append(ReplicationView(name))
+    return table, probes, links
 
 
 def _clients(model: Model, streams: list[Stream], constants: list) -> tuple:

@@ -146,11 +146,27 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "database.demand": (MODELLED, ""),
     "database.disk_demand": (MODELLED, ""),
     "database.disks": (MODELLED, ""),
-    "cluster.replication": (REFUSED, "when enabled"),
-    "cluster.network": (INERT, "only with session replication"),
-    "cluster.bandwidth_bps": (INERT, "only with session replication"),
-    "cluster.latency_s": (INERT, "only with session replication"),
-    "cluster.multicast": (INERT, "only with session replication"),
+    "cluster.replication.N.tier": (MODELLED, "names the probe"),
+    "cluster.replication.N.enabled": (MODELLED, ""),
+    "cluster.replication.N.mode": (MODELLED, "sync; async (flow-control credits) is refused"),
+    "cluster.replication.N.scope": (MODELLED, ""),
+    "cluster.replication.N.buddies": (MODELLED, ""),
+    "cluster.replication.N.granularity": (MODELLED, ""),
+    "cluster.replication.N.trigger": (MODELLED, ""),
+    "cluster.replication.N.set_fraction": (MODELLED, ""),
+    "cluster.replication.N.non_primitive_get_fraction": (MODELLED, ""),
+    "cluster.replication.N.session_bytes": (MODELLED, ""),
+    "cluster.replication.N.changed_bytes": (MODELLED, ""),
+    "cluster.replication.N.invocations": (MODELLED, ""),
+    "cluster.replication.N.serialize_s_per_kb": (MODELLED, ""),
+    "cluster.replication.N.apply_s_per_kb": (MODELLED, ""),
+    "cluster.replication.N.message_cpu_s": (MODELLED, ""),
+    "cluster.replication.N.ack_bytes": (MODELLED, ""),
+    "cluster.replication.N.max_credits_bytes": (INERT, "only with mode = async, refused"),
+    "cluster.network": (MODELLED, ""),
+    "cluster.bandwidth_bps": (MODELLED, ""),
+    "cluster.latency_s": (MODELLED, ""),
+    "cluster.multicast": (MODELLED, ""),
     # run control: the stop rules, warm-up and windows are the reference's
     "run.duration_s": (MODELLED, ""),
     "run.requests": (MODELLED, ""),
@@ -246,8 +262,11 @@ def unsupported(model: Model) -> list[str]:
             missing.append(f"backends.{index}.jvm")
         if group.events:
             missing.append(f"backends.{index}.events")
-    if model.cluster.active:
-        missing.append("cluster.replication")
+    for index, spec in model.cluster.active:
+        if spec.mode == "async":
+            missing.append(
+                f"cluster.replication.{index}.mode = 'async' (JGroups flow-control credits)"
+            )
     policy = model.balancer.policy
     if sum(group.count for group in built) > 1 and blind_policy(policy) is None:
         missing.append(f"balancer.policy = {policy!r} (load-aware or per-client)")
