@@ -563,6 +563,11 @@ def supported_models(draw):
         "database": {"cores": 2, "demand": {"dist": EXP, "mean": draw(st.floats(0.001, 0.01))}},
         "run": {"requests": 1500},
     }
+    if draw(st.booleans()):  # a finite run: each user's requests, then its makespan
+        data["clients"]["requests_per_user"] = draw(st.integers(10, 40))
+        data["run"] = {}
+    if nodes > 1 and draw(st.booleans()):
+        data["cluster"] = {"replication": [{"message_cpu_s": draw(st.floats(0.0005, 0.005))}]}
     if draw(st.booleans()):
         data["proxy"] = {"workers": draw(st.integers(2, 40)), "cores": 2, "demand": 0.001}
     return data
@@ -603,8 +608,9 @@ def distributions(draw, low: float, high: float):
 
 @st.composite
 def core_models(draw):
-    """Any model of the compiled core: every client kind and its failure handling, the front's
-    MPMs, pools, queues, JDBC and disks, the state-blind policies, each stop rule and warm-up."""
+    """Any model of the compiled core: every client kind and its failure handling, finite
+    workloads, the front's MPMs, pools, queues, JDBC and disks, the state-blind policies,
+    synchronous session replication, each stop rule and warm-up."""
     common: dict = {}
     if draw(st.booleans()):
         common["timeout_s"] = draw(st.sampled_from([0.3, 1.0]))
@@ -612,15 +618,28 @@ def core_models(draw):
     if draw(st.booleans()):
         common["connect"] = draw(distributions(0.001, 0.01))
     common["tcp"] = {"syn_retries": draw(st.integers(0, 3)), "initial_rto_s": 0.2}
-    kind = draw(st.sampled_from(["closed", "open", "sessions"]))
+    kind = draw(st.sampled_from(["closed", "open", "sessions", "ab"]))
+    finite = kind == "ab" or draw(st.booleans())
     if kind == "closed":
         clients = {
             **closed(draw(st.integers(2, 60)), 0.5),
             "think": draw(distributions(0.05, 1.0)),
             **common,
         }
+        if finite:
+            clients["requests_per_user"] = draw(st.integers(1, 40))
     elif kind == "open":
         clients = {"kind": "open", "rate_per_s": draw(st.floats(2.0, 30.0)), **common}
+        if finite:
+            clients["total_requests"] = draw(st.integers(1, 800))
+    elif kind == "ab":
+        concurrency = draw(st.integers(1, 20))
+        clients = {
+            "kind": "ab",
+            "concurrency": concurrency,
+            "requests": concurrency + draw(st.integers(0, 600)),
+            **common,
+        }
     else:
         clients = {
             "kind": "sessions",
@@ -630,6 +649,8 @@ def core_models(draw):
             "think": draw(distributions(0.1, 0.5)),
             **common,
         }
+        if finite:
+            clients["total_sessions"] = draw(st.integers(1, 150))
     db_calls = draw(st.integers(0, 2))
     backend = {
         "name": "app",
@@ -659,6 +680,27 @@ def core_models(draw):
             "disk_demand": draw(st.sampled_from([0.0, 0.004])),
             "disks": draw(st.integers(1, 3)),
         }
+    if backend["count"] > 1 and draw(st.booleans()):
+        scope = draw(st.sampled_from(["all", "buddy"]))
+        tiers = [
+            {
+                "tier": tier,
+                "scope": scope,
+                "buddies": 1,
+                "trigger": draw(st.sampled_from(["set", "set_and_non_primitive_get"])),
+                "set_fraction": draw(st.sampled_from([0.3, 1.0])),
+                "non_primitive_get_fraction": 0.5,
+                "invocations": draw(st.integers(1, 2)),
+                "message_cpu_s": draw(st.sampled_from([0.0, 0.002])),
+            }
+            for tier in draw(st.sampled_from([["web"], ["ejb"], ["web", "ejb"]]))
+        ]
+        data["cluster"] = {
+            "network": draw(st.sampled_from(["switched", "shared"])),
+            "multicast": draw(st.booleans()),
+            "bandwidth_bps": draw(st.sampled_from([1e6, 1e8])),
+            "replication": tiers,
+        }
     if draw(st.booleans()):
         mpm = draw(st.sampled_from(["prefork", "worker", "event"]))
         data["proxy"] = {
@@ -671,17 +713,19 @@ def core_models(draw):
             data["proxy"]["threads_per_child"] = draw(st.sampled_from([3, 10, 25]))
         if data["proxy"]["workers"] is not None:
             data["proxy"]["listen_backlog"] = draw(st.sampled_from([None, 0, 5]))
+    stop = draw(
+        st.sampled_from(
+            [
+                {"requests": 60},
+                {"requests": 1500},
+                {"duration_s": 60.0},
+                {"duration_s": 150.0, "requests": 800},
+            ]
+        )
+    )
     data["run"] = {
-        **draw(
-            st.sampled_from(
-                [
-                    {"requests": 60},
-                    {"requests": 1500},
-                    {"duration_s": 60.0},
-                    {"duration_s": 150.0, "requests": 800},
-                ]
-            )
-        ),
+        # a finite workload ends itself (within a horizon), whatever the warm-up says
+        **({"max_duration_s": draw(st.sampled_from([30.0, 1e7]))} if finite else stop),
         "warmup": draw(st.sampled_from(["mser", "none", 5.0])),
         "max_in_flight": 20_000,
     }

@@ -1286,10 +1286,9 @@ def _done(S, user):
     else:  # ab: the loop sends its next request at once, until -n requests had an outcome
         counters[I_OUTCOMES] += 1
         if counters[I_OUTCOMES] < C[C_TOTAL]:
-            # Queued, and sent when the current event is done: sending from here would make
-            # the compiled functions recursive (send -> reply -> done -> send), which numba's
-            # cache cannot load.  The reference sends inside the event; the two differ only
-            # when one event ends several requests at once.
+            # Queued, and sent by the loop as soon as the continuation that ended the request
+            # returns (`_ab_send_queued`): sending from here would make the compiled functions
+            # recursive (send -> reply -> done -> send), which numba's cache cannot load.
             queue = S.UFREE
             tail = (counters[I_AB_HEAD] + counters[I_AB_WAITING]) % queue.shape[0]
             queue[tail] = user
@@ -1328,6 +1327,20 @@ def _closed_issue(S, user):
             return
         UI[user, U_SENT] = sent + 1
     _send(S, _alloc_request(S, user, 0, S.F[F_NOW]))
+
+
+@njit(cache=True)
+def _ab_send_queued(S):
+    """The ab loops whose request has ended, in that order, each sending its next one (which
+    may end at once, refused, and queue its loop again)."""
+    counters = S.I
+    queue = S.UFREE
+    while counters[I_AB_WAITING]:
+        head = counters[I_AB_HEAD]
+        loop = queue[head]
+        counters[I_AB_HEAD] = (head + 1) % queue.shape[0]
+        counters[I_AB_WAITING] -= 1
+        _ab_issue(S, loop)
 
 
 @njit(cache=True)
@@ -1679,12 +1692,7 @@ def _run(S):
     ht = S.HT
     until = F[F_UNTIL]
     while True:
-        while counters[I_AB_WAITING]:  # ab loops whose request ended in the last event
-            head = counters[I_AB_HEAD]
-            loop = S.UFREE[head]
-            counters[I_AB_HEAD] = (head + 1) % S.UFREE.shape[0]
-            counters[I_AB_WAITING] -= 1
-            _ab_issue(S, loop)
+        _ab_send_queued(S)
         if counters[I_STOP]:
             break
         if _needs_room(S):
@@ -1759,6 +1767,7 @@ def _run(S):
                 _reschedule(S, c)
             for i in range(k):
                 _computed(S, scratch[i])
+                _ab_send_queued(S)  # before the next departure's continuation, as inside
         elif kind == EV_IO:
             s = JI[arg, J_STATION]
             if STI[s, ST_DISK_POOL] >= 0:

@@ -2,17 +2,23 @@
 
 The compiled engine covers the queueing core: closed, open (Poisson or renewal) and
 partly-open session clients with think times, connection set-up, timeouts, retries and SYN
-retransmission; the proxy's worker pool (Apache MaxRequestWorkers as httpd runs it,
-`ListenBacklog`) as one pool, without connection handling of its own; backend thread pools
-(Tomcat `maxThreads`, `acceptCount`, the non-blocking connector) on processor-shared cores
-with non-CPU waits; JDBC pools; the database's connections, CPU and FCFS disks; the
-state-blind balancer policies with sticky sessions.  Everything else runs on the reference
-engine: finite workloads, ramps and rate schedules, request classes, mixes and scripts,
-client connections as entities (keep-alive, closing after an error status, lingering close,
-a CPU cost per connection), httpd's children as individuals (process management, per-child
-backend pools, the event MPM's connection limit), the front's backend connection pools,
-blocking connectors and connection limits, JVMs, session replication, crashes, and the
-load-aware or per-client policies.
+retransmission; finite workloads (`clients.requests_per_user`, `clients.total_requests`,
+`clients.total_sessions`, `ab -c -n` run once), which record from their start and report
+their `makespan`, and through the proxy count the front's client connections (one per
+request) and run on until it has closed the last (`elapsed.server_close`); the proxy's worker
+pool (Apache MaxRequestWorkers as httpd runs it, `ListenBacklog`) as one pool; backend thread
+pools (Tomcat `maxThreads`, `acceptCount`, the non-blocking connector) on processor-shared
+cores with non-CPU waits; JDBC pools; the database's connections, CPU and FCFS disks; the
+state-blind balancer policies with sticky sessions; synchronous session replication
+(`cluster.replication`, mode = sync: serialization on the sender, the cluster network's
+links, the receivers' CPU, acknowledgements; total or buddy scope, every trigger, several
+tiers).  Everything else runs on the reference engine: ramps and rate schedules, ab run
+again (`clients.repeat`), request classes, mixes and scripts, client connections as
+entities (keep-alive, closing after an error status, lingering close, a CPU cost per
+connection), httpd's children as individuals (process management, per-child backend pools,
+the event MPM's connection limit), the front's backend connection pools, blocking connectors
+and connection limits, JVMs, asynchronous replication (flow-control credits), crashes, and
+the load-aware or per-client policies.
 
 The reasons are read from the reference's own builder (`sim.run.assemble`): a model is
 accepted only when the reference would build nothing but the components above for it.
