@@ -778,7 +778,39 @@ def test_auto_falls_back_to_the_reference_and_names_what_is_missing():
     assert "clients.keep_alive" in choice.note and "least_outstanding" in choice.note
     with pytest.raises(EngineUnavailable, match=r"clients\.keep_alive"):
         choose(model_from(data, engine="compiled"))
-    assert choose(model_from(chain()), timeseries=True).engine == "reference"
+    assert choose(model_from(chain()), timeseries=True).engine == "compiled"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "closed 3-tier chain, MSER",
+        "web and EJB replication, switched multicast, a finite run (seed 004's C5)",
+        "processor sharing with ties",
+    ],
+)
+def test_timeseries_samples_are_the_same_on_both_engines(name):
+    """--timeseries: the same samples (time and the window's metrics), bit for bit, and the
+    same replication as without them."""
+    data = {**MODELS[name], "run": {**MODELS[name].get("run", {}), "timeseries_interval_s": 0.7}}
+    samples: dict[str, list] = {"reference": [], "compiled": []}
+    results = {}
+    for engine, rows in samples.items():
+
+        def sink(replication, now, metrics, rows=rows):
+            rows.append((replication, now, metrics))
+
+        results[engine] = run_replication(model_from(data, engine=engine), 0, 3, timeseries=sink)
+    assert results["compiled"].engine == "compiled"
+    assert len(samples["compiled"]) == len(samples["reference"]) > 10
+    for (r1, t1, m1), (r2, t2, m2) in zip(samples["reference"], samples["compiled"]):
+        assert (r1, t1) == (r2, t2) and list(m1) == list(m2)
+        assert all(v == m2[m] or (math.isnan(v) and math.isnan(m2[m])) for m, v in m1.items())
+    plain = run_replication(model_from(data, engine="compiled"), 0, 3).metrics
+    assert all(
+        v == plain[m] or (math.isnan(v) and math.isnan(plain[m]))
+        for m, v in results["compiled"].metrics.items()
+    )
 
 
 def test_numba_is_loaded_only_for_the_compiled_engine():

@@ -30,6 +30,7 @@ from sim.random.streams import Streams
 from sim.run.replication import (
     BINS,
     ReplicationResult,
+    TimeseriesSink,
     metrics_between,
     single_window,
     windowed,
@@ -113,6 +114,7 @@ class _Tables:
         self.config = plan.config.copy()
         self.config_float = plan.config_float.copy()
         self.replication = plan.replication.copy()
+        self.sample_row = np.zeros(len(plan.columns), dtype=np.float64)
         self.token = token
 
         self.counters[k.I_RFREE_TOP] = requests
@@ -214,6 +216,7 @@ class _Tables:
             self.grid_histograms,
             self.marks,
             self.replication,
+            self.sample_row,
             self.token,
         )
 
@@ -265,15 +268,38 @@ def _extend(array: np.ndarray, more: int) -> np.ndarray:
     return np.concatenate([array, np.zeros((more, *array.shape[1:]), dtype=array.dtype)])
 
 
+def _sampler(
+    plan: Plan, tables: _Tables, bins: LogBins, replication: int, sink: TimeseriesSink
+) -> Callable[[int], None]:
+    """sample(first): `sim.run.replication._sample_periodically`'s metrics of the window since
+    the last sample (the same probes and names as the run's), streamed to `sink`."""
+    last: dict = {}
+
+    def sample(first: int) -> None:
+        row = tables.sample_row.copy()
+        histogram = tables.histogram.copy()
+        if not first:
+            metrics = window_metrics(
+                plan.columns, last["row"], row, histogram - last["hist"], bins, plan.probes
+            )
+            metrics["count.in_flight"] = float(tables.counters[k.I_IN_FLIGHT])
+            sink(replication, float(tables.floats[k.F_NOW]), metrics)
+        last["row"], last["hist"] = row, histogram
+
+    return sample
+
+
 def simulate(
     model: Model,
     replication: int,
     seed: int,
     bins: LogBins = BINS,
     model_plan: ModelPlan | None = None,
+    timeseries: TimeseriesSink | None = None,
 ):
     """Run the compiled loop to its end; returns the plan and the tables (recorder rows,
-    checkpoint grid, counters)."""
+    checkpoint grid, counters).  `timeseries` receives a sample every
+    `run.timeseries_interval_s`, as on the reference engine."""
     nodes = (compile_plan(model) if model_plan is None else model_plan).nodes
     plan = build_plan(model, nodes)
     run = model.run
@@ -293,6 +319,10 @@ def simulate(
         else run.max_duration_s
     )
     k.REFILLS[token] = _refiller(plan, Streams(seed, replication), tables.draws)
+    if timeseries is not None:
+        tables.config[k.C_SAMPLE] = 1
+        tables.config_float[k.CF_SAMPLE_INTERVAL] = run.timeseries_interval_s
+        k.SAMPLERS[token] = _sampler(plan, tables, bins, replication, timeseries)
     try:
         while True:
             status = k.run_events(tables.state())
@@ -302,6 +332,7 @@ def simulate(
             break
     finally:
         k.REFILLS.pop(token, None)
+        k.SAMPLERS.pop(token, None)
     if status == k.RUNAWAY:
         inside = int(tables.counters[k.I_RUNAWAY])
         raise RunawayQueue(
@@ -312,11 +343,15 @@ def simulate(
 
 
 def run_replication(
-    model: Model, replication: int, seed: int, model_plan: ModelPlan | None = None
+    model: Model,
+    replication: int,
+    seed: int,
+    model_plan: ModelPlan | None = None,
+    timeseries: TimeseriesSink | None = None,
 ) -> ReplicationResult:
     """One replication, windowed as the reference windows its own (`sim.run.replication`)."""
     started = time.perf_counter()
-    plan, tables = simulate(model, replication, seed, BINS, model_plan)
+    plan, tables = simulate(model, replication, seed, BINS, model_plan, timeseries)
     counters = tables.counters
     if plan.server_close is not None:
         plan.server_close.front.last_close = float(tables.floats[k.F_LAST_CLOSE])

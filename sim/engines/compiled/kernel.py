@@ -114,6 +114,7 @@ STATE_FIELDS = (
     "CKHIST",  # checkpoint grid: cumulative histograms at the candidate window starts
     "MARKS",  # checkpoint grid of completions: the completion counts of its points
     "RP",  # session replication: per replicated tier, its settings and counters
+    "TSROW",  # --timeseries: the recorder's row at the latest sample
     "TOKEN",  # the driver's id for refilling random blocks
 )
 structref.define_proxy(State, StateType, list(STATE_FIELDS))
@@ -214,8 +215,9 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     C_NET_RX0,
     C_NET_SWITCHED,
     C_MULTICAST,
+    C_SAMPLE,
     N_C,
-) = range(42)
+) = range(43)
 
 # float configuration
 (
@@ -230,8 +232,9 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     CF_GRID_STEP,
     CF_NET_S_PER_BYTE,
     CF_NET_LATENCY,
+    CF_SAMPLE_INTERVAL,
     N_CF,
-) = range(12)
+) = range(13)
 
 # stations
 (
@@ -397,7 +400,8 @@ STREAM_BLOCK, STREAM_CONSTANT = range(2)
     EV_STOP,
     EV_LINK_SENT,
     EV_LINK_ARRIVED,
-) = range(18)
+    EV_SAMPLE,
+) = range(19)
 KIND_BITS = 5
 KIND_MASK = 31
 
@@ -407,10 +411,16 @@ EPS = 1e-12  # the reference CPU's tolerance for departures due at the same virt
 
 # The driver's refill callbacks, by token: refill(stream) overwrites that stream's block.
 REFILLS: dict = {}
+# The driver's --timeseries callbacks, by token: sample(first) reads the row in TSROW.
+SAMPLERS: dict = {}
 
 
 def refill_stream(token: int, stream: int) -> None:
     REFILLS[token](stream)
+
+
+def emit_sample(token: int, first: int) -> None:
+    SAMPLERS[token](first)
 
 
 # --------------------------------------------------------------------------- random numbers
@@ -418,6 +428,16 @@ def refill_stream(token: int, stream: int) -> None:
 def _refill(token, stream):
     with objmode():
         refill_stream(token, stream)
+
+
+@njit(cache=True)
+def _sample(S, first):
+    """--timeseries (`sim.run.replication._sample_periodically`): the recorder's row now,
+    handed to the driver, which turns the window since the last sample into metrics."""
+    _snapshot(S, S.TSROW)
+    token = S.TOKEN
+    with objmode():
+        emit_sample(token, first)
 
 
 @njit(cache=True)
@@ -1574,6 +1594,9 @@ def _start(S):
             _start_recording(S)
     else:
         _start_recording(S)
+    if C[C_SAMPLE]:  # the first sample's window starts here, before the clients start
+        _sample(S, 1)
+        push(S, now + CF[CF_SAMPLE_INTERVAL], EV_SAMPLE, 0)
     grid = C[C_GRID]
     if grid != GRID_NONE:  # sim.observe.checkpoints.Checkpoints, built before the clients start
         _take(S)
@@ -1672,6 +1695,7 @@ def _borrowed(S):
         _borrow(S.CKHIST),
         _borrow(S.MARKS),
         _borrow(S.RP),
+        _borrow(S.TSROW),
         S.TOKEN,
     )
 
@@ -1827,6 +1851,9 @@ def _run(S):
             _start_recording(S)
         elif kind == EV_STOP:
             counters[I_STOP] = 1
+        elif kind == EV_SAMPLE:
+            _sample(S, 0)
+            push(S, now + CF[CF_SAMPLE_INTERVAL], EV_SAMPLE, 0)
         elif kind == EV_CHECKPOINT:
             _take(S)
             if arg + 1 < C[C_CELLS]:  # the last point is the end of the run

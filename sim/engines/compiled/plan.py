@@ -418,6 +418,7 @@ def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
     config[k.C_MAX_CORES] = max((c[1] for c in cpus), default=1)
     config[k.C_FRONT] = entry_target if front else -1
     config[k.C_N_TIERS] = len(replication_probes)
+    config[k.C_SAMPLE] = 0  # --timeseries: the engine switches it on with a sink
     config[k.C_N_NODES] = len(nodes)
     if replication_probes:
         cluster = model.cluster

@@ -190,7 +190,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
         MODELLED,
         "sim.run.simulate checks the work estimate before either engine runs",
     ),
-    "run.timeseries_interval_s": (INERT, "--timeseries runs on the reference engine"),
+    "run.timeseries_interval_s": (MODELLED, "--timeseries"),
     "classes": (REFUSED, "request classes"),
 }
 
