@@ -290,6 +290,146 @@ MODELS = {
         ],
         "run": {"duration_s": 100.0},
     },
+    # finite workloads: recorded from the start, ended by the last outcome (makespan)
+    "a fixed number of requests per user, round robin over two nodes and a database": {
+        "clients": {"kind": "closed", "users": 12, "requests_per_user": 25, "think": 0.2},
+        "balancer": {"policy": "round_robin"},
+        "backends": [
+            {"name": "node", "count": 2, "threads": 10, "demand": {"dist": EXP, "mean": 0.012}}
+        ],
+        "database": {"connections": 4, "demand": {"dist": EXP, "mean": 0.004}},
+        "run": {"warmup": "mser"},
+    },
+    "open arrivals up to clients.total_requests, timeouts and retries": {
+        "clients": {
+            "kind": "open",
+            "rate_per_s": 9.0,
+            "total_requests": 700,
+            "timeout_s": 0.5,
+            "retry": {"max_retries": 1},
+        },
+        "backends": [{"name": "app", "threads": 2, "demand": {"dist": EXP, "mean": 0.2}}],
+    },
+    "sessions up to clients.total_sessions, sticky byrequests": {
+        "clients": {
+            "kind": "sessions",
+            "session_rate_per_s": 3.0,
+            "requests_per_session": 4,
+            "total_sessions": 150,
+            "think": {"dist": EXP, "mean": 0.3},
+        },
+        "balancer": {"policy": "byrequests", "sticky_session": True},
+        "backends": [{"name": "a", "count": 2, "threads": 2, "demand": {"dist": EXP, "mean": 0.1}}],
+    },
+    "ab -c 6 -n 900 with connection set-up, a bounded accept queue": {
+        "clients": {
+            "kind": "ab",
+            "concurrency": 6,
+            "requests": 900,
+            "connect": {"dist": EXP, "mean": 0.002},
+        },
+        "backends": [
+            {
+                "name": "app",
+                "threads": 3,
+                "accept_queue": 1,
+                "cores": 2,
+                "demand": {"dist": EXP, "mean": 0.01},
+            }
+        ],
+    },
+    "closed users through the proxy: the front's connections, elapsed.server_close": {
+        "clients": {
+            "kind": "closed",
+            "users": 20,
+            "requests_per_user": 30,
+            "think": {"dist": EXP, "mean": 0.1},
+            "timeout_s": 0.3,
+        },
+        "proxy": {"workers": 6, "listen_backlog": 4, "demand": {"dist": EXP, "mean": 0.002}},
+        "balancer": {"policy": "round_robin"},
+        "backends": [
+            {
+                "name": "app",
+                "count": 2,
+                "threads": 2,
+                "accept_queue": 1,
+                "demand": {"dist": EXP, "mean": 0.05},
+            }
+        ],
+    },
+    "ab through the proxy: the run ends when the front closes its last connection": {
+        "clients": {"kind": "ab", "concurrency": 8, "requests": 600, "timeout_s": 0.2},
+        "proxy": {"workers": 4, "demand": {"dist": EXP, "mean": 0.003}},
+        "backends": [{"name": "app", "threads": 3, "demand": {"dist": EXP, "mean": 0.02}}],
+    },
+    # synchronous session replication: serialize on the sender, links, apply on receivers, acks
+    "web and EJB replication, switched multicast, a finite run (seed 004's C5)": {
+        "clients": {"kind": "closed", "users": 20, "requests_per_user": 30, "think": 0.2},
+        "balancer": {"policy": "round_robin"},
+        "backends": [
+            {"name": "jboss", "count": 2, "threads": 50, "demand": {"dist": EXP, "mean": 0.012}}
+        ],
+        "cluster": {
+            "bandwidth_bps": 1e7,
+            "replication": [
+                {
+                    "tier": "web",
+                    "trigger": "set_and_non_primitive_get",
+                    "set_fraction": 0.5,
+                    "non_primitive_get_fraction": 0.6,
+                    "message_cpu_s": 0.004,
+                },
+                {"tier": "ejb", "trigger": "set", "invocations": 2, "message_cpu_s": 0.002},
+            ],
+        },
+    },
+    "buddy replication on a shared segment, unicast, io waits, a database": {
+        "clients": closed(30, 0.3),
+        "balancer": {"policy": "random", "sticky_session": True},
+        "backends": [
+            {
+                "name": "node",
+                "count": 4,
+                "threads": 4,
+                "cores": 2,
+                "demand": {"dist": EXP, "mean": 0.03},
+                "io_wait": {"dist": EXP, "mean": 0.01},
+                "db_calls": 1,
+            }
+        ],
+        "database": {"connections": 3, "demand": {"dist": EXP, "mean": 0.004}},
+        "cluster": {
+            "network": "shared",
+            "multicast": False,
+            "bandwidth_bps": 2e6,
+            "replication": [
+                {
+                    "scope": "buddy",
+                    "buddies": 2,
+                    "granularity": "attribute",
+                    "changed_bytes": 3000,
+                    "set_fraction": 0.7,
+                }
+            ],
+        },
+        "run": {"requests": 3000},
+    },
+    "total replication over three nodes, switched unicast, behind the proxy": {
+        "clients": closed(25, 0.2),
+        "proxy": {"workers": 10, "demand": {"dist": EXP, "mean": 0.002}},
+        "balancer": {"policy": "byrequests"},
+        "backends": [
+            {"name": "n", "count": 3, "threads": 3, "demand": {"dist": EXP, "mean": 0.04}}
+        ],
+        "cluster": {"multicast": False, "replication": [{"message_cpu_s": 0.003}]},
+        "run": {"duration_s": 120.0},
+    },
+    "a finite workload cut short by run.max_duration_s": {
+        "clients": {"kind": "closed", "users": 5, "requests_per_user": 1000, "think": 0.1},
+        "backends": [{"name": "app", "threads": 2, "demand": {"dist": EXP, "mean": 0.05}}],
+        "run": {"max_duration_s": 30.0},
+    },
     # an unbounded queue that grows to thousands of requests: the tables must grow with it
     "a long queue (table growth)": {
         "clients": {"kind": "open", "rate_per_s": 50.0},
@@ -438,6 +578,11 @@ def supported_models(draw):
         "database": {"cores": 2, "demand": {"dist": EXP, "mean": draw(st.floats(0.001, 0.01))}},
         "run": {"requests": 1500},
     }
+    if draw(st.booleans()):  # a finite run: each user's requests, then its makespan
+        data["clients"]["requests_per_user"] = draw(st.integers(10, 40))
+        data["run"] = {}
+    if nodes > 1 and draw(st.booleans()):
+        data["cluster"] = {"replication": [{"message_cpu_s": draw(st.floats(0.0005, 0.005))}]}
     if draw(st.booleans()):
         data["proxy"] = {"workers": draw(st.integers(2, 40)), "cores": 2, "demand": 0.001}
     return data
@@ -478,8 +623,9 @@ def distributions(draw, low: float, high: float):
 
 @st.composite
 def core_models(draw):
-    """Any model of the compiled core: every client kind and its failure handling, the front's
-    MPMs, pools, queues, JDBC and disks, the state-blind policies, each stop rule and warm-up."""
+    """Any model of the compiled core: every client kind and its failure handling, finite
+    workloads, the front's MPMs, pools, queues, JDBC and disks, the state-blind policies,
+    synchronous session replication, each stop rule and warm-up."""
     common: dict = {}
     if draw(st.booleans()):
         common["timeout_s"] = draw(st.sampled_from([0.3, 1.0]))
@@ -487,15 +633,28 @@ def core_models(draw):
     if draw(st.booleans()):
         common["connect"] = draw(distributions(0.001, 0.01))
     common["tcp"] = {"syn_retries": draw(st.integers(0, 3)), "initial_rto_s": 0.2}
-    kind = draw(st.sampled_from(["closed", "open", "sessions"]))
+    kind = draw(st.sampled_from(["closed", "open", "sessions", "ab"]))
+    finite = kind == "ab" or draw(st.booleans())
     if kind == "closed":
         clients = {
             **closed(draw(st.integers(2, 60)), 0.5),
             "think": draw(distributions(0.05, 1.0)),
             **common,
         }
+        if finite:
+            clients["requests_per_user"] = draw(st.integers(1, 40))
     elif kind == "open":
         clients = {"kind": "open", "rate_per_s": draw(st.floats(2.0, 30.0)), **common}
+        if finite:
+            clients["total_requests"] = draw(st.integers(1, 800))
+    elif kind == "ab":
+        concurrency = draw(st.integers(1, 20))
+        clients = {
+            "kind": "ab",
+            "concurrency": concurrency,
+            "requests": concurrency + draw(st.integers(0, 600)),
+            **common,
+        }
     else:
         clients = {
             "kind": "sessions",
@@ -505,6 +664,8 @@ def core_models(draw):
             "think": draw(distributions(0.1, 0.5)),
             **common,
         }
+        if finite:
+            clients["total_sessions"] = draw(st.integers(1, 150))
     db_calls = draw(st.integers(0, 2))
     backend = {
         "name": "app",
@@ -534,6 +695,27 @@ def core_models(draw):
             "disk_demand": draw(st.sampled_from([0.0, 0.004])),
             "disks": draw(st.integers(1, 3)),
         }
+    if backend["count"] > 1 and draw(st.booleans()):
+        scope = draw(st.sampled_from(["all", "buddy"]))
+        tiers = [
+            {
+                "tier": tier,
+                "scope": scope,
+                "buddies": 1,
+                "trigger": draw(st.sampled_from(["set", "set_and_non_primitive_get"])),
+                "set_fraction": draw(st.sampled_from([0.3, 1.0])),
+                "non_primitive_get_fraction": 0.5,
+                "invocations": draw(st.integers(1, 2)),
+                "message_cpu_s": draw(st.sampled_from([0.0, 0.002])),
+            }
+            for tier in draw(st.sampled_from([["web"], ["ejb"], ["web", "ejb"]]))
+        ]
+        data["cluster"] = {
+            "network": draw(st.sampled_from(["switched", "shared"])),
+            "multicast": draw(st.booleans()),
+            "bandwidth_bps": draw(st.sampled_from([1e6, 1e8])),
+            "replication": tiers,
+        }
     if draw(st.booleans()):
         mpm = draw(st.sampled_from(["prefork", "worker", "event"]))
         data["proxy"] = {
@@ -546,17 +728,19 @@ def core_models(draw):
             data["proxy"]["threads_per_child"] = draw(st.sampled_from([3, 10, 25]))
         if data["proxy"]["workers"] is not None:
             data["proxy"]["listen_backlog"] = draw(st.sampled_from([None, 0, 5]))
+    stop = draw(
+        st.sampled_from(
+            [
+                {"requests": 60},
+                {"requests": 1500},
+                {"duration_s": 60.0},
+                {"duration_s": 150.0, "requests": 800},
+            ]
+        )
+    )
     data["run"] = {
-        **draw(
-            st.sampled_from(
-                [
-                    {"requests": 60},
-                    {"requests": 1500},
-                    {"duration_s": 60.0},
-                    {"duration_s": 150.0, "requests": 800},
-                ]
-            )
-        ),
+        # a finite workload ends itself (within a horizon), whatever the warm-up says
+        **({"max_duration_s": draw(st.sampled_from([30.0, 1e7]))} if finite else stop),
         "warmup": draw(st.sampled_from(["mser", "none", 5.0])),
         "max_in_flight": 20_000,
     }
@@ -609,7 +793,39 @@ def test_auto_falls_back_to_the_reference_and_names_what_is_missing():
     assert "clients.keep_alive" in choice.note and "least_outstanding" in choice.note
     with pytest.raises(EngineUnavailable, match=r"clients\.keep_alive"):
         choose(model_from(data, engine="compiled"))
-    assert choose(model_from(chain()), timeseries=True).engine == "reference"
+    assert choose(model_from(chain()), timeseries=True).engine == "compiled"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "closed 3-tier chain, MSER",
+        "web and EJB replication, switched multicast, a finite run (seed 004's C5)",
+        "processor sharing with ties",
+    ],
+)
+def test_timeseries_samples_are_the_same_on_both_engines(name):
+    """--timeseries: the same samples (time and the window's metrics), bit for bit, and the
+    same replication as without them."""
+    data = {**MODELS[name], "run": {**MODELS[name].get("run", {}), "timeseries_interval_s": 0.7}}
+    samples: dict[str, list] = {"reference": [], "compiled": []}
+    results = {}
+    for engine, rows in samples.items():
+
+        def sink(replication, now, metrics, rows=rows):
+            rows.append((replication, now, metrics))
+
+        results[engine] = run_replication(model_from(data, engine=engine), 0, 3, timeseries=sink)
+    assert results["compiled"].engine == "compiled"
+    assert len(samples["compiled"]) == len(samples["reference"]) > 10
+    for (r1, t1, m1), (r2, t2, m2) in zip(samples["reference"], samples["compiled"]):
+        assert (r1, t1) == (r2, t2) and list(m1) == list(m2)
+        assert all(v == m2[m] or (math.isnan(v) and math.isnan(m2[m])) for m, v in m1.items())
+    plain = run_replication(model_from(data, engine="compiled"), 0, 3).metrics
+    assert all(
+        v == plain[m] or (math.isnan(v) and math.isnan(plain[m]))
+        for m, v in results["compiled"].metrics.items()
+    )
 
 
 def test_numba_is_loaded_only_for_the_compiled_engine():
@@ -657,8 +873,22 @@ def _two_nodes(**changes) -> dict:
 @pytest.mark.parametrize(
     "data, named",
     [
-        (_two_nodes(clients=closed(requests_per_user=3), run={}), "finite workload"),
-        (_two_nodes(cluster={"replication": [{}]}), "cluster.replication"),
+        (
+            _two_nodes(
+                clients=closed(requests_per_user=3),
+                proxy={"workers": 8, "demand": 0.001, "start_servers": 2},
+                run={},
+            ),
+            "proxy.start_servers",
+        ),
+        (
+            _two_nodes(clients={"kind": "ab", "concurrency": 2, "requests": 9, "repeat": 2}),
+            "clients.repeat = 2",
+        ),
+        (
+            _two_nodes(cluster={"replication": [{"mode": "async"}]}),
+            "cluster.replication.0.mode = 'async'",
+        ),
         (
             _two_nodes(proxy={"workers": 8, "demand": 0.001, "start_servers": 2}),
             "proxy.start_servers",

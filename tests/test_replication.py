@@ -12,6 +12,21 @@ import pytest
 from sim.run.replication import run_replication
 from tests.conftest import model_from
 
+
+@pytest.fixture(autouse=True, params=["reference", "auto"])
+def _on_both_engines(request, monkeypatch):
+    """Every model of these exact tests runs on the reference engine and on `auto`: the
+    compiled engine for the models it covers (finite workloads, synchronous replication), the
+    reference again for the others."""
+    build = model_from
+
+    def on_engine(data, **run_control):
+        run_control.setdefault("engine", request.param)
+        return build(data, **run_control)
+
+    monkeypatch.setitem(globals(), "model_from", on_engine)
+
+
 D = {"dist": "deterministic", "value": 1.0}
 
 

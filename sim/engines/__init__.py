@@ -43,9 +43,7 @@ def choose(model: Model, *, timeseries: bool = False) -> EngineChoice:
     requested = model.run.engine
     if requested == "reference":
         return EngineChoice("reference", "engine: reference (run.engine = 'reference')")
-    missing = unsupported(model)
-    if timeseries:
-        missing.append("--timeseries")
+    missing = unsupported(model)  # --timeseries (`timeseries`) runs on both engines
     if requested == "compiled":
         problem = numba_missing()
         if problem is not None:

@@ -64,7 +64,9 @@ def run_replication(
     if choice.engine == "compiled":
         from sim.engines.compiled.engine import run_replication as run_compiled
 
-        result = run_compiled(model, replication, model.run.seed if seed is None else seed, plan)
+        result = run_compiled(
+            model, replication, model.run.seed if seed is None else seed, plan, timeseries
+        )
     else:
         result = run_reference_replication(model, replication, seed, timeseries, plan)
     result.engine = choice.engine

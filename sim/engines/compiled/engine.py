@@ -25,11 +25,12 @@ from sim.model.plan import compile_plan
 from sim.model.schema import Model
 from sim.observe.checkpoints import CELLS, candidates_of, completion_marks
 from sim.observe.metrics import window_metrics
-from sim.observe.probes import REQUESTS
+from sim.observe.probes import REQUESTS, SECONDS
 from sim.random.streams import Streams
 from sim.run.replication import (
     BINS,
     ReplicationResult,
+    TimeseriesSink,
     metrics_between,
     single_window,
     windowed,
@@ -74,6 +75,7 @@ class _Tables:
         requests = max(64, 2 * users + 16)
         self.counters = np.zeros(sizes["I"], dtype=np.int64)
         self.floats = np.zeros(sizes["F"], dtype=np.float64)
+        self.floats[k.F_LAST_CLOSE] = np.nan  # no client connection closed yet
         self.requests_int = np.zeros((requests, sizes["RI"]), dtype=np.int64)
         self.requests_float = np.zeros((requests, sizes["RF"]), dtype=np.float64)
         self.jobs_int = np.zeros((requests * levels, sizes["JI"]), dtype=np.int64)
@@ -111,13 +113,16 @@ class _Tables:
         self.members_int = plan.members.copy()
         self.config = plan.config.copy()
         self.config_float = plan.config_float.copy()
+        self.replication = plan.replication.copy()
+        self.sample_row = np.zeros(len(plan.columns), dtype=np.float64)
         self.token = token
 
         self.counters[k.I_RFREE_TOP] = requests
         self.counters[k.I_UFREE_TOP] = users
         self.counters[k.I_BATCH] = 5
         self.counters[k.I_STOP_AT] = k.NEVER
-        self.counters[k.I_STOP_AFTER] = -1 if model.run.requests is None else model.run.requests
+        stop_after = None if model.finite else model.run.requests
+        self.counters[k.I_STOP_AFTER] = -1 if stop_after is None else stop_after
         self.config[k.C_MAX_INSIDE] = model.run.max_in_flight
         self.config[k.C_MAX_BATCHES] = MAX_BATCHES
         self.config[k.C_N_BINS] = bins.n_bins
@@ -129,7 +134,7 @@ class _Tables:
         """The progress grid of an MSER run (`sim.observe.checkpoints.Checkpoints`): CELLS
         cells of simulated time, or of completions for a run of `run.requests`."""
         run = model.run
-        mser = run.warmup == "mser"
+        mser = run.warmup == "mser" and not model.finite
         candidates = CELLS // 2 + 1 if mser else 0
         self.grid = np.zeros((CELLS if mser else 0, 3), dtype=np.float64)
         self.grid_rows = np.zeros((candidates, columns), dtype=np.float64)
@@ -210,6 +215,8 @@ class _Tables:
             self.grid_rows,
             self.grid_histograms,
             self.marks,
+            self.replication,
+            self.sample_row,
             self.token,
         )
 
@@ -261,19 +268,43 @@ def _extend(array: np.ndarray, more: int) -> np.ndarray:
     return np.concatenate([array, np.zeros((more, *array.shape[1:]), dtype=array.dtype)])
 
 
+def _sampler(
+    plan: Plan, tables: _Tables, bins: LogBins, replication: int, sink: TimeseriesSink
+) -> Callable[[int], None]:
+    """sample(first): `sim.run.replication._sample_periodically`'s metrics of the window since
+    the last sample (the same probes and names as the run's), streamed to `sink`."""
+    last: dict = {}
+
+    def sample(first: int) -> None:
+        row = tables.sample_row.copy()
+        histogram = tables.histogram.copy()
+        if not first:
+            metrics = window_metrics(
+                plan.columns, last["row"], row, histogram - last["hist"], bins, plan.probes
+            )
+            metrics["count.in_flight"] = float(tables.counters[k.I_IN_FLIGHT])
+            sink(replication, float(tables.floats[k.F_NOW]), metrics)
+        last["row"], last["hist"] = row, histogram
+
+    return sample
+
+
 def simulate(
     model: Model,
     replication: int,
     seed: int,
     bins: LogBins = BINS,
     model_plan: ModelPlan | None = None,
+    timeseries: TimeseriesSink | None = None,
 ):
     """Run the compiled loop to its end; returns the plan and the tables (recorder rows,
-    checkpoint grid, counters)."""
+    checkpoint grid, counters).  `timeseries` receives a sample every
+    `run.timeseries_interval_s`, as on the reference engine."""
     nodes = (compile_plan(model) if model_plan is None else model_plan).nodes
     plan = build_plan(model, nodes)
     run = model.run
-    fixed_warmup = run.warmup if isinstance(run.warmup, float) else None
+    # a finite workload records from its start and runs to its last outcome
+    fixed_warmup = run.warmup if isinstance(run.warmup, float) and not model.finite else None
     token = next(_tokens)
     tables = _Tables(plan, model, bins, token)
     if fixed_warmup is not None:
@@ -283,9 +314,15 @@ def simulate(
         tables.config[k.C_WARMUP] = k.WARMUP_FROM_START
     warm = fixed_warmup or 0.0
     tables.floats[k.F_UNTIL] = (
-        warm + run.duration_s if run.duration_s is not None else run.max_duration_s
+        warm + run.duration_s
+        if run.duration_s is not None and not model.finite
+        else run.max_duration_s
     )
     k.REFILLS[token] = _refiller(plan, Streams(seed, replication), tables.draws)
+    if timeseries is not None:
+        tables.config[k.C_SAMPLE] = 1
+        tables.config_float[k.CF_SAMPLE_INTERVAL] = run.timeseries_interval_s
+        k.SAMPLERS[token] = _sampler(plan, tables, bins, replication, timeseries)
     try:
         while True:
             status = k.run_events(tables.state())
@@ -295,6 +332,7 @@ def simulate(
             break
     finally:
         k.REFILLS.pop(token, None)
+        k.SAMPLERS.pop(token, None)
     if status == k.RUNAWAY:
         inside = int(tables.counters[k.I_RUNAWAY])
         raise RunawayQueue(
@@ -305,12 +343,19 @@ def simulate(
 
 
 def run_replication(
-    model: Model, replication: int, seed: int, model_plan: ModelPlan | None = None
+    model: Model,
+    replication: int,
+    seed: int,
+    model_plan: ModelPlan | None = None,
+    timeseries: TimeseriesSink | None = None,
 ) -> ReplicationResult:
     """One replication, windowed as the reference windows its own (`sim.run.replication`)."""
     started = time.perf_counter()
-    plan, tables = simulate(model, replication, seed, BINS, model_plan)
+    plan, tables = simulate(model, replication, seed, BINS, model_plan, timeseries)
     counters = tables.counters
+    if plan.server_close is not None:
+        plan.server_close.front.last_close = float(tables.floats[k.F_LAST_CLOSE])
+        plan.server_close.front.open = int(counters[k.I_FRONT_OPEN])
     end = int(counters[k.I_NROWS]) - 1
     rows, histograms = tables.rows, tables.histogram_rows
     candidates = tables.candidates()
@@ -327,17 +372,31 @@ def run_replication(
     )
     metrics["count.in_flight"] = float(counters[k.I_IN_FLIGHT])
     units["count.in_flight"] = REQUESTS
+    notes: list[str] = []
+    finished = True
+    run = model.run
+    if model.finite:  # as the reference reports a finite workload
+        finished = bool(counters[k.I_FINISHED])
+        metrics["makespan"] = float(
+            tables.floats[k.F_FINISHED_AT] if finished else tables.floats[k.F_NOW]
+        )
+        units["makespan"] = SECONDS
+        if not finished:
+            notes.append(
+                f"the workload did not finish within run.max_duration_s = {run.max_duration_s:g} s"
+            )
     processes = model.proxy.processes if model.proxy is not None else None
-    notes = list(processes.notes) if processes is not None else []
+    if processes is not None:
+        notes.extend(processes.notes)
     return windowed(
         replication,
         candidates,
         metrics,
         units,
-        mser=model.run.warmup == "mser",
+        mser=run.warmup == "mser" and not model.finite,
         notes=notes,
         batch_size=int(counters[k.I_BATCH]),
-        finished=True,
+        finished=finished,
         started=started,
         events=int(counters[k.I_EVENTS]),
     )

@@ -16,7 +16,7 @@ module could be edited without the cached caller noticing.  Everything compiled 
 State is a `State` struct of arrays (`STATE_FIELDS`); rows of the 2-D arrays are entities (requests,
 jobs = one request's visit at one level of the stack, stations, pools, CPUs, balancer
 members, users or sessions) and columns are their fields (constants below).  A calendar
-entry is (time, sequence number, payload = argument * 16 + kind); a cancelled entry stays in
+entry is (time, sequence number, payload = argument * 32 + kind); a cancelled entry stays in
 the heap and is recognised as stale by its sequence number when it comes due, as the
 reference's `Wakeup.cancel` is lazy.
 """
@@ -24,14 +24,48 @@ reference's `Wakeup.cancel` is lazy.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numba import njit, objmode
 from numba.core import types
+from numba.core.datamodel import models
 from numba.experimental import structref
+from numba.extending import intrinsic, register_model
 
 
 # --------------------------------------------------------------------------- the state
+class BorrowedArray(types.Array):
+    """An array the compiled loop borrows from the driver, which holds it for the whole call:
+    numba keeps no reference count on it (see `BorrowedArrayModel`)."""
+
+    def __init__(self, dtype, ndim, layout):
+        super().__init__(dtype, ndim, layout, name=f"borrowed({dtype}, {ndim}d, {layout})")
+
+    @property
+    def key(self):
+        return (*super().key, "borrowed")
+
+    def __repr__(self) -> str:
+        # the state's type is named (and interned) by its fields' reprs: an array's repr
+        # would make the borrowed state the same type as the driver's
+        return f"BorrowedArray({self.dtype!r}, {self.ndim}, {self.layout!r})"
+
+
+@register_model(BorrowedArray)
+class BorrowedArrayModel(models.ArrayModel):
+    """An array's layout without its memory manager among the members numba traverses for
+    reference counting: loading a table from the state or passing it to a function costs no
+    atomic increment and decrement (about half of the loop's time before)."""
+
+    def traverse(self, builder):
+        return [
+            (member, getter)
+            for member, getter in super().traverse(builder)
+            if not isinstance(member, types.MemInfoPointer)
+        ]
+
+
 @structref.register
 class StateType(types.StructRef):
     def preprocess_fields(self, fields):
@@ -79,6 +113,8 @@ STATE_FIELDS = (
     "CKROWS",  # checkpoint grid: full recorder rows at the candidate window starts
     "CKHIST",  # checkpoint grid: cumulative histograms at the candidate window starts
     "MARKS",  # checkpoint grid of completions: the completion counts of its points
+    "RP",  # session replication: per replicated tier, its settings and counters
+    "TSROW",  # --timeseries: the recorder's row at the latest sample
     "TOKEN",  # the driver's id for refilling random blocks
 )
 structref.define_proxy(State, StateType, list(STATE_FIELDS))
@@ -119,11 +155,22 @@ structref.define_proxy(State, StateType, list(STATE_FIELDS))
     I_EVENTS,
     I_CK_N,
     I_MARK_NEXT,
+    I_FINISHED,
+    I_USERS_DONE,
+    I_OUTCOMES,
+    I_ISSUED,
+    I_AB_HEAD,
+    I_AB_WAITING,
+    I_FRONT_OPENED,
+    I_FRONT_CLOSED,
+    I_FRONT_OPEN,
+    I_FRONT_503,
+    I_STOP_ON_CLOSE,
     N_I,
-) = range(35)
+) = range(46)
 
 # float scalars
-F_NOW, F_RESPONSE_SUM, F_UNTIL, N_F = range(4)
+F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
 
 # int configuration
 (
@@ -159,8 +206,18 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, N_F = range(4)
     C_GRID,
     C_CELLS,
     C_CANDIDATES,
+    C_PER_USER,
+    C_TOTAL,
+    C_FRONT,
+    C_N_TIERS,
+    C_N_NODES,
+    C_NET_TX0,
+    C_NET_RX0,
+    C_NET_SWITCHED,
+    C_MULTICAST,
+    C_SAMPLE,
     N_C,
-) = range(33)
+) = range(43)
 
 # float configuration
 (
@@ -173,8 +230,11 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, N_F = range(4)
     CF_BIN_LOG_GROWTH,
     CF_WARMUP_S,
     CF_GRID_STEP,
+    CF_NET_S_PER_BYTE,
+    CF_NET_LATENCY,
+    CF_SAMPLE_INTERVAL,
     N_CF,
-) = range(10)
+) = range(13)
 
 # stations
 (
@@ -192,8 +252,9 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, N_F = range(4)
     ST_VISITS,
     ST_FAILED,
     ST_IN_PROGRESS,
+    ST_NODE,
     N_STI,
-) = range(15)
+) = range(16)
 STF_WAIT, STF_RESIDENCE, STF_DOWNSTREAM, N_STF = range(4)
 
 # pools
@@ -247,8 +308,15 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
     J_PREV,
     J_NEXT,
     J_WAIT_NEXT,
+    J_PHASE,
+    J_OWNER,
+    J_PEER,
+    J_LINK,
+    J_REP_TIER,
+    J_REP_LEFT,
+    J_PENDING,
     N_JI,
-) = range(10)
+) = range(17)
 (
     JF_ARRIVED,
     JF_STARTED,
@@ -257,8 +325,10 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
     JF_FINISH,
     JF_TAG,
     JF_WAIT_SINCE,
+    JF_REP_STARTED,
+    JF_TX_S,
     N_JF,
-) = range(8)
+) = range(10)
 
 # requests
 R_STATE, R_USER, R_ATTEMPT, R_SYN, R_TIMER, N_RI = range(6)
@@ -269,14 +339,42 @@ B_STATION, B_DISPATCHED, B_OUTSTANDING, N_BI = range(4)
 BF_WEIGHT, BF_LBSTATUS, N_BF = range(3)
 
 # users / sessions
-U_ROUTE, U_REMAINING, N_UI = range(3)
+U_ROUTE, U_REMAINING, U_SENT, N_UI = range(4)
 
 # kinds and codes
-CLIENT_CLOSED, CLIENT_OPEN, CLIENT_SESSIONS = range(3)
+CLIENT_CLOSED, CLIENT_OPEN, CLIENT_SESSIONS, CLIENT_AB = range(4)
 ENTRY_STATION, ENTRY_BALANCER = range(2)
 DOWN_NONE, DOWN_STATION, DOWN_BALANCER = range(3)
 POLICY_ROUND_ROBIN, POLICY_RANDOM, POLICY_BYREQUESTS, POLICY_STATIC = range(4)
-ROLE_STATION, ROLE_JDBC, ROLE_DISK = range(3)
+ROLE_STATION, ROLE_JDBC, ROLE_DISK, ROLE_LINK = range(4)
+
+# session replication (`sim.tiers.cluster.session_replication`, synchronous): a tier's row
+(
+    RP_FRACTION,
+    RP_INVOCATIONS,
+    RP_BYTES,
+    RP_SERIALIZE_S,
+    RP_APPLY_S,
+    RP_ACK_BYTES,
+    RP_STREAM,
+    RP_BUDDIES,  # 0: every other node holds a copy
+    RP_REPLICATED,
+    RP_BYTES_SENT,
+    RP_WAIT_SUM,
+    RP_CREDIT_WAITS,
+    RP_WEB,  # 1 for the web tier (HTTP sessions, which the balancer's session table follows)
+    N_RP,
+) = range(14)
+# what a job row is doing: a visit, or replication work (jobs of rows taken for it alone)
+(
+    PHASE_VISIT,
+    PHASE_SERIALIZE,  # the visit's thread serializes its session on its node's CPU
+    PHASE_APPLY,  # a receiver applies a message on its CPU
+    FRAME_OUT,  # a message on its sender's outgoing link (or the shared segment)
+    FRAME_IN,  # ... on a receiver's incoming link
+    FRAME_ACK_OUT,  # an acknowledgement on the receiver's outgoing link
+    FRAME_ACK_IN,  # ... on the sender's incoming link (or the segment)
+) = range(7)
 WARMUP_FROM_START, WARMUP_FIXED = range(2)
 GRID_NONE, GRID_TIME, GRID_REQUESTS = range(3)
 GRANTED, QUEUED, REFUSED = range(3)
@@ -299,9 +397,13 @@ STREAM_BLOCK, STREAM_CONSTANT = range(2)
     EV_SESSION_THINK,
     EV_WARMUP,
     EV_CHECKPOINT,
-) = range(15)
-KIND_BITS = 4
-KIND_MASK = 15
+    EV_STOP,
+    EV_LINK_SENT,
+    EV_LINK_ARRIVED,
+    EV_SAMPLE,
+) = range(19)
+KIND_BITS = 5
+KIND_MASK = 31
 
 DONE, GROW, RUNAWAY = range(3)
 NEVER = 2**62
@@ -309,10 +411,16 @@ EPS = 1e-12  # the reference CPU's tolerance for departures due at the same virt
 
 # The driver's refill callbacks, by token: refill(stream) overwrites that stream's block.
 REFILLS: dict = {}
+# The driver's --timeseries callbacks, by token: sample(first) reads the row in TSROW.
+SAMPLERS: dict = {}
 
 
 def refill_stream(token: int, stream: int) -> None:
     REFILLS[token](stream)
+
+
+def emit_sample(token: int, first: int) -> None:
+    SAMPLERS[token](first)
 
 
 # --------------------------------------------------------------------------- random numbers
@@ -320,6 +428,16 @@ def refill_stream(token: int, stream: int) -> None:
 def _refill(token, stream):
     with objmode():
         refill_stream(token, stream)
+
+
+@njit(cache=True)
+def _sample(S, first):
+    """--timeseries (`sim.run.replication._sample_periodically`): the recorder's row now,
+    handed to the driver, which turns the window since the last sample into metrics."""
+    _snapshot(S, S.TSROW)
+    token = S.TOKEN
+    with objmode():
+        emit_sample(token, first)
 
 
 @njit(cache=True)
@@ -631,8 +749,13 @@ def pool_release(S, p):
     POI[p, PO_ACQUIRED] += 1
     POF[p, POF_WAIT] += now - JF[j, JF_WAIT_SINCE]
     role = POI[p, PO_ROLE]
+    if role == ROLE_LINK:  # a frame's turn on a network link
+        push(S, now + JF[j, JF_TX_S], EV_LINK_SENT, j)
+        return
     s = JI[j, J_STATION]
     if role == ROLE_STATION:  # a worker / thread / connection for the visit itself
+        if s == S.C[C_FRONT]:
+            _front_accepted(S)
         JF[j, JF_STARTED] = now
         STI[s, ST_IN_PROGRESS] += 1
         cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
@@ -654,6 +777,7 @@ def _open_visit(S, j, s, member, via_pool):
     JF[j, JF_DOWNSTREAM] = 0.0
     JI[j, J_VIA_MEMBER] = member
     JI[j, J_VIA_POOL] = via_pool
+    JI[j, J_PHASE] = PHASE_VISIT
 
 
 @njit(cache=True)
@@ -676,6 +800,8 @@ def arrive(S, j, s, member, via_pool):
     p = STI[s, ST_POOL]
     status = GRANTED if p < 0 else pool_acquire(S, p, j)
     if status == GRANTED:
+        if s == S.C[C_FRONT]:
+            _front_accepted(S)
         STI[s, ST_IN_PROGRESS] += 1
         cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
     elif status == REFUSED:
@@ -698,9 +824,35 @@ def _close_visit(S, j, ok):
     STF[s, STF_DOWNSTREAM] += JF[j, JF_DOWNSTREAM]
     if not ok:
         STI[s, ST_FAILED] += 1
+    if s == S.C[C_FRONT]:
+        _front_responded(S, ok)
     p = STI[s, ST_POOL]
     if p >= 0:
         pool_release(S, p)
+
+
+@njit(cache=True)
+def _front_accepted(S):
+    """FrontConnections.accepted: a worker took a new client connection (finite runs through
+    the proxy, where the front's connections are counted: one per request, no keep-alive)."""
+    counters = S.I
+    counters[I_FRONT_OPENED] += 1
+    counters[I_FRONT_OPEN] += 1
+
+
+@njit(cache=True)
+def _front_responded(S, ok):
+    """FrontConnections.responded without keep-alive or lingering: the server closes the
+    connection (an error response is a 503: no component of the core sets another status);
+    a finished workload waiting for its last connection stops, after the events due now."""
+    counters = S.I
+    if not ok:
+        counters[I_FRONT_503] += 1
+    counters[I_FRONT_CLOSED] += 1
+    counters[I_FRONT_OPEN] -= 1
+    S.F[F_LAST_CLOSE] = S.F[F_NOW]
+    if counters[I_FRONT_OPEN] == 0 and counters[I_STOP_ON_CLOSE]:
+        push(S, S.F[F_NOW], EV_STOP, 0)
 
 
 @njit(cache=True)
@@ -746,8 +898,16 @@ def _disk_start(S, j):
 
 @njit(cache=True)
 def _computed(S, j):
-    """A burst of visit j ended: the next downstream call, the non-CPU wait, the disk, or done."""
+    """A burst of visit j ended: the next downstream call, the non-CPU wait, the disk, the
+    session replication, or done; or a replication burst ended."""
     JI, JF, STI = S.JI, S.JF, S.STI
+    phase = JI[j, J_PHASE]
+    if phase == PHASE_SERIALIZE:
+        _serialized(S, j)
+        return
+    if phase == PHASE_APPLY:
+        _applied(S, j)
+        return
     s = JI[j, J_STATION]
     if JI[j, J_CALLS_LEFT] > 0:
         JI[j, J_CALLS_LEFT] -= 1
@@ -771,8 +931,199 @@ def _computed(S, j):
         push(S, S.F[F_NOW] + draw(S, io), EV_IO, j)
     elif STI[s, ST_DISK_POOL] >= 0:
         _disk_start(S, j)
+    elif STI[s, ST_NODE] >= 0 and S.C[C_N_TIERS] > 0:
+        _replicate(S, j, 0)
     else:
         _finish(S, j, True)
+
+
+# --------------------------------------------------------------------------- replication
+@njit(cache=True)
+def _replicate(S, j, tier):
+    """AfterRequest: each replicated tier in turn (from `tier`) replicates what visit j's
+    request changed, with the probability its trigger gives, once per invocation; then the
+    visit ends (its thread held throughout: synchronous replication)."""
+    RP, JI, JF = S.RP, S.JI, S.JF
+    while tier < S.C[C_N_TIERS]:
+        count = 0
+        stream = int(RP[tier, RP_STREAM])
+        fraction = RP[tier, RP_FRACTION]
+        for _ in range(int(RP[tier, RP_INVOCATIONS])):
+            if draw(S, stream) < fraction:
+                count += 1
+        if count:
+            JI[j, J_REP_TIER] = tier
+            JI[j, J_REP_LEFT] = count
+            JF[j, JF_REP_STARTED] = S.F[F_NOW]
+            _serialize(S, j)
+            return
+        tier += 1
+    _finish(S, j, True)
+
+
+@njit(cache=True)
+def _serialize(S, j):
+    """The sender serializes one message on its own CPU (Replicator._next)."""
+    S.JI[j, J_PHASE] = PHASE_SERIALIZE
+    c = S.STI[S.JI[j, J_STATION], ST_CPU]
+    cpu_run(S, c, S.RP[S.JI[j, J_REP_TIER], RP_SERIALIZE_S], j)
+
+
+@njit(cache=True)
+def _holds_replica(S, home, member):
+    """SessionTable.replicated: does `member` hold a copy of the sessions made on `home`?
+    Every web-tier replication sends them to its receivers."""
+    RP = S.RP
+    n = S.C[C_N_NODES]
+    for t in range(S.C[C_N_TIERS]):
+        if RP[t, RP_WEB]:
+            buddies = int(RP[t, RP_BUDDIES])
+            if buddies == 0 or 1 <= (member - home) % n <= buddies:
+                return True
+    return False
+
+
+@njit(cache=True)
+def _node_of(S, j):
+    return S.STI[S.JI[j, J_STATION], ST_NODE]
+
+
+@njit(cache=True)
+def _tx(S, node):
+    return S.C[C_NET_TX0] + (node if S.C[C_NET_SWITCHED] else 0)
+
+
+@njit(cache=True)
+def _rx(S, node):
+    return S.C[C_NET_RX0] + (node if S.C[C_NET_SWITCHED] else 0)
+
+
+@njit(cache=True)
+def _serialized(S, j):
+    """Replicator._send (sync): the message goes out to every receiver, and the thread
+    waits for all their acknowledgements."""
+    RP, JI = S.RP, S.JI
+    tier = JI[j, J_REP_TIER]
+    nbytes = RP[tier, RP_BYTES]
+    RP[tier, RP_REPLICATED] += 1
+    RP[tier, RP_BYTES_SENT] += nbytes
+    sender = _node_of(S, j)
+    n = S.C[C_N_NODES]
+    buddies = int(RP[tier, RP_BUDDIES])
+    JI[j, J_PENDING] = (n - 1) if buddies == 0 else buddies
+    if S.C[C_MULTICAST]:
+        _link_send(S, _tx(S, sender), nbytes, FRAME_OUT, j, -1)
+    else:
+        # one unicast copy per receiver, in the receivers' order
+        if buddies == 0:
+            for r in range(n):
+                if r != sender:
+                    _link_send(S, _tx(S, sender), nbytes, FRAME_OUT, j, r)
+        else:
+            for step in range(1, buddies + 1):
+                _link_send(S, _tx(S, sender), nbytes, FRAME_OUT, j, (sender + step) % n)
+
+
+@njit(cache=True)
+def _aux_job(S):
+    """A job row of its own for a frame or a receiver's work (a request row taken for it)."""
+    return _alloc_request(S, -1, 0, 0.0) * S.C[C_LEVELS]
+
+
+@njit(cache=True)
+def _link_send(S, link, nbytes, phase, owner, peer):
+    """Link.send: the frame waits for the link (FIFO), takes nbytes x 8 / bandwidth on it,
+    then the latency in flight."""
+    JI, JF = S.JI, S.JF
+    f = _aux_job(S)
+    JI[f, J_PHASE] = phase
+    JI[f, J_OWNER] = owner
+    JI[f, J_PEER] = peer
+    JI[f, J_LINK] = link
+    JF[f, JF_TX_S] = nbytes * S.CF[CF_NET_S_PER_BYTE]
+    if pool_acquire(S, link, f) == GRANTED:
+        push(S, S.F[F_NOW] + JF[f, JF_TX_S], EV_LINK_SENT, f)
+
+
+@njit(cache=True)
+def _arrived(S, owner, receiver):
+    """A message reached a receiver, which applies it on its CPU."""
+    JI = S.JI
+    a = _aux_job(S)
+    station = S.BI[receiver, B_STATION]
+    JI[a, J_STATION] = station
+    JI[a, J_PHASE] = PHASE_APPLY
+    JI[a, J_OWNER] = owner
+    JI[a, J_PEER] = receiver
+    cpu_run(S, S.STI[station, ST_CPU], S.RP[JI[owner, J_REP_TIER], RP_APPLY_S], a)
+
+
+@njit(cache=True)
+def _applied(S, a):
+    """The receiver acknowledges, back over the network (Network.reply)."""
+    JI = S.JI
+    owner, receiver = JI[a, J_OWNER], JI[a, J_PEER]
+    _free_request(S, a // S.C[C_LEVELS])
+    ack = S.RP[JI[owner, J_REP_TIER], RP_ACK_BYTES]
+    if S.C[C_NET_SWITCHED]:
+        _link_send(S, _tx(S, receiver), ack, FRAME_ACK_OUT, owner, -1)
+    else:
+        _link_send(S, _tx(S, receiver), ack, FRAME_ACK_IN, owner, -1)
+
+
+@njit(cache=True)
+def _link_arrived(S, f):
+    """A frame came out of its link's latency: fan out, apply, relay the ack, or count it."""
+    JI = S.JI
+    phase, owner, peer = JI[f, J_PHASE], JI[f, J_OWNER], JI[f, J_PEER]
+    _free_request(S, f // S.C[C_LEVELS])
+    if phase == FRAME_OUT:  # Network._fan_out
+        tier = JI[owner, J_REP_TIER]
+        nbytes = S.RP[tier, RP_BYTES]
+        switched = S.C[C_NET_SWITCHED]
+        if peer >= 0:
+            if switched:
+                _link_send(S, _rx(S, peer), nbytes, FRAME_IN, owner, peer)
+            else:
+                _arrived(S, owner, peer)
+            return
+        sender = _node_of(S, owner)
+        n = S.C[C_N_NODES]
+        buddies = int(S.RP[tier, RP_BUDDIES])
+        count = n - 1 if buddies == 0 else buddies
+        for i in range(count):
+            # every other node in order, or the next buddies in ring order
+            r = (i if i < sender else i + 1) if buddies == 0 else (sender + i + 1) % n
+            if switched:
+                _link_send(S, _rx(S, r), nbytes, FRAME_IN, owner, r)
+            else:
+                _arrived(S, owner, r)
+    elif phase == FRAME_IN:
+        _arrived(S, owner, peer)
+    elif phase == FRAME_ACK_OUT:  # Network._to_rx: on to the sender's incoming link
+        ack = S.RP[JI[owner, J_REP_TIER], RP_ACK_BYTES]
+        _link_send(S, _rx(S, _node_of(S, owner)), ack, FRAME_ACK_IN, owner, -1)
+    else:
+        _acked(S, owner)
+
+
+@njit(cache=True)
+def _acked(S, j):
+    """Replicator._acked (sync): with the last acknowledgement the thread goes on: the next
+    invocation's message, the next tier, or the end of the visit."""
+    JI = S.JI
+    JI[j, J_PENDING] -= 1
+    if JI[j, J_PENDING]:
+        return
+    left = JI[j, J_REP_LEFT] - 1
+    JI[j, J_REP_LEFT] = left
+    if left:
+        _serialize(S, j)
+        return
+    tier = JI[j, J_REP_TIER]
+    S.RP[tier, RP_WAIT_SUM] += S.F[F_NOW] - S.JF[j, JF_REP_STARTED]
+    JI[j, J_PHASE] = PHASE_VISIT
+    _replicate(S, j, tier + 1)
 
 
 # --------------------------------------------------------------------------- balancer
@@ -827,9 +1178,11 @@ def _dispatch(S, j):
         # The session table: a session found on another member is lost and made anew.
         route = UI[user, U_ROUTE]
         if route != member:
-            if route >= 0:
+            if route < 0:
+                counters[I_SESS_CREATED] += 1
+            elif not _holds_replica(S, route, member):
                 counters[I_SESS_LOST] += 1
-            counters[I_SESS_CREATED] += 1
+                counters[I_SESS_CREATED] += 1
             UI[user, U_ROUTE] = member
     arrive(S, j, BI[member, B_STATION], member, -1)
 
@@ -944,6 +1297,80 @@ def _done(S, user):
             S.UFREE[top] = user
             counters[I_UFREE_TOP] = top + 1
             counters[I_USR_USED] -= 1
+            if counters[I_SESS_ENDED] == C[C_TOTAL]:  # clients.total_sessions
+                _clients_finished(S)
+    elif kind == CLIENT_OPEN:
+        counters[I_OUTCOMES] += 1
+        if counters[I_OUTCOMES] == C[C_TOTAL]:  # clients.total_requests
+            _clients_finished(S)
+    else:  # ab: the loop sends its next request at once, until -n requests had an outcome
+        counters[I_OUTCOMES] += 1
+        if counters[I_OUTCOMES] < C[C_TOTAL]:
+            # Queued, and sent by the loop as soon as the continuation that ended the request
+            # returns (`_ab_send_queued`): sending from here would make the compiled functions
+            # recursive (send -> reply -> done -> send), which numba's cache cannot load.
+            queue = S.UFREE
+            tail = (counters[I_AB_HEAD] + counters[I_AB_WAITING]) % queue.shape[0]
+            queue[tail] = user
+            counters[I_AB_WAITING] += 1
+        else:
+            _clients_finished(S)
+
+
+@njit(cache=True)
+def _clients_finished(S):
+    """A finite workload's last outcome (`Clients._finish`): the observation window and
+    `makespan` end now, and so does the run (`Kernel.stop`: after the current event)."""
+    counters = S.I
+    counters[I_FINISHED] = 1
+    S.F[F_FINISHED_AT] = S.F[F_NOW]
+    _finish_recording(S)
+    if S.C[C_FRONT] >= 0 and counters[I_FRONT_OPEN] > 0:
+        # the run goes on until the front has closed its last client connection
+        counters[I_STOP_ON_CLOSE] = 1
+    else:
+        counters[I_STOP] = 1
+
+
+@njit(cache=True)
+def _closed_issue(S, user):
+    """ClosedPopulation._issue: with clients.requests_per_user a user that has sent its
+    requests stops, and the last user to stop ends the workload."""
+    C, counters, UI = S.C, S.I, S.UI
+    per_user = C[C_PER_USER]
+    if per_user >= 0:
+        sent = UI[user, U_SENT]
+        if sent >= per_user:
+            counters[I_USERS_DONE] += 1
+            if counters[I_USERS_DONE] == C[C_USERS]:
+                _clients_finished(S)
+            return
+        UI[user, U_SENT] = sent + 1
+    _send(S, _alloc_request(S, user, 0, S.F[F_NOW]))
+
+
+@njit(cache=True)
+def _ab_send_queued(S):
+    """The ab loops whose request has ended, in that order, each sending its next one (which
+    may end at once, refused, and queue its loop again)."""
+    counters = S.I
+    queue = S.UFREE
+    while counters[I_AB_WAITING]:
+        head = counters[I_AB_HEAD]
+        loop = queue[head]
+        counters[I_AB_HEAD] = (head + 1) % queue.shape[0]
+        counters[I_AB_WAITING] -= 1
+        _ab_issue(S, loop)
+
+
+@njit(cache=True)
+def _ab_issue(S, loop):
+    """ApacheBench._issue: one of ab's -c loops sends, while fewer than -n were sent."""
+    counters = S.I
+    if counters[I_ISSUED] >= S.C[C_TOTAL]:
+        return
+    counters[I_ISSUED] += 1
+    _send(S, _alloc_request(S, loop, 0, S.F[F_NOW]))
 
 
 @njit(cache=True)
@@ -1049,6 +1476,26 @@ def _snapshot(S, v):
                 v[k + 1] = CPF[c, CPF_JOBS]
         v[k + 2] = CPI[c, CP_COMPLETED]
         k += 3
+    RP = S.RP
+    for t in range(C[C_N_TIERS]):  # replication.<tier>: ReplicationProbe's fields
+        v[k] = RP[t, RP_REPLICATED]
+        v[k + 1] = RP[t, RP_BYTES_SENT]
+        v[k + 2] = RP[t, RP_WAIT_SUM]
+        v[k + 3] = RP[t, RP_CREDIT_WAITS]
+        k += 4
+    if C[C_FRONT] >= 0:
+        # proxy.connections (opened, closed, closed_after_error, closed_no_worker, open) and
+        # proxy.responses (500, 502, 503, 504)
+        v[k] = counters[I_FRONT_OPENED]
+        v[k + 1] = counters[I_FRONT_CLOSED]
+        v[k + 2] = 0.0
+        v[k + 3] = 0.0
+        v[k + 4] = counters[I_FRONT_OPEN]
+        v[k + 5] = 0.0
+        v[k + 6] = 0.0
+        v[k + 7] = counters[I_FRONT_503]
+        v[k + 8] = 0.0
+        k += 9
     if C[C_HAS_DISPATCHER]:
         BI = S.BI
         for m in range(C[C_N_MEMBERS]):
@@ -1059,6 +1506,14 @@ def _snapshot(S, v):
             k += 1
         v[k] = counters[I_SESS_CREATED]
         v[k + 1] = counters[I_SESS_LOST]
+
+
+@njit(cache=True)
+def _copy_histogram(histogram, rows, row):
+    """rows[row, :] = histogram, element by element, so that numba never has to convert a
+    borrowed array into its own array type."""
+    for b in range(histogram.shape[0]):
+        rows[row, b] = histogram[b]
 
 
 @njit(cache=True)
@@ -1076,7 +1531,7 @@ def _take(S):
     grid[n, 2] = S.F[F_RESPONSE_SUM]
     if n < S.C[C_CANDIDATES]:
         _snapshot(S, S.CKROWS[n])
-        S.CKHIST[n, :] = S.HIST
+        _copy_histogram(S.HIST, S.CKHIST, n)
     counters[I_CK_N] = n + 1
 
 
@@ -1085,7 +1540,7 @@ def _append_row(S):
     counters = S.I
     row = counters[I_NROWS]
     _snapshot(S, S.ROWS[row])
-    S.HROWS[row, :] = S.HIST
+    _copy_histogram(S.HIST, S.HROWS, row)
     counters[I_NROWS] = row + 1
 
 
@@ -1139,6 +1594,9 @@ def _start(S):
             _start_recording(S)
     else:
         _start_recording(S)
+    if C[C_SAMPLE]:  # the first sample's window starts here, before the clients start
+        _sample(S, 1)
+        push(S, now + CF[CF_SAMPLE_INTERVAL], EV_SAMPLE, 0)
     grid = C[C_GRID]
     if grid != GRID_NONE:  # sim.observe.checkpoints.Checkpoints, built before the clients start
         _take(S)
@@ -1148,7 +1606,11 @@ def _start(S):
     if kind == CLIENT_CLOSED:
         for user in range(C[C_USERS]):
             UI[user, U_ROUTE] = -1
-            _send(S, _alloc_request(S, user, 0, now))
+            UI[user, U_SENT] = 0
+            _closed_issue(S, user)
+    elif kind == CLIENT_AB:
+        for loop in range(C[C_USERS]):
+            _ab_issue(S, loop)
     elif kind == CLIENT_OPEN:
         push(S, now + draw(S, C[C_ST_ARRIVALS]), EV_ARRIVAL, 0)
     else:
@@ -1168,10 +1630,85 @@ def _needs_room(S):
     return C[C_CLIENT] == CLIENT_SESSIONS and 2 * counters[I_USR_USED] + 8 > S.UI.shape[0]
 
 
+def _borrow_typer(typingctx, array):
+    """The same array as a `BorrowedArray`, with a null meminfo (views taken of it count no
+    references either).  Valid while the driver holds the array, which it does for the whole
+    call of `run_events`."""
+    borrowed = BorrowedArray(array.dtype, array.ndim, array.layout)
+
+    def codegen(context, builder, signature, args):
+        source = context.make_array(array)(context, builder, value=args[0])
+        view = context.make_array(borrowed)(context, builder)
+        context.populate_array(
+            view,
+            data=source.data,
+            shape=source.shape,
+            strides=source.strides,
+            itemsize=source.itemsize,
+            meminfo=None,
+        )
+        return view._getvalue()
+
+    return borrowed(array), codegen
+
+
+_borrow: Any = intrinsic(_borrow_typer)  # called with the array alone
+
+
+@njit(cache=True)
+def _borrowed(S):
+    """The state with every table borrowed (`_borrow`)."""
+    return State(
+        _borrow(S.I),
+        _borrow(S.F),
+        _borrow(S.C),
+        _borrow(S.CF),
+        _borrow(S.HT),
+        _borrow(S.HS),
+        _borrow(S.HP),
+        _borrow(S.RI),
+        _borrow(S.RF),
+        _borrow(S.JI),
+        _borrow(S.JF),
+        _borrow(S.STI),
+        _borrow(S.STF),
+        _borrow(S.POI),
+        _borrow(S.POF),
+        _borrow(S.CPI),
+        _borrow(S.CPF),
+        _borrow(S.CPH),
+        _borrow(S.BI),
+        _borrow(S.BF),
+        _borrow(S.UI),
+        _borrow(S.RFREE),
+        _borrow(S.UFREE),
+        _borrow(S.DRAW),
+        _borrow(S.DPOS),
+        _borrow(S.SKIND),
+        _borrow(S.SVAL),
+        _borrow(S.ROWS),
+        _borrow(S.HROWS),
+        _borrow(S.HIST),
+        _borrow(S.SCRATCH),
+        _borrow(S.CKF),
+        _borrow(S.CKROWS),
+        _borrow(S.CKHIST),
+        _borrow(S.MARKS),
+        _borrow(S.RP),
+        _borrow(S.TSROW),
+        S.TOKEN,
+    )
+
+
 @njit(cache=True)
 def run_events(S):
     """Run until the horizon, the stop rule, a runaway queue, or a full table (GROW: the
     driver enlarges the arrays and calls again; the run resumes exactly where it stopped)."""
+    return _run(_borrowed(S))
+
+
+@njit(cache=True)
+def _run(S):
     counters, F, C, CF = S.I, S.F, S.C, S.CF
     if not counters[I_STARTED]:
         _start(S)
@@ -1179,6 +1716,7 @@ def run_events(S):
     ht = S.HT
     until = F[F_UNTIL]
     while True:
+        _ab_send_queued(S)
         if counters[I_STOP]:
             break
         if _needs_room(S):
@@ -1215,11 +1753,13 @@ def run_events(S):
             _computed(S, arg)
         elif kind == EV_THINK:
             counters[I_THINKING] -= 1
-            _send(S, _alloc_request(S, arg, 0, now))
+            _closed_issue(S, arg)
         elif kind == EV_ARRIVAL:
             counters[I_GENERATED] += 1
             _send(S, _alloc_request(S, counters[I_GENERATED], 0, now))
-            push(S, now + draw(S, C[C_ST_ARRIVALS]), EV_ARRIVAL, 0)
+            total = C[C_TOTAL]
+            if total < 0 or counters[I_GENERATED] < total:
+                push(S, now + draw(S, C[C_ST_ARRIVALS]), EV_ARRIVAL, 0)
         elif kind == EV_DEPART:
             c = arg
             if CPI[c, CP_WAKEUP] != seq:
@@ -1251,11 +1791,20 @@ def run_events(S):
                 _reschedule(S, c)
             for i in range(k):
                 _computed(S, scratch[i])
+                _ab_send_queued(S)  # before the next departure's continuation, as inside
         elif kind == EV_IO:
-            if STI[JI[arg, J_STATION], ST_DISK_POOL] >= 0:
+            s = JI[arg, J_STATION]
+            if STI[s, ST_DISK_POOL] >= 0:
                 _disk_start(S, arg)
+            elif STI[s, ST_NODE] >= 0 and C[C_N_TIERS] > 0:
+                _replicate(S, arg, 0)
             else:
                 _finish(S, arg, True)
+        elif kind == EV_LINK_SENT:  # Link._sent: the link is free for the next frame
+            pool_release(S, JI[arg, J_LINK])
+            push(S, now + CF[CF_NET_LATENCY], EV_LINK_ARRIVED, arg)
+        elif kind == EV_LINK_ARRIVED:
+            _link_arrived(S, arg)
         elif kind == EV_DISK:
             pool_release(S, STI[JI[arg, J_STATION], ST_DISK_POOL])
             _finish(S, arg, True)
@@ -1293,18 +1842,26 @@ def run_events(S):
             else:
                 UI[session, U_REMAINING] = int(draw(S, C[C_ST_LENGTH]))
             _next_session_request(S, session)
-            push(S, now + draw(S, C[C_ST_ARRIVALS]), EV_SESSION_ARRIVAL, 0)
+            total = C[C_TOTAL]
+            if total < 0 or counters[I_SESS_STARTED] < total:
+                push(S, now + draw(S, C[C_ST_ARRIVALS]), EV_SESSION_ARRIVAL, 0)
         elif kind == EV_SESSION_THINK:
             _next_session_request(S, arg)
         elif kind == EV_WARMUP:
             _start_recording(S)
+        elif kind == EV_STOP:
+            counters[I_STOP] = 1
+        elif kind == EV_SAMPLE:
+            _sample(S, 0)
+            push(S, now + CF[CF_SAMPLE_INTERVAL], EV_SAMPLE, 0)
         elif kind == EV_CHECKPOINT:
             _take(S)
             if arg + 1 < C[C_CELLS]:  # the last point is the end of the run
                 push(S, now + CF[CF_GRID_STEP], EV_CHECKPOINT, arg + 1)
     if counters[I_RUNAWAY]:
         return RUNAWAY
-    _finish_recording(S)
+    if not counters[I_FINISHED]:
+        _finish_recording(S)
     return DONE
 
 
@@ -1328,6 +1885,7 @@ def empty_state_sizes() -> dict[str, int]:
         "BI": N_BI,
         "BF": N_BF,
         "UI": N_UI,
+        "RP": N_RP,
     }
 
 

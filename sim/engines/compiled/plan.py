@@ -22,11 +22,13 @@ from sim.engines.compiled.support import blind_policy
 from sim.kernel.cpu import ProcessorSharingCPU
 from sim.kernel.slots import INFINITE, Pool
 from sim.model.plan import NodePlan
-from sim.model.schema import ClosedClients, Model, OpenClients, SessionClients
+from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
 from sim.observe.probes import Measures
 from sim.observe.recorder import BASE_FIELDS
 from sim.random.distributions import Deterministic, Distribution, Exponential, as_distribution
 from sim.tiers.balancer.dispatcher import BALANCER_COUNTS, DispatchProbe
+from sim.tiers.cluster.session_replication import ReplicationProbe
+from sim.tiers.proxy.client_connections import ConnectionsProbe, ServerCloseProbe, StatusProbe
 from sim.tiers.station import Station
 
 # The counters the compiled recorder writes for each component, in this order (`kernel.
@@ -36,6 +38,9 @@ from sim.tiers.station import Station
 STATION_FIELDS = ("visits", "wait_sum", "residence_sum", "downstream_sum", "failed", "in_progress")
 POOL_FIELDS = ("busy_area", "queue_area", "acquired", "refused", "wait_sum", "in_use", "waiting")
 CPU_FIELDS = ("busy_area", "jobs_area", "completed")
+FRONT_FIELDS = ("opened", "closed", "closed_after_error", "closed_no_worker", "open")
+STATUS_FIELDS = ("500", "502", "503", "504")
+REPLICATION_FIELDS = ("replicated", "bytes", "wait_sum", "credit_waits")
 DISPATCH_COUNTS = (
     "failovers",
     "refused_down",
@@ -48,6 +53,9 @@ for _kernel, _reference in (
     (STATION_FIELDS, Station.fields),
     (POOL_FIELDS, Pool.fields),
     (CPU_FIELDS, ProcessorSharingCPU.fields),
+    (FRONT_FIELDS, ConnectionsProbe.fields),
+    (STATUS_FIELDS, StatusProbe.fields),
+    (REPLICATION_FIELDS, ReplicationProbe.fields),
     (DISPATCH_COUNTS, BALANCER_COUNTS),
 ):
     if _kernel != tuple(_reference):
@@ -98,6 +106,52 @@ class CpuView:
         self.cores = cores
 
 
+class ConnectionsView:
+    """`proxy.connections.*` of a finite run through the proxy: `ConnectionsProbe`'s."""
+
+    name = "proxy.connections"
+    fields: tuple[str, ...] = FRONT_FIELDS
+    metrics = ConnectionsProbe.metrics
+
+
+class StatusView:
+    """`proxy.responses.<status>`: `StatusProbe`'s."""
+
+    name = "proxy.responses"
+    fields: tuple[str, ...] = STATUS_FIELDS
+    metrics = StatusProbe.metrics
+
+
+class FrontState:
+    """The front's state at the end of a run, as `ServerCloseProbe` reads it."""
+
+    def __init__(self) -> None:
+        self.last_close = float("nan")
+        self.open = 0
+
+
+class ServerCloseView:
+    """`elapsed.server_close`: `ServerCloseProbe`'s, over the state the engine leaves in
+    `front` after the run."""
+
+    name = "elapsed"
+    fields: tuple[str, ...] = ()
+    metrics = ServerCloseProbe.metrics
+
+    def __init__(self) -> None:
+        self.front = FrontState()
+
+
+class ReplicationView:
+    """`replication.<tier>.*`: `ReplicationProbe`'s fields and metrics."""
+
+    fields: tuple[str, ...] = REPLICATION_FIELDS
+    metrics = ReplicationProbe.metrics
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
 class BalancerView:
     """The balancer's probe: `DispatchProbe`'s fields and metrics (which read the members)."""
 
@@ -136,6 +190,8 @@ class Plan:
     config_float: np.ndarray
     columns: list[str]
     probes: list[Measures] = field(default_factory=list)
+    server_close: ServerCloseView | None = None  # the front's end state (finite runs)
+    replication: np.ndarray = field(default_factory=lambda: np.zeros((1, k.N_RP)))
     users: int = 0
 
 
@@ -178,6 +234,7 @@ def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
             "disk_pool": -1,
             "disk_stream": -1,
             "accepts": 0,
+            "node": -1,
         }
         record.update(fields)
         stations.append(record)
@@ -220,12 +277,20 @@ def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
             fields["pool"] = pool(
                 f"{name}.threads", group.request_threads, group.accept_queue, k.ROLE_STATION
             )
-        fields["cpu"] = cpu(name, group.cores, group.speed, group.request_threads)
+        # replication work runs beside the request threads: the CPU may then be shared
+        threads = None if model.cluster.active else group.request_threads
+        fields["cpu"] = cpu(name, group.cores, group.speed, threads)
         fields["burst"] = stream(f"{name}.demand", as_distribution(group.demand), group.db_calls)
         io = as_distribution(group.io_wait)
         if io.mean != 0:
             fields["io"] = stream(f"{name}.io_wait", io)
         nodes.append(station(name, **fields))
+
+    for index, node in enumerate(nodes):
+        stations[node]["node"] = index
+    replication, replication_probes, replication_links = _replication(
+        model, names, nodes, pool, streams, constants
+    )
 
     dispatcher = len(nodes) > 1
     keeps_sessions = dispatcher and model.clients.kind in ("closed", "sessions")
@@ -293,6 +358,7 @@ def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
         row[k.ST_DISK_POOL] = record["disk_pool"]
         row[k.ST_DISK_STREAM] = record["disk_stream"]
         row[k.ST_ACCEPTS] = record["accepts"]
+        row[k.ST_NODE] = record["node"]
 
     pool_table = np.zeros((len(pools), k.N_POI), dtype=np.int64)
     for p, (_name, capacity, queue_limit, role) in enumerate(pools):
@@ -323,6 +389,13 @@ def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
     probes: list[Measures] = [StationView(name) for name in names]
     probes += [PoolView(name, capacity) for name, capacity, *_ in pools]
     probes += [CpuView(name, cores) for name, cores, *_ in cpus]
+    probes += replication_probes
+    # a finite run through the proxy counts the front's client connections (`connections_
+    # matter`), one per request since the core has no keep-alive
+    front = model.proxy is not None and model.finite
+    server_close = ServerCloseView() if front else None
+    if server_close is not None:
+        probes += [ConnectionsView(), StatusView(), server_close]
     if dispatcher:
         probes.append(BalancerView([names[n] for n in nodes]))
     columns = list(BASE_FIELDS)
@@ -343,6 +416,21 @@ def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
     config[k.C_KEEPS_SESSIONS] = int(keeps_sessions)
     config[k.C_HAS_DISPATCHER] = int(dispatcher)
     config[k.C_MAX_CORES] = max((c[1] for c in cpus), default=1)
+    config[k.C_FRONT] = entry_target if front else -1
+    config[k.C_N_TIERS] = len(replication_probes)
+    config[k.C_SAMPLE] = 0  # --timeseries: the engine switches it on with a sink
+    config[k.C_N_NODES] = len(nodes)
+    if replication_probes:
+        cluster = model.cluster
+        switched = cluster.network == "switched"
+        first = replication_links
+        config[k.C_NET_SWITCHED] = int(switched)
+        config[k.C_MULTICAST] = int(cluster.multicast)
+        config[k.C_NET_TX0] = first
+        config[k.C_NET_RX0] = first + len(nodes) if switched else first
+        config_float[k.CF_NET_S_PER_BYTE] = 8.0 / cluster.bandwidth_bps
+        # full duplex: the latency is split between the sender's and the receiver's link
+        config_float[k.CF_NET_LATENCY] = cluster.latency_s / 2 if switched else cluster.latency_s
     return Plan(
         levels=levels,
         stations=station_table,
@@ -358,7 +446,50 @@ def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
         columns=columns,
         probes=probes,
         users=users,
+        server_close=server_close,
+        replication=replication,
     )
+
+
+def _replication(
+    model: Model, names: list[str], nodes: list[int], pool, streams: list[Stream], constants: list
+) -> tuple[np.ndarray, list[Measures], int]:
+    """Synchronous session replication between the nodes (`sim.run.assemble.replicate`): the
+    network's links as pools of one frame (created after the nodes' pools, as the reference
+    does), each tier's row of settings, its uniform stream and its probe; and the index of
+    the first link's pool."""
+    cluster = model.cluster
+    active = cluster.active
+    table = np.zeros((max(len(active), 1), k.N_RP), dtype=np.float64)
+    if not active:
+        return table, [], -1
+    if cluster.network == "switched":
+        made = [
+            pool(f"net.{names[node]}.{direction}", 1, None, k.ROLE_LINK)
+            for direction in ("tx", "rx")
+            for node in nodes
+        ]
+        links = made[0]
+    else:
+        links = pool("net.segment", 1, None, k.ROLE_LINK)
+    tiers = [spec.tier for _, spec in active]
+    probes: list[Measures] = []
+    for row, (index, spec) in enumerate(active):
+        streams.append(Stream(f"cluster.replication.{index}", None))
+        constants.append(None)
+        kib = spec.message_bytes / 1024.0
+        table[row, k.RP_FRACTION] = spec.replicate_fraction
+        table[row, k.RP_INVOCATIONS] = spec.invocations
+        table[row, k.RP_BYTES] = spec.message_bytes
+        table[row, k.RP_SERIALIZE_S] = spec.message_cpu_s + kib * spec.serialize_s_per_kb
+        table[row, k.RP_APPLY_S] = spec.message_cpu_s + kib * spec.apply_s_per_kb
+        table[row, k.RP_ACK_BYTES] = spec.ack_bytes
+        table[row, k.RP_STREAM] = len(streams) - 1
+        table[row, k.RP_BUDDIES] = 0 if spec.scope == "all" else spec.buddies
+        table[row, k.RP_WEB] = spec.tier == "web"
+        name = f"replication.{spec.tier}" if tiers.count(spec.tier) == 1 else f"replication.{index}"
+        probes.append(ReplicationView(name))
+    return table, probes, links
 
 
 def _clients(model: Model, streams: list[Stream], constants: list) -> tuple:
@@ -377,6 +508,12 @@ def _clients(model: Model, streams: list[Stream], constants: list) -> tuple:
         config[k.C_CLIENT] = k.CLIENT_CLOSED
         config[k.C_USERS] = users = spec.users
         config[k.C_ST_THINK] = stream("clients.think", as_distribution(spec.think))
+        if spec.requests_per_user is not None:
+            config[k.C_PER_USER] = spec.requests_per_user
+    elif isinstance(spec, AbClients):  # ab -c concurrency -n requests (repeat 1)
+        config[k.C_CLIENT] = k.CLIENT_AB
+        config[k.C_USERS] = users = spec.concurrency
+        config[k.C_TOTAL] = spec.requests
     elif isinstance(spec, OpenClients):
         config[k.C_CLIENT] = k.CLIENT_OPEN
         arrivals: Distribution
@@ -385,6 +522,8 @@ def _clients(model: Model, streams: list[Stream], constants: list) -> tuple:
         else:
             arrivals = as_distribution(spec.interarrival)
         config[k.C_ST_ARRIVALS] = stream("clients.arrivals", arrivals)
+        if spec.total_requests is not None:
+            config[k.C_TOTAL] = spec.total_requests
     else:
         assert isinstance(spec, SessionClients)
         assert spec.requests_per_session is not None  # a script is refused by `unsupported`
@@ -401,6 +540,8 @@ def _clients(model: Model, streams: list[Stream], constants: list) -> tuple:
             )
             constants.append(None)
             config[k.C_ST_LENGTH] = len(streams) - 1
+        if spec.total_sessions is not None:
+            config[k.C_TOTAL] = spec.total_sessions
         users = 64
     if spec.connect is not None and as_distribution(spec.connect).mean > 0:
         config[k.C_ST_CONNECT] = stream("clients.connect", as_distribution(spec.connect))

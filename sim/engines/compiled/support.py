@@ -2,17 +2,23 @@
 
 The compiled engine covers the queueing core: closed, open (Poisson or renewal) and
 partly-open session clients with think times, connection set-up, timeouts, retries and SYN
-retransmission; the proxy's worker pool (Apache MaxRequestWorkers as httpd runs it,
-`ListenBacklog`) as one pool, without connection handling of its own; backend thread pools
-(Tomcat `maxThreads`, `acceptCount`, the non-blocking connector) on processor-shared cores
-with non-CPU waits; JDBC pools; the database's connections, CPU and FCFS disks; the
-state-blind balancer policies with sticky sessions.  Everything else runs on the reference
-engine: finite workloads, ramps and rate schedules, request classes, mixes and scripts,
-client connections as entities (keep-alive, closing after an error status, lingering close,
-a CPU cost per connection), httpd's children as individuals (process management, per-child
-backend pools, the event MPM's connection limit), the front's backend connection pools,
-blocking connectors and connection limits, JVMs, session replication, crashes, and the
-load-aware or per-client policies.
+retransmission; finite workloads (`clients.requests_per_user`, `clients.total_requests`,
+`clients.total_sessions`, `ab -c -n` run once), which record from their start and report
+their `makespan`, and through the proxy count the front's client connections (one per
+request) and run on until it has closed the last (`elapsed.server_close`); the proxy's worker
+pool (Apache MaxRequestWorkers as httpd runs it, `ListenBacklog`) as one pool; backend thread
+pools (Tomcat `maxThreads`, `acceptCount`, the non-blocking connector) on processor-shared
+cores with non-CPU waits; JDBC pools; the database's connections, CPU and FCFS disks; the
+state-blind balancer policies with sticky sessions; synchronous session replication
+(`cluster.replication`, mode = sync: serialization on the sender, the cluster network's
+links, the receivers' CPU, acknowledgements; total or buddy scope, every trigger, several
+tiers).  Everything else runs on the reference engine: ramps and rate schedules, ab run
+again (`clients.repeat`), request classes, mixes and scripts, client connections as
+entities (keep-alive, closing after an error status, lingering close, a CPU cost per
+connection), httpd's children as individuals (process management, per-child backend pools,
+the event MPM's connection limit), the front's backend connection pools, blocking connectors
+and connection limits, JVMs, asynchronous replication (flow-control credits), crashes, and
+the load-aware or per-client policies.
 
 The reasons are read from the reference's own builder (`sim.run.assemble`): a model is
 accepted only when the reference would build nothing but the components above for it.
@@ -20,7 +26,7 @@ accepted only when the reference would build nothing but the components above fo
 
 from __future__ import annotations
 
-from sim.model.schema import ClosedClients, Model, OpenClients
+from sim.model.schema import AbClients, ClosedClients, Model, OpenClients
 from sim.random.distributions import as_distribution
 from sim.run.assemble import children_matter, connections_matter, jk_acts, pool_limit_binds
 from sim.tiers.balancer.policies import policy_class
@@ -53,7 +59,7 @@ BLIND_CLASSES = {
 MODELLED, REFUSED, INERT = "modelled", "refused", "inert"
 PARAMETERS: dict[str, tuple[str, str]] = {
     "meta": (INERT, "descriptive"),
-    "clients.kind": (MODELLED, "closed, open, sessions (ab: a finite workload, refused)"),
+    "clients.kind": (MODELLED, "closed, open, sessions, ab"),
     "clients.timeout_s": (MODELLED, ""),
     "clients.retry.max_retries": (MODELLED, ""),
     "clients.retry.backoff_s": (MODELLED, ""),
@@ -73,18 +79,18 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "clients.users": (MODELLED, ""),
     "clients.think": (MODELLED, ""),
     "clients.ramp": (REFUSED, ""),
-    "clients.requests_per_user": (REFUSED, "a finite workload"),
+    "clients.requests_per_user": (MODELLED, "a finite workload"),
     "clients.rate_per_s": (MODELLED, ""),
     "clients.schedule": (REFUSED, ""),
     "clients.interarrival": (MODELLED, ""),
-    "clients.total_requests": (REFUSED, "a finite workload"),
+    "clients.total_requests": (MODELLED, "a finite workload"),
     "clients.session_rate_per_s": (MODELLED, ""),
     "clients.requests_per_session": (MODELLED, ""),
     "clients.fixed_length": (MODELLED, ""),
-    "clients.total_sessions": (REFUSED, "a finite workload"),
-    "clients.concurrency": (REFUSED, "ab: a finite workload"),
-    "clients.requests": (REFUSED, "ab: a finite workload"),
-    "clients.repeat": (REFUSED, "ab: a finite workload"),
+    "clients.total_sessions": (MODELLED, "a finite workload"),
+    "clients.concurrency": (MODELLED, "ab -c"),
+    "clients.requests": (MODELLED, "ab -n"),
+    "clients.repeat": (REFUSED, "above 1: ab run again, batch.K.* metrics"),
     "proxy.cores": (MODELLED, ""),
     "proxy.speed": (MODELLED, ""),
     "proxy.workers": (MODELLED, "MaxRequestWorkers as httpd runs it (Processes.workers)"),
@@ -153,11 +159,27 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "database.demand": (MODELLED, ""),
     "database.disk_demand": (MODELLED, ""),
     "database.disks": (MODELLED, ""),
-    "cluster.replication": (REFUSED, "when enabled"),
-    "cluster.network": (INERT, "only with session replication"),
-    "cluster.bandwidth_bps": (INERT, "only with session replication"),
-    "cluster.latency_s": (INERT, "only with session replication"),
-    "cluster.multicast": (INERT, "only with session replication"),
+    "cluster.replication.N.tier": (MODELLED, "names the probe"),
+    "cluster.replication.N.enabled": (MODELLED, ""),
+    "cluster.replication.N.mode": (MODELLED, "sync; async (flow-control credits) is refused"),
+    "cluster.replication.N.scope": (MODELLED, ""),
+    "cluster.replication.N.buddies": (MODELLED, ""),
+    "cluster.replication.N.granularity": (MODELLED, ""),
+    "cluster.replication.N.trigger": (MODELLED, ""),
+    "cluster.replication.N.set_fraction": (MODELLED, ""),
+    "cluster.replication.N.non_primitive_get_fraction": (MODELLED, ""),
+    "cluster.replication.N.session_bytes": (MODELLED, ""),
+    "cluster.replication.N.changed_bytes": (MODELLED, ""),
+    "cluster.replication.N.invocations": (MODELLED, ""),
+    "cluster.replication.N.serialize_s_per_kb": (MODELLED, ""),
+    "cluster.replication.N.apply_s_per_kb": (MODELLED, ""),
+    "cluster.replication.N.message_cpu_s": (MODELLED, ""),
+    "cluster.replication.N.ack_bytes": (MODELLED, ""),
+    "cluster.replication.N.max_credits_bytes": (INERT, "only with mode = async, refused"),
+    "cluster.network": (MODELLED, ""),
+    "cluster.bandwidth_bps": (MODELLED, ""),
+    "cluster.latency_s": (MODELLED, ""),
+    "cluster.multicast": (MODELLED, ""),
     # run control: the stop rules, warm-up and windows are the reference's
     "run.duration_s": (MODELLED, ""),
     "run.requests": (MODELLED, ""),
@@ -175,7 +197,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
         MODELLED,
         "sim.run.simulate checks the work estimate before either engine runs",
     ),
-    "run.timeseries_interval_s": (INERT, "--timeseries runs on the reference engine"),
+    "run.timeseries_interval_s": (MODELLED, "--timeseries"),
     "classes": (REFUSED, "request classes"),
 }
 
@@ -200,11 +222,8 @@ def unsupported(model: Model) -> list[str]:
     """What the compiled engine does not model in `model`, by parameter path (empty: all of it)."""
     missing: list[str] = []
     clients = model.clients
-    if model.finite:
-        missing.append(
-            "a finite workload (ab, clients.requests_per_user, clients.total_*: makespan, "
-            "elapsed.server_close)"
-        )
+    if isinstance(clients, AbClients) and clients.repeat > 1:
+        missing.append(f"clients.repeat = {clients.repeat} (ab run again: batch.K.* metrics)")
     if isinstance(clients, ClosedClients) and clients.ramp:
         missing.append("clients.ramp")
     if isinstance(clients, OpenClients) and clients.schedule is not None:
@@ -263,12 +282,25 @@ def unsupported(model: Model) -> list[str]:
             missing.append(f"backends.{index}.jvm")
         if group.events:
             missing.append(f"backends.{index}.events")
-    if model.cluster.active:
-        missing.append("cluster.replication")
+    for index, spec in model.cluster.active:
+        if spec.mode == "async":
+            missing.append(
+                f"cluster.replication.{index}.mode = 'async' (JGroups flow-control credits)"
+            )
     policy = model.balancer.policy
     if sum(group.count for group in built) > 1 and blind_policy(policy) is None:
         missing.append(f"balancer.policy = {policy!r} (load-aware or per-client)")
-    if not missing and proxy is not None and connections_matter(model, children_matter(model)):
+    # A finite run counts the front's client connections, which the engine does (one per
+    # request); anything else that makes them entities is refused.
+    if (
+        not missing
+        and proxy is not None
+        and (
+            children_matter(model)
+            if model.finite
+            else connections_matter(model, children_matter(model))
+        )
+    ):
         # the reference would build the front's client connections or its children: a safety
         # net for a mechanism added there and not named above
         missing.append(
