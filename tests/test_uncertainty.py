@@ -248,3 +248,15 @@ def test_parameter_intervals_cover_the_true_demand_at_their_nominal_rate(tmp_pat
     ]
     covered = sum(t.covered for t in trials)
     assert stats.binomtest(covered, len(trials), 0.95).pvalue > 0.01, (covered, trials)
+
+
+def test_a_positive_figures_interval_is_log_normal_and_never_below_zero():
+    """A relative sd of 120 % around 60 s (seed001's widest cells) gives an interval above zero,
+    symmetric in the logarithm; for small spreads it is the symmetric one to first order."""
+    from sim.studies.uncertainty.fit import relative_interval
+
+    low, high = relative_interval(60.0, 1.645 * 1.2)
+    assert 0 < low < 60 < high and low * high == pytest.approx(60.0**2)
+    low, high = relative_interval(100.0, 0.01)
+    assert (low, high) == (pytest.approx(99.0, abs=0.01), pytest.approx(101.0, abs=0.01))
+    assert relative_interval(-5.0, 0.2) == (pytest.approx(-6.0), pytest.approx(-4.0))

@@ -64,8 +64,20 @@ def interval_parts(
     total = math.sqrt(sum(v**2 for v in parts.values()))
     z = float(stats.norm.ppf(0.5 + LEVEL / 2))
     centre = figure.published * (1 + relative)
-    half = z * total * abs(figure.published)
-    return {"predicted": centre, "pi_low": centre - half, "pi_high": centre + half, **parts}
+    low, high = relative_interval(centre, z * total)
+    return {"predicted": centre, "pi_low": low, "pi_high": high, **parts}
+
+
+def relative_interval(centre: float, spread: float) -> tuple[float, float]:
+    """The interval around a prediction whose relative sd, times z, is `spread`: log-normal for
+    a positive figure (a throughput, a time or a count cannot go below zero, and a relative
+    error is symmetric in the logarithm), symmetric otherwise.  Its width scales with the
+    prediction, never with the published figure it is scored against (which a left-out fold
+    must not see)."""
+    if centre > 0:
+        return centre * math.exp(-spread), centre * math.exp(spread)
+    half = spread * abs(centre)
+    return centre - half, centre + half
 
 
 def analyse_fit(
@@ -174,7 +186,7 @@ def _sampled_parts(parts: dict, summary: dict, figure: Figure, centre: float) ->
     """The draws' 90 % interval (parameters and noise, through the model's non-linearity),
     widened by the model and measurement errors, which no simulation holds."""
     z = float(stats.norm.ppf(0.5 + LEVEL / 2))
-    outside = z * math.hypot(parts["sd_model"], parts["sd_measurement"]) * abs(figure.published)
+    outside = z * math.hypot(parts["sd_model"], parts["sd_measurement"]) * abs(centre)
     below = max(centre - summary["low"], 0.0)
     above = max(summary["high"] - centre, 0.0)
     scale = abs(figure.published)
