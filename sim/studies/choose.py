@@ -169,14 +169,19 @@ def render(summaries: list[dict], console) -> None:
 def withheld_intervals(fit, name: str, replications: int | None) -> None:
     """A 90 % prediction interval for each withheld figure of a table experiment (a load level
     no run measured: `tiersim plan --predict`), which the fit's own analysis leaves empty
-    because its intervals are relative to a measured figure.  Each parameter is moved alone
-    to the ends of its 95 % interval and the row simulated there (common random numbers: the
-    same seeds); the half-differences, as sds, are added in quadrature with the simulation's
-    noise and the fit's model error.  Moving each parameter alone ignores their correlation,
-    so the interval is the wider for parameters the figures trade against each other."""
+    because its intervals are relative to a measured figure.  The row is linearised at the fit
+    as the published figures are (`sim.studies.uncertainty.study`): one run per parameter that
+    applies to it, a step of STEP on its unit scale (UNKNOWN_STEP for an unknown), common random
+    numbers; the gradient g gives the parameters' variance g' C g under the fit's covariance C
+    (their correlations included), added to the simulation's noise and the fit's model error;
+    the interval is log-normal, as the others (`sim.studies.uncertainty.fit`)."""
+    import numpy as np
     from scipy import stats
 
+    from sim.studies.free_parameters import free_parameters
     from sim.studies.reproduce import _figures, row_run, run_row
+    from sim.studies.uncertainty.fit import relative_interval
+    from sim.studies.uncertainty.study import STEP, UNKNOWN_STEP
 
     uncertainty = getattr(fit, "uncertainty", None)
     todo = [r for r in fit.rows if r.published is None and r.pi_low is None]
@@ -185,8 +190,12 @@ def withheld_intervals(fit, name: str, replications: int | None) -> None:
     folder, spec, records = load_experiment(name)
     if "table" not in spec["experiment"]:
         return
-    values = {p["parameter"]: p for p in fit.parameters}
-    model_sd = uncertainty["model_error"]["sd"] if uncertainty["model_error"]["estimated"] else 0.0
+    parameters = free_parameters(spec, folder / "experiment.toml")
+    values = [p["value"] for p in fit.parameters]  # in the order of `parameters`
+    mean = np.asarray(uncertainty["posterior"]["mean"], dtype=float)
+    cov = np.asarray(uncertainty["posterior"]["cov"], dtype=float)
+    model = uncertainty["model_error"]
+    model_sd = model["sd"] if model["estimated"] or model.get("declared") else 0.0
     z95, z90 = stats.norm.ppf(0.975), stats.norm.ppf(0.95)
     labels = spec["experiment"].get("label_columns", [])
     column = spec["models"]["column"]
@@ -201,23 +210,26 @@ def withheld_intervals(fit, name: str, replications: int | None) -> None:
         }
         if not rows:
             continue
-        centre = {p: f"{p}={v['value']!r}" for p, v in values.items()}
-        spread = {c: 0.0 for c in rows}
-        for path, found in values.items():
-            ends = []
-            for end in found.get("interval") or ():
-                settings = [centre[p] if p != path else f"{p}={end!r}" for p in values]
-                model_file, overrides = row_run(folder, spec, record, settings)
-                ends.append(run_row((str(model_file), overrides, replications, head)))
-            if len(ends) != 2:
-                continue
+        gradient = {c: np.zeros(len(parameters)) for c in rows}
+        for j, parameter in enumerate(parameters):
+            if not parameter.applies(record):
+                continue  # it does not act on this row: no gradient
+            step = UNKNOWN_STEP if parameter.kind == "unknown" else STEP
+            moved = mean[j] + step if mean[j] + step <= 2.0 else mean[j] - step
+            settings = [
+                f"{p.path}={(p.from_unit(moved) if i == j else v)!r}"
+                for i, (p, v) in enumerate(zip(parameters, values))
+                if p.applies(record)
+            ]
+            model_file, overrides = row_run(folder, spec, record, settings)
+            found = run_row((str(model_file), overrides, replications, head))
             for w in wanted:
                 if w["column"] in rows:
-                    metric = w["metric"]
-                    spread[w["column"]] += (
-                        (ends[1][metric][0] - ends[0][metric][0]) / 2 / z95
-                    ) ** 2
+                    base = rows[w["column"]].simulated
+                    gradient[w["column"]][j] = (found[w["metric"]][0] - base) / (moved - mean[j])
         for col, row in rows.items():
             noise = (row.ci_high - row.ci_low) / 2 / z95
-            sd = math.sqrt(spread[col] + noise**2 + (model_sd * row.simulated) ** 2)
-            row.pi_low, row.pi_high = row.simulated - z90 * sd, row.simulated + z90 * sd
+            g = gradient[col]
+            sd = math.sqrt(float(g @ cov @ g) + noise**2 + (model_sd * row.simulated) ** 2)
+            scale = abs(row.simulated) if row.simulated else 1.0
+            row.pi_low, row.pi_high = relative_interval(row.simulated, z90 * sd / scale)

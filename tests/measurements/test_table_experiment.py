@@ -230,10 +230,24 @@ def test_simulated_table_calibrates_back_to_its_cores_demand_and_think(tmp_path)
         assert row.pi_low <= row.published <= row.pi_high, row
     unmeasured = [r for r in fit.rows if r.published is None]
     assert [r.figure for r in unmeasured] == ["users30 throughput", "users30 response.mean"]
+    # the true system at the level nobody measured (the known model, 4 replications of 40 s)
+    true_model = load_model(
+        MODEL,
+        [
+            "clients.users=30",
+            "run.duration_s=40",
+            "run.seed=7",
+            "backends.0.cores=1",
+            *(f"{k}={v}" for k, v in truth.items()),
+        ],
+    )
+    true_at_30 = run(true_model, replications=4).summary
     for row in unmeasured:  # a 90 % interval wider than the simulation's noise alone gives
         noise_only = (row.ci_high - row.ci_low) / 2 * 1.6449 / 1.96
         assert row.pi_low < row.simulated < row.pi_high, row
         assert (row.pi_high - row.pi_low) / 2 > noise_only, row
+        metric = row.figure.split(" ")[1]
+        assert row.pi_low <= true_at_30[metric].mean <= row.pi_high, (row, true_at_30[metric])
 
 
 def test_choose_needs_a_table_and_candidates(tmp_path):
