@@ -65,6 +65,16 @@ def fail(message: str, code: int) -> NoReturn:
     sys.exit(code)
 
 
+def _load_calibration(path: str):
+    """`--calibration FILE` (run, capacity): a bad file ends in one line naming the field."""
+    from sim.studies.uncertainty.calibrated import CalibrationFileError, load_calibration
+
+    try:
+        return load_calibration(path)
+    except CalibrationFileError as exc:
+        fail(str(exc), EXIT_USAGE)
+
+
 def _load(path: str, overrides: tuple[str, ...]):
     try:
         return load_model(path, overrides)
@@ -202,12 +212,7 @@ def run(
     calibrated = None
     user_overrides = tuple(overrides)
     if calibration:
-        from sim.studies.uncertainty.calibrated import CalibrationFileError, load_calibration
-
-        try:
-            calibrated = load_calibration(calibration)
-        except CalibrationFileError as exc:
-            fail(str(exc), EXIT_USAGE)
+        calibrated = _load_calibration(calibration)
         # the fitted values first: the user's own --set values win
         overrides = (*calibrated.overrides(), *overrides)
     if timeseries:
@@ -844,12 +849,7 @@ def capacity(
     calibrated = None
     user_overrides = tuple(overrides)
     if calibration:
-        from sim.studies.uncertainty.calibrated import CalibrationFileError, load_calibration
-
-        try:
-            calibrated = load_calibration(calibration)
-        except CalibrationFileError as exc:
-            fail(str(exc), EXIT_USAGE)
+        calibrated = _load_calibration(calibration)
         overrides = (*calibrated.overrides(), *overrides)  # the user's --set values win
         err.print(calibrated.describe(), markup=False)
     try:
