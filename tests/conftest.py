@@ -50,3 +50,19 @@ def engine(request) -> str:
     """`run.engine` for a test that runs on both engines (theory tests whose models the
     compiled engine supports): the two compute the same trajectory, and each is checked."""
     return request.param
+
+
+def on_both_engines():
+    """An autouse fixture for a module of exact tests: every model the module builds with
+    `model_from` runs on the reference engine and on `auto` (the compiled engine for the models
+    it covers, the reference again for the others), so neither engine loses the tests."""
+
+    @pytest.fixture(autouse=True, params=["reference", "auto"])
+    def _on_both_engines(request, monkeypatch):
+        def on_engine(data, **run_control):
+            run_control.setdefault("engine", request.param)
+            return model_from(data, **run_control)
+
+        monkeypatch.setattr(request.module, "model_from", on_engine)
+
+    return _on_both_engines

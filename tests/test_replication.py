@@ -10,21 +10,9 @@ from __future__ import annotations
 import pytest
 
 from sim.run.replication import run_replication
-from tests.conftest import model_from
+from tests.conftest import model_from, on_both_engines
 
-
-@pytest.fixture(autouse=True, params=["reference", "auto"])
-def _on_both_engines(request, monkeypatch):
-    """Every model of these exact tests runs on the reference engine and on `auto`: the
-    compiled engine for the models it covers (finite workloads, synchronous replication), the
-    reference again for the others."""
-    build = model_from
-
-    def on_engine(data, **run_control):
-        run_control.setdefault("engine", request.param)
-        return build(data, **run_control)
-
-    monkeypatch.setitem(globals(), "model_from", on_engine)
+_on_both_engines = on_both_engines()
 
 
 D = {"dist": "deterministic", "value": 1.0}
