@@ -406,14 +406,18 @@ def _whitened(
     return np.concatenate([np.asarray(entry["residuals"]) / np.maximum(sd, 1e-9), prior])
 
 
-def _misfit(evaluate: _Evaluator, values: tuple[float, ...]) -> bool:
-    """Whether a fitted figure is further than MISFIT sds (measurement and simulation noise)
-    from its published value at `values`."""
+def _missed(evaluate: _Evaluator, values: tuple[float, ...]) -> list[str]:
+    """The fitted figures further than MISFIT sds (measurement and this point's own simulation
+    noise) from their published values at `values`, each with its error and distance."""
     entry = evaluate.recorded(values)
     sd = np.sqrt(
         np.square([g.measurement_sd for g in evaluate.goals]) + np.square(entry["noise_sd"])
-    )  # this point's own noise: the question is whether its figures are met
-    return bool(np.any(np.abs(entry["residuals"]) > MISFIT * np.maximum(sd, 1e-9)))
+    )
+    return [
+        f"{g.label} {r:+.1%} ({abs(r) / max(s, 1e-9):.1f} sd)"
+        for g, r, s in zip(evaluate.goals, entry["residuals"], sd)
+        if abs(r) > MISFIT * max(s, 1e-9)
+    ]
 
 
 def _fit(evaluate: _Evaluator, budget: int) -> tuple[bool, str, tuple[float, ...]]:
@@ -423,17 +427,9 @@ def _fit(evaluate: _Evaluator, budget: int) -> tuple[bool, str, tuple[float, ...
     which figures it missed and by how many sds, and, when there are no more figures than
     parameters (so each should be met), does not count as converged."""
     converged, message, values = _least_squares(evaluate, budget)
-    if not _misfit(evaluate, values):
+    missed = _missed(evaluate, values)
+    if not missed:
         return converged, message, values
-    entry = evaluate.recorded(values)
-    sd = np.sqrt(
-        np.square([g.measurement_sd for g in evaluate.goals]) + np.square(entry["noise_sd"])
-    )
-    missed = [
-        f"{g.label} {r:+.1%} ({abs(r) / max(s, 1e-9):.1f} sd)"
-        for g, r, s in zip(evaluate.goals, entry["residuals"], sd)
-        if abs(r) > MISFIT * max(s, 1e-9)
-    ]
     # With as many parameters as figures every figure should be met; with more figures, a
     # compromise between them is the fit's answer (the model error term measures it).
     exact = len(evaluate.goals) <= len(evaluate.parameters)

@@ -87,13 +87,18 @@ def posterior(
     J, r = problem.jacobian[rows], problem.residuals[rows]
     variance = problem.sigma[rows] ** 2
     prior_precision = 1.0 / problem.prior_sd**2
-    delta2, known = 0.0, estimate_discrepancy
-    for _ in range(50):
+
+    def step(delta2: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The Gauss-Newton step with model-error variance delta2: weights, covariance, mean."""
         weights = 1.0 / (variance + delta2)
         hessian = (J.T * weights) @ J + np.diag(prior_precision)
         gradient = J.T @ (weights * r) + prior_precision * (problem.u0 - problem.prior_mean)
         cov = np.linalg.inv(hessian)
-        mean = np.clip(problem.u0 - cov @ gradient, 1.0, 2.0)
+        return weights, cov, np.clip(problem.u0 - cov @ gradient, 1.0, 2.0)
+
+    delta2, known = 0.0, estimate_discrepancy
+    for _ in range(50):
+        weights, cov, mean = step(delta2)
         fitted = r + J @ (mean - problem.u0)
         dof = len(rows) - float(np.trace((J * weights[:, None]) @ cov @ J.T))
         if not estimate_discrepancy:
@@ -109,12 +114,8 @@ def posterior(
     declared = False
     if estimate_discrepancy and not known and declared_discrepancy is not None:
         delta2, declared = declared_discrepancy**2, True
-        weights = 1.0 / (variance + delta2)
-        hessian = (J.T * weights) @ J + np.diag(prior_precision)
-        gradient = J.T @ (weights * r) + prior_precision * (problem.u0 - problem.prior_mean)
-        mean = np.clip(problem.u0 - np.linalg.inv(hessian) @ gradient, 1.0, 2.0)
-    weights = 1.0 / (variance + delta2)
-    cov = np.linalg.inv((J.T * weights) @ J + np.diag(prior_precision))
+        _, _, mean = step(delta2)
+    _, cov, _ = step(delta2)
     return Posterior(mean, cov, math.sqrt(delta2), dof, known, declared)
 
 
