@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sim.run import connect as connect_module
+from sim.engines.reference import connect as connect_module
 from sim.run.replications import run
 from tests.conftest import model_from
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sim.run import assemble
+from sim.model import stack
 from sim.run.replications import run
 from tests.conftest import model_from
 
@@ -40,6 +40,6 @@ def test_skipping_a_pool_that_cannot_act_is_exact(monkeypatch):
     """The pool is skipped only where it cannot act (max >= ThreadsPerChild, connections pinning
     nothing): building it anyway gives the very same numbers."""
     skipped = outcome(max=50, acquire_timeout_s=0.001)
-    monkeypatch.setattr(assemble, "backend_pool_applies", lambda *_: True)
+    monkeypatch.setattr(stack, "backend_pool_applies", lambda *_: True)
     built = outcome(max=50, acquire_timeout_s=0.001)
     assert {name: built[name] for name in skipped} == skipped

@@ -59,8 +59,8 @@ def test_dedicated_cpu_is_processor_sharing_within_its_cores():
 
 
 def test_build_chooses_the_dedicated_cpu_only_when_slots_fit_cores():
+    from sim.engines.reference.assemble import assemble
     from sim.random.streams import Streams
-    from sim.run.assemble import assemble
 
     data = {
         "clients": {"kind": "closed", "users": 5},
@@ -561,8 +561,8 @@ def test_ttl_closes_an_old_idle_connection_and_frees_its_thread(ttl, ttl_closed)
     and closing it must free its pinned thread, or the new connection would stall until the
     read timeout.  Without ttl it is reused.  Same times either way; the close is counted.
     Threaded MPM: ttl belongs to the per-child reslist, which a prefork child does not have."""
+    from sim.engines.reference.assemble import assemble
     from sim.random.streams import Streams
-    from sim.run.assemble import assemble
 
     data = {
         "clients": {
@@ -717,8 +717,8 @@ def test_a_prefork_child_that_exits_closes_its_connection(max_spare, exit_closes
     """Two users, one 0.5-s request each at t = 0, served by children 0 and 1, which keep a
     connection each (2 threads pinned).  At t = 1 two children are idle: with MaxSpareServers 1
     the youngest (child 1) is killed and its connection closes, freeing its thread."""
+    from sim.engines.reference.assemble import assemble
     from sim.random.streams import Streams
-    from sim.run.assemble import assemble
 
     data = {
         "clients": {"kind": "closed", "users": 2, "requests_per_user": 1},

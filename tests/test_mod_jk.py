@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from sim.engines.reference.assemble import assemble
 from sim.model.load import ModelError, parse_model
 from sim.random.streams import Streams
-from sim.run.assemble import assemble
 from sim.run.replication import run_replication
 from tests.conftest import model_from
 from tests.test_engine_exact import _Silent

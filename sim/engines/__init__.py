@@ -4,17 +4,20 @@
 * compiled: the queueing core as a numba event loop (`sim.engines.compiled`) — the same
   trajectory from the same random numbers, ten times or more the requests per second.
 
-`auto` (the default) runs a model on the compiled engine when every part of it is in the
-compiled engine's core and numba is installed, else on the reference engine; the choice
-and its reason are a note of the result.
+Each engine declares the features it implements (the reference: every feature a component
+declares; the compiled engine: `compiled.support.IMPLEMENTS`).  `auto` (the default) runs a
+model on the compiled engine when the plan's features (`sim.model.stack`) are a subset of its
+set and numba is installed, else on the reference engine; the choice and its reason (the
+features it lacks, by name) are a note of the result.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.engines.compiled.support import unsupported
+from sim.engines.compiled.support import missing as compiled_lacks
 from sim.model.load import ModelError
+from sim.model.plan import Plan, compile_plan
 from sim.model.schema import Model
 
 
@@ -38,19 +41,20 @@ def numba_missing() -> str | None:
     return None
 
 
-def choose(model: Model, *, timeseries: bool = False) -> EngineChoice:
-    """The engine `model.run.engine` asks for, or for `auto`, the fastest that can run it."""
+def choose(model: Model, plan: Plan | None = None) -> EngineChoice:
+    """The engine `model.run.engine` asks for, or for `auto`, the fastest that implements
+    every feature of the model's plan."""
     requested = model.run.engine
     if requested == "reference":
         return EngineChoice("reference", "engine: reference (run.engine = 'reference')")
-    missing = unsupported(model)  # --timeseries (`timeseries`) runs on both engines
+    missing = compiled_lacks(compile_plan(model) if plan is None else plan)
     if requested == "compiled":
         problem = numba_missing()
         if problem is not None:
             raise EngineUnavailable(f"run.engine = 'compiled', but {problem}")
         if missing:
             raise EngineUnavailable(
-                "run.engine = 'compiled', but the compiled engine does not model "
+                "run.engine = 'compiled', but the compiled engine does not implement "
                 + "; ".join(missing)
                 + ": use run.engine = 'auto' or 'reference'"
             )
@@ -58,7 +62,7 @@ def choose(model: Model, *, timeseries: bool = False) -> EngineChoice:
     if missing:
         return EngineChoice(
             "reference",
-            "engine: reference (the compiled engine does not model " + "; ".join(missing) + ")",
+            "engine: reference (the compiled engine does not implement " + "; ".join(missing) + ")",
         )
     # numba (and LLVM, ~70 MB) is imported only when the compiled engine is about to run
     problem = numba_missing()

@@ -29,6 +29,7 @@ from sim.model.schema import (
     OpenClients,
     SessionClients,
 )
+from sim.model.stack import StackPlan, stack_plan
 from sim.random.distributions import Exponential, as_distribution
 from sim.tiers.balancer.policies import policy_class
 from sim.tiers.proxy.client_connections import linger_hold_s
@@ -94,6 +95,15 @@ class Plan:
     pools: tuple[PoolPlan, ...]
     approximations: tuple[Approximation, ...] = field(default=())
     classes: tuple[str, ...] = ()  # request class names ([[classes]]); empty: one class
+    # how a replication is built and the features it uses (`sim.model.stack`); None only in
+    # the partial plans the stations are computed from
+    stack: StackPlan | None = None
+
+    @property
+    def features(self) -> dict[str, str]:
+        """Each mechanism the model uses, with the setting that brings it in."""
+        assert self.stack is not None
+        return self.stack.features
 
     @cached_property
     def split(self) -> str:
@@ -161,6 +171,7 @@ def compile_plan(model: Model) -> Plan:
         pools=_pools(model, nodes),
         approximations=tuple(_approximations(model, nodes)),
         classes=class_names(model),
+        stack=stack_plan(model, nodes),
     )
 
 

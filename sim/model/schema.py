@@ -21,6 +21,7 @@ from sim.random.distributions import DistributionSpec
 from sim.tiers.appserver.connectors import CONNECTORS
 from sim.tiers.balancer.policies import POLICIES, policies
 from sim.tiers.proxy.mpm import MPMS
+from sim.tiers.proxy.mpm import mpm as mpm_class
 
 # `Literal[NAMES]` over these tuples (built at import from the registries) is what pydantic
 # validates against; mypy cannot read a Literal whose values exist only at run time, hence the
@@ -690,7 +691,8 @@ class Processes:
         notes: list[str] = []
         workers = proxy.workers
         assert workers is not None
-        if proxy.mpm == "prefork":
+        kind = mpm_class(proxy.mpm)
+        if kind.single_threaded_children:  # prefork: a child is a worker
             limit = proxy.server_limit or 256
             if workers > limit:
                 notes.append(
@@ -739,7 +741,7 @@ class Processes:
         min_spare = proxy.min_spare_threads
         max_spare = max(proxy.max_spare_threads, min_spare + per_child + 1)
         factor = None
-        if proxy.mpm == "event":
+        if kind.limits_connections_by_idle_workers:  # event: AsyncRequestWorkerFactor
             factor = max(1, int(proxy.async_request_worker_factor * 16) // 16)
         return cls(per_child, children, start, min_spare, max_spare, factor, tuple(notes))
 
@@ -946,11 +948,12 @@ class Backend(Host):
     weight: float = Field(
         1.0, gt=0, description="balancer weight (mod_jk lbfactor, mod_proxy loadfactor)"
     )
-    connector: Literal[CONNECTOR_NAMES] = Field(  # type: ignore[valid-type]
+    connector: str = Field(
         "nonblocking",
         description="blocking: a thread per connection for the connection's life, idle or not (Tomcat BIO, Jetty "
         "SocketConnector / Ajp13SocketConnector); nonblocking: a thread per request "
         "(Tomcat NIO, Jetty SelectChannelConnector)",
+        json_schema_extra={"enum": list(CONNECTOR_NAMES)},
     )
     connection_idle_timeout_s: float | None = Field(
         None,
@@ -973,6 +976,14 @@ class Backend(Host):
         default_factory=list,
         description='crashes, recoveries and slow-downs at given times, e.g. {at_s = 60, kind = "crash"}',
     )
+
+    @field_validator("connector")
+    @classmethod
+    def _known_connector(cls, kind: str) -> str:
+        # read live: a connector class defined after import (a plug-in, a test) is known too
+        if kind not in CONNECTORS:
+            raise ValueError(f"unknown connector; one of: {', '.join(repr(n) for n in CONNECTORS)}")
+        return kind
 
     @model_validator(mode="after")
     def _connection_limit(self) -> Backend:
@@ -1038,6 +1049,9 @@ class Database(Host):
 class Balancer(Strict):
     """How the proxy picks a backend node, and what it does about sessions and failures.
 
+    Keys beyond the fields below are a policy's own parameters (`Policy.Parameters`): they
+    are accepted only for the policy that declares them (`policy_parameters_own`).
+
     Policies (`policy`), by the names their users know them by: round_robin (strict
     rotation), random (uniform), least_outstanding (fewest in flight, ties by rotation),
     lighttpd_round_robin (lighttpd 1.5 `balancer = "round-robin"`: uniform random among active
@@ -1051,6 +1065,9 @@ class Balancer(Strict):
     jboss_random_robin, jboss_first_available, jboss_first_available_identical_all_proxies
     (JBoss smart-stub policies).  Member weights are `backends.N.weight`.
     """
+
+    # a policy's own parameters are extra keys, checked against its declaration
+    model_config = ConfigDict(extra="allow", frozen=True, allow_inf_nan=False)
 
     policy: str = Field(
         "round_robin",
@@ -1145,6 +1162,7 @@ class Balancer(Strict):
     @model_validator(mode="after")
     def _parameters_of_the_policy(self) -> Balancer:
         known = policies()
+        self.policy_parameters_own()  # a policy's own fields: declared by it, and valid
         uses = set(known[self.policy][1])
         specific = {name for _, params in known.values() for name in params}
         foreign = sorted(name for name in self.model_fields_set & specific if name not in uses)
@@ -1162,6 +1180,40 @@ class Balancer(Strict):
         if self.sticky_session_force and not self.sticky_session:
             raise ValueError("balancer.sticky_session_force needs sticky_session = true")
         return self
+
+    def policy_parameters_own(self) -> dict[str, Any]:
+        """The values of the fields the policy declares itself (`Policy.Parameters`), defaults
+        filled in; a key of `[balancer]` that neither this schema nor the policy declares is
+        an error, as everywhere in a model file."""
+        given = dict(self.model_extra or {})
+        own = policies()[self.policy][0].Parameters
+        if own is None:
+            if given:
+                raise ValueError(
+                    f"unknown parameter balancer.{sorted(given)[0]} (policy {self.policy!r} "
+                    "declares no parameters of its own)"
+                )
+            return {}
+        unknown = sorted(set(given) - set(own.model_fields))
+        if unknown:
+            raise ValueError(
+                f"unknown parameter balancer.{unknown[0]} (policy {self.policy!r} declares: "
+                + ", ".join(sorted(own.model_fields))
+                + ")"
+            )
+        try:
+            return dict(own.model_validate(given))
+        except ValueError as exc:  # pydantic's ValidationError: one line per field
+            first = exc.errors()[0] if hasattr(exc, "errors") else None
+            if first is None:
+                raise
+            field = ".".join(str(part) for part in first["loc"])
+            raise ValueError(f"balancer.{field} = {given.get(field)!r}: {first['msg']}") from None
+
+    def parameters_of(self, names: tuple[str, ...]) -> dict[str, Any]:
+        """The `[balancer]` parameters a policy class reads (`Policy.parameters`), by name."""
+        own = self.policy_parameters_own()
+        return {name: own[name] if name in own else getattr(self, name) for name in names}
 
 
 # --------------------------------------------------------------------------- run control

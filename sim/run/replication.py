@@ -1,4 +1,5 @@
-"""One replication: a pure function (model, seed, replication index) -> metrics.
+"""One replication: a pure function (model, seed, replication index) -> metrics, on the engine
+`run.engine` selects (`sim.engines.choose`: by the features the model's plan uses).
 
 Steady-state runs remove the warm-up (a fixed time, or MSER after the fact); finite
 workloads (`ab -n`, a fixed number of requests per user) run to completion and report
@@ -7,48 +8,14 @@ their makespan, with no deletion: there the transient *is* the result.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from functools import partial
-
-import numpy as np
-
 from sim.engines import choose
 from sim.model.plan import Plan
 from sim.model.schema import Model
-from sim.observe.checkpoints import Checkpoints
-from sim.observe.metrics import PERCENTILES, window_metrics
-from sim.observe.probes import REQUESTS, SECONDS, Measures
-from sim.observe.recorder import Recorder
-from sim.random.streams import Streams
-from sim.run.assemble import assemble
-from sim.stats.histogram import LogBins
-from sim.stats.mser import mser_truncation
-from sim.stats.steady_state import WindowCandidates
-from sim.stats.windows import PooledWindows
-from sim.tiers.clients.populations import RunawayQueue  # noqa: F401 - re-exported for the CLI
+from sim.observe.trace import TimeseriesSink
+from sim.run.finish import ReplicationResult, finish
+from sim.tiers.clients.populations import RunawayQueue
 
-BINS = LogBins(min_value=1e-6, max_value=1e6, relative_error=0.005)
-
-
-@dataclass
-class ReplicationResult:
-    replication: int
-    metrics: dict[str, float]
-    warmup_s: float  # simulated time removed at the start
-    batch_size: int  # completions per batch at the end (MSER granularity)
-    finished: bool  # finite workloads: all requests had an outcome before max_duration_s
-    wall_s: float
-    events: int = 0
-    notes: list[str] = field(default_factory=list)
-    units: dict[str, str] = field(default_factory=dict)  # each metric's unit, from its probe
-    # Candidate windows, for choosing one warm-up across replications; dropped once used.
-    window: WindowCandidates | None = field(default=None, repr=False)
-    engine: str = "reference"  # the engine that ran it: "reference" or "compiled"
-
-
-TimeseriesSink = Callable[[int, float, dict[str, float]], None]
+__all__ = ["ReplicationResult", "RunawayQueue", "TimeseriesSink", "run_replication"]
 
 
 def run_replication(
@@ -58,245 +25,19 @@ def run_replication(
     timeseries: TimeseriesSink | None = None,
     plan: Plan | None = None,
 ) -> ReplicationResult:
-    """One replication on the engine `run.engine` selects (`sim.engines.choose`); a note says
-    which engine ran and why."""
-    choice = choose(model, timeseries=timeseries is not None)
+    """One replication on the engine `run.engine` selects; a note says which engine ran and
+    why."""
+    choice = choose(model, plan)
+    seed = model.run.seed if seed is None else seed
     if choice.engine == "compiled":
-        from sim.engines.compiled.engine import run_replication as run_compiled
+        from sim.engines.compiled.engine import run_trace as run_compiled
 
-        result = run_compiled(
-            model, replication, model.run.seed if seed is None else seed, plan, timeseries
-        )
+        trace = run_compiled(model, replication, seed, plan, timeseries)
     else:
-        result = run_reference_replication(model, replication, seed, timeseries, plan)
+        from sim.engines.reference.replication import run_trace as run_reference
+
+        trace = run_reference(model, replication, seed, timeseries, plan)
+    result = finish(trace)
     result.engine = choice.engine
     result.notes.insert(0, choice.note)
     return result
-
-
-def run_reference_replication(
-    model: Model,
-    replication: int,
-    seed: int | None = None,
-    timeseries: TimeseriesSink | None = None,
-    plan: Plan | None = None,
-) -> ReplicationResult:
-    """One replication on the reference (SimPy-calendar) engine."""
-    started = time.perf_counter()
-    run = model.run
-    seed = run.seed if seed is None else seed
-    streams = Streams(seed, replication)
-    fixed_warmup = run.warmup if isinstance(run.warmup, float) and not model.finite else None
-
-    def make_recorder(kernel, assembly) -> Recorder:
-        return Recorder(
-            kernel,
-            assembly.probes(),
-            BINS,
-            recording=fixed_warmup is None,
-            classes=assembly.class_stats,
-        )
-
-    assembly, recorder = assemble(model, streams, make_recorder, plan)
-    kernel, clients = assembly.kernel, assembly.clients
-    clients.max_inside = run.max_in_flight
-
-    finished_at: list[float] = []
-    if model.finite:
-
-        def on_finished() -> None:
-            # The observation window (and `makespan`) ends at the last outcome; the run goes on
-            # until the front has closed its last client connection (`elapsed.server_close`).
-            finished_at.append(kernel.now)
-            recorder.finish()
-            front = assembly.front
-            if front is not None and front.open > 0:
-                front.on_all_closed = kernel.stop
-            else:
-                kernel.stop()
-
-        clients.on_finished = on_finished
-        horizon = run.max_duration_s
-    else:
-        warm = fixed_warmup or 0.0
-        if fixed_warmup is not None and fixed_warmup > 0:
-            kernel.after(fixed_warmup, lambda _arg: recorder.start_recording())
-        elif fixed_warmup is not None:
-            recorder.start_recording()
-        horizon = warm + run.duration_s if run.duration_s is not None else run.max_duration_s
-        if run.requests is not None:
-            recorder.stop_after_requests(run.requests)
-    batches = _record_batches(recorder, clients) if getattr(clients, "repeat", 1) > 1 else None
-    if timeseries is not None:
-        _sample_periodically(
-            kernel, recorder, assembly, replication, run.timeseries_interval_s, timeseries
-        )
-    mser = not model.finite and run.warmup == "mser"
-    grid = _progress_grid(kernel, recorder, run) if mser else None
-
-    clients.start()
-    kernel.run(until=horizon)
-    if not finished_at:
-        recorder.finish()
-
-    table = recorder.table()
-    probes = assembly.probes()
-    candidates = grid.finish() if grid is not None else whole_window(recorder)
-    candidates.metrics_between = metrics_between(recorder.columns, probes)
-    end = len(table) - 1
-    histogram = recorder.histograms[end] - recorder.histograms[0]
-    units: dict[str, str] = {}
-    metrics = window_metrics(recorder.columns, table[0], table[end], histogram, BINS, probes, units)
-    metrics["count.in_flight"] = float(clients.in_flight)
-    units["count.in_flight"] = REQUESTS
-    if recorder.classes is not None:
-        # class.NAME.response.pXX: over this replication's own MSER window on its batch rows
-        # (the run's common warm-up re-windows counters and the total's percentiles, not these)
-        start = 0
-        if mser:
-            means, counts = recorder.batch_means()
-            if len(means) >= 4:
-                start = mser_truncation(means, weights=counts)
-        rows = recorder.class_histograms
-        metrics.update(recorder.classes.window_percentiles(rows[start], rows[end], units))
-    if batches:
-        for k, (row, hist) in enumerate(batches[1:], start=1):
-            previous, previous_hist = batches[k - 1]
-            window = window_metrics(
-                recorder.columns, previous, row, hist - previous_hist, BINS, probes
-            )
-            metrics.update({f"batch.{k}.{name}": value for name, value in window.items()})
-            units.update({f"batch.{k}.{name}": units[name] for name in window if name in units})
-    notes: list[str] = []
-    finished = True
-    if model.finite:
-        finished = clients.finished
-        metrics["makespan"] = finished_at[0] if finished_at else kernel.now
-        units["makespan"] = SECONDS
-        if not finished:
-            notes.append(
-                f"the workload did not finish within run.max_duration_s = {run.max_duration_s:g} s"
-            )
-    processes = model.proxy.processes if model.proxy is not None else None
-    if processes is not None:
-        notes.extend(processes.notes)  # what httpd logs when it adjusts the directives
-    return windowed(
-        replication,
-        candidates,
-        metrics,
-        units,
-        mser=mser,
-        notes=notes,
-        batch_size=recorder.batch,
-        finished=finished,
-        started=started,
-    )
-
-
-def windowed(
-    replication: int,
-    candidates: WindowCandidates,
-    metrics: dict[str, float],
-    units: dict[str, str],
-    *,
-    mser: bool,
-    notes: list[str],
-    batch_size: int,
-    finished: bool,
-    started: float,
-    events: int = 0,
-) -> ReplicationResult:
-    """A replication's result over its own window (its warm-up as if it were the only one),
-    from its candidate windows and its metrics over the whole recording; a run of several
-    replications chooses one warm-up for them all (`sim.stats.windows`) and re-windows this.
-    Both engines end here, so their replications are windowed alike."""
-    assert candidates.metrics_between is not None
-    windowing = PooledWindows(candidates.metrics_between, BINS, PERCENTILES, mser=mser)
-    windowing.add(candidates, metrics)
-    windowing.choose_window()
-    metrics = windowing.metrics(0)
-    if metrics["count.completed"] == 0:
-        notes.append("no request completed inside the observation window")
-    return ReplicationResult(
-        replication=replication,
-        metrics=metrics,
-        warmup_s=windowing.warmup_s,
-        batch_size=batch_size,
-        finished=finished,
-        wall_s=time.perf_counter() - started,
-        events=events,
-        notes=notes,
-        units=units,
-        window=candidates,
-    )
-
-
-def metrics_between(
-    columns: list[str], probes: Sequence[Measures]
-) -> Callable[[np.ndarray, np.ndarray], dict]:
-    """The metrics of the window between two counter rows (percentiles aside)."""
-    return partial(_metrics_between, columns, probes)
-
-
-def _metrics_between(columns, probes, start: np.ndarray, end: np.ndarray) -> dict:
-    return window_metrics(columns, start, end, None, BINS, probes)
-
-
-def whole_window(recorder: Recorder) -> WindowCandidates:
-    """The one window of a run without MSER: from the start of recording to the end."""
-    rows, histograms = recorder.rows, recorder.histograms
-    return single_window(rows[0], rows[-1], histograms[0], histograms[-1])
-
-
-def single_window(
-    first_row: np.ndarray, last_row: np.ndarray, first_histogram, last_histogram
-) -> WindowCandidates:
-    return WindowCandidates(
-        starts=np.asarray([first_row[0]]),
-        rows=np.vstack([first_row, last_row]),
-        histograms=np.vstack([first_histogram, last_histogram]),
-        cell_completed=np.zeros(0),
-        cell_response=np.zeros(0),
-    )
-
-
-def _progress_grid(kernel, recorder: Recorder, run) -> Checkpoints:
-    if run.duration_s is not None:
-        return Checkpoints(kernel, recorder, horizon_s=run.duration_s)
-    return Checkpoints(kernel, recorder, requests=run.requests)
-
-
-def _record_batches(recorder: Recorder, clients) -> list:
-    """Snapshots at the start and at the end of each batch of a repeated finite workload
-    (`ab` run again and again): each batch is then a window like any other."""
-    recorder._flush()
-    marks = [(recorder.snapshot(), recorder._histogram.copy())]
-
-    def mark(_batch: int) -> None:
-        recorder._flush()
-        marks.append((recorder.snapshot(), recorder._histogram.copy()))
-
-    clients.on_batch = mark
-    return marks
-
-
-def _sample_periodically(
-    kernel, recorder: Recorder, assembly, replication: int, interval: float, sink: TimeseriesSink
-) -> None:
-    probes = assembly.probes()
-    state = {"row": recorder.snapshot(), "hist": recorder._histogram.copy()}
-
-    def sample(_arg) -> None:
-        recorder._flush()
-        row = recorder.snapshot()
-        histogram = recorder._histogram
-        # the same probes and names as the run's --json: each row is the window since the last
-        metrics = window_metrics(
-            recorder.columns, state["row"], row, histogram - state["hist"], BINS, probes
-        )
-        metrics["count.in_flight"] = float(assembly.clients.in_flight)
-        sink(replication, kernel.now, metrics)
-        state["row"], state["hist"] = row, histogram.copy()
-        kernel.after(interval, sample, None)
-
-    kernel.after(interval, sample, None)

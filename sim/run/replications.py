@@ -146,7 +146,8 @@ def run(
 def _pooled_windows(model: Model, first: ReplicationResult) -> PooledWindows | None:
     if first.window is None:
         return None
-    from sim.run.replication import BINS, PERCENTILES
+    from sim.observe.metrics import PERCENTILES
+    from sim.observe.trace import BINS
 
     mser = not model.finite and model.run.warmup == "mser"
     metrics_between = first.window.metrics_between

@@ -1,6 +1,6 @@
 """Run one replication on the compiled engine: allocate the tables, feed the random streams,
 grow the tables when the loop asks, and hand the recorder's rows and the checkpoint grid to
-the reference's windowing (`sim.run.replication.windowed`), with probe views that compute the
+the windowing both engines share (`sim.run.finish`), with probe views that compute the
 reference's metrics.
 
 Random numbers are drawn here, by NumPy, from the reference's own streams
@@ -26,15 +26,8 @@ from sim.model.schema import Model
 from sim.observe.checkpoints import CELLS, candidates_of, completion_marks
 from sim.observe.metrics import window_metrics
 from sim.observe.probes import REQUESTS, SECONDS
+from sim.observe.trace import BINS, TimeseriesSink, Trace, metrics_between, single_window
 from sim.random.streams import Streams
-from sim.run.replication import (
-    BINS,
-    ReplicationResult,
-    TimeseriesSink,
-    metrics_between,
-    single_window,
-    windowed,
-)
 from sim.stats.histogram import LogBins
 from sim.stats.steady_state import WindowCandidates
 from sim.tiers.clients.populations import RunawayQueue
@@ -271,7 +264,7 @@ def _extend(array: np.ndarray, more: int) -> np.ndarray:
 def _sampler(
     plan: Plan, tables: _Tables, bins: LogBins, replication: int, sink: TimeseriesSink
 ) -> Callable[[int], None]:
-    """sample(first): `sim.run.replication._sample_periodically`'s metrics of the window since
+    """sample(first): `sim.engines.reference.replication._sample_periodically`'s metrics of the window since
     the last sample (the same probes and names as the run's), streamed to `sink`."""
     last: dict = {}
 
@@ -300,8 +293,7 @@ def simulate(
     """Run the compiled loop to its end; returns the plan and the tables (recorder rows,
     checkpoint grid, counters).  `timeseries` receives a sample every
     `run.timeseries_interval_s`, as on the reference engine."""
-    nodes = (compile_plan(model) if model_plan is None else model_plan).nodes
-    plan = build_plan(model, nodes)
+    plan = build_plan(model, compile_plan(model) if model_plan is None else model_plan)
     run = model.run
     # a finite workload records from its start and runs to its last outcome
     fixed_warmup = run.warmup if isinstance(run.warmup, float) and not model.finite else None
@@ -342,14 +334,15 @@ def simulate(
     return plan, tables
 
 
-def run_replication(
+def run_trace(
     model: Model,
     replication: int,
     seed: int,
     model_plan: ModelPlan | None = None,
     timeseries: TimeseriesSink | None = None,
-) -> ReplicationResult:
-    """One replication, windowed as the reference windows its own (`sim.run.replication`)."""
+) -> Trace:
+    """One replication to its trace, as the reference hands back its own (`sim.run.finish`
+    windows both alike)."""
     started = time.perf_counter()
     plan, tables = simulate(model, replication, seed, BINS, model_plan, timeseries)
     counters = tables.counters
@@ -388,7 +381,7 @@ def run_replication(
     processes = model.proxy.processes if model.proxy is not None else None
     if processes is not None:
         notes.extend(processes.notes)
-    return windowed(
+    return Trace(
         replication,
         candidates,
         metrics,

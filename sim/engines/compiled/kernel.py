@@ -432,7 +432,7 @@ def _refill(token, stream):
 
 @njit(cache=True)
 def _sample(S, first):
-    """--timeseries (`sim.run.replication._sample_periodically`): the recorder's row now,
+    """--timeseries (`sim.engines.reference.replication._sample_periodically`): the recorder's row now,
     handed to the driver, which turns the window since the last sample into metrics."""
     _snapshot(S, S.TSROW)
     token = S.TOKEN

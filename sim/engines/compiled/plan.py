@@ -1,7 +1,7 @@
 """The compiled engine's plan of a model: flat tables of stations, pools, CPUs, balancer
 members and random streams, in the reference engine's order, and a probe view per component.
 
-The order is the reference's (`sim.run.assemble`): stations proxy, database, nodes; pools and
+The order is the reference's (`sim.engines.reference.assemble`): stations proxy, database, nodes; pools and
 CPUs in the order they are built there; the balancer last.  The recorder's columns are those
 the reference's probes declare (`fields`), and each component's metrics are computed by a
 view that borrows the reference class's own `metrics` method (a pool's view needs only its
@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sim.engines.compiled import kernel as k
-from sim.engines.compiled.support import blind_policy
+from sim.engines.compiled.support import BLIND_CLASSES
 from sim.kernel.cpu import ProcessorSharingCPU
 from sim.kernel.slots import INFINITE, Pool
-from sim.model.plan import NodePlan
+from sim.model.plan import Plan as ModelPlan
 from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
 from sim.observe.probes import Measures
 from sim.observe.recorder import BASE_FIELDS
@@ -195,9 +195,12 @@ class Plan:
     users: int = 0
 
 
-def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
-    """The tables of a model that `support.unsupported` accepts; `nodes_planned` are the
-    nodes the balancer reaches (`sim.model.plan.compile_plan(model).nodes`)."""
+def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
+    """The tables of a model whose features the engine implements (`support.IMPLEMENTS`),
+    laid out from the model's plan (`sim.model.plan.compile_plan`): its nodes, and its
+    decisions (`planned.stack`)."""
+    stack = model_plan.stack
+    assert stack is not None
     streams: list[Stream] = []
     constants: list[float | None] = []
 
@@ -262,7 +265,7 @@ def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
 
     nodes: list[int] = []
     weights: list[float] = []
-    for planned in nodes_planned:
+    for planned in model_plan.nodes:
         group = planned.spec
         weights.append(group.weight)
         name = planned.name
@@ -293,8 +296,8 @@ def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
     )
 
     dispatcher = len(nodes) > 1
-    keeps_sessions = dispatcher and model.clients.kind in ("closed", "sessions")
-    policy = (blind_policy(model.balancer.policy) if dispatcher else None) or "static"
+    keeps_sessions = dispatcher and stack.keeps_sessions  # the client class declares it
+    policy = (BLIND_CLASSES.get(stack.policy) if dispatcher else None) or "static"
     balancer_stream = -1
     if dispatcher and policy == "random":
         streams.append(Stream("balancer", None, reverse=True))
@@ -454,7 +457,7 @@ def build_plan(model: Model, nodes_planned: Sequence[NodePlan]) -> Plan:
 def _replication(
     model: Model, names: list[str], nodes: list[int], pool, streams: list[Stream], constants: list
 ) -> tuple[np.ndarray, list[Measures], int]:
-    """Synchronous session replication between the nodes (`sim.run.assemble.replicate`): the
+    """Synchronous session replication between the nodes (`sim.engines.reference.assemble.replicate`): the
     network's links as pools of one frame (created after the nodes' pools, as the reference
     does), each tier's row of settings, its uniform stream and its probe; and the index of
     the first link's pool."""

@@ -20,23 +20,26 @@ the event MPM's connection limit), the front's backend connection pools, blockin
 and connection limits, JVMs, asynchronous replication (flow-control credits), crashes, and
 the load-aware or per-client policies.
 
-The reasons are read from the reference's own builder (`sim.run.assemble`): a model is
-accepted only when the reference would build nothing but the components above for it.
+An engine says what it implements (`IMPLEMENTS`, a set of features as the model's components
+declare them: `sim.model.stack`); `run.engine = "auto"` runs a model here only when the
+plan's features are a subset.  A component added by a recipe brings a feature of its own,
+which is not in the set: such a model runs on the reference engine, with a note naming it,
+until this engine implements it (with an exact test against the reference).
 """
 
 from __future__ import annotations
 
-from sim.model.schema import AbClients, ClosedClients, Model, OpenClients
-from sim.random.distributions import as_distribution
-from sim.run.assemble import children_matter, connections_matter, jk_acts, pool_limit_binds
-from sim.tiers.balancer.policies import policy_class
+from sim.model.plan import Plan, compile_plan
+from sim.model.schema import Model
+from sim.tiers.appserver.connectors import NonBlocking
 from sim.tiers.balancer.policies.least_load import UniformRandom
 from sim.tiers.balancer.policies.rotation import (
     FirstActive,
     SmoothWeightedRoundRobin,
     StrictRoundRobin,
 )
-from sim.tiers.proxy.client_connections import linger_hold_s
+from sim.tiers.clients.populations import CLIENTS
+from sim.tiers.proxy.mpm import MPMS
 
 # The policies that choose without looking at load or per-client state (and never fail over,
 # since members only fail through `backends.N.events`, which the engine does not model), by
@@ -213,97 +216,38 @@ def treatment(path: str) -> tuple[str, str] | None:
     return None
 
 
-def blind_policy(name: str) -> str | None:
-    """The compiled engine's policy for `balancer.policy`, or None if it has none."""
-    return BLIND_CLASSES.get(policy_class(name))
+# The features this engine implements (`sim.model.stack`): a model whose plan uses any other
+# runs on the reference engine.
+IMPLEMENTS: frozenset[str] = frozenset(
+    {
+        *(kind.feature for kind in CLIENTS.values()),  # closed, open, sessions, ab (once)
+        "clients.finite",  # requests_per_user, total_*, ab -n: run to completion
+        "clients.timeouts",  # timeouts, retries with back-off
+        "clients.connect",  # connection set-up, SYN retransmission
+        "proxy",  # the worker pool (MaxRequestWorkers as httpd runs it), ListenBacklog
+        *(kind.feature for kind in MPMS.values()),  # as one pool; lingering close refused
+        "proxy.server_close",  # a finite run's front connections, one per request
+        NonBlocking.feature,
+        "appserver.jdbc_pool",
+        "database",
+        "balancer",
+        "balancer.sticky_session",
+        *(kind.feature for kind in BLIND_CLASSES),
+        "replication.sync",
+    }
+)
+
+
+def missing(plan: Plan) -> list[str]:
+    """The features of `plan` this engine does not implement, each with the model setting that
+    brings it in (empty: the engine runs the model)."""
+    return [
+        f"{feature} ({reason})"
+        for feature, reason in plan.features.items()
+        if feature not in IMPLEMENTS
+    ]
 
 
 def unsupported(model: Model) -> list[str]:
-    """What the compiled engine does not model in `model`, by parameter path (empty: all of it)."""
-    missing: list[str] = []
-    clients = model.clients
-    if isinstance(clients, AbClients) and clients.repeat > 1:
-        missing.append(f"clients.repeat = {clients.repeat} (ab run again: batch.K.* metrics)")
-    if isinstance(clients, ClosedClients) and clients.ramp:
-        missing.append("clients.ramp")
-    if isinstance(clients, OpenClients) and clients.schedule is not None:
-        missing.append("clients.schedule")
-    if model.classes:
-        missing.append("request classes ([[classes]])")
-    if clients.mix is not None:
-        missing.append("clients.mix")
-    if clients.script is not None:
-        missing.append("clients.script")
-    if clients.keep_alive:
-        missing.append("clients.keep_alive (persistent connections, closing after an error status)")
-    if clients.host is not None:
-        missing.append("clients.host (the load generator's CPU)")
-
-    proxy = model.proxy
-    if proxy is not None:
-        delay = clients.close_delay_s
-        if linger_hold_s(proxy.mpm, proxy.linger_s, delay) > 0:
-            missing.append(
-                f"lingering close (proxy.mpm = {proxy.mpm!r} with clients.close_delay_s "
-                f"= {delay} and proxy.linger_s = {proxy.linger_s:g})"
-            )
-        if as_distribution(proxy.connection_demand).mean > 0:
-            missing.append("proxy.connection_demand")
-        if proxy.start_servers is not None:
-            missing.append(
-                "proxy.start_servers (httpd's process management: spare servers or threads, "
-                "spawning, graceful restart)"
-            )
-        if jk_acts(model) and proxy.backend_pool.reply_timeout_s is not None:
-            missing.append(
-                f"proxy.backend_pool.reply_timeout_s = {proxy.backend_pool.reply_timeout_s:g} "
-                "(mod_jk's reply timeout and retries)"
-            )
-        if proxy.forward and pool_limit_binds(proxy):
-            missing.append(
-                f"proxy.backend_pool.max = {proxy.backend_pool.max} below the child's threads "
-                f"(proxy.mpm = {proxy.mpm!r}, threads_per_child: per-child backend pools)"
-            )
-
-    members = model.balancer.members
-    built = [b for b in model.backends if members is None or b.name in members]
-    for index, group in enumerate(model.backends):
-        if members is not None and group.name not in members:
-            continue  # not built: nothing reaches it
-        if group.connector == "blocking":
-            missing.append(
-                f"backends.{index}.connector = 'blocking' (the front's backend connection pools)"
-            )
-        if group.max_connections is not None:
-            missing.append(
-                f"backends.{index}.max_connections (the front's backend connection pools)"
-            )
-        if group.jvm is not None:
-            missing.append(f"backends.{index}.jvm")
-        if group.events:
-            missing.append(f"backends.{index}.events")
-    for index, spec in model.cluster.active:
-        if spec.mode == "async":
-            missing.append(
-                f"cluster.replication.{index}.mode = 'async' (JGroups flow-control credits)"
-            )
-    policy = model.balancer.policy
-    if sum(group.count for group in built) > 1 and blind_policy(policy) is None:
-        missing.append(f"balancer.policy = {policy!r} (load-aware or per-client)")
-    # A finite run counts the front's client connections, which the engine does (one per
-    # request); anything else that makes them entities is refused.
-    if (
-        not missing
-        and proxy is not None
-        and (
-            children_matter(model)
-            if model.finite
-            else connections_matter(model, children_matter(model))
-        )
-    ):
-        # the reference would build the front's client connections or its children: a safety
-        # net for a mechanism added there and not named above
-        missing.append(
-            f"the front's client connections or child processes (proxy.mpm = {proxy.mpm!r})"
-        )
-    return missing
+    """What the compiled engine does not model in `model` (empty: all of it)."""
+    return missing(compile_plan(model))

@@ -94,11 +94,11 @@ def model_metrics(model) -> set[str]:
     it (the names depend on its stations, pools and probes, not on the simulation)."""
     import numpy as np
 
+    from sim.engines.reference.assemble import assemble
     from sim.observe.metrics import window_metrics
     from sim.observe.recorder import Recorder
+    from sim.observe.trace import BINS
     from sim.random.streams import Streams
-    from sim.run.assemble import assemble
-    from sim.run.replication import BINS
 
     assembly, recorder = assemble(
         model, Streams(0, 0), lambda kernel, a: Recorder(kernel, a.probes(), BINS, recording=False)

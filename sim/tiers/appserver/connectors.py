@@ -14,21 +14,31 @@ them — `acceptCount` is then the backlog of connections beyond it — and noth
 
 The front's pool of connections (`sim.tiers.proxy.backend_pool.BackendPool`) is the same for
 every connector; it asks the connector's `pins` pool for a slot when it opens a connection and
-returns it when the connection closes.  A new connector type is one class here and its name in
-the schema's `connector` choices.
+returns it when the connection closes.  A new connector type is one class (here, or in any
+module imported before the model is read): defining it registers its `kind` as a choice of
+`backends.N.connector` and brings its `feature` (`connector.<kind>`), which an engine runs only
+if it declares it (`sim.engines.choose`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from sim.kernel.slots import GRANTED, Pool
 
-if TYPE_CHECKING:  # the schema lists the connector names from here: no import at run time
-    from sim.model.schema import Backend
-
 MakePool = Callable[[str, int | None, int | None], Pool]
+
+
+class ConnectorSettings(Protocol):
+    """What a connector reads of its `[[backends]]` group (`sim.model.schema.Backend`)."""
+
+    @property
+    def request_threads(self) -> int | None: ...  # maxThreads less acceptors and selectors
+    @property
+    def accept_queue(self) -> int | None: ...  # acceptCount
+    @property
+    def max_connections(self) -> int | None: ...  # Tomcat maxConnections
 
 
 class Unpinned:
@@ -47,20 +57,36 @@ class Unpinned:
 UNPINNED = Unpinned()
 
 
+CONNECTORS: dict[str, type[Connector]] = {}  # backends.N.connector -> class
+
+
 class Connector:
-    """One connector type: builds the node's request-thread pool and the per-connection pins."""
+    """One connector type: builds the node's request-thread pool and the per-connection pins.
+
+    A subclass sets `kind` (the model file's `backends.N.connector`); defining it registers it
+    and gives it the feature `connector.<kind>`."""
 
     kind: ClassVar[str]
+    feature: ClassVar[str]
 
-    def __init__(self, group: Backend, node: str, make_pool: MakePool) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        kind = cls.__dict__.get("kind")
+        if kind is not None:
+            if kind in CONNECTORS:
+                raise ValueError(f"backend connector {kind!r} is defined twice")
+            CONNECTORS[kind] = cls
+            cls.feature = f"connector.{kind}"
+
+    def __init__(self, group: ConnectorSettings, node: str, make_pool: MakePool) -> None:
         self.request_threads: Pool | None = None
         self.pins: Pool | Unpinned = UNPINNED
 
-    @property
-    def pins_per_connection(self) -> bool:
+    @classmethod
+    def pins_per_connection(cls, group: ConnectorSettings) -> bool:
         """An open connection holds something of the node's (a thread or a slot), so the
         front's pool of connections changes what the node can serve."""
-        return self.pins is not UNPINNED
+        return False
 
 
 class Blocking(Connector):
@@ -70,9 +96,13 @@ class Blocking(Connector):
 
     kind = "blocking"
 
-    def __init__(self, group: Backend, node: str, make_pool: MakePool) -> None:
+    def __init__(self, group: ConnectorSettings, node: str, make_pool: MakePool) -> None:
         super().__init__(group, node, make_pool)
         self.pins = make_pool(f"{node}.threads", group.request_threads, group.accept_queue)
+
+    @classmethod
+    def pins_per_connection(cls, group: ConnectorSettings) -> bool:
+        return True
 
 
 class NonBlocking(Connector):
@@ -84,7 +114,7 @@ class NonBlocking(Connector):
 
     kind = "nonblocking"
 
-    def __init__(self, group: Backend, node: str, make_pool: MakePool) -> None:
+    def __init__(self, group: ConnectorSettings, node: str, make_pool: MakePool) -> None:
         super().__init__(group, node, make_pool)
         limited = group.max_connections is not None
         thread_queue = None if limited else group.accept_queue
@@ -94,8 +124,9 @@ class NonBlocking(Connector):
         if limited:
             self.pins = make_pool(f"{node}.connections", group.max_connections, group.accept_queue)
 
-
-CONNECTORS: dict[str, type[Connector]] = {c.kind: c for c in (Blocking, NonBlocking)}
+    @classmethod
+    def pins_per_connection(cls, group: ConnectorSettings) -> bool:
+        return group.max_connections is not None
 
 
 def connector_class(kind: str) -> type[Connector]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable
 from itertools import accumulate, count
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sim.kernel.request import ABANDONED, ANSWERED, CONNECTION_REFUSED, IN_FLIGHT, Request
 from sim.tiers.proxy.client_connections import Connection
@@ -28,6 +28,13 @@ class RunawayQueue(RuntimeError):
     """The requests inside the servers passed `run.max_in_flight`: an unstable model."""
 
 
+CLIENTS: dict[str, type[Clients]] = {}  # clients.kind -> class
+
+
+def client_class(kind: str) -> type[Clients]:
+    return CLIENTS[kind]
+
+
 class Clients:
     """The shared life cycle; subclasses decide when users send and what they do next."""
 
@@ -36,6 +43,15 @@ class Clients:
     # session across its requests (`ab` keeps no cookies; an open arrival never returns).
     returning_users = False
     keeps_sessions = False
+    kind: ClassVar[str]  # `clients.kind`
+    feature: ClassVar[str]  # `clients.<kind>`: what an engine must declare to run it
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        kind = cls.__dict__.get("kind")
+        if kind is not None:
+            CLIENTS[kind] = cls
+            cls.feature = f"clients.{kind}"
 
     def __init__(
         self,
@@ -251,6 +267,7 @@ class ClosedPopulation(Clients):
     A user retired by a ramp-down finishes its current request and then stops.
     """
 
+    kind = "closed"
     returning_users = True
     keeps_sessions = True
 
@@ -339,6 +356,8 @@ class ClosedPopulation(Clients):
 class OpenArrivals(Clients):
     """Poisson (or renewal, or piecewise-rate) arrivals, one request each."""
 
+    kind = "open"
+
     def __init__(
         self,
         kernel,
@@ -407,6 +426,7 @@ class Sessions(Clients):
     """Partly-open (Schroeder, Wierman & Harchol-Balter 2006): sessions arrive as a Poisson
     process; each sends a sequence of requests separated by think times, then leaves."""
 
+    kind = "sessions"
     returning_users = True
     keeps_sessions = True
 
@@ -463,6 +483,8 @@ class Sessions(Clients):
 
 
 class ApacheBench(Clients):
+    kind = "ab"
+
     """`ab -c C -n N [-k]`: C loops each sending back-to-back until N requests were sent.
 
     Without -k every request opens a new connection (pays `connect`); with -k each loop

@@ -17,17 +17,22 @@ its directives in the schema's `Proxy`)."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 
 class Mpm:
     name: ClassVar[str]
+    feature: ClassVar[str]  # `mpm.<name>`: what an engine must declare to run it
     # one thread per child process (prefork): children are workers
     single_threaded_children: ClassVar[bool] = False
     # the listener, not a worker, holds idle keep-alive and lingering connections (event)
     listener_holds_idle_connections: ClassVar[bool] = False
     # a child stops accepting at ThreadsPerChild + AsyncRequestWorkerFactor x idle workers
     limits_connections_by_idle_workers: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.feature = f"mpm.{cls.name}"
 
 
 class Prefork(Mpm):

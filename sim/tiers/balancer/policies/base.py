@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
+from pydantic import BaseModel
+
 REGISTRY: dict[str, type[Policy]] = {}  # balancer.policy name -> class
 
 
@@ -27,11 +29,15 @@ class Policy:
 
     A subclass registers itself under the `policy_names` it declares (the model file's
     `balancer.policy`; several for aliases) and lists the `parameters` of `[balancer]` it
-    reads: defining the class is all it takes to add a policy."""
+    reads; a parameter of its own is a field of its nested `Parameters` model (pydantic, with
+    its default, range and description), which `[balancer]` then accepts for this policy only.
+    Defining the class is all it takes to add a policy.  Its `feature` (`policy.<first
+    name>`) is what an engine must declare to run it (`sim.engines.choose`)."""
 
-    name = "policy"
     policy_names: ClassVar[tuple[str, ...]] = ()
     parameters: ClassVar[tuple[str, ...]] = ()
+    Parameters: ClassVar[type[BaseModel] | None] = None  # the policy's own [balancer] fields
+    feature: ClassVar[str] = "policy"
     # How the long-run split over members is known, for the stability check
     # (sim.model.stability): "even" (state-blind and equal shares), "weighted" (shares in
     # proportion to `weight`), "adaptive" (follows the load, stable up to the pooled
@@ -55,7 +61,16 @@ class Policy:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        for name in cls.__dict__.get("policy_names", ()):
+        names = cls.__dict__.get("policy_names", ())
+        if names:
+            cls.feature = f"policy.{names[0]}"
+        own = cls.__dict__.get("Parameters")
+        if own is not None:
+            cls.parameters = (
+                *cls.parameters,
+                *(n for n in own.model_fields if n not in cls.parameters),
+            )
+        for name in names:
             if name in REGISTRY:
                 raise ValueError(f"balancer policy {name!r} is defined twice")
             REGISTRY[name] = cls

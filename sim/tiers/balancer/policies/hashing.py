@@ -96,7 +96,6 @@ class Carp(Policy):
     policy_names = ("carp",)  # balancer.policy
     parameters = ("hash_key", "urls", "url_zipf_s")  # the balancer.* parameters it reads
 
-    name = "carp"
     split = "weighted"
     __slots__ = ("_cache", "keys", "member_hash", "multiplier")
 
@@ -159,7 +158,6 @@ class ConsistentHash(Policy):
         "hash_balance_factor",
     )  # the balancer.* parameters it reads
 
-    name = "consistent_hash"
     split = "weighted"
     __slots__ = ("_start", "balance_factor", "int_weights", "keys", "owners", "positions")
 

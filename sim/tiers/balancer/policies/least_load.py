@@ -17,7 +17,6 @@ class UniformRandom(Policy):
 
     policy_names = ("random", "lighttpd_round_robin", "jboss_random_robin")  # balancer.policy
 
-    name = "random"
     __slots__ = ("draw",)
 
     def __init__(self, weights, names, rng, **params) -> None:
@@ -35,7 +34,6 @@ class LeastOutstanding(Policy):
 
     policy_names = ("least_outstanding",)  # balancer.policy
 
-    name = "least_outstanding"
     split = "adaptive"
     uses_load = True
     __slots__ = ("_next",)
@@ -67,7 +65,6 @@ class ShortestQueueFirst(Policy):
 
     policy_names = ("sqf",)  # balancer.policy
 
-    name = "sqf"
     split = "adaptive"
     uses_load = True
     __slots__ = ()
@@ -90,7 +87,6 @@ class ByBusyness(Policy):
 
     policy_names = ("bybusyness",)  # balancer.policy
 
-    name = "bybusyness"
     split = "adaptive"
     uses_load = True
     __slots__ = ("lbstatus",)
@@ -125,7 +121,6 @@ class ByTraffic(Policy):
     policy_names = ("bytraffic",)  # balancer.policy
     parameters = ("response_bytes",)  # the balancer.* parameters it reads
 
-    name = "bytraffic"
     split = "weighted"
     on_complete = True
     __slots__ = ("bytes_per_response", "traffic")
@@ -157,7 +152,6 @@ class PowerOfChoices(Policy):
     policy_names = ("power_of_d",)  # balancer.policy
     parameters = ("choices",)  # the balancer.* parameters it reads
 
-    name = "power_of_d"
     split = "adaptive"
     uses_load = True
     __slots__ = ("choices", "draw")
@@ -208,7 +202,6 @@ class PeakEwma(Policy):
     policy_names = ("p2c_peak_ewma",)  # balancer.policy
     parameters = ("decay_s",)  # the balancer.* parameters it reads
 
-    name = "p2c_peak_ewma"
     split = "adaptive"
     uses_load = True
     on_complete = True
@@ -262,7 +255,6 @@ class JoinIdleQueue(Policy):
 
     policy_names = ("join_idle_queue",)  # balancer.policy
 
-    name = "join_idle_queue"
     split = "adaptive"
     on_complete = True
     __slots__ = ("draw", "idle", "queued")

@@ -32,7 +32,6 @@ class ModJk(Policy):
     maintenance does.  A member back from error starts at the current maximum
     (`recover_workers`), so it is not flooded."""
 
-    name = "mod_jk_request"
     method = "R"
     split = "weighted"
     __slots__ = (
@@ -88,7 +87,6 @@ class ModJk(Policy):
 class ModJkRequest(ModJk):
     policy_names = ("mod_jk_request",)  # balancer.policy
     parameters = ("maintain_s",)  # the balancer.* parameters it reads
-    name = "mod_jk_request"
     method = "R"
     on_dispatch = True
     __slots__ = ()
@@ -100,7 +98,6 @@ class ModJkRequest(ModJk):
 class ModJkSession(ModJk):
     policy_names = ("mod_jk_session",)  # balancer.policy
     parameters = ("maintain_s",)  # the balancer.* parameters it reads
-    name = "mod_jk_session"
     method = "S"
     on_dispatch = True
     __slots__ = ()
@@ -113,7 +110,6 @@ class ModJkSession(ModJk):
 class ModJkTraffic(ModJk):
     policy_names = ("mod_jk_traffic",)  # balancer.policy
     parameters = ("maintain_s", "response_bytes")  # the balancer.* parameters it reads
-    name = "mod_jk_traffic"
     method = "T"
     on_complete = True
     __slots__ = ()
@@ -125,7 +121,6 @@ class ModJkTraffic(ModJk):
 class ModJkBusyness(ModJk):
     policy_names = ("mod_jk_busyness",)  # balancer.policy
     parameters = ("maintain_s",)  # the balancer.* parameters it reads
-    name = "mod_jk_busyness"
     method = "B"
     split = "adaptive"
     on_dispatch = True

@@ -12,7 +12,6 @@ class StrictRoundRobin(Policy):
 
     policy_names = ("round_robin",)  # balancer.policy
 
-    name = "round_robin"
     __slots__ = ("_next",)
 
     def __init__(self, weights, names, rng, **params) -> None:
@@ -47,7 +46,6 @@ class SmoothWeightedRoundRobin(Policy):
 
     policy_names = ("byrequests",)  # balancer.policy
 
-    name = "byrequests"
     split = "weighted"
     __slots__ = ("lbstatus",)
 
@@ -83,7 +81,6 @@ class FirstActive(Policy):
 
     policy_names = ("static",)  # balancer.policy
 
-    name = "static"
     split = "single"
     __slots__ = ()
 
@@ -112,7 +109,6 @@ class JBossRoundRobin(_PerStub):
 
     policy_names = ("jboss_round_robin",)  # balancer.policy
 
-    name = "jboss_round_robin"
     __slots__ = ()
 
     def pick(self, request) -> int:
@@ -131,7 +127,6 @@ class JBossFirstAvailable(_PerStub):
 
     policy_names = ("jboss_first_available",)  # balancer.policy
 
-    name = "jboss_first_available"
     __slots__ = ()
 
     def pick(self, request) -> int:
@@ -150,7 +145,6 @@ class JBossFirstAvailableIdenticalAllProxies(_PerStub):
 
     policy_names = ("jboss_first_available_identical_all_proxies",)  # balancer.policy
 
-    name = "jboss_first_available_identical_all_proxies"
     split = "single"
     __slots__ = ("target",)
 

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from sim.engines.reference import classes
+from sim.engines.reference.connect import Parts, connect
 from sim.kernel.calendar import Kernel
 from sim.kernel.cpu import DedicatedCPU, ProcessorSharingCPU
 from sim.kernel.slots import Pool
@@ -23,13 +25,9 @@ from sim.observe.classes import ClassStats
 from sim.observe.probes import Probe
 from sim.random.distributions import Exponential, as_distribution
 from sim.random.streams import Streams
-from sim.run import classes
-from sim.run.connect import Parts, connect
-from sim.tiers.appserver.connectors import Connector, connector_class
 from sim.tiers.appserver.jvm import Jvm
 from sim.tiers.balancer.dispatcher import Dispatcher, DispatchProbe
 from sim.tiers.balancer.mod_jk_lb import JkDispatcher
-from sim.tiers.balancer.policies import make_policy
 from sim.tiers.balancer.sessions import SessionTable
 from sim.tiers.clients import populations
 from sim.tiers.cluster.session_replication import (
@@ -40,7 +38,7 @@ from sim.tiers.cluster.session_replication import (
 from sim.tiers.database.disks import Disks
 from sim.tiers.proxy.backend_pool import BackendPool
 from sim.tiers.proxy.children import ChildProcesses
-from sim.tiers.proxy.client_connections import FrontConnections, linger_hold_s
+from sim.tiers.proxy.client_connections import FrontConnections
 from sim.tiers.proxy.mod_jk import JkBackendPool, JkWorker
 from sim.tiers.proxy.mpm import mpm as mpm_class
 from sim.tiers.proxy.process_management import Spawner
@@ -148,14 +146,16 @@ def assemble(
         assembly.stations.append(database)
         database_call = database.serve
 
-    children = child_processes(model, kernel)
+    stack = plan.stack
+    assert stack is not None  # compile_plan always decides the stack
+    children = child_processes(model, kernel) if stack.children else None
     nodes: list[Station] = []
     jvms: list[Jvm | None] = []  # per node, None where no JVM is modelled
     entries: list = []  # what the balancer sends to: the node, or the front's connections to it
     weights: list[float] = []
     events: list[tuple[float, int, str, float]] = []
     # the nodes the balancer can reach, in the plan's order (members only)
-    for planned in plan.nodes:
+    for planned, connector_kind, pooled in zip(plan.nodes, stack.connectors, stack.backend_pools):
         group = planned.spec
         weights.append(group.weight)
         events += [
@@ -171,9 +171,7 @@ def assemble(
             if group.jdbc_pool is not None:
                 assert database_call is not None  # validated: db_calls need a [database]
                 downstream = PooledCall(pool(f"{name}.jdbc_pool", group.jdbc_pool), database_call)
-        connector = connector_class(group.connector)(
-            group, name, lambda path, size, queue: pool(path, size, queue)
-        )
+        connector = connector_kind(group, name, lambda path, size, queue: pool(path, size, queue))
         # replication work runs beside the request threads: the CPU may be shared; a JVM
         # pauses its CPU, which only the processor-sharing form supports
         shared = model.cluster.active or group.jvm is not None
@@ -206,8 +204,8 @@ def assemble(
         nodes.append(node)
         jvms.append(jvm)
         # The front's pool of connections to the node, whenever it can change the answer
-        # (see backend_pool_applies); the connection pins what the connector says.
-        if backend_pool_applies(model, group, connector):
+        # (`sim.model.stack.backend_pool_applies`); the connection pins what the connector says.
+        if pooled:
             backend_pool = make_backend_pool(model, kernel, node, connector.pins, group, children)
             assembly.backend_pools.append(backend_pool)
             entries.append(backend_pool)
@@ -222,7 +220,7 @@ def assemble(
     if len(entries) == 1 and not events:
         entry = entries[0].serve
     elif entries:
-        assembly.dispatcher = dispatcher(model, kernel, entries, weights, events, streams)
+        assembly.dispatcher = dispatcher(model, plan, kernel, entries, weights, events, streams)
         entry = assembly.dispatcher
     if model.proxy is not None:
         px = model.proxy
@@ -241,7 +239,9 @@ def assemble(
             sampler(px.demand, streams, "proxy.demand", 1 if px.forward and entry else 0),
         )
         kwargs: dict[str, Any] = dict(downstream=entry, calls=1 if px.forward else 0)
-        front = front_connections(model, kernel, workers, children)
+        front = (
+            front_connections(model, kernel, workers, children) if stack.front_connections else None
+        )
         if front is not None and as_distribution(px.connection_demand).mean > 0:
             kwargs["connection_burst"] = sampler(
                 px.connection_demand, streams, "proxy.connection_demand"
@@ -307,28 +307,26 @@ def assemble(
 
 
 def dispatcher(
-    model: Model, kernel: Kernel, entries: list, weights: list[float], events, streams: Streams
+    model: Model,
+    plan: Plan,
+    kernel: Kernel,
+    entries: list,
+    weights: list[float],
+    events,
+    streams: Streams,
 ) -> Dispatcher:
-    """The balancer over `entries` with the model's policy; it keeps a session table when the
-    clients keep sessions (cookies), and tracks requests in flight when members can crash."""
+    """The balancer over `entries` with the model's policy and the parameters its class
+    declares; it keeps a session table when the clients keep sessions (cookies), and tracks
+    requests in flight when members can crash."""
     spec = model.balancer
-    params = {
-        name: getattr(spec, name)
-        for name in (
-            "choices",
-            "decay_s",
-            "maintain_s",
-            "hash_key",
-            "urls",
-            "url_zipf_s",
-            "ring_points",
-            "hash_balance_factor",
-        )
-    }
-    params["response_bytes"] = sampler(spec.response_bytes, streams, "balancer.response_bytes")
+    stack = plan.stack
+    assert stack is not None
+    params = dict(stack.policy_parameters)
+    if "response_bytes" in params:  # a distribution, drawn on the balancer's own stream
+        params["response_bytes"] = sampler(spec.response_bytes, streams, "balancer.response_bytes")
     names = [entry.name for entry in entries]  # a node, or the front's pool to it
-    policy = make_policy(spec.policy, weights, names, streams.generator("balancer"), **params)
-    keeps_sessions = model.clients.kind in ("closed", "sessions")
+    policy = stack.policy(weights, names, streams.generator("balancer"), **params)
+    keeps_sessions = stack.keeps_sessions
     jk = (
         model.proxy is not None
         and model.proxy.forward
@@ -383,48 +381,11 @@ def replicate(
     return replicators
 
 
-def children_matter(model: Model) -> bool:
-    """httpd's children are modelled as individuals when what they hold can change the answer:
-    process management (`start_servers`), per-child backend connections that pin something on
-    a node or are bounded (`max`), or the event MPM's connection limit (idle keep-alive
-    connections count toward it).  Otherwise the front's workers are one pool, which is exact:
-    a connection then waits exactly when no child has an idle worker."""
+def child_processes(model: Model, kernel: Kernel) -> ChildProcesses:
+    """The front's children, StartServers of them (all when none), when they matter
+    (`sim.model.stack.children_matter`)."""
     px = model.proxy
-    if px is None or px.workers is None:
-        return False
-    if px.start_servers is not None:
-        return True
-    if px.forward and (
-        pool_limit_binds(px)
-        or any(
-            group.connector == "blocking" or group.max_connections is not None
-            for group in model.backends
-        )
-    ):
-        return True
-    return (
-        mpm_class(px.mpm).limits_connections_by_idle_workers
-        and px.keep_alive
-        and model.clients.keep_alive
-    )
-
-
-def pool_limit_binds(proxy) -> bool:
-    """A backend pool `max` below a child's threads can make its requests wait (or, for an
-    unbounded front, any `max`); at ThreadsPerChild or above it never can."""
-    limit = proxy.backend_pool.max
-    if limit is None:
-        return False
-    processes = proxy.processes
-    return processes is None or limit < processes.threads_per_child
-
-
-def child_processes(model: Model, kernel: Kernel) -> ChildProcesses | None:
-    """The front's children, StartServers of them (all when none), when they matter."""
-    if not children_matter(model):
-        return None
-    px = model.proxy
-    assert px is not None  # children_matter: a proxy with finite workers
+    assert px is not None  # children matter: a proxy with finite workers
     processes = px.processes
     assert processes is not None
     return ChildProcesses(
@@ -437,39 +398,10 @@ def child_processes(model: Model, kernel: Kernel) -> ChildProcesses | None:
     )
 
 
-def backend_pool_applies(model: Model, group, connector: Connector) -> bool:
-    """The front's pool of connections to a node is built whenever it can change the answer:
-    when connections pin a thread or a slot on the node, or when a child's pool (`max`) is
-    smaller than the requests the child can send at once (ThreadsPerChild), so that requests
-    wait for a connection (`acquire`) or fail.  Otherwise every request finds a connection at once and
-    its `ttl`, `acquire` and read `timeout` never act: skipping the pool is exact, and keeps
-    the hot path short."""
-    proxy = model.proxy
-    if proxy is None or not proxy.forward:
-        return False
-    if connector.pins_per_connection:
-        return True
-    if jk_acts(model):
-        return True
-    return pool_limit_binds(proxy)
-
-
-def jk_acts(model: Model) -> bool:
-    """mod_jk's own timeouts and retries can act: a reply_timeout, or members that crash
-    (refused connects, retried).  Otherwise its ajp13 worker sends each request once and waits
-    for the answer, as the plain pool does."""
-    proxy = model.proxy
-    if proxy is None or not proxy.forward or proxy.backend_pool.module != "mod_jk":
-        return False
-    return proxy.backend_pool.reply_timeout_s is not None or any(
-        group.events for group in model.backends
-    )
-
-
 def make_backend_pool(
     model: Model, kernel: Kernel, node: Station, pins, group, children: ChildProcesses | None
 ) -> BackendPool:
-    assert model.proxy is not None  # built only behind a proxy (backend_pool_applies)
+    assert model.proxy is not None  # built only behind a proxy (stack.backend_pools)
     settings = model.proxy.backend_pool
     per_child = None if children is None else children.threads_per_child
     # mod_proxy_ajp: 503 for an idempotent request; mod_proxy_http: 502 (mod_jk sets no
@@ -500,11 +432,9 @@ def make_backend_pool(
 
 def front_connections(
     model: Model, kernel: Kernel, workers: Pool, children: ChildProcesses | None
-) -> FrontConnections | None:
-    """The front's connection handling, when it can hold a worker beyond a request (see
-    `connections_matter`)."""
-    if not connections_matter(model, children is not None):
-        return None  # a worker per request, released with the response: the plain station
+) -> FrontConnections:
+    """The front's connection handling, when it can hold a worker beyond a request
+    (`sim.model.stack.connections_matter`)."""
     px, clients = model.proxy, model.clients
     assert px is not None  # called only with a proxy
     return FrontConnections(
@@ -517,23 +447,6 @@ def front_connections(
         linger_s=px.linger_s,
         client_close_delay_s=clients.close_delay_s,
         children=children,
-    )
-
-
-def connections_matter(model: Model, children: bool) -> bool:
-    """The front's client connections are entities when they can change the answer: clients
-    that keep connections alive (keep-alive, closing after an error status), a lingering close
-    that waits for clients slow to close, httpd's children as individuals, a CPU cost per
-    connection, or a finite run (which reports when the front closed its last connection,
-    `elapsed.server_close`)."""
-    px, clients = model.proxy, model.clients
-    assert px is not None  # a question about the front
-    return (
-        clients.keep_alive
-        or linger_hold_s(px.mpm, px.linger_s, clients.close_delay_s) > 0
-        or children
-        or as_distribution(px.connection_demand).mean > 0
-        or model.finite
     )
 
 

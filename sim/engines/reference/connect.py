@@ -1,6 +1,6 @@
 """The connect phase: every hook between components, listed and connected in one place.
 
-Components are built first (`sim.run.assemble`), knowing nothing of each other beyond the
+Components are built first (`sim.engines.reference.assemble`), knowing nothing of each other beyond the
 calls they make downstream.  Some behaviour crosses components the other way — work after a
 request's own (session replication, the JVM's accounting), a session replica surviving a
 failover, a user leaving — and is a hook: an attribute one component calls, which another

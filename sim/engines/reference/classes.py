@@ -42,7 +42,7 @@ def station(
     `work(Work(None))` the tier's default."""
     if not has_classes(model):
         return kind(*args, **kwargs)
-    from sim.run.assemble import sampler
+    from sim.engines.reference.assemble import sampler
 
     default_spec, default_calls = work(Work(None))
     default_burst = args[4]
@@ -68,7 +68,7 @@ def class_choice(
     model: Any, streams: Streams, think: Callable[[], float] | None, stats: ClassStats
 ) -> ClassChoice:
     """How the clients pick each request's class (`clients.mix` or `clients.script`)."""
-    from sim.run.assemble import sampler
+    from sim.engines.reference.assemble import sampler
 
     clients = model.clients
     names = list(class_names(model))

@@ -1,0 +1,257 @@
+"""The stack's decisions, made once: which components a replication builds and with what, and
+the set of *features* (mechanisms) the model uses.
+
+Both engines read this: the reference assembler (`sim.engines.reference.assemble`) builds
+exactly the components decided here, and an engine runs a model only when the model's features
+are a subset of what it implements (`sim.engines.choose`), as LINE checks a solver's feature
+set against a model's.  Before, the compiled engine refused only the mechanisms it knew
+about, so a connector added by the recipe ran on it as if it were another one.
+
+A feature is a dotted name (`connector.blocking`, `policy.least_outstanding`,
+`proxy.children`).  A component class declares its own (`Connector.feature`,
+`Policy.feature`, `Clients.feature`, `Mpm.feature`): a class added by a recipe brings a
+feature no engine has declared, and runs on the reference engine with a note naming it until
+an engine implements it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, Proxy
+from sim.random.distributions import as_distribution
+from sim.tiers.appserver.connectors import Connector, connector_class
+from sim.tiers.balancer.policies import policy_class
+from sim.tiers.balancer.policies.base import Policy
+from sim.tiers.clients.populations import Clients, client_class
+from sim.tiers.proxy.client_connections import linger_hold_s
+from sim.tiers.proxy.mpm import mpm as mpm_class
+
+
+@dataclass(frozen=True)
+class StackPlan:
+    """Every decision about how a replication is built that is not a table of numbers.
+
+    `features` maps each mechanism the model uses to the model setting that brings it in
+    (`backends.0.connector = 'blocking'`), for the engine choice's note."""
+
+    clients: type[Clients]
+    keeps_sessions: bool  # the clients carry session cookies (the client class declares it)
+    policy: type[Policy]
+    # the policy's own `[balancer]` parameters, by the names the class declares
+    policy_parameters: dict[str, Any]
+    children: bool  # httpd's children as individuals (`children_matter`)
+    front_connections: bool  # the front's client connections as entities
+    jk_acts: bool  # mod_jk's ajp13 worker's timeouts and retries can act
+    # per node of `Plan.nodes`: the front's pool of connections to it is built
+    backend_pools: tuple[bool, ...]
+    connectors: tuple[type[Connector], ...]  # per node of `Plan.nodes`
+    features: dict[str, str] = field(default_factory=dict)
+
+
+def stack_plan(model: Model, nodes: tuple) -> StackPlan:
+    """The decisions for `model`; `nodes` are the plan's nodes (`NodePlan`)."""
+    clients = client_class(model.clients.kind)
+    policy = policy_class(model.balancer.policy)
+    children = children_matter(model)
+    front = model.proxy is not None and connections_matter(model, children)
+    jk = jk_acts(model)
+    connectors = tuple(connector_class(node.spec.connector) for node in nodes)
+    pools = tuple(
+        backend_pool_applies(model, connector.pins_per_connection(node.spec), jk)
+        for node, connector in zip(nodes, connectors)
+    )
+    plan = StackPlan(
+        clients=clients,
+        keeps_sessions=clients.keeps_sessions,
+        policy=policy,
+        policy_parameters=model.balancer.parameters_of(policy.parameters),
+        children=children,
+        front_connections=front,
+        jk_acts=jk,
+        backend_pools=pools,
+        connectors=connectors,
+    )
+    plan.features.update(_features(model, nodes, plan))
+    return plan
+
+
+def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
+    """Each mechanism the reference would build for `model`, with the setting behind it."""
+    out: dict[str, str] = {}
+    clients = model.clients
+    out[plan.clients.feature] = f"clients.kind = {clients.kind!r}"
+    if model.finite:
+        out["clients.finite"] = "a finite workload"
+    if isinstance(clients, AbClients) and clients.repeat > 1:
+        out["clients.ab.repeat"] = f"clients.repeat = {clients.repeat} (batch.K.* metrics)"
+    if isinstance(clients, ClosedClients) and clients.ramp:
+        out["clients.ramp"] = "clients.ramp"
+    if isinstance(clients, OpenClients) and clients.schedule is not None:
+        out["clients.schedule"] = "clients.schedule"
+    if model.classes:
+        out["classes"] = "request classes ([[classes]])"
+    if clients.mix is not None:
+        out["clients.mix"] = "clients.mix"
+    if clients.script is not None:
+        out["clients.script"] = "clients.script"
+    if clients.keep_alive:
+        out["clients.keep_alive"] = "clients.keep_alive (persistent connections)"
+    if clients.host is not None:
+        out["clients.host"] = "clients.host (the load generator's CPU)"
+    if clients.timeout_s is not None or clients.retry.max_retries:
+        out["clients.timeouts"] = "clients.timeout_s / clients.retry"
+    if clients.connect is not None and as_distribution(clients.connect).mean > 0:
+        out["clients.connect"] = "clients.connect"
+
+    proxy = model.proxy
+    if proxy is not None:
+        out["proxy"] = "[proxy]"
+        out[mpm_class(proxy.mpm).feature] = f"proxy.mpm = {proxy.mpm!r}"
+        if linger_hold_s(proxy.mpm, proxy.linger_s, clients.close_delay_s) > 0:
+            out["proxy.lingering_close"] = (
+                f"a lingering close holds a worker: proxy.mpm = {proxy.mpm!r} with clients.close_delay_s = "
+                f"{clients.close_delay_s} and proxy.linger_s = {proxy.linger_s:g}"
+            )
+        if as_distribution(proxy.connection_demand).mean > 0:
+            out["proxy.connection_demand"] = "proxy.connection_demand"
+        if proxy.start_servers is not None:
+            out["proxy.process_management"] = (
+                "proxy.start_servers (httpd's process management: spare servers or threads, "
+                "spawning, graceful restart)"
+            )
+        if plan.children:
+            out["proxy.children"] = f"httpd's children as individuals (proxy.mpm = {proxy.mpm!r})"
+        if plan.front_connections and _only_finite(model, plan):
+            # a finite run counts the front's connections, one per request, to report when
+            # the front closed its last (`elapsed.server_close`)
+            out["proxy.server_close"] = "a finite run through the proxy"
+        elif plan.front_connections:
+            out["proxy.client_connections"] = "the front's client connections as entities"
+        if any(plan.backend_pools):
+            module = proxy.backend_pool.module
+            out[f"proxy.backend_pool.{module}"] = (
+                f"the front's backend connection pools (proxy.backend_pool.module = {module!r})"
+            )
+        if plan.jk_acts:
+            timeout = proxy.backend_pool.reply_timeout_s
+            out["mod_jk.ajp13"] = (
+                f"proxy.backend_pool.reply_timeout_s = {timeout:g}: mod_jk's reply timeout and retries"
+                if timeout is not None
+                else "backends.N.events: mod_jk's retries of refused connects"
+            )
+            if len(nodes) > 1:
+                out["mod_jk.lb"] = "mod_jk's lb worker: failover, error state, recovery"
+        if proxy.forward and pool_limit_binds(proxy):
+            out["proxy.backend_pool.max"] = (
+                f"proxy.backend_pool.max = {proxy.backend_pool.max} below the child's threads"
+            )
+
+    for node, connector in zip(nodes, plan.connectors):
+        group = node.spec
+        out.setdefault(connector.feature, f"{node.path}.connector = {group.connector!r}")
+        if group.max_connections is not None:
+            out.setdefault("connector.max_connections", f"{node.path}.max_connections")
+        if group.jvm is not None:
+            out.setdefault("appserver.jvm", f"{node.path}.jvm")
+        if group.events:
+            out.setdefault("backends.events", f"{node.path}.events")
+        if group.db_calls and group.jdbc_pool is not None:
+            out.setdefault("appserver.jdbc_pool", f"{node.path}.jdbc_pool")
+    if len(nodes) > 1:
+        out["balancer"] = "more than one node"
+        out[plan.policy.feature] = f"balancer.policy = {model.balancer.policy!r}"
+        if model.balancer.sticky_session:
+            out["balancer.sticky_session"] = "balancer.sticky_session"
+        if model.balancer.report_interval_s is not None and plan.policy.uses_load:
+            out["balancer.report_interval_s"] = "balancer.report_interval_s"
+    if model.database is not None:
+        out["database"] = "[database]"
+    for index, spec in model.cluster.active:
+        out[f"replication.{spec.mode}"] = f"cluster.replication.{index}.mode = {spec.mode!r}"
+    return out
+
+
+def _only_finite(model: Model, plan: StackPlan) -> bool:
+    """The front's connections are entities only because the run is finite (it reports when
+    the front closed its last one), not for what they hold."""
+    assert model.proxy is not None
+    return model.finite and not connections_matter(model, plan.children, finite=False)
+
+
+def children_matter(model: Model) -> bool:
+    """httpd's children are modelled as individuals when what they hold can change the answer:
+    process management (`start_servers`), per-child backend connections that pin something on
+    a node or are bounded (`max`), or the event MPM's connection limit (idle keep-alive
+    connections count toward it).  Otherwise the front's workers are one pool, which is exact:
+    a connection then waits exactly when no child has an idle worker."""
+    px = model.proxy
+    if px is None or px.workers is None:
+        return False
+    if px.start_servers is not None:
+        return True
+    if px.forward and (
+        pool_limit_binds(px)
+        or any(
+            connector_class(group.connector).pins_per_connection(group) for group in model.backends
+        )
+    ):
+        return True
+    return (
+        mpm_class(px.mpm).limits_connections_by_idle_workers
+        and px.keep_alive
+        and model.clients.keep_alive
+    )
+
+
+def pool_limit_binds(proxy: Proxy) -> bool:
+    """A backend pool `max` below a child's threads can make its requests wait (or, for an
+    unbounded front, any `max`); at ThreadsPerChild or above it never can."""
+    limit = proxy.backend_pool.max
+    if limit is None:
+        return False
+    processes = proxy.processes
+    return processes is None or limit < processes.threads_per_child
+
+
+def backend_pool_applies(model: Model, pins_per_connection: bool, jk: bool) -> bool:
+    """The front's pool of connections to a node is built whenever it can change the answer:
+    when connections pin a thread or a slot on the node, when mod_jk's own timeouts and retries
+    act, or when a child's pool (`max`) is smaller than the requests the child can send at once
+    (ThreadsPerChild), so that requests wait for a connection (`acquire`) or fail.  Otherwise
+    every request finds a connection at once and its `ttl`, `acquire` and read `timeout` never
+    act: skipping the pool is exact, and keeps the hot path short."""
+    proxy = model.proxy
+    if proxy is None or not proxy.forward:
+        return False
+    return pins_per_connection or jk or pool_limit_binds(proxy)
+
+
+def jk_acts(model: Model) -> bool:
+    """mod_jk's own timeouts and retries can act: a reply_timeout, or members that crash
+    (refused connects, retried).  Otherwise its ajp13 worker sends each request once and waits
+    for the answer, as the plain pool does."""
+    proxy = model.proxy
+    if proxy is None or not proxy.forward or proxy.backend_pool.module != "mod_jk":
+        return False
+    return proxy.backend_pool.reply_timeout_s is not None or any(
+        group.events for group in model.backends
+    )
+
+
+def connections_matter(model: Model, children: bool, *, finite: bool = True) -> bool:
+    """The front's client connections are entities when they can change the answer: clients
+    that keep connections alive (keep-alive, closing after an error status), a lingering close
+    that waits for clients slow to close, httpd's children as individuals, a CPU cost per
+    connection, or a finite run (which reports when the front closed its last connection,
+    `elapsed.server_close`)."""
+    px, clients = model.proxy, model.clients
+    assert px is not None  # a question about the front
+    return (
+        clients.keep_alive
+        or linger_hold_s(px.mpm, px.linger_s, clients.close_delay_s) > 0
+        or children
+        or as_distribution(px.connection_demand).mean > 0
+        or (finite and model.finite)
+    )
