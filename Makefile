@@ -17,11 +17,13 @@ demo: $(BIN)/tiersim
 test: $(BIN)/tiersim
 	$(BIN)/python -m pytest -q
 
-# The gates of CONTRIBUTING.md: zero findings from each
+# The gates of CONTRIBUTING.md: zero findings from each; lint-imports checks the layers
+# contract of pyproject's [tool.importlinter]
 lint: $(BIN)/tiersim
 	$(BIN)/ruff check sim tests bench experiments
 	$(BIN)/ruff format --check sim tests bench experiments
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 # The lessons: JupyterLab, widgets and nbclient in the same environment (the notebooks extra).
 $(VENV)/.notebooks: $(BIN)/tiersim

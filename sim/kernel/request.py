@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sim.kernel.calendar import Wakeup
-    from sim.tiers.proxy.client_connections import Connection
 
 IN_FLIGHT = 0
 ANSWERED = 1
@@ -50,7 +49,9 @@ class Request:
         self.user = user  # the user / session / loop that sent it
         self.syn_retransmits = 0  # SYNs of this attempt retransmitted after a full listen queue
         # the client's persistent connection to the front, if keep-alive
-        self.connection: Connection | None = None
+        # the client connection it travels on (`sim.tiers.proxy.client_connections.Connection`),
+        # when the front models connections; the kernel knows nothing of the tiers above it
+        self.connection: Any = None
         self.worker = None  # the Apache child process serving it (ChildProcesses), if tracked
         self.status: int | None = None  # the HTTP status of an error response, set where it arose
         # why mod_jk's ajp13 worker failed it ("reply_timeout", "connect", "busy"), and whether

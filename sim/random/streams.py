@@ -12,6 +12,8 @@ from zlib import crc32
 
 import numpy as np
 
+from sim.random.distributions import as_distribution
+
 
 class Streams:
     def __init__(self, seed: int, replication: int) -> None:
@@ -24,3 +26,13 @@ class Streams:
             self.seed, spawn_key=(self.replication, crc32(purpose.encode()))
         )
         return np.random.Generator(np.random.PCG64(sequence))
+
+
+def sampler(spec, streams: Streams, purpose: str, calls: int = 0):
+    """A sampler of the distribution `spec` on its own stream; with `calls` downstream calls
+    it draws one of calls + 1 bursts (each 1/(calls + 1) of the demand: a visit computes
+    around its calls, `sim.tiers.station`)."""
+    distribution = as_distribution(spec)
+    if calls:
+        distribution = distribution.scaled(1.0 / (calls + 1))
+    return distribution.sampler(streams.generator(purpose))

@@ -242,7 +242,7 @@ def missing(plan: Plan) -> list[str]:
     """The features of `plan` this engine does not implement, each with the model setting that
     brings it in (empty: the engine runs the model)."""
     return [
-        f"{feature} ({reason})"
+        reason if reason.startswith(feature) else f"{feature} ({reason})"
         for feature, reason in plan.features.items()
         if feature not in IMPLEMENTS
     ]

@@ -24,7 +24,7 @@ from sim.model.schema import (
 from sim.observe.classes import ClassStats
 from sim.observe.probes import Probe
 from sim.random.distributions import Exponential, as_distribution
-from sim.random.streams import Streams
+from sim.random.streams import Streams, sampler
 from sim.tiers.appserver.jvm import Jvm
 from sim.tiers.balancer.dispatcher import Dispatcher, DispatchProbe
 from sim.tiers.balancer.mod_jk_lb import JkDispatcher
@@ -80,14 +80,6 @@ class Assembly:
             if self.class_stats is not None:
                 self._probes += self.class_stats.probes()
         return self._probes
-
-
-def sampler(spec, streams: Streams, purpose: str, calls: int = 0):
-    """A sampler on its own stream; with `calls` downstream calls it draws one of calls + 1 bursts."""
-    distribution = as_distribution(spec)
-    if calls:
-        distribution = distribution.scaled(1.0 / (calls + 1))
-    return distribution.sampler(streams.generator(purpose))
 
 
 def assemble(

@@ -15,7 +15,7 @@ from typing import Any
 
 from sim.model.classes import Work, class_names, users_per_class, works
 from sim.observe.classes import ClassStats
-from sim.random.streams import Streams
+from sim.random.streams import Streams, sampler
 from sim.tiers.classed import ClassedFrontStation, ClassedStation, Profile
 from sim.tiers.clients.scripts import ClassChoice, MixPerRequest, MixPerUser, ScriptChoice
 from sim.tiers.station import FrontStation, Station
@@ -42,8 +42,6 @@ def station(
     `work(Work(None))` the tier's default."""
     if not has_classes(model):
         return kind(*args, **kwargs)
-    from sim.engines.reference.assemble import sampler
-
     default_spec, default_calls = work(Work(None))
     default_burst = args[4]
     profiles = []
@@ -68,8 +66,6 @@ def class_choice(
     model: Any, streams: Streams, think: Callable[[], float] | None, stats: ClassStats
 ) -> ClassChoice:
     """How the clients pick each request's class (`clients.mix` or `clients.script`)."""
-    from sim.engines.reference.assemble import sampler
-
     clients = model.clients
     names = list(class_names(model))
     if clients.mix is not None:

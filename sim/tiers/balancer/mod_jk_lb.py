@@ -42,13 +42,25 @@ the same member after retry_interval, be refused, and fail over only then.
 from __future__ import annotations
 
 from bisect import insort
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from sim.kernel.request import Reply, Request
 from sim.tiers.balancer.dispatcher import Dispatcher
 
-if TYPE_CHECKING:
-    from sim.model.schema import JkLb
+
+class JkLb(Protocol):
+    """The lb worker's settings it reads (`proxy.backend_pool.lb`, `sim.model.schema.JkLb`)."""
+
+    @property
+    def retries(self) -> int: ...  # worker.lb.retries: rounds over the members
+    @property
+    def lb_retries(self) -> int: ...  # members tried per round
+    @property
+    def retry_interval_s(self) -> float: ...  # between rounds
+    @property
+    def max_reply_timeouts(self) -> int: ...  # reply timeouts before the error state
+    @property
+    def error_escalation_time_s(self) -> float | None: ...
 
 SERVER_BUSY = 503  # JK_HTTP_SERVER_BUSY: no member left
 
