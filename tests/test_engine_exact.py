@@ -749,19 +749,6 @@ def test_a_prefork_child_that_exits_closes_its_connection(max_spare, exit_closes
     assert backend.pins.in_use == threads_pinned == backend.open_connections
 
 
-def test_pool_resize_serves_waiters_and_never_evicts_holders():
-    kernel = Kernel()
-    pool = Pool(kernel, "p", 1)
-    granted = []
-    assert pool.acquire(granted.append, "a") == GRANTED
-    pool.acquire(granted.append, "b")
-    pool.acquire(granted.append, "c")
-    pool.resize(2)
-    assert granted == ["b"] and pool.in_use == 2
-    pool.resize(0)
-    assert pool.capacity == 2  # cannot shrink below the holders
-
-
 @pytest.mark.parametrize(
     "disks, makespan, mean_response", [(1, 3.7, 2.7), (2, 2.7, 2.0333333333333)]
 )

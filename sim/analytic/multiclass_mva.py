@@ -30,8 +30,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.analytic.erlang import mmc
-
 STATE_LIMIT = 200_000  # population vectors the exact recursion may visit
 
 
@@ -173,30 +171,6 @@ def schweitzer_multiclass_mva(
             break
         q = new
     return _result("Schweitzer-Bard approximate MVA", network, x, r)
-
-
-def open_multiclass(network: MultiClassNetwork, rates: tuple[float, ...]) -> MultiClassResult:
-    """An open product-form network of processor-sharing (and delay) stations with Poisson
-    arrivals of each class at `rates`.  Raises ValueError when a station is saturated."""
-    d = network.demands
-    lam = np.asarray(rates, dtype=float)
-    r = np.zeros_like(d)
-    for k, servers in enumerate(network.servers):
-        if servers is None:
-            r[k] = d[k]
-            continue
-        work = float((lam * d[k]).sum())  # offered load in servers x servers
-        if work / servers >= 1:
-            raise ValueError(
-                f"{network.stations[k]} is offered {work / servers:.3g} of its {servers} "
-                "server(s): no steady state"
-            )
-        if work == 0:
-            continue
-        mean_demand = work / lam.sum()
-        stretch = mmc(lam.sum(), 1.0 / mean_demand, servers).mean_response / mean_demand
-        r[k] = d[k] * stretch
-    return _result("open multi-class network (BCMP)", network, lam, r)
 
 
 def _result(

@@ -133,18 +133,6 @@ class Pool:
             return True
         return False
 
-    def resize(self, capacity: float) -> None:
-        """Change the number of slots (e.g. Apache prefork forks or kills children).  Growing
-        serves waiters at once; shrinking never takes a slot from its holder (stops at in_use)."""
-        self.capacity = max(capacity, self.in_use)
-        while self.in_use < self.capacity and self._queue:
-            now = self.env._now
-            self.in_use += 1
-            self._busy_signed -= now
-            if not self._hand_over():
-                self.in_use -= 1
-                self._busy_signed += now
-
     def _withdraw(self) -> None:
         self.waiting -= 1
         self._queue_signed += self.env._now

@@ -19,6 +19,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+# Random numbers are drawn in blocks of this many per stream (one NumPy call per block instead
+# of one per draw).  Both engines draw the same numbers only because they use the same blocks:
+# the compiled engine refills its tables block by block (`sim.engines.compiled.engine`).
+BLOCK = 4096
+
 
 def _block_sampler(draw: Callable[[int], np.ndarray], block: int) -> Callable[[], float]:
     buffer: list[float] = []
@@ -48,7 +53,7 @@ class _Base:
         """Squared coefficient of variation, variance / mean^2."""
         return self.variance / self.mean**2 if self.mean > 0 else 0.0
 
-    def sampler(self, rng: np.random.Generator, block: int = 4096) -> Callable[[], float]:
+    def sampler(self, rng: np.random.Generator, block: int = BLOCK) -> Callable[[], float]:
         """A zero-argument callable returning one draw per call; the sequence is exactly
         that of `sample(rng, block)` called repeatedly."""
         return _block_sampler(lambda n: self.sample(rng, n), block)
@@ -87,7 +92,7 @@ class Deterministic(_Base):
     def sample(self, rng, size):
         return np.full(size, self.value)
 
-    def sampler(self, rng, block: int = 4096):
+    def sampler(self, rng, block: int = BLOCK):
         value = self.value
         return lambda: value
 

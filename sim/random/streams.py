@@ -12,7 +12,9 @@ from zlib import crc32
 
 import numpy as np
 
-from sim.random.distributions import as_distribution
+from sim.random.distributions import BLOCK, as_distribution
+
+__all__ = ["BLOCK", "Streams", "sampler"]
 
 
 class Streams:

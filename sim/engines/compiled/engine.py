@@ -4,7 +4,7 @@ the windowing both engines share (`sim.run.finish`), with probe views that compu
 reference's metrics.
 
 Random numbers are drawn here, by NumPy, from the reference's own streams
-(`Streams(seed, replication).generator(purpose)`) in the reference's blocks of 4096, and
+(`Streams(seed, replication).generator(purpose)`) in the reference's blocks (`sim.random.distributions.BLOCK`), and
 handed to the compiled loop block by block: both engines see the same numbers.
 """
 
@@ -27,12 +27,11 @@ from sim.observe.checkpoints import CELLS, candidates_of, completion_marks
 from sim.observe.metrics import window_metrics
 from sim.observe.probes import REQUESTS, SECONDS
 from sim.observe.trace import BINS, TimeseriesSink, Trace, metrics_between, single_window
-from sim.random.streams import Streams
+from sim.random.streams import BLOCK, Streams
 from sim.stats.histogram import LogBins
 from sim.stats.steady_state import WindowCandidates
 from sim.tiers.clients.populations import RunawayQueue
 
-BLOCK = 4096  # the reference samplers' block: the same numbers in the same order
 MAX_BATCHES = 256  # the reference recorder's default
 _tokens = itertools.count(1)
 
@@ -87,7 +86,7 @@ class _Tables:
         self.members_float[:, k.BF_WEIGHT] = plan.weights
         self.draws = np.zeros((max(len(plan.streams), 1), BLOCK), dtype=np.float64)
         self.positions = np.full(self.draws.shape[0], BLOCK, dtype=np.int64)
-        self.kinds = np.zeros(self.draws.shape[0], dtype=np.int64)
+        self.kinds = np.full(self.draws.shape[0], k.STREAM_BLOCK, dtype=np.int64)
         self.values = np.zeros(self.draws.shape[0], dtype=np.float64)
         for i, constant in enumerate(plan.constants):
             if constant is not None:

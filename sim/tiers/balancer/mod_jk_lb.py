@@ -62,6 +62,7 @@ class JkLb(Protocol):
     @property
     def error_escalation_time_s(self) -> float | None: ...
 
+
 SERVER_BUSY = 503  # JK_HTTP_SERVER_BUSY: no member left
 
 

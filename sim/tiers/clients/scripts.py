@@ -23,6 +23,7 @@ from itertools import accumulate
 import numpy as np
 
 from sim.observe.classes import ClassStats
+from sim.random.distributions import BLOCK
 
 Sampler = Callable[[], float]
 
@@ -134,7 +135,7 @@ class ScriptChoice(ClassChoice):
         self._last.pop(session, None)
 
 
-def _uniforms(rng: np.random.Generator, block: int = 4096) -> Sampler:
+def _uniforms(rng: np.random.Generator, block: int = BLOCK) -> Sampler:
     buffer: list[float] = []
     pop = buffer.pop
 

@@ -21,6 +21,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
+from sim.random.distributions import BLOCK
+
 REGISTRY: dict[str, type[Policy]] = {}  # balancer.policy name -> class
 
 
@@ -105,11 +107,11 @@ class Policy:
 
 class UniformDraws:
     """Uniform [0, 1) numbers drawn from the policy's own stream in blocks (one numpy call
-    per 4096 picks instead of one per pick)."""
+    per block of picks instead of one per pick; the compiled engine draws the same blocks)."""
 
     __slots__ = ("block", "buffer", "rng")
 
-    def __init__(self, rng, block: int = 4096) -> None:
+    def __init__(self, rng, block: int = BLOCK) -> None:
         self.rng = rng
         self.buffer: list[float] = []
         self.block = block
