@@ -1271,6 +1271,17 @@ class Run(Strict):
         "core: 1e8 is hours); none = no limit",
     )
 
+    @model_validator(mode="after")
+    def _one_stop_rule(self) -> Run:
+        # a replication stops at one of them: accepting both silently ran to the duration
+        if self.duration_s is not None and self.requests is not None:
+            raise ValueError(
+                f"run.duration_s = {self.duration_s:g} and run.requests = {self.requests} are two "
+                "stop rules; a steady-state run has one: set the other to none "
+                "(--set run.duration_s=none to stop after run.requests)"
+            )
+        return self
+
 
 class Meta(Strict):
     name: str = Field("unnamed model", description="short name shown in reports")
