@@ -9,6 +9,8 @@ $(BIN)/tiersim: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test,bench,sweep,measure]'
+	# compile the compiled engine's loop once now (about a minute, announced), not at first use
+	$(BIN)/python -m sim.engines.compiled.first_use
 	touch $@
 
 demo: $(BIN)/tiersim

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from sim.engines.compiled import kernel as k
+from sim.engines.compiled.first_use import announced
 from sim.engines.compiled.plan import Plan, build_plan
 from sim.model.plan import Plan as ModelPlan
 from sim.model.plan import compile_plan
@@ -315,12 +316,11 @@ def simulate(
         tables.config_float[k.CF_SAMPLE_INTERVAL] = run.timeseries_interval_s
         k.SAMPLERS[token] = _sampler(plan, tables, bins, replication, timeseries)
     try:
-        while True:
+        with announced():  # numba's first compilation after installing is never silent
             status = k.run_events(tables.state())
-            if status == k.GROW:
-                tables.grow()  # the random blocks are not reallocated: the refill stays bound
-                continue
-            break
+        while status == k.GROW:
+            tables.grow()  # the random blocks are not reallocated: the refill stays bound
+            status = k.run_events(tables.state())
     finally:
         k.REFILLS.pop(token, None)
         k.SAMPLERS.pop(token, None)

@@ -1,0 +1,94 @@
+"""The compiled loop's first use after installing: numba compiles it to machine code once (a
+minute or more on two cores) and caches it beside the source; every later process loads it in
+about a second.  A compilation is never silent: it is announced on standard error with how
+long it takes, and a line every 10 s says it is still going (a notebook, a CI log and a
+terminal all show standard error).  `warm()` compiles it ahead of use: the README's set-up
+(`make demo`, `make test`) calls it, so a lesson or a calibration never pauses on it.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+TICK_S = 10.0  # a line at least this often while compiling
+
+
+def cached() -> bool:
+    """The loop's machine code is in numba's cache for this source (an edited or newly
+    installed kernel is not: numba keys the cache on the source file's timestamp)."""
+    from sim.engines.compiled import kernel
+
+    try:
+        # numba 0.68's cache index; it is empty when the stamp of the source does not match
+        return bool(kernel.run_events._cache._cache_file._load_index())
+    except Exception:  # another numba: announce, to be safe (a load then says nothing more)
+        return False
+
+
+_announced = False
+
+
+@contextmanager
+def announced(stream=None) -> Iterator[None]:
+    """Around the loop's first call in a process: when numba must compile it, say so at once
+    and every TICK_S seconds until it is done."""
+    global _announced
+    if _announced or cached():
+        _announced = True
+        yield
+        return
+    _announced = True
+    out = stream if stream is not None else sys.stderr
+    started = time.perf_counter()
+    print(
+        "tiersim: compiling the compiled engine's loop, once after installing "
+        "(about a minute; later runs load it from the cache)",
+        file=out,
+        flush=True,
+    )
+    done = threading.Event()
+
+    def tick() -> None:
+        while not done.wait(TICK_S):
+            print(
+                f"tiersim: still compiling ({time.perf_counter() - started:.0f} s)",
+                file=out,
+                flush=True,
+            )
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    try:
+        yield
+    finally:
+        done.set()
+        ticker.join()
+        print(
+            f"tiersim: compiled in {time.perf_counter() - started:.0f} s (cached for later runs)",
+            file=out,
+            flush=True,
+        )
+
+
+def warm() -> None:
+    """Compile the loop now if it is not cached (a tiny run on the compiled engine)."""
+    from sim.engines.compiled.engine import run_trace
+    from sim.model.load import parse_model
+
+    model = parse_model(
+        {
+            "clients": {"kind": "closed", "users": 2, "think": 0.1},
+            "backends": [{"name": "node", "demand": 0.01}],
+            "run": {"requests": 10, "engine": "compiled", "warmup": "none"},
+        },
+        source="<warm-up>",
+    )
+    run_trace(model, 0, 1)
+
+
+if __name__ == "__main__":  # python -m sim.engines.compiled.first_use: the set-up's warm-up
+    warm()

@@ -1,0 +1,43 @@
+"""The compiled loop's first compilation is announced and never silent for long."""
+
+from __future__ import annotations
+
+import io
+import time
+
+from sim.engines.compiled import first_use
+
+
+def test_a_compilation_is_announced_with_a_line_every_tick(monkeypatch):
+    monkeypatch.setattr(first_use, "cached", lambda: False)
+    monkeypatch.setattr(first_use, "_announced", False)
+    monkeypatch.setattr(first_use, "TICK_S", 0.05)
+    out = io.StringIO()
+    with first_use.announced(out):
+        time.sleep(0.28)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("tiersim: compiling the compiled engine's loop")
+    ticks = [line for line in lines if "still compiling" in line]
+    assert 3 <= len(ticks) <= 6, lines
+    assert lines[-1].startswith("tiersim: compiled in")
+
+
+def test_a_cached_loop_and_a_second_use_say_nothing(monkeypatch):
+    monkeypatch.setattr(first_use, "_announced", False)
+    monkeypatch.setattr(first_use, "cached", lambda: True)
+    out = io.StringIO()
+    with first_use.announced(out):
+        pass
+    monkeypatch.setattr(first_use, "cached", lambda: False)
+    with first_use.announced(out):  # the process has used the loop once already
+        pass
+    assert out.getvalue() == ""
+
+
+def test_the_cache_check_reads_numba_s_index():
+    # the suite's own runs have compiled the loop: its index holds the entry
+    from sim.engines.compiled.engine import run_trace  # noqa: F401 - imports the kernel
+    from sim.engines.compiled.first_use import warm
+
+    warm()
+    assert first_use.cached()
