@@ -16,7 +16,7 @@ from sim.run.replications import run
 # The suite's property tests draw the same examples on every run (a fixed seed, like every other
 # stochastic test here), so a red CI always means a change broke something. `explore` draws
 # new random examples, more of them, to hunt for bugs before committing:
-#     HYPOTHESIS_PROFILE=explore .venv/bin/python -m pytest tests/test_properties.py
+#     HYPOTHESIS_PROFILE=explore .venv/bin/python -m pytest tests/engines/test_properties.py
 settings.register_profile("ci", max_examples=25, deadline=None, derandomize=True, print_blob=True)
 settings.register_profile(
     "explore", max_examples=200, deadline=None, derandomize=False, print_blob=True

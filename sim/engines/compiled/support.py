@@ -57,7 +57,7 @@ BLIND_CLASSES = {
 # models it, refuses the model when it matters (`unsupported` names it), or it is inert in every
 # model the engine accepts (and why).  A refused or inert entry covers its whole subtree; a
 # modelled one is a leaf, so that a parameter added to the schema fails
-# tests/test_compiled_engine.py until it is placed here -- and, if it can change a supported
+# tests/engines/test_compiled_engine.py until it is placed here -- and, if it can change a supported
 # model, modelled or refused.
 MODELLED, REFUSED, INERT = "modelled", "refused", "inert"
 PARAMETERS: dict[str, tuple[str, str]] = {

@@ -5,7 +5,7 @@ A trial: an M/M/c queue with a known demand D; its published mean response time 
 declared in the trial's experiment.toml, as a user would); the simulation runs with the trial's
 own seed.  `tiersim calibrate` then fits D and gives its 95 % interval.  Over many trials the
 share of intervals holding the true D should be 95 % within binomial error
-(tests/test_uncertainty.py and experiments/uncertainty/parameter_coverage.py: 50 per queue).
+(tests/studies/test_uncertainty.py and experiments/uncertainty/parameter_coverage.py: 50 per queue).
 """
 
 from __future__ import annotations

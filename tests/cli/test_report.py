@@ -20,7 +20,7 @@ from sim.cli import main
 from sim.studies.sweep.execute import SerialExecutor, run_sweep
 from sim.studies.sweep.spec import load_sweep
 from sim.studies.sweep.store import ResultStore
-from tests.test_sweep import GRID, write_sweep
+from tests.studies.test_sweep import GRID, write_sweep
 
 CHROMIUM = next(
     (
@@ -202,7 +202,7 @@ def test_reproduction_report_sets_published_beside_simulated(tmp_path):
 
 @needs_chromium
 def test_calibration_report_shows_the_fitted_values_and_rows(tmp_path):
-    from tests.test_calibrate import one_figure
+    from tests.studies.test_calibrate import one_figure
 
     (tmp_path / "exp").mkdir()
     fitted = CliRunner().invoke(

@@ -837,7 +837,7 @@ def test_numba_is_loaded_only_for_the_compiled_engine():
     code = (
         "import sys\n"
         "from sim.engines import choose\n"
-        "from tests.test_compiled_engine import chain, closed\n"
+        "from tests.engines.test_compiled_engine import chain, closed\n"
         "from tests.conftest import model_from\n"
         "data = chain()\n"
         "data['clients'] = closed(30, 1.0, keep_alive=True)\n"

@@ -220,7 +220,7 @@ def test_solve_says_plainly_when_not_product_form(small):
 
 
 def test_repository_models_validate():
-    models = sorted(Path(__file__).parent.parent.joinpath("models").glob("*.toml"))
+    models = sorted(Path(__file__).resolve().parents[2].joinpath("models").glob("*.toml"))
     assert models
     result = invoke("validate", *models)
     assert result.exit_code == 0, result.output
@@ -363,7 +363,7 @@ def test_seed003_rows_all_load_and_fitted_figures_are_marked():
     from sim.model.load import load_model
     from sim.studies.reproduce import _is_fitted, _overrides
 
-    folder = Path(__file__).resolve().parent.parent / "experiments" / "seed003"
+    folder = Path(__file__).resolve().parents[2] / "experiments" / "seed003"
     spec = tomllib.loads((folder / "experiment.toml").read_text())
     with (folder / "published.csv").open() as handle:
         rows = list(csv.DictReader(handle))
@@ -410,7 +410,7 @@ def test_implied_think_time_and_its_rounding_tolerance():
 
 
 def test_run_table_shows_jvm_replication_and_batch_sections():
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     result = invoke("run", root / "models" / "seed002-tomcat6018.toml", "--replications", "1")
     assert result.exit_code == 0, result.output
     assert "JVMs" in result.output and "app1 full gcs" in result.output

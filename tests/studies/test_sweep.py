@@ -313,9 +313,7 @@ def test_bad_sweep_files_name_the_field_and_exit_3(tmp_path, text, needles):
 def test_the_bundled_sweep_files_are_valid():
     from pathlib import Path
 
-    files = sorted(
-        (Path(__file__).resolve().parent.parent / "experiments" / "sweeps").glob("*.toml")
-    )
+    files = sorted((Path(__file__).resolve().parents[2] / "experiments" / "sweeps").glob("*.toml"))
     assert len(files) >= 2
     for path in files:
         plan = load_sweep(path)

@@ -99,7 +99,7 @@ def test_resident_memory_is_non_heap_plus_the_heap_pages_touched():
 
 
 def replicated_pair(b_heap: dict) -> dict:
-    """Node a (one request, sync replication to b: the numbers of tests/test_replication.py,
+    """Node a (one request, sync replication to b: the numbers of tests/tiers/test_replication.py,
     a 1250-byte message crosses a 10 kbit/s link in 1 s, 0.5 s of CPU per message, 0.1-s acks)."""
     a_jvm = jvm(creates_sessions=True, heap_mb=64, young_mb=8)
     groups = [

@@ -10,8 +10,8 @@ import pytest
 from sim.analytic import ClosedNetwork, Station, exact_mva
 from sim.model.load import parse_model
 from sim.model.stability import overloads
+from tests.analytic.test_theory import inside
 from tests.conftest import simulate
-from tests.test_theory import inside
 
 
 def closed(users: int, host: dict, **run) -> dict:

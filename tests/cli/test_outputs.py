@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from sim.cli import main
-from tests.test_bad_input import FAST, _experiment
+from tests.cli.test_bad_input import FAST, _experiment
 
 
 def invoke(*args):

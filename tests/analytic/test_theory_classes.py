@@ -4,7 +4,7 @@
   mean response is proportional to its demand, R_c = D_c / (1 - rho), rho = sum_c lambda_c D_c.
 * Closed, two chains with fixed populations (`mix_by = "user"`) through a node and a
   database: exact multi-class MVA (Reiser & Lavenberg 1980), itself checked against the
-  normalising constant in `tests/test_classes.py`.
+  normalising constant in `tests/model/test_classes.py`.
 * Closed, one chain whose requests draw their class (`mix_by = "request"`): the
   class-switching network has the single-class MVA of the mix-weighted demands, and a class's
   response is its demand times each station's residence per unit of demand.

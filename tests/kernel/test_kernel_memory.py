@@ -10,7 +10,7 @@ from pathlib import Path
 from sim.model.load import load_model
 from sim.run.replications import run
 
-DEMO = Path(__file__).resolve().parent.parent / "models" / "demo.toml"
+DEMO = Path(__file__).resolve().parents[2] / "models" / "demo.toml"
 
 
 def test_repeated_runs_are_collected_without_an_explicit_collection():

@@ -12,7 +12,7 @@ from sim.model.load import load_model
 from sim.run.replications import run
 from sim.studies.reproduce import _is_fitted
 
-MODELS = Path(__file__).resolve().parent.parent / "models"
+MODELS = Path(__file__).resolve().parents[2] / "models"
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from sim.model.load import ModelError, parse_model
 from sim.random.streams import Streams
 from sim.run.replication import run_replication
 from tests.conftest import model_from
-from tests.test_engine_exact import _Silent
+from tests.engines.test_engine_exact import _Silent
 
 
 def deterministic(value: float) -> dict:

@@ -17,7 +17,7 @@ from sim.stats.quantiles import sectioning_interval, window_quantiles
 from sim.stats.steady_state import common_truncation, truncation_at_limit
 from tests.conftest import simulate
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_million_users_without_think_time_for_20_s_is_not_a_steady_state():
