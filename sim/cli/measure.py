@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 import math
+from typing import TYPE_CHECKING
 
 import click
 
 from sim.cli import EXIT_MODEL, EXIT_USAGE, err, fail
+
+if TYPE_CHECKING:
+    from sim.present.progress import Reporter
 
 
 def _need_pandas() -> None:
@@ -72,34 +76,86 @@ def _need_pandas() -> None:
 )
 @click.option("--log-format", metavar="FORMAT", help="access-log: the server's LogFormat string")
 @click.option("--encoding", default="utf-8", show_default=True, help="the files' text encoding")
+@click.option(
+    "--start",
+    "start",
+    metavar="TIME",
+    help="the test's start, time zero: ISO 8601 with zone (2026-11-23T19:26:24Z) or seconds "
+    "(JMeter: milliseconds) since the epoch; default the earliest sample's start",
+)
+@click.option(
+    "--warmup",
+    "warmup_s",
+    type=float,
+    default=0.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="leave out the samples that complete before this second after time zero (a ramp-up)",
+)
+@click.option(
+    "--until",
+    "until_s",
+    type=float,
+    metavar="SECONDS",
+    help="leave out the samples that complete after this second after time zero (the drain "
+    "after the test's end); default the last completion",
+)
 def import_command(
-    format, files, output, window_s, class_by, patterns, run_name, utilisation, log_format, encoding
+    format,
+    files,
+    output,
+    window_s,
+    class_by,
+    patterns,
+    run_name,
+    utilisation,
+    log_format,
+    encoding,
+    start,
+    warmup_s,
+    until_s,
 ) -> None:
     """Read load-test FILES of FORMAT into a measurement table (docs/measurement-table.md).
 
     FORMAT: jtl (JMeter CSV or XML), ab (ab's report), ab-gnuplot (ab -g), access-log
-    (Apache, with --log-format), locust (_stats.csv or _stats_history.csv).
+    (Apache, with --log-format), locust (_stats.csv or _stats_history.csv). Files may be
+    gzip-compressed (.gz). Throughput and response times are the successful samples'; the
+    failed are counted apart (count.timed_out, count.errors).
     """
     _need_pandas()
     from sim.measurements import table
     from sim.measurements.classes import TOTAL, ClassMap, ClassPatternError
     from sim.measurements.errors import MeasurementError
     from sim.measurements.formats.accesslog import LogFormatError
-    from sim.measurements.importer import ImportOptions, ImportUsageError, import_files
+    from sim.measurements.importer import (
+        ImportOptions,
+        ImportUsageError,
+        import_files,
+        parse_start,
+    )
+    from sim.measurements.windows import Cut
 
     for path in (*files, *utilisation):
         _readable_file(path)
     try:
         table.table_format(output)
-        options = ImportOptions(
-            window_s=window_s,
-            classes=ClassMap.parse(class_by, patterns),
-            run=run_name,
-            utilisation=list(utilisation),
-            log_format=log_format,
-            encoding=encoding,
+        cut = Cut(
+            start_s=parse_start(start) if start is not None else None,
+            warmup_s=warmup_s,
+            until_s=until_s,
         )
-        rows = import_files(format, list(files), options)
+        with _Steps() as progress:
+            options = ImportOptions(
+                window_s=window_s,
+                classes=ClassMap.parse(class_by, patterns),
+                run=run_name,
+                utilisation=list(utilisation),
+                log_format=log_format,
+                encoding=encoding,
+                cut=cut,
+                progress=progress,
+            )
+            rows = import_files(format, list(files), options)
         table.write(rows, output)
     except (ImportUsageError, ClassPatternError, LogFormatError) as exc:
         fail(str(exc), EXIT_USAGE)
@@ -115,6 +171,34 @@ def import_command(
         f"classes {', '.join(classes)}",
         markup=False,
     )
+
+
+class _Steps:
+    """Progress of the steps of a long import on stderr, `progress(step, done, total)`: a bar
+    on a terminal, plain lines elsewhere, once a step has taken a few seconds (a small file
+    prints nothing)."""
+
+    def __init__(self) -> None:
+        self.step: str | None = None
+        self.reporter: Reporter | None = None
+
+    def __enter__(self) -> _Steps:
+        return self
+
+    def __call__(self, step: str, done: int, total: int) -> None:
+        if step != self.step:
+            from sim.present.progress import Reporter
+
+            self.__exit__()
+            self.step = step
+            self.reporter = Reporter(err, step).__enter__()
+        assert self.reporter is not None
+        self.reporter.update(done, total)
+
+    def __exit__(self, *exc) -> None:
+        if self.reporter is not None:
+            self.reporter.__exit__()
+            self.reporter = None
 
 
 def _readable_file(path: str) -> None:
