@@ -237,51 +237,253 @@ def _cell(value: float) -> str:
     show_default=True,
     help="confidence level of the intervals",
 )
+@click.option(
+    "--warmup",
+    "warmup_s",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="leave out the windows that start before this second of their run (and, with "
+    "--shape, the samples completing before it)",
+)
+@click.option(
+    "--until",
+    "until_s",
+    type=float,
+    metavar="SECONDS",
+    help="leave out the windows that end after this second of their run (the drain after "
+    "the test; with --shape, the samples completing after it)",
+)
+@click.option(
+    "--shape",
+    "shape_file",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="a light load level's per-sample file: fit the demand's distribution to it",
+)
+@click.option(
+    "--shape-format",
+    type=click.Choice(["jtl", "ab-gnuplot"]),
+    default="jtl",
+    show_default=True,
+    help="the --shape file's format",
+)
+@click.option(
+    "--shape-csv",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="write the --shape samples less the fitted offset (column demand_s), for an "
+    "empirical distribution",
+)
 @click.option("--json", "as_json", is_flag=True, help="print JSON instead of a table")
-def estimate_command(table_file, host, background, level, as_json) -> None:
+def estimate_command(
+    table_file,
+    host,
+    background,
+    level,
+    warmup_s,
+    until_s,
+    shape_file,
+    shape_format,
+    shape_csv,
+    as_json,
+) -> None:
     """Service demands per host and class from a measurement TABLE: D = U/X for one class,
-    non-negative least squares of U on the classes' throughputs for several."""
+    non-negative least squares of U on the classes' throughputs for several; each run's
+    response-time law and response times with their measurement errors; with --shape, the
+    demand's distribution fitted to a light level's samples."""
     _need_pandas()
     from sim.measurements import table
     from sim.measurements.errors import MeasurementError
-    from sim.measurements.estimate import estimate
+    from sim.measurements.estimate import estimate, hosts_of
+    from sim.measurements.laws import run_laws
+    from sim.measurements.levels import cut_windows, level_responses
 
     _readable_file(table_file)
-    from sim.measurements.estimate import hosts_of
-    from sim.measurements.laws import run_laws
-
+    if shape_file is not None:
+        _readable_file(shape_file)
+    if until_s is not None and not until_s > warmup_s:
+        fail(
+            f"--until {until_s:g} s is not after --warmup {warmup_s:g} s; expected --until later "
+            "than --warmup, both seconds after each run's start",
+            EXIT_USAGE,
+        )
     try:
         measured = table.read(table_file)
     except MeasurementError as exc:
         fail(str(exc), EXIT_MODEL)
-    laws = run_laws(measured)
-    if not hosts_of(measured) and laws and host is None:
-        # no utilisation recorded: the response-time law still gives each run's think time
-        _print_laws(laws, table_file, as_json, level, [])
-        return
-    try:
-        results = estimate(
-            measured,
-            host=host,
-            background=background,
-            level=level,
-            source=table_file,
+    kept = cut_windows(measured, warmup_s, until_s)
+    if kept.empty:
+        fail(
+            f"{table_file}: window_start_s, window_end_s: --warmup {warmup_s:g} s"
+            + (f" and --until {until_s:g} s" if until_s is not None else "")
+            + f" leave no window (the windows span {measured['window_start_s'].min():.4g} s to "
+            f"{measured['window_end_s'].max():.4g} s); expected a cut around whole windows",
+            EXIT_MODEL,
         )
-    except MeasurementError as exc:
-        fail(str(exc), EXIT_MODEL)
-    except ValueError as exc:
-        fail(f"{table_file}: {exc}", EXIT_MODEL)
-    for result in results:
-        for warning in result.warnings:
-            err.print(f"warning: {result.host}: {warning}", markup=False)
-    if laws:
-        _print_laws(laws, table_file, as_json, level, results)
-        return
+    laws = run_laws(kept)
+    responses = level_responses(kept)
+    results = []
+    if hosts_of(kept) or host is not None or not laws:
+        try:
+            results = estimate(
+                kept, host=host, background=background, level=level, source=table_file
+            )
+        except MeasurementError as exc:
+            fail(str(exc), EXIT_MODEL)
+        except ValueError as exc:
+            fail(f"{table_file}: {exc}", EXIT_MODEL)
+        for result in results:
+            for warning in result.warnings:
+                err.print(f"warning: {result.host}: {warning}", markup=False)
+    shape = None
+    if shape_file is not None:
+        shape = _fit_shape(shape_file, shape_format, warmup_s, until_s, shape_csv)
     if as_json:
         document = {"table": table_file, "level": level, "hosts": [r.as_dict() for r in results]}
+        if laws:
+            document["runs"] = [law.as_dict() for law in laws]
+        document["responses"] = [r.as_dict() for r in responses]
+        if shape is not None:
+            document["shape"] = shape.as_dict()
         click.echo(json.dumps(document, indent=2, allow_nan=False))
         return
     _print_demands(results, level)
+    if laws:
+        _print_laws(laws, table_file, results)
+    _print_responses(responses)
+    if shape is not None:
+        _print_shape(shape, shape_csv)
+
+
+def _fit_shape(path: str, format: str, warmup_s: float, until_s, csv_path):
+    from sim.measurements.errors import MeasurementError
+    from sim.measurements.shape import fit_shape, samples_of_file
+
+    try:
+        samples = samples_of_file(path, format, warmup_s, until_s)
+        shape = fit_shape(samples, source=path)
+    except MeasurementError as exc:
+        fail(str(exc), EXIT_MODEL)
+    except ValueError as exc:
+        fail(f"{path}: elapsed: {exc}", EXIT_MODEL)
+    if csv_path is not None:
+        import numpy as np
+
+        try:
+            np.savetxt(
+                csv_path,
+                np.maximum(samples - shape.best.offset_s, 0.0),
+                fmt="%.9g",
+                header="demand_s",
+                comments="",
+            )
+        except OSError as exc:
+            fail(f"{csv_path}: cannot write ({exc.strerror})", EXIT_USAGE)
+    return shape
+
+
+def _ms(value: float) -> str:
+    return "" if value is None or not math.isfinite(value) else f"{value * 1000:.4g}"
+
+
+def _inline(spec: dict) -> str:
+    """A spec as a TOML inline table, as a model file holds it."""
+    parts = [f"{k} = {json.dumps(v) if isinstance(v, str) else f'{v:g}'}" for k, v in spec.items()]
+    return "{ " + ", ".join(parts) + " }"
+
+
+def _print_responses(responses) -> None:
+    from sim.measurements.sampling import min_samples
+    from sim.measurements.table import PERCENTILES, RESPONSE
+
+    if not responses:
+        return
+    click.echo(
+        "response times per run (class total, successful samples) [ms], each ± its standard "
+        "error (batch means); '± -' where the run has fewer samples than the error needs"
+    )
+    heads = [c.removeprefix("response.") for c in RESPONSE]
+    click.echo(f"  {'run':<20} {'samples':>8} " + " ".join(f"{h:>16}" for h in heads))
+    for level in responses:
+        cells = []
+        for column in RESPONSE:
+            value, error = level.values[column], level.std_errors[column]
+            if not math.isfinite(value):
+                cells.append("")
+            else:
+                shown = f"{error * 1000:.2g}" if math.isfinite(error) else "-"
+                cells.append(f"{_ms(value)} ± {shown}")
+        click.echo(f"  {level.run:<20} {level.samples:>8} " + " ".join(f"{c:>16}" for c in cells))
+    needs = ", ".join(
+        [f"mean {min_samples(None)}", *(f"p{p} {min_samples(p)}" for p in PERCENTILES)]
+    )
+    click.echo(f"  samples an error needs, n >= 20/(1 - p): {needs}")
+
+
+def _with_error(value: float, error: float, scale: float = 1000.0) -> str:
+    shown = f"{value * scale:.4g}"
+    return f"{shown} ± {error * scale:.2g}" if math.isfinite(error) else shown
+
+
+def _describe(candidate, least_s: float) -> str:
+    errors = candidate.std_errors
+    if candidate.shifted:
+        offset = f"c = {_with_error(candidate.offset_s, errors['offset_s'])} ms"
+        if candidate.offset_s >= least_s - 1e-12:
+            offset += " (at the least sample)"
+    else:
+        offset = "c = 0"
+    text = (
+        f"{candidate.name}: {offset}, S mean {_with_error(candidate.mean_s, errors['mean_s'])} ms"
+    )
+    if candidate.family == "hyperexponential":
+        text += f", scv {candidate.cv**2:.3g}"
+    elif candidate.family != "exponential":
+        text += f", cv {_with_error(candidate.cv, errors['cv'], 1.0)}"
+    return text
+
+
+def _print_shape(shape, csv_path) -> None:
+    best = shape.best
+    click.echo(
+        f"shape of the demand from {shape.source}: {shape.samples} successful samples, "
+        f"resolution {_ms(shape.resolution_s)} ms, least {_ms(shape.minimum_s)} ms, mean "
+        f"{_ms(shape.mean_s)} ms, cv {shape.cv:.3g}, variance inflation {shape.inflation:.3g}"
+    )
+    click.echo(
+        "  R = c + S: c every request pays alike (network, proxy, constant work), S varies; "
+        "ranked by AIC"
+    )
+    click.echo(
+        f"  best: {_describe(best, shape.minimum_s)}; KS distance {best.ks_distance:.3f} "
+        f"(limit {shape.ks_limit:.3f})"
+    )
+    click.echo(
+        f"  model file: offset = {_inline(best.offset_spec())}, demand = {_inline(best.spec())}"
+    )
+    for alternative in shape.alternatives:
+        click.echo(
+            f"  nearly as good (delta AIC {alternative.delta_aic:.2g}): "
+            f"{_describe(alternative, shape.minimum_s)}"
+        )
+    if not shape.alternatives:
+        click.echo("  nearly as good (delta AIC <= 2): none")
+    if not shape.fits:
+        source = csv_path or "FILE.csv (write it with --shape-csv FILE.csv)"
+        click.echo(
+            "  no family is within the KS limit: use the samples themselves, demand = "
+            f'{{ dist = "empirical", csv = "{source}", column = "demand_s" }}'
+        )
+    click.echo(
+        f"  {'candidate':<26} {'c [ms]':>8} {'mean [ms]':>10} {'cv':>7} {'delta AIC':>10} {'KS':>7}"
+    )
+    for c in shape.candidates:
+        click.echo(
+            f"  {c.name:<26} {_ms(c.offset_s) or '0':>8} {_ms(c.mean_s):>10} {c.cv:>7.3g} "
+            f"{c.delta_aic:>10.1f} {c.ks_distance:>7.3f}"
+        )
 
 
 def _print_demands(results, level: float) -> None:
@@ -302,19 +504,9 @@ def _print_demands(results, level: float) -> None:
             )
 
 
-def _print_laws(laws, table_file: str, as_json: bool, level: float, results) -> None:
-    """The demands (if any), then each run's users, throughput, response time and the think
-    time the response-time law gives, Z = N/X - R."""
-    if as_json:
-        document = {
-            "table": table_file,
-            "level": level,
-            "hosts": [r.as_dict() for r in results],
-            "runs": [law.as_dict() for law in laws],
-        }
-        click.echo(json.dumps(document, indent=2, allow_nan=False))
-        return
-    _print_demands(results, level)
+def _print_laws(laws, table_file: str, results) -> None:
+    """Each run's users, throughput, response time and the think time the response-time law
+    gives, Z = N/X - R."""
     if not results:
         click.echo(
             f"{table_file}: no <host>.cpu.utilization column (import with --utilisation FILE for "
