@@ -230,8 +230,14 @@ def _fit_one(data: _Grouped, family: str, shifted: bool, x_mean: float, x_sd: fl
         if family == "hyperexponential":
             cv = max(cv, 1.05)
         start = np.array(_pack(family, offset, mean, cv, shifted))
-        bounds: list[tuple[float | None, float | None]] = [(0.0, ceiling)] if shifted else []
-        bounds += [(None, None)] * (len(start) - len(bounds))
+        # the ranges the model file accepts: cv <= 100, scv <= 1e4 (sim/random/distributions.py)
+        bounds = [(0.0, ceiling)] if shifted else []
+        bounds.append((math.log(data.resolution / 100), math.log(100 * float(data.values[-1]))))
+        if family == "hyperexponential":
+            bounds.append((math.log(1e-3), math.log(1e4 - 1)))
+        elif family != "exponential":
+            bounds.append((math.log(0.01), math.log(100.0)))
+        start = np.clip(start, [b[0] for b in bounds], [b[1] for b in bounds])
 
         def objective(theta: np.ndarray) -> float:
             return _negative_log_likelihood(data, family, *_unpack(family, theta, shifted))
@@ -303,9 +309,15 @@ def _ks_distance(data: _Grouped, candidate: Candidate) -> float:
     return float(max(np.max(np.abs(above - model_high)), np.max(np.abs(below - model_low))))
 
 
-def fit_shape(samples_s: np.ndarray, source: str = "<samples>") -> ShapeFit:
-    """Every candidate family fitted to response times `samples_s` (seconds, in the order
-    they completed), ranked by AIC. Needs at least MIN_SAMPLES values (a ValueError says so)."""
+def fit_shape(
+    samples_s: np.ndarray,
+    source: str = "<samples>",
+    families: tuple[str, ...] = FAMILIES,
+    shifts: tuple[bool, ...] = (False, True),
+) -> ShapeFit:
+    """The candidate families (each unshifted and shifted) fitted to response times
+    `samples_s` (seconds, in the order they completed), ranked by AIC. Needs at least
+    MIN_SAMPLES values (a ValueError says so)."""
     x = np.asarray(samples_s, dtype=float)
     x = x[np.isfinite(x)]
     if len(x) < MIN_SAMPLES:
@@ -327,8 +339,8 @@ def fit_shape(samples_s: np.ndarray, source: str = "<samples>") -> ShapeFit:
     inflation = max(1.0, (mean_error / iid_error) ** 2) if iid_error > 0 else 1.0
     x_mean, x_sd = float(x.mean()), float(x.std(ddof=1))
     candidates = []
-    for family in FAMILIES:
-        for shifted in (False, True):
+    for family in families:
+        for shifted in shifts:
             candidate = _fit_one(data, family, shifted, x_mean, x_sd)
             candidate.aic = 2 * candidate.parameters - 2 * candidate.log_likelihood
             candidate.ks_distance = _ks_distance(data, candidate)
@@ -362,12 +374,15 @@ def samples_of_file(
     file, those completing in [warmup_s, until_s] after its first sample's start."""
     from sim.measurements.errors import MeasurementError
     from sim.measurements.importer import ImportOptions, read_samples
+    from sim.measurements.windows import no_success
 
     log = read_samples(format, path, ImportOptions(encoding=encoding))
     frame = log.frame
     ended = (frame["start_s"] + frame["elapsed_s"] - frame["start_s"].min()).to_numpy(float)
     inside = (ended >= warmup_s) & (ended <= (math.inf if until_s is None else until_s))
     good = inside & ~frame["failed"].to_numpy(bool)
+    if inside.any() and not good.any() and log.outcomes_known:
+        raise no_success(path, frame["error_kind"].to_numpy(dtype=object)[inside])
     order = np.argsort(ended[good], kind="stable")
     samples = frame["elapsed_s"].to_numpy(float)[good][order]
     if len(samples) < MIN_SAMPLES:

@@ -184,7 +184,7 @@ def sample_rows(
     timeout_code = list(kind_names).index(TIMEOUT) if TIMEOUT in list(kind_names) else -2
     users = frame["users"].to_numpy(dtype=float)
     if log.outcomes_known and not (inside & ~failed).any():
-        _no_success(log, inside, frame["error_kind"].to_numpy(dtype=object))
+        raise no_success(log.path, frame["error_kind"].to_numpy(dtype=object)[inside])
 
     rows: list[Row] = []
     for k, (window_low, window_high) in enumerate(bounds):
@@ -219,13 +219,14 @@ def sample_rows(
     return rows, zero
 
 
-def _no_success(log: SampleLog, inside: np.ndarray, kinds_of: np.ndarray) -> None:
-    kinds, counts = np.unique(kinds_of[inside].astype(str), return_counts=True)
+def no_success(path: str, kinds_of: np.ndarray) -> MeasurementError:
+    """The error for a run whose samples (`kinds_of`: their error kinds) all failed."""
+    kinds, counts = np.unique(kinds_of.astype(str), return_counts=True)
     found = ", ".join(f"{count} {kind}" for kind, count in zip(kinds, counts))
-    raise MeasurementError(
-        log.path,
+    return MeasurementError(
+        path,
         None,
-        f"success: no sample succeeded ({int(inside.sum())} samples, all failed: {found}); "
+        f"success: no sample succeeded ({len(kinds_of)} samples, all failed: {found}); "
         "expected successful responses to measure (the server was down or every request "
         "timed out: check the test's target and the server's log, then test again)",
     )
