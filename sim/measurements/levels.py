@@ -129,6 +129,3 @@ def require(level: LevelResponses, column: str, source: str) -> None:
             "pool a percentile); expected the run imported as one window (tiersim import "
             "without --window, with --warmup and --until)",
         )
-
-
-PERCENTILE_COLUMNS = [f"response.p{p}" for p in PERCENTILES]
