@@ -19,7 +19,7 @@ import numpy as np
 from sim.measurements import sampling
 from sim.measurements.classes import TOTAL
 from sim.measurements.errors import MeasurementError
-from sim.measurements.table import PERCENTILES, RESPONSE, STD_ERROR
+from sim.measurements.table import RESPONSE, STD_ERROR
 
 
 @dataclass
