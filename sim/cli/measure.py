@@ -4,11 +4,14 @@ service demands from it."""
 from __future__ import annotations
 
 import json
-import math
+from typing import TYPE_CHECKING
 
 import click
 
 from sim.cli import EXIT_MODEL, EXIT_USAGE, err, fail
+
+if TYPE_CHECKING:
+    from sim.present.progress import Reporter
 
 
 def _need_pandas() -> None:
@@ -72,34 +75,86 @@ def _need_pandas() -> None:
 )
 @click.option("--log-format", metavar="FORMAT", help="access-log: the server's LogFormat string")
 @click.option("--encoding", default="utf-8", show_default=True, help="the files' text encoding")
+@click.option(
+    "--start",
+    "start",
+    metavar="TIME",
+    help="the test's start, time zero: ISO 8601 with zone (2026-11-23T19:26:24Z) or seconds "
+    "(JMeter: milliseconds) since the epoch; default the earliest sample's start",
+)
+@click.option(
+    "--warmup",
+    "warmup_s",
+    type=float,
+    default=0.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="leave out the samples that complete before this second after time zero (a ramp-up)",
+)
+@click.option(
+    "--until",
+    "until_s",
+    type=float,
+    metavar="SECONDS",
+    help="leave out the samples that complete after this second after time zero (the drain "
+    "after the test's end); default the last completion",
+)
 def import_command(
-    format, files, output, window_s, class_by, patterns, run_name, utilisation, log_format, encoding
+    format,
+    files,
+    output,
+    window_s,
+    class_by,
+    patterns,
+    run_name,
+    utilisation,
+    log_format,
+    encoding,
+    start,
+    warmup_s,
+    until_s,
 ) -> None:
     """Read load-test FILES of FORMAT into a measurement table (docs/measurement-table.md).
 
     FORMAT: jtl (JMeter CSV or XML), ab (ab's report), ab-gnuplot (ab -g), access-log
-    (Apache, with --log-format), locust (_stats.csv or _stats_history.csv).
+    (Apache, with --log-format), locust (_stats.csv or _stats_history.csv). Files may be
+    gzip-compressed (.gz). Throughput and response times are the successful samples'; the
+    failed are counted apart (count.timed_out, count.errors).
     """
     _need_pandas()
     from sim.measurements import table
     from sim.measurements.classes import TOTAL, ClassMap, ClassPatternError
     from sim.measurements.errors import MeasurementError
     from sim.measurements.formats.accesslog import LogFormatError
-    from sim.measurements.importer import ImportOptions, ImportUsageError, import_files
+    from sim.measurements.importer import (
+        ImportOptions,
+        ImportUsageError,
+        import_files,
+        parse_start,
+    )
+    from sim.measurements.windows import Cut
 
     for path in (*files, *utilisation):
         _readable_file(path)
     try:
         table.table_format(output)
-        options = ImportOptions(
-            window_s=window_s,
-            classes=ClassMap.parse(class_by, patterns),
-            run=run_name,
-            utilisation=list(utilisation),
-            log_format=log_format,
-            encoding=encoding,
+        cut = Cut(
+            start_s=parse_start(start) if start is not None else None,
+            warmup_s=warmup_s,
+            until_s=until_s,
         )
-        rows = import_files(format, list(files), options)
+        with _Steps() as progress:
+            options = ImportOptions(
+                window_s=window_s,
+                classes=ClassMap.parse(class_by, patterns),
+                run=run_name,
+                utilisation=list(utilisation),
+                log_format=log_format,
+                encoding=encoding,
+                cut=cut,
+                progress=progress,
+            )
+            rows = import_files(format, list(files), options)
         table.write(rows, output)
     except (ImportUsageError, ClassPatternError, LogFormatError) as exc:
         fail(str(exc), EXIT_USAGE)
@@ -115,6 +170,34 @@ def import_command(
         f"classes {', '.join(classes)}",
         markup=False,
     )
+
+
+class _Steps:
+    """Progress of the steps of a long import on stderr, `progress(step, done, total)`: a bar
+    on a terminal, plain lines elsewhere, once a step has taken a few seconds (a small file
+    prints nothing)."""
+
+    def __init__(self) -> None:
+        self.step: str | None = None
+        self.reporter: Reporter | None = None
+
+    def __enter__(self) -> _Steps:
+        return self
+
+    def __call__(self, step: str, done: int, total: int) -> None:
+        if step != self.step:
+            from sim.present.progress import Reporter
+
+            self.__exit__()
+            self.step = step
+            self.reporter = Reporter(err, step).__enter__()
+        assert self.reporter is not None
+        self.reporter.update(done, total)
+
+    def __exit__(self, *exc) -> None:
+        if self.reporter is not None:
+            self.reporter.__exit__()
+            self.reporter = None
 
 
 def _readable_file(path: str) -> None:
@@ -136,10 +219,6 @@ def _readable_file(path: str) -> None:
         )
 
 
-def _cell(value: float) -> str:
-    return "" if value is None or not math.isfinite(value) else f"{value:.4g}"
-
-
 @click.command("estimate")
 @click.argument("table_file", metavar="TABLE", type=click.Path(dir_okay=False))
 @click.option("--host", help="only this host (a <host>.cpu.utilization column)")
@@ -153,98 +232,151 @@ def _cell(value: float) -> str:
     show_default=True,
     help="confidence level of the intervals",
 )
+@click.option(
+    "--warmup",
+    "warmup_s",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="leave out the windows that start before this second of their run (and, with "
+    "--shape, the samples completing before it)",
+)
+@click.option(
+    "--until",
+    "until_s",
+    type=float,
+    metavar="SECONDS",
+    help="leave out the windows that end after this second of their run (the drain after "
+    "the test; with --shape, the samples completing after it)",
+)
+@click.option(
+    "--shape",
+    "shape_file",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="a light load level's per-sample file: fit the demand's distribution to it",
+)
+@click.option(
+    "--shape-format",
+    type=click.Choice(["jtl", "ab-gnuplot"]),
+    default="jtl",
+    show_default=True,
+    help="the --shape file's format",
+)
+@click.option(
+    "--shape-csv",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="write the --shape samples less the fitted offset (column demand_s), for an "
+    "empirical distribution",
+)
 @click.option("--json", "as_json", is_flag=True, help="print JSON instead of a table")
-def estimate_command(table_file, host, background, level, as_json) -> None:
+def estimate_command(
+    table_file,
+    host,
+    background,
+    level,
+    warmup_s,
+    until_s,
+    shape_file,
+    shape_format,
+    shape_csv,
+    as_json,
+) -> None:
     """Service demands per host and class from a measurement TABLE: D = U/X for one class,
-    non-negative least squares of U on the classes' throughputs for several."""
+    non-negative least squares of U on the classes' throughputs for several; each run's
+    response-time law and response times with their measurement errors; with --shape, the
+    demand's distribution fitted to a light level's samples."""
     _need_pandas()
-    from sim.measurements import table
+    from sim.measurements import report, table
     from sim.measurements.errors import MeasurementError
-    from sim.measurements.estimate import estimate
+    from sim.measurements.estimate import estimate, hosts_of
+    from sim.measurements.laws import run_laws
+    from sim.measurements.levels import cut_windows, level_responses
 
     _readable_file(table_file)
-    from sim.measurements.estimate import hosts_of
-    from sim.measurements.laws import run_laws
-
+    if shape_file is not None:
+        _readable_file(shape_file)
+    if until_s is not None and not until_s > warmup_s:
+        fail(
+            f"--until {until_s:g} s is not after --warmup {warmup_s:g} s; expected --until later "
+            "than --warmup, both seconds after each run's start",
+            EXIT_USAGE,
+        )
     try:
         measured = table.read(table_file)
     except MeasurementError as exc:
         fail(str(exc), EXIT_MODEL)
-    laws = run_laws(measured)
-    if not hosts_of(measured) and laws and host is None:
-        # no utilisation recorded: the response-time law still gives each run's think time
-        _print_laws(laws, table_file, as_json, level, [])
-        return
-    try:
-        results = estimate(
-            measured,
-            host=host,
-            background=background,
-            level=level,
-            source=table_file,
+    kept = cut_windows(measured, warmup_s, until_s)
+    if kept.empty:
+        fail(
+            f"{table_file}: window_start_s, window_end_s: --warmup {warmup_s:g} s"
+            + (f" and --until {until_s:g} s" if until_s is not None else "")
+            + f" leave no window (the windows span {measured['window_start_s'].min():.4g} s to "
+            f"{measured['window_end_s'].max():.4g} s); expected a cut around whole windows",
+            EXIT_MODEL,
         )
+    laws = run_laws(kept)
+    responses = level_responses(kept)
+    results = []
+    if hosts_of(kept) or host is not None or not laws:
+        try:
+            results = estimate(
+                kept, host=host, background=background, level=level, source=table_file
+            )
+        except MeasurementError as exc:
+            fail(str(exc), EXIT_MODEL)
+        except ValueError as exc:
+            fail(f"{table_file}: {exc}", EXIT_MODEL)
+        for result in results:
+            for warning in result.warnings:
+                err.print(f"warning: {result.host}: {warning}", markup=False)
+    shape = None
+    if shape_file is not None:
+        shape = _fit_shape(shape_file, shape_format, warmup_s, until_s, shape_csv)
+    if as_json:
+        document = {"table": table_file, "level": level, "hosts": [r.as_dict() for r in results]}
+        if laws:
+            document["runs"] = [law.as_dict() for law in laws]
+        document["responses"] = [r.as_dict() for r in responses]
+        if shape is not None:
+            document["shape"] = shape.as_dict()
+        click.echo(json.dumps(document, indent=2, allow_nan=False))
+        return
+    report.print_demands(results, level)
+    if laws:
+        report.print_laws(laws, table_file, results)
+    report.print_responses(responses)
+    if shape is not None:
+        report.print_shape(shape, shape_csv)
+
+
+def _fit_shape(path: str, format: str, warmup_s: float, until_s, csv_path):
+    from sim.measurements.errors import MeasurementError
+    from sim.measurements.shape import fit_shape, samples_of_file
+
+    try:
+        samples = samples_of_file(path, format, warmup_s, until_s)
+        shape = fit_shape(samples, source=path)
     except MeasurementError as exc:
         fail(str(exc), EXIT_MODEL)
     except ValueError as exc:
-        fail(f"{table_file}: {exc}", EXIT_MODEL)
-    for result in results:
-        for warning in result.warnings:
-            err.print(f"warning: {result.host}: {warning}", markup=False)
-    if laws:
-        _print_laws(laws, table_file, as_json, level, results)
-        return
-    if as_json:
-        document = {"table": table_file, "level": level, "hosts": [r.as_dict() for r in results]}
-        click.echo(json.dumps(document, indent=2, allow_nan=False))
-        return
-    _print_demands(results, level)
+        fail(f"{path}: elapsed: {exc}", EXIT_MODEL)
+    if csv_path is not None:
+        import numpy as np
 
-
-def _print_demands(results, level: float) -> None:
-    for result in results:
-        click.echo(
-            f"{result.host}: {result.method}; {result.windows} window(s), residual sd "
-            f"{_cell(result.residual_std)}, condition number {_cell(result.condition_number)}"
-        )
-        click.echo(
-            f"  {'class':<20} {'demand [s]':>11} {'std error':>11} "
-            f"{f'{level:.0%} low':>11} {f'{level:.0%} high':>11}"
-        )
-        for demand in result.demands:
-            flag = "  (at 0: bound)" if demand.at_bound else ""
-            click.echo(
-                f"  {demand.name:<20} {_cell(demand.demand_s):>11} {_cell(demand.std_error_s):>11} "
-                f"{_cell(demand.low_s):>11} {_cell(demand.high_s):>11}{flag}"
+        try:
+            np.savetxt(
+                csv_path,
+                np.maximum(samples - shape.best.offset_s, 0.0),
+                fmt="%.9g",
+                header="demand_s",
+                comments="",
             )
-
-
-def _print_laws(laws, table_file: str, as_json: bool, level: float, results) -> None:
-    """The demands (if any), then each run's users, throughput, response time and the think
-    time the response-time law gives, Z = N/X - R."""
-    if as_json:
-        document = {
-            "table": table_file,
-            "level": level,
-            "hosts": [r.as_dict() for r in results],
-            "runs": [law.as_dict() for law in laws],
-        }
-        click.echo(json.dumps(document, indent=2, allow_nan=False))
-        return
-    _print_demands(results, level)
-    if not results:
-        click.echo(
-            f"{table_file}: no <host>.cpu.utilization column (import with --utilisation FILE for "
-            "the utilisation law); the lowest load's response time bounds the demand from above"
-        )
-    click.echo("response-time law per run (class total): think time Z = N/X - R")
-    click.echo(
-        f"  {'run':<20} {'users N':>8} {'X [1/s]':>10} {'R [s]':>10} {'Z [s]':>10} {'requests':>9}"
-    )
-    for law in laws:
-        click.echo(
-            f"  {law.run:<20} {_cell(law.users):>8} {_cell(law.throughput):>10} "
-            f"{_cell(law.response_mean_s):>10} {_cell(law.think_s):>10} {law.completed:>9}"
-        )
+        except OSError as exc:
+            fail(f"{csv_path}: cannot write ({exc.strerror})", EXIT_USAGE)
+    return shape
 
 
 @click.command("plan")

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from sim.measurements.classes import ClassMap
 from sim.measurements.errors import MeasurementError
 from sim.measurements.table import Row
-from sim.measurements.windows import SampleLog, merge, sample_rows
+from sim.measurements.windows import Cut, SampleLog, merge, sample_rows
 
 PER_SAMPLE = ("jtl", "ab-gnuplot", "access-log")
 AGGREGATED = ("ab", "locust")
@@ -27,6 +30,67 @@ class ImportOptions:
     utilisation: list[str] = field(default_factory=list)
     log_format: str | None = None
     encoding: str = "utf-8"
+    cut: Cut = field(default_factory=Cut)
+    # progress(what, done, total) while a big file is read ("reading run.jtl", lines) and
+    # while its windows' statistics are computed ("statistics of run", windows)
+    progress: Callable[[str, int, int], None] | None = None
+
+
+EPOCH_MS_ABOVE = 1e11  # an epoch in seconds passes 1e11 in the year 5138; in ms it did in 1973
+
+
+def parse_start(text: str) -> float:
+    """The test's start (`--start`) as seconds since the epoch: seconds or milliseconds since
+    the epoch (JMeter's `timeStamp` unit), or an ISO 8601 time with its zone
+    (2026-11-23T19:26:24Z, 2026-11-23 20:26:24+01:00)."""
+    try:
+        value = float(text)
+    except ValueError:
+        pass
+    else:
+        if not math.isfinite(value) or value <= 0:
+            raise ImportUsageError(f"--start {text}: expected a time since the epoch > 0")
+        return value / 1000.0 if value > EPOCH_MS_ABOVE else value
+    try:
+        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ImportUsageError(
+            f"--start {text!r}: expected an ISO 8601 time with its zone "
+            "(2026-11-23T19:26:24Z) or seconds (or JMeter's milliseconds) since the epoch"
+        ) from None
+    if when.tzinfo is None:
+        raise ImportUsageError(
+            f"--start {text!r} has no zone; expected it with one, e.g. {text.strip()}Z for UTC "
+            "or +01:00 (JMeter prints local time)"
+        )
+    return when.timestamp()
+
+
+def check_cut(format: str, files: list[str], options: ImportOptions) -> None:
+    """The observation options fit together and fit the format (before any file is read)."""
+    cut = options.cut
+    given = cut.start_s is not None or cut.warmup_s != 0 or cut.until_s is not None
+    if not given:
+        return
+    if format in AGGREGATED:
+        raise ImportUsageError(
+            f"--start, --warmup and --until cut samples by time; a {format} file is an aggregate "
+            "without them (import the per-sample file: ab -g, Locust's _stats_history.csv is "
+            "windowed with --window and cut by `warmup_s` in the experiment)"
+        )
+    if not cut.warmup_s >= 0:
+        raise ImportUsageError(f"--warmup {cut.warmup_s:g}: expected seconds >= 0")
+    if cut.until_s is not None and not cut.until_s > cut.warmup_s:
+        before = "the warm-up's end" if cut.warmup_s > 0 else "the test's start"
+        raise ImportUsageError(
+            f"--until {cut.until_s:g} s is not after {before} (--warmup {cut.warmup_s:g} s); "
+            "expected --until later than --warmup, both seconds after the test's start"
+        )
+    if cut.start_s is not None and len(files) > 1 and options.run is None:
+        raise ImportUsageError(
+            "--start is one test's start, but each of the files is a run of its own: import "
+            "them one at a time, or join them into one run with --run NAME"
+        )
 
 
 def _run_names(files: list[str]) -> list[str]:
@@ -36,20 +100,29 @@ def _run_names(files: list[str]) -> list[str]:
     return [n if names.count(n) == 1 else f for n, f in zip(names, files)]
 
 
-def _samples(format: str, path: str, options: ImportOptions) -> SampleLog:
+def _reporter(options: ImportOptions, what: str) -> Callable[[int, int], None] | None:
+    report = options.progress
+    if report is None:
+        return None
+    return lambda done, total: report(what, done, total)
+
+
+def read_samples(format: str, path: str, options: ImportOptions) -> SampleLog:
+    """The samples of one per-sample file (jtl, ab-gnuplot, access-log)."""
+    progress = _reporter(options, f"reading {Path(path).name}")
     if format == "jtl":
         from sim.measurements.formats import jtl
 
-        log = jtl.read(path, options.encoding)
+        log = jtl.read(path, options.encoding, progress)
     elif format == "ab-gnuplot":
         from sim.measurements.formats import ab
 
-        log = ab.read_gnuplot(path, options.encoding)
+        log = ab.read_gnuplot(path, options.encoding, progress)
     else:
         from sim.measurements.formats import accesslog
 
         assert options.log_format is not None
-        log = accesslog.read(path, options.log_format, options.encoding)
+        log = accesslog.read(path, options.log_format, options.encoding, progress)
     if options.classes.by == "url" and not log.urls_known:
         hint = " (save it with jmeter.save.saveservice.url=true)" if format == "jtl" else ""
         raise MeasurementError(
@@ -80,19 +153,27 @@ def import_files(format: str, files: list[str], options: ImportOptions) -> list[
         )
     if format == "ab" and options.window_s is not None:
         raise ImportUsageError("--window: an ab report is one aggregate over the whole run")
+    check_cut(format, files, options)
     from sim.measurements.formats import sar
 
     intervals = [(u, sar.read(u, options.encoding)) for u in options.utilisation]
     runs: list[tuple[str, list[Row], float | None]] = []
     if format in PER_SAMPLE:
-        logs = [_samples(format, f, options) for f in files]
+        logs = [read_samples(format, f, options) for f in files]
         groups = (
             [(options.run, logs)]
             if options.run
             else [(name, [log]) for name, log in zip(_run_names(files), logs)]
         )
         for name, members in groups:
-            rows, zero = sample_rows(merge(members), name, options.window_s, options.classes)
+            rows, zero = sample_rows(
+                merge(members),
+                name,
+                options.window_s,
+                options.classes,
+                options.cut,
+                _reporter(options, f"statistics of {name}"),
+            )
             runs.append((name, rows, zero))
     else:
         names = [options.run] if options.run else _run_names(files)

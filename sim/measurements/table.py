@@ -3,7 +3,9 @@
 Columns (documented with every statistic's definition in docs/measurement-table.md):
 `run`, `window_start_s`, `window_end_s`, `class`, `users`, `arrival_rate_per_s`, `throughput`,
 `response.mean`, `response.p50`, `response.p90`, `response.p95`, `response.p99`,
-`count.completed`, `count.errors`, `count.error.<kind>` and `<host>.cpu.utilization`.
+`count.completed`, `count.errors`, `count.timed_out`, the measurement errors
+`response.mean.std_error` ... `response.p99.std_error`, `count.error.<kind>` and
+`<host>.cpu.utilization`.
 The names are tiersim's metric names, so a measured table and a simulated one line up.
 An empty cell means the source file does not say; a value is never filled in by guess.
 """
@@ -19,6 +21,8 @@ from sim.measurements.errors import MeasurementError
 
 PERCENTILES = (50, 90, 95, 99)
 RESPONSE = ["response.mean", *(f"response.p{p}" for p in PERCENTILES)]
+STD_ERROR = ".std_error"
+RESPONSE_ERRORS = [f"{column}{STD_ERROR}" for column in RESPONSE]
 KEY = ["run", "window_start_s", "window_end_s", "class"]
 FIXED = [
     *KEY,
@@ -28,6 +32,8 @@ FIXED = [
     *RESPONSE,
     "count.completed",
     "count.errors",
+    "count.timed_out",
+    *RESPONSE_ERRORS,
 ]
 ERROR_PREFIX = "count.error."
 CPU_SUFFIX = ".cpu.utilization"
@@ -140,6 +146,24 @@ def read(path: str | Path):
             )
         table[column] = values.astype(float)
     return table
+
+
+def successes_only(row: Row) -> Row:
+    """An aggregated row (ab's report, Locust's statistics) whose `count.completed`,
+    `throughput` and `response.*` count every request, failed ones included, made the table's:
+    successes only. The tools' means and percentiles mix failures in and cannot be taken apart,
+    so with any failure they are left empty (the file does not say the successes' figures)."""
+    total = row.get("count.completed", math.nan)
+    failed = row.get("count.errors", math.nan)
+    if not (isinstance(failed, (int, float)) and math.isfinite(failed) and failed > 0):
+        return row
+    successes = max(0.0, total - failed)
+    out = dict(row)
+    out["count.completed"] = successes
+    out["throughput"] = row["throughput"] * successes / total if total > 0 else math.nan
+    for column in RESPONSE:
+        out[column] = math.nan
+    return out
 
 
 def nan_to_none(value: float) -> float | None:

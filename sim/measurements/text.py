@@ -4,16 +4,24 @@ Load-test files are written by many tools on many systems: a Windows shell may h
 report as UTF-16, an editor may have added a UTF-8 byte-order mark, a JMeter on a Latin-1
 platform writes its labels in Latin-1. The BOM is dropped; anything else that is not the
 expected encoding is named with its line, never left to fail deeper as a parsing error.
+Gzip-compressed files (`results.jtl.gz`, a rotated `access.log.2.gz`) are recognised by their
+magic bytes, whatever their name, and read as the text they hold.
 """
 
 from __future__ import annotations
 
 import codecs
+import gzip
+import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 from sim.measurements.errors import MeasurementError
 
 _SNIFF = 8192
+PROGRESS_EVERY = 20_000  # lines between progress reports while a file is parsed
+# progress(lines read, lines in the file), called every PROGRESS_EVERY lines
+Progress = Callable[[int, int], None] | None
 
 
 def read_lines(path: str | Path, expected: str, encoding: str = "utf-8") -> list[str]:
@@ -38,7 +46,17 @@ def read_lines(path: str | Path, expected: str, encoding: str = "utf-8") -> list
             "(convert it: iconv -f UTF-16 -t UTF-8)",
         )
     if data.startswith(b"\x1f\x8b"):
-        raise MeasurementError(path, 1, f"gzip-compressed data; expected {expected} (gunzip it)")
+        try:
+            data = gzip.decompress(data)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise MeasurementError(
+                path,
+                None,
+                f"a damaged or truncated gzip file ({exc}); expected {expected}, compressed whole "
+                "(check it with gzip -t)",
+            ) from None
+        if not data.strip():
+            raise MeasurementError(path, 1, f"the compressed file is empty; expected {expected}")
     head = data[:_SNIFF]
     if b"\x00" in head:
         line = head[: head.index(b"\x00")].count(b"\n") + 1

@@ -1,24 +1,37 @@
 """Window statistics of per-sample logs (JMeter JTL, ab -g, access logs).
 
-Time zero is the run's first sample start. Window k is [k·w, (k+1)·w); the last window is cut
-at the run's last completion. A sample belongs to the window in which it completed
-(start + elapsed), so `throughput` counts completions per second, as the operational laws
-and tiersim's own `throughput` do; `arrival_rate_per_s` counts the samples that started.
+Time zero is the test's start (`Cut.start_s`, `--start`), else the run's first sample start.
+The run is observed from `Cut.warmup_s` to `Cut.until_s` (or its last completion), and window k
+is [warmup + k·w, warmup + (k+1)·w); the last window is cut at the observation's end. A sample
+belongs to the window in which it completed (start + elapsed), so `throughput` counts
+completions per second, as the operational laws and tiersim's own `throughput` do;
+`arrival_rate_per_s` counts the samples that started.
+
+A failed sample is never a response: `count.completed`, `throughput` and the `response.*`
+statistics are the successful samples', as the simulator reports them; the failures are
+counted apart, `count.timed_out` (the client gave up waiting) and `count.errors` (any other
+failure), with `count.error.<kind>` the failures by kind.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from sim.measurements import sampling
 from sim.measurements.classes import TOTAL, ClassMap
-from sim.measurements.table import ERROR_PREFIX, PERCENTILES, Row
+from sim.measurements.errors import MeasurementError
+from sim.measurements.table import ERROR_PREFIX, PERCENTILES, STD_ERROR, Row
+from sim.measurements.text import Progress
 
 if TYPE_CHECKING:
     import pandas as pd
+
+TIMEOUT = "timeout"  # the error kind the simulator counts apart, as `count.timed_out`
 
 
 @dataclass
@@ -35,6 +48,21 @@ class SampleLog:
     urls_known: bool
 
 
+@dataclass(frozen=True)
+class Cut:
+    """What part of a run is observed (`tiersim import --start/--warmup/--until`).
+
+    `start_s`: the test's start, seconds since the epoch (time zero); None: the run's first
+    sample start. `warmup_s`, `until_s`: seconds after time zero; samples that complete before
+    the warm-up (a ramp-up, a cold JIT) or after `until_s` (the drain after the test's end)
+    are left out.
+    """
+
+    start_s: float | None = None
+    warmup_s: float = 0.0
+    until_s: float | None = None
+
+
 def merge(logs: list[SampleLog]) -> SampleLog:
     import pandas as pd
 
@@ -48,71 +76,157 @@ def merge(logs: list[SampleLog]) -> SampleLog:
 
 
 def window_bounds(last_s: float, window_s: float | None) -> list[tuple[float, float]]:
-    if window_s is None or last_s <= 0:
-        return [(0.0, max(last_s, 0.0))]
-    count = max(1, math.ceil(last_s / window_s - 1e-9))
-    return [(k * window_s, min((k + 1) * window_s, last_s)) for k in range(count)]
+    return observed_bounds(0.0, last_s, window_s)
+
+
+def observed_bounds(
+    first_s: float, last_s: float, window_s: float | None
+) -> list[tuple[float, float]]:
+    """Windows of `window_s` tiling [first_s, last_s] from its start (one window without)."""
+    span = last_s - first_s
+    if window_s is None or span <= 0:
+        return [(first_s, max(last_s, first_s))]
+    count = max(1, math.ceil(span / window_s - 1e-9))
+    return [
+        (first_s + k * window_s, min(first_s + (k + 1) * window_s, last_s)) for k in range(count)
+    ]
+
+
+def utc(epoch_s: float) -> str:
+    return datetime.fromtimestamp(epoch_s, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
 
 
 def _statistics(elapsed: np.ndarray, length: float) -> Row:
+    """Statistics of a window's successful responses, `elapsed` in the order they completed."""
     n = len(elapsed)
     row: Row = {
         "count.completed": n,
         "throughput": n / length if length > 0 else math.nan,
         "response.mean": float(elapsed.mean()) if n else math.nan,
+        f"response.mean{STD_ERROR}": sampling.mean_error(elapsed),
     }
     values = np.percentile(elapsed, PERCENTILES) if n else [math.nan] * len(PERCENTILES)
+    grid = sampling.resolution_s(elapsed) if n else 0.0
     for p, value in zip(PERCENTILES, values):
         row[f"response.p{p}"] = float(value)  # numpy's default: linear interpolation
+        row[f"response.p{p}{STD_ERROR}"] = sampling.percentile_error(elapsed, p, grid)
     return row
 
 
+def _observed(log: SampleLog, cut: Cut, ended: np.ndarray, zero: float) -> tuple[float, float]:
+    """The observed span [warm-up, end] in seconds after time zero, checked against the run."""
+    first_done, last_done = float(ended.min()), float(ended.max())
+    high = last_done if cut.until_s is None else min(cut.until_s, last_done)
+    if cut.warmup_s >= high or (cut.until_s is not None and cut.until_s <= first_done):
+        given = (
+            f"--warmup {cut.warmup_s:g} s"
+            + (f" and --until {cut.until_s:g} s" if cut.until_s is not None else "")
+            + (f" after --start {utc(zero)}" if cut.start_s is not None else "")
+        )
+        raise MeasurementError(
+            log.path,
+            None,
+            f"{given} leave no sample: the run's samples complete from {first_done:.4g} s to "
+            f"{last_done:.4g} s after its start; expected a warm-up and cool-down cut inside "
+            "that span",
+        )
+    return cut.warmup_s, high
+
+
 def sample_rows(
-    log: SampleLog, run: str, window_s: float | None, classes: ClassMap
+    log: SampleLog,
+    run: str,
+    window_s: float | None,
+    classes: ClassMap,
+    cut: Cut | None = None,
+    progress: Progress = None,
 ) -> tuple[list[Row], float]:
-    """The table rows of one run and the run's time zero (seconds since the epoch)."""
+    """The table rows of one run and the run's time zero (seconds since the epoch);
+    `progress(windows done, windows)` after each window."""
+    cut = cut or Cut()
     frame = log.frame
     start = frame["start_s"].to_numpy(dtype=float)
     elapsed = frame["elapsed_s"].to_numpy(dtype=float)
-    zero = float(start.min())
+    first = float(start.min())
+    if cut.start_s is not None and cut.start_s > first + 1e-6:
+        raise MeasurementError(
+            log.path,
+            None,
+            f"--start {utc(cut.start_s)} is {cut.start_s - first:.4g} s after the first sample's "
+            f"start ({utc(first)}); expected the test's start, at or before its first sample",
+        )
+    zero = first if cut.start_s is None else cut.start_s
     started = start - zero
     ended = started + elapsed
-    bounds = window_bounds(float(ended.max()), window_s)
+    order = np.argsort(ended, kind="stable")  # completion order: batch means run over time
+    by_completion = elapsed[order]
+    low, high = _observed(log, cut, ended, zero)
+    bounds = observed_bounds(low, high, window_s)
     width = window_s if window_s is not None else math.inf
     last_index = len(bounds) - 1
-    end_index = np.minimum(np.floor(ended / width), last_index).astype(int)
-    start_index = np.minimum(np.floor(started / width), last_index).astype(int)
-    keys = frame["url" if classes.by == "url" else "label"]
-    names = {key: classes.name(key) for key in keys.unique()}
-    class_of = keys.map(names).to_numpy(dtype=object)
-    class_names = sorted(set(names.values()))
+    inside = (ended >= low) & (ended <= high)
+    end_index = np.where(
+        inside, np.minimum(np.floor((ended - low) / width), last_index), -1
+    ).astype(int)
+    began = (started >= low) & (started <= high)
+    start_index = np.where(
+        began, np.minimum(np.floor((started - low) / width), last_index), -1
+    ).astype(int)
+    # classes and error kinds as integer codes: comparing codes is many times faster than
+    # comparing strings over millions of samples
+    key_codes, keys = frame["url" if classes.by == "url" else "label"].factorize()
+    key_names = [classes.name(key) for key in keys]
+    class_names = sorted(set(key_names))
+    class_of = np.array([class_names.index(n) for n in key_names], dtype=int)[key_codes]
     failed = frame["failed"].to_numpy(dtype=bool)
-    kinds_of = frame["error_kind"].to_numpy(dtype=object)
-    kinds = sorted({k for k in kinds_of if k}) if log.outcomes_known else []
+    kind_codes, kind_names = frame["error_kind"].factorize()
+    kinds = sorted(k for k in kind_names if k) if log.outcomes_known else []
+    timeout_code = list(kind_names).index(TIMEOUT) if TIMEOUT in list(kind_names) else -2
     users = frame["users"].to_numpy(dtype=float)
+    if log.outcomes_known and not (inside & ~failed).any():
+        raise no_success(log.path, frame["error_kind"].to_numpy(dtype=object)[inside])
 
     rows: list[Row] = []
-    for k, (low, high) in enumerate(bounds):
+    for k, (window_low, window_high) in enumerate(bounds):
         done = end_index == k
         begun = start_index == k
-        length = high - low
+        length = window_high - window_low
         done_users = users[done & ~np.isnan(users)]
         window_users = float(done_users.mean()) if len(done_users) else math.nan
-        for name in [*class_names, TOTAL]:
-            member = done if name == TOTAL else done & (class_of == name)
-            arrived = begun if name == TOTAL else begun & (class_of == name)
+        for code, name in [*enumerate(class_names), (-1, TOTAL)]:
+            member = done if name == TOTAL else done & (class_of == code)
+            arrived = begun if name == TOTAL else begun & (class_of == code)
             row: Row = {
                 "run": run,
-                "window_start_s": low,
-                "window_end_s": high,
+                "window_start_s": window_low,
+                "window_end_s": window_high,
                 "class": name,
                 "users": window_users,
                 "arrival_rate_per_s": int(arrived.sum()) / length if length > 0 else math.nan,
             }
-            row.update(_statistics(elapsed[member], length))
+            responded = (member & ~failed)[order]
+            row.update(_statistics(by_completion[responded], length))
             if log.outcomes_known:
-                row["count.errors"] = int(failed[member].sum())
+                timed_out = member & failed & (kind_codes == timeout_code)
+                row["count.timed_out"] = int(timed_out.sum())
+                row["count.errors"] = int((member & failed).sum()) - row["count.timed_out"]
                 for kind in kinds:
-                    row[f"{ERROR_PREFIX}{kind}"] = int((member & (kinds_of == kind)).sum())
+                    of_kind = kind_codes == list(kind_names).index(kind)
+                    row[f"{ERROR_PREFIX}{kind}"] = int((member & of_kind).sum())
             rows.append(row)
+        if progress is not None:
+            progress(k + 1, len(bounds))
     return rows, zero
+
+
+def no_success(path: str, kinds_of: np.ndarray) -> MeasurementError:
+    """The error for a run whose samples (`kinds_of`: their error kinds) all failed."""
+    kinds, counts = np.unique(kinds_of.astype(str), return_counts=True)
+    found = ", ".join(f"{count} {kind}" for kind, count in zip(kinds, counts))
+    return MeasurementError(
+        path,
+        None,
+        f"success: no sample succeeded ({len(kinds_of)} samples, all failed: {found}); "
+        "expected successful responses to measure (the server was down or every request "
+        "timed out: check the test's target and the server's log, then test again)",
+    )

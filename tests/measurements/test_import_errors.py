@@ -30,7 +30,15 @@ SADF = "# hostname;interval;timestamp;CPU;%user;%nice;%system;%iowait;%steal;%id
 CASES = [
     ("empty", "jtl", b"", {}, 1, "the file is empty; expected a JMeter"),
     ("binary", "jtl", b"\x00\x01\x02\xff" * 20, {}, 1, "binary data"),
-    ("gzip", "jtl", gzip.compress(GOOD_JTL.encode()), {}, 1, "gzip-compressed"),
+    (
+        "gzip-truncated",
+        "jtl",
+        gzip.compress(GOOD_JTL.encode())[:-12],
+        {},
+        None,
+        "a damaged or truncated gzip file",
+    ),
+    ("gzip-empty", "jtl", gzip.compress(b""), {}, 1, "the compressed file is empty"),
     ("utf16", "jtl", GOOD_JTL.encode("utf-16"), {}, 1, "UTF-16 text"),
     (
         "latin1",

@@ -28,13 +28,14 @@ LOG_FORMAT_MS = '%h %l %u %t "%r" %>s %b %{ms}T'
 
 
 def by_class(rows, run=None):
-    """Rows summed over windows, per class: counts add up."""
+    """Rows summed over windows, per class: counts add up (successes and failures)."""
     totals: Counter = Counter()
     errors: Counter = Counter()
     for row in rows:
         if run is None or row["run"] == run:
-            totals[row["class"]] += row["count.completed"]
-            errors[row["class"]] += row.get("count.errors", 0)
+            failed = row.get("count.errors", 0) + row.get("count.timed_out", 0)
+            totals[row["class"]] += row["count.completed"] + failed
+            errors[row["class"]] += failed
     return totals, errors
 
 
@@ -51,13 +52,17 @@ def test_jtl_csv_counts_errors_and_percentiles_match_the_raw_file():
     assert errors["profile"] == sum(r["success"] == "false" for r in records) == 50
     total = next(r for r in rows if r["class"] == "total")
     assert total["count.error.4xx"] == 50
-    elapsed = np.array([float(r["elapsed"]) for r in records]) / 1000.0
+    assert total["count.timed_out"] == 0
+    # a failed sample is never a response: the statistics are the successes'
+    succeeded = [r for r in records if r["success"] == "true"]
+    assert total["count.completed"] == len(succeeded) == 449
+    elapsed = np.array([float(r["elapsed"]) for r in succeeded]) / 1000.0
     assert total["response.p95"] == pytest.approx(np.percentile(elapsed, 95))
     assert total["response.mean"] == pytest.approx(elapsed.mean())
     start = min(float(r["timeStamp"]) for r in records) / 1000.0
     end = max(float(r["timeStamp"]) + float(r["elapsed"]) for r in records) / 1000.0
     assert total["window_end_s"] == pytest.approx(end - start)
-    assert total["throughput"] == pytest.approx(len(records) / (end - start))
+    assert total["throughput"] == pytest.approx(len(succeeded) / (end - start))
     assert 2 <= total["users"] <= 6  # allThreads: 2 static threads plus 1..4 search threads
 
 
@@ -67,7 +72,9 @@ def test_windows_tile_the_run_and_conserve_samples():
     assert windows[0][0] == 0.0
     assert all(a[1] == b[0] for a, b in itertools.pairwise(windows))
     assert all(high - low <= 3.0 + 1e-9 for low, high in windows)
-    assert sum(r["count.completed"] for r in rows if r["class"] == "total") == 499
+    total_rows = [r for r in rows if r["class"] == "total"]
+    assert sum(r["count.completed"] for r in total_rows) == 449  # the successes
+    assert sum(r["count.completed"] + r["count.errors"] for r in total_rows) == 499
     # every class appears in every window, with zeros where it had no sample
     assert Counter(r["class"] for r in rows) == {
         c: len(windows) for c in ("download", "home", "profile", "search", "total")
@@ -97,10 +104,13 @@ def test_access_logs_agree_with_jmeter_on_the_same_run():
         del totals["total"]
         assert totals == jmeter
         assert errors["/missing"] == 50
+    # the successes' times: a failed request (status 4xx/5xx) is never a response
     microseconds = [
         int(line.rsplit(" ", 1)[1])
         for line in (FIXTURES / "apache" / "access_us.log").read_text().splitlines()
+        if line.split('" ', 1)[1].split(" ", 1)[0] < "400"
     ]
+    assert len(microseconds) == 449
     rows = import_files(
         "access-log",
         [str(FIXTURES / "apache" / "access_us.log")],

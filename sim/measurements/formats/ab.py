@@ -22,8 +22,8 @@ from pathlib import Path
 
 from sim.measurements.classes import TOTAL
 from sim.measurements.errors import MeasurementError, shorten
-from sim.measurements.table import Row
-from sim.measurements.text import read_lines
+from sim.measurements.table import Row, successes_only
+from sim.measurements.text import PROGRESS_EVERY, Progress, read_lines
 from sim.measurements.windows import SampleLog
 
 EXPECTED_REPORT = (
@@ -127,7 +127,7 @@ def read_report(path: str | Path, encoding: str = "utf-8") -> tuple[Row, str]:
             else completed / duration
         ),
         "response.mean": total_mean if total_mean is not None else math.nan,
-        "count.completed": completed,
+        "count.completed": completed,  # failures included: successes_only() takes them out
         # ab counts connect, receive, length and exception failures as "Failed requests" and
         # non-2xx answers apart; both are errors to a capacity planner.
         "count.errors": failed + non2xx,
@@ -141,11 +141,12 @@ def read_report(path: str | Path, encoding: str = "utf-8") -> tuple[Row, str]:
 
 def aggregate_rows(path: str | Path, run: str, classes, encoding: str = "utf-8") -> list[Row]:
     row, document = read_report(path, encoding)
+    row = successes_only(row)
     name = classes.name(document)
     return [{"run": run, "class": name, **row}, {"run": run, "class": TOTAL, **row}]
 
 
-def read_gnuplot(path: str | Path, encoding: str = "utf-8") -> SampleLog:
+def read_gnuplot(path: str | Path, encoding: str = "utf-8", progress: Progress = None) -> SampleLog:
     import pandas as pd
 
     lines = read_lines(path, EXPECTED_GNUPLOT, encoding)
@@ -155,6 +156,8 @@ def read_gnuplot(path: str | Path, encoding: str = "utf-8") -> SampleLog:
     label = Path(path).stem
     rows = []
     for number, line in enumerate(lines[1:], start=2):
+        if progress is not None and number % PROGRESS_EVERY == 0:
+            progress(number, len(lines))
         if not line.strip():
             continue
         parts = line.split("\t")

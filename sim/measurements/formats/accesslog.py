@@ -15,7 +15,7 @@ from pathlib import Path
 
 from sim.measurements.errors import MeasurementError, shorten
 from sim.measurements.formats.http import status_kind
-from sim.measurements.text import read_lines
+from sim.measurements.text import PROGRESS_EVERY, Progress, read_lines
 from sim.measurements.windows import SampleLog
 
 DURATIONS = (
@@ -46,7 +46,9 @@ def parser_for(log_format: str):
     return parser
 
 
-def read(path: str | Path, log_format: str, encoding: str = "utf-8") -> SampleLog:
+def read(
+    path: str | Path, log_format: str, encoding: str = "utf-8", progress: Progress = None
+) -> SampleLog:
     import apachelogs
     import pandas as pd
 
@@ -56,6 +58,8 @@ def read(path: str | Path, log_format: str, encoding: str = "utf-8") -> SampleLo
     rows = []
     has_status = any(d in log_format for d in ("%>s", "%s", "%<s"))
     for number, line in enumerate(lines, start=1):
+        if progress is not None and number % PROGRESS_EVERY == 0:
+            progress(number, len(lines))
         if not line.strip():
             continue
         try:

@@ -19,7 +19,7 @@ from xml.parsers import expat
 
 from sim.measurements.errors import MeasurementError, shorten
 from sim.measurements.formats.http import exception_kind, status_kind
-from sim.measurements.text import read_lines
+from sim.measurements.text import PROGRESS_EVERY, Progress, read_lines
 from sim.measurements.windows import SampleLog
 
 EXPECTED_CSV = "a JMeter CSV results file whose first line names the fields (timeStamp,elapsed,...)"
@@ -28,12 +28,12 @@ REQUIRED = ("timeStamp", "elapsed", "label", "success")
 DELIMITERS = ",;\t|"
 
 
-def read(path: str | Path, encoding: str = "utf-8") -> SampleLog:
+def read(path: str | Path, encoding: str = "utf-8", progress: Progress = None) -> SampleLog:
     lines = read_lines(path, EXPECTED, encoding)
     first = next(line for line in lines if line.strip())
     if first.lstrip().startswith("<"):
-        return _read_xml(path, "\n".join(lines))
-    return _read_csv(path, lines)
+        return _read_xml(path, "\n".join(lines), progress, len(lines))
+    return _read_csv(path, lines, progress)
 
 
 def error_kind(success: bool, code: str, message: str) -> str:
@@ -73,7 +73,7 @@ def _success(path, line: int, field: str, text: str) -> bool:
     return lowered == "true"
 
 
-def _read_csv(path, lines: list[str]) -> SampleLog:
+def _read_csv(path, lines: list[str], progress: Progress = None) -> SampleLog:
     header_index = next(i for i, line in enumerate(lines) if line.strip())
     header_line = lines[header_index]
     delimiter = next((d for d in DELIMITERS if d in header_line), ",")
@@ -102,6 +102,8 @@ def _read_csv(path, lines: list[str]) -> SampleLog:
     for record in reader:
         line = header_index + 2 + previous_end
         previous_end = reader.line_num
+        if progress is not None and len(rows) % PROGRESS_EVERY == 0:
+            progress(line, len(lines))
         if not record or (len(record) == 1 and not record[0].strip()):
             continue
         if len(record) != width:
@@ -143,7 +145,7 @@ def _read_csv(path, lines: list[str]) -> SampleLog:
     return _frame(path, rows, url_at is not None)
 
 
-def _read_xml(path, text: str) -> SampleLog:
+def _read_xml(path, text: str, progress: Progress = None, total_lines: int = 0) -> SampleLog:
     parser = expat.ParserCreate()
     rows: list[tuple] = []
     depth = 0
@@ -176,6 +178,8 @@ def _read_xml(path, text: str) -> SampleLog:
         elif depth == 2 and current is not None:
             rows.append(_xml_row(path, current))
             current = None
+            if progress is not None and len(rows) % PROGRESS_EVERY == 0:
+                progress(parser.CurrentLineNumber, total_lines)
         depth -= 1
 
     def characters(data: str) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from sim.measurements.classes import TOTAL, ClassMap
 from sim.measurements.errors import MeasurementError, shorten
-from sim.measurements.table import Row
+from sim.measurements.table import Row, successes_only
 from sim.measurements.text import read_lines
 from sim.measurements.windows import window_bounds
 
@@ -139,7 +139,7 @@ def aggregate_rows(
             users=math.nan,
             arrival_rate_per_s=math.nan,
         )
-    return rows, None
+    return [successes_only(row) for row in rows], None
 
 
 def _combine(name: str, members: list[Row]) -> Row:
@@ -241,5 +241,5 @@ def _history(path, run, classes, window_s, header, records) -> tuple[list[Row], 
                 "count.errors": failures,
             }
             row.update({f"response.p{p}": math.nan for p in (50, 90, 95, 99)})
-            rows.append(row)
+            rows.append(successes_only(row))
     return rows, zero

@@ -1,0 +1,121 @@
+"""`tiersim estimate`: each level's response times with their errors, the shape section, the
+warm-up and cool-down cuts, and one line for each bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sim.cli import main
+from sim.measurements import table
+from sim.measurements.errors import MeasurementError
+from sim.measurements.importer import ImportOptions, import_files
+from sim.measurements.levels import level_responses, require
+from sim.measurements.sampling import min_samples
+
+pytest.importorskip("pandas")
+
+PLANNING = Path(__file__).resolve().parents[2] / "notebooks" / "data" / "planning"
+
+
+@pytest.fixture(scope="module")
+def planning_table(tmp_path_factory):
+    path = tmp_path_factory.mktemp("planning") / "measured.csv"
+    files = [str(PLANNING / f"users{n}.jtl") for n in (1, 4, 32)]
+    table.write(import_files("jtl", files, ImportOptions()), path)
+    return path
+
+
+def test_levels_carry_their_errors_where_they_have_the_samples(planning_table):
+    levels = {level.run: level for level in level_responses(table.read(planning_table))}
+    light, heavy = levels["users1"], levels["users32"]
+    assert light.samples == 152 and heavy.samples == 2984
+    # 152 samples: the mean and p50 have errors (>= 40), p90 (200) and above do not
+    assert light.std_errors["response.p50"] > 0
+    assert all(
+        light.std_errors[f"response.p{p}"] != light.std_errors[f"response.p{p}"]
+        for p in (90, 95, 99)
+    )
+    assert all(heavy.std_errors[f"response.p{p}"] > 0 for p in (50, 90, 95, 99))
+    require(heavy, "response.p99", str(planning_table))
+    with pytest.raises(MeasurementError) as caught:
+        require(light, "response.p95", str(planning_table))
+    message = str(caught.value)
+    assert message.startswith(f"{planning_table}: run users1: response.p95 rests on 152")
+    assert f"needs at least {min_samples(95)}" in message and "a longer run" in message
+    assert "\n" not in message
+
+
+def test_estimate_json_has_responses_and_shape(planning_table, tmp_path):
+    csv = tmp_path / "demand.csv"
+    result = CliRunner().invoke(
+        main,
+        [
+            "estimate",
+            str(planning_table),
+            "--shape",
+            str(PLANNING / "users1.jtl"),
+            "--shape-csv",
+            str(csv),
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    responses = {r["run"]: r for r in document["responses"]}
+    p95 = responses["users32"]["response.p95"]
+    assert p95["value"] == pytest.approx(0.342) and p95["std_error"] > 0
+    assert responses["users1"]["response.p95"]["std_error"] is None
+    shape = document["shape"]
+    assert shape["best"]["family"] == "lognormal" and shape["best"]["shifted"]
+    assert shape["best"]["demand"]["dist"] == "lognormal"
+    assert shape["best"]["offset"] == {"dist": "deterministic", "value": 0.011}
+    lines = csv.read_text().split()
+    assert lines[0] == "demand_s" and len(lines) == 153
+
+
+def test_estimate_text_names_the_model_file_spec(planning_table):
+    result = CliRunner().invoke(
+        main, ["estimate", str(planning_table), "--shape", str(PLANNING / "users1.jtl")]
+    )
+    assert result.exit_code == 0, result.output
+    assert "response times per run" in result.stdout
+    assert 'model file: offset = { dist = "deterministic", value = 0.011 }' in result.stdout
+    assert 'demand = { dist = "lognormal"' in result.stdout
+
+
+def test_estimate_warmup_cuts_windows(tmp_path):
+    path = tmp_path / "windows.csv"
+    rows = import_files("jtl", [str(PLANNING / "users8.jtl")], ImportOptions(window_s=10.0))
+    table.write(rows, path)
+    whole = level_responses(table.read(path))[0]
+    cut = level_responses(table.read(path).pipe(lambda t: t[t["window_start_s"] >= 10]))[0]
+    result = CliRunner().invoke(main, ["estimate", str(path), "--warmup", "10", "--json"])
+    document = json.loads(result.stdout)
+    assert document["responses"][0]["samples"] == cut.samples < whole.samples
+    assert document["runs"][0]["completed"] == cut.samples
+
+
+@pytest.mark.parametrize(
+    ("extra", "code", "words"),
+    [
+        (["--warmup", "20", "--until", "10"], 2, "--until 10 s is not after --warmup 20 s"),
+        (["--warmup", "500"], 3, "--warmup 500 s leave no window (the windows span 0 s to"),
+        (["--shape", "{empty}"], 3, "success: no sample succeeded"),
+        (["--shape", "{short}"], 3, "success: 20 successful samples"),
+    ],
+)
+def test_estimate_bad_input_is_one_line(planning_table, tmp_path, extra, code, words):
+    header = "timeStamp,elapsed,label,success\n"
+    empty = tmp_path / "down.jtl"
+    empty.write_text(header + "".join(f"{1700000000000 + i},5,w,false\n" for i in range(50)))
+    short = tmp_path / "short.jtl"
+    short.write_text(header + "".join(f"{1700000000000 + i},5,w,true\n" for i in range(20)))
+    argv = ["estimate", str(planning_table), *(e.format(empty=empty, short=short) for e in extra)]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == code, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], result.stderr
