@@ -24,7 +24,7 @@ def cached() -> bool:
 
     try:
         # numba 0.68's cache index; it is empty when the stamp of the source does not match
-        return bool(kernel.run_events._cache._cache_file._load_index())
+        return bool(kernel.run_events._cache._cache_file._load_index())  # type: ignore[attr-defined]
     except Exception:  # another numba: announce, to be safe (a load then says nothing more)
         return False
 

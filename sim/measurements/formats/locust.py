@@ -85,11 +85,6 @@ def _labels(records: list[tuple[int, dict[str, str]]]) -> dict[tuple[str, str], 
     }
 
 
-def is_history(path: str | Path, encoding: str = "utf-8") -> bool:
-    lines = read_lines(path, EXPECTED, encoding)
-    return lines[0].startswith("Timestamp,")
-
-
 def aggregate_rows(
     path: str | Path, run: str, classes: ClassMap, window_s: float | None, encoding: str = "utf-8"
 ) -> tuple[list[Row], float | None]:
