@@ -67,7 +67,7 @@ def fail(message: str, code: int) -> NoReturn:
 
 def _load_calibration(path: str):
     """`--calibration FILE` (run, capacity): a bad file ends in one line naming the field."""
-    from sim.studies.uncertainty.calibrated import CalibrationFileError, load_calibration
+    from sim.studies.calibration.saved import CalibrationFileError, load_calibration
 
     try:
         return load_calibration(path)
@@ -242,7 +242,7 @@ def run(
         fail(f"{model_file}: {outcome.message}", outcome.exit_code)
     propagation = None
     if calibrated is not None and outcome.status is Status.OK:
-        from sim.studies.uncertainty.propagate import propagate
+        from sim.studies.calibration.propagate import propagate
 
         err.print(calibrated.describe(), markup=False)
 
@@ -273,7 +273,7 @@ def run(
     else:
         render(result, _console(), model_file)
         if propagation is not None:
-            from sim.studies.uncertainty.propagate import render as render_prediction
+            from sim.studies.calibration.propagate import render as render_prediction
 
             render_prediction(propagation, _console(), result.units)
     if outcome.status is Status.INTERRUPTED:
@@ -401,15 +401,16 @@ def solve(model_file, overrides, as_json) -> None:
 @click.option("--json", "as_json", is_flag=True, help="print a JSON list of rows")
 def reproduce(experiment, replications, workers, cross_validate, as_json) -> None:
     """Run an experiment's published table (experiments/EXPERIMENT) and compare."""
-    from sim.studies.reproduce import ExperimentError, render
+    from sim.studies.experiment import ExperimentError
+    from sim.studies.reproduce import render
     from sim.studies.reproduce import reproduce as run_experiment
 
     try:
         if cross_validate:
-            from sim.studies.calibrate import default_cache
-            from sim.studies.reproduce import load_experiment
-            from sim.studies.uncertainty.crossval import cross_validate as leave_one_out
-            from sim.studies.uncertainty.crossval import render as render_cv
+            from sim.studies.calibration.fit import default_cache
+            from sim.studies.crossval import cross_validate as leave_one_out
+            from sim.studies.crossval import render as render_cv
+            from sim.studies.records import load_experiment
 
             folder, spec, _ = load_experiment(experiment)
             with _progress("rows") as progress:
@@ -515,9 +516,11 @@ def calibrate(
 
     EXPERIMENT is a bundled name (experiments/NAME) or a folder with an experiment.toml that maps
     your own measurements (a CSV) onto a model file."""
-    from sim.studies.calibrate import calibrate as fit
-    from sim.studies.calibrate import default_cache, render
-    from sim.studies.reproduce import ExperimentError, load_experiment
+    from sim.studies.calibration.fit import calibrate as fit
+    from sim.studies.calibration.fit import default_cache
+    from sim.studies.calibration.view import render
+    from sim.studies.experiment import ExperimentError
+    from sim.studies.records import load_experiment
 
     reporter = _progress("rows")
 
@@ -833,7 +836,8 @@ def capacity(
     given a calibration, a range over its parameters' uncertainty."""
     _need_sweep_extra()
     from sim.studies.capacity import search as cap
-    from sim.studies.capacity.slo import SloError, check_metrics, model_metrics, parse_slo
+    from sim.studies.capacity.slo import SloError, check_metrics, parse_slo
+    from sim.studies.metrics import metric_names
     from sim.studies.sweep.execute import ProcessExecutor, SerialExecutor
     from sim.studies.sweep.spec import SweepError
 
@@ -857,7 +861,7 @@ def capacity(
         base = cap.search_base(source, overrides, replications, seed)
         real_path, integer, start = cap.resolve_path(base, path)
         direction = direction or cap.default_direction(real_path)
-        check_metrics(objectives, model_metrics(base.model()))
+        check_metrics(objectives, metric_names(base.model()))
     except SloError as exc:
         fail(str(exc), EXIT_USAGE)
     except (SweepError, cap.CapacityError) as exc:

@@ -303,8 +303,8 @@ def plan_command(table_file, fit, folder, model, cores, warmup_s, duration_s, pr
     the template model, the runs to fit, and search ranges from the operational laws."""
     _need_pandas()
     from sim.measurements.errors import MeasurementError
+    from sim.studies.experiment import ExperimentError
     from sim.studies.planner import TEMPLATE, scaffold
-    from sim.studies.reproduce import ExperimentError
 
     _readable_file(table_file)
     try:

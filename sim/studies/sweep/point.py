@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sim import __version__
-from sim.studies.uncertainty.calibrated import Calibrated
+from sim.studies.calibration.saved import Calibrated
 
 # Failure kinds, each with the CLI's exit code for it.
 FAILURE_EXIT = {"internal": 1, "model": 3, "unstable": 4, "unfinished": 5}
@@ -112,9 +112,9 @@ def run_point(task: PointTask) -> dict[str, Any]:
 
 def _prediction_intervals(task: PointTask, record: dict[str, Any], nominal: dict) -> None:
     """Each kept metric's 90 % prediction interval over the calibration's parameters
-    (sim.studies.uncertainty.propagate), the point's own overrides after each draw's."""
+    (sim.studies.calibration.propagate), the point's own overrides after each draw's."""
     from sim.run.simulate import simulate
-    from sim.studies.uncertainty.propagate import propagate
+    from sim.studies.calibration.propagate import propagate
 
     assert task.calibrated is not None
 
