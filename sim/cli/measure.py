@@ -8,14 +8,15 @@ import math
 
 import click
 
-from sim.cli import EXIT_MODEL, EXIT_USAGE, err, fail
+from sim.cli.common import err, fail
+from sim.exit_codes import ExitCode
 
 
 def _need_pandas() -> None:
     try:
         import pandas  # noqa: F401
     except ImportError:
-        fail("this command needs pandas: pip install 'tiersim[measure]'", EXIT_USAGE)
+        fail("this command needs pandas: pip install 'tiersim[measure]'", ExitCode.USAGE)
 
 
 @click.command("import")
@@ -102,11 +103,11 @@ def import_command(
         rows = import_files(format, list(files), options)
         table.write(rows, output)
     except (ImportUsageError, ClassPatternError, LogFormatError) as exc:
-        fail(str(exc), EXIT_USAGE)
+        fail(str(exc), ExitCode.USAGE)
     except MeasurementError as exc:
-        fail(str(exc), EXIT_MODEL)
+        fail(str(exc), ExitCode.MODEL)
     except OSError as exc:
-        fail(f"{output}: cannot write ({exc.strerror})", EXIT_USAGE)
+        fail(f"{output}: cannot write ({exc.strerror})", ExitCode.USAGE)
     runs = sorted({r["run"] for r in rows})
     classes = sorted({r["class"] for r in rows if r["class"] != TOTAL})
     windows = len({(r["run"], r["window_start_s"]) for r in rows})
@@ -125,14 +126,14 @@ def _readable_file(path: str) -> None:
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        fail(f"{path}: no such file", EXIT_MODEL)
+        fail(f"{path}: no such file", ExitCode.MODEL)
     except OSError as exc:
-        fail(f"{path}: cannot read ({exc.strerror})", EXIT_MODEL)
+        fail(f"{path}: cannot read ({exc.strerror})", ExitCode.MODEL)
     if not stat.S_ISREG(mode):
         fail(
             f"{path}: not a regular file (a pipe, device or socket, which could be read forever); "
             "save it to a file and give that file",
-            EXIT_MODEL,
+            ExitCode.MODEL,
         )
 
 
@@ -169,7 +170,7 @@ def estimate_command(table_file, host, background, level, as_json) -> None:
     try:
         measured = table.read(table_file)
     except MeasurementError as exc:
-        fail(str(exc), EXIT_MODEL)
+        fail(str(exc), ExitCode.MODEL)
     laws = run_laws(measured)
     if not hosts_of(measured) and laws and host is None:
         # no utilisation recorded: the response-time law still gives each run's think time
@@ -184,9 +185,9 @@ def estimate_command(table_file, host, background, level, as_json) -> None:
             source=table_file,
         )
     except MeasurementError as exc:
-        fail(str(exc), EXIT_MODEL)
+        fail(str(exc), ExitCode.MODEL)
     except ValueError as exc:
-        fail(f"{table_file}: {exc}", EXIT_MODEL)
+        fail(f"{table_file}: {exc}", ExitCode.MODEL)
     for result in results:
         for warning in result.warnings:
             err.print(f"warning: {result.host}: {warning}", markup=False)
@@ -311,7 +312,8 @@ def plan_command(table_file, fit, folder, model, cores, warmup_s, duration_s, pr
         counts = tuple(int(c) for c in cores.split(","))
     except ValueError:
         fail(
-            f"--cores {cores!r}: expected core counts separated by commas, e.g. 1,2,4,8", EXIT_USAGE
+            f"--cores {cores!r}: expected core counts separated by commas, e.g. 1,2,4,8",
+            ExitCode.USAGE,
         )
     try:
         found = scaffold(
@@ -325,11 +327,14 @@ def plan_command(table_file, fit, folder, model, cores, warmup_s, duration_s, pr
             predict=tuple(predict),
         )
     except (MeasurementError, ExperimentError) as exc:
-        fail(str(exc), EXIT_MODEL)
+        fail(str(exc), ExitCode.MODEL)
     except OSError as exc:
-        fail(f"{folder}: cannot write the experiment ({exc.strerror or exc})", EXIT_USAGE)
+        fail(f"{folder}: cannot write the experiment ({exc.strerror or exc})", ExitCode.USAGE)
     click.echo(
         f"wrote {folder}/experiment.toml: fit {', '.join(fit)}; think time "
         f"{found['think_s'] * 1000:.4g} ms by the response-time law; demand at most "
         f"{found['demand_bound_s'] * 1000:.4g} ms; next: tiersim calibrate {folder}"
     )
+
+
+COMMANDS = [import_command, estimate_command, plan_command]

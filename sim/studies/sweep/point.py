@@ -16,10 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from sim import __version__
+from sim.exit_codes import ExitCode
 from sim.studies.calibration.saved import Calibrated
 
 # Failure kinds, each with the CLI's exit code for it.
-FAILURE_EXIT = {"internal": 1, "model": 3, "unstable": 4, "unfinished": 5}
+FAILURE_EXIT = {
+    "internal": ExitCode.INTERNAL,
+    "model": ExitCode.MODEL,
+    "unstable": ExitCode.UNSTABLE,
+    "unfinished": ExitCode.UNFINISHED,
+}
 # the stored kind of each simulate() outcome that is not ok
 FAILURE_KIND = {
     "invalid": "model",
