@@ -15,13 +15,14 @@ The package's face, for notebooks and scripts (docs/api.md):
     sim.theory.mmc(8.0, 1.0, 10)       # queueing formulas
 
 Every name is imported on first use, so `import sim` stays cheap (a short `tiersim run` does
-not pay for pandas or scipy).
+not pay for pandas or scipy); `__init__.pyi` names them for type checkers and editors, so
+that the package's root imports nothing of the layers below it.
 """
 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 __version__ = "0.1.0"
 
@@ -31,26 +32,26 @@ _FACE = {
     "parse_model": "sim.model.load",
     "ModelError": "sim.model.load",
     "Model": "sim.model.schema",
-    "simulate": "sim.api",
-    "Simulation": "sim.api",
-    "SimulationError": "sim.api",
-    "solve": "sim.api",
-    "import_measurements": "sim.api",
-    "read_measurements": "sim.api",
-    "write_measurements": "sim.api",
-    "estimate": "sim.api",
-    "operational_laws": "sim.api",
-    "plan_experiment": "sim.api",
-    "calibrate": "sim.api",
-    "CalibrationResult": "sim.api",
-    "reproduce": "sim.api",
-    "rows_frame": "sim.api",
-    "load_calibration": "sim.api",
-    "predict": "sim.api",
-    "Prediction": "sim.api",
-    "capacity": "sim.api",
-    "Capacity": "sim.api",
-    "sweep": "sim.api",
+    "simulate": "sim.api.runs",
+    "Simulation": "sim.api.runs",
+    "SimulationError": "sim.api.runs",
+    "solve": "sim.api.runs",
+    "import_measurements": "sim.api.runs",
+    "read_measurements": "sim.api.runs",
+    "write_measurements": "sim.api.runs",
+    "estimate": "sim.api.runs",
+    "operational_laws": "sim.api.runs",
+    "plan_experiment": "sim.api.runs",
+    "calibrate": "sim.api.studies",
+    "CalibrationResult": "sim.api.studies",
+    "reproduce": "sim.api.studies",
+    "rows_frame": "sim.api.studies",
+    "load_calibration": "sim.api.studies",
+    "predict": "sim.api.studies",
+    "Prediction": "sim.api.studies",
+    "capacity": "sim.api.studies",
+    "Capacity": "sim.api.studies",
+    "sweep": "sim.api.studies",
 }
 # modules on the face -> their module
 _MODULES = {"theory": "sim.theory", "lessons": "sim.present.lessons"}
@@ -84,34 +85,6 @@ __all__ = [
     "theory",
     "write_measurements",
 ]
-
-if TYPE_CHECKING:  # what a type checker and an editor see; at run time, __getattr__ below
-    from sim import theory
-    from sim.api import (
-        CalibrationResult,
-        Capacity,
-        Prediction,
-        Simulation,
-        SimulationError,
-        calibrate,
-        capacity,
-        estimate,
-        import_measurements,
-        load_calibration,
-        operational_laws,
-        plan_experiment,
-        predict,
-        read_measurements,
-        reproduce,
-        rows_frame,
-        simulate,
-        solve,
-        sweep,
-        write_measurements,
-    )
-    from sim.model.load import ModelError, load_model, parse_model
-    from sim.model.schema import Model
-    from sim.present import lessons
 
 
 def __getattr__(name: str) -> Any:
