@@ -10,7 +10,7 @@ $(BIN)/tiersim: pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test,bench,sweep,measure]'
 	# compile the compiled engine's loop once now (about a minute, announced), not at first use
-	$(BIN)/python -m sim.engines.compiled.first_use
+	$(BIN)/python -m sim.engines.compiled.warm
 	touch $@
 
 demo: $(BIN)/tiersim

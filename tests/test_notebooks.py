@@ -219,7 +219,7 @@ def test_gc_collapse_in_the_predicted_batch():
 
 @notebooks
 def test_calibrate_notebook_fits_two_demands_and_predicts_the_rest():
-    from sim.studies.calibrate import RESOLVED
+    from sim.studies.calibration.fit import RESOLVED
 
     _, v, _ = execute("calibrate.ipynb", ("fit", "answer", "curve", "figure", "folder"))
     try:

@@ -4,7 +4,7 @@
 
 For each queue (M/M/1 at lambda = 5, M/M/2 at lambda = 12, both D = 0.1 s) and each seed: an
 exact mean response time with a 3 % measurement error drawn at random, a calibration of D
-(sim.studies.uncertainty.coverage.trial), and whether its 95 % interval holds D = 0.1.  Prints
+(sim.studies.coverage.trial), and whether its 95 % interval holds D = 0.1.  Prints
 the coverage with its exact (Clopper-Pearson) 95 % interval and the median interval width.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from scipy import stats
 
-from sim.studies.uncertainty.coverage import trial
+from sim.studies.coverage import trial
 
 
 def main() -> None:

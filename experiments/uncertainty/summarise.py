@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import sys
 
-from sim.studies.reproduce import Row
-from sim.studies.uncertainty.crossval import summarise
+from sim.studies.crossval import summarise
+from sim.studies.rows import Row
 
 
 def main(paths: list[str]) -> None:

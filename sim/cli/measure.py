@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from sim.cli import EXIT_MODEL, EXIT_USAGE, err, fail
+from sim.cli.common import err, fail
+from sim.exit_codes import ExitCode
 
 if TYPE_CHECKING:
     from sim.present.progress import Reporter
@@ -18,7 +19,7 @@ def _need_pandas() -> None:
     try:
         import pandas  # noqa: F401
     except ImportError:
-        fail("this command needs pandas: pip install 'tiersim[measure]'", EXIT_USAGE)
+        fail("this command needs pandas: pip install 'tiersim[measure]'", ExitCode.USAGE)
 
 
 @click.command("import")
@@ -157,11 +158,11 @@ def import_command(
             rows = import_files(format, list(files), options)
         table.write(rows, output)
     except (ImportUsageError, ClassPatternError, LogFormatError) as exc:
-        fail(str(exc), EXIT_USAGE)
+        fail(str(exc), ExitCode.USAGE)
     except MeasurementError as exc:
-        fail(str(exc), EXIT_MODEL)
+        fail(str(exc), ExitCode.MODEL)
     except OSError as exc:
-        fail(f"{output}: cannot write ({exc.strerror})", EXIT_USAGE)
+        fail(f"{output}: cannot write ({exc.strerror})", ExitCode.USAGE)
     runs = sorted({r["run"] for r in rows})
     classes = sorted({r["class"] for r in rows if r["class"] != TOTAL})
     windows = len({(r["run"], r["window_start_s"]) for r in rows})
@@ -208,14 +209,14 @@ def _readable_file(path: str) -> None:
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        fail(f"{path}: no such file", EXIT_MODEL)
+        fail(f"{path}: no such file", ExitCode.MODEL)
     except OSError as exc:
-        fail(f"{path}: cannot read ({exc.strerror})", EXIT_MODEL)
+        fail(f"{path}: cannot read ({exc.strerror})", ExitCode.MODEL)
     if not stat.S_ISREG(mode):
         fail(
             f"{path}: not a regular file (a pipe, device or socket, which could be read forever); "
             "save it to a file and give that file",
-            EXIT_MODEL,
+            ExitCode.MODEL,
         )
 
 
@@ -302,12 +303,12 @@ def estimate_command(
         fail(
             f"--until {until_s:g} s is not after --warmup {warmup_s:g} s; expected --until later "
             "than --warmup, both seconds after each run's start",
-            EXIT_USAGE,
+            ExitCode.USAGE,
         )
     try:
         measured = table.read(table_file)
     except MeasurementError as exc:
-        fail(str(exc), EXIT_MODEL)
+        fail(str(exc), ExitCode.MODEL)
     kept = cut_windows(measured, warmup_s, until_s)
     if kept.empty:
         fail(
@@ -315,7 +316,7 @@ def estimate_command(
             + (f" and --until {until_s:g} s" if until_s is not None else "")
             + f" leave no window (the windows span {measured['window_start_s'].min():.4g} s to "
             f"{measured['window_end_s'].max():.4g} s); expected a cut around whole windows",
-            EXIT_MODEL,
+            ExitCode.MODEL,
         )
     laws = run_laws(kept)
     responses = level_responses(kept)
@@ -326,9 +327,9 @@ def estimate_command(
                 kept, host=host, background=background, level=level, source=table_file
             )
         except MeasurementError as exc:
-            fail(str(exc), EXIT_MODEL)
+            fail(str(exc), ExitCode.MODEL)
         except ValueError as exc:
-            fail(f"{table_file}: {exc}", EXIT_MODEL)
+            fail(f"{table_file}: {exc}", ExitCode.MODEL)
         for result in results:
             for warning in result.warnings:
                 err.print(f"warning: {result.host}: {warning}", markup=False)
@@ -360,9 +361,9 @@ def _fit_shape(path: str, format: str, warmup_s: float, until_s, csv_path):
         samples = samples_of_file(path, format, warmup_s, until_s)
         shape = fit_shape(samples, source=path)
     except MeasurementError as exc:
-        fail(str(exc), EXIT_MODEL)
+        fail(str(exc), ExitCode.MODEL)
     except ValueError as exc:
-        fail(f"{path}: elapsed: {exc}", EXIT_MODEL)
+        fail(f"{path}: elapsed: {exc}", ExitCode.MODEL)
     if csv_path is not None:
         import numpy as np
 
@@ -375,7 +376,7 @@ def _fit_shape(path: str, format: str, warmup_s: float, until_s, csv_path):
                 comments="",
             )
         except OSError as exc:
-            fail(f"{csv_path}: cannot write ({exc.strerror})", EXIT_USAGE)
+            fail(f"{csv_path}: cannot write ({exc.strerror})", ExitCode.USAGE)
     return shape
 
 
@@ -435,15 +436,16 @@ def plan_command(table_file, fit, folder, model, cores, warmup_s, duration_s, pr
     the template model, the runs to fit, and search ranges from the operational laws."""
     _need_pandas()
     from sim.measurements.errors import MeasurementError
+    from sim.studies.experiment import ExperimentError
     from sim.studies.planner import TEMPLATE, scaffold
-    from sim.studies.reproduce import ExperimentError
 
     _readable_file(table_file)
     try:
         counts = tuple(int(c) for c in cores.split(","))
     except ValueError:
         fail(
-            f"--cores {cores!r}: expected core counts separated by commas, e.g. 1,2,4,8", EXIT_USAGE
+            f"--cores {cores!r}: expected core counts separated by commas, e.g. 1,2,4,8",
+            ExitCode.USAGE,
         )
     try:
         found = scaffold(
@@ -457,11 +459,14 @@ def plan_command(table_file, fit, folder, model, cores, warmup_s, duration_s, pr
             predict=tuple(predict),
         )
     except (MeasurementError, ExperimentError) as exc:
-        fail(str(exc), EXIT_MODEL)
+        fail(str(exc), ExitCode.MODEL)
     except OSError as exc:
-        fail(f"{folder}: cannot write the experiment ({exc.strerror or exc})", EXIT_USAGE)
+        fail(f"{folder}: cannot write the experiment ({exc.strerror or exc})", ExitCode.USAGE)
     click.echo(
         f"wrote {folder}/experiment.toml: fit {', '.join(fit)}; think time "
         f"{found['think_s'] * 1000:.4g} ms by the response-time law; demand at most "
         f"{found['demand_bound_s'] * 1000:.4g} ms; next: tiersim calibrate {folder}"
     )
+
+
+COMMANDS = [import_command, estimate_command, plan_command]

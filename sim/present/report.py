@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +28,21 @@ class ReportError(ValueError):
     """An input that cannot be reported; the message says what was expected."""
 
 
-def build_report(source: str | Path) -> tuple[str, list[go.Figure], str]:
-    """(title, figures, HTML summary) of a results directory or a reproduce JSON file."""
+# (manifest, results frame) of a sweep's results directory: `sim.studies.sweep.store.
+# read_sweep`, handed in by the caller so that presenting stays below the studies it presents
+SweepReader = Callable[[Path], tuple[dict, Any]]
+
+
+def build_report(
+    source: str | Path, read_sweep: SweepReader | None = None
+) -> tuple[str, list[go.Figure], str]:
+    """(title, figures, HTML summary) of a results directory (read by `read_sweep`) or a
+    reproduce JSON file."""
     source = Path(source)
     if source.is_dir():
-        return _sweep_report(source)
+        if read_sweep is None:
+            raise ReportError(f"{source}: a results directory needs the sweep store's reader")
+        return _sweep_report(source, read_sweep)
     if source.suffix == ".json" and source.is_file():
         return _reproduce_report(source)
     raise ReportError(
@@ -69,18 +80,12 @@ td, th {{ border: 1px solid #ccc; padding: 2px 8px; text-align: left; }}</style>
 
 
 # --------------------------------------------------------------------------- sweeps
-def _sweep_report(root: Path):
-    from sim.studies.sweep.store import MANIFEST, StoreError, load_results, read_manifest
-
-    try:
-        manifest = read_manifest(root)
-        frame = load_results(root)
-    except StoreError as exc:
-        raise ReportError(str(exc)) from None
+def _sweep_report(root: Path, read_sweep: SweepReader):
+    manifest, frame = read_sweep(root)  # raises ReportError with the store's message
     factors, metrics = manifest.get("factors"), manifest.get("metrics")
     if not isinstance(factors, list) or not isinstance(metrics, list):
         raise ReportError(
-            f"{root}: its {MANIFEST} names no factors and metrics; not a results directory of "
+            f"{root}: its manifest names no factors and metrics; not a results directory of "
             "`tiersim sweep`"
         )
     ok = frame[frame["status"] == "ok"] if not frame.empty else frame

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.engines import EngineUnavailable
+from sim.exit_codes import ExitCode
 from sim.model.load import ModelError, parse_model
 from sim.model.plan import Plan, compile_plan
 from sim.model.schema import Model
@@ -49,14 +50,14 @@ class Status(Enum):
         return EXIT_CODES[self]
 
 
-# The CLI's exit codes (README "Exit codes"): 3 invalid, 4 unstable, 5 unfinished, 130 Ctrl-C.
+# Each outcome's exit code, defined once in `sim.exit_codes` (README "Exit codes")
 EXIT_CODES = {
-    Status.OK: 0,
-    Status.INTERNAL: 1,
-    Status.INVALID: 3,
-    Status.UNSTABLE: 4,
-    Status.UNFINISHED: 5,
-    Status.INTERRUPTED: 130,
+    Status.OK: ExitCode.OK,
+    Status.INTERNAL: ExitCode.INTERNAL,
+    Status.INVALID: ExitCode.MODEL,
+    Status.UNSTABLE: ExitCode.UNSTABLE,
+    Status.UNFINISHED: ExitCode.UNFINISHED,
+    Status.INTERRUPTED: ExitCode.INTERRUPTED,
 }
 
 

@@ -27,9 +27,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sim.studies.free_parameters import CalibrationError
-from sim.studies.from_table import CANDIDATE
-from sim.studies.reproduce import load_experiment
+from sim.studies.calibration.figures import published_figures
+from sim.studies.calibration.parameters import CalibrationError
+from sim.studies.calibration.withheld import withheld_intervals
+from sim.studies.measured_table import CANDIDATE
+from sim.studies.records import load_experiment
 
 CLOSE = 2.0  # a cost this near the best one's: a candidate the figures do not rule out
 
@@ -68,7 +70,6 @@ def choices(spec: dict, source: Path) -> list[tuple[str, list[Any]]]:
 def score(fit, spec: dict, records: list[dict[str, str]], source: Path) -> float:
     """The fit's cost as the fit weighs it: the sum over the fitted figures of the squared
     relative error over its sd, the measurement error and the simulation's noise together."""
-    from sim.studies.uncertainty.figures import published_figures
 
     measured = {f.label: f.measurement_sd for f in published_figures(spec, records, source)}
     total = 0.0
@@ -164,72 +165,3 @@ def render(summaries: list[dict], console) -> None:
             "apart (fit a heavier load level to decide); the prediction intervals do not carry "
             "this choice"
         )
-
-
-def withheld_intervals(fit, name: str, replications: int | None) -> None:
-    """A 90 % prediction interval for each withheld figure of a table experiment (a load level
-    no run measured: `tiersim plan --predict`), which the fit's own analysis leaves empty
-    because its intervals are relative to a measured figure.  The row is linearised at the fit
-    as the published figures are (`sim.studies.uncertainty.study`): one run per parameter that
-    applies to it, a step of STEP on its unit scale (UNKNOWN_STEP for an unknown), common random
-    numbers; the gradient g gives the parameters' variance g' C g under the fit's covariance C
-    (their correlations included), added to the simulation's noise and the fit's model error;
-    the interval is log-normal, as the others (`sim.studies.uncertainty.fit`)."""
-    import numpy as np
-    from scipy import stats
-
-    from sim.studies.free_parameters import free_parameters
-    from sim.studies.reproduce import _figures, row_run, run_row
-    from sim.studies.uncertainty.fit import relative_interval
-    from sim.studies.uncertainty.study import STEP, UNKNOWN_STEP
-
-    uncertainty = getattr(fit, "uncertainty", None)
-    todo = [r for r in fit.rows if r.published is None and r.pi_low is None]
-    if uncertainty is None or not todo:
-        return
-    folder, spec, records = load_experiment(name)
-    if "table" not in spec["experiment"]:
-        return
-    parameters = free_parameters(spec, folder / "experiment.toml")
-    values = [p["value"] for p in fit.parameters]  # in the order of `parameters`
-    mean = np.asarray(uncertainty["posterior"]["mean"], dtype=float)
-    cov = np.asarray(uncertainty["posterior"]["cov"], dtype=float)
-    model = uncertainty["model_error"]
-    model_sd = model["sd"] if model["estimated"] or model.get("declared") else 0.0
-    z95, z90 = stats.norm.ppf(0.975), stats.norm.ppf(0.95)
-    labels = spec["experiment"].get("label_columns", [])
-    column = spec["models"]["column"]
-    for record in records:
-        head = " ".join([record[column]] + [f"{c}={record[c]}" for c in labels])
-        wanted = _figures(spec, record)
-        rows = {
-            w["column"]: r
-            for w in wanted
-            for r in todo
-            if r.figure in (head, f"{head} {w['column']}")
-        }
-        if not rows:
-            continue
-        gradient = {c: np.zeros(len(parameters)) for c in rows}
-        for j, parameter in enumerate(parameters):
-            if not parameter.applies(record):
-                continue  # it does not act on this row: no gradient
-            step = UNKNOWN_STEP if parameter.kind == "unknown" else STEP
-            moved = mean[j] + step if mean[j] + step <= 2.0 else mean[j] - step
-            settings = [
-                f"{p.path}={(p.from_unit(moved) if i == j else v)!r}"
-                for i, (p, v) in enumerate(zip(parameters, values))
-                if p.applies(record)
-            ]
-            model_file, overrides = row_run(folder, spec, record, settings)
-            found = run_row((str(model_file), overrides, replications, head))
-            for w in wanted:
-                if w["column"] in rows:
-                    base = rows[w["column"]].simulated
-                    gradient[w["column"]][j] = (found[w["metric"]][0] - base) / (moved - mean[j])
-        for col, row in rows.items():
-            noise = (row.ci_high - row.ci_low) / 2 / z95
-            g = gradient[col]
-            sd = math.sqrt(float(g @ cov @ g) + noise**2 + (model_sd * row.simulated) ** 2)
-            scale = abs(row.simulated) if row.simulated else 1.0
-            row.pi_low, row.pi_high = relative_interval(row.simulated, z90 * sd / scale)

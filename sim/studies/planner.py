@@ -23,7 +23,7 @@ import json
 import shutil
 from pathlib import Path
 
-from sim.studies.reproduce import ExperimentError
+from sim.studies.experiment import ExperimentError
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "models" / "planner-apache-tomcat.toml"
 CORES = (1, 2, 4, 8)

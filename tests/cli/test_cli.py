@@ -361,7 +361,7 @@ def test_seed003_rows_all_load_and_fitted_figures_are_marked():
     from pathlib import Path
 
     from sim.model.load import load_model
-    from sim.studies.reproduce import _is_fitted, _overrides
+    from sim.studies.experiment import factor_overrides, is_fitted
 
     folder = Path(__file__).resolve().parents[2] / "experiments" / "seed003"
     spec = tomllib.loads((folder / "experiment.toml").read_text())
@@ -369,10 +369,12 @@ def test_seed003_rows_all_load_and_fitted_figures_are_marked():
         rows = list(csv.DictReader(handle))
     policies = set()
     for row in rows:
-        model = load_model(folder / spec["models"][row["scenario"]], _overrides(spec, row, folder))
+        model = load_model(
+            folder / spec["models"][row["scenario"]], factor_overrides(spec, row, folder)
+        )
         policies.add(model.balancer.policy)
-        assert _is_fitted(spec, row, "throughput_req_per_s") == row["scenario"].endswith("-alone")
-        assert not _is_fitted(spec, row, "requests_to_slow_backend")
+        assert is_fitted(spec, row, "throughput_req_per_s") == row["scenario"].endswith("-alone")
+        assert not is_fitted(spec, row, "requests_to_slow_backend")
     assert policies == {"sqf", "lighttpd_round_robin"}
 
 
@@ -433,7 +435,8 @@ def test_run_table_shows_jvm_replication_and_batch_sections():
 
 
 def test_response_time_law_section_errors_name_what_is_missing(tmp_path):
-    from sim.studies.reproduce import ExperimentError, law_notes
+    from sim.studies.experiment import ExperimentError
+    from sim.studies.records import law_notes
 
     spec = {
         "models": {"column": "config"},

@@ -62,14 +62,14 @@ def test_sweep_report_counts_failed_points_apart(tmp_path):
 
 # --------------------------------------------------------------------------- calibration
 def test_a_torn_cache_line_does_not_swallow_the_next_record(tmp_path):
-    from sim.studies.calibrate import _append
+    from sim.studies.calibration.evaluate import append_line
 
     cache = tmp_path / "c.jsonl"
     cache.write_text('{"key": "a"}\n{"key": "b", "simul', encoding="utf-8")  # cut short
-    _append(cache, json.dumps({"key": "c"}))
+    append_line(cache, json.dumps({"key": "c"}))
     lines = cache.read_text(encoding="utf-8").splitlines()
     assert lines[-1] == '{"key": "c"}' and len(lines) == 3
-    _append(tmp_path / "new" / "c.jsonl", "{}")
+    append_line(tmp_path / "new" / "c.jsonl", "{}")
     assert (tmp_path / "new" / "c.jsonl").read_text(encoding="utf-8") == "{}\n"
 
 

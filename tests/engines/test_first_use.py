@@ -37,7 +37,7 @@ def test_a_cached_loop_and_a_second_use_say_nothing(monkeypatch):
 def test_the_cache_check_reads_numba_s_index():
     # the suite's own runs have compiled the loop: its index holds the entry
     from sim.engines.compiled.engine import run_trace  # noqa: F401 - imports the kernel
-    from sim.engines.compiled.first_use import warm
+    from sim.engines.compiled.warm import warm
 
     warm()
     assert first_use.cached()

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from sim.measurements.table import write
-from sim.studies.reproduce import ExperimentError, load_experiment
+from sim.studies.experiment import ExperimentError
+from sim.studies.records import load_experiment
 
 MODEL = Path(__file__).resolve().parents[2] / "models" / "planner-apache-tomcat.toml"
 
@@ -102,7 +103,7 @@ def test_declared_measurement_error_wins(tmp_path):
     )
     _, spec, _ = load_experiment(str(lab(tmp_path, three_runs(), experiment)))
     assert all("measurement_error" not in f for f in spec["figures"])
-    from sim.studies.uncertainty.figures import published_figures
+    from sim.studies.calibration.figures import published_figures
 
     _, spec, records = load_experiment(str(tmp_path))
     figures = published_figures(spec, records, tmp_path / "experiment.toml")
@@ -191,7 +192,7 @@ def test_simulated_table_calibrates_back_to_its_cores_demand_and_think(tmp_path)
     from sim.measurements.simulated import rows_from_run
     from sim.model.load import load_model
     from sim.run.replications import run
-    from sim.studies.calibrate import calibrate
+    from sim.studies.calibration.fit import calibrate
     from sim.studies.choose import calibrate_choosing
 
     truth = {"backends.0.demand.mean": 0.012, "clients.think.mean": 0.3}
@@ -251,8 +252,8 @@ def test_simulated_table_calibrates_back_to_its_cores_demand_and_think(tmp_path)
 
 
 def test_choose_needs_a_table_and_candidates(tmp_path):
+    from sim.studies.calibration.parameters import CalibrationError
     from sim.studies.choose import choices
-    from sim.studies.free_parameters import CalibrationError
 
     source = tmp_path / "experiment.toml"
     with pytest.raises(CalibrationError, match="needs an experiment on an imported table"):
@@ -290,7 +291,7 @@ def test_plan_writes_an_experiment_from_the_laws(tmp_path):
     from click.testing import CliRunner
 
     from sim.cli import main
-    from sim.studies.free_parameters import free_parameters
+    from sim.studies.calibration.parameters import free_parameters
 
     write(three_runs(), tmp_path / "t.csv")
     folder = tmp_path / "exp"

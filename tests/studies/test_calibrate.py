@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import sim.run.simulate
 import sim.studies.reproduce
 from sim.cli import main
-from sim.studies.calibrate import RESOLVED, calibrate
+from sim.studies.calibration.fit import RESOLVED, calibrate
 
 MODEL = """
 [clients]
@@ -367,7 +367,7 @@ def test_a_fit_that_cannot_meet_its_one_figure_says_so_and_is_not_converged(tmp_
 def test_calibrate_save_writes_a_calibration_that_run_can_use(tmp_path):
     """`calibrate --save FILE` writes the --json document; `load_calibration` reads back the
     fitted demand with the fit's Gaussian (the posterior on the unit scale)."""
-    from sim.studies.uncertainty.calibrated import load_calibration
+    from sim.studies.calibration.saved import load_calibration
 
     folder = one_figure(tmp_path)
     saved = tmp_path / "cal.json"

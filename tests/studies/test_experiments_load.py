@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from sim.model.load import load_model
-from sim.studies.reproduce import EXPERIMENTS, load_experiment, row_run
+from sim.studies.records import EXPERIMENTS, load_experiment, row_run
 
 SHIPPED = sorted(p.parent.name for p in EXPERIMENTS.glob("*/experiment.toml"))
 

@@ -10,7 +10,7 @@ import pytest
 
 from sim.model.load import load_model
 from sim.run.replications import run
-from sim.studies.reproduce import _is_fitted
+from sim.studies.experiment import is_fitted
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 
@@ -58,5 +58,5 @@ def test_seed002_marks_which_figures_were_fitted():
 
     spec = tomllib.loads((MODELS.parent / "experiments/seed002/experiment.toml").read_text())
     row = {"container": "tomcat-6.0.18", "jvm_mode": "client", "batch": "4"}
-    assert not _is_fitted(spec, row, "throughput_req_per_s")  # the client collapse is predicted
-    assert _is_fitted(spec, {**row, "jvm_mode": "server"}, "throughput_req_per_s")
+    assert not is_fitted(spec, row, "throughput_req_per_s")  # the client collapse is predicted
+    assert is_fitted(spec, {**row, "jvm_mode": "server"}, "throughput_req_per_s")

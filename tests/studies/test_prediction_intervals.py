@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from scipy import stats
 
 from sim.cli import main
-from sim.studies.uncertainty.calibrated import CalibrationFileError, load_calibration
+from sim.studies.calibration.saved import CalibrationFileError, load_calibration
 
 MODEL = """
 [clients]

@@ -1,4 +1,4 @@
-"""Parameter uncertainty, declared unknowns and cross-validation (sim.studies.uncertainty).
+"""Parameter uncertainty, declared unknowns and cross-validation (sim.studies.calibration).
 
 The linear algebra is checked against closed forms; the whole chain (fit, Jacobian under
 common random numbers, Gauss–Newton interval) against queues whose demand is known: the 95 %
@@ -19,11 +19,8 @@ from click.testing import CliRunner
 from scipy import stats
 
 from sim.cli import main
-from sim.studies.calibrate import CalibrationError, free_parameters
-from sim.studies.reproduce import load_experiment
-from sim.studies.uncertainty.coverage import trial
-from sim.studies.uncertainty.figures import law_rejections, rounding_sd
-from sim.studies.uncertainty.linear import (
+from sim.studies.calibration.figures import law_rejections, rounding_sd
+from sim.studies.calibration.linear import (
     UNIFORM_SD,
     Problem,
     describe,
@@ -32,6 +29,9 @@ from sim.studies.uncertainty.linear import (
     predict,
     unidentified,
 )
+from sim.studies.calibration.parameters import CalibrationError, free_parameters
+from sim.studies.coverage import trial
+from sim.studies.records import load_experiment
 
 
 def linear_problem(jacobian, residuals, sigma, u0=None) -> Problem:
@@ -95,8 +95,8 @@ def test_model_error_is_the_residual_excess_over_noise():
     ],
 )
 def test_a_declared_model_error_needs_a_value_and_its_provenance(tmp_path, entry, message):
-    from sim.studies.reproduce import ExperimentError
-    from sim.studies.uncertainty.figures import declared_model_error
+    from sim.studies.calibration.figures import declared_model_error
+    from sim.studies.experiment import ExperimentError
 
     spec = {"experiment": {"model_error": tomllib.loads(f"v = {entry}")["v"]}}
     with pytest.raises(ExperimentError, match=re.escape(message)):
@@ -253,7 +253,7 @@ def test_parameter_intervals_cover_the_true_demand_at_their_nominal_rate(tmp_pat
 def test_a_positive_figures_interval_is_log_normal_and_never_below_zero():
     """A relative sd of 120 % around 60 s (seed001's widest cells) gives an interval above zero,
     symmetric in the logarithm; for small spreads it is the symmetric one to first order."""
-    from sim.studies.uncertainty.fit import relative_interval
+    from sim.studies.calibration.analysis import relative_interval
 
     low, high = relative_interval(60.0, 1.645 * 1.2)
     assert 0 < low < 60 < high and low * high == pytest.approx(60.0**2)

@@ -2,8 +2,9 @@
 minute or more on two cores) and caches it beside the source; every later process loads it in
 about a second.  A compilation is never silent: it is announced on standard error with how
 long it takes, and a line every 10 s says it is still going (a notebook, a CI log and a
-terminal all show standard error).  `warm()` compiles it ahead of use: the README's set-up
-(`make demo`, `make test`) calls it, so a lesson or a calibration never pauses on it.
+terminal all show standard error).  `sim.engines.compiled.warm` compiles it ahead of use: the
+README's set-up (`make demo`, `make test`) runs it, so a lesson or a calibration never pauses on
+it.
 """
 
 from __future__ import annotations
@@ -72,23 +73,3 @@ def announced(stream=None) -> Iterator[None]:
             file=out,
             flush=True,
         )
-
-
-def warm() -> None:
-    """Compile the loop now if it is not cached (a tiny run on the compiled engine)."""
-    from sim.engines.compiled.engine import run_trace
-    from sim.model.load import parse_model
-
-    model = parse_model(
-        {
-            "clients": {"kind": "closed", "users": 2, "think": 0.1},
-            "backends": [{"name": "node", "demand": 0.01}],
-            "run": {"requests": 10, "engine": "compiled", "warmup": "none"},
-        },
-        source="<warm-up>",
-    )
-    run_trace(model, 0, 1)
-
-
-if __name__ == "__main__":  # python -m sim.engines.compiled.first_use: the set-up's warm-up
-    warm()

@@ -27,7 +27,7 @@ from sim.studies.capacity.knee import knee
 from sim.studies.capacity.slo import Slo
 from sim.studies.sweep.design import toml_literal
 from sim.studies.sweep.point import PointTask
-from sim.studies.sweep.spec import SweepError, _has_path, _read_toml, load_sweep
+from sim.studies.sweep.spec import SweepError, has_path, load_sweep, read_sweep_toml
 
 LOADS = {
     "clients.users",
@@ -64,7 +64,7 @@ def search_base(
 ) -> SearchBase:
     """From a model file, or from a sweep file (its base model, fixed overrides, replications, seed)."""
     path = Path(path)
-    raw = _read_toml(path, "model or sweep file")
+    raw = read_sweep_toml(path, "model or sweep file")
     if "sweep" in raw:
         plan = load_sweep(path)
         sweep = plan.spec.sweep
@@ -106,7 +106,7 @@ def resolve_path(base: SearchBase, path: str) -> tuple[str, bool, float]:
                 "name one by index, e.g. backends.0.count"
             )
         keys = ["backends", "0", keys[1]]
-    if not _has_path(dumped, keys):
+    if not has_path(dumped, keys):
         raise CapacityError(
             f"--vary {path}: the model has no parameter {'.'.join(keys)} "
             "(a dotted path as in --set; `tiersim schema` lists them)"

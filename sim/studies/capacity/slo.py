@@ -12,7 +12,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from sim.studies.sweep.spec import metric_name
+from sim.studies.metrics import metric_name
 
 _FORM = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(<=|>=|<|>)\s*([-+\w.]+)\s*$")
 
@@ -87,29 +87,3 @@ def check_metrics(slos: list[Slo], known: set[str]) -> None:
             else "e.g. mean, p95, throughput or a metric name of `tiersim run --json`"
         )
         raise SloError(f"--slo {slo}: this model has no metric {slo.metric!r}; {hint}")
-
-
-def model_metrics(model) -> set[str]:
-    """Every metric name a run of `model` reports, found by building the model without running
-    it (the names depend on its stations, pools and probes, not on the simulation)."""
-    import numpy as np
-
-    from sim.engines.reference.assemble import assemble
-    from sim.observe.metrics import window_metrics
-    from sim.observe.recorder import Recorder
-    from sim.observe.trace import BINS
-    from sim.random.streams import Streams
-
-    assembly, recorder = assemble(
-        model, Streams(0, 0), lambda kernel, a: Recorder(kernel, a.probes(), BINS, recording=False)
-    )
-    row = np.zeros(len(recorder.columns))
-    names = set(
-        window_metrics(recorder.columns, row, row, np.ones(BINS.n_bins), BINS, assembly.probes())
-    )
-    names.add("count.in_flight")
-    if model.finite:
-        names.add("makespan")
-    repeat = getattr(model.clients, "repeat", 1)
-    names |= {f"batch.{k}.{name}" for k in range(1, repeat + 1) for name in list(names)}
-    return names

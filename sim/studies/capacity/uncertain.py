@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sim.studies.calibration.linearise import SEED_OFFSET
+from sim.studies.calibration.saved import Calibrated
 from sim.studies.capacity.search import CapacityResult
-from sim.studies.uncertainty.calibrated import Calibrated
-from sim.studies.uncertainty.study import SEED_OFFSET
 
 LEVEL = 0.90
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from sim import __version__
+from sim.exit_codes import ExitCode
 
 # the executors are every study's (sim.studies.executor); re-exported for the sweep's callers
 from sim.studies.executor import (  # noqa: F401
@@ -44,7 +45,9 @@ class SweepOutcome:
         kinds = {f["error_kind"] for f in self.failures}
         if not kinds:
             return 0
-        return 1 if "internal" in kinds else min(FAILURE_EXIT[k] for k in kinds)
+        if "internal" in kinds:
+            return int(ExitCode.INTERNAL)
+        return int(min(FAILURE_EXIT[k] for k in kinds))
 
 
 def tasks_for(plan: SweepPlan, points: Iterable[Point]) -> list[PointTask]:

@@ -16,10 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from sim import __version__
-from sim.studies.uncertainty.calibrated import Calibrated
+from sim.exit_codes import ExitCode
+from sim.studies.calibration.saved import Calibrated
 
 # Failure kinds, each with the CLI's exit code for it.
-FAILURE_EXIT = {"internal": 1, "model": 3, "unstable": 4, "unfinished": 5}
+FAILURE_EXIT = {
+    "internal": ExitCode.INTERNAL,
+    "model": ExitCode.MODEL,
+    "unstable": ExitCode.UNSTABLE,
+    "unfinished": ExitCode.UNFINISHED,
+}
 # the stored kind of each simulate() outcome that is not ok
 FAILURE_KIND = {
     "invalid": "model",
@@ -112,9 +118,9 @@ def run_point(task: PointTask) -> dict[str, Any]:
 
 def _prediction_intervals(task: PointTask, record: dict[str, Any], nominal: dict) -> None:
     """Each kept metric's 90 % prediction interval over the calibration's parameters
-    (sim.studies.uncertainty.propagate), the point's own overrides after each draw's."""
+    (sim.studies.calibration.propagate), the point's own overrides after each draw's."""
     from sim.run.simulate import simulate
-    from sim.studies.uncertainty.propagate import propagate
+    from sim.studies.calibration.propagate import propagate
 
     assert task.calibrated is not None
 

@@ -28,21 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from sim.files import FileProblem, read_toml
 from sim.model.load import ModelError, load_model
-from sim.studies.uncertainty.calibrated import Calibrated
-
-# Friendly metric names (the CLI's `--slo p95<1` and a sweep's `metrics`) -> metric names.
-METRIC_ALIASES = {
-    "mean": "response.mean",
-    "p50": "response.p50",
-    "p90": "response.p90",
-    "p95": "response.p95",
-    "p99": "response.p99",
-    "median": "response.p50",
-}
-
-
-def metric_name(name: str) -> str:
-    return METRIC_ALIASES.get(name, name)
+from sim.studies.calibration.saved import Calibrated
+from sim.studies.metrics import metric_name
 
 
 class SweepError(ValueError):
@@ -201,7 +188,7 @@ class SweepPlan:
 
 def load_sweep(path: str | Path) -> SweepPlan:
     path = Path(path)
-    raw = _read_toml(path, "sweep file")
+    raw = read_sweep_toml(path, "sweep file")
     if "sweep" not in raw and "clients" in raw:
         raise SweepError(
             f"{path}: this is a model file, not a sweep file; a sweep file has [sweep] and [factors]"
@@ -226,14 +213,14 @@ def plan_from(spec: SweepFile, source: Path, base_path: Path) -> SweepPlan:
         raise SweepError(f"{source}: sweep.base/sweep.set: {exc}{hint}") from None
     dumped = base.model_dump()
     for factor in spec.factors:
-        if not _has_path(dumped, factor.split(".")):
+        if not has_path(dumped, factor.split(".")):
             raise SweepError(
                 f"{source}: factors.{factor!r}: the base model has no parameter {factor} "
                 "(a dotted path as in --set, list items by index, e.g. backends.0.threads; `tiersim schema` lists them)"
             )
     calibrated = None
     if spec.sweep.calibration is not None:
-        from sim.studies.uncertainty.calibrated import CalibrationFileError, load_calibration
+        from sim.studies.calibration.saved import CalibrationFileError, load_calibration
 
         try:
             calibrated = load_calibration(source.parent / spec.sweep.calibration)
@@ -245,20 +232,22 @@ def plan_from(spec: SweepFile, source: Path, base_path: Path) -> SweepPlan:
         source=source,
         spec=spec,
         base_path=base_path,
-        base_raw=_read_toml(base_path, "model file"),
+        base_raw=read_sweep_toml(base_path, "model file"),
         metrics=tuple(dict.fromkeys(metric_name(m) for m in spec.sweep.metrics)),
         calibrated=calibrated,
     )
 
 
-def _read_toml(path: Path, what: str) -> dict[str, Any]:
+def read_sweep_toml(path: Path, what: str) -> dict[str, Any]:
+    """A sweep's (or a capacity search's) TOML file; a problem reading it is a SweepError."""
     try:
         return read_toml(path, what)
     except FileProblem as exc:
         raise SweepError(str(exc)) from None
 
 
-def _has_path(node: Any, keys: list[str]) -> bool:
+def has_path(node: Any, keys: list[str]) -> bool:
+    """Whether a model's data has the dotted path `keys` (list items by index)."""
     for key in keys:
         if isinstance(node, list):
             if not key.isdigit() or int(key) >= len(node):

@@ -146,3 +146,14 @@ def load_results(root: str | Path):
     if "point_index" not in frame or "status" not in frame:
         raise StoreError(f"{root}: point files without point_index or status; not a sweep's store")
     return frame.sort_values("point_index", kind="stable").reset_index(drop=True)
+
+
+def read_sweep(root: Path) -> tuple[dict, Any]:
+    """(manifest, results frame) of a results directory, for `sim.present.report`: a store
+    that cannot be read is a `ReportError` with the store's own message."""
+    from sim.present.report import ReportError
+
+    try:
+        return read_manifest(root), load_results(root)
+    except StoreError as exc:
+        raise ReportError(str(exc)) from None

@@ -20,10 +20,15 @@ import statistics
 from copy import copy
 from dataclasses import dataclass
 
-from sim.studies.reproduce import Row, _figures, load_experiment
-from sim.studies.uncertainty.figures import declared_model_error, published_figures
-from sim.studies.uncertainty.fit import LEVEL, interval_parts, parameter_name
-from sim.studies.uncertainty.linear import first_order_shares, posterior
+from sim.studies.calibration.analysis import LEVEL, interval_parts, parameter_name
+from sim.studies.calibration.figures import declared_model_error, published_figures
+from sim.studies.calibration.fit import calibrate
+from sim.studies.calibration.linear import first_order_shares, posterior
+from sim.studies.calibration.parameters import free_parameters
+from sim.studies.calibration.view import render_intervals
+from sim.studies.experiment import figures_of
+from sim.studies.records import load_experiment
+from sim.studies.rows import Row
 
 
 @dataclass
@@ -63,8 +68,6 @@ def cross_validate(
     progress=None,
     row_progress=None,
 ) -> CrossValidation:
-    from sim.studies.calibrate import calibrate
-
     calibration = calibrate(
         name,
         replications=replications,
@@ -74,8 +77,6 @@ def cross_validate(
         workers=workers,
     )
     folder, spec, records = load_experiment(name)
-    from sim.studies.calibrate import free_parameters
-
     parameters = free_parameters(spec, folder / "experiment.toml")
     names = [parameter_name(p) for p in parameters]
     figures = published_figures(spec, records, folder / "experiment.toml")
@@ -85,7 +86,7 @@ def cross_validate(
     usable = [i for i, f in enumerate(figures) if not f.excluded]
     declared = declared_model_error(spec, folder / "experiment.toml")
     by_position = {(id(f.record), f.column): i for i, f in enumerate(figures)}
-    pairs = [(id(r), w["column"]) for r in records for w in _figures(spec, r)]
+    pairs = [(id(r), w["column"]) for r in records for w in figures_of(spec, r)]
     out = []
     for base, pair in zip(calibration.rows, pairs):
         row = copy(base)
@@ -119,52 +120,6 @@ def cross_validate(
             row.most_sensitive = f"{names[best]} ({float(shares[best]):.0%})"
         out.append(row)
     return CrossValidation(calibration.experiment, out, names)
-
-
-def render_intervals(rows: list[Row], console, title: str) -> None:
-    """Rows with their simulation interval and, separately, the prediction interval."""
-    from rich.table import Table
-
-    table = Table(header_style="bold", title=title)
-    for column in (
-        "figure",
-        "published",
-        "predicted",
-        "95% sim. CI",
-        f"{LEVEL:.0%} pred. interval",
-        "error",
-        "in",
-        "sd: param / noise / model",
-        "most sensitive to",
-    ):
-        table.add_column(
-            column, justify="left" if column in ("figure", "most sensitive to") else "right"
-        )
-    for r in rows:
-        pi = "" if r.pi_low is None else f"[{r.pi_low:.4g}, {r.pi_high:.4g}]"
-        inside = "" if r.covered is None else ("yes" if r.covered else "NO")
-        if r.excluded:
-            inside = "excl."
-        parts = (
-            ""
-            if r.sd_parameters is None
-            else f"{r.sd_parameters:.1%} / {r.sd_noise:.1%} / {r.sd_model:.1%}"
-        )
-        table.add_row(
-            r.figure + (" (fit)" if r.fitted else ""),
-            "withheld" if r.published is None else f"{r.published:g}",
-            f"{r.simulated:.4g}",
-            "" if math.isnan(r.ci_low) else f"[{r.ci_low:.4g}, {r.ci_high:.4g}]",
-            pi,
-            "" if r.rel_error is None else f"{r.rel_error:+.1%}",
-            inside,
-            parts,
-            r.most_sensitive or "",
-        )
-    console.print(table)
-    for r in rows:
-        if r.excluded:
-            console.print(f"excluded: {r.figure}: {r.excluded}")
 
 
 def render(result: CrossValidation, console) -> None:

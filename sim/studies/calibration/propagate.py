@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from sim.studies.uncertainty.calibrated import Calibrated
-from sim.studies.uncertainty.study import SEED_OFFSET
+from sim.studies.calibration.linearise import SEED_OFFSET
+from sim.studies.calibration.saved import Calibrated
 
 LEVEL = 0.90
 

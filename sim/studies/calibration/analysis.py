@@ -17,9 +17,8 @@ import math
 import numpy as np
 from scipy import stats
 
-from sim.studies.reproduce import Row, _figures
-from sim.studies.uncertainty.figures import Figure, declared_model_error, published_figures
-from sim.studies.uncertainty.linear import (
+from sim.studies.calibration.figures import Figure, declared_model_error, published_figures
+from sim.studies.calibration.linear import (
     Posterior,
     Problem,
     describe,
@@ -28,13 +27,15 @@ from sim.studies.uncertainty.linear import (
     predict,
     unidentified,
 )
-from sim.studies.uncertainty.study import (
+from sim.studies.calibration.linearise import (
     Linearisation,
     draw_summary,
     linearise,
     parameter_intervals,
     sample,
 )
+from sim.studies.experiment import figures_of
+from sim.studies.rows import Row
 
 LEVEL = 0.90  # prediction intervals: 90 %, as the cross-validation scores them
 
@@ -134,7 +135,7 @@ def analyse_fit(
             LEVEL,
         )
     by_position = {(id(f.record), f.column): i for i, f in enumerate(figures)}
-    pairs = [(id(r), w["column"]) for r in records for w in _figures(spec, r)]
+    pairs = [(id(r), w["column"]) for r in records for w in figures_of(spec, r)]
     for row, pair in zip(rows, pairs):
         i = by_position.get(pair)
         if i is None:

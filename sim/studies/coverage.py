@@ -62,7 +62,7 @@ def trial(
     duration_s: float = 300.0,
 ) -> Trial:
     """One calibration of D against a noisy exact figure; `folder` is a scratch directory."""
-    from sim.studies.calibrate import calibrate
+    from sim.studies.calibration.fit import calibrate
 
     exact = mmc(rate, 1.0 / demand, servers).mean_response
     noise = np.random.default_rng([seed, servers]).normal(0.0, measurement_error)

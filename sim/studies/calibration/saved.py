@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.studies.free_parameters import FreeParameter
-from sim.studies.uncertainty.study import draw_units
+from sim.studies.calibration.linearise import draw_units
+from sim.studies.calibration.parameters import FreeParameter
 
 
 class CalibrationFileError(ValueError):

@@ -16,9 +16,10 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from sim.studies.reproduce import ExperimentError, load_row_model, row_run, run_row
-from sim.studies.uncertainty.figures import Figure, noise_sd
-from sim.studies.uncertainty.linear import UNIFORM_SD, Posterior, Problem
+from sim.studies.calibration.figures import Figure, noise_sd
+from sim.studies.calibration.linear import UNIFORM_SD, Posterior, Problem
+from sim.studies.experiment import ExperimentError
+from sim.studies.records import load_row_model, row_run, run_row
 
 # Finite-difference step on the unit scale: 5 % of a [[calibrate]] range, wide enough that a
 # difference under common random numbers is not one sample path's accident, narrow enough to
@@ -147,7 +148,7 @@ def linearise(
 def parameter_intervals(parameters: list, post: Posterior, level: float = 0.95) -> list[dict]:
     """Each parameter's interval (on its own scale, kept in its range) and whether the figures
     pin it."""
-    from sim.studies.uncertainty.linear import PINNED_RATIO
+    from sim.studies.calibration.linear import PINNED_RATIO
 
     z = float(stats.norm.ppf(0.5 + level / 2))
     out = []

@@ -41,7 +41,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from sim.studies.reproduce import ExperimentError
+from sim.studies.experiment import ExperimentError
 
 # Overrides for every row, set by sim.studies.choose while it calibrates one candidate of a
 # [[choose]] entry (a structural value such as backends.0.cores, applied before the factors').

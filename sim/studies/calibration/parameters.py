@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sim.studies.reproduce import ExperimentError, _matches
+from sim.studies.experiment import ExperimentError, matches
 
 
 class CalibrationError(ExperimentError):
@@ -31,7 +31,7 @@ class FreeParameter:
     provenance: str = ""
 
     # A uniform over the range, centred on the unit scale; its Gaussian stand-in is the prior
-    # of the linearised fit (sim.studies.uncertainty.linear).
+    # of the linearised fit (sim.studies.calibration.linear).
     prior_mean = 1.5
 
     def to_unit(self, value: float) -> float:
@@ -46,7 +46,7 @@ class FreeParameter:
         return self.low + (u - 1.0) * (self.high - self.low)
 
     def applies(self, record: dict[str, str]) -> bool:
-        return all(_matches(record.get(k), v) for k, v in self.when.items())
+        return all(matches(record.get(k), v) for k, v in self.when.items())
 
 
 def free_parameters(spec: dict, source: Path) -> list[FreeParameter]:

@@ -16,7 +16,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from sim.studies.reproduce import ExperimentError, _figures, _is_fitted, published_value
+from sim.studies.experiment import ExperimentError, figures_of, is_fitted
+from sim.studies.records import published_value
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ def published_figures(spec: dict, records: list[dict[str, str]], source: Path) -
     rejected = law_rejections(spec, records, source)
     out = []
     for record in records:
-        for wanted in _figures(spec, record):
+        for wanted in figures_of(spec, record):
             column = wanted["column"]
             published = published_value(record, column)
             if published is None:
@@ -114,7 +115,7 @@ def published_figures(spec: dict, records: list[dict[str, str]], source: Path) -
                     offset=float(wanted.get("offset", 0.0)),
                     published=published,
                     label=f"{name_column}={record[name_column]} {column}",
-                    fitted=_is_fitted(spec, record, column),
+                    fitted=is_fitted(spec, record, column),
                     measurement_sd=sd,
                     excluded=rejected.get(id(record)) if column == response else None,
                 )

@@ -1,0 +1,204 @@
+"""What every command of `tiersim` shares: the consoles, failing with an exit code, progress,
+the checks before a run, output files, executors."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import errno
+import io
+import os
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+from rich.console import Console
+
+from sim.exit_codes import ExitCode
+from sim.model.load import ModelError, load_model
+
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class Stdout(Console):
+    """Standard output.  rich exits 1 (the code of a bug) when the reader closes the pipe;
+    this one exits 0 quietly, as the commands' own output does (`Commands`)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        silence_stdout()
+        raise SystemExit(ExitCode.OK)
+
+
+def console() -> Console:
+    """Standard output; wide enough for the result tables when piped (rich assumes 80)."""
+    out = Stdout(highlight=False)
+    return out if out.is_terminal else Stdout(highlight=False, width=120)
+
+
+def fail(message: str, code: int) -> NoReturn:
+    from rich.markup import escape
+
+    # escaped: messages quote TOML ("[[fitted]]", "[0.2, 0.1]") that rich would read as markup
+    err.print(f"[bold red]error:[/bold red] {escape(message)}", markup=True)
+    sys.exit(code)
+
+
+def load_calibration_or_fail(path: str):
+    """`--calibration FILE` (run, capacity): a bad file ends in one line naming the field."""
+    from sim.studies.calibration.saved import CalibrationFileError, load_calibration
+
+    try:
+        return load_calibration(path)
+    except CalibrationFileError as exc:
+        fail(str(exc), ExitCode.USAGE)
+
+
+def load_or_fail(path: str, overrides: tuple[str, ...]):
+    try:
+        return load_model(path, overrides)
+    except ModelError as exc:
+        fail(str(exc), ExitCode.MODEL)
+
+
+class Commands(click.Group):
+    """The command group; a reader that closes the pipe early (`tiersim schema | head -1`) ends
+    the command quietly with exit 0: nothing went wrong that the user did not choose."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            try:
+                return super().invoke(ctx)
+            finally:
+                sys.stdout.flush()  # here, where a closed pipe can still be told apart
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+            silence_stdout()
+            sys.exit(ExitCode.OK)
+
+
+def silence_stdout() -> None:
+    """Point standard output at /dev/null, so that the interpreter's last flush is quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # not a real file (a test's buffer): nothing will be flushed to a pipe
+
+
+def refuse_unstable(model_file, model, plan=None) -> None:
+    """Exit 4 naming every station the open workload overloads (for run and solve alike)."""
+    from sim.model.stability import overloads
+
+    problems = overloads(model, plan)
+    if not problems:
+        return
+    lines = [
+        f"{model_file}: unstable configuration: the offered load exceeds capacity, queues would grow forever"
+    ]
+    lines += [f"  {p.path}: {p.detail} (utilization {p.utilization:.3g} >= 1)" for p in problems]
+    lines.append(
+        "  fix: lower the arrival rate, add capacity at the named parameter, or bound a queue "
+        "(proxy.listen_backlog with proxy.workers)"
+    )
+    fail("\n".join(lines), ExitCode.UNSTABLE)
+
+
+def announce_work(model_file, model, replications, timeseries: bool) -> None:
+    """Refuse a run that would take hours (exit 3), and say before a long one starts how long."""
+    from sim.model.workload import check, estimate, warning
+
+    work = estimate(model, replications=replications, timeseries=timeseries)
+    refusal = check(work, model.run.max_events)
+    if refusal is not None:
+        fail(f"{model_file}: {refusal}", ExitCode.MODEL)
+    note = warning(work)
+    if note is not None:
+        err.print(f"warning: {model_file}: {note}", markup=False)
+
+
+def need_sweep_extra() -> None:
+    """Sweeps, reports and capacity searches need the `sweep` extra (pandas, pyarrow, dask)."""
+    import importlib.util
+
+    missing = [name for name in ("pandas", "pyarrow") if importlib.util.find_spec(name) is None]
+    if missing:
+        fail(
+            f"this command needs {', '.join(missing)}: pip install 'tiersim[sweep]'", ExitCode.USAGE
+        )
+
+
+def executor_for(
+    serial: bool, workers: int | None, scheduler: str | None, local_cluster: int | None
+):
+    from sim.studies.sweep.execute import DaskExecutor, ProcessExecutor, SerialExecutor
+
+    if serial:
+        return SerialExecutor()
+    if scheduler or local_cluster:
+        try:
+            return DaskExecutor(address=scheduler, local_workers=local_cluster)
+        except ImportError:
+            fail(
+                "--scheduler / --local-cluster need dask.distributed: pip install 'tiersim[sweep]'",
+                ExitCode.USAGE,
+            )
+        except (OSError, TimeoutError) as exc:
+            fail(f"--scheduler {scheduler}: cannot connect ({exc})", ExitCode.USAGE)
+    return ProcessExecutor(workers)
+
+
+def writable(path: str, option: str) -> None:
+    """Exit 2 before any work when an output file cannot be written (a missing folder)."""
+    from sim.files import FileProblem, check_output
+
+    try:
+        check_output(path, option)
+    except FileProblem as exc:
+        fail(str(exc), ExitCode.USAGE)
+
+
+def timeseries_writer(path: str):
+    # stays open for the whole run: the sink writes each sample as it comes
+    try:
+        handle = open(Path(path), "w", newline="", encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        fail(f"--timeseries {path}: cannot write ({exc.strerror}); write elsewhere", ExitCode.USAGE)
+    state: dict = {"writer": None, "columns": None}
+
+    def sink(replication: int, time: float, metrics: dict[str, float]) -> None:
+        if state["writer"] is None:
+            state["columns"] = ["replication", "time", *sorted(metrics)]
+            state["writer"] = writer = csv.writer(handle)
+            writer.writerow(state["columns"])
+        row = {"replication": replication, "time": time, **metrics}
+        state["writer"].writerow([csv_cell(row.get(c)) for c in state["columns"]])
+
+    return sink, handle.close
+
+
+def csv_cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return "" if value != value else f"{value:.9g}"
+    return str(value)
+
+
+@contextlib.contextmanager
+def pool_map(workers: int):
+    """The studies' executor's ordered map: serial, or a pool of `workers` processes."""
+    from sim.studies.executor import ProcessExecutor, SerialExecutor
+
+    with SerialExecutor() if workers <= 1 else ProcessExecutor(workers) as executor:
+        yield executor.map
+
+
+def progress_reporter(label: str, bar: bool = True):
+    """Progress on stderr: a live bar on a terminal, rate-limited plain lines elsewhere (a CI
+    log, nohup, a notebook), nothing for a command of a few seconds."""
+    from sim.present.progress import Reporter
+
+    return Reporter(err, label, bar=bar)

@@ -1,0 +1,233 @@
+"""`tiersim reproduce` and `tiersim calibrate`: an experiment's table simulated, its parameters
+fitted."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from sim.cli.common import (
+    console,
+    err,
+    fail,
+    pool_map,
+    progress_reporter,
+    writable,
+)
+from sim.exit_codes import ExitCode
+
+
+@click.command()
+@click.argument("experiment")
+@click.option("--replications", "-r", type=click.IntRange(1, 10_000), help="replications per row")
+@click.option(
+    "--workers",
+    "-w",
+    type=click.IntRange(1, 1024),
+    default=1,
+    show_default=True,
+    help="processes for the rows' runs (the numbers are the same for any number)",
+)
+@click.option(
+    "--cross-validate",
+    is_flag=True,
+    help="leave each published figure out, fit on the others, predict it with its 90 % "
+    "prediction interval (the experiment's calibration, from its cache, is the starting point)",
+)
+@click.option("--json", "as_json", is_flag=True, help="print a JSON list of rows")
+def reproduce(experiment, replications, workers, cross_validate, as_json) -> None:
+    """Run an experiment's published table (experiments/EXPERIMENT) and compare."""
+    from sim.studies.experiment import ExperimentError
+    from sim.studies.reproduce import render
+    from sim.studies.reproduce import reproduce as run_experiment
+
+    try:
+        if cross_validate:
+            from sim.studies.calibration.fit import default_cache
+            from sim.studies.crossval import cross_validate as leave_one_out
+            from sim.studies.crossval import render as render_cv
+            from sim.studies.records import load_experiment
+
+            folder, spec, _ = load_experiment(experiment)
+            with progress_reporter("rows") as progress:
+                result = leave_one_out(
+                    experiment,
+                    replications=replications,
+                    cache=default_cache(folder, spec),
+                    workers=workers,
+                    row_progress=progress.update,
+                )
+            if as_json:
+                scored = [row.as_dict() for row in result.rows]
+                click.echo(json.dumps(scored, indent=2, allow_nan=False))
+            else:
+                render_cv(result, console())
+            return
+        with progress_reporter("rows") as progress, pool_map(workers) as map_:
+            rows = run_experiment(
+                experiment, replications=replications, progress=progress.update, map_=map_
+            )
+    except ExperimentError as exc:
+        fail(str(exc), ExitCode.MODEL)
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(ExitCode.INTERRUPTED)
+    if as_json:
+        click.echo(json.dumps([row.as_dict() for row in rows], indent=2, allow_nan=False))
+    else:
+        render(rows, console())
+
+
+@click.command()
+@click.argument("experiment")
+@click.option(
+    "--replications",
+    "-r",
+    type=click.IntRange(1, 10_000),
+    help="replications per row and evaluation",
+)
+@click.option(
+    "--cache",
+    type=click.Path(dir_okay=False),
+    help="evaluation cache (JSON lines; a rerun resumes from "
+    "it) [default: .tiersim-cache/calibrate-NAME.jsonl]",
+)
+@click.option("--no-cache", is_flag=True, help="keep no cache")
+@click.option(
+    "--max-evaluations",
+    type=click.IntRange(1, 100_000),
+    help="stop after this many evaluations [default: 30 x (parameters + 1)]",
+)
+@click.option(
+    "--workers",
+    "-w",
+    type=click.IntRange(1, 1024),
+    default=1,
+    show_default=True,
+    help="processes for an evaluation's rows (the fit is the same for any number)",
+)
+@click.option(
+    "--draws",
+    type=click.IntRange(0, 4096),
+    default=0,
+    show_default=True,
+    help="prediction intervals from this many parameter draws (Sobol, from the fit's "
+    "covariance), each simulated with its own seeds; 0: linear (Gauss-Newton) intervals",
+)
+@click.option(
+    "--draw-replications",
+    type=click.IntRange(2, 10_000),
+    default=2,
+    show_default=True,
+    help="replications per draw",
+)
+@click.option(
+    "--no-uncertainty",
+    is_flag=True,
+    help="skip the parameter intervals and prediction intervals (p + 1 runs of the table fewer)",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="print the fitted parameters, targets and rows as JSON"
+)
+@click.option(
+    "--save",
+    type=click.Path(dir_okay=False),
+    help="also write the calibration (the --json document) to this file, for "
+    "`tiersim run/capacity --calibration FILE`",
+)
+def calibrate(
+    experiment,
+    replications,
+    cache,
+    no_cache,
+    max_evaluations,
+    workers,
+    draws,
+    draw_replications,
+    no_uncertainty,
+    as_json,
+    save,
+) -> None:
+    """Fit EXPERIMENT's [[calibrate]] parameters to its [[fitted]] figures, then predict the rest.
+
+    EXPERIMENT is a bundled name (experiments/NAME) or a folder with an experiment.toml that maps
+    your own measurements (a CSV) onto a model file."""
+    from sim.studies.calibration.fit import calibrate as fit
+    from sim.studies.calibration.fit import default_cache
+    from sim.studies.calibration.view import render
+    from sim.studies.experiment import ExperimentError
+    from sim.studies.records import load_experiment
+
+    reporter = progress_reporter("rows")
+
+    def show(count: int, cost: float, values) -> None:
+        shown = ", ".join(f"{v:.5g}" for v in values)
+        reporter.say(f"evaluation {count}: sum of squared relative errors {cost:.3g} at ({shown})")
+
+    if save:
+        writable(save, "--save")
+    try:
+        folder, spec, _ = load_experiment(experiment)
+        path = None if no_cache else Path(cache) if cache else default_cache(folder, spec)
+        if path is not None and not cache:
+            with contextlib.suppress(OSError):  # the default folder; else said just below
+                path.parent.mkdir(parents=True, exist_ok=True)
+        if path is not None:
+            writable(str(path), "--cache")
+        from sim.studies.choose import calibrate_choosing
+
+        with reporter:
+            result, choices = calibrate_choosing(
+                experiment,
+                fit,
+                replications=replications,
+                cache=path,
+                max_evaluations=max_evaluations,
+                progress=show,
+                row_progress=reporter.update,
+                workers=workers,
+                analyse=not no_uncertainty,
+                draws=draws,
+                draw_replications=draw_replications,
+            )
+    except ExperimentError as exc:
+        fail(str(exc), ExitCode.MODEL)
+    except KeyboardInterrupt:
+        err.print(
+            "interrupted: finished evaluations are in the cache; rerun the same command to go on"
+        )
+        sys.exit(ExitCode.INTERRUPTED)
+    # [[choose]]'s candidates go with the fit: the chosen one's settings are part of it
+    document = json.dumps(
+        result.as_dict() | ({"choices": choices} if choices else {}), indent=2, allow_nan=False
+    )
+    if as_json:
+        click.echo(document)
+    else:
+        if choices:  # [[choose]]: one calibration per candidate, the best one shown below
+            from sim.studies.choose import render as render_choices
+
+            render_choices(choices, console())
+        render(result, console())
+    if save:
+        try:
+            Path(save).write_text(document + "\n", encoding="utf-8")
+        except OSError as exc:
+            fail(f"--save {save}: cannot write ({exc.strerror}); write elsewhere", ExitCode.USAGE)
+        err.print(
+            f"wrote {save}"
+            + (
+                " (without uncertainty: --calibration needs a calibration run without "
+                "--no-uncertainty)"
+                if no_uncertainty
+                else ""
+            ),
+            markup=False,
+        )
+
+
+COMMANDS = [reproduce, calibrate]

@@ -1,0 +1,292 @@
+"""`tiersim run`, `validate`, `schema`, `solve` and `plot`: one model file at a time."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from rich.console import Console
+
+from sim.cli.common import (
+    Stdout,
+    announce_work,
+    console,
+    err,
+    fail,
+    load_calibration_or_fail,
+    load_or_fail,
+    progress_reporter,
+    refuse_unstable,
+    timeseries_writer,
+    writable,
+)
+from sim.exit_codes import ExitCode
+from sim.model.load import ModelError, load_model
+
+
+@click.command()
+@click.argument("model_file", type=click.Path(dir_okay=False))
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="PATH=VALUE",
+    help="override a parameter, e.g. --set backends.0.threads=30 (repeatable)",
+)
+@click.option("--replications", "-r", type=click.IntRange(1, 10_000), help="number of replications")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), help="root seed")
+@click.option(
+    "--json", "as_json", is_flag=True, help="print the JSON result document instead of tables"
+)
+@click.option(
+    "--timeseries",
+    type=click.Path(dir_okay=False, writable=True),
+    help="write per-interval metrics (CSV) to this file",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["auto", "reference", "compiled"]),
+    help="simulation engine (run.engine): compiled = numba queueing core, reference = SimPy "
+    "calendar, auto = compiled when the model is in its core (default)",
+)
+@click.option(
+    "--calibration",
+    type=click.Path(dir_okay=False),
+    help="a calibration (`tiersim calibrate EXPERIMENT --save FILE`): run at its fitted "
+    "values and add prediction intervals over its parameters' uncertainty",
+)
+@click.option(
+    "--draws",
+    type=click.IntRange(2, 4096),
+    default=16,
+    show_default=True,
+    help="with --calibration: parameter draws for the prediction intervals",
+)
+@click.option(
+    "--draw-replications",
+    type=click.IntRange(2, 10_000),
+    default=2,
+    show_default=True,
+    help="with --calibration: replications per draw",
+)
+def run(
+    model_file,
+    overrides,
+    replications,
+    seed,
+    as_json,
+    timeseries,
+    engine,
+    calibration,
+    draws,
+    draw_replications,
+) -> None:
+    """Simulate MODEL_FILE and print results with confidence intervals (and, given a
+    calibration, prediction intervals over its parameters' uncertainty)."""
+    from sim.present.tables import render, result_document
+    from sim.run.simulate import Status, simulate
+
+    if engine is not None:
+        overrides = (*overrides, f"run.engine={engine}")
+    calibrated = None
+    user_overrides = tuple(overrides)
+    if calibration:
+        calibrated = load_calibration_or_fail(calibration)
+        # the fitted values first: the user's own --set values win
+        overrides = (*calibrated.overrides(), *overrides)
+    if timeseries:
+        writable(timeseries, "--timeseries")
+    model = load_or_fail(model_file, overrides)
+    refuse_unstable(model_file, model)
+    announce_work(model_file, model, replications, timeseries is not None)
+
+    sink, closer = timeseries_writer(timeseries) if timeseries else (None, None)
+    try:
+        with progress_reporter("replications") as progress:
+            outcome = simulate(
+                model,
+                replications=replications,
+                seed=seed,
+                progress=progress.update,
+                timeseries=sink,
+            )
+    finally:
+        if closer is not None:
+            closer()
+    result = outcome.result
+    if result is None:  # nothing to show: invalid, unstable, a bug, or Ctrl-C at once
+        if outcome.status is Status.INTERRUPTED:
+            err.print("interrupted")
+            sys.exit(outcome.exit_code)
+        fail(f"{model_file}: {outcome.message}", outcome.exit_code)
+    propagation = None
+    if calibrated is not None and outcome.status is Status.OK:
+        from sim.studies.predict import draws_at
+
+        err.print(calibrated.describe(), markup=False)
+        try:
+            with progress_reporter("parameter draws") as progress:
+                propagation = draws_at(
+                    model_file,
+                    calibrated,
+                    outcome,
+                    user_overrides,
+                    draws,
+                    draw_replications,
+                    progress.update,
+                )
+        except ModelError as exc:
+            fail(str(exc), ExitCode.MODEL)
+        except KeyboardInterrupt:
+            err.print("interrupted: the prediction intervals were not finished")
+    if as_json:
+        document = result_document(result, model_file, list(overrides))
+        if propagation is not None:
+            document["prediction"] = propagation.as_dict()
+        click.echo(json.dumps(document, indent=2, allow_nan=False))
+    else:
+        render(result, console(), model_file)
+        if propagation is not None:
+            from sim.studies.calibration.propagate import render as render_prediction
+
+            render_prediction(propagation, console(), result.units)
+    if outcome.status is Status.INTERRUPTED:
+        err.print(
+            f"interrupted: the {len(result.replications)} finished replication(s) are shown above"
+        )
+    sys.exit(outcome.exit_code)
+
+
+@click.command()
+@click.argument("model_files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--set", "overrides", multiple=True, metavar="PATH=VALUE", help="override a parameter"
+)
+def validate(model_files, overrides) -> None:
+    """Check model files without running them."""
+    from sim.model.stability import overloads
+    from sim.model.workload import check, estimate, warning
+
+    worst = ExitCode.OK
+    for path in model_files:
+        try:
+            model = load_model(path, overrides)
+        except ModelError as exc:
+            err.print(str(exc), markup=False)
+            worst = max(worst, ExitCode.MODEL)
+            continue
+        problems = overloads(model)
+        if problems:
+            for p in problems:
+                err.print(f"{path}: unstable: {p.path}: {p.detail}", markup=False)
+            worst = max(worst, ExitCode.UNSTABLE)
+            continue
+        work = estimate(model)
+        refusal = check(work, model.run.max_events)
+        if refusal is not None:
+            err.print(f"{path}: {refusal}", markup=False)
+            worst = max(worst, ExitCode.MODEL)
+            continue
+        click.echo(f"{path}: ok ({model.meta.name})")
+        note = warning(work)
+        if note is not None:
+            err.print(f"warning: {path}: {note}", markup=False)
+    sys.exit(worst)
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="print the JSON Schema instead of the table")
+def schema(as_json) -> None:
+    """Document every model parameter: path, type, default, unit and allowed range."""
+    from sim.model.docs import distribution_rows, parameter_rows
+    from sim.model.schema import Model
+
+    if as_json:
+        click.echo(json.dumps(Model.model_json_schema(), indent=2))
+        return
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Stdout(highlight=False, width=max(200, Console().width))
+    for title, rows in (
+        (
+            "Model parameters (TOML path; N = list index; a type that includes none is set to "
+            'none with the string "none", in a file or in --set)',
+            parameter_rows(),
+        ),
+        ("Time distributions (wherever a parameter's type says table)", distribution_rows()),
+    ):
+        table = Table(title=title, title_justify="left", header_style="bold")
+        table.add_column("parameter", no_wrap=True)
+        for column, width in (("type", 24), ("default", 14), ("unit", 10), ("allowed", 16)):
+            table.add_column(column, overflow="fold", max_width=width)
+        table.add_column("meaning", overflow="fold", min_width=40)
+        for row in rows:
+            table.add_row(*(Text(cell) for cell in row))
+        console.print(table)
+
+
+@click.command()
+@click.argument("model_file", type=click.Path(dir_okay=False))
+@click.option(
+    "--set", "overrides", multiple=True, metavar="PATH=VALUE", help="override a parameter"
+)
+@click.option("--json", "as_json", is_flag=True, help="print JSON")
+def solve(model_file, overrides, as_json) -> None:
+    """The analytic answer (MVA / Jackson network) where the model is product-form."""
+    from sim.analytic.model_solver import NotProductForm, solve_model
+    from sim.model.plan import compile_plan
+
+    model = load_or_fail(model_file, overrides)
+    plan = compile_plan(model)
+    refuse_unstable(model_file, model, plan)
+    try:
+        answer = solve_model(model, plan)
+    except NotProductForm as exc:
+        message = f"{model_file}: no exact analytic solution: {exc}"
+        if as_json:
+            click.echo(json.dumps({"solvable": False, "reason": str(exc)}))
+        else:
+            click.echo(message)
+        sys.exit(ExitCode.OK)
+    if as_json:
+        click.echo(json.dumps({"solvable": True, **answer.as_dict()}, indent=2))
+    else:
+        answer.render(console())
+
+
+@click.command()
+@click.argument("timeseries_file", type=click.Path(dir_okay=False, exists=True))
+@click.option(
+    "--column",
+    "-c",
+    "columns",
+    multiple=True,
+    help="column to plot (repeatable; default: every *_now column)",
+)
+@click.option("--replication", type=int, default=0, show_default=True)
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False), required=True, help="HTML file to write"
+)
+def plot(timeseries_file, columns, replication, output) -> None:
+    """Plot a --timeseries CSV (Plotly HTML, self-contained)."""
+    from sim.present.plots import read_timeseries, timeseries_figure
+
+    writable(output, "--output")
+    try:
+        figure = timeseries_figure(
+            read_timeseries(timeseries_file, replication),
+            list(columns) or None,
+            title=f"{timeseries_file}, replication {replication}",
+        )
+    except (ValueError, KeyError) as exc:
+        fail(f"{timeseries_file}: {exc}", ExitCode.MODEL)
+    try:
+        figure.write_html(output, include_plotlyjs=True)
+    except OSError as exc:
+        fail(f"--output {output}: cannot write ({exc.strerror}); write elsewhere", ExitCode.USAGE)
+    click.echo(f"wrote {output}")
+
+
+COMMANDS = [run, validate, schema, solve, plot]

@@ -1,0 +1,344 @@
+"""`tiersim sweep`, `report` and `capacity`: many runs of a model."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import cast
+
+import click
+
+from sim.cli.common import (
+    console,
+    err,
+    executor_for,
+    fail,
+    load_calibration_or_fail,
+    need_sweep_extra,
+    progress_reporter,
+    writable,
+)
+from sim.exit_codes import ExitCode
+
+
+@click.command()
+@click.argument("sweep_file", type=click.Path(dir_okay=False))
+@click.option(
+    "--results",
+    "-o",
+    type=click.Path(file_okay=False),
+    help="results directory (default: results/<sweep file name>); rerun to resume",
+)
+@click.option(
+    "--workers",
+    "-w",
+    type=click.IntRange(1, 4096),
+    help="local worker processes (default: one per core)",
+)
+@click.option("--serial", is_flag=True, help="run the points one after another in this process")
+@click.option(
+    "--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster, e.g. tcp://host:8786"
+)
+@click.option(
+    "--local-cluster",
+    "local_cluster",
+    type=click.IntRange(1, 4096),
+    metavar="N",
+    help="run on a Dask LocalCluster of N worker processes",
+)
+@click.option(
+    "--retry-failed", is_flag=True, help="run again the points that failed in an earlier run"
+)
+def sweep(sweep_file, results, workers, serial, scheduler, local_cluster, retry_failed) -> None:
+    """Run every point of SWEEP_FILE (base model x factors), keeping each finished point."""
+    need_sweep_extra()
+    from sim.studies.sweep.execute import LostPoints, failure_summary, run_sweep
+    from sim.studies.sweep.progress import SweepProgress
+    from sim.studies.sweep.spec import SweepError, load_sweep
+    from sim.studies.sweep.store import ResultStore, StoreError
+
+    chosen = [
+        name
+        for name, given in (
+            ("--serial", serial),
+            ("--workers", workers),
+            ("--scheduler", scheduler),
+            ("--local-cluster", local_cluster),
+        )
+        if given
+    ]
+    if len(chosen) > 1:
+        fail(f"choose one way to run: {' and '.join(chosen)} were both given", ExitCode.USAGE)
+    try:
+        plan = load_sweep(sweep_file)
+    except SweepError as exc:
+        fail(str(exc), ExitCode.MODEL)
+    store = ResultStore(results or Path("results") / Path(sweep_file).stem)
+    try:
+        with (
+            executor_for(serial, workers, scheduler, local_cluster) as executor,
+            SweepProgress(err) as progress,
+        ):
+            outcome = run_sweep(
+                plan,
+                store,
+                executor,
+                retry_failed=retry_failed,
+                on_point=progress.point,
+                on_start=progress.start,
+            )
+            where = executor.describe()
+    except StoreError as exc:
+        fail(str(exc), ExitCode.USAGE)
+    except LostPoints as exc:
+        fail(
+            f"{exc}; rerun the same command to run them (finished points are kept in {store.root})",
+            ExitCode.INTERNAL,
+        )
+    except KeyboardInterrupt:
+        err.print(
+            f"interrupted: finished points are kept in {store.root}; rerun the same command to resume"
+        )
+        sys.exit(ExitCode.INTERRUPTED)
+    click.echo(
+        f"{plan.spec.sweep.name}: {outcome.total} points, {outcome.ran} run {where}, "
+        f"{outcome.skipped} already in {store.root}"
+    )
+    if outcome.dropped_duplicates:
+        click.echo(f"  ({outcome.dropped_duplicates} duplicate point(s) of the design dropped)")
+    missing = [
+        m for m in plan.metrics if outcome.available_metrics and m not in outcome.available_metrics
+    ]
+    if missing:
+        err.print(
+            f"warning: no point produced {', '.join(missing)}; metrics of this model: "
+            f"{', '.join(sorted(outcome.available_metrics))}",
+            markup=False,
+        )
+    if outcome.failures:
+        err.print("\n".join(failure_summary(outcome.failures)), markup=False)
+        sys.exit(outcome.exit_code)
+
+
+@click.command()
+@click.argument("source", type=click.Path(exists=True))
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False), required=True, help="HTML file to write"
+)
+def report(source, output) -> None:
+    """Plotly HTML report of a sweep's RESULTS directory or a `reproduce --json` file."""
+    need_sweep_extra()
+    from sim.present.report import ReportError, build_report, write_html
+    from sim.studies.sweep.store import read_sweep
+
+    writable(output, "--output")
+    try:
+        title, figures, summary = build_report(source, read_sweep)
+    except ReportError as exc:
+        fail(str(exc), ExitCode.MODEL)
+    try:
+        write_html(output, title, figures, summary)
+    except OSError as exc:
+        fail(f"--output {output}: cannot write ({exc.strerror}); write elsewhere", ExitCode.USAGE)
+    click.echo(f"wrote {output} ({len(figures)} figure{'s' if len(figures) != 1 else ''})")
+
+
+@click.command()
+@click.argument("source", type=click.Path(dir_okay=False))
+@click.option(
+    "--slo",
+    "slos",
+    multiple=True,
+    required=True,
+    metavar="METRIC<VALUE",
+    help="objective, e.g. p95<1.0, mean<0.5, throughput>100 (repeatable: all must hold)",
+)
+@click.option(
+    "--vary",
+    "path",
+    required=True,
+    help="parameter to search, e.g. clients.users or backends.0.count",
+)
+@click.option(
+    "--direction",
+    type=click.Choice(["largest", "smallest"]),
+    help="largest value meeting the SLO (default for loads) or smallest (default for capacities)",
+)
+@click.option(
+    "--set", "overrides", multiple=True, metavar="PATH=VALUE", help="override a parameter"
+)
+@click.option(
+    "--replications", "-r", type=click.IntRange(2, 10_000), help="replications per evaluation"
+)
+@click.option(
+    "--seed", type=click.IntRange(0, 2**63 - 1), help="root seed (the same for every evaluation)"
+)
+@click.option(
+    "--tolerance",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=0.02,
+    show_default=True,
+    help="stop when the bracket is narrower than this fraction of the value (whole numbers: at least 1)",
+)
+@click.option("--min", "minimum", type=float, help="smallest value to try")
+@click.option("--max", "maximum", type=float, help="largest value to try")
+@click.option(
+    "--knee",
+    "knee_points",
+    type=click.IntRange(0, 100),
+    default=8,
+    show_default=True,
+    help="evaluate the curve at this many points and report its knee (0: skip)",
+)
+@click.option("--no-analytic", is_flag=True, help="skip the analytic first guess")
+@click.option(
+    "--workers",
+    "-w",
+    type=click.IntRange(1, 4096),
+    help="local worker processes (default: one per core)",
+)
+@click.option("--serial", is_flag=True, help="evaluate in this process")
+@click.option("--json", "as_json", is_flag=True, help="print JSON")
+@click.option(
+    "--calibration",
+    type=click.Path(dir_okay=False),
+    help="a calibration (`tiersim calibrate EXPERIMENT --save FILE`): search at its fitted "
+    "values, then at --draws parameter draws, and answer with a range",
+)
+@click.option(
+    "--draws",
+    type=click.IntRange(2, 1024),
+    default=8,
+    show_default=True,
+    help="with --calibration: parameter draws (one search each)",
+)
+def capacity(
+    source,
+    slos,
+    path,
+    direction,
+    overrides,
+    replications,
+    seed,
+    tolerance,
+    minimum,
+    maximum,
+    knee_points,
+    no_analytic,
+    workers,
+    serial,
+    as_json,
+    calibration,
+    draws,
+) -> None:
+    """Largest load (or smallest cluster) of SOURCE (a model or sweep file) that meets an SLO;
+    given a calibration, a range over its parameters' uncertainty."""
+    need_sweep_extra()
+    from sim.studies.capacity.question import SearchRangeError, answer, answer_range, ask
+    from sim.studies.capacity.search import CapacityError
+    from sim.studies.capacity.slo import SloError
+    from sim.studies.sweep.execute import ProcessExecutor, SerialExecutor
+    from sim.studies.sweep.spec import SweepError
+
+    for option, bound in (("--min", minimum), ("--max", maximum)):
+        if bound is not None and not math.isfinite(bound):
+            fail(
+                f"{option} {bound}: give a finite number (or leave {option} out for the "
+                "default range)",
+                ExitCode.USAGE,
+            )
+    if minimum is not None and maximum is not None and minimum >= maximum:
+        fail(f"--min {minimum:g} must be below --max {maximum:g}", ExitCode.USAGE)
+    calibrated = None
+    user_overrides = tuple(overrides)
+    if calibration:
+        calibrated = load_calibration_or_fail(calibration)
+        overrides = (*calibrated.overrides(), *overrides)  # the user's --set values win
+        err.print(calibrated.describe(), markup=False)
+    try:
+        question = ask(
+            source, slos, path, direction, overrides, replications, seed, minimum, maximum
+        )
+    except SloError as exc:
+        fail(str(exc), ExitCode.USAGE)
+    except (SweepError, CapacityError) as exc:
+        fail(
+            f"{source}: {exc}" if not str(exc).startswith(str(source)) else str(exc), ExitCode.MODEL
+        )
+    except SearchRangeError as exc:
+        fail(str(exc), ExitCode.USAGE)
+    executor = SerialExecutor() if serial else ProcessExecutor(workers)
+    count = 1 if serial else cast(ProcessExecutor, executor).workers
+
+    reporter = progress_reporter("capacity search", bar=False)
+    evaluations = 0
+
+    def show(evaluation) -> None:
+        nonlocal evaluations
+        evaluations += 1
+        verdict = "meets" if evaluation.met else "does not meet"
+        reporter.say(
+            f"  evaluation {evaluations}: {question.path} = {evaluation.value:g}: {verdict}"
+        )
+
+    try:
+        with executor, reporter:
+            result = answer(
+                question,
+                executor,
+                workers=count,
+                tolerance=tolerance,
+                use_analytic=not no_analytic,
+                knee_points=knee_points,
+                on_evaluation=show,
+            )
+    except CapacityError as exc:
+        fail(f"{source}: {exc}", ExitCode.MODEL)
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(ExitCode.INTERRUPTED)
+    spread = None
+    if calibrated is not None:
+        draw_reporter = progress_reporter("parameter draws (a search each)")
+        draw_executor = SerialExecutor() if serial else ProcessExecutor(workers)
+        try:
+            with draw_executor, draw_reporter:
+                spread = answer_range(
+                    question,
+                    result,
+                    calibrated,
+                    draws,
+                    draw_executor,
+                    workers=count,
+                    tolerance=tolerance,
+                    user_overrides=user_overrides,
+                    progress=draw_reporter.update,
+                )
+        except CapacityError as exc:
+            fail(f"{source}: at a parameter draw: {exc}", ExitCode.MODEL)
+        except KeyboardInterrupt:
+            err.print("interrupted: the answer at the fitted values is below")
+    if as_json:
+        document = result.as_dict()
+        if spread is not None:
+            document["calibrated_range"] = spread.as_dict()
+        click.echo(json.dumps(document, indent=2, default=str))
+    else:
+        from sim.studies.capacity.view import render
+
+        render(result, console())
+        if spread is not None:
+            console().print(spread.sentence(), markup=False)
+            if spread.model_error_sd > 0:
+                console().print(
+                    f"  not in this range: the calibration's model error, "
+                    f"{spread.model_error_sd:.1%} of every figure",
+                    markup=False,
+                )
+    if result.best is None:
+        sys.exit(ExitCode.UNSTABLE)
+
+
+COMMANDS = [sweep, report, capacity]

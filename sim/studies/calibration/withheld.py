@@ -1,0 +1,76 @@
+"""Prediction intervals for the withheld figures of an experiment on an imported measurement
+table: the load levels no run measured (`tiersim plan --predict`)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+from sim.studies.calibration.analysis import relative_interval
+from sim.studies.calibration.linearise import STEP, UNKNOWN_STEP
+from sim.studies.calibration.parameters import free_parameters
+from sim.studies.experiment import figures_of
+from sim.studies.records import load_experiment, row_run, run_row
+
+
+def withheld_intervals(fit, name: str, replications: int | None) -> None:
+    """A 90 % prediction interval for each withheld figure of a table experiment (a load level
+    no run measured: `tiersim plan --predict`), which the fit's own analysis leaves empty
+    because its intervals are relative to a measured figure.  The row is linearised at the fit
+    as the published figures are (`sim.studies.calibration.linearise`): one run per parameter that
+    applies to it, a step of STEP on its unit scale (UNKNOWN_STEP for an unknown), common random
+    numbers; the gradient g gives the parameters' variance g' C g under the fit's covariance C
+    (their correlations included), added to the simulation's noise and the fit's model error;
+    the interval is log-normal, as the others (`sim.studies.calibration.analysis`)."""
+    uncertainty = getattr(fit, "uncertainty", None)
+    todo = [r for r in fit.rows if r.published is None and r.pi_low is None]
+    if uncertainty is None or not todo:
+        return
+    folder, spec, records = load_experiment(name)
+    if "table" not in spec["experiment"]:
+        return
+    parameters = free_parameters(spec, folder / "experiment.toml")
+    values = [p["value"] for p in fit.parameters]  # in the order of `parameters`
+    mean = np.asarray(uncertainty["posterior"]["mean"], dtype=float)
+    cov = np.asarray(uncertainty["posterior"]["cov"], dtype=float)
+    model = uncertainty["model_error"]
+    model_sd = model["sd"] if model["estimated"] or model.get("declared") else 0.0
+    z95, z90 = stats.norm.ppf(0.975), stats.norm.ppf(0.95)
+    labels = spec["experiment"].get("label_columns", [])
+    column = spec["models"]["column"]
+    for record in records:
+        head = " ".join([record[column]] + [f"{c}={record[c]}" for c in labels])
+        wanted = figures_of(spec, record)
+        rows = {
+            w["column"]: r
+            for w in wanted
+            for r in todo
+            if r.figure in (head, f"{head} {w['column']}")
+        }
+        if not rows:
+            continue
+        gradient = {c: np.zeros(len(parameters)) for c in rows}
+        for j, parameter in enumerate(parameters):
+            if not parameter.applies(record):
+                continue  # it does not act on this row: no gradient
+            step = UNKNOWN_STEP if parameter.kind == "unknown" else STEP
+            moved = mean[j] + step if mean[j] + step <= 2.0 else mean[j] - step
+            settings = [
+                f"{p.path}={(p.from_unit(moved) if i == j else v)!r}"
+                for i, (p, v) in enumerate(zip(parameters, values))
+                if p.applies(record)
+            ]
+            model_file, overrides = row_run(folder, spec, record, settings)
+            found = run_row((str(model_file), overrides, replications, head))
+            for w in wanted:
+                if w["column"] in rows:
+                    base = rows[w["column"]].simulated
+                    gradient[w["column"]][j] = (found[w["metric"]][0] - base) / (moved - mean[j])
+        for col, row in rows.items():
+            noise = (row.ci_high - row.ci_low) / 2 / z95
+            g = gradient[col]
+            sd = math.sqrt(float(g @ cov @ g) + noise**2 + (model_sd * row.simulated) ** 2)
+            scale = abs(row.simulated) if row.simulated else 1.0
+            row.pi_low, row.pi_high = relative_interval(row.simulated, z90 * sd / scale)

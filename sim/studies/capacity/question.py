@@ -1,0 +1,135 @@
+"""A capacity question asked whole: SLOs, the parameter to vary and its range checked before any
+simulation, the search, and, given a calibration, the search repeated at its parameter draws
+(`tiersim capacity`, `sim.capacity`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sim.studies.calibration.saved import Calibrated
+from sim.studies.capacity.search import (
+    CapacityResult,
+    Evaluation,
+    SearchBase,
+    default_direction,
+    resolve_path,
+    search,
+    search_base,
+)
+from sim.studies.capacity.slo import Slo, check_metrics, parse_slo
+from sim.studies.capacity.uncertain import CapacityRange, capacity_range
+from sim.studies.metrics import metric_names
+
+
+class SearchRangeError(ValueError):
+    """`--min`/`--max` leave nothing to search."""
+
+
+@dataclass(frozen=True)
+class Question:
+    """Everything a search needs, checked: the base, the real path, its kind, the SLOs."""
+
+    base: SearchBase
+    path: str  # the real dotted path (backends.count -> backends.0.count)
+    slos: list[Slo]
+    direction: str  # "largest" or "smallest"
+    integer: bool
+    start: float  # the base model's value
+    bounds: tuple[float, float]
+
+
+def ask(
+    source: str | Path,
+    slos: Sequence[str],
+    vary: str,
+    direction: str | None = None,
+    overrides: Sequence[str] = (),
+    replications: int | None = None,
+    seed: int | None = None,
+    minimum: float | None = None,
+    maximum: float | None = None,
+) -> Question:
+    """The question checked before any simulation: the SLOs parse (`SloError`), the source and
+    the path exist (`SweepError`, `CapacityError`), the model produces every SLO's metric
+    (`SloError`), and the range holds values (`SearchRangeError`)."""
+    objectives = [parse_slo(text) for text in slos]
+    base = search_base(source, tuple(overrides), replications, seed)
+    path, integer, start = resolve_path(base, vary)
+    direction = direction or default_direction(path)
+    check_metrics(objectives, metric_names(base.model()))
+    low = minimum if minimum is not None else (1.0 if integer else start / 2**20)
+    high = maximum if maximum is not None else start * 2**20
+    if low >= high:  # one bound given, beyond the default of the other
+        given = f"--min {minimum:g}" if minimum is not None else f"--max {maximum:g}"
+        raise SearchRangeError(
+            f"{given} leaves no range to search for {path} (from {low:g} to {high:g}): "
+            "give both --min and --max"
+        )
+    return Question(base, path, objectives, direction, integer, start, (low, high))
+
+
+def answer(
+    question: Question,
+    executor,
+    workers: int = 1,
+    tolerance: float = 0.02,
+    use_analytic: bool = True,
+    knee_points: int = 8,
+    on_evaluation: Callable[[Evaluation], None] | None = None,
+) -> CapacityResult:
+    """The search (bracket, bisection, knee) on `executor` with `workers` points at a time."""
+    return search(
+        question.base,
+        question.path,
+        question.slos,
+        direction=question.direction,
+        integer=question.integer,
+        start=question.start,
+        executor=executor,
+        tolerance=tolerance,
+        bounds=question.bounds,
+        workers=workers,
+        use_analytic=use_analytic,
+        knee_points=knee_points,
+        on_evaluation=on_evaluation,
+    )
+
+
+def answer_range(
+    question: Question,
+    nominal: CapacityResult,
+    calibrated: Calibrated,
+    draws: int,
+    executor,
+    workers: int = 1,
+    tolerance: float = 0.02,
+    user_overrides: Sequence[str] = (),
+    progress: Callable[[int, int], None] | None = None,
+) -> CapacityRange:
+    """The search repeated at `draws` parameter draws of the calibration, each started from the
+    answer at the fitted values (`nominal`, the nearest guess) with its own seed; the user's
+    own overrides come after the drawn values."""
+
+    def search_at(drawn: tuple[str, ...], draw_seed: int) -> CapacityResult:
+        at = dataclasses.replace(question.base, overrides=(*drawn, *user_overrides), seed=draw_seed)
+        return search(
+            at,
+            question.path,
+            question.slos,
+            direction=question.direction,
+            integer=question.integer,
+            start=nominal.best.value if nominal.best is not None else question.start,
+            executor=executor,
+            tolerance=tolerance,
+            bounds=question.bounds,
+            workers=workers,
+            use_analytic=False,  # started from the fitted answer, the nearest guess
+            knee_points=0,
+        )
+
+    return capacity_range(
+        search_at, calibrated, draws, question.base.seed, nominal, question.integer, progress
+    )

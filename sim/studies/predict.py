@@ -1,0 +1,76 @@
+"""A prediction of a model file that carries a calibration: the model run at the calibration's
+fitted values, then at parameter draws from its Gaussian (`tiersim run MODEL --calibration
+FILE`; the method is `sim.studies.calibration.propagate`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sim.model.load import load_model
+from sim.run.simulate import Outcome, Status, simulate
+from sim.studies.calibration.propagate import Propagation, propagate
+from sim.studies.calibration.saved import Calibrated
+
+
+@dataclass
+class CalibratedPrediction:
+    """The run at the fitted values and, when it ran, the prediction intervals of its draws."""
+
+    outcome: Outcome
+    propagation: Propagation | None
+
+
+def draws_at(
+    model_file: str | Path,
+    calibrated: Calibrated,
+    nominal: Outcome,
+    user_overrides: Sequence[str] = (),
+    draws: int = 16,
+    draw_replications: int = 2,
+    progress: Callable[[int, int], None] | None = None,
+) -> Propagation:
+    """The draws of a calibration around `nominal` (the run at its fitted values): each draw
+    sets the drawn values, then the user's own overrides (a parameter the user set is theirs,
+    not drawn), and runs with its own seed and `draw_replications` replications."""
+    result = nominal.result
+    assert result is not None  # only a run with figures is propagated
+
+    def run_at(drawn: list[str], draw_seed: int) -> Outcome:
+        return simulate(
+            load_model(model_file, (*drawn, *user_overrides, f"run.seed={draw_seed}")),
+            replications=draw_replications,
+        )
+
+    return propagate(
+        run_at,
+        {k: i.mean for k, i in result.summary.items()},
+        calibrated,
+        draws,
+        draw_replications,
+        result.seed,
+        progress,
+    )
+
+
+def predict(
+    model_file: str | Path,
+    calibrated: Calibrated,
+    overrides: Sequence[str] = (),
+    replications: int | None = None,
+    seed: int | None = None,
+    draws: int = 16,
+    draw_replications: int = 2,
+    progress: Callable[[int, int], None] | None = None,
+) -> CalibratedPrediction:
+    """Run `model_file` at the calibration's fitted values (the user's `overrides` win), then
+    at `draws` parameter draws; the propagation is None when the nominal run did not succeed."""
+    model = load_model(model_file, (*calibrated.overrides(), *overrides))
+    outcome = simulate(model, replications=replications, seed=seed)
+    if outcome.status is not Status.OK:
+        return CalibratedPrediction(outcome, None)
+    spread = draws_at(
+        model_file, calibrated, outcome, overrides, draws, draw_replications, progress
+    )
+    return CalibratedPrediction(outcome, spread)

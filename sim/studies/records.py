@@ -1,0 +1,268 @@
+"""An experiment's rows: the published CSV (or the imported measurement table) read and checked
+against the experiment file, and the run each row maps onto (its model file and overrides)."""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+from sim.files import FileProblem, read_text, read_toml
+from sim.model.load import ModelError, load_model
+from sim.studies.experiment import (
+    ExperimentError,
+    check_spec,
+    factor_overrides,
+    figures_of,
+)
+
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+
+
+def experiment_dir(name: str) -> Path:
+    """A bundled experiment's name (`experiments/NAME`), or the path of a folder holding an
+    `experiment.toml` (a user's own measurements), or of that file itself."""
+    given = Path(name)
+    for folder in (
+        EXPERIMENTS / name,
+        given,
+        given.parent if given.name == "experiment.toml" else None,
+    ):
+        if folder is not None and (folder / "experiment.toml").is_file():
+            return folder
+    known = sorted(p.name for p in EXPERIMENTS.iterdir() if (p / "experiment.toml").is_file())
+    raise ExperimentError(
+        f"no experiment {name!r}: give a bundled name ({', '.join(known) or 'none'}) or a folder "
+        "with an experiment.toml"
+    )
+
+
+def load_experiment(name: str) -> tuple[Path, dict, list[dict[str, str]]]:
+    """The experiment's folder, its parsed experiment.toml, and the published rows it maps onto
+    a model (rows whose model column has no entry in [models] are skipped).  Every mapped row
+    is checked here, before anything runs: its cells, and its figures (numbers or withheld)."""
+    folder = experiment_dir(name)
+    source = folder / "experiment.toml"
+    try:
+        spec = read_toml(source, "experiment file")
+    except FileProblem as exc:
+        raise ExperimentError(str(exc)) from None
+    if isinstance(spec.get("experiment"), dict) and "table" in spec["experiment"]:
+        # an imported measurement table (tiersim import) instead of a published CSV
+        from sim.studies.measured_table import table_experiment
+
+        spec, records = table_experiment(folder, spec, source)
+        check_spec(spec, source)
+        for record in records:
+            _check_record(spec, record, list(record), f"{source}: run {record['run']}")
+        return folder, spec, records
+    check_spec(spec, source)
+    table = folder / spec["experiment"]["published"]
+    if not table.is_file():
+        raise ExperimentError(
+            f"{source}: published table {table} not found (set [experiment] published)"
+        )
+    try:
+        text = read_text(table, "published table")
+    except FileProblem as exc:
+        raise ExperimentError(str(exc)) from None
+    reader = csv.DictReader(io.StringIO(text))
+    published_rows, lines = [], []
+    try:
+        for record in reader:
+            published_rows.append(record)
+            lines.append(reader.line_num)
+    except csv.Error as exc:
+        raise ExperimentError(f"{table}: not a CSV table ({exc})") from None
+    columns = list(reader.fieldnames or [])
+    models = spec["models"]
+    if models["column"] not in columns:
+        raise ExperimentError(
+            f"{source}: [models] column = {models['column']!r} is not a column of {table.name} "
+            f"(its columns: {', '.join(columns)})"
+        )
+    if not spec.get("figures") and not (
+        "value_column" in spec["experiment"] and "metric" in spec["experiment"]
+    ):
+        raise ExperimentError(
+            f"{source}: say which figure each row is compared on: [experiment] value_column (a column "
+            'of the CSV) and metric (a simulated metric, e.g. "throughput"), or [[figures]] entries'
+        )
+    for figure in spec.get("figures", []):
+        if figure.get("column") not in columns or "metric" not in figure:
+            raise ExperimentError(
+                f"{source}: each [[figures]] entry needs `column` (one of: {', '.join(columns)}) and "
+                f"`metric`; got {figure}"
+            )
+    if spec.get("figures") is None and spec["experiment"]["value_column"] not in columns:
+        raise ExperimentError(
+            f"{source}: [experiment] value_column = {spec['experiment']['value_column']!r} is not "
+            f"a column of {table.name} (its columns: {', '.join(columns)})"
+        )
+    mapped = []
+    for record, line in zip(published_rows, lines):
+        if record.get(models["column"]) in models:
+            _check_record(spec, record, columns, f"{table}: line {line}")
+            mapped.append(record)
+    if not mapped:
+        values = sorted({r.get(models["column"]) or "" for r in published_rows})
+        raise ExperimentError(
+            f"{source}: no row of {table.name} maps onto a model: add [models] entries for the "
+            f'{models["column"]!r} values ({", ".join(values)}) = "MODEL.toml"'
+        )
+    return folder, spec, mapped
+
+
+def _check_record(spec: dict, record: dict, columns: list[str], where: str) -> None:
+    """A mapped row: all its cells, and each of its figures a number or withheld."""
+    label = record.get(spec["models"]["column"])
+    if None in record:  # csv.DictReader keeps surplus cells under the key None
+        extra = len(record[None])
+        raise ExperimentError(
+            f"{where} ({label}): {len(columns) + extra} cells, the header has {len(columns)} "
+            f"({', '.join(columns)}): remove the surplus cells (quote a value holding a comma)"
+        )
+    missing = [c for c in columns if record.get(c) is None]
+    if missing:
+        cells = len(columns) - len(missing)
+        raise ExperimentError(
+            f"{where} ({label}): {cells} cells, the header has {len(columns)} "
+            f"({', '.join(columns)}): no cell for {', '.join(missing)}; end the row with a comma "
+            "per missing cell (an empty cell is a withheld figure)"
+        )
+    for figure in figures_of(spec, record):
+        column = figure["column"]
+        try:
+            published_value(record, column)
+        except ValueError as exc:
+            raise ExperimentError(f"{where} ({label}): {exc}") from None
+
+
+def published_value(record: dict[str, str], column: str) -> float | None:
+    """A published figure, or None when it is withheld (empty or "[HELD OUT]")."""
+    text = (record.get(column) or "").strip()
+    if text in ("", "HELD OUT", "[HELD OUT]"):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(
+            f"{column} = {text!r} is not a number; give the figure, or leave the cell empty "
+            "(or [HELD OUT]) for a withheld one"
+        ) from None
+    if not math.isfinite(value):
+        raise ValueError(f"{column} = {text!r}: a published figure is a finite number")
+    return value
+
+
+def row_run(
+    folder: Path, spec: dict, record: dict[str, str], extra: Sequence[str] = ()
+) -> tuple[Path, tuple[str, ...]]:
+    """The run a published row maps onto: its model file and overrides (the factors', then
+    `extra`, e.g. calibrated values)."""
+    model_file = folder / spec["models"][record[spec["models"]["column"]]]
+    return model_file, tuple(factor_overrides(spec, record, folder / "experiment.toml")) + tuple(
+        extra
+    )
+
+
+def check_runs(folder: Path, spec: dict, records: list[dict[str, str]], extra=None) -> None:
+    """Every row's run built without simulating it: its model file and overrides load, and it
+    produces the metric of each of its figures.  Called before the first simulation, so that
+    a bad row is reported at once, not after minutes of simulating (or fitting) the others."""
+    from sim.studies.metrics import metric_names
+
+    source = folder / "experiment.toml"
+    name_column = spec["models"]["column"]
+    produced: dict[tuple[str, tuple[str, ...]], set[str]] = {}
+    for record in records:
+        model_file, overrides = row_run(folder, spec, record, extra(record) if extra else ())
+        key = (str(model_file), overrides)
+        if key not in produced:
+            produced[key] = metric_names(load_row_model(model_file, overrides))
+        for wanted in figures_of(spec, record):
+            metric = wanted["metric"]
+            if metric not in produced[key]:
+                close = difflib.get_close_matches(metric, sorted(produced[key]), n=3, cutoff=0.6)
+                raise ExperimentError(
+                    f"{source}: metric {metric!r} (for column {wanted['column']!r}) is not "
+                    f"produced by {model_file.name} (row {name_column}={record[name_column]}); "
+                    + (f"did you mean {' or '.join(close)}? " if close else "")
+                    + "`tiersim run MODEL --json` lists a model's metrics"
+                )
+
+
+def load_row_model(model_file: Path, overrides: tuple[str, ...]):
+    try:
+        return load_model(model_file, overrides)
+    except ModelError as exc:
+        raise ExperimentError(str(exc)) from None
+
+
+def run_row(task: tuple) -> dict[str, tuple[float, float, float, str]]:
+    """One row's run, in this process or a pool's worker: metric -> (mean, 95 % low, high, unit).
+    `task` = (model file, overrides, replications, context for an error message)."""
+    from sim.run.simulate import Status, simulate
+
+    model_file, overrides, replications, context = task
+    # the same run as `tiersim run`: the stability check first, then the replications
+    outcome = simulate(load_row_model(Path(model_file), overrides), replications=replications)
+    if outcome.status is Status.INTERRUPTED:
+        raise KeyboardInterrupt
+    if outcome.result is None or outcome.status in (Status.INVALID, Status.INTERNAL):
+        raise ExperimentError(f"{context}: {outcome.message}")
+    units = outcome.result.units
+    return {
+        metric: (i.mean, i.low, i.high, units.get(metric, ""))
+        for metric, i in outcome.result.summary.items()
+    }
+
+
+def law_notes(spec: dict, records: list[dict[str, str]], source: Path) -> dict[int, str]:
+    """`[response_time_law]`: users, response_column, response_unit_s, throughput_column and
+    `reference` (column values of the row whose implied think time the model uses).  Each row
+    gets a note saying whether its R and X agree with the reference under R = N/X - Z."""
+    law = spec.get("response_time_law")
+    if not law:
+        return {}
+    from sim.analytic.operational import implied_think, note
+
+    try:
+        users, reference = int(law["users"]), law["reference"]
+        columns = (
+            law["response_column"],
+            float(law.get("response_unit_s", 1.0)),
+            law["throughput_column"],
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ExperimentError(
+            f"{source}: [response_time_law] needs users, response_column, throughput_column and "
+            f"reference ({exc})"
+        ) from None
+    name_column = spec["models"]["column"]
+
+    def check(record):
+        return implied_think(
+            f"{name_column}={record[name_column]}",
+            users,
+            record.get(columns[0], ""),
+            columns[1],
+            record.get(columns[2], ""),
+        )
+
+    matches = [r for r in records if all(r.get(k) == str(v) for k, v in reference.items())]
+    if not matches or check(matches[0]) is None:
+        raise ExperimentError(
+            f"{source}: [response_time_law] reference {reference} names no published row with both "
+            "figures"
+        )
+    anchor = check(matches[0])
+    out = {}
+    for record in records:
+        implied = check(record)
+        if implied is not None:
+            out[id(record)] = note(implied, anchor, users)
+    return out
