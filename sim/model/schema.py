@@ -1238,7 +1238,8 @@ class Run(Strict):
     requests: int | None = Field(
         None,
         ge=1,
-        description="stop each replication after this many completed responses (steady-state runs)",
+        description="stop each replication after this many completed responses (steady-state "
+        "runs); with duration_s too, whichever is reached first ends it (a note says which)",
     )
     max_duration_s: float = Field(
         1e7, gt=0, description="safety limit on simulated time for finite workloads [s]"
@@ -1270,17 +1271,6 @@ class Run(Strict):
         "periodic events than this over all its replications (about 10 000 a second on one "
         "core: 1e8 is hours); none = no limit",
     )
-
-    @model_validator(mode="after")
-    def _one_stop_rule(self) -> Run:
-        # a replication stops at one of them: accepting both silently ran to the duration
-        if self.duration_s is not None and self.requests is not None:
-            raise ValueError(
-                f"run.duration_s = {self.duration_s:g} and run.requests = {self.requests} are two "
-                "stop rules; a steady-state run has one: set the other to none "
-                "(--set run.duration_s=none to stop after run.requests)"
-            )
-        return self
 
 
 class Meta(Strict):

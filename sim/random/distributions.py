@@ -250,9 +250,49 @@ class Empirical(_Base):
         return Empirical(tuple(values))
 
 
+@dataclass(frozen=True)
+class Shifted(_Base):
+    """A fixed time every draw pays (`offset`: the network, a constant part of the work) plus a
+    varying part: what a light load level's response times look like (`tiersim estimate
+    --shape`, `sim.measurements.shape`)."""
+
+    offset: float
+    varying: Exponential | Gamma | Lognormal | HyperExponential
+
+    @property
+    def mean(self) -> float:
+        return self.offset + self.varying.mean
+
+    @property
+    def variance(self) -> float:
+        return self.varying.variance
+
+    def sample(self, rng, size):
+        return self.varying.sample(rng, size) + self.offset
+
+    def scaled(self, factor: float) -> Shifted:
+        return Shifted(self.offset * factor, self.varying.scaled(factor))
+
+    def describe(self) -> str:
+        return f"{self.offset:g} s + {self.varying.describe()}"
+
+
 Distribution = (
-    Exponential | Deterministic | Uniform | Gamma | Lognormal | HyperExponential | Empirical
+    Exponential
+    | Deterministic
+    | Uniform
+    | Gamma
+    | Lognormal
+    | HyperExponential
+    | Empirical
+    | Shifted
 )
+
+
+def shifted(offset: float, varying):
+    """`varying` after a fixed `offset` [s]; the plain distribution when the offset is 0, so a
+    spec without one draws exactly the numbers it always did."""
+    return Shifted(offset, varying) if offset > 0 else varying
 
 
 # --------------------------------------------------------------------------- model-file spec
@@ -264,12 +304,22 @@ class _Spec(BaseModel):
         def build(self) -> Distribution: ...
 
 
+OFFSET_DESCRIPTION = (
+    "a fixed time every draw pays before the varying part [s] (the least response a load test "
+    "measured: network, proxy, constant work; `tiersim estimate --shape`); `mean` and `cv` are "
+    "the varying part's"
+)
+
+
 class ExponentialSpec(_Spec):
     dist: Literal["exponential"]
     mean: float = Field(..., ge=0, description="mean [s]")
+    offset: float = Field(0.0, ge=0, description=OFFSET_DESCRIPTION)
 
     def build(self):
-        return Exponential(self.mean) if self.mean > 0 else Deterministic(0.0)
+        if self.mean == 0:
+            return Deterministic(self.offset)
+        return shifted(self.offset, Exponential(self.mean))
 
 
 class DeterministicSpec(_Spec):
@@ -305,29 +355,31 @@ class _MeanCvSpec(_Spec):
         le=100,
         description="coefficient of variation (std / mean); for cv = 0 use deterministic",
     )
+    offset: float = Field(0.0, ge=0, description=OFFSET_DESCRIPTION)
 
 
 class GammaSpec(_MeanCvSpec):
     dist: Literal["gamma"]
 
     def build(self):
-        return Gamma(self.mean, self.cv)
+        return shifted(self.offset, Gamma(self.mean, self.cv))
 
 
 class LognormalSpec(_MeanCvSpec):
     dist: Literal["lognormal"]
 
     def build(self):
-        return Lognormal(self.mean, self.cv)
+        return shifted(self.offset, Lognormal(self.mean, self.cv))
 
 
 class HyperExponentialSpec(_Spec):
     dist: Literal["hyperexponential"]
     mean: float = Field(..., gt=0, description="mean [s]")
     scv: float = Field(..., ge=1, le=1e4, description="squared coefficient of variation (>= 1)")
+    offset: float = Field(0.0, ge=0, description=OFFSET_DESCRIPTION)
 
     def build(self):
-        return HyperExponential(self.mean, self.scv)
+        return shifted(self.offset, HyperExponential(self.mean, self.scv))
 
 
 class EmpiricalSpec(_Spec):

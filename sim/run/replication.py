@@ -37,7 +37,17 @@ def run_replication(
         from sim.engines.reference.replication import run_trace as run_reference
 
         trace = run_reference(model, replication, seed, timeseries, plan)
+    completed = trace.metrics.get("count.completed", 0.0)  # over the whole recording
     result = finish(trace)
     result.engine = choice.engine
     result.notes.insert(0, choice.note)
+    run = model.run
+    if run.duration_s is not None and run.requests is not None and not model.finite:
+        # two stop rules: whichever comes first ends the run, and the result says which
+        result.notes.append(
+            f"ended by run.requests = {run.requests} before run.duration_s = {run.duration_s:g} s"
+            if completed >= run.requests
+            else f"ended by run.duration_s = {run.duration_s:g} s after {completed:.0f} of "
+            f"run.requests = {run.requests} responses"
+        )
     return result

@@ -550,16 +550,6 @@ case(
     "lower run.duration_s",
 )
 case(
-    "run-two-stop-rules",
-    "work",
-    settings_model("run.requests=1000", command="run"),
-    3,
-    P("fast.toml"),
-    "run.duration_s = 20 and run.requests = 1000",
-    "--set run.duration_s=none",
-    within_s=3,
-)
-case(
     "run-requests-1e12",
     "work",
     settings_model("run.duration_s=none", "run.requests=1e12", command="run"),
