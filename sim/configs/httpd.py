@@ -1,0 +1,538 @@
+"""An Apache httpd 2.2 / 2.4 configuration read as httpd reads it.
+
+httpd reads its configuration a line at a time (server/util.c `ap_cfg_getline`: leading and
+trailing white space dropped, a trailing backslash joins the next line, a line starting with
+`#` is a comment — there are no comments after a directive), replaces `${NAME}` by a `Define`d
+value before splitting the line into words (`ap_resolve_env`), splits it as `ap_getword_conf`
+does (white space, or a quoted word), and builds sections from `<Name args>` ... `</Name>`
+(server/config.c `ap_build_config`).  The conditional sections are evaluated while reading, in
+order, so a `Define` or `LoadModule` acts on what follows it: `<IfModule>` (a module identifier
+`proxy_module` or its source file `mod_proxy.c`, `!` negates), `<IfDefine>` (`-D` or `Define`),
+`<IfVersion>` (mod_version's operators), `<IfFile>`.  `Include` and `IncludeOptional` take a
+path relative to `ServerRoot` with wildcards in any part, or a directory (every file below it),
+in alphabetical order (server/config.c `ap_process_fnmatch_configs`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sim.configs.errors import ConfigError, Where
+
+# The sections httpd 2.4 and its common modules define; anything else in `<...>` is not httpd
+# configuration (an XML file, a typo), which httpd would refuse as an invalid command.
+SECTIONS = {
+    name.lower()
+    for name in (
+        "Directory",
+        "DirectoryMatch",
+        "Files",
+        "FilesMatch",
+        "Location",
+        "LocationMatch",
+        "VirtualHost",
+        "Proxy",
+        "ProxyMatch",
+        "Limit",
+        "LimitExcept",
+        "If",
+        "ElseIf",
+        "Else",
+        "IfModule",
+        "IfDefine",
+        "IfVersion",
+        "IfFile",
+        "IfDirective",
+        "IfSection",
+        "RequireAll",
+        "RequireAny",
+        "RequireNone",
+        "AuthnProviderAlias",
+        "AuthzProviderAlias",
+        "Macro",
+        "MDomain",
+        "MDomainSet",
+        "Perl",
+    )
+}
+CONDITIONALS = {"ifmodule", "ifdefine", "ifversion", "iffile", "ifdirective", "ifsection"}
+# Modules compiled into Debian's apache2 (`apache2 -l`); upstream's default build has core.c,
+# mod_so.c and http_core.c (and the MPM when it is not built shared).
+STATIC_MODULES = (
+    "core.c",
+    "mod_so.c",
+    "mod_watchdog.c",
+    "http_core.c",
+    "mod_log_config.c",
+    "mod_logio.c",
+    "mod_version.c",
+    "mod_unixd.c",
+)
+MAX_INCLUDE_DEPTH = 128  # AP_MAX_INCLUDE_DEPTH
+DIRECTIVE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+VARIABLE = re.compile(r"\$\{([^}]+)\}")
+
+
+@dataclass(frozen=True)
+class Section:
+    """An enclosing section that is not a conditional: `<VirtualHost *:80>`, `<Proxy ...>`."""
+
+    name: str
+    argument: str
+    where: Where
+
+
+@dataclass(frozen=True)
+class Directive:
+    name: str
+    args: tuple[str, ...]
+    where: Where
+    sections: tuple[Section, ...] = ()
+    undefined: tuple[str, ...] = ()  # ${NAME}s no Define gave, left as written (AH00111)
+
+    @property
+    def at_server_level(self) -> bool:
+        """Outside every `<VirtualHost>`, `<Location>`, `<Proxy>`... section."""
+        return not self.sections
+
+    def within(self, section: str) -> Section | None:
+        for enclosing in reversed(self.sections):
+            if enclosing.name.lower() == section.lower():
+                return enclosing
+        return None
+
+
+@dataclass
+class HttpdConfig:
+    """The directives in effect, in the order httpd reads them, includes followed."""
+
+    main_file: Path
+    server_root: Path
+    version: tuple[int, int, int]
+    directives: list[Directive] = field(default_factory=list)
+    modules: dict[str, Where | None] = field(default_factory=dict)  # identifier / source name
+    defines: dict[str, str] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def named(self, name: str) -> list[Directive]:
+        lowered = name.lower()
+        return [d for d in self.directives if d.name.lower() == lowered]
+
+    def server(self, name: str) -> Directive | None:
+        """The server-wide value: the last one outside every section (the last one read wins,
+        as for every directive of the main server)."""
+        found = [d for d in self.named(name) if d.at_server_level]
+        return found[-1] if found else None
+
+    def loaded(self, module: str) -> bool:
+        return module in self.modules
+
+
+def parse_version(text: str) -> tuple[int, int, int]:
+    parts = [int(p) for p in re.findall(r"\d+", text)[:3]]
+    if not parts:
+        raise ValueError(text)
+    padded = [*parts, 0, 0, 0]
+    return padded[0], padded[1], padded[2]
+
+
+def read_httpd(
+    main_file: Path,
+    *,
+    server_root: Path | None = None,
+    defines: dict[str, str] | None = None,
+    version: str = "2.4.62",
+    static_modules: tuple[str, ...] = STATIC_MODULES,
+) -> HttpdConfig:
+    """Read `main_file` and everything it includes.  `server_root` is httpd's `-d` (default:
+    the `ServerRoot` directive, else the main file's directory, which is where Debian's and
+    upstream's compiled-in roots hold it); `defines` are `-D NAME` / `-D NAME=VALUE`."""
+    main_file = Path(main_file)
+    config = HttpdConfig(
+        main_file=main_file,
+        server_root=Path(server_root) if server_root else main_file.parent,
+        version=parse_version(version),
+        defines=dict(defines or {}),
+        modules=dict.fromkeys(static_modules),
+    )
+    _Reader(config, root_given=server_root is not None).read(main_file, (), (), None)
+    return config
+
+
+class _Reader:
+    def __init__(self, config: HttpdConfig, root_given: bool) -> None:
+        self.config = config
+        self.root_given = root_given
+
+    def read(
+        self,
+        path: Path,
+        sections: tuple[Section, ...],
+        chain: tuple[Path, ...],
+        included_at: Where | None,
+    ) -> None:
+        if len(chain) >= MAX_INCLUDE_DEPTH:
+            raise ConfigError(
+                included_at or path,
+                f"includes nested deeper than {MAX_INCLUDE_DEPTH} files (AP_MAX_INCLUDE_DEPTH)",
+                "remove the Include that leads back to an including file",
+            )
+        try:
+            text = path.read_bytes().decode("utf-8", errors="replace")
+        except OSError as exc:
+            raise ConfigError(
+                included_at or path,
+                f"cannot read {path} ({exc.strerror})",
+                "give the path of a readable httpd configuration file",
+            ) from None
+        self.config.files.append(path)
+        chain = (*chain, path.resolve())
+        frames: list[_Frame] = []
+        for where, line in _logical_lines(path, text):
+            active = all(f.active for f in frames)
+            if line.startswith("</"):
+                self._close(where, line, frames)
+            elif line.startswith("<"):
+                frames.append(self._open(where, line, active, sections, frames))
+            elif active:
+                inside = sections + tuple(f.section for f in frames if f.section)
+                self._directive(where, line, inside, chain)
+            else:
+                _check_name(where, line.split(None, 1)[0])
+        if frames:
+            frame = frames[-1]
+            raise ConfigError(
+                frame.where,
+                f"<{frame.name}> is never closed (end of file reached)",
+                f"add </{frame.name}> where the section ends",
+            )
+
+    def _open(
+        self,
+        where: Where,
+        line: str,
+        active: bool,
+        sections: tuple[Section, ...],
+        frames: list[_Frame],
+    ) -> _Frame:
+        if not line.endswith(">"):
+            raise ConfigError(
+                where,
+                f"a section line ends with '>' ({_short(line)})",
+                "close the <...> on the same line (httpd: directive missing closing '>')",
+            )
+        inner = line[1:-1].strip()
+        name, _, argument = inner.partition(" ")
+        name, argument = name.strip(), argument.strip()
+        if name.lower() not in SECTIONS:
+            raise ConfigError(where, f"an httpd section, not <{_short(name)}>", _not_httpd(line))
+        if not active:
+            return _Frame(name, where, False, None)
+        lowered = name.lower()
+        if lowered == "macro":  # a template, read only where `Use` expands it
+            self.config.notes.append(f"{where}: <Macro> not expanded (mod_macro's Use)")
+            return _Frame(name, where, False, None)
+        if lowered in CONDITIONALS:
+            resolved, undefined = self._resolve(argument)
+            if undefined:
+                self._undefined(where, name, undefined)
+            return _Frame(name, where, self._condition(where, lowered, resolved), None)
+        if lowered in ("if", "elseif", "else"):
+            self.config.notes.append(
+                f"{where}: <{name}> is evaluated per request; its directives are read as a section's"
+            )
+        resolved, _ = self._resolve(argument)
+        return _Frame(name, where, True, Section(name, resolved.strip("\"'"), where))
+
+    def _close(self, where: Where, line: str, frames: list[_Frame]) -> None:
+        name = line[2:].rstrip(">").strip()
+        if not frames:
+            raise ConfigError(
+                where, f"</{name}> closes a section that was not opened", f"remove </{name}>"
+            )
+        if frames[-1].name.lower() != name.lower():
+            raise ConfigError(
+                where,
+                f"</{frames[-1].name}> (opened at line {frames[-1].where.line}) but saw </{name}>",
+                f"close <{frames[-1].name}> before </{name}>",
+            )
+        frames.pop()
+
+    def _condition(self, where: Where, kind: str, argument: str) -> bool:
+        text = argument.strip().strip("\"'")
+        negate = text.startswith("!")
+        text = text.lstrip("!").strip()
+        if kind == "ifmodule":
+            result = text in self.config.modules
+        elif kind == "ifdefine":
+            result = text in self.config.defines
+        elif kind == "iffile":
+            result = self._root_relative(text).exists()
+        elif kind == "ifversion":
+            return _version_matches(where, argument, self.config.version)
+        else:  # IfDirective / IfSection: which directives exist depends on the build
+            self.config.notes.append(f"{where}: <{kind}> assumed true (it asks about the build)")
+            result = True
+        return result != negate
+
+    def _directive(
+        self, where: Where, line: str, sections: tuple[Section, ...], chain: tuple[Path, ...]
+    ) -> None:
+        resolved, undefined = self._resolve(line)
+        words = _words(where, resolved)
+        name, args = words[0], tuple(words[1:])
+        _check_name(where, name)
+        lowered = name.lower()
+        directive = Directive(name, args, where, sections, tuple(undefined))
+        self.config.directives.append(directive)
+        if undefined and lowered not in _IGNORED_WHEN_UNDEFINED:
+            self.config.notes.append(
+                f"{where}: ${{{undefined[0]}}} is not defined (AH00111), left as written in {name}"
+            )
+        if lowered == "serverroot" and args and not self.root_given:
+            self.config.server_root = Path(args[0])
+        elif lowered == "define" and args:
+            self.config.defines[args[0]] = " ".join(args[1:])
+        elif lowered == "undefine" and args:
+            self.config.defines.pop(args[0], None)
+        elif lowered == "loadmodule" and len(args) >= 2:
+            self.config.modules[args[0]] = where
+            source = Path(args[1]).name
+            if source.endswith(".so"):
+                self.config.modules[source[:-3] + ".c"] = where
+        elif lowered in ("include", "includeoptional"):
+            self._include(where, name, args, sections, chain, optional=lowered != "include")
+
+    def _include(
+        self,
+        where: Where,
+        name: str,
+        args: tuple[str, ...],
+        sections: tuple[Section, ...],
+        chain: tuple[Path, ...],
+        optional: bool,
+    ) -> None:
+        if len(args) != 1:
+            raise ConfigError(where, f"{name} takes one path", f"write {name} PATH")
+        pattern = self._root_relative(args[0])
+        if any(ch in str(pattern) for ch in "*?["):
+            found = _glob(pattern)
+            strict = not optional and self.config.version >= (2, 3, 6)
+            if not found and strict:
+                raise ConfigError(
+                    where,
+                    f"files matching {pattern} (Include's wildcard matched nothing)",
+                    "fix the path, or use IncludeOptional for a set that may be empty",
+                )
+        elif pattern.is_dir():
+            found = sorted(p for p in pattern.rglob("*") if p.is_file())
+        elif pattern.exists():
+            found = [pattern]
+        elif optional:
+            found = []
+        else:
+            raise ConfigError(
+                where,
+                f"{name} of a file that exists, not {pattern}",
+                "fix the path (relative paths start at ServerRoot; --server-root sets it)",
+            )
+        for path in found:
+            if path.resolve() in chain:
+                loop = " -> ".join(p.name for p in (*chain, path.resolve()))
+                raise ConfigError(
+                    where,
+                    f"{name} {path} is a loop ({loop})",
+                    "remove the Include that leads back to a file that includes it",
+                )
+            self.read(path, sections, chain, where)
+
+    def _root_relative(self, text: str) -> Path:
+        path = Path(text.strip("\"'"))
+        return path if path.is_absolute() else self.config.server_root / path
+
+    def _resolve(self, text: str) -> tuple[str, list[str]]:
+        """`ap_resolve_env`: `${NAME}` from the Defines; what none gives stays as written."""
+        undefined: list[str] = []
+
+        def value(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name in self.config.defines:
+                return self.config.defines[name]
+            undefined.append(name)
+            return match.group(0)
+
+        return VARIABLE.sub(value, text), undefined
+
+    def _undefined(self, where: Where, name: str, undefined: list[str]) -> None:
+        raise ConfigError(
+            where,
+            f"${{{undefined[0]}}} in <{name}> is not defined",
+            f"add `Define {undefined[0]} VALUE` before it, or pass --define {undefined[0]}=VALUE",
+        )
+
+
+# Directives whose ${VAR}s (Debian's envvars: APACHE_RUN_USER, APACHE_LOG_DIR...) change no
+# performance figure: reading past them is what httpd does too (it only warns).
+_IGNORED_WHEN_UNDEFINED = {
+    "user",
+    "group",
+    "errorlog",
+    "customlog",
+    "pidfile",
+    "mutex",
+    "defaultruntimedir",
+    "loglevel",
+}
+
+
+@dataclass
+class _Frame:
+    name: str
+    where: Where
+    active: bool
+    section: Section | None
+
+
+def _logical_lines(path: Path, text: str):
+    """(where, line) of each directive or section line: comments and blank lines dropped,
+    backslash continuations joined (the line number is the first line's)."""
+    pending: list[str] = []
+    start = 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not pending:
+            start = number
+            if not line or line.startswith("#"):
+                continue
+        if line.endswith("\\"):
+            pending.append(line[:-1])
+            continue
+        pending.append(line)
+        joined = " ".join(part for part in pending if part).strip()
+        pending = []
+        if joined:
+            yield Where(path, start), joined
+    if pending:
+        yield Where(path, start), " ".join(pending).strip()
+
+
+def _words(where: Where, line: str) -> list[str]:
+    """`ap_getword_conf`: words split on white space; a word may be quoted ('...' or "...")
+    with backslash escapes of the quote inside."""
+    words: list[str] = []
+    i, n = 0, len(line)
+    while i < n:
+        while i < n and line[i].isspace():
+            i += 1
+        if i >= n:
+            break
+        quote = line[i] if line[i] in "\"'" else None
+        if quote:
+            i += 1
+            word: list[str] = []
+            while i < n and line[i] != quote:
+                if line[i] == "\\" and i + 1 < n and line[i + 1] == quote:
+                    i += 1
+                word.append(line[i])
+                i += 1
+            if i >= n:
+                raise ConfigError(where, f"a closing {quote} in {_short(line)}", "close the quote")
+            i += 1
+            words.append("".join(word))
+        else:
+            start = i
+            while i < n and not line[i].isspace():
+                i += 1
+            words.append(line[start:i])
+    return words
+
+
+def _check_name(where: Where, name: str) -> None:
+    if not DIRECTIVE_NAME.match(name):
+        raise ConfigError(
+            where,
+            f"an httpd directive (a name, then its arguments), not {_short(name)}",
+            _not_httpd(name),
+        )
+
+
+def _not_httpd(text: str) -> str:
+    """The fix for a line httpd would not read: name the file it looks like."""
+    if text.lstrip("<").lower().startswith(("?xml", "server", "configure", "!--")):
+        return "this is XML (Tomcat's server.xml: --tomcat; Jetty's jetty.xml: --jetty), not httpd configuration"
+    if "=" in text and "." in text.split("=", 1)[0]:
+        return "this looks like mod_jk's workers.properties: pass it with --workers-properties"
+    return "this is not httpd configuration syntax: check the file given with --httpd"
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _glob(pattern: Path) -> list[Path]:
+    """Wildcards in any part of the path, each part matched in alphabetical order; a matched
+    directory contributes every file below it."""
+    parts = pattern.parts
+    paths = [Path(parts[0])]
+    for part in parts[1:]:
+        following: list[Path] = []
+        for base in paths:
+            if any(ch in part for ch in "*?["):
+                if base.is_dir():
+                    following += sorted(
+                        p for p in base.iterdir() if fnmatch.fnmatchcase(p.name, part)
+                    )
+            else:
+                following.append(base / part)
+        paths = following
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found += sorted(p for p in path.rglob("*") if p.is_file())
+        elif path.exists():
+            found.append(path)
+    return found
+
+
+_OPERATORS = ("==", ">=", "<=", "=", ">", "<", "~")
+
+
+def _version_matches(where: Where, argument: str, version: tuple[int, int, int]) -> bool:
+    """mod_version's `<IfVersion [[!]operator] version>`; a missing minor or patch is 0."""
+    text = argument.strip()
+    negate = text.startswith("!")
+    text = text.lstrip("!").strip()
+    operator = "="
+    for candidate in _OPERATORS:
+        if text.startswith(candidate):
+            operator, text = candidate, text[len(candidate) :].strip()
+            break
+    running = ".".join(str(p) for p in version)
+    if operator == "~" or (text.startswith("/") and text.endswith("/")):
+        try:
+            return bool(re.search(text.strip("/"), running)) != negate
+        except re.error:
+            raise ConfigError(
+                where, f"a regular expression in <IfVersion>, not {text!r}", "fix it"
+            ) from None
+    try:
+        wanted = parse_version(text)
+    except ValueError:
+        raise ConfigError(
+            where,
+            f"<IfVersion [operator] major.minor.patch>, not {_short(argument)}",
+            "write e.g. <IfVersion >= 2.4>",
+        ) from None
+    result = {
+        "=": version == wanted,
+        "==": version == wanted,
+        ">": version > wanted,
+        ">=": version >= wanted,
+        "<": version < wanted,
+        "<=": version <= wanted,
+    }[operator]
+    return result != negate
