@@ -73,7 +73,7 @@ class TomcatServer:
             return of_scheme[0]
         raise ConfigError(
             wanted_by,
-            f"a {scheme.upper()} Connector on port {port} in {self.file} (its Connectors: {ports})",
+            f"an {scheme.upper()} Connector on port {port} in {self.file} (its Connectors: {ports})",
             f'add <Connector port="{port}" protocol="{"AJP/1.3" if scheme == "ajp" else "HTTP/1.1"}"/> '
             "to server.xml (uncomment the shipped one) or fix the port the front uses",
         )
