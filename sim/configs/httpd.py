@@ -147,10 +147,13 @@ def read_httpd(
     defines: dict[str, str] | None = None,
     version: str = "2.4.62",
     static_modules: tuple[str, ...] = STATIC_MODULES,
+    static_mpm: str | None = None,
 ) -> HttpdConfig:
     """Read `main_file` and everything it includes.  `server_root` is httpd's `-d` (default:
     the `ServerRoot` directive, else the main file's directory, which is where Debian's and
-    upstream's compiled-in roots hold it); `defines` are `-D NAME` / `-D NAME=VALUE`."""
+    upstream's compiled-in roots hold it); `defines` are `-D NAME` / `-D NAME=VALUE`;
+    `static_mpm` an MPM compiled in (httpd 2.2, or 2.4 built without shared MPMs), known to
+    `<IfModule>` from the start as `mpm_NAME_module` and `NAME.c`."""
     main_file = Path(main_file)
     config = HttpdConfig(
         main_file=main_file,
@@ -159,6 +162,8 @@ def read_httpd(
         defines=dict(defines or {}),
         modules=dict.fromkeys(static_modules),
     )
+    if static_mpm:
+        config.modules.update(dict.fromkeys((f"mpm_{static_mpm}_module", f"{static_mpm}.c")))
     _Reader(config, root_given=server_root is not None).read(main_file, (), (), None)
     return config
 
@@ -304,6 +309,9 @@ class _Reader:
             source = Path(args[1]).name
             if source.endswith(".so"):
                 self.config.modules[source[:-3] + ".c"] = where
+            mpm = re.fullmatch(r"mpm_(\w+)_module", args[0])
+            if mpm:  # an MPM's module name is its source file's: prefork.c, event.c
+                self.config.modules[f"{mpm.group(1)}.c"] = where
         elif lowered in ("include", "includeoptional"):
             self._include(where, name, args, sections, chain, optional=lowered != "include")
 

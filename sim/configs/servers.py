@@ -60,8 +60,10 @@ def read_backends(members: list[Member], files: ServerFiles, draft) -> None:
     tomcats: dict[Path, TomcatServer] = {}
     jetties: dict[Path, JettyServer] = {}
     nodes: list[tuple[dict[str, Any], dict[str, str], Member]] = []
+    kinds: dict[str, str] = {}  # member name -> tomcat / jetty, the group's name
     for member in members:
         kind, path = files.for_member(member)
+        kinds[member.name] = kind
         if kind == "tomcat":
             if path not in tomcats:
                 tomcats[path] = read_tomcat(path, files.tomcat_version)
@@ -84,9 +86,14 @@ def read_backends(members: list[Member], files: ServerFiles, draft) -> None:
     names: set[str] = set()
     for index, (values, sources, group) in enumerate(groups):
         prefix = f"backends.{index}"
-        name = _name(group[0].name, names)
+        # named for the server it runs (its nodes are tomcat1, tomcat2...); the member's own
+        # name (a mod_jk worker, a host) is in the provenance
+        name = _name(kinds[group[0].name], names)
         names.add(name)
-        draft.put(f"{prefix}.name", name, f"{group[0].where}: backend {group[0].name}")
+        members_named = ", ".join(m.name for m in group)
+        draft.put(
+            f"{prefix}.name", name, f"{group[0].where}: {kinds[group[0].name]} {members_named}"
+        )
         if len(group) > 1:
             draft.put(
                 f"{prefix}.count", len(group), ", ".join(f"{m.name} ({m.where})" for m in group)

@@ -12,7 +12,7 @@ from pathlib import Path
 from sim.configs.draft import Draft, toml_text
 from sim.configs.errors import ConfigError
 from sim.configs.front import mpm_of, read_front
-from sim.configs.httpd import HttpdConfig, read_httpd
+from sim.configs.httpd import HttpdConfig, parse_version, read_httpd
 from sim.configs.routes import Member, read_routes
 from sim.configs.servers import ServerFiles, read_backends
 
@@ -60,6 +60,7 @@ def assemble(sources: Sources) -> Assembled:
             server_root=sources.server_root,
             defines=sources.defines,
             version=sources.httpd_version,
+            static_mpm=sources.mpm or compiled_in_mpm(sources.httpd_version),
         )
         mpm, why = mpm_of(config, sources.mpm)
         per_child = read_front(config, draft, mpm, why)
@@ -87,6 +88,11 @@ def assemble(sources: Sources) -> Assembled:
     _check(draft, sources)
     text = toml_text(draft, _header(sources, config))
     return Assembled(draft, config, text)
+
+
+def compiled_in_mpm(version: str) -> str | None:
+    """httpd 2.2 has its MPM compiled in, prefork unless configure said otherwise."""
+    return "prefork" if parse_version(version) < (2, 4, 0) else None
 
 
 def _direct_members(files: ServerFiles) -> list[Member]:

@@ -113,7 +113,8 @@ def test_debian_apache2_with_mod_jk_and_its_workers_properties(tmp_path):
     )
     assert lb.draft.values["balancer.policy"] == "mod_jk_request"
     assert lb.draft.values["balancer.sticky_session"] is True  # mod_jk's default
-    assert lb.draft.values["backends.0.name"] == "ajp13_worker"
+    assert lb.draft.values["backends.0.name"] == "tomcat"
+    assert "ajp13_worker" in lb.draft.provenance["backends.0.name"]
 
 
 # ---------------------------------------------------------------- workers.properties
