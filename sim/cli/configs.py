@@ -92,6 +92,13 @@ def _defines(values: tuple[str, ...]) -> dict[str, str]:
     help="Jetty's jetty.xml (NAME: the member it is for)",
 )
 @click.option(
+    "--clients",
+    type=click.Choice(["ab", "closed"]),
+    default="ab",
+    show_default=True,
+    help="the placeholder load: ab -c/-n, or closed users with a think time (tiersim plan's)",
+)
+@click.option(
     "-o", "--output", required=True, type=click.Path(dir_okay=False), help="the model file to write"
 )
 def from_config_command(
@@ -104,6 +111,7 @@ def from_config_command(
     tomcat,
     tomcat_version,
     jetty,
+    clients,
     output,
 ) -> None:
     """A model file from the stack's configuration files, every value with its provenance."""
@@ -128,6 +136,7 @@ def from_config_command(
         tomcat=_named_files(tomcat, "--tomcat"),
         jetty=_named_files(jetty, "--jetty"),
         tomcat_version=(major, minor),
+        clients=clients,
     )
     try:
         assembled = assemble(sources)

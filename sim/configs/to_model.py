@@ -22,6 +22,12 @@ CLIENTS_PLACEHOLDER = (
 )
 
 
+CLOSED_PLACEHOLDER = (
+    "the load: no configuration holds it. Closed users with a think time, as a load test's "
+    "threads (tiersim plan sets clients.users from each run and fits clients.think.mean)"
+)
+
+
 @dataclass
 class Sources:
     """What `tiersim from-config` was given."""
@@ -35,6 +41,7 @@ class Sources:
     tomcat: list[tuple[str | None, Path]] = field(default_factory=list)
     jetty: list[tuple[str | None, Path]] = field(default_factory=list)
     tomcat_version: tuple[int, int] = (10, 1)
+    clients: str = "ab"  # the placeholder clients: "ab" (ab -c -n) or "closed" (users, think)
 
 
 @dataclass
@@ -77,9 +84,15 @@ def assemble(sources: Sources) -> Assembled:
     else:
         members = _direct_members(files)
     read_backends(members, files, draft)
-    draft.placeholder("clients.kind", "ab", CLIENTS_PLACEHOLDER)
-    draft.placeholder("clients.concurrency", 1, CLIENTS_PLACEHOLDER)
-    draft.placeholder("clients.requests", 10000, CLIENTS_PLACEHOLDER)
+    if sources.clients == "closed":
+        draft.placeholder("clients.kind", "closed", CLOSED_PLACEHOLDER)
+        draft.placeholder("clients.users", 1, CLOSED_PLACEHOLDER)
+        draft.placeholder("clients.think", {"dist": "exponential", "mean": 0.0}, CLOSED_PLACEHOLDER)
+        draft.placeholder("run.duration_s", 60.0, "run control: simulated seconds per replication")
+    else:
+        draft.placeholder("clients.kind", "ab", CLIENTS_PLACEHOLDER)
+        draft.placeholder("clients.concurrency", 1, CLIENTS_PLACEHOLDER)
+        draft.placeholder("clients.requests", 10000, CLIENTS_PLACEHOLDER)
     draft.values = {
         "meta.name": f"from-config: {meta_name(draft)}",
         "meta.description": "Read from the configuration files; clients and demands are placeholders.",

@@ -188,3 +188,28 @@ def test_from_config_reproduces_the_values_a_seed_model_writes(name):
     assert {"proxy.workers", "proxy.start_servers", "backends.0.threads"} <= written
     assert [d for d in found if d.split(":")[0] in written] == []
     assert found == SEED_UNWRITTEN
+
+
+def test_the_cli_writes_the_model_and_names_what_it_leaves_out(tmp_path):
+    """`tiersim from-config` on Debian's worker configuration: the file, with the
+    not-modelled directives in it and on stderr; `--clients closed` for the planner's path."""
+    from click.testing import CliRunner
+
+    from sim.cli import main
+
+    directory = FIXTURES / "apache24-worker-debian-tomcat10"
+    out = tmp_path / "model.toml"
+    args = [
+        "from-config",
+        "--httpd",
+        directory / "apache2.conf",
+        "--tomcat",
+        directory / "server.xml",
+    ]
+    result = CliRunner().invoke(main, [str(a) for a in [*args, "--clients", "closed", "-o", out]])
+    assert result.exit_code == 0, result.output
+    assert "not modelled:" in result.stderr and "RequestReadTimeout" in result.stderr
+    text = out.read_text()
+    assert "# Not modelled" in text and "RequestReadTimeout" in text.split("# Not modelled", 1)[1]
+    model = load_model(out, ["clients.users=8", "clients.think.mean=0.25"])
+    assert model.clients.kind == "closed" and model.proxy is not None and model.proxy.workers == 150
