@@ -15,49 +15,23 @@ in alphabetical order (server/config.c `ap_process_fnmatch_configs`).
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sim.configs.errors import ConfigError, Where
+from sim.configs.httpd_syntax import (
+    SECTIONS,
+    check_name,
+    glob_paths,
+    logical_lines,
+    not_httpd,
+    parse_version,
+    short,
+    version_matches,
+    words,
+)
 
-# The sections httpd 2.4 and its common modules define; anything else in `<...>` is not httpd
-# configuration (an XML file, a typo), which httpd would refuse as an invalid command.
-SECTIONS = {
-    name.lower()
-    for name in (
-        "Directory",
-        "DirectoryMatch",
-        "Files",
-        "FilesMatch",
-        "Location",
-        "LocationMatch",
-        "VirtualHost",
-        "Proxy",
-        "ProxyMatch",
-        "Limit",
-        "LimitExcept",
-        "If",
-        "ElseIf",
-        "Else",
-        "IfModule",
-        "IfDefine",
-        "IfVersion",
-        "IfFile",
-        "IfDirective",
-        "IfSection",
-        "RequireAll",
-        "RequireAny",
-        "RequireNone",
-        "AuthnProviderAlias",
-        "AuthzProviderAlias",
-        "Macro",
-        "MDomain",
-        "MDomainSet",
-        "Perl",
-    )
-}
 CONDITIONALS = {"ifmodule", "ifdefine", "ifversion", "iffile", "ifdirective", "ifsection"}
 # Modules compiled into Debian's apache2 (`apache2 -l`); upstream's default build has core.c,
 # mod_so.c and http_core.c (and the MPM when it is not built shared).
@@ -72,7 +46,6 @@ STATIC_MODULES = (
     "mod_unixd.c",
 )
 MAX_INCLUDE_DEPTH = 128  # AP_MAX_INCLUDE_DEPTH
-DIRECTIVE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 VARIABLE = re.compile(r"\$\{([^}]+)\}")
 
 
@@ -132,14 +105,6 @@ class HttpdConfig:
         return module in self.modules
 
 
-def parse_version(text: str) -> tuple[int, int, int]:
-    parts = [int(p) for p in re.findall(r"\d+", text)[:3]]
-    if not parts:
-        raise ValueError(text)
-    padded = [*parts, 0, 0, 0]
-    return padded[0], padded[1], padded[2]
-
-
 def read_httpd(
     main_file: Path,
     *,
@@ -197,7 +162,7 @@ class _Reader:
         self.config.files.append(path)
         chain = (*chain, path.resolve())
         frames: list[_Frame] = []
-        for where, line in _logical_lines(path, text):
+        for where, line in logical_lines(path, text):
             active = all(f.active for f in frames)
             if line.startswith("</"):
                 self._close(where, line, frames)
@@ -207,7 +172,7 @@ class _Reader:
                 inside = sections + tuple(f.section for f in frames if f.section)
                 self._directive(where, line, inside, chain)
             else:
-                _check_name(where, line.split(None, 1)[0])
+                check_name(where, line.split(None, 1)[0])
         if frames:
             frame = frames[-1]
             raise ConfigError(
@@ -227,14 +192,14 @@ class _Reader:
         if not line.endswith(">"):
             raise ConfigError(
                 where,
-                f"a section line ends with '>' ({_short(line)})",
+                f"a section line ends with '>' ({short(line)})",
                 "close the <...> on the same line (httpd: directive missing closing '>')",
             )
         inner = line[1:-1].strip()
         name, _, argument = inner.partition(" ")
         name, argument = name.strip(), argument.strip()
         if name.lower() not in SECTIONS:
-            raise ConfigError(where, f"an httpd section, not <{_short(name)}>", _not_httpd(line))
+            raise ConfigError(where, f"an httpd section, not <{short(name)}>", not_httpd(line))
         if not active:
             return _Frame(name, where, False, None)
         lowered = name.lower()
@@ -278,7 +243,7 @@ class _Reader:
         elif kind == "iffile":
             result = self._root_relative(text).exists()
         elif kind == "ifversion":
-            return _version_matches(where, argument, self.config.version)
+            return version_matches(where, argument, self.config.version)
         else:  # IfDirective / IfSection: which directives exist depends on the build
             self.config.notes.append(f"{where}: <{kind}> assumed true (it asks about the build)")
             result = True
@@ -288,9 +253,9 @@ class _Reader:
         self, where: Where, line: str, sections: tuple[Section, ...], chain: tuple[Path, ...]
     ) -> None:
         resolved, undefined = self._resolve(line)
-        words = _words(where, resolved)
-        name, args = words[0], tuple(words[1:])
-        _check_name(where, name)
+        split = words(where, resolved)
+        name, args = split[0], tuple(split[1:])
+        check_name(where, name)
         lowered = name.lower()
         directive = Directive(name, args, where, sections, tuple(undefined))
         self.config.directives.append(directive)
@@ -328,7 +293,7 @@ class _Reader:
             raise ConfigError(where, f"{name} takes one path", f"write {name} PATH")
         pattern = self._root_relative(args[0])
         if any(ch in str(pattern) for ch in "*?["):
-            found = _glob(pattern)
+            found = glob_paths(pattern)
             strict = not optional and self.config.version >= (2, 3, 6)
             if not found and strict:
                 raise ConfigError(
@@ -403,144 +368,3 @@ class _Frame:
     where: Where
     active: bool
     section: Section | None
-
-
-def _logical_lines(path: Path, text: str):
-    """(where, line) of each directive or section line: comments and blank lines dropped,
-    backslash continuations joined (the line number is the first line's)."""
-    pending: list[str] = []
-    start = 0
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not pending:
-            start = number
-            if not line or line.startswith("#"):
-                continue
-        if line.endswith("\\"):
-            pending.append(line[:-1])
-            continue
-        pending.append(line)
-        joined = " ".join(part for part in pending if part).strip()
-        pending = []
-        if joined:
-            yield Where(path, start), joined
-    if pending:
-        yield Where(path, start), " ".join(pending).strip()
-
-
-def _words(where: Where, line: str) -> list[str]:
-    """`ap_getword_conf`: words split on white space; a word may be quoted ('...' or "...")
-    with backslash escapes of the quote inside."""
-    words: list[str] = []
-    i, n = 0, len(line)
-    while i < n:
-        while i < n and line[i].isspace():
-            i += 1
-        if i >= n:
-            break
-        quote = line[i] if line[i] in "\"'" else None
-        if quote:
-            i += 1
-            word: list[str] = []
-            while i < n and line[i] != quote:
-                if line[i] == "\\" and i + 1 < n and line[i + 1] == quote:
-                    i += 1
-                word.append(line[i])
-                i += 1
-            if i >= n:
-                raise ConfigError(where, f"a closing {quote} in {_short(line)}", "close the quote")
-            i += 1
-            words.append("".join(word))
-        else:
-            start = i
-            while i < n and not line[i].isspace():
-                i += 1
-            words.append(line[start:i])
-    return words
-
-
-def _check_name(where: Where, name: str) -> None:
-    if not DIRECTIVE_NAME.match(name):
-        raise ConfigError(
-            where,
-            f"an httpd directive (a name, then its arguments), not {_short(name)}",
-            _not_httpd(name),
-        )
-
-
-def _not_httpd(text: str) -> str:
-    """The fix for a line httpd would not read: name the file it looks like."""
-    if text.lstrip("<").lower().startswith(("?xml", "server", "configure", "!--")):
-        return "this is XML (Tomcat's server.xml: --tomcat; Jetty's jetty.xml: --jetty), not httpd configuration"
-    if "=" in text and "." in text.split("=", 1)[0]:
-        return "this looks like mod_jk's workers.properties: pass it with --workers-properties"
-    return "this is not httpd configuration syntax: check the file given with --httpd"
-
-
-def _short(text: str, limit: int = 60) -> str:
-    return repr(text if len(text) <= limit else text[:limit] + "...")
-
-
-def _glob(pattern: Path) -> list[Path]:
-    """Wildcards in any part of the path, each part matched in alphabetical order; a matched
-    directory contributes every file below it."""
-    parts = pattern.parts
-    paths = [Path(parts[0])]
-    for part in parts[1:]:
-        following: list[Path] = []
-        for base in paths:
-            if any(ch in part for ch in "*?["):
-                if base.is_dir():
-                    following += sorted(
-                        p for p in base.iterdir() if fnmatch.fnmatchcase(p.name, part)
-                    )
-            else:
-                following.append(base / part)
-        paths = following
-    found: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found += sorted(p for p in path.rglob("*") if p.is_file())
-        elif path.exists():
-            found.append(path)
-    return found
-
-
-_OPERATORS = ("==", ">=", "<=", "=", ">", "<", "~")
-
-
-def _version_matches(where: Where, argument: str, version: tuple[int, int, int]) -> bool:
-    """mod_version's `<IfVersion [[!]operator] version>`; a missing minor or patch is 0."""
-    text = argument.strip()
-    negate = text.startswith("!")
-    text = text.lstrip("!").strip()
-    operator = "="
-    for candidate in _OPERATORS:
-        if text.startswith(candidate):
-            operator, text = candidate, text[len(candidate) :].strip()
-            break
-    running = ".".join(str(p) for p in version)
-    if operator == "~" or (text.startswith("/") and text.endswith("/")):
-        try:
-            return bool(re.search(text.strip("/"), running)) != negate
-        except re.error:
-            raise ConfigError(
-                where, f"a regular expression in <IfVersion>, not {text!r}", "fix it"
-            ) from None
-    try:
-        wanted = parse_version(text)
-    except ValueError:
-        raise ConfigError(
-            where,
-            f"<IfVersion [operator] major.minor.patch>, not {_short(argument)}",
-            "write e.g. <IfVersion >= 2.4>",
-        ) from None
-    result = {
-        "=": version == wanted,
-        "==": version == wanted,
-        ">": version > wanted,
-        ">=": version >= wanted,
-        "<": version < wanted,
-        "<=": version <= wanted,
-    }[operator]
-    return result != negate

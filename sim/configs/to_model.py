@@ -12,7 +12,8 @@ from pathlib import Path
 from sim.configs.draft import Draft, toml_text
 from sim.configs.errors import ConfigError
 from sim.configs.front import mpm_of, read_front
-from sim.configs.httpd import HttpdConfig, parse_version, read_httpd
+from sim.configs.httpd import HttpdConfig, read_httpd
+from sim.configs.httpd_syntax import parse_version
 from sim.configs.routes import Member, read_routes
 from sim.configs.servers import ServerFiles, read_backends
 
