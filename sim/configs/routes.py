@@ -95,9 +95,13 @@ def read_routes(
 def _target(directive: Directive) -> str | None:
     """The worker URL (ProxyPass) or worker name (JkMount) a route sends to."""
     args = directive.args
-    in_location = directive.within("Location") or directive.within("LocationMatch")
-    index = 0 if in_location else 1
+    index = 0 if _in_location(directive) else 1
     return args[index] if len(args) > index else None
+
+
+def _in_location(directive: Directive) -> bool:
+    """Inside `<Location>`, ProxyPass and JkMount take no path: the section's is theirs."""
+    return bool(directive.within("Location") or directive.within("LocationMatch"))
 
 
 def _proxy_route(
@@ -110,7 +114,7 @@ def _proxy_route(
         )
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
-    params = _params(route, route.args[(0 if route.within("Location") else 1) + 1 :])
+    params = _params(route, route.args[(0 if _in_location(route) else 1) + 1 :])
     timeout, timeout_source = _proxy_timeout(config)
     if scheme == "balancer":
         return _balancer(

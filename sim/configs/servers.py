@@ -68,6 +68,8 @@ def read_backends(members: list[Member], files: ServerFiles, draft) -> None:
             if path not in tomcats:
                 tomcats[path] = read_tomcat(path, files.tomcat_version)
                 draft.notes += tomcats[path].notes
+                for where, what, why in tomcats[path].not_modelled:
+                    draft.missing(where, what, why)
             server = tomcats[path]
             connector = server.connector(member.port, member.scheme, member.where)
             values, sources = _tomcat_backend(server, connector, draft)

@@ -61,6 +61,8 @@ class TomcatServer:
     version: tuple[int, int]
     connectors: list[TomcatConnector] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # performance-relevant elements with no model parameter: (where, what, why)
+    not_modelled: list[tuple[Where, str, str]] = field(default_factory=list)
 
     def connector(self, port: int | None, scheme: str, wanted_by: Where | str) -> TomcatConnector:
         """The Connector the front talks to: on `port`, else the only one of its scheme."""
@@ -88,6 +90,20 @@ def read_tomcat(path: Path, version: tuple[int, int] = (10, 1)) -> TomcatServer:
             "pass Tomcat's conf/server.xml with --tomcat (Jetty's jetty.xml goes with --jetty)",
         )
     server = TomcatServer(Path(path), version)
+    for cluster in root.iter("Cluster"):
+        server.not_modelled.append(
+            (
+                cluster.where,
+                f"<Cluster className={cluster.attributes.get('className', '')!r}>",
+                "session replication between the nodes: give it as [[cluster.replication]]",
+            )
+        )
+    for engine in root.iter("Engine"):
+        if "jvmRoute" in engine.attributes:
+            server.notes.append(
+                f"{engine.attribute_where('jvmRoute')}: Engine jvmRoute="
+                f"{engine.attributes['jvmRoute']} (the route a sticky balancer sends a session to)"
+            )
     for service in root.children:
         if service.tag != "Service":
             continue

@@ -49,3 +49,12 @@ def test_jetty9_server_connector_property_defaults(tmp_path):
 def test_a_port_no_jetty_connector_listens_on(tmp_path):
     with pytest.raises(ConfigError, match="port 8010"):
         proxied(tmp_path, "ajp://jetty:8010/", JETTY / "jetty7.xml")
+
+
+def test_jetty6_select_channel_connector(tmp_path):
+    server = read_jetty(JETTY / "jetty6.xml")
+    assert server.version == 6
+    values = proxied(tmp_path, "http://jetty:8080/", JETTY / "jetty6.xml")
+    assert values["backends.0.threads"] == 250 and values["backends.0.acceptors"] == 2
+    assert values["backends.0.connector"] == "nonblocking"
+    assert values["backends.0.connection_idle_timeout_s"] == 30

@@ -150,3 +150,31 @@ def test_line_solves_the_export_as_tiersim_solve_does(tmp_path):
     throughput, response = line_solution(lqn.xml, tmp_path, "tomcat1", 0.03)
     assert throughput == pytest.approx(answer.throughput_per_s, rel=1e-6)
     assert response == pytest.approx(answer.response_mean_s, rel=1e-6)
+
+
+def test_a_from_config_model_exports(tmp_path):
+    """The configuration's own model, as `from-config` writes it, exports once the load and
+    the demands are given; the pools are the configuration's."""
+    from pathlib import Path
+
+    from sim.configs.to_model import Sources, assemble
+
+    directory = (
+        Path(__file__).resolve().parents[2]
+        / "tests"
+        / "fixtures"
+        / "configs"
+        / "apache24-event-tomcat10"
+    )
+    text = assemble(
+        Sources(httpd=directory / "httpd.conf", tomcat=[(None, directory / "server.xml")])
+    ).text
+    (tmp_path / "m.toml").write_text(text)
+    args = ["export", "lqn", str(tmp_path / "m.toml"), "-o", str(tmp_path / "m.lqnx")]
+    args += ["--set", "clients.concurrency=100", "--set", "backends.0.demand.mean=0.01"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    root = ET.fromstring((tmp_path / "m.lqnx").read_text().split("-->", 1)[1])
+    tasks = {t.get("name"): t.get("multiplicity") for t in root.iter("task")}
+    assert tasks == {"proxy": "400", "tomcat1": "200", "clients": "100"}
+    assert "proxy.start_servers" in result.stderr  # process management: LQN has none

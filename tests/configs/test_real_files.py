@@ -259,3 +259,66 @@ def test_mod_proxy_balancer_members_and_weights(tmp_path):
     assert values["backends.1.weight"] == 2.0 and "backends.1.count" not in values
     assert values["balancer.policy"] == "bybusyness" and values["balancer.sticky_session"] is True
     assert values["proxy.backend_pool.acquire_timeout_s"] == 0.5
+
+
+def test_each_member_with_its_own_server_xml(tmp_path):
+    """`--tomcat NAME=FILE`: a mod_jk lb whose members run different server.xml files are
+    two groups, each with its file's values; a Cluster element is named as not modelled."""
+    bigger = tmp_path / "big.xml"
+    bigger.write_text(
+        TOMCAT_AJP.read_text()
+        .replace('port="8009"', 'port="8009" maxThreads="400"')
+        .replace(
+            "</Engine>",
+            '<Cluster className="org.apache.catalina.ha.tcp.SimpleTcpCluster"/>\n</Engine>',
+        )
+    )
+    (tmp_path / "httpd.conf").write_text(
+        "LoadModule mpm_event_module m/e.so\nLoadModule jk_module m/mod_jk.so\n"
+        "JkWorkersFile w.properties\nJkMount /* lb\n"
+    )
+    (tmp_path / "w.properties").write_text(
+        "worker.list=lb\nworker.lb.type=lb\nworker.lb.balance_workers=node1,node2\n"
+        "worker.lb.method=B\nworker.lb.sticky_session=false\n"
+        "worker.node1.host=t1\nworker.node1.reply_timeout=10000\n"
+        "worker.node2.reference=worker.node1\nworker.node2.host=t2\nworker.node2.lbfactor=2\n"
+    )
+    assembled = assemble(
+        Sources(httpd=tmp_path / "httpd.conf", tomcat=[("node1", TOMCAT_AJP), ("node2", bigger)])
+    )
+    values = assembled.draft.values
+    assert values["backends.0.threads"] == 200 and values["backends.1.threads"] == 400
+    assert values["backends.0.name"] == "tomcat" and values["backends.1.name"] == "tomcat2"
+    assert values["backends.1.weight"] == 2.0
+    assert (
+        values["balancer.policy"] == "mod_jk_busyness"
+        and values["balancer.sticky_session"] is False
+    )
+    assert values["proxy.backend_pool.reply_timeout_s"] == 10  # node2 inherits it too
+    assert any("<Cluster" in line for line in assembled.draft.not_modelled)
+
+
+def test_define_on_the_command_line_picks_the_route(tmp_path):
+    from click.testing import CliRunner
+
+    from sim.cli import main
+
+    httpd = FIXTURES / "seed000-rhel5-httpd22"
+    args = [
+        "from-config", "--httpd", httpd / "conf" / "httpd.conf", "--server-root", httpd,
+        "--httpd-version", "2.2.3", "--tomcat", FIXTURES / "seed000-tomcat55" / "server.xml",
+        "--tomcat-version", "5.5", "-o", tmp_path / "m.toml",
+    ]  # fmt: skip
+    for define, module in (("MOD_JK", "mod_jk"), ("PROXY_AJP", "mod_proxy")):
+        result = CliRunner().invoke(main, [str(a) for a in args] + ["--define", define])
+        assert result.exit_code == 0, result.output
+        assert load_model_text(tmp_path / "m.toml").proxy.backend_pool.module == module
+    # neither: RHEL 5's httpd.conf alone proxies nothing
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    assert result.exit_code == 3 and "ProxyPass" in result.stderr
+
+
+def load_model_text(path: Path):
+    from sim.model.load import load_model
+
+    return load_model(path)
