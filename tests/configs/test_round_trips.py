@@ -213,3 +213,31 @@ def test_the_cli_writes_the_model_and_names_what_it_leaves_out(tmp_path):
     assert "# Not modelled" in text and "RequestReadTimeout" in text.split("# Not modelled", 1)[1]
     model = load_model(out, ["clients.users=8", "clients.think.mean=0.25"])
     assert model.clients.kind == "closed" and model.proxy is not None and model.proxy.workers == 150
+
+
+WORKLOAD = [  # the hand models' own illustrative workload and hosts, given to ours by --set
+    "clients.users=300",
+    'clients.think={dist="exponential", mean=1.0}',
+    "clients.keep_alive=true",
+    "proxy.cores=2",
+    'proxy.demand={dist="exponential", mean=0.0005}',
+    "backends.0.cores=4",
+    'backends.0.demand={dist="exponential", mean=0.020}',
+]
+
+
+@pytest.mark.parametrize("name", sorted(ROUND_TRIPS))
+def test_the_model_from_the_files_predicts_what_the_hand_written_one_does(tmp_path, name):
+    """Given the same workload and hosts, the model from the configuration files gives the
+    hand-written model's figures to the last digit (same seeds)."""
+    main, server = ROUND_TRIPS[name]
+    directory = FIXTURES / name
+    sources = Sources(httpd=directory / main, tomcat=[(None, directory / server)], clients="closed")
+    path = tmp_path / "model.toml"
+    path.write_text(assemble(sources).text)
+    short = ["run.duration_s=20", "run.replications=1", "run.seed=7"]
+    hand = run(load_model(ROOT / "models" / f"{name}.toml", short), replications=1).summary
+    ours = run(load_model(path, [*short, *WORKLOAD]), replications=1).summary
+    assert set(hand) == set(ours)
+    assert {k: v.mean for k, v in hand.items()} == {k: v.mean for k, v in ours.items()}
+    assert hand["throughput"].mean > 100
