@@ -229,8 +229,27 @@ def _balancer(
             draft.notes.append(
                 "BalancerMember parameters differ; the backend pool takes the first member's"
             )
+    _need_lbmethod(config, route, balancer_params)
     _balancer_params(draft, balancer_params, pools[0])
     return result
+
+
+def _need_lbmethod(
+    config: HttpdConfig, route: Directive, params: dict[str, tuple[str, Where]]
+) -> None:
+    """httpd 2.4 moved each balancing method into its own module (lbmethod_byrequests...):
+    without it the balancer cannot start (mod_proxy_balancer: "can't find lbmethod")."""
+    if config.version < (2, 3, 0):
+        return
+    method, where = params.get("lbmethod", ("byrequests", route.where))
+    module = f"lbmethod_{method.lower()}_module"
+    if not config.loaded(module):
+        raise ConfigError(
+            where,
+            f"lbmethod {method} needs {module} loaded (httpd 2.4 has each method in its own module)",
+            f"add LoadModule {module} modules/mod_lbmethod_{method.lower()}.so (Debian: a2enmod "
+            f"lbmethod_{method.lower()})",
+        )
 
 
 def _balancer_params(

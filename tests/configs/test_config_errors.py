@@ -113,6 +113,16 @@ CASES = {
         8,
         ("balancer://tomcat", "balancer://tomcats"),
     ),
+    "a balancing method not loaded": (
+        {
+            "httpd.conf": PROXY_MODULES
+            + "<Proxy balancer://tomcats>\n  BalancerMember http://t1:8080\n</Proxy>\n"
+            + "ProxyPass / balancer://tomcats/ lbmethod=bytraffic\n"
+        },
+        "httpd.conf",
+        8,
+        ("lbmethod_bytraffic_module",),
+    ),
     "missing Include": (
         {"httpd.conf": PROXY_MODULES + "Include nowhere.conf\n"},
         "httpd.conf",

@@ -245,6 +245,7 @@ def test_mod_proxy_balancer_members_and_weights(tmp_path):
     (tmp_path / "httpd.conf").write_text(
         "LoadModule mpm_event_module m/mod_mpm_event.so\nLoadModule proxy_module m/mod_proxy.so\n"
         "LoadModule proxy_http_module m/mod_proxy_http.so\nLoadModule proxy_balancer_module m/b.so\n"
+        "LoadModule lbmethod_bybusyness_module m/mod_lbmethod_bybusyness.so\n"
         "<Proxy balancer://tomcats>\n"
         "  BalancerMember http://t1:8080 route=t1 acquire=500\n"
         "  BalancerMember http://t2:8080 route=t2 acquire=500\n"
