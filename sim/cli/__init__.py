@@ -62,3 +62,8 @@ def entry() -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     entry()
+
+from sim.cli.configs import export_group, from_config_command  # noqa: E402
+
+main.add_command(from_config_command)
+main.add_command(export_group)

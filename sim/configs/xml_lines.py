@@ -1,0 +1,78 @@
+"""A small XML tree that keeps each element's line, for provenance (`server.xml:71`).
+
+The standard library's expat parser reports the line of every start tag; lxml would add a
+native dependency for that one attribute, and xml.etree's C elements cannot carry it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from xml.parsers import expat
+
+from sim.configs.errors import ConfigError, Where
+
+
+@dataclass
+class Element:
+    tag: str
+    attributes: dict[str, str]
+    where: Where
+    children: list[Element] = field(default_factory=list)
+    text: str = ""
+    lines: tuple[str, ...] = ()  # the file's lines, to place an attribute on its own line
+
+    def iter(self, tag: str | None = None):
+        if tag is None or self.tag == tag:
+            yield self
+        for child in self.children:
+            yield from child.iter(tag)
+
+    def attribute_where(self, name: str) -> Where:
+        """The line an attribute is written on (a start tag may span lines)."""
+        pattern = re.compile(rf"(^|\s){re.escape(name)}\s*=")
+        for offset, line in enumerate(self.lines[self.where.line - 1 : self.where.line + 40]):
+            if pattern.search(line):
+                return Where(self.where.file, self.where.line + offset)
+            if offset and ">" in line and "<" in line.split(">", 1)[1]:
+                break
+        return self.where
+
+
+def read_xml(path: Path, kind: str, option: str) -> Element:
+    """The root element of `path`; a file that is not XML is a one-line error."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(
+            path, f"a readable {kind} ({exc.strerror})", f"fix the path given to {option}"
+        ) from None
+    lines = tuple(data.decode("utf-8", errors="replace").splitlines())
+    parser = expat.ParserCreate()
+    stack: list[Element] = []
+    roots: list[Element] = []
+
+    def start(tag: str, attributes: dict[str, str]) -> None:
+        element = Element(tag, attributes, Where(Path(path), parser.CurrentLineNumber), lines=lines)
+        (stack[-1].children if stack else roots).append(element)
+        stack.append(element)
+
+    def end(tag: str) -> None:
+        stack.pop()
+
+    def text(data: str) -> None:
+        if stack:
+            stack[-1].text += data
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = text
+    try:
+        parser.Parse(data, True)
+    except expat.ExpatError as exc:
+        raise ConfigError(
+            Where(Path(path), exc.lineno),
+            f"well-formed XML for {kind} ({expat.ErrorString(exc.code)})",
+            f"fix the XML, or check that {option} names the {kind}",
+        ) from None
+    return roots[0]

@@ -1,0 +1,180 @@
+"""`tiersim export lqn`: the plan's product-form part as an LQN; solved by LINE (the
+`line-solver` package) where both it and `tiersim solve` are exact, and checked element by
+element against the plan."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+from click.testing import CliRunner
+
+from sim.analytic.model_solver import solve_model
+from sim.cli import main
+from sim.configs.lqn import export_lqn
+from sim.model.load import parse_model
+from sim.model.plan import compile_plan
+
+ONE_LAYER = {
+    "meta": {"name": "one layer"},
+    "clients": {"kind": "closed", "users": 20, "think": {"dist": "exponential", "mean": 0.5}},
+    "backends": [
+        {
+            "name": "tomcat",
+            "cores": 1,
+            "threads": 200,
+            "demand": {"dist": "exponential", "mean": 0.03},
+        }
+    ],
+    "run": {"duration_s": 100},
+}
+LAYERED = {
+    "meta": {"name": "front and two nodes"},
+    "clients": {"kind": "closed", "users": 20, "think": {"dist": "exponential", "mean": 0.5}},
+    "proxy": {
+        "mpm": "event",
+        "workers": 400,
+        "cores": 1,
+        "demand": {"dist": "exponential", "mean": 0.002},
+    },
+    "balancer": {"policy": "random"},
+    "backends": [
+        {
+            "name": "tomcat",
+            "count": 2,
+            "cores": 2,
+            "threads": 150,
+            "demand": {"dist": "exponential", "mean": 0.03},
+            "io_wait": 0.01,
+        }
+    ],
+    "run": {"duration_s": 100},
+}
+
+
+def exported(data: dict):
+    model = parse_model(data, source="<test>")
+    plan = compile_plan(model)
+    return model, plan, export_lqn(model, plan, name="test")
+
+
+def test_the_lqn_holds_the_plan():
+    """Processors, tasks with their pools, entries with per-visit demands, calls by share."""
+    _, _, lqn = exported(LAYERED)
+    root = ET.fromstring(lqn.xml.split("-->", 1)[1])
+    tasks = {t.get("name"): t for t in root.iter("task")}
+    assert tasks["clients"].get("scheduling") == "ref"
+    assert (
+        tasks["clients"].get("multiplicity") == "20" and tasks["clients"].get("think-time") == "0.5"
+    )
+    assert tasks["proxy"].get("multiplicity") == "400"
+    assert (
+        tasks["tomcat1"].get("multiplicity") == "150"
+        and tasks["tomcat2"].get("multiplicity") == "150"
+    )
+    processors = {p.get("name"): p for p in root.iter("processor")}
+    assert (
+        processors["tomcat1_cpu"].get("multiplicity") == "2"
+        and processors["tomcat1_cpu"].get("scheduling") == "ps"
+    )
+    assert processors["tomcat1_io"].get("scheduling") == "inf"
+    activities = {a.get("name"): a for a in root.iter("activity")}
+    assert activities["proxy_work"].get("host-demand-mean") == "0.002"
+    assert activities["tomcat1_work"].get("host-demand-mean") == "0.03"  # per visit
+    assert activities["tomcat1_io_work"].get("host-demand-mean") == "0.01"
+    calls = {
+        c.get("dest"): c.get("calls-mean") for c in activities["proxy_work"].iter("synch-call")
+    }
+    assert calls == {"tomcat1": "0.5", "tomcat2": "0.5"}
+
+
+def test_what_lqn_cannot_say_is_named(tmp_path):
+    data = {**LAYERED, "balancer": {"policy": "round_robin", "sticky_session": True}}
+    data["clients"] = {**LAYERED["clients"], "keep_alive": True, "timeout_s": 5}
+    data["backends"] = [{**LAYERED["backends"][0], "accept_queue": 100}]
+    path = tmp_path / "m.toml"
+    from sim.configs.draft import Draft, toml_text
+
+    draft = Draft()
+    for key, value in _flatten(data):
+        draft.values[key] = value
+    path.write_text(toml_text(draft, ["test"]))
+    result = CliRunner().invoke(main, ["export", "lqn", str(path), "-o", str(tmp_path / "m.lqnx")])
+    assert result.exit_code == 0, result.output
+    said = result.stderr
+    for what in (
+        "clients.keep_alive",
+        "clients.timeout_s",
+        "balancer.sticky_session",
+        "accept_queue",
+        "round_robin",
+    ):
+        assert what in said
+    text = (tmp_path / "m.lqnx").read_text()
+    assert "What LQN cannot say" in text and "clients.timeout_s" in text.split("-->", 1)[0]
+
+
+def _flatten(data: dict, prefix: str = ""):
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict) and "dist" not in value:
+            yield from _flatten(value, f"{path}.")
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                yield from _flatten(item, f"{path}.{i}.")
+        else:
+            yield path, value
+
+
+def line_solution(lqn_xml: str, tmp_path, entry: str, demand_s: float) -> tuple[float, float]:
+    """(throughput, response) of `entry` by LINE's layered solver on the exported file."""
+    layered = pytest.importorskip("line_solver.layered")
+    solvers = pytest.importorskip("line_solver")
+    path = tmp_path / "model.lqnx"
+    path.write_text(lqn_xml)
+    table = solvers.SolverLN(layered.LayeredNetwork.parse_xml(str(path))).getAvgTable().data
+    row = table[
+        (table.Node.astype(str).str.strip() == entry)
+        & (table.NodeType.astype(str).str.strip() == "Entry")
+    ].iloc[0]
+    # LINE's table rounds Tput for display; the utilisation law gives it in full
+    return float(row.Util) / demand_s, float(row.RespT)
+
+
+def test_line_solves_the_export_as_tiersim_solve_does(tmp_path):
+    """One layer (users -> a node on one core): LINE's layered solver and `tiersim solve` are
+    both exact MVA there, so they agree to the solvers' convergence tolerance."""
+    model, plan, lqn = exported(ONE_LAYER)
+    answer = solve_model(model, plan)
+    assert answer.exact
+    throughput, response = line_solution(lqn.xml, tmp_path, "tomcat1", 0.03)
+    assert throughput == pytest.approx(answer.throughput_per_s, rel=1e-6)
+    assert response == pytest.approx(answer.response_mean_s, rel=1e-6)
+
+
+def test_a_from_config_model_exports(tmp_path):
+    """The configuration's own model, as `from-config` writes it, exports once the load and
+    the demands are given; the pools are the configuration's."""
+    from pathlib import Path
+
+    from sim.configs.to_model import Sources, assemble
+
+    directory = (
+        Path(__file__).resolve().parents[2]
+        / "tests"
+        / "fixtures"
+        / "configs"
+        / "apache24-event-tomcat10"
+    )
+    text = assemble(
+        Sources(httpd=directory / "httpd.conf", tomcat=[(None, directory / "server.xml")])
+    ).text
+    (tmp_path / "m.toml").write_text(text)
+    args = ["export", "lqn", str(tmp_path / "m.toml"), "-o", str(tmp_path / "m.lqnx")]
+    args += ["--set", "clients.concurrency=100", "--set", "backends.0.demand.mean=0.01"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    root = ET.fromstring((tmp_path / "m.lqnx").read_text().split("-->", 1)[1])
+    tasks = {t.get("name"): t.get("multiplicity") for t in root.iter("task")}
+    assert tasks == {"proxy": "400", "tomcat1": "200", "clients": "100"}
+    assert "proxy.start_servers" in result.stderr  # process management: LQN has none
