@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 $(BIN)/tiersim: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,bench,sweep,measure]'
+	$(BIN)/pip install --quiet -e '.[test,bench,sweep,measure,lqn]'
 	# compile the compiled engine's loop once now (about a minute, announced), not at first use
 	$(BIN)/python -m sim.engines.compiled.warm
 	touch $@
@@ -29,7 +29,7 @@ lint: $(BIN)/tiersim
 
 # The lessons: JupyterLab, widgets and nbclient in the same environment (the notebooks extra).
 $(VENV)/.notebooks: $(BIN)/tiersim
-	$(BIN)/pip install --quiet -e '.[test,bench,sweep,measure,notebooks]'
+	$(BIN)/pip install --quiet -e '.[test,bench,sweep,measure,lqn,notebooks]'
 	touch $@
 
 notebooks: $(VENV)/.notebooks

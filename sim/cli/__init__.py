@@ -27,6 +27,7 @@ GROUPS = (
     "sim.cli.experiments",  # reproduce, calibrate
     "sim.cli.studies",  # sweep, report, capacity
     "sim.cli.measure",  # import, estimate, plan
+    "sim.cli.configs",  # from-config, export lqn
 )
 
 
@@ -62,8 +63,3 @@ def entry() -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     entry()
-
-from sim.cli.configs import export_group, from_config_command  # noqa: E402
-
-main.add_command(from_config_command)
-main.add_command(export_group)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from sim.cli import EXIT_MODEL, EXIT_USAGE, err, fail
+from sim.cli.common import err, fail
+from sim.exit_codes import ExitCode
 
 
 def _named_files(values: tuple[str, ...], option: str) -> list[tuple[str | None, Path]]:
@@ -22,7 +23,7 @@ def _named_files(values: tuple[str, ...], option: str) -> list[tuple[str | None,
             out.append((None, Path(value)))
     for _, given in out:
         if not given.is_file():
-            fail(f"{option} {given}: no such file; give the path of the file", EXIT_USAGE)
+            fail(f"{option} {given}: no such file; give the path of the file", ExitCode.USAGE)
     return out
 
 
@@ -121,11 +122,11 @@ def from_config_command(
     try:
         major, minor = (int(p) for p in tomcat_version.split(".")[:2])
     except ValueError:
-        fail(f"--tomcat-version {tomcat_version!r}: give MAJOR.MINOR, e.g. 10.1", EXIT_USAGE)
+        fail(f"--tomcat-version {tomcat_version!r}: give MAJOR.MINOR, e.g. 10.1", ExitCode.USAGE)
     if httpd is not None and not Path(httpd).is_file():
-        fail(f"--httpd {httpd}: no such file; give httpd's main configuration file", EXIT_USAGE)
+        fail(f"--httpd {httpd}: no such file; give httpd's main configuration file", ExitCode.USAGE)
     if workers_properties is not None and not Path(workers_properties).is_file():
-        fail(f"--workers-properties {workers_properties}: no such file", EXIT_USAGE)
+        fail(f"--workers-properties {workers_properties}: no such file", ExitCode.USAGE)
     sources = Sources(
         httpd=Path(httpd) if httpd else None,
         server_root=Path(server_root) if server_root else None,
@@ -141,11 +142,11 @@ def from_config_command(
     try:
         assembled = assemble(sources)
     except ConfigError as exc:
-        fail(str(exc), EXIT_MODEL)
+        fail(str(exc), ExitCode.MODEL)
     try:
         Path(output).write_text(assembled.text)
     except OSError as exc:
-        fail(f"-o {output}: cannot write ({exc.strerror}); write elsewhere", EXIT_USAGE)
+        fail(f"-o {output}: cannot write ({exc.strerror}); write elsewhere", ExitCode.USAGE)
     draft = assembled.draft
     for line in draft.not_modelled:
         err.print(f"not modelled: {line}", markup=False, highlight=False)
@@ -182,16 +183,19 @@ def export_lqn_command(model_file, overrides, output) -> None:
     try:
         model = load_model(model_file, overrides)
     except ModelError as exc:
-        fail(str(exc), EXIT_MODEL)
+        fail(str(exc), ExitCode.MODEL)
     try:
         exported = export_lqn(model, compile_plan(model), name=Path(model_file).stem)
     except LqnError as exc:
-        fail(f"{model_file}: {exc}", EXIT_MODEL)
+        fail(f"{model_file}: {exc}", ExitCode.MODEL)
     try:
         Path(output).write_text(exported.xml)
     except OSError as exc:
-        fail(f"-o {output}: cannot write ({exc.strerror}); write elsewhere", EXIT_USAGE)
+        fail(f"-o {output}: cannot write ({exc.strerror}); write elsewhere", ExitCode.USAGE)
     for line in exported.unsaid:
         err.print(f"LQN cannot say: {line}", markup=False, highlight=False)
     err.print(f"wrote {output}", markup=False, highlight=False)
     sys.exit(0)
+
+
+COMMANDS = [from_config_command, export_group]
