@@ -750,6 +750,54 @@ def test_a_prefork_child_that_exits_closes_its_connection(max_spare, exit_closes
 
 
 @pytest.mark.parametrize(
+    "max_spare, makespan, completed, errors, mean_response, exit_closes",
+    [(1, 1.5, 3, 0, (0.5 + 0.5 + 1.5) / 3, 1), (10, 10.0, 2, 1, 0.5, 0)],
+)
+def test_a_stopped_prefork_child_frees_the_thread_a_stalled_connection_waits_for(
+    max_spare, makespan, completed, errors, mean_response, exit_closes
+):
+    """seed001's AJP / MaxClients 30 cell in miniature: more prefork children than backend
+    threads.  ab -c 3 -n 3; children 0, 1, 2 take the requests at t = 0 and open a connection
+    each to a 2-thread blocking backend (0.5-s requests, 2 cores): 0's and 1's bind the threads
+    and are answered at 0.5; 2's waits in the backend's accept queue.  At the maintenance tick
+    t = 1 children 0 and 1 are idle: above MaxSpareServers 1 the parent stops one (child 1,
+    prefork.c `perform_idle_server_maintenance`), the exiting child closes its cached
+    connection (its pool is destroyed with the process), the backend's read returns EOF and
+    frees the thread, which takes child 2's connection out of the accept queue: served
+    1.0-1.5.  With MaxSpareServers 10 nothing frees a thread and child 2's request ends with
+    the front's 10-s read timeout (mod_proxy `timeout`)."""
+    model = model_from(
+        {
+            "clients": {"kind": "ab", "concurrency": 3, "requests": 3},
+            "proxy": {
+                "workers": 3,
+                "start_servers": 3,
+                "min_spare_servers": 0,
+                "max_spare_servers": max_spare,
+                "linger_s": 0.0,
+                "backend_pool": {"timeout_s": 10.0},
+            },
+            "backends": [
+                {
+                    "name": "jetty",
+                    "threads": 2,
+                    "cores": 2,
+                    "connector": "blocking",
+                    "demand": {"dist": "deterministic", "value": 0.5},
+                }
+            ],
+        },
+        warmup="none",
+    )
+    metrics = run_replication(model, 0).metrics
+    assert metrics["makespan"] == pytest.approx(makespan)
+    assert metrics["count.completed"] == completed
+    assert metrics["count.errors"] == errors
+    assert metrics["response.mean"] == pytest.approx(mean_response)
+    assert metrics["jetty1.connections.closed_by_child_exit"] == exit_closes
+
+
+@pytest.mark.parametrize(
     "disks, makespan, mean_response", [(1, 3.7, 2.7), (2, 2.7, 2.0333333333333)]
 )
 def test_database_disk_queues_calls_after_their_cpu_work(disks, makespan, mean_response):
