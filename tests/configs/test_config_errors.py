@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sim.cli import EXIT_MODEL, main
+from sim.cli import main
+from sim.exit_codes import ExitCode
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "configs"
 SERVER_XML = FIXTURES / "apache24-event-tomcat10" / "server.xml"
@@ -39,7 +40,7 @@ def from_config(tmp_path: Path, files: dict[str, str], *extra: str):
 
 
 def one_line_error(result, file: str, line: int | None, *words: str) -> str:
-    assert result.exit_code == EXIT_MODEL, result.output
+    assert result.exit_code == ExitCode.MODEL, result.output
     assert "Traceback" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
     message = result.stderr.strip()
