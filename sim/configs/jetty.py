@@ -17,7 +17,7 @@ from sim.configs.errors import ConfigError, Where
 from sim.configs.xml_lines import Element, read_xml
 
 if TYPE_CHECKING:
-    from sim.configs.routes import Member
+    from sim.configs.members import Member
 
 BLOCKING = (
     "SocketConnector",

@@ -20,7 +20,7 @@ from sim.configs.workers_properties import (
 )
 
 if TYPE_CHECKING:
-    from sim.configs.routes import Member
+    from sim.configs.members import Member
 
 # ajp13 / lb worker properties with no model parameter
 JK_NOT_MODELLED = {
@@ -122,7 +122,7 @@ def mountable(properties: WorkersProperties, worker: str) -> bool:
 
 
 def _member(properties: WorkersProperties, name: str, where: Where) -> Member:
-    from sim.configs.routes import Member
+    from sim.configs.members import Member
 
     host = properties.worker(name, "host")
     port = properties.worker(name, "port")

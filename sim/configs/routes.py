@@ -5,7 +5,6 @@ backend pool's parameters and the balancer's, and the members the backends are b
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from sim.configs.defaults import JK_METHODS, PROXY_LBMETHODS, PROXY_WORKER, proxy_max
@@ -14,6 +13,7 @@ from sim.configs.errors import ConfigError, Where
 from sim.configs.front import core_timeout, shown
 from sim.configs.httpd import Directive, HttpdConfig
 from sim.configs.jk_route import jk_properties, jk_route, mountable
+from sim.configs.members import Member
 
 # mod_proxy worker parameters with no model parameter
 PROXY_NOT_MODELLED = {
@@ -28,20 +28,6 @@ PROXY_NOT_MODELLED = {
     "lbset": "member sets tried in order",
     "status": "a member's initial status (disabled, hot standby...)",
 }
-
-
-@dataclass
-class Member:
-    """A backend node the front sends to: a BalancerMember, a ProxyPass worker, a mod_jk
-    ajp13 worker."""
-
-    name: str  # the mod_jk worker's name, else the host
-    host: str
-    port: int | None
-    scheme: str  # http or ajp
-    weight: float
-    weight_source: str
-    where: Where
 
 
 def read_routes(

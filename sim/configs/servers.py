@@ -12,7 +12,7 @@ from typing import Any
 from sim.configs.defaults import tomcat_connector, tomcat_release
 from sim.configs.errors import ConfigError
 from sim.configs.jetty import JettyServer, jetty_backend, read_jetty
-from sim.configs.routes import Member
+from sim.configs.members import Member
 from sim.configs.tomcat import TomcatConnector, TomcatServer, milliseconds, read_tomcat, whole
 
 TOMCAT_NOT_MODELLED = {
