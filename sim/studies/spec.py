@@ -1,0 +1,591 @@
+"""The experiment file (`experiment.toml`) as typed tables, validated once where it is read.
+
+    [experiment]            name, published (a CSV) or table (an imported measurement table), ...
+    [models]                column = "COLUMN" and VALUE = "MODEL.toml" entries; or, on a table,
+                            model = "MODEL.toml" (every run)
+    [factors.COLUMN]        VALUE = ["path=value", ...] ("MODEL:VALUE" for one model, "*" for any)
+    [[figures]]             column, metric, scale, offset, when, measurement_error, unit
+    [[fitted]]              the row (column = value, ...) and optionally the figure fitted
+    [[calibrate]]           parameter, bounds, start, scale, when
+    [[unknown]]             parameter, range, provenance, start, scale, when
+    [[choose]]              parameter, values (a table experiment's structural candidates)
+    [response_time_law]     users, response_column, response_unit_s, throughput_column, reference
+
+Every problem is reported as `FILE: field.path = value: what is allowed (the fix)`, one line
+each, as a model file's are (sim.model.load); a key the file cannot have is an error, never
+ignored.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+import types
+import typing
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+
+class ExperimentError(ValueError):
+    """A malformed or missing experiment; the message names the file and the fix."""
+
+
+def _selector(value: Any) -> Any:
+    values = value if isinstance(value, list) else [value]
+    if not values or not all(_is_cell(v) for v in values):
+        raise ValueError(
+            "must be a column's value (a string or a number) or a list of them, "
+            'e.g. config = ["C1", "C2"]'
+        )
+    return value
+
+
+def _cell(value: Any) -> Any:
+    if not _is_cell(value):
+        raise ValueError(
+            'must be the row\'s value in that column (a string or a number), e.g. run = "users2"'
+        )
+    return value
+
+
+def _is_cell(value: Any) -> bool:
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def _model_file(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError('must be a model file name (a string), e.g. "../../models/demo.toml"')
+    return value
+
+
+def _scale(value: Any) -> float:
+    # Negative is meaningful: seed003's proxy %idle is 100 - 100 x utilisation.
+    if not _is_cell(value) or isinstance(value, str) or not math.isfinite(value) or value == 0:
+        raise ValueError(
+            "must be a non-zero number (the published column's value per unit of the metric, "
+            "e.g. 1000 for ms, or -100 with offset = 100 for a %idle)"
+        )
+    return float(value)
+
+
+def _limits(value: Any) -> tuple[float, float]:
+    if not (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(_is_cell(v) and not isinstance(v, str) and math.isfinite(v) for v in value)
+        and value[0] < value[1]
+    ):
+        raise ValueError("must be [low, high] with low < high (finite numbers), e.g. [0.001, 0.1]")
+    return float(value[0]), float(value[1])
+
+
+# A `when` value or a [[fitted]] selector: compared with a row's cell as text.
+Selector = Annotated[str | int | float | list[str | int | float], PlainValidator(_selector)]
+Cell = Annotated[str | int | float, PlainValidator(_cell)]
+ModelFile = Annotated[str, PlainValidator(_model_file)]
+Limits = Annotated[tuple[float, float], PlainValidator(_limits)]
+RelativeSd = Annotated[float, Field(gt=0, lt=1)]
+MEASUREMENT_ERROR = (
+    "a relative standard deviation between 0 and 1, e.g. 0.03 for 3 %: what the source says "
+    "about its repeatability, or a documented estimate"
+)
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+
+class DeclaredModelError(_Table):
+    """`model_error = {sd = 0.11, provenance = "..."}`: the model's relative error beyond noise,
+    as known from elsewhere, for a fit whose figures leave no freedom to estimate it."""
+
+    sd: RelativeSd = Field(description="a relative standard deviation between 0 and 1")
+    provenance: str = Field(
+        description="say where the value comes from: a model error is an unknown carried as a "
+        "range, not a number chosen to cover a figure"
+    )
+
+    @field_validator("provenance")
+    @classmethod
+    def _said(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError(
+                "say where the value comes from: a model error is an unknown carried as a "
+                "range, not a number chosen to cover a figure"
+            )
+        return value
+
+
+class ExperimentSection(_Table):
+    name: str | None = Field(None, description="the experiment's name (default: its folder's)")
+    title: str = ""
+    source: str = Field("", description="where the published figures come from")
+    published: str | None = Field(None, description='the published CSV, e.g. "published.csv"')
+    table: str | None = Field(
+        None, description='an imported measurement table (tiersim import), e.g. "measured.csv"'
+    )
+    table_class: str = Field(
+        "total", alias="class", description="the table's class whose rows are compared"
+    )
+    windows: Literal["pool", "each"] = Field(
+        "pool", description='"pool": one row per run, "each": one row per window'
+    )
+    warmup_s: float = Field(
+        0.0, ge=0, description="seconds at the start of every run to leave out (a number >= 0)"
+    )
+    value_column: str | None = Field(
+        None, description="the CSV column each row is compared on, without [[figures]]"
+    )
+    metric: str | None = Field(
+        None, description='the simulated metric value_column is compared to, e.g. "throughput"'
+    )
+    flag_column: str | None = Field(None, description="a published yes/no column")
+    flag_metrics: list[str] = Field(
+        default_factory=list, description="metrics whose being > 0 is flag_column's yes"
+    )
+    label_columns: list[str] | None = Field(
+        None,
+        description="the columns naming a row besides the model column (default: the factors')",
+    )
+    measurement_error: RelativeSd | None = Field(None, description=MEASUREMENT_ERROR)
+    model_error: DeclaredModelError | None = Field(
+        None, description='{sd = 0.1, provenance = "where it comes from"}'
+    )
+    seed: int = Field(20261123, ge=0, description="the parameter draws' seed")
+
+
+class ModelsSection(_Table):
+    """`column` names the CSV column whose value picks the model file (`files`); on an imported
+    table, `model` is every run's model instead."""
+
+    column: str | None = Field(
+        None, description='the CSV column whose value picks the model, e.g. column = "backend"'
+    )
+    model: str | None = Field(
+        None, description="on an imported table: every run's model file (instead of column)"
+    )
+    files: dict[str, ModelFile] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _entries(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "files" not in data:
+            named = {k: v for k, v in data.items() if k in ("column", "model")}
+            return {**named, "files": {k: v for k, v in data.items() if k not in named}}
+        return data
+
+
+class FigureSpec(_Table):
+    """A published (or measured) column compared to a simulated metric: published = offset +
+    scale x metric, on the rows `when` selects."""
+
+    column: str = Field(description="a column of the published CSV (or of the table)")
+    metric: str = Field(description='the simulated metric compared, e.g. "response.mean"')
+    scale: Annotated[float, PlainValidator(_scale)] = 1.0
+    offset: float = Field(0.0, description="published = offset + scale x metric")
+    when: dict[str, Selector] = Field(
+        default_factory=dict, description="the rows compared: column = value(s)"
+    )
+    measurement_error: RelativeSd | None = Field(None, description=MEASUREMENT_ERROR)
+    unit: str | None = Field(None, description='the published column\'s unit, e.g. "ms"')
+
+
+class FittedSpec(_Table):
+    """A row (its column values) whose figure was used to fit a parameter: its error measures
+    the fit, not a prediction.  Without `figure`, every figure of the row."""
+
+    figure: str | None = Field(None, description="the [[figures]] column fitted")
+    parameter: str = Field("", description="what the figure was used to fit (a note)")
+    selectors: dict[str, Cell] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _row(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "selectors" not in data:
+            named = {k: v for k, v in data.items() if k in ("figure", "parameter")}
+            return {**named, "selectors": {k: v for k, v in data.items() if k not in named}}
+        return data
+
+
+class FreeSpec(_Table):
+    """A free parameter of the calibration; `limits` is [[calibrate]]'s bounds (where to search)
+    or [[unknown]]'s range (where the value is known to lie)."""
+
+    parameter: str = Field(
+        min_length=1,
+        description='a model number by its dotted path, e.g. "backends.0.demand.mean"',
+    )
+    start: float | None = Field(None, description="where the search starts, inside the range")
+    scale: Literal["log", "linear"] | None = Field(
+        None, description='"log" (the default for a positive range) or "linear"'
+    )
+    provenance: str = Field("", description="a sentence saying where the range comes from")
+    when: dict[str, Selector] = Field(
+        default_factory=dict, description="the rows it applies to: column = value(s)"
+    )
+
+    LIMITS: ClassVar[str] = "bounds"
+
+    @property
+    def limits(self) -> tuple[float, float]:
+        return getattr(self, self.LIMITS)
+
+    @property
+    def log(self) -> bool:
+        return (self.scale or ("log" if self.limits[0] > 0 else "linear")) == "log"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> FreeSpec:
+        low, high = self.limits
+        key = self.LIMITS
+        if self.scale == "log" and low <= 0:
+            raise ValueError(
+                f'{key}: a log scale needs low > 0; use scale = "linear" or raise the lower bound'
+            )
+        if self.start is not None and not low <= self.start <= high:
+            raise ValueError(f"start = {self.start:g} is outside {key} [{low:g}, {high:g}]")
+        return self
+
+
+class CalibrateSpec(FreeSpec):
+    bounds: Limits = Field(description="[low, high]: where to search")
+
+
+class UnknownSpec(FreeSpec):
+    LIMITS: ClassVar[str] = "range"
+    range: Limits = Field(description="[low, high]: where the value is known to lie")
+    provenance: str = Field(
+        description="an unknown needs a sentence saying where its range comes from, e.g. "
+        'provenance = "lighttpd 1.5 per-request CPU, 0.05-0.5 ms (strace counts)"'
+    )
+
+    @field_validator("provenance")
+    @classmethod
+    def _said(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError(
+                "an unknown needs a sentence saying where its range comes from, e.g. "
+                'provenance = "lighttpd 1.5 per-request CPU, 0.05-0.5 ms (strace counts)"'
+            )
+        return value
+
+
+class ChooseSpec(_Table):
+    parameter: str = Field(
+        min_length=1, description='a model value by its dotted path, e.g. "backends.0.cores"'
+    )
+    values: list[str | int | float] = Field(
+        min_length=1, description="the candidates, e.g. values = [1, 2, 4, 8]"
+    )
+
+
+class ResponseTimeLaw(_Table):
+    """Published rows whose R and X disagree under R = N/X - Z with the reference row's Z."""
+
+    users: int = Field(gt=0, description="N, the closed loop's users")
+    response_column: str = Field(description="the column of R")
+    response_unit_s: float = Field(1.0, gt=0, description="seconds per unit of R, e.g. 0.001")
+    throughput_column: str = Field(description="the column of X")
+    reference: dict[str, Cell] = Field(
+        description='the row whose implied think time the model uses, e.g. {config = "C1"}'
+    )
+
+
+class ExperimentSpec(_Table):
+    experiment: ExperimentSection = Field(
+        description='[experiment] with published = "published.csv" (or table = "measured.csv")'
+    )
+    models: ModelsSection = Field(
+        description='[models] with column = "..." and VALUE = "MODEL.toml" entries'
+    )
+    factors: dict[str, dict[str, list[str]]] = Field(
+        default_factory=dict,
+        description="[factors.COLUMN]: each value of the column -> its overrides, e.g. "
+        'yes = ["clients.keep_alive=true"]',
+    )
+    figures: list[FigureSpec] = Field(default_factory=list, description="[[figures]] tables")
+    fitted: list[FittedSpec] = Field(default_factory=list, description="[[fitted]] tables")
+    calibrate: list[CalibrateSpec] = Field(default_factory=list, description="[[calibrate]] tables")
+    unknown: list[UnknownSpec] = Field(default_factory=list, description="[[unknown]] tables")
+    choose: list[ChooseSpec] = Field(default_factory=list, description="[[choose]] tables")
+    response_time_law: ResponseTimeLaw | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _table_metric(cls, data: Any) -> Any:
+        """On a measurement table a figure's metric defaults to its column's name."""
+        meta = data.get("experiment") if isinstance(data, dict) else None
+        figures = data.get("figures") if isinstance(data, dict) else None
+        if isinstance(meta, dict) and "table" in meta and isinstance(figures, list):
+            figures = [
+                {"metric": f["column"], **f} if isinstance(f, dict) and "column" in f else f
+                for f in figures
+            ]
+            return {**data, "figures": figures}
+        return data
+
+    @property
+    def on_table(self) -> bool:
+        """An experiment on an imported measurement table (`[experiment] table = ...`)."""
+        return self.experiment.table is not None
+
+    def fingerprint_text(self) -> str:
+        """The whole specification as canonical JSON (what calibration's cache keys on)."""
+        return json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
+
+
+def parse_experiment(raw: dict[str, Any], source: Path) -> ExperimentSpec:
+    """The parsed TOML of an experiment file, validated: its types, then the rules that tie its
+    tables together.  Raises ExperimentError with one line per problem."""
+    try:
+        spec = ExperimentSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise ExperimentError(format_experiment_error(exc, source)) from None
+    except RecursionError:
+        raise ExperimentError(f"{source}: values nested too deeply to be an experiment") from None
+    _check_rules(spec, source)
+    return spec
+
+
+def problem(source: Path, location: str, value: Any, message: str) -> ExperimentError:
+    """An error in the file's format: `FILE: field.path = value: message`."""
+    shown = "" if value is None else f" = {_shown(value)}"
+    return ExperimentError(f"{source}: {location}{shown}: {message}")
+
+
+def _check_rules(spec: ExperimentSpec, source: Path) -> None:
+    meta, models = spec.experiment, spec.models
+    if meta.published is not None and meta.table is not None:
+        raise ExperimentError(
+            f"{source}: [experiment] has both table = {meta.table!r} and published = "
+            f"{meta.published!r}; keep one (table: an imported measurement table)"
+        )
+    if meta.published is None and meta.table is None:
+        raise problem(
+            source,
+            "experiment.published",
+            None,
+            'required: the published CSV (published = "published.csv"), or table = '
+            '"measured.csv" for a table written by `tiersim import`',
+        )
+    if spec.on_table:
+        for key in ("value_column", "metric"):
+            if key in meta.model_fields_set:
+                raise problem(
+                    source,
+                    f"experiment.{key}",
+                    getattr(meta, key),
+                    "only for a published CSV; on a table, name the compared columns in "
+                    '[[figures]] (column = "throughput")',
+                )
+        if models.model is not None and (models.column is not None or models.files):
+            raise problem(
+                source,
+                "models.model",
+                models.model,
+                "model is every run's model: remove `column` and the other entries (model: "
+                "every run; column: a model per value of a column)",
+            )
+        if models.model is None and models.column is None:
+            raise problem(
+                source,
+                "models.model",
+                None,
+                'required: model = "MODEL.toml" (the model of every run), or column = "run" '
+                'with RUN = "MODEL.toml" entries',
+            )
+        if models.model is None and models.column != "run":
+            raise problem(
+                source,
+                "models.column",
+                models.column,
+                'with a table, models are chosen by run (column = "run"), or one model for '
+                'every run (model = "MODEL.toml")',
+            )
+        for i, figure in enumerate(spec.figures):
+            if figure.scale != 1.0 or figure.offset != 0.0:
+                raise ExperimentError(
+                    f"{source}: figures[{i}] ({figure.column}): a measurement table's columns "
+                    "are in the metrics' own units; remove scale and offset"
+                )
+        return
+    for key, alias in (("table_class", "class"), ("windows", "windows"), ("warmup_s", "warmup_s")):
+        if key in meta.model_fields_set:
+            raise problem(
+                source,
+                f"experiment.{alias}",
+                getattr(meta, key),
+                f'only for an imported measurement table (table = "measured.csv"); a published '
+                f"CSV's rows are as printed: remove {alias}",
+            )
+    if models.column is None:
+        raise problem(
+            source,
+            "models.column",
+            None,
+            'required: the CSV column whose value picks the model, e.g. column = "backend", '
+            'with VALUE = "MODEL.toml" entries',
+        )
+    if models.model is not None:
+        raise problem(
+            source,
+            "models.model",
+            models.model,
+            'only for an imported measurement table; map each value: VALUE = "MODEL.toml"',
+        )
+    if not spec.figures and (meta.value_column is None or meta.metric is None):
+        raise ExperimentError(
+            f"{source}: say which figure each row is compared on: [experiment] value_column (a "
+            'column of the CSV) and metric (a simulated metric, e.g. "throughput"), or '
+            "[[figures]] entries"
+        )
+    if spec.choose:
+        raise ExperimentError(
+            f"{source}: [[choose]] needs an experiment on an imported table ([experiment] "
+            'table = "measured.csv"); for a published CSV, add the value as a factor instead'
+        )
+
+
+# ---------------------------------------------------------------------------- error messages
+def format_experiment_error(exc: ValidationError, source: Path) -> str:
+    """One line per problem: `FILE: field.path = value: what is allowed (the fix)`."""
+    lines: list[str] = []
+    for error in exc.errors(include_url=False):
+        loc = [part for part in error["loc"] if not _is_member(part)]
+        kind, value = error["type"], error.get("input")
+        field = _field_at(loc)
+        hint = f" ({field.description})" if field is not None and field.description else ""
+        if kind == "extra_forbidden":
+            message = _unknown_key(loc)
+        elif kind == "missing":
+            message = f"required{hint}"
+        elif kind in {"model_type", "dict_type", "model_attributes_type"}:
+            message = f"must be a table ([section] or {{key = value, ...}}){hint}"
+        elif kind == "list_type":
+            message = f"must be a list{hint}"
+        elif kind == "string_type":
+            message = f"must be a string (in quotes){hint}"
+        elif kind == "finite_number":
+            message = "must be a finite number (inf and nan are not values of an experiment)"
+        elif kind == "value_error":
+            message = error["msg"].removeprefix("Value error, ")
+        else:
+            message = re.sub(r"^\w+ should (be|have)", r"must \1", error["msg"]) + hint
+        table = isinstance(value, dict) or (
+            isinstance(value, list) and any(isinstance(v, dict) for v in value)
+        )
+        shown = None if kind == "missing" or table else value
+        line = str(problem(source, _location(loc) or "(top level)", shown, message))
+        if line not in lines:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def _is_member(part: Any) -> bool:
+    """pydantic puts union members (`str`, `function-plain[...]`, `list[...]`) in locations."""
+    return isinstance(part, str) and (
+        part in ("str", "int", "float") or "[" in part or part.startswith(("function-", "lax-"))
+    )
+
+
+def _location(loc: list[Any]) -> str:
+    """`figures[0].scale`, `models.t300`, `factors.connector."jboss-4.0.4:mod_proxy_ajp"`:
+    the internal tables of [models] entries and [[fitted]] selectors are not shown."""
+    out = ""
+    for i, part in enumerate(loc):
+        if isinstance(part, int):
+            out += f"[{part}]"
+            continue
+        owner = loc[i - 2] if part == "selectors" and i >= 2 else loc[i - 1] if i else None
+        if (part, owner) in _HIDDEN:
+            continue
+        name = part if re.fullmatch(r"[A-Za-z0-9_-]+", str(part)) else json.dumps(str(part))
+        out += f".{name}" if out else name
+    return out
+
+
+_HIDDEN = {("files", "models"), ("selectors", "fitted")}
+
+
+def _field_at(loc: list[Any]) -> Any:
+    """The pydantic field the location names (the last named one on the way), if any."""
+    annotation: Any = ExperimentSpec
+    found = None
+    for part in loc:
+        if isinstance(part, int):
+            annotation = _item(annotation)
+            continue
+        models = _models(annotation)
+        fields = [
+            f for m in models for name, f in m.model_fields.items() if (f.alias or name) == part
+        ]
+        if fields:
+            found = fields[0]
+            annotation = found.annotation
+        else:
+            annotation = _item(annotation)
+    return found
+
+
+def _models(annotation: Any) -> list[type[BaseModel]]:
+    origin = get_origin(annotation)
+    if origin in (Union, types.UnionType, typing.Annotated):
+        return [m for arg in get_args(annotation) for m in _models(arg)]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return []
+
+
+def _item(annotation: Any) -> Any:
+    """The item of a list or the value of a table."""
+    origin = get_origin(annotation)
+    if origin in (Union, types.UnionType, typing.Annotated):
+        items = [_item(arg) for arg in get_args(annotation)]
+        return next((i for i in items if i is not None), None)
+    if origin is list:
+        return get_args(annotation)[0]
+    if origin is dict:
+        return get_args(annotation)[1]
+    return None
+
+
+SECTIONS = (
+    "[experiment], [models], [factors.COLUMN], [[figures]], [[fitted]], [[calibrate]], "
+    "[[unknown]], [[choose]], [response_time_law]"
+)
+
+
+def _unknown_key(loc: list[Any]) -> str:
+    name, parent = str(loc[-1]), loc[:-1]
+    if not parent:
+        known = [f for f in ExperimentSpec.model_fields]
+        where = f"an experiment file has {SECTIONS}"
+    else:
+        owner = _field_at(parent)
+        annotation = owner.annotation if owner is not None else None
+        if parent and isinstance(parent[-1], int):
+            annotation = _item(annotation)
+        models = _models(annotation)
+        known = [f.alias or n for m in models for n, f in m.model_fields.items()]
+        known = [k for k in known if k not in ("files", "selectors")]
+        where = f"{_location(parent)} takes {', '.join(known)}"
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    guess = f"did you mean {close[0]}? " if close else ""
+    return f"unknown key: {guess}({where})"
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
