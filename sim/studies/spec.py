@@ -80,7 +80,7 @@ def _scale(value: Any) -> float:
     return float(value)
 
 
-def _limits(value: Any) -> tuple[float, float]:
+def _limits(value: Any) -> list[float]:
     if not (
         isinstance(value, list)
         and len(value) == 2
@@ -88,14 +88,14 @@ def _limits(value: Any) -> tuple[float, float]:
         and value[0] < value[1]
     ):
         raise ValueError("must be [low, high] with low < high (finite numbers), e.g. [0.001, 0.1]")
-    return float(value[0]), float(value[1])
+    return [float(value[0]), float(value[1])]
 
 
 # A `when` value or a [[fitted]] selector: compared with a row's cell as text.
 Selector = Annotated[str | int | float | list[str | int | float], PlainValidator(_selector)]
 Cell = Annotated[str | int | float, PlainValidator(_cell)]
 ModelFile = Annotated[str, PlainValidator(_model_file)]
-Limits = Annotated[tuple[float, float], PlainValidator(_limits)]
+Limits = Annotated[list[float], PlainValidator(_limits)]  # [low, high]
 RelativeSd = Annotated[float, Field(gt=0, lt=1)]
 MEASUREMENT_ERROR = (
     "a relative standard deviation between 0 and 1, e.g. 0.03 for 3 %: what the source says "
@@ -240,7 +240,8 @@ class FreeSpec(_Table):
 
     @property
     def limits(self) -> tuple[float, float]:
-        return getattr(self, self.LIMITS)
+        low, high = getattr(self, self.LIMITS)
+        return low, high
 
     @property
     def log(self) -> bool:
