@@ -259,7 +259,7 @@ def test_simulated_table_calibrates_back_to_its_cores_demand_and_think(tmp_path)
 
 
 def test_choose_needs_a_table_and_candidates(tmp_path):
-    from sim.studies.spec import parse_experiment
+    from sim.studies.experiment import parse_experiment
 
     source = tmp_path / "experiment.toml"
     published = {

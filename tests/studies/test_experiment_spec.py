@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sim.studies.experiment import ExperimentError, figures_of, is_fitted
+from sim.studies.experiment import ExperimentError, figures_of, is_fitted, parse_experiment
 from sim.studies.records import load_experiment
-from sim.studies.spec import parse_experiment
 
 SOURCE = Path("exp/experiment.toml")
 BASE = {

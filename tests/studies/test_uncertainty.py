@@ -92,13 +92,13 @@ def test_model_error_is_the_residual_excess_over_noise():
         ("0.1", "experiment.model_error = 0.1: must be a table"),
         ("{sd = 2, provenance = 'x'}", "experiment.model_error.sd = 2: must be less than 1"),
         ("{sd = 0.1}", "experiment.model_error.provenance: required (say where the value comes"),
-        ("{sd = 0.1, provenance = ' '}", "model_error.provenance = ' ': say where the value"),
+        ("{sd = 0.1, provenance = ' '}", "experiment.model_error.provenance = ' ': say where"),
         ("{sd = 0.1, provenance = 'x', why = 'y'}", "experiment.model_error.why = 'y': unknown"),
     ],
 )
 def test_a_declared_model_error_needs_a_value_and_its_provenance(tmp_path, entry, message):
     from sim.studies.calibration.figures import declared_model_error
-    from sim.studies.spec import parse_experiment
+    from sim.studies.experiment import parse_experiment
 
     source = tmp_path / "experiment.toml"
     meta = {"published": "p.csv", "value_column": "x", "metric": "throughput"}
