@@ -32,42 +32,18 @@ from sim.studies.calibration.parameters import CalibrationError
 from sim.studies.calibration.withheld import withheld_intervals
 from sim.studies.measured_table import CANDIDATE
 from sim.studies.records import load_experiment
+from sim.studies.spec import ExperimentSpec
 
 CLOSE = 2.0  # a cost this near the best one's: a candidate the figures do not rule out
 
 
-def choices(spec: dict, source: Path) -> list[tuple[str, list[Any]]]:
-    """The `[[choose]]` entries: (parameter, candidate values)."""
-    entries = spec.get("choose", [])
-    if entries and "table" not in spec.get("experiment", {}):
-        raise CalibrationError(
-            f"{source}: [[choose]] needs an experiment on an imported table ([experiment] "
-            'table = "measured.csv"); for a published CSV, add the value as a factor instead'
-        )
-    if not isinstance(entries, list):
-        raise CalibrationError(f"{source}: choose must be a list of [[choose]] tables")
-    out = []
-    for i, entry in enumerate(entries):
-        parameter = entry.get("parameter") if isinstance(entry, dict) else None
-        values = entry.get("values") if isinstance(entry, dict) else None
-        if not isinstance(parameter, str) or not parameter:
-            raise CalibrationError(
-                f'{source}: choose[{i}] needs parameter = "a.dotted.path", e.g. "backends.0.cores"'
-            )
-        if (
-            not isinstance(values, list)
-            or not values
-            or not all(isinstance(v, (int, float, str)) for v in values)
-        ):
-            raise CalibrationError(
-                f"{source}: choose[{i}] ({parameter}): values must be a non-empty list of the "
-                "candidates, e.g. values = [1, 2, 4, 8]"
-            )
-        out.append((parameter, list(values)))
-    return out
+def choices(spec: ExperimentSpec) -> list[tuple[str, list[Any]]]:
+    """The `[[choose]]` entries: (parameter, candidate values); sim.studies.spec checked them
+    (only on an imported table, a non-empty list of candidates)."""
+    return [(entry.parameter, list(entry.values)) for entry in spec.choose]
 
 
-def score(fit, spec: dict, records: list[dict[str, str]], source: Path) -> float:
+def score(fit, spec: ExperimentSpec, records: list[dict[str, str]], source: Path) -> float:
     """The fit's cost as the fit weighs it: the sum over the fitted figures of the squared
     relative error over its sd, the measurement error and the simulation's noise together."""
 
@@ -90,7 +66,7 @@ def calibrate_choosing(
 
     folder, spec, _ = load_experiment(name)
     source = folder / "experiment.toml"
-    entries = choices(spec, source)
+    entries = choices(spec)
     if not entries:
         fit = calibrate(name, **options)
         withheld_intervals(fit, name, options.get("replications"))

@@ -84,9 +84,9 @@ def cross_validate(
     assert lin is not None  # calibrate() always linearises the fit it returns
     problem = lin.problem
     usable = [i for i, f in enumerate(figures) if not f.excluded]
-    declared = declared_model_error(spec, folder / "experiment.toml")
+    declared = declared_model_error(spec)
     by_position = {(id(f.record), f.column): i for i, f in enumerate(figures)}
-    pairs = [(id(r), w["column"]) for r in records for w in figures_of(spec, r)]
+    pairs = [(id(r), w.column) for r in records for w in figures_of(spec, r)]
     out = []
     for base, pair in zip(calibration.rows, pairs):
         row = copy(base)

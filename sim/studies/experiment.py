@@ -1,87 +1,148 @@
-"""An experiment file (`experiment.toml`): how each row of a measured or published table maps
-onto a model file and parameter overrides, which figures a row is compared on, and which were
-used to fit a parameter.  The bottom of the studies: every study reads experiments through it.
+"""An experiment (`experiment.toml`, its tables typed in sim.studies.spec): validated once
+(`parse_experiment`, where records.load_experiment reads the file), then how each row of a
+measured or published table maps onto a model file and parameter overrides, which figures a
+row is compared on, and which were used to fit a parameter.  The bottom of the studies: every
+study reads experiments through it.
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from sim.studies.spec import ExperimentSpec, FigureSpec
+from sim.studies.spec_errors import format_experiment_error, line
 
 
 class ExperimentError(ValueError):
     """A malformed or missing experiment; the message names the file and the fix."""
 
 
-def check_spec(spec: dict, source: Path) -> None:
-    """The tables experiment.toml needs, with the types the code reads them as."""
-    shapes = (
-        ("experiment", dict, '[experiment] with published = "published.csv"'),
-        ("models", dict, '[models] with column = "..." and VALUE = "MODEL.toml" entries'),
-    )
-    for key, kind, fix in shapes:
-        if not isinstance(spec.get(key), kind):
-            raise ExperimentError(f"{source}: missing {key!r} (it needs {fix})")
-    for table, key in (("experiment", "published"), ("models", "column")):
-        if not isinstance(spec[table].get(key), str):
-            raise ExperimentError(
-                f"{source}: missing {key!r} ([experiment] needs `published`, [models] needs "
-                "`column`, each a string)"
-            )
-    for value, model in spec["models"].items():
-        if value != "column" and not isinstance(model, str):
-            raise ExperimentError(
-                f"{source}: models.{value} = {model!r} must be a model file name (a string)"
-            )
-    tables: tuple[tuple[str, type, str], ...] = (
-        ("figures", list, "a list of [[figures]] tables"),
-        ("fitted", list, "a list of [[fitted]] tables"),
-        ("calibrate", list, "a list of [[calibrate]] tables"),
-        ("factors", dict, "a table of [factors.COLUMN] tables"),
-    )
-    for key, expected, what in tables:
-        if key in spec and not isinstance(spec[key], expected):
-            raise ExperimentError(f"{source}: {key} must be {what}, got {spec[key]!r}")
-    for key in ("figures", "fitted", "calibrate"):
-        for i, entry in enumerate(spec.get(key, [])):
-            if not isinstance(entry, dict):
-                raise ExperimentError(f"{source}: {key}[{i}] = {entry!r} must be a table")
-    for i, figure in enumerate(spec.get("figures", [])):
-        scale = figure.get("scale", 1.0)
-        if (
-            isinstance(scale, bool)
-            or not isinstance(scale, (int, float))
-            or not math.isfinite(scale)
-            or scale == 0
-        ):
-            # Negative is meaningful: seed003's proxy %idle is 100 - 100 x utilisation.
-            raise ExperimentError(
-                f"{source}: figures[{i}].scale = {scale!r} must be a non-zero number (the "
-                "published column's value per unit of the metric, e.g. 1000 for ms, or -100 "
-                "with offset = 100 for a %idle)"
-            )
-        if not isinstance(figure.get("when", {}), dict):
-            raise ExperimentError(
-                f"{source}: figures[{i}].when = {figure['when']!r} must be a table of column = "
-                "value(s)"
-            )
-    for column, values in spec.get("factors", {}).items():
-        if not isinstance(values, dict) or not all(
-            isinstance(v, list) and all(isinstance(t, str) for t in v) for v in values.values()
-        ):
-            raise ExperimentError(
-                f"{source}: factors.{column} must map each value to a list of overrides, e.g. "
-                f'yes = ["clients.keep_alive=true"]'
-            )
+def parse_experiment(raw: dict[str, Any], source: Path) -> ExperimentSpec:
+    """The parsed TOML of an experiment file, validated: its types, then the rules that tie its
+    tables together.  Raises ExperimentError with one line per problem."""
+    try:
+        spec = ExperimentSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise ExperimentError(format_experiment_error(exc, source)) from None
+    except RecursionError:
+        raise ExperimentError(f"{source}: values nested too deeply to be an experiment") from None
+    _check_rules(spec, source)
+    return spec
 
 
-def factor_overrides(spec: dict, row: dict[str, str], source: Path) -> list[str]:
+def problem(source: Path, location: str, value: Any, message: str) -> ExperimentError:
+    """An error in the file's format: `FILE: field.path = value: message`."""
+    return ExperimentError(line(source, location, value, message))
+
+
+def _check_rules(spec: ExperimentSpec, source: Path) -> None:
+    """What ties the tables together: a published CSV or an imported table, and the keys that
+    belong to each (a key the other kind would silently ignore is refused)."""
+    meta, models = spec.experiment, spec.models
+    if meta.published is not None and meta.table is not None:
+        raise problem(
+            source,
+            "experiment.published",
+            meta.published,
+            f"an experiment has either published (a CSV) or table = {meta.table!r} (an "
+            "imported measurement table); keep one",
+        )
+    if meta.published is None and meta.table is None:
+        raise problem(
+            source,
+            "experiment.published",
+            None,
+            'required: the published CSV (published = "published.csv"), or table = '
+            '"measured.csv" for a table written by `tiersim import`',
+        )
+    if spec.on_table:
+        for key in ("value_column", "metric"):
+            if key in meta.model_fields_set:
+                raise problem(
+                    source,
+                    f"experiment.{key}",
+                    getattr(meta, key),
+                    "only for a published CSV; on a table, name the compared columns in "
+                    '[[figures]] (column = "throughput")',
+                )
+        if models.model is not None and (models.column is not None or models.files):
+            raise problem(
+                source,
+                "models.model",
+                models.model,
+                "model is every run's model: remove `column` and the other entries (model: "
+                "every run; column: a model per value of a column)",
+            )
+        if models.model is None and models.column is None:
+            raise problem(
+                source,
+                "models.model",
+                None,
+                'required: model = "MODEL.toml" (the model of every run), or column = "run" '
+                'with RUN = "MODEL.toml" entries',
+            )
+        if models.model is None and models.column != "run":
+            raise problem(
+                source,
+                "models.column",
+                models.column,
+                'with a table, models are chosen by run (column = "run"), or one model for '
+                'every run (model = "MODEL.toml")',
+            )
+        for i, figure in enumerate(spec.figures):
+            if figure.scale != 1.0 or figure.offset != 0.0:
+                raise ExperimentError(
+                    f"{source}: figures[{i}] ({figure.column}): a measurement table's columns "
+                    "are in the metrics' own units; remove scale and offset"
+                )
+        return
+    for key, alias in (("table_class", "class"), ("windows", "windows"), ("warmup_s", "warmup_s")):
+        if key in meta.model_fields_set:
+            raise problem(
+                source,
+                f"experiment.{alias}",
+                getattr(meta, key),
+                f'only for an imported measurement table (table = "measured.csv"); a published '
+                f"CSV's rows are as printed: remove {alias}",
+            )
+    if models.column is None:
+        raise problem(
+            source,
+            "models.column",
+            None,
+            'required: the CSV column whose value picks the model, e.g. column = "backend", '
+            'with VALUE = "MODEL.toml" entries',
+        )
+    if models.model is not None:
+        raise problem(
+            source,
+            "models.model",
+            models.model,
+            'only for an imported measurement table; map each value: VALUE = "MODEL.toml"',
+        )
+    if not spec.figures and (meta.value_column is None or meta.metric is None):
+        raise ExperimentError(
+            f"{source}: say which figure each row is compared on: [experiment] value_column (a "
+            'column of the CSV) and metric (a simulated metric, e.g. "throughput"), or '
+            "[[figures]] entries"
+        )
+    if spec.choose:
+        raise ExperimentError(
+            f"{source}: [[choose]] needs an experiment on an imported table ([experiment] "
+            'table = "measured.csv"); for a published CSV, add the value as a factor instead'
+        )
+
+
+def factor_overrides(spec: ExperimentSpec, row: dict[str, str], source: Path) -> list[str]:
     """The parameter overrides of one published row.  A factor's entry may be specific to the
     row's model ("MODEL:VALUE", e.g. a connector that is blocking on one backend and not on
     another), else for the value, else for any value ("*", with {value} substituted)."""
     out: list[str] = []
-    model_key = row.get(spec["models"]["column"], "")
-    for column, values in spec.get("factors", {}).items():
+    model_key = row.get(spec.models.column or "", "")
+    for column, values in spec.factors.items():
         if column not in row:
             raise ExperimentError(f"{source}: factor column {column!r} is not in the published CSV")
         value = row[column]
@@ -94,27 +155,26 @@ def factor_overrides(spec: dict, row: dict[str, str], source: Path) -> list[str]
     return out
 
 
-def is_fitted(spec: dict, row: dict[str, str], column: str) -> bool:
+def is_fitted(spec: ExperimentSpec, row: dict[str, str], column: str) -> bool:
     """A `[[fitted]]` entry names a row by its column values, and optionally one `figure`
     (value column) of it; the others of that row stay predictions."""
-    for fitted in spec.get("fitted", []):
-        keys = {k: v for k, v in fitted.items() if k not in ("parameter", "figure")}
-        if fitted.get("figure", column) == column and all(
-            row.get(k) == str(v) for k, v in keys.items()
+    for fitted in spec.fitted:
+        if (column if fitted.figure is None else fitted.figure) == column and all(
+            row.get(k) == str(v) for k, v in fitted.selectors.items()
         ):
             return True
     return False
 
 
-def figures_of(spec: dict, row: dict[str, str]) -> list[dict]:
+def figures_of(spec: ExperimentSpec, row: dict[str, str]) -> list[FigureSpec]:
     """The figures a row is compared on: `[[figures]]` entries (column, metric, optional
     `when` = column values the row must have), or the experiment's one value column."""
-    meta = spec["experiment"]
-    figures = spec.get("figures") or [{"column": meta["value_column"], "metric": meta["metric"]}]
-    return [f for f in figures if all(matches(row.get(k), v) for k, v in f.get("when", {}).items())]
+    meta = spec.experiment
+    figures = spec.figures or [FigureSpec(column=meta.value_column or "", metric=meta.metric or "")]
+    return [f for f in figures if all(matches(row.get(k), v) for k, v in f.when.items())]
 
 
-def matches(value: str | None, wanted) -> bool:
+def matches(value: str | None, wanted: Any) -> bool:
     """`when` values: one value, or a list of any of them."""
     if isinstance(wanted, list):
         return value in [str(w) for w in wanted]

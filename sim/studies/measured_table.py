@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.studies.experiment import ExperimentError
+from sim.studies.spec import ExperimentSpec, FigureSpec, ModelsSection
 
 # Overrides for every row, set by sim.studies.choose while it calibrates one candidate of a
 # [[choose]] entry (a structural value such as backends.0.cores, applied before the factors').
@@ -49,7 +50,6 @@ CANDIDATE: ContextVar[tuple[str, ...]] = ContextVar("CANDIDATE", default=())
 
 IDENTITY = ("run", "class", "window_start_s", "window_end_s", "users")
 DEFAULT_FIGURES = ("throughput", "response.mean")
-WINDOWS = ("pool", "each")
 MODEL_COLUMN = "run"
 # a declared measurement error is a relative sd in (0, 1); a derived one is kept inside it
 SMALLEST_SD, LARGEST_SD = 1e-4, 0.99
@@ -79,20 +79,17 @@ def _canonical(value: Any) -> Any:
     return value
 
 
-def table_experiment(folder: Path, spec: dict, source: Path) -> tuple[dict, list[dict[str, str]]]:
+def table_experiment(
+    folder: Path, spec: ExperimentSpec, source: Path
+) -> tuple[ExperimentSpec, list[dict[str, str]]]:
     """The experiment as `load_experiment` gives a published CSV's: a spec that names the table
     as its published file, and one record per run (or window) of the chosen class."""
     from sim.measurements.errors import MeasurementError
     from sim.measurements.table import read
 
-    meta = dict(spec["experiment"])
-    name = meta["table"]
-    if "published" in meta:
-        raise ExperimentError(
-            f"{source}: [experiment] has both table = {name!r} and published = "
-            f"{meta['published']!r}; keep one (table: an imported measurement table)"
-        )
-    if not isinstance(name, str) or not name:
+    meta = spec.experiment
+    name = meta.table
+    if not name:
         raise ExperimentError(
             f"{source}: [experiment] table = {name!r} must name the measurement table written by "
             "`tiersim import` (a .csv or .parquet file beside experiment.toml)"
@@ -111,19 +108,7 @@ def table_experiment(folder: Path, spec: dict, source: Path) -> tuple[dict, list
         raise ExperimentError(
             f"{source}: reading the table needs pandas and pyarrow: pip install 'tiersim[measure]'"
         ) from None
-    wanted_class = meta.pop("class", "total")
-    windows = meta.pop("windows", "pool")
-    warmup = meta.pop("warmup_s", 0.0)
-    if windows not in WINDOWS:
-        raise ExperimentError(
-            f'{source}: [experiment] windows = {windows!r}; expected "pool" (one row per run) '
-            'or "each" (one row per window)'
-        )
-    if isinstance(warmup, bool) or not isinstance(warmup, (int, float)) or not warmup >= 0:
-        raise ExperimentError(
-            f"{source}: [experiment] warmup_s = {warmup!r}; expected the seconds at the start of "
-            "every run to leave out (a number >= 0)"
-        )
+    wanted_class, windows, warmup = meta.table_class, meta.windows, meta.warmup_s
     classes = sorted(set(frame["class"]))
     if wanted_class not in classes:
         raise ExperimentError(
@@ -146,7 +131,7 @@ def table_experiment(folder: Path, spec: dict, source: Path) -> tuple[dict, list
     if windows == "pool":
         pooled = [_pool(g) for g in groups]
         for figure in figures:
-            column = figure["column"]
+            column = figure.column
             if column.startswith("response.p"):
                 several = [r for r, g in zip(pooled, groups) if len(g) > 1]
                 if several:
@@ -164,49 +149,57 @@ def table_experiment(folder: Path, spec: dict, source: Path) -> tuple[dict, list
     records = [{k: text(v) for k, v in values.items()} for values, _ in rows]
     for record in records:
         record["class"] = wanted_class
-    derived = dict(spec)
-    meta["published"] = name  # what calibration's cache fingerprints: the table's bytes
-    meta.setdefault("label_columns", ["window_start_s"] if windows == "each" else [])
-    derived["experiment"] = meta
-    derived["models"] = _models(spec, records, name, source)
-    derived["figures"] = _per_row_figures(figures, rows, records, meta, windows, source)
+    label_columns = ["window_start_s"] if windows == "each" else []
+    update: dict[str, Any] = {
+        # what calibration's cache fingerprints: the table's bytes
+        "experiment": meta.model_copy(
+            update={
+                "published": name,
+                "label_columns": label_columns
+                if meta.label_columns is None
+                else meta.label_columns,
+            }
+        ),
+        "models": _models(spec, records),
+        "figures": _per_row_figures(figures, rows, records, meta.measurement_error, windows),
+        "fitted": [
+            e.model_copy(update={"selectors": {k: _canonical(v) for k, v in e.selectors.items()}})
+            for e in spec.fitted
+        ],
+        "calibrate": [_canonical_when(e) for e in spec.calibrate],
+        "unknown": [_canonical_when(e) for e in spec.unknown],
+    }
     _check_users(spec, records, name, source)
     candidate = CANDIDATE.get()
     if candidate:
         # on the constant column `class`: before every other factor's overrides
         factors = {"class": {"*": list(candidate)}}
-        for column, values in spec.get("factors", {}).items():
+        for column, values in spec.factors.items():
             if column == "class":
                 values = {k: [*candidate, *v] for k, v in values.items()}
             factors[column] = values
-        derived["factors"] = factors
-    for key in ("fitted", "calibrate", "unknown"):
-        if key in spec:
-            derived[key] = [_canonical_entry(e) for e in spec[key]]
+        update["factors"] = factors
+    derived = spec.model_copy(update=update)
     _check_selectors(derived, records, name, source)
     return derived, records
 
 
-def _figure_entries(spec: dict, columns: list[str], name: str, source: Path) -> list[dict]:
-    entries = spec.get("figures") or [{"column": c} for c in DEFAULT_FIGURES]
-    if not isinstance(entries, list):
-        raise ExperimentError(f"{source}: figures must be a list of [[figures]] tables")
-    out = []
+def _canonical_when(entry: Any) -> Any:
+    return entry.model_copy(update={"when": {k: _canonical(v) for k, v in entry.when.items()}})
+
+
+def _figure_entries(
+    spec: ExperimentSpec, columns: list[str], name: str, source: Path
+) -> list[FigureSpec]:
+    entries = spec.figures or [FigureSpec(column=c, metric=c) for c in DEFAULT_FIGURES]
     for i, entry in enumerate(entries):
-        column = entry.get("column") if isinstance(entry, dict) else None
-        if column not in columns:
+        if entry.column not in columns:
             raise ExperimentError(
-                f"{source}: figures[{i}].column = {column!r} is not a column of {name} (its "
+                f"{source}: figures[{i}].column = {entry.column!r} is not a column of {name} (its "
                 f"columns: {', '.join(columns)}); name a measured column, e.g. "
                 'column = "throughput"'
             )
-        if entry.get("scale", 1.0) != 1.0 or entry.get("offset", 0.0) != 0.0:
-            raise ExperimentError(
-                f"{source}: figures[{i}] ({column}): a measurement table's columns are in the "
-                "metrics' own units; remove scale and offset"
-            )
-        out.append({**entry, "metric": entry.get("metric", column)})
-    return out
+    return entries
 
 
 def _pool(group) -> tuple[dict[str, Any], dict[str, float] | None]:
@@ -280,34 +273,31 @@ def _count_sd(column: str, count: float) -> float:
 
 
 def _per_row_figures(
-    figures: list[dict],
+    figures: list[FigureSpec],
     rows: list[tuple[dict[str, Any], dict[str, float] | None]],
     records: list[dict[str, str]],
-    meta: dict,
+    declared_default: float | None,
     windows: str,
-    source: Path,
-) -> list[dict]:
+) -> list[FigureSpec]:
     """One [[figures]] entry per figure and row, its `when` the row's identity and its
     `measurement_error` the declared one or the derived one (module docstring)."""
-    declared_default = meta.get("measurement_error")
     out = []
     for figure in figures:
-        column = figure["column"]
+        column = figure.column
         for (values, batch), record in zip(rows, records):
-            entry = {k: v for k, v in figure.items() if k != "when"}
-            when = dict(figure.get("when", {}))
-            when = {k: _canonical(v) for k, v in when.items()}
+            when = {k: _canonical(v) for k, v in figure.when.items()}
             if not all(_selects(record.get(k), v) for k, v in when.items()):
                 continue
-            entry["when"] = {"run": record["run"]}
+            identity = {"run": record["run"]}
             if windows == "each":
-                entry["when"]["window_start_s"] = record["window_start_s"]
-            if "measurement_error" not in figure and declared_default is None:
+                identity["window_start_s"] = record["window_start_s"]
+            update: dict[str, Any] = {"when": identity}
+            if figure.measurement_error is None and declared_default is None:
                 sd = (batch or {}).get(column)
                 if sd is None:
                     sd = _count_sd(column, float(values.get("count.completed", math.nan)))
-                entry["measurement_error"] = min(max(sd, SMALLEST_SD), LARGEST_SD)
-            out.append(entry)
+                update["measurement_error"] = min(max(sd, SMALLEST_SD), LARGEST_SD)
+            out.append(figure.model_copy(update=update))
     return out
 
 
@@ -317,56 +307,23 @@ def _selects(value: str | None, wanted: Any) -> bool:
     return value == str(wanted)
 
 
-def _canonical_entry(entry: Any) -> Any:
-    if not isinstance(entry, dict):
-        return entry
-    out = {}
-    for key, value in entry.items():
-        if key == "when" and isinstance(value, dict):
-            out[key] = {k: _canonical(v) for k, v in value.items()}
-        elif key in ("parameter", "figure", "bounds", "range", "start", "scale", "provenance"):
-            out[key] = value
-        else:
-            out[key] = _canonical(value)
-    return out
+def _models(spec: ExperimentSpec, records: list[dict[str, str]]) -> ModelsSection:
+    """`[models] model = "X.toml"` (every run), or the usual column -> model mapping with
+    column = "run" (sim.studies.spec checked which)."""
+    model = spec.models.model
+    if model is not None:
+        files = {r[MODEL_COLUMN]: model for r in records}
+        return ModelsSection(column=MODEL_COLUMN, files=files)
+    return spec.models
 
 
-def _models(spec: dict, records: list[dict[str, str]], name: str, source: Path) -> dict:
-    """`[models] model = "X.toml"` (every run), or the usual column -> model mapping over the
-    table's columns."""
-    models = spec.get("models")
-    if not isinstance(models, dict):
-        raise ExperimentError(
-            f'{source}: missing [models]; add model = "MODEL.toml" (the model of every run), or '
-            'column = "run" with RUN = "MODEL.toml" entries'
-        )
-    if "model" in models:
-        if not isinstance(models["model"], str) or "column" in models:
-            raise ExperimentError(
-                f"{source}: [models] model = {models['model']!r} must be a model file name, "
-                "without `column` (model: every run; column: a model per value of a column)"
-            )
-        return {"column": MODEL_COLUMN, **{r[MODEL_COLUMN]: models["model"] for r in records}}
-    column = models.get("column")
-    if column not in (records[0] if records else {}):
-        raise ExperimentError(
-            f"{source}: [models] column = {column!r} is not a column of {name}; use "
-            'model = "MODEL.toml" for every run, or column = "run" with RUN = "MODEL.toml"'
-        )
-    if column != MODEL_COLUMN:
-        raise ExperimentError(
-            f'{source}: [models] column = {column!r}: with a table, models are chosen by run (column = "run")'
-        )
-    return dict(models)
-
-
-def _check_selectors(spec: dict, records: list[dict[str, str]], name: str, source: Path) -> None:
+def _check_selectors(
+    spec: ExperimentSpec, records: list[dict[str, str]], name: str, source: Path
+) -> None:
     """Every [[fitted]] entry names columns of the rows and selects at least one row."""
     columns = sorted(records[0]) if records else []
-    for i, entry in enumerate(spec.get("fitted", [])):
-        if not isinstance(entry, dict):
-            continue  # _check_spec reports it
-        keys = {k: v for k, v in entry.items() if k not in ("parameter", "figure")}
+    for i, entry in enumerate(spec.fitted):
+        keys = entry.selectors
         if not keys:
             raise ExperimentError(
                 f'{source}: fitted[{i}] selects no row; name one by its run (run = "...") or '
@@ -385,11 +342,11 @@ def _check_selectors(spec: dict, records: list[dict[str, str]], name: str, sourc
                 f"{source}: fitted[{i}] ({', '.join(f'{k} = {v!r}' for k, v in keys.items())}) "
                 f"matches no row of {name}; its {k} values: {', '.join(seen)}"
             )
-        figure = entry.get("figure")
-        if figure is not None and not any(f["column"] == figure for f in spec["figures"]):
+        figure = entry.figure
+        if figure is not None and not any(f.column == figure for f in spec.figures):
             raise ExperimentError(
                 f"{source}: fitted[{i}].figure = {figure!r} is not one of the [[figures]] "
-                f"columns ({', '.join(sorted({f['column'] for f in spec['figures']}))})"
+                f"columns ({', '.join(sorted({f.column for f in spec.figures}))})"
             )
 
 
@@ -408,9 +365,11 @@ def _number(value: Any) -> float | None:
     return None if math.isnan(number) else number
 
 
-def _check_users(spec: dict, records: list[dict[str, str]], name: str, source: Path) -> None:
+def _check_users(
+    spec: ExperimentSpec, records: list[dict[str, str]], name: str, source: Path
+) -> None:
     """A `users` factor needs each row's users as a whole number of threads."""
-    if "users" not in spec.get("factors", {}):
+    if "users" not in spec.factors:
         return
     for record in records:
         value = _number(record.get("users"))

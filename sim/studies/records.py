@@ -14,9 +14,10 @@ from sim.files import FileProblem, read_text, read_toml
 from sim.model.load import ModelError, load_model
 from sim.studies.experiment import (
     ExperimentError,
-    check_spec,
+    ExperimentSpec,
     factor_overrides,
     figures_of,
+    parse_experiment,
 )
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
@@ -40,27 +41,28 @@ def experiment_dir(name: str) -> Path:
     )
 
 
-def load_experiment(name: str) -> tuple[Path, dict, list[dict[str, str]]]:
-    """The experiment's folder, its parsed experiment.toml, and the published rows it maps onto
-    a model (rows whose model column has no entry in [models] are skipped).  Every mapped row
-    is checked here, before anything runs: its cells, and its figures (numbers or withheld)."""
+def load_experiment(name: str) -> tuple[Path, ExperimentSpec, list[dict[str, str]]]:
+    """The experiment's folder, its experiment.toml validated (once, here), and the published
+    rows it maps onto a model (rows whose model column has no entry in [models] are skipped).
+    Every mapped row is checked here, before anything runs: its cells, and its figures
+    (numbers or withheld)."""
     folder = experiment_dir(name)
     source = folder / "experiment.toml"
     try:
-        spec = read_toml(source, "experiment file")
+        raw = read_toml(source, "experiment file")
     except FileProblem as exc:
         raise ExperimentError(str(exc)) from None
-    if isinstance(spec.get("experiment"), dict) and "table" in spec["experiment"]:
+    spec = parse_experiment(raw, source)
+    if spec.on_table:
         # an imported measurement table (tiersim import) instead of a published CSV
         from sim.studies.measured_table import table_experiment
 
         spec, records = table_experiment(folder, spec, source)
-        check_spec(spec, source)
         for record in records:
             _check_record(spec, record, list(record), f"{source}: run {record['run']}")
         return folder, spec, records
-    check_spec(spec, source)
-    table = folder / spec["experiment"]["published"]
+    assert spec.experiment.published is not None  # parse_experiment: published or table
+    table = folder / spec.experiment.published
     if not table.is_file():
         raise ExperimentError(
             f"{source}: published table {table} not found (set [experiment] published)"
@@ -78,47 +80,69 @@ def load_experiment(name: str) -> tuple[Path, dict, list[dict[str, str]]]:
     except csv.Error as exc:
         raise ExperimentError(f"{table}: not a CSV table ({exc})") from None
     columns = list(reader.fieldnames or [])
-    models = spec["models"]
-    if models["column"] not in columns:
-        raise ExperimentError(
-            f"{source}: [models] column = {models['column']!r} is not a column of {table.name} "
-            f"(its columns: {', '.join(columns)})"
-        )
-    if not spec.get("figures") and not (
-        "value_column" in spec["experiment"] and "metric" in spec["experiment"]
-    ):
-        raise ExperimentError(
-            f"{source}: say which figure each row is compared on: [experiment] value_column (a column "
-            'of the CSV) and metric (a simulated metric, e.g. "throughput"), or [[figures]] entries'
-        )
-    for figure in spec.get("figures", []):
-        if figure.get("column") not in columns or "metric" not in figure:
-            raise ExperimentError(
-                f"{source}: each [[figures]] entry needs `column` (one of: {', '.join(columns)}) and "
-                f"`metric`; got {figure}"
-            )
-    if spec.get("figures") is None and spec["experiment"]["value_column"] not in columns:
-        raise ExperimentError(
-            f"{source}: [experiment] value_column = {spec['experiment']['value_column']!r} is not "
-            f"a column of {table.name} (its columns: {', '.join(columns)})"
-        )
+    name_column = model_column(spec)
+    _check_columns(spec, columns, source, table.name)
     mapped = []
     for record, line in zip(published_rows, lines):
-        if record.get(models["column"]) in models:
+        if record.get(name_column) in spec.models.files:
             _check_record(spec, record, columns, f"{table}: line {line}")
             mapped.append(record)
     if not mapped:
-        values = sorted({r.get(models["column"]) or "" for r in published_rows})
+        values = sorted({r.get(name_column) or "" for r in published_rows})
         raise ExperimentError(
             f"{source}: no row of {table.name} maps onto a model: add [models] entries for the "
-            f'{models["column"]!r} values ({", ".join(values)}) = "MODEL.toml"'
+            f'{name_column!r} values ({", ".join(values)}) = "MODEL.toml"'
         )
     return folder, spec, mapped
 
 
-def _check_record(spec: dict, record: dict, columns: list[str], where: str) -> None:
+def model_column(spec: ExperimentSpec) -> str:
+    """The column whose value picks a row's model file (validated: a published CSV has one,
+    and a table experiment's is `run`)."""
+    assert spec.models.column is not None
+    return spec.models.column
+
+
+def _check_columns(spec: ExperimentSpec, columns: list[str], source: Path, table: str) -> None:
+    """Every column the experiment file names is one of the published CSV's: a misspelt one
+    would select no row, silently."""
+    named: list[tuple[str, str]] = [("models.column", model_column(spec))]
+    if not spec.figures:
+        named.append(("experiment.value_column", spec.experiment.value_column or ""))
+    for i, figure in enumerate(spec.figures):
+        named += [(f"figures[{i}].column", figure.column)]
+        named += [(f"figures[{i}].when.{k}", k) for k in figure.when]
+    for i, fitted in enumerate(spec.fitted):
+        named += [(f"fitted[{i}].{k}", k) for k in fitted.selectors]
+    for kind, entries in (("calibrate", spec.calibrate), ("unknown", spec.unknown)):
+        for i, entry in enumerate(entries):
+            named += [(f"{kind}[{i}].when.{k}", k) for k in entry.when]
+    law = spec.response_time_law
+    if law is not None:
+        named += [("response_time_law.response_column", law.response_column)]
+        named += [("response_time_law.throughput_column", law.throughput_column)]
+        named += [(f"response_time_law.reference.{k}", k) for k in law.reference]
+    named += [(f"factors.{k}", k) for k in spec.factors]
+    for where, column in named:
+        if column not in columns:
+            close = difflib.get_close_matches(column, columns, n=1, cutoff=0.6)
+            raise ExperimentError(
+                f"{source}: {where}: {column!r} is not a column of {table} ("
+                + (f"did you mean {close[0]!r}? " if close else "")
+                + f"its columns: {', '.join(columns)})"
+            )
+    compared = {f.column for f in spec.figures} or {spec.experiment.value_column or ""}
+    for i, fitted in enumerate(spec.fitted):
+        if fitted.figure is not None and fitted.figure not in compared:
+            raise ExperimentError(
+                f"{source}: fitted[{i}].figure = {fitted.figure!r} is not a compared column "
+                f"(one of: {', '.join(sorted(c for c in compared if c))})"
+            )
+
+
+def _check_record(spec: ExperimentSpec, record: dict, columns: list[str], where: str) -> None:
     """A mapped row: all its cells, and each of its figures a number or withheld."""
-    label = record.get(spec["models"]["column"])
+    label = record.get(model_column(spec))
     if None in record:  # csv.DictReader keeps surplus cells under the key None
         extra = len(record[None])
         raise ExperimentError(
@@ -134,7 +158,7 @@ def _check_record(spec: dict, record: dict, columns: list[str], where: str) -> N
             "per missing cell (an empty cell is a withheld figure)"
         )
     for figure in figures_of(spec, record):
-        column = figure["column"]
+        column = figure.column
         try:
             published_value(record, column)
         except ValueError as exc:
@@ -159,24 +183,26 @@ def published_value(record: dict[str, str], column: str) -> float | None:
 
 
 def row_run(
-    folder: Path, spec: dict, record: dict[str, str], extra: Sequence[str] = ()
+    folder: Path, spec: ExperimentSpec, record: dict[str, str], extra: Sequence[str] = ()
 ) -> tuple[Path, tuple[str, ...]]:
     """The run a published row maps onto: its model file and overrides (the factors', then
     `extra`, e.g. calibrated values)."""
-    model_file = folder / spec["models"][record[spec["models"]["column"]]]
+    model_file = folder / spec.models.files[record[model_column(spec)]]
     return model_file, tuple(factor_overrides(spec, record, folder / "experiment.toml")) + tuple(
         extra
     )
 
 
-def check_runs(folder: Path, spec: dict, records: list[dict[str, str]], extra=None) -> None:
+def check_runs(
+    folder: Path, spec: ExperimentSpec, records: list[dict[str, str]], extra=None
+) -> None:
     """Every row's run built without simulating it: its model file and overrides load, and it
     produces the metric of each of its figures.  Called before the first simulation, so that
     a bad row is reported at once, not after minutes of simulating (or fitting) the others."""
     from sim.studies.metrics import metric_names
 
     source = folder / "experiment.toml"
-    name_column = spec["models"]["column"]
+    name_column = model_column(spec)
     produced: dict[tuple[str, tuple[str, ...]], set[str]] = {}
     for record in records:
         model_file, overrides = row_run(folder, spec, record, extra(record) if extra else ())
@@ -184,11 +210,11 @@ def check_runs(folder: Path, spec: dict, records: list[dict[str, str]], extra=No
         if key not in produced:
             produced[key] = metric_names(load_row_model(model_file, overrides))
         for wanted in figures_of(spec, record):
-            metric = wanted["metric"]
+            metric = wanted.metric
             if metric not in produced[key]:
                 close = difflib.get_close_matches(metric, sorted(produced[key]), n=3, cutoff=0.6)
                 raise ExperimentError(
-                    f"{source}: metric {metric!r} (for column {wanted['column']!r}) is not "
+                    f"{source}: metric {metric!r} (for column {wanted.column!r}) is not "
                     f"produced by {model_file.name} (row {name_column}={record[name_column]}); "
                     + (f"did you mean {' or '.join(close)}? " if close else "")
                     + "`tiersim run MODEL --json` lists a model's metrics"
@@ -221,28 +247,18 @@ def run_row(task: tuple) -> dict[str, tuple[float, float, float, str]]:
     }
 
 
-def law_notes(spec: dict, records: list[dict[str, str]], source: Path) -> dict[int, str]:
+def law_notes(spec: ExperimentSpec, records: list[dict[str, str]], source: Path) -> dict[int, str]:
     """`[response_time_law]`: users, response_column, response_unit_s, throughput_column and
     `reference` (column values of the row whose implied think time the model uses).  Each row
     gets a note saying whether its R and X agree with the reference under R = N/X - Z."""
-    law = spec.get("response_time_law")
-    if not law:
+    law = spec.response_time_law
+    if law is None:
         return {}
     from sim.analytic.operational import implied_think, note
 
-    try:
-        users, reference = int(law["users"]), law["reference"]
-        columns = (
-            law["response_column"],
-            float(law.get("response_unit_s", 1.0)),
-            law["throughput_column"],
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ExperimentError(
-            f"{source}: [response_time_law] needs users, response_column, throughput_column and "
-            f"reference ({exc})"
-        ) from None
-    name_column = spec["models"]["column"]
+    users, reference = law.users, law.reference
+    columns = (law.response_column, law.response_unit_s, law.throughput_column)
+    name_column = model_column(spec)
 
     def check(record):
         return implied_think(

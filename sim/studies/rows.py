@@ -14,10 +14,12 @@ from sim.studies.records import (
     check_runs,
     law_notes,
     load_experiment,
+    model_column,
     published_value,
     row_run,
     run_row,
 )
+from sim.studies.spec import FigureSpec
 
 
 @dataclass
@@ -65,8 +67,8 @@ def simulate_rows(
     `map_` runs the distinct runs (builtin map, or a process pool's: the same numbers)."""
     folder, spec, todo = load_experiment(name)
     source = folder / "experiment.toml"
-    meta, models = spec["experiment"], spec["models"]
-    name = meta.get("name", name)
+    meta, name_column = spec.experiment, model_column(spec)
+    name = name if meta.name is None else meta.name
     notes = law_notes(spec, todo, source)
     # Rows that map onto the same run (seed 002's batches are phases of one run) share it.
     check_runs(folder, spec, todo, extra)  # a bad row fails here, before anything runs
@@ -76,7 +78,7 @@ def simulate_rows(
         key = (str(model_file), overrides)
         keys.append(key)
         if key not in tasks:
-            tasks[key] = (*key, replications, f"{source}: {record[models['column']]}")
+            tasks[key] = (*key, replications, f"{source}: {record[name_column]}")
     results = {}
     for done, (key, summary) in enumerate(zip(tasks, map_(run_row, tasks.values()))):
         results[key] = summary
@@ -86,16 +88,15 @@ def simulate_rows(
     for record, key in zip(todo, keys):
         summary = results[key]
         flag = None
-        if meta.get("flag_column"):
-            hit = any(summary[m][0] > 0 for m in meta.get("flag_metrics", []) if m in summary)
+        if meta.flag_column:
+            hit = any(summary[m][0] > 0 for m in meta.flag_metrics if m in summary)
             flag = "yes" if hit else "no"
-        label_columns = meta.get(
-            "label_columns", list(spec.get("factors", {}))
-        )  # the name's columns
-        figure = " ".join([record[models["column"]]] + [f"{c}={record[c]}" for c in label_columns])
+        # the name's columns
+        label_columns = list(spec.factors) if meta.label_columns is None else meta.label_columns
+        figure = " ".join([record[name_column]] + [f"{c}={record[c]}" for c in label_columns])
         figures = figures_of(spec, record)
         for wanted in figures:
-            column, metric = wanted["column"], wanted["metric"]
+            column, metric = wanted.column, wanted.metric
             if metric not in summary:
                 raise ExperimentError(
                     f"{source}: metric {metric!r} (for column {column!r}) is not produced by "
@@ -103,7 +104,7 @@ def simulate_rows(
                 )
             # published = offset + scale x metric: e.g. scale 1000 for ms, or scale -100 and
             # offset 100 for a %idle compared to a utilisation
-            scale, offset = float(wanted.get("scale", 1.0)), float(wanted.get("offset", 0.0))
+            scale, offset = wanted.scale, wanted.offset
             mean, low, high = (offset + v * scale for v in summary[metric][:3])
             low, high = min(low, high), max(low, high)
             published = published_value(record, column)
@@ -117,9 +118,7 @@ def simulate_rows(
                     ci_high=high,
                     rel_error=None if published is None else (mean - published) / published,
                     fitted=is_fitted(spec, record, column),
-                    published_flag=record.get(meta.get("flag_column", ""), None)
-                    if meta.get("flag_column")
-                    else None,
+                    published_flag=record.get(meta.flag_column, None) if meta.flag_column else None,
                     simulated_flag=flag,
                     overrides=tuple(key[1]),
                     note=notes.get(id(record)),
@@ -139,11 +138,11 @@ _SCALED_UNITS = {
 }
 
 
-def figure_unit(figure: dict, metric_unit: str) -> str:
+def figure_unit(figure: FigureSpec, metric_unit: str) -> str:
     """The unit of a figure: its [[figures]] `unit`, else the metric's, scaled by `scale`."""
-    if figure.get("unit"):
-        return str(figure["unit"])
-    scale = float(figure.get("scale", 1.0))
+    if figure.unit:
+        return figure.unit
+    scale = figure.scale
     if scale == 1.0:
         return metric_unit
     return _SCALED_UNITS.get((metric_unit, scale), f"{metric_unit} x {scale:g}".strip())

@@ -1266,7 +1266,7 @@ EXPERIMENT_CASES = [
     (
         "no-models",
         {"spec": EXPERIMENT.replace("[models]", "[modelz]")},
-        ("missing 'models'", "[models] with column"),
+        ("experiment.toml: models: required ([models] with column", "modelz: unknown key"),
     ),
     (
         "model-a-number",
@@ -1301,9 +1301,19 @@ EXPERIMENT_CASES = [
     (
         "figures-not-a-list",
         {"spec": "figures = 5\n" + EXPERIMENT.replace("[[figures]]", "[[figurez]]")},
-        ("figures must be a list", "got 5"),
+        ("experiment.toml: figures = 5: must be a list ([[figures]] tables)",),
     ),
     ("not-toml", {"spec": "[experiment\n"}, ("experiment.toml", "not valid TOML")),
+    (
+        "unknown-key",
+        {"spec": EXPERIMENT.replace('name = "mine"', 'name = "mine"\nwarmup = 10')},
+        ("experiment.toml: experiment.warmup = 10: unknown key: did you mean warmup_s?",),
+    ),
+    (
+        "fitted-column-misspelt",
+        {"spec": EXPERIMENT.replace('name = "t100"', 'nmae = "t100"')},
+        ("fitted[0].nmae: 'nmae' is not a column of published.csv (did you mean 'name'?",),
+    ),
 ]
 for name, files, parts in EXPERIMENT_CASES:
     case(f"reproduce-{name}", "experiment", experiment("reproduce", **files), 3, *parts, within_s=5)
@@ -1316,7 +1326,7 @@ CALIBRATE_CASES = [
     (
         "start-a-string",
         EXPERIMENT.replace("bounds = [0.005, 0.05]", 'bounds = [0.005, 0.05]\nstart = "x"'),
-        ("`start` = 'x' must be a number",),
+        ("experiment.toml: calibrate[0].start = 'x': must be a valid number",),
     ),
     (
         "fitted-withheld",

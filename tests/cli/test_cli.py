@@ -358,21 +358,15 @@ def test_reproduce_seed000_reports_pylot_figures_and_released_timeout_prediction
 def test_seed003_rows_all_load_and_fitted_figures_are_marked():
     """Every row of the seed003 experiment maps onto a valid model (the full reproduction
     takes about a minute and is not part of the suite)."""
-    import csv
-    import tomllib
-    from pathlib import Path
-
     from sim.model.load import load_model
     from sim.studies.experiment import factor_overrides, is_fitted
+    from sim.studies.records import load_experiment
 
-    folder = Path(__file__).resolve().parents[2] / "experiments" / "seed003"
-    spec = tomllib.loads((folder / "experiment.toml").read_text())
-    with (folder / "published.csv").open() as handle:
-        rows = list(csv.DictReader(handle))
+    folder, spec, rows = load_experiment("seed003")
     policies = set()
     for row in rows:
         model = load_model(
-            folder / spec["models"][row["scenario"]], factor_overrides(spec, row, folder)
+            folder / spec.models.files[row["scenario"]], factor_overrides(spec, row, folder)
         )
         policies.add(model.balancer.policy)
         assert is_fitted(spec, row, "throughput_req_per_s") == row["scenario"].endswith("-alone")
@@ -437,19 +431,23 @@ def test_run_table_shows_jvm_replication_and_batch_sections():
 
 
 def test_response_time_law_section_errors_name_what_is_missing(tmp_path):
-    from sim.studies.experiment import ExperimentError
+    from sim.studies.experiment import ExperimentError, parse_experiment
     from sim.studies.records import law_notes
 
-    spec = {
-        "models": {"column": "config"},
-        "response_time_law": {"users": 60, "response_column": "r"},
-    }
-    with pytest.raises(
-        ExperimentError, match="needs users, response_column, throughput_column and reference"
-    ):
-        law_notes(spec, [{"config": "a", "r": "500", "x": "80"}], tmp_path / "experiment.toml")
-    spec["response_time_law"].update(
+    source = tmp_path / "experiment.toml"
+    meta = {"published": "p.csv", "value_column": "x", "metric": "throughput"}
+    law = {"users": 60, "response_column": "r"}
+    raw = {"experiment": meta, "models": {"column": "config"}, "response_time_law": law}
+    with pytest.raises(ExperimentError) as caught:
+        parse_experiment(raw, source)
+    assert str(caught.value).splitlines() == [
+        f"{source}: response_time_law.throughput_column: required (the column of X)",
+        f"{source}: response_time_law.reference: required (the row whose implied think time "
+        'the model uses, e.g. {config = "C1"})',
+    ]
+    law.update(
         {"throughput_column": "x", "reference": {"config": "nope"}, "response_unit_s": 0.001}
     )
+    spec = parse_experiment(raw, source)
     with pytest.raises(ExperimentError, match="names no published row"):
-        law_notes(spec, [{"config": "a", "r": "500", "x": "80"}], tmp_path / "experiment.toml")
+        law_notes(spec, [{"config": "a", "r": "500", "x": "80"}], source)

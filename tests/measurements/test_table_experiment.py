@@ -78,15 +78,15 @@ def test_runs_pool_their_windows_into_one_row_each(tmp_path):
     counts, responses = (66, 70, 74), (0.012 / 0.95, 0.012, 0.012 / 1.05)
     pooled = sum(c * r for c, r in zip(counts, responses)) / sum(counts)
     assert float(first["response.mean"]) == pytest.approx(pooled)
-    assert spec["models"]["column"] == "run" and spec["models"]["users2"] == str(MODEL)
+    assert spec.models.column == "run" and spec.models.files["users2"] == str(MODEL)
     # the published file calibration fingerprints is the table itself
-    assert spec["experiment"]["published"] == "measured.csv"
+    assert spec.experiment.published == "measured.csv"
 
 
 def test_measurement_error_from_the_windows_or_the_count(tmp_path):
     rows = [*three_runs(), window("users32", 32, 0.0, 900, 0.05)]
     _, spec, _ = load_experiment(str(lab(tmp_path, rows)))
-    sd = {(f["when"]["run"], f["column"]): f["measurement_error"] for f in spec["figures"]}
+    sd = {(f.when["run"], f.column): f.measurement_error for f in spec.figures}
     # three windows: the batch-means standard error of the pooled throughput
     x = [6.6, 7.0, 7.4]
     mean = sum(x) / 3
@@ -102,7 +102,7 @@ def test_declared_measurement_error_wins(tmp_path):
         'table = "measured.csv"', 'table = "measured.csv"\nmeasurement_error = 0.03'
     )
     _, spec, _ = load_experiment(str(lab(tmp_path, three_runs(), experiment)))
-    assert all("measurement_error" not in f for f in spec["figures"])
+    assert all(f.measurement_error is None for f in spec.figures)
     from sim.studies.calibration.figures import published_figures
 
     _, spec, records = load_experiment(str(tmp_path))
@@ -119,7 +119,7 @@ def test_each_window_is_a_row_and_warmup_drops_the_first(tmp_path):
     assert [(r["run"], r["window_start_s"]) for r in records] == [
         (run, start) for run in ("users2", "users8", "users16") for start in ("10", "20")
     ]
-    assert spec["figures"][0]["when"] == {"run": "users2", "window_start_s": "10"}
+    assert spec.figures[0].when == {"run": "users2", "window_start_s": "10"}
 
 
 @pytest.mark.parametrize(
@@ -134,7 +134,14 @@ def test_each_window_is_a_row_and_warmup_drops_the_first(tmp_path):
             ('name = "lab"', 'name = "lab"\nclass = "search"'),
             "class = 'search' is not a class of measured.csv (its classes: total)",
         ),
-        (('name = "lab"', 'name = "lab"\nwindows = "all"'), "windows = 'all'"),
+        (
+            ('name = "lab"', 'name = "lab"\nwindows = "all"'),
+            "experiment.windows = 'all': must be 'pool' or 'each'",
+        ),
+        (
+            ('name = "lab"', 'name = "lab"\nwarmup_s = "10"'),
+            "experiment.warmup_s = '10': must be a valid number",
+        ),
         (
             ('name = "lab"', 'name = "lab"\nwarmup_s = 40'),
             "warmup_s = 40 leaves no window of run 'users16'",
@@ -252,17 +259,22 @@ def test_simulated_table_calibrates_back_to_its_cores_demand_and_think(tmp_path)
 
 
 def test_choose_needs_a_table_and_candidates(tmp_path):
-    from sim.studies.calibration.parameters import CalibrationError
-    from sim.studies.choose import choices
+    from sim.studies.experiment import parse_experiment
 
     source = tmp_path / "experiment.toml"
-    with pytest.raises(CalibrationError, match="needs an experiment on an imported table"):
-        choices({"experiment": {"published": "p.csv"}, "choose": [{}]}, source)
-    with pytest.raises(CalibrationError, match=r"choose\[0\] \(backends.0.cores\): values must"):
-        choices(
-            {"experiment": {"table": "t.csv"}, "choose": [{"parameter": "backends.0.cores"}]},
-            source,
-        )
+    published = {
+        "experiment": {"published": "p.csv", "value_column": "x", "metric": "throughput"},
+        "models": {"column": "c"},
+    }
+    choose = {"parameter": "backends.0.cores", "values": [1, 2]}
+    with pytest.raises(ExperimentError, match="needs an experiment on an imported table"):
+        parse_experiment({**published, "choose": [choose]}, source)
+    table = {"experiment": {"table": "t.csv"}, "models": {"model": "m.toml"}}
+    with pytest.raises(ExperimentError, match=re.escape("choose[0].values: required")):
+        parse_experiment({**table, "choose": [{"parameter": "backends.0.cores"}]}, source)
+    with pytest.raises(ExperimentError, match=re.escape("choose[0].values = []: must have")):
+        parse_experiment({**table, "choose": [{**choose, "values": []}]}, source)
+    assert parse_experiment({**table, "choose": [choose]}, source).choose[0].values == [1, 2]
 
 
 def test_response_time_law_gives_each_runs_think_time(tmp_path):
@@ -300,7 +312,7 @@ def test_plan_writes_an_experiment_from_the_laws(tmp_path):
     assert result.exit_code == 0, result.output
     _, spec, records = load_experiment(str(folder))
     assert [r["run"] for r in records] == ["users2", "users8", "users16"]
-    assert spec["choose"] == [{"parameter": "backends.0.cores", "values": [1, 2]}]
+    assert [(c.parameter, c.values) for c in spec.choose] == [("backends.0.cores", [1, 2])]
     bounds = {p.path: (p.low, p.high) for p in free_parameters(spec, folder / "experiment.toml")}
     r_min = (66 * 0.012 / 0.95 + 70 * 0.012 + 74 * 0.012 / 1.05) / 210  # users2's response
     assert bounds["backends.0.demand.mean"] == pytest.approx((r_min / 20, 1.5 * r_min))
@@ -320,8 +332,8 @@ def test_plan_writes_an_experiment_from_the_laws(tmp_path):
     result = CliRunner().invoke(main, ["plan", str(tmp_path / "busy.csv"), *args[2:], str(folder)])
     assert result.exit_code == 0, result.output
     _, spec, _ = load_experiment(str(folder))
-    assert "clients.think.mean=0" in spec["factors"]["users"]["*"]
-    assert [c["parameter"] for c in spec["calibrate"]] == ["backends.0.demand.mean"]
+    assert "clients.think.mean=0" in spec.factors["users"]["*"]
+    assert [c.parameter for c in spec.calibrate] == ["backends.0.demand.mean"]
     predict = ["--predict", "4", "--predict", "32"]
     result = CliRunner().invoke(main, [*args, str(folder), *predict])
     assert result.exit_code == 0, result.output

@@ -235,7 +235,7 @@ def test_interrupted_fit_resumes_from_the_cache(tmp_path, monkeypatch):
         (
             '[[calibrate]]\nparameter = "backends.0.demand.mean"\nbounds = [0.2, 0.1]\n',
             '[[fitted]]\nrow = "fit"\n',
-            "`bounds` must be [low, high] with low < high",
+            "calibrate[0].bounds = [0.2, 0.1]: must be [low, high] with low < high",
         ),
         (
             '[[calibrate]]\nparameter = "backends.0.demand.mean"\nbounds = [0, 0.1]\nscale = "log"\n',
@@ -313,7 +313,7 @@ def test_cli_json_lists_parameters_targets_and_rows(tmp_path):
     [
         (
             lambda text: text.replace('column = "row"', 'column = "nope"'),
-            "[models] column = 'nope' is not a column",
+            "models.column: 'nope' is not a column of published.csv",
         ),
         (
             lambda text: text.replace('value_column = "response_s"', ""),

@@ -54,9 +54,9 @@ def test_every_session_lives_through_the_run(batches):
 
 
 def test_seed002_marks_which_figures_were_fitted():
-    import tomllib
+    from sim.studies.records import load_experiment
 
-    spec = tomllib.loads((MODELS.parent / "experiments/seed002/experiment.toml").read_text())
+    _, spec, _ = load_experiment("seed002")
     row = {"container": "tomcat-6.0.18", "jvm_mode": "client", "batch": "4"}
     assert not is_fitted(spec, row, "throughput_req_per_s")  # the client collapse is predicted
     assert is_fitted(spec, {**row, "jvm_mode": "server"}, "throughput_req_per_s")

@@ -29,8 +29,8 @@ from sim.studies.calibration.linear import (
     predict,
     unidentified,
 )
-from sim.studies.calibration.parameters import CalibrationError, free_parameters
 from sim.studies.coverage import trial
+from sim.studies.experiment import ExperimentError
 from sim.studies.records import load_experiment
 
 
@@ -89,18 +89,25 @@ def test_model_error_is_the_residual_excess_over_noise():
 @pytest.mark.parametrize(
     "entry, message",
     [
-        ("0.1", "must be a table {sd = 0.1"),
-        ("{sd = 2, provenance = 'x'}", "model_error.sd = 2 must be a relative standard deviation"),
-        ("{sd = 0.1}", "say where the value comes from (provenance = ...)"),
+        ("0.1", "experiment.model_error = 0.1: must be a table"),
+        ("{sd = 2, provenance = 'x'}", "experiment.model_error.sd = 2: must be less than 1"),
+        ("{sd = 0.1}", "experiment.model_error.provenance: required (say where the value comes"),
+        ("{sd = 0.1, provenance = ' '}", "experiment.model_error.provenance = ' ': say where"),
+        ("{sd = 0.1, provenance = 'x', why = 'y'}", "experiment.model_error.why = 'y': unknown"),
     ],
 )
 def test_a_declared_model_error_needs_a_value_and_its_provenance(tmp_path, entry, message):
     from sim.studies.calibration.figures import declared_model_error
-    from sim.studies.experiment import ExperimentError
+    from sim.studies.experiment import parse_experiment
 
-    spec = {"experiment": {"model_error": tomllib.loads(f"v = {entry}")["v"]}}
-    with pytest.raises(ExperimentError, match=re.escape(message)):
-        declared_model_error(spec, tmp_path / "experiment.toml")
+    source = tmp_path / "experiment.toml"
+    meta = {"published": "p.csv", "value_column": "x", "metric": "throughput"}
+    raw = {"experiment": meta, "models": {"column": "c"}}
+    declared = {**meta, "model_error": tomllib.loads(f"v = {entry}")["v"]}
+    with pytest.raises(ExperimentError, match=re.escape(f"{source}: {message}")):
+        parse_experiment({**raw, "experiment": declared}, source)
+    meta["model_error"] = {"sd": 0.11, "provenance": "the other seeds"}
+    assert declared_model_error(parse_experiment(raw, source)) == 0.11
 
 
 def test_a_combination_the_figures_cannot_separate_is_named():
@@ -127,8 +134,8 @@ def test_rounding_error_of_printed_digits():
 def test_seed004_rows_the_response_time_law_rejects():
     """With the declared 2 % measurement error, C2, Table 2 and C5 contradict Table 1's think
     time; the other rows agree with it within their errors."""
-    folder, spec, records = load_experiment("seed004")
-    rejected = law_rejections(spec, records, folder / "experiment.toml")
+    _, spec, records = load_experiment("seed004")
+    rejected = law_rejections(spec, records)
     configs = sorted(r["config"] for r in records if id(r) in rejected)
     assert configs == ["C2", "C5", "two-nodes-mod-jk"]
 
@@ -198,11 +205,8 @@ def test_unknown_needs_its_provenance(tmp_path):
         range = [10, 30]
         """,
     )
-    _, spec, _ = load_experiment(folder)
-    with pytest.raises(
-        CalibrationError, match=r"unknown\[0\] \(run.warmup\): an unknown needs `provenance`"
-    ):
-        free_parameters(spec, Path(folder) / "experiment.toml")
+    with pytest.raises(ExperimentError, match=r"unknown\[0\]\.provenance: required \(an unknown"):
+        load_experiment(folder)
 
 
 def test_cross_validation_json_scores_every_figure(tmp_path, monkeypatch):

@@ -36,6 +36,7 @@ from sim.studies.calibration.linearise import (
 )
 from sim.studies.experiment import figures_of
 from sim.studies.rows import Row
+from sim.studies.spec import ExperimentSpec
 
 LEVEL = 0.90  # prediction intervals: 90 %, as the cross-validation scores them
 
@@ -83,7 +84,7 @@ def relative_interval(centre: float, spread: float) -> tuple[float, float]:
 
 def analyse_fit(
     folder,
-    spec: dict,
+    spec: ExperimentSpec,
     records: list[dict[str, str]],
     parameters: list,
     values: tuple[float, ...],
@@ -101,9 +102,7 @@ def analyse_fit(
     lin = linearise(folder, spec, parameters, figures, values, replications, map_, progress)
     problem = lin.problem
     fitted = [i for i, f in enumerate(figures) if f.fitted]
-    found = posterior(
-        problem, fitted, declared_discrepancy=declared_model_error(spec, folder / "experiment.toml")
-    )
+    found = posterior(problem, fitted, declared_discrepancy=declared_model_error(spec))
     # reported at the fit itself (the simulated point), with the step's covariance
     post = Posterior(
         problem.u0,
@@ -117,7 +116,7 @@ def analyse_fit(
     intervals = parameter_intervals(parameters, post)
     sampled = None
     if draws:
-        seed = int(spec["experiment"].get("seed", 20261123))
+        seed = spec.experiment.seed
         sampled = draw_summary(
             sample(
                 folder,
@@ -135,7 +134,7 @@ def analyse_fit(
             LEVEL,
         )
     by_position = {(id(f.record), f.column): i for i, f in enumerate(figures)}
-    pairs = [(id(r), w["column"]) for r in records for w in figures_of(spec, r)]
+    pairs = [(id(r), w.column) for r in records for w in figures_of(spec, r)]
     for row, pair in zip(rows, pairs):
         i = by_position.get(pair)
         if i is None:

@@ -17,6 +17,7 @@ import numpy as np
 from sim.studies.calibration.figures import Figure, noise_sd
 from sim.studies.calibration.parameters import CalibrationError, FreeParameter
 from sim.studies.records import load_row_model, row_run, run_row
+from sim.studies.spec import ExperimentSpec
 
 
 class Evaluator:
@@ -25,7 +26,7 @@ class Evaluator:
     def __init__(
         self,
         folder: Path,
-        spec: dict,
+        spec: ExperimentSpec,
         parameters: list[FreeParameter],
         goals: list[Figure],
         replications: int | None,
@@ -213,14 +214,16 @@ def append_line(cache: Path, line: str) -> None:
         handle.write(line.encode("utf-8") + b"\n")
 
 
-def fingerprint(folder: Path, spec: dict, goals: list[Figure], replications: int | None) -> str:
+def fingerprint(
+    folder: Path, spec: ExperimentSpec, goals: list[Figure], replications: int | None
+) -> str:
     """Everything an evaluation depends on besides the parameter values: the experiment, its
     published table, the model files of the targets' rows, the replications, the version."""
     from importlib.metadata import version
 
     digest = hashlib.sha256()
-    digest.update(json.dumps(spec, sort_keys=True, default=str).encode())
-    digest.update((folder / spec["experiment"]["published"]).read_bytes())
+    digest.update(spec.fingerprint_text().encode())
+    digest.update((folder / str(spec.experiment.published)).read_bytes())
     for model_file in sorted({row_run(folder, spec, g.record)[0] for g in goals}):
         digest.update(model_file.read_bytes())
     digest.update(f"{replications}|{version('tiersim')}".encode())

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sim.studies.experiment import ExperimentError, figures_of, is_fitted
-from sim.studies.records import published_value
+from sim.studies.records import model_column, published_value
+from sim.studies.spec import ExperimentSpec
 
 
 @dataclass(frozen=True)
@@ -49,70 +50,44 @@ def rounding_sd(text: str) -> float:
     return 0.5 * 10.0**-decimals / math.sqrt(3.0) / abs(value)
 
 
-def _declared(entry: dict, where: str) -> float | None:
-    value = entry.get("measurement_error")
-    if value is None:
-        return None
-    if not isinstance(value, (int, float)) or not 0 < value < 1:
-        raise ExperimentError(
-            f"{where}: measurement_error = {value!r} must be a relative standard deviation "
-            "between 0 and 1 (e.g. 0.03 for 3 %)"
-        )
-    return float(value)
-
-
-def declared_model_error(spec: dict, source: Path) -> float | None:
+def declared_model_error(spec: ExperimentSpec) -> float | None:
     """`[experiment] model_error = {sd = 0.11, provenance = "..."}`: the model's relative error
     beyond noise, as known from elsewhere, for a fit whose own figures leave no degrees of
     freedom to estimate it (the estimate from the residuals is used whenever it exists)."""
-    entry = spec["experiment"].get("model_error")
-    if entry is None:
-        return None
-    where = f"{source}: [experiment] model_error"
-    if not isinstance(entry, dict) or set(entry) - {"sd", "provenance"}:
-        raise ExperimentError(
-            f'{where} = {entry!r} must be a table {{sd = 0.1, provenance = "where it comes from"}}'
-        )
-    sd = entry.get("sd")
-    if isinstance(sd, bool) or not isinstance(sd, (int, float)) or not 0 < sd < 1:
-        raise ExperimentError(
-            f"{where}.sd = {sd!r} must be a relative standard deviation between 0 and 1"
-        )
-    if not str(entry.get("provenance", "")).strip():
-        raise ExperimentError(
-            f"{where}: say where the value comes from (provenance = ...); a model error is "
-            "an unknown carried as a range, not a number chosen to cover a figure"
-        )
-    return float(sd)
+    entry = spec.experiment.model_error
+    return None if entry is None else entry.sd
 
 
-def published_figures(spec: dict, records: list[dict[str, str]], source: Path) -> list[Figure]:
+def published_figures(
+    spec: ExperimentSpec, records: list[dict[str, str]], source: Path
+) -> list[Figure]:
     """Every figure with a published value, in table order."""
-    name_column = spec["models"]["column"]
-    default = _declared(spec["experiment"], f"{source}: [experiment]")
-    rejected = law_rejections(spec, records, source)
+    name_column = model_column(spec)
+    default = spec.experiment.measurement_error
+    rejected = law_rejections(spec, records)
+    law = spec.response_time_law
+    response = law.response_column if law is not None else None
     out = []
     for record in records:
         for wanted in figures_of(spec, record):
-            column = wanted["column"]
+            column = wanted.column
             published = published_value(record, column)
             if published is None:
                 continue
-            declared = _declared(wanted, f"{source}: [[figures]] column = {column!r}")
+            declared = wanted.measurement_error
             if published == 0:
                 raise ExperimentError(
                     f"{source}: {name_column}={record[name_column]} {column} is 0; errors are "
                     "relative, so a figure of 0 cannot be compared"
                 )
             sd = declared or default or rounding_sd(record[column])
-            response = spec.get("response_time_law", {}).get("response_column")
             out.append(
                 Figure(
                     record=record,
                     column=column,
-                    metric=wanted["metric"],
-                    scale=float(wanted.get("scale", 1.0)),
-                    offset=float(wanted.get("offset", 0.0)),
+                    metric=wanted.metric,
+                    scale=wanted.scale,
+                    offset=wanted.offset,
                     published=published,
                     label=f"{name_column}={record[name_column]} {column}",
                     fitted=is_fitted(spec, record, column),
@@ -123,20 +98,20 @@ def published_figures(spec: dict, records: list[dict[str, str]], source: Path) -
     return out
 
 
-def law_rejections(spec: dict, records: list[dict[str, str]], source: Path) -> dict[int, str]:
+def law_rejections(spec: ExperimentSpec, records: list[dict[str, str]]) -> dict[int, str]:
     """Rows whose published R and X contradict the reference row's think time under the
     response-time law R = N/X - Z beyond what the figures' measurement errors allow.  A model
     obeys the law exactly; it keeps the reference's Z, so such a row's R cannot follow from its
     X: the R figure is reported, never fitted nor scored."""
-    law = spec.get("response_time_law")
-    if not law:
+    law = spec.response_time_law
+    if law is None:
         return {}
     from sim.analytic.operational import implied_think
 
-    default = _declared(spec["experiment"], f"{source}: [experiment]")
-    users, unit = int(law["users"]), float(law.get("response_unit_s", 1.0))
-    r_column, x_column = law["response_column"], law["throughput_column"]
-    name_column = spec["models"]["column"]
+    default = spec.experiment.measurement_error
+    users, unit = law.users, law.response_unit_s
+    r_column, x_column = law.response_column, law.throughput_column
+    name_column = model_column(spec)
 
     def implied(record):
         found = implied_think(
@@ -152,7 +127,7 @@ def law_rejections(spec: dict, records: list[dict[str, str]], source: Path) -> d
         x, r = float(record[x_column]), float(record[r_column]) * unit
         return type(found)(found.key, found.think_s, 2 * default * (users / x + r))
 
-    reference = law["reference"]
+    reference = law.reference
     anchors = [r for r in records if all(r.get(k) == str(v) for k, v in reference.items())]
     anchor = implied(anchors[0]) if anchors else None
     if anchor is None:

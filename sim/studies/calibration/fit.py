@@ -38,8 +38,9 @@ from sim.studies.calibration.figures import Figure, published_figures
 from sim.studies.calibration.linearise import Linearisation, RunMemo
 from sim.studies.calibration.parameters import CalibrationError, free_parameters
 from sim.studies.experiment import ExperimentError, figures_of, is_fitted
-from sim.studies.records import check_runs, load_experiment, published_value
+from sim.studies.records import check_runs, load_experiment, model_column, published_value
 from sim.studies.rows import Row, simulate_rows
+from sim.studies.spec import ExperimentSpec
 
 # The search runs on u in [1, 2] for every parameter, so that least_squares' relative
 # difference step (DIFF_STEP x |u|) is a fixed share of each parameter's range (1-2 %), wide
@@ -82,13 +83,13 @@ class Calibration:
         }
 
 
-def targets(spec: dict, records: list[dict[str, str]], source: Path) -> list[Figure]:
+def targets(spec: ExperimentSpec, records: list[dict[str, str]], source: Path) -> list[Figure]:
     """The figures `[[fitted]]` names (a withheld one is an error), with their measurement
     errors; a figure an operational law rejects cannot be fitted (say so)."""
-    name_column = spec["models"]["column"]
+    name_column = model_column(spec)
     for record in records:
         for wanted in figures_of(spec, record):
-            column = wanted["column"]
+            column = wanted.column
             if is_fitted(spec, record, column) and published_value(record, column) is None:
                 raise CalibrationError(
                     f"{source}: [[fitted]] names {name_column}={record[name_column]} {column}, "
@@ -205,8 +206,13 @@ def _fit(evaluate: Evaluator, budget: int) -> tuple[bool, str, tuple[float, ...]
     )
 
 
-def default_cache(folder: Path, spec: dict) -> Path:
-    return Path(".tiersim-cache") / f"calibrate-{spec['experiment'].get('name', folder.name)}.jsonl"
+def default_cache(folder: Path, spec: ExperimentSpec) -> Path:
+    return Path(".tiersim-cache") / f"calibrate-{experiment_name(folder, spec)}.jsonl"
+
+
+def experiment_name(folder: Path, spec: ExperimentSpec) -> str:
+    """`[experiment] name`, else the folder's."""
+    return folder.name if spec.experiment.name is None else spec.experiment.name
 
 
 def calibrate(
@@ -318,7 +324,7 @@ def calibrate(
         for g, s, lo, hi in zip(goals, best["simulated"], best["ci_low"], best["ci_high"])
     ]
     return Calibration(
-        experiment=spec["experiment"].get("name", folder.name),
+        experiment=experiment_name(folder, spec),
         parameters=fitted_parameters,
         targets=fitted_targets,
         rows=rows,

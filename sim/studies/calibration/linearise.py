@@ -20,6 +20,7 @@ from sim.studies.calibration.figures import Figure, noise_sd
 from sim.studies.calibration.linear import UNIFORM_SD, Posterior, Problem
 from sim.studies.experiment import ExperimentError
 from sim.studies.records import load_row_model, row_run, run_row
+from sim.studies.spec import ExperimentSpec
 
 # Finite-difference step on the unit scale: 5 % of a [[calibrate]] range, wide enough that a
 # difference under common random numbers is not one sample path's accident, narrow enough to
@@ -63,7 +64,7 @@ class Simulated:
 
 def simulate_figures(
     folder: Path,
-    spec: dict,
+    spec: ExperimentSpec,
     parameters: list,
     figures: list[Figure],
     values: tuple[float, ...],
@@ -110,7 +111,7 @@ class Linearisation:
 
 def linearise(
     folder: Path,
-    spec: dict,
+    spec: ExperimentSpec,
     parameters: list,
     figures: list[Figure],
     values: tuple[float, ...],
@@ -180,7 +181,7 @@ class Draws:
 
 def sample(
     folder: Path,
-    spec: dict,
+    spec: ExperimentSpec,
     parameters: list,
     figures: list[Figure],
     post: Posterior,
@@ -229,7 +230,7 @@ def draw_units(mean: np.ndarray, cov: np.ndarray, draws: int, seed: int) -> np.n
     return np.clip(np.asarray(mean)[None, :] + normal @ factor.T, 1.0, 2.0)
 
 
-def _model_seed(folder: Path, spec: dict, figures: list[Figure]) -> int:
+def _model_seed(folder: Path, spec: ExperimentSpec, figures: list[Figure]) -> int:
     model_file, overrides = row_run(folder, spec, figures[0].record)
     return int(load_row_model(model_file, overrides).run.seed)
 

@@ -12,7 +12,7 @@ from sim.studies.calibration.analysis import relative_interval
 from sim.studies.calibration.linearise import STEP, UNKNOWN_STEP
 from sim.studies.calibration.parameters import free_parameters
 from sim.studies.experiment import figures_of
-from sim.studies.records import load_experiment, row_run, run_row
+from sim.studies.records import load_experiment, model_column, row_run, run_row
 
 
 def withheld_intervals(fit, name: str, replications: int | None) -> None:
@@ -29,7 +29,7 @@ def withheld_intervals(fit, name: str, replications: int | None) -> None:
     if uncertainty is None or not todo:
         return
     folder, spec, records = load_experiment(name)
-    if "table" not in spec["experiment"]:
+    if not spec.on_table:
         return
     parameters = free_parameters(spec, folder / "experiment.toml")
     values = [p["value"] for p in fit.parameters]  # in the order of `parameters`
@@ -38,16 +38,13 @@ def withheld_intervals(fit, name: str, replications: int | None) -> None:
     model = uncertainty["model_error"]
     model_sd = model["sd"] if model["estimated"] or model.get("declared") else 0.0
     z95, z90 = stats.norm.ppf(0.975), stats.norm.ppf(0.95)
-    labels = spec["experiment"].get("label_columns", [])
-    column = spec["models"]["column"]
+    labels = spec.experiment.label_columns or []
+    column = model_column(spec)
     for record in records:
         head = " ".join([record[column]] + [f"{c}={record[c]}" for c in labels])
         wanted = figures_of(spec, record)
         rows = {
-            w["column"]: r
-            for w in wanted
-            for r in todo
-            if r.figure in (head, f"{head} {w['column']}")
+            w.column: r for w in wanted for r in todo if r.figure in (head, f"{head} {w.column}")
         }
         if not rows:
             continue
@@ -65,9 +62,9 @@ def withheld_intervals(fit, name: str, replications: int | None) -> None:
             model_file, overrides = row_run(folder, spec, record, settings)
             found = run_row((str(model_file), overrides, replications, head))
             for w in wanted:
-                if w["column"] in rows:
-                    base = rows[w["column"]].simulated
-                    gradient[w["column"]][j] = (found[w["metric"]][0] - base) / (moved - mean[j])
+                if w.column in rows:
+                    base = rows[w.column].simulated
+                    gradient[w.column][j] = (found[w.metric][0] - base) / (moved - mean[j])
         for col, row in rows.items():
             noise = (row.ci_high - row.ci_low) / 2 / z95
             g = gradient[col]
