@@ -212,7 +212,8 @@ def calibrate(
             from sim.studies.choose import render as render_choices
 
             render_choices(choices, console())
-        render(result, console())
+        chosen = next((tuple(c["set"]) for c in choices if c["chosen"]), ())
+        render(result, console(), chosen)
     if save:
         try:
             Path(save).write_text(document + "\n", encoding="utf-8")

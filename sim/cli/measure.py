@@ -431,7 +431,39 @@ def _fit_shape(path: str, format: str, warmup_s: float, until_s, csv_path):
     metavar="USERS",
     help="a load level no run measured, to predict with an interval (repeatable)",
 )
-def plan_command(table_file, fit, folder, model, cores, warmup_s, duration_s, predict) -> None:
+@click.option(
+    "--shape",
+    "shape_file",
+    type=click.Path(dir_okay=False),
+    help="a light level's per-sample file (a JTL): the wait a request thread holds takes the "
+    "shape of its response times (family, cv, fixed offset), and the p95 is fitted",
+)
+@click.option(
+    "--shape-format",
+    type=click.Choice(["jtl", "locust", "ab", "accesslog"]),
+    default="jtl",
+    show_default=True,
+    help="the --shape file's format",
+)
+@click.option(
+    "--threads",
+    default=None,
+    help="Tomcat maxThreads (server.xml): one value is set, several (8,16,200) are [[choose]] "
+    "candidates [default: the model's]",
+)
+def plan_command(
+    table_file,
+    fit,
+    folder,
+    model,
+    cores,
+    warmup_s,
+    duration_s,
+    predict,
+    shape_file,
+    shape_format,
+    threads,
+) -> None:
     """An experiment folder for `tiersim calibrate` from a measurement TABLE (tiersim import):
     the template model, the runs to fit, and search ranges from the operational laws."""
     _need_pandas()
@@ -448,6 +480,18 @@ def plan_command(table_file, fit, folder, model, cores, warmup_s, duration_s, pr
             ExitCode.USAGE,
         )
     try:
+        thread_counts = () if threads is None else tuple(int(t) for t in threads.split(","))
+    except ValueError:
+        fail(
+            f"--threads {threads!r}: expected thread counts separated by commas, e.g. 8 or "
+            "8,16,200",
+            ExitCode.USAGE,
+        )
+    shape = None
+    if shape_file is not None:
+        _readable_file(shape_file)
+        shape = _fit_shape(shape_file, shape_format, warmup_s, None, None)
+    try:
         found = scaffold(
             table_file,
             list(fit),
@@ -457,6 +501,8 @@ def plan_command(table_file, fit, folder, model, cores, warmup_s, duration_s, pr
             warmup_s=warmup_s,
             duration_s=duration_s,
             predict=tuple(predict),
+            shape=shape,
+            threads=thread_counts,
         )
     except (MeasurementError, ExperimentError) as exc:
         fail(str(exc), ExitCode.MODEL)
@@ -465,8 +511,19 @@ def plan_command(table_file, fit, folder, model, cores, warmup_s, duration_s, pr
     click.echo(
         f"wrote {folder}/experiment.toml: fit {', '.join(fit)}; think time "
         f"{found['think_s'] * 1000:.4g} ms by the response-time law; demand at most "
-        f"{found['demand_bound_s'] * 1000:.4g} ms; next: tiersim calibrate {folder}"
+        f"{found['demand_bound_s'] * 1000:.4g} ms; figures {', '.join(found['figures'])}"
     )
+    if shape is not None:
+        click.echo(
+            f"the wait a request thread holds: {shape.best.name} (offset "
+            f"{shape.best.offset_s * 1000:.4g} ms, cv {shape.best.cv:.3g}); {found['split']}"
+        )
+    if not thread_counts:
+        click.echo(
+            "maxThreads: the model's (Tomcat's default 200); give --threads N from your "
+            "server.xml, or --threads 8,16,200 to choose among candidates"
+        )
+    click.echo(f"next: tiersim calibrate {folder}")
 
 
 COMMANDS = [import_command, estimate_command, plan_command]

@@ -29,6 +29,8 @@ declared (in `[experiment]` or in a `[[figures]]` entry):
 * a run pooled from three or more windows: the batch-means standard error, the spread of the
   windows' values (throughput weighted by window length, the rest by completed requests) over
   the square root of their number;
+* otherwise the standard error the import measured from the run's own samples (`COLUMN.
+  std_error`, docs/measurement-table.md: batch means over time), where the table has one;
 * otherwise the standard error of a sample of `count.completed` requests whose coefficient of
   variation is 1 (an exponential's): 1/sqrt(n) for a throughput, a mean or a utilisation, and
   sqrt(p / (n (1 - p))) / -ln(1 - p) for the p-th percentile.
@@ -257,6 +259,16 @@ def _one(series) -> dict[str, Any]:
     return {k: v for k, v in series.items() if k != "class"}
 
 
+def _sample_sd(values: dict[str, Any], column: str) -> float | None:
+    """The relative standard error the import measured from the run's own samples (`COLUMN.
+    std_error`: batch means over time, autocorrelation included), where there is one."""
+    error = _number(values.get(f"{column}.std_error"))
+    value = _number(values.get(column))
+    if error is None or value is None or value == 0 or error <= 0:
+        return None
+    return error / abs(value)
+
+
 def _count_sd(column: str, count: float) -> float:
     """The relative standard error of a figure from `count` requests with coefficient of
     variation 1."""
@@ -294,6 +306,8 @@ def _per_row_figures(
             update: dict[str, Any] = {"when": identity}
             if figure.measurement_error is None and declared_default is None:
                 sd = (batch or {}).get(column)
+                if sd is None:
+                    sd = _sample_sd(values, column)
                 if sd is None:
                     sd = _count_sd(column, float(values.get("count.completed", math.nan)))
                 update["measurement_error"] = min(max(sd, SMALLEST_SD), LARGEST_SD)

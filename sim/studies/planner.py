@@ -13,6 +13,19 @@ laws give on the fitted runs:
   alone waits for nobody: R = D at one user, more with any queueing), searched from
   R_min/20 to 1.5 R_min (the margin is for the measurement's own noise).
 
+With `--shape` (a light level's per-sample file: its response times, `sim.measurements.
+shape`), the request's time is split as a Tomcat request thread spends it: on the host's cores
+(`backends.0.demand`, the CPU) and waiting while it holds its thread (`backends.0.io_wait`: I/O,
+a remote call, a pool), the wait drawn from the shape the samples have (its family, cv and fixed
+offset), not an exponential burst on processor-shared cores, whose tail is that of no real
+servlet.  The split between the two is what a load test's response times cannot tell: the
+host's utilisation can (the utilisation law, D = U x cores / X, when the table has the host's
+`sar`); without it, the CPU demand is an `[[unknown]]` carried over its whole range into every
+interval.  The request threads (Tomcat `maxThreads`) are `--threads`: one value (from
+server.xml) is set, several are `[[choose]]` candidates.  The measured percentiles
+(`response.p50` ... `response.p99`, with their errors from the samples) are figures beside the
+means, and the p95 is fitted: the shape decides the tail, and nothing else checks it.
+
 Nothing is set to meet a figure: the ranges only place the search, and `tiersim calibrate`
 fits within them.
 """
@@ -40,11 +53,14 @@ def scaffold(
     warmup_s: float = 0.0,
     duration_s: float | None = None,
     predict: tuple[int, ...] = (),
+    shape=None,
+    threads: tuple[int, ...] = (),
 ) -> dict:
     """Write the experiment folder; returns what was estimated (runs, think, demand).
     `predict`: user counts to predict that no run measured; each becomes a run `usersN` of the
     copied table with its users and no figures (withheld: predicted with an interval, never
-    scored)."""
+    scored).  `shape`: a light level's `ShapeFit` (the thread-holding wait's distribution);
+    `threads`: Tomcat maxThreads, set (one value) or chosen among (several)."""
     from sim.measurements.laws import run_laws
     from sim.measurements.table import read, table_format
 
@@ -82,6 +98,16 @@ def scaffold(
         settings.append("clients.think.mean=0")
     if duration_s is not None:
         settings.append(f"run.duration_s={duration_s:g}")
+    if any(t < 1 for t in threads):
+        raise ExperimentError(
+            f"--threads {threads}: expected thread counts >= 1, e.g. 8 or 8,16,200"
+        )
+    if len(threads) == 1:
+        settings.append(f"backends.0.threads={threads[0]}")
+    percentiles = [c for c in PERCENTILE_FIGURES if c in table.columns and table[c].notna().any()]
+    split = _split(table, chosen, lightest, shape, cores) if shape is not None else None
+    if split is not None:
+        settings += split["settings"]
     lines = [
         f"# Written by `tiersim plan {Path(table_path).name} "
         + " ".join(f"--fit {run}" for run in fit)
@@ -98,7 +124,7 @@ def scaffold(
         f"model = {json.dumps(str(model_path))}",
         "",
         "[factors.users]",
-        '"*" = [' + ", ".join(f'"{s}"' for s in settings) + "]",
+        '"*" = [' + ", ".join(json.dumps(s) for s in settings) + "]",
         "",
         "[[figures]]",
         'column = "throughput"',
@@ -107,23 +133,39 @@ def scaffold(
         'column = "response.mean"',
         "",
     ]
+    for column in percentiles:  # measured with their errors from the samples
+        lines += ["[[figures]]", f'column = "{column}"', ""]
+    fitted_columns = ["throughput", "response.mean"]
+    if split is not None and FITTED_PERCENTILE in percentiles:
+        fitted_columns.append(FITTED_PERCENTILE)  # the tail the shape decides
     for run in fit:  # by figure, so that a figure added later is compared, not fitted
-        for column in ("throughput", "response.mean"):
+        for column in fitted_columns:
             lines += ["[[fitted]]", f'run = "{run}"', f'figure = "{column}"', ""]
-    lines += [
-        "# the cores a request can use: one calibration per candidate, the best fit kept",
-        "[[choose]]",
-        'parameter = "backends.0.cores"',
-        f"values = [{', '.join(str(c) for c in cores)}]",
-        "",
-        f"# at most the lightest fitted run's response time ({lightest.run}: "
-        f"{demand_s * 1000:.4g} ms at {lightest.users:.3g} users)",
-        "[[calibrate]]",
-        'parameter = "backends.0.demand.mean"',
-        f"bounds = [{demand_s / 20!r}, {demand_s * 1.5!r}]",
-        f"start = {demand_s * 0.75!r}",
-        "",
-    ]
+    if len(threads) > 1:
+        lines += [
+            "# Tomcat maxThreads: one calibration per candidate, the best fit kept",
+            "[[choose]]",
+            'parameter = "backends.0.threads"',
+            f"values = [{', '.join(str(t) for t in threads)}]",
+            "",
+        ]
+    if split is not None:
+        lines += split["lines"]
+    else:
+        lines += [
+            "# the cores a request can use: one calibration per candidate, the best fit kept",
+            "[[choose]]",
+            'parameter = "backends.0.cores"',
+            f"values = [{', '.join(str(c) for c in cores)}]",
+            "",
+            f"# at most the lightest fitted run's response time ({lightest.run}: "
+            f"{demand_s * 1000:.4g} ms at {lightest.users:.3g} users)",
+            "[[calibrate]]",
+            'parameter = "backends.0.demand.mean"',
+            f"bounds = [{demand_s / 20!r}, {demand_s * 1.5!r}]",
+            f"start = {demand_s * 0.75!r}",
+            "",
+        ]
     if think_s >= NO_THINK_S:
         lines += [
             f"# the response-time law on the fitted runs: Z = N/X - R = {think_s * 1000:.4g} ms",
@@ -140,7 +182,102 @@ def scaffold(
         "think_s": think_s,
         "demand_bound_s": demand_s,
         "runs": [law.as_dict() for law in laws.values()],
+        "split": None if split is None else split["said"],
+        "figures": ["throughput", "response.mean", *percentiles],
     }
+
+
+PERCENTILE_FIGURES = ("response.p50", "response.p90", "response.p95", "response.p99")
+FITTED_PERCENTILE = "response.p95"
+UNKNOWN_CPU_SHARE = (0.01, 0.9)  # the CPU's share of the light response, without `sar`
+
+
+def _host_utilisation(table, run: str) -> tuple[str, float] | None:
+    """The host column and its mean utilisation over `run`'s windows (`sar`), if recorded."""
+    columns = [c for c in table.columns if c.endswith(".cpu.utilization")]
+    if not columns:
+        return None
+    rows = table[(table["run"] == run) & (table["class"] == "total")]
+    value = float(rows[columns[0]].mean())
+    return None if value != value else (columns[0], value)
+
+
+def _split(table, chosen, lightest, shape, cores: tuple[int, ...]) -> dict:
+    """The light response split into CPU (`backends.0.demand`) and the wait a request thread
+    holds (`backends.0.io_wait`, of the samples' shape): the settings, the experiment's lines
+    and a sentence saying how the split was made."""
+    best = shape.best
+    family = best.spec()  # the varying part: {"dist", "mean", ("cv" | "scv")}
+    offset = best.offset_s
+    lines: list[str] = []
+    wait = {**family, "offset": offset}
+    inline = ", ".join(f"{k} = {json.dumps(v)}" for k, v in wait.items())
+    settings = [f"backends.0.io_wait={{{inline}}}"]
+    host = _host_utilisation(table, lightest.run)
+    light_s = lightest.response_mean_s
+    if host is not None and len(cores) == 1:
+        column, utilisation = host
+        cpu_s = utilisation * cores[0] / lightest.throughput  # the utilisation law, U x c / X
+        cpu_s = min(cpu_s, 0.9 * light_s)
+        settings += [f"backends.0.cores={cores[0]}", f"backends.0.demand.mean={cpu_s!r}"]
+        said = (
+            f"CPU {cpu_s * 1000:.3g} ms per request by the utilisation law ({column} "
+            f"{utilisation:.1%} x {cores[0]} cores / {lightest.throughput:.4g} req/s at "
+            f"{lightest.run}); the rest of {light_s * 1000:.4g} ms is waiting"
+        )
+    else:
+        low, high = (share * light_s for share in UNKNOWN_CPU_SHARE)
+        if len(cores) == 1:
+            settings.append(f"backends.0.cores={cores[0]}")
+        else:
+            lines += [
+                "# the cores a request can use: one calibration per candidate, the best fit kept",
+                "[[choose]]",
+                'parameter = "backends.0.cores"',
+                f"values = [{', '.join(str(c) for c in cores)}]",
+                "",
+            ]
+        lines += [
+            "# the CPU's part of the light response: no host utilisation was measured, so the",
+            "# response times alone cannot split computing from waiting (an [[unknown]]: its",
+            "# range is carried into every interval; import with --utilisation to measure it)",
+            "[[unknown]]",
+            'parameter = "backends.0.demand.mean"',
+            f"range = [{low!r}, {high!r}]",
+            f'provenance = "{UNKNOWN_CPU_SHARE[0]:.0%} to {UNKNOWN_CPU_SHARE[1]:.0%} of '
+            f"{lightest.run}'s mean response {light_s * 1000:.4g} ms; no sar\"",
+            "",
+        ]
+        said = (
+            f"the CPU's part of {light_s * 1000:.4g} ms unknown (no host utilisation): an "
+            "[[unknown]] over its range"
+        )
+    mean = family["mean"]
+    source = f"{best.name} from {shape.source} ({shape.samples} samples)"
+    if offset > 0:
+        # the fixed part is where computing and waiting trade places: the CPU's share (known or
+        # an unknown) plus this offset make the light response; the varying part keeps the
+        # samples' shape, which is what decides the tail
+        lines += [
+            f"# the wait a request thread holds: {source}, the varying part fixed",
+            f"# (mean {mean * 1000:.4g} ms, {'cv' if 'cv' in family else 'scv'} "
+            f"{family.get('cv', family.get('scv'))}); its fixed part fitted",
+            "[[calibrate]]",
+            'parameter = "backends.0.io_wait.offset"',
+            f"bounds = [0.0, {max(1.5 * offset, light_s)!r}]",
+            f"start = {offset!r}",
+            "",
+        ]
+    else:
+        lines += [
+            f"# the wait a request thread holds: {source}; its mean fitted",
+            "[[calibrate]]",
+            'parameter = "backends.0.io_wait.mean"',
+            f"bounds = [{mean / 4!r}, {mean * 3!r}]",
+            f"start = {mean!r}",
+            "",
+        ]
+    return {"settings": settings, "lines": lines, "said": said}
 
 
 def _with_levels(table, users: tuple[int, ...], warmup_s: float, source, path: Path) -> None:

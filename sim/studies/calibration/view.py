@@ -9,7 +9,10 @@ from sim.studies.calibration.fit import Calibration
 from sim.studies.rows import Row
 
 
-def render(calibration: Calibration, console) -> None:
+def render(calibration: Calibration, console, chosen: tuple[str, ...] = ()) -> None:
+    """The fit, its predictions and the `--set` line that runs a model at it: `chosen` are
+    [[choose]]'s settings the values were fitted with (`backends.0.cores=1`), which the line
+    must carry too, or the values run on another structure."""
     from rich.table import Table
 
     from sim.model.docs import parameter_unit
@@ -74,9 +77,12 @@ def render(calibration: Calibration, console) -> None:
     else:
         render_rows(calibration.rows, console)
     sets = " ".join(
-        f"--set {p['parameter']}={plain(p['value'], 6)}"
-        for p in calibration.parameters
-        if not p["when"]
+        [f"--set {setting}" for setting in chosen]
+        + [
+            f"--set {p['parameter']}={plain(p['value'], 6)}"
+            for p in calibration.parameters
+            if not p["when"]
+        ]
     )
     if sets:
         console.print(f"to run a model with these values: tiersim run MODEL {sets}")
