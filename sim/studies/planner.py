@@ -248,9 +248,14 @@ def _split(table, chosen, lightest, shape, cores: tuple[int, ...]) -> dict:
             f"{lightest.run}'s mean response {light_s * 1000:.4g} ms; no sar\"",
             "",
         ]
+        why = (
+            "no host utilisation in the table (import with --utilisation)"
+            if host is None
+            else "the host's utilisation needs its cores to give CPU-seconds (--cores N)"
+        )
         said = (
-            f"the CPU's part of {light_s * 1000:.4g} ms unknown (no host utilisation): an "
-            "[[unknown]] over its range"
+            f"the CPU's part of {light_s * 1000:.4g} ms unknown ({why}): an [[unknown]] over "
+            "its range"
         )
     mean = family["mean"]
     source = f"{best.name} from {shape.source} ({shape.samples} samples)"

@@ -403,3 +403,54 @@ def test_bad_planner_input_is_one_line_and_an_exit_code(tmp_path):
     lab(tmp_path, three_runs(), EXPERIMENT.replace("users = 2", "users = 3"))
     result = runner.invoke(main, ["calibrate", str(tmp_path), "--no-cache"])
     assert result.exit_code == 3 and "fitted[0] (users = '3') matches no row" in result.stderr
+
+
+def test_plan_with_a_shape_splits_computing_from_waiting(tmp_path):
+    """--shape: the wait a request thread holds takes the light level's shape (its fixed part
+    fitted), the CPU comes from the utilisation law with sar and one --cores, else it is an
+    [[unknown]]; the measured percentiles are figures and the p95 is fitted."""
+    from click.testing import CliRunner
+
+    from sim.cli import main
+    from sim.model.load import load_model
+    from sim.studies.calibration.parameters import free_parameters
+
+    data = Path(__file__).resolve().parents[2] / "notebooks" / "data" / "planning"
+    runs = [str(data / f"users{n}.jtl") for n in (2, 8, 16)]
+    table = tmp_path / "t.csv"
+    cut = ["--warmup", "2", "--until", "38"]
+    sar = ["--utilisation", str(data / "sar.sadf.csv")]
+    result = CliRunner().invoke(main, ["import", "jtl", *runs, "-o", str(table), *cut, *sar])
+    assert result.exit_code == 0, result.output
+    args = ["plan", str(table), "--fit", "users2", "--fit", "users16", "--shape", runs[0]]
+
+    folder = tmp_path / "with-sar"
+    result = CliRunner().invoke(main, [*args, "-o", str(folder), "--cores", "2", "--threads", "8"])
+    assert result.exit_code == 0, result.output
+    assert "by the utilisation law" in result.stdout
+    _, spec, records = load_experiment(str(folder))
+    settings = spec.factors["users"]["*"]
+    assert "backends.0.threads=8" in settings and "backends.0.cores=2" in settings
+    model = load_model(
+        Path(spec.models.files[records[0]["run"]]),
+        [s.replace("{value}", "2") for s in settings],
+    )
+    wait = model.backends[0].io_wait
+    assert wait.dist == "lognormal" and wait.offset > 0  # the shape users2's samples have
+    # the CPU by the utilisation law: U x 2 cores / X, below the light response
+    cpu = model.backends[0].demand.mean
+    light = float(next(r for r in records if r["run"] == "users2")["response.mean"])
+    assert 0 < cpu < light
+    fitted = {(f.selectors.get("run"), f.figure) for f in spec.fitted}
+    assert ("users16", "response.p95") in fitted and ("users2", "response.p95") in fitted
+    assert {f.column for f in spec.figures} >= {"response.p50", "response.p95", "response.p99"}
+    names = {p.path for p in free_parameters(spec, folder / "experiment.toml")}
+    assert names == {"backends.0.io_wait.offset", "clients.think.mean"}
+
+    folder = tmp_path / "unknown-cpu"
+    result = CliRunner().invoke(main, [*args, "-o", str(folder), "--threads", "8,200"])
+    assert result.exit_code == 0, result.output
+    assert "needs its cores" in result.stdout
+    _, spec, _ = load_experiment(str(folder))
+    assert [c.parameter for c in spec.choose] == ["backends.0.threads", "backends.0.cores"]
+    assert [u.parameter for u in spec.unknown] == ["backends.0.demand.mean"]
