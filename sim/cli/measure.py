@@ -513,6 +513,11 @@ def plan_command(
         f"{found['think_s'] * 1000:.4g} ms by the response-time law; demand at most "
         f"{found['demand_bound_s'] * 1000:.4g} ms; figures {', '.join(found['figures'])}"
     )
+    if found["percentiles_pooled"]:
+        click.echo(
+            "percentiles are not figures: a run of several windows has no percentile of its "
+            "own (import without --window, cutting with --warmup/--until, to fit the p95)"
+        )
     if shape is not None:
         click.echo(
             f"the wait a request thread holds: {shape.best.name} (offset "

@@ -104,7 +104,15 @@ def scaffold(
         )
     if len(threads) == 1:
         settings.append(f"backends.0.threads={threads[0]}")
-    percentiles = [c for c in PERCENTILE_FIGURES if c in table.columns and table[c].notna().any()]
+    # a run's percentile is one of its own samples, not a pool of its windows' percentiles:
+    # they are figures when each run is one window (imported without --window)
+    kept = table[(table["class"] == "total") & (table["window_start_s"] >= warmup_s)]
+    one_window = bool(kept.groupby("run")["window_start_s"].nunique().max() <= 1)
+    percentiles = [
+        c
+        for c in PERCENTILE_FIGURES
+        if one_window and c in table.columns and table[c].notna().any()
+    ]
     split = _split(table, chosen, lightest, shape, cores) if shape is not None else None
     if split is not None:
         settings += split["settings"]
@@ -184,6 +192,7 @@ def scaffold(
         "runs": [law.as_dict() for law in laws.values()],
         "split": None if split is None else split["said"],
         "figures": ["throughput", "response.mean", *percentiles],
+        "percentiles_pooled": not one_window,  # runs of several windows: no percentile figures
     }
 
 
