@@ -26,7 +26,8 @@ GROUPS = (
     "sim.cli.models",  # run, validate, schema, solve, plot
     "sim.cli.experiments",  # reproduce, calibrate
     "sim.cli.studies",  # sweep, report, capacity
-    "sim.cli.measure",  # import, estimate, plan
+    "sim.cli.measure",  # import, estimate
+    "sim.cli.planning",  # plan
     "sim.cli.configs",  # from-config, export lqn
 )
 

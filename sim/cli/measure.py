@@ -9,17 +9,11 @@ from typing import TYPE_CHECKING
 import click
 
 from sim.cli.common import err, fail
+from sim.cli.measured_files import fit_shape_of_file, need_pandas, readable_file
 from sim.exit_codes import ExitCode
 
 if TYPE_CHECKING:
     from sim.present.progress import Reporter
-
-
-def _need_pandas() -> None:
-    try:
-        import pandas  # noqa: F401
-    except ImportError:
-        fail("this command needs pandas: pip install 'tiersim[measure]'", ExitCode.USAGE)
 
 
 @click.command("import")
@@ -122,7 +116,7 @@ def import_command(
     gzip-compressed (.gz). Throughput and response times are the successful samples'; the
     failed are counted apart (count.timed_out, count.errors).
     """
-    _need_pandas()
+    need_pandas()
     from sim.measurements import table
     from sim.measurements.classes import TOTAL, ClassMap, ClassPatternError
     from sim.measurements.errors import MeasurementError
@@ -136,7 +130,7 @@ def import_command(
     from sim.measurements.windows import Cut
 
     for path in (*files, *utilisation):
-        _readable_file(path)
+        readable_file(path)
     try:
         table.table_format(output)
         cut = Cut(
@@ -199,25 +193,6 @@ class _Steps:
         if self.reporter is not None:
             self.reporter.__exit__()
             self.reporter = None
-
-
-def _readable_file(path: str) -> None:
-    """Refuse, before reading, a pipe or a device (reading /dev/zero or a FIFO never ends)."""
-    import os
-    import stat
-
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        fail(f"{path}: no such file", ExitCode.MODEL)
-    except OSError as exc:
-        fail(f"{path}: cannot read ({exc.strerror})", ExitCode.MODEL)
-    if not stat.S_ISREG(mode):
-        fail(
-            f"{path}: not a regular file (a pipe, device or socket, which could be read forever); "
-            "save it to a file and give that file",
-            ExitCode.MODEL,
-        )
 
 
 @click.command("estimate")
@@ -289,16 +264,16 @@ def estimate_command(
     non-negative least squares of U on the classes' throughputs for several; each run's
     response-time law and response times with their measurement errors; with --shape, the
     demand's distribution fitted to a light level's samples."""
-    _need_pandas()
+    need_pandas()
     from sim.measurements import report, table
     from sim.measurements.errors import MeasurementError
     from sim.measurements.estimate import estimate, hosts_of
     from sim.measurements.laws import run_laws
     from sim.measurements.levels import cut_windows, level_responses
 
-    _readable_file(table_file)
+    readable_file(table_file)
     if shape_file is not None:
-        _readable_file(shape_file)
+        readable_file(shape_file)
     if until_s is not None and not until_s > warmup_s:
         fail(
             f"--until {until_s:g} s is not after --warmup {warmup_s:g} s; expected --until later "
@@ -335,7 +310,7 @@ def estimate_command(
                 err.print(f"warning: {result.host}: {warning}", markup=False)
     shape = None
     if shape_file is not None:
-        shape = _fit_shape(shape_file, shape_format, warmup_s, until_s, shape_csv)
+        shape = fit_shape_of_file(shape_file, shape_format, warmup_s, until_s, shape_csv)
     if as_json:
         document = {"table": table_file, "level": level, "hosts": [r.as_dict() for r in results]}
         if laws:
@@ -353,182 +328,4 @@ def estimate_command(
         report.print_shape(shape, shape_csv)
 
 
-def _fit_shape(path: str, format: str, warmup_s: float, until_s, csv_path):
-    from sim.measurements.errors import MeasurementError
-    from sim.measurements.shape import fit_shape, samples_of_file
-
-    try:
-        samples = samples_of_file(path, format, warmup_s, until_s)
-        shape = fit_shape(samples, source=path)
-    except MeasurementError as exc:
-        fail(str(exc), ExitCode.MODEL)
-    except ValueError as exc:
-        fail(f"{path}: elapsed: {exc}", ExitCode.MODEL)
-    if csv_path is not None:
-        import numpy as np
-
-        try:
-            np.savetxt(
-                csv_path,
-                np.maximum(samples - shape.best.offset_s, 0.0),
-                fmt="%.9g",
-                header="demand_s",
-                comments="",
-            )
-        except OSError as exc:
-            fail(f"{csv_path}: cannot write ({exc.strerror})", ExitCode.USAGE)
-    return shape
-
-
-@click.command("plan")
-@click.argument("table_file", metavar="TABLE", type=click.Path(dir_okay=False))
-@click.option(
-    "--fit",
-    "fit",
-    multiple=True,
-    required=True,
-    metavar="RUN",
-    help="a run to fit (repeat: two or more, one light and one heavy); the others are predicted",
-)
-@click.option(
-    "-o",
-    "--output",
-    "folder",
-    required=True,
-    type=click.Path(file_okay=False),
-    help="the experiment folder to write (the table is copied into it)",
-)
-@click.option(
-    "--model",
-    type=click.Path(dir_okay=False, exists=True),
-    help="the model to fit [default: models/planner-apache-tomcat.toml]",
-)
-@click.option(
-    "--cores",
-    default="1,2,4,8",
-    show_default=True,
-    help="candidate core counts of the Tomcat host ([[choose]])",
-)
-@click.option(
-    "--warmup",
-    "warmup_s",
-    type=click.FloatRange(min=0),
-    default=0.0,
-    show_default=True,
-    help="seconds at the start of every run to leave out (a ramp-up)",
-)
-@click.option(
-    "--duration",
-    "duration_s",
-    type=click.FloatRange(min=1),
-    help="simulated seconds per run [default: the model's]",
-)
-@click.option(
-    "--predict",
-    "predict",
-    multiple=True,
-    type=click.IntRange(min=1),
-    metavar="USERS",
-    help="a load level no run measured, to predict with an interval (repeatable)",
-)
-@click.option(
-    "--shape",
-    "shape_file",
-    type=click.Path(dir_okay=False),
-    help="a light level's per-sample file (a JTL): the wait a request thread holds takes the "
-    "shape of its response times (family, cv, fixed offset), and the p95 is fitted",
-)
-@click.option(
-    "--shape-format",
-    type=click.Choice(["jtl", "locust", "ab", "accesslog"]),
-    default="jtl",
-    show_default=True,
-    help="the --shape file's format",
-)
-@click.option(
-    "--threads",
-    default=None,
-    help="Tomcat maxThreads (server.xml): one value is set, several (8,16,200) are [[choose]] "
-    "candidates [default: the model's]",
-)
-def plan_command(
-    table_file,
-    fit,
-    folder,
-    model,
-    cores,
-    warmup_s,
-    duration_s,
-    predict,
-    shape_file,
-    shape_format,
-    threads,
-) -> None:
-    """An experiment folder for `tiersim calibrate` from a measurement TABLE (tiersim import):
-    the template model, the runs to fit, and search ranges from the operational laws."""
-    _need_pandas()
-    from sim.measurements.errors import MeasurementError
-    from sim.studies.experiment import ExperimentError
-    from sim.studies.planner import TEMPLATE, scaffold
-
-    _readable_file(table_file)
-    try:
-        counts = tuple(int(c) for c in cores.split(","))
-    except ValueError:
-        fail(
-            f"--cores {cores!r}: expected core counts separated by commas, e.g. 1,2,4,8",
-            ExitCode.USAGE,
-        )
-    try:
-        thread_counts = () if threads is None else tuple(int(t) for t in threads.split(","))
-    except ValueError:
-        fail(
-            f"--threads {threads!r}: expected thread counts separated by commas, e.g. 8 or "
-            "8,16,200",
-            ExitCode.USAGE,
-        )
-    shape = None
-    if shape_file is not None:
-        _readable_file(shape_file)
-        shape = _fit_shape(shape_file, shape_format, warmup_s, None, None)
-    try:
-        found = scaffold(
-            table_file,
-            list(fit),
-            folder,
-            model=model or TEMPLATE,
-            cores=counts,
-            warmup_s=warmup_s,
-            duration_s=duration_s,
-            predict=tuple(predict),
-            shape=shape,
-            threads=thread_counts,
-        )
-    except (MeasurementError, ExperimentError) as exc:
-        fail(str(exc), ExitCode.MODEL)
-    except OSError as exc:
-        fail(f"{folder}: cannot write the experiment ({exc.strerror or exc})", ExitCode.USAGE)
-    click.echo(
-        f"wrote {folder}/experiment.toml: fit {', '.join(fit)}; think time "
-        f"{found['think_s'] * 1000:.4g} ms by the response-time law; demand at most "
-        f"{found['demand_bound_s'] * 1000:.4g} ms; figures {', '.join(found['figures'])}"
-    )
-    if found["percentiles_pooled"]:
-        click.echo(
-            "percentiles are not figures: a run of several windows has no percentile of its "
-            "own (import without --window, cutting with --warmup/--until, to fit the p95)"
-        )
-    if shape is not None:
-        click.echo(
-            f"the wait a request thread holds: {shape.best.name} (offset "
-            f"{shape.best.offset_s * 1000:.4g} ms, cv {shape.best.cv:.3g}); {found['split']}"
-        )
-    if not thread_counts:
-        click.echo(
-            "maxThreads: the model's (Tomcat's default 200); give --threads N from your "
-            "server.xml, or --threads 8,16,200 to choose among candidates"
-        )
-    click.echo(f"next: tiersim calibrate {folder}")
-
-
-COMMANDS = [import_command, estimate_command, plan_command]
+COMMANDS = [import_command, estimate_command]

@@ -1,0 +1,163 @@
+"""`tiersim plan`: an experiment folder for `tiersim calibrate` from an imported load test."""
+
+from __future__ import annotations
+
+import click
+
+from sim.cli.common import fail
+from sim.cli.measured_files import fit_shape_of_file, need_pandas, readable_file
+from sim.exit_codes import ExitCode
+
+
+@click.command("plan")
+@click.argument("table_file", metavar="TABLE", type=click.Path(dir_okay=False))
+@click.option(
+    "--fit",
+    "fit",
+    multiple=True,
+    required=True,
+    metavar="RUN",
+    help="a run to fit (repeat: two or more, one light and one heavy); the others are predicted",
+)
+@click.option(
+    "-o",
+    "--output",
+    "folder",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="the experiment folder to write (the table is copied into it)",
+)
+@click.option(
+    "--model",
+    type=click.Path(dir_okay=False, exists=True),
+    help="the model to fit [default: models/planner-apache-tomcat.toml]",
+)
+@click.option(
+    "--cores",
+    default="1,2,4,8",
+    show_default=True,
+    help="candidate core counts of the Tomcat host ([[choose]])",
+)
+@click.option(
+    "--warmup",
+    "warmup_s",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="seconds at the start of every run to leave out (a ramp-up)",
+)
+@click.option(
+    "--duration",
+    "duration_s",
+    type=click.FloatRange(min=1),
+    help="simulated seconds per run [default: the model's]",
+)
+@click.option(
+    "--predict",
+    "predict",
+    multiple=True,
+    type=click.IntRange(min=1),
+    metavar="USERS",
+    help="a load level no run measured, to predict with an interval (repeatable)",
+)
+@click.option(
+    "--shape",
+    "shape_file",
+    type=click.Path(dir_okay=False),
+    help="a light level's per-sample file (a JTL): the wait a request thread holds takes the "
+    "shape of its response times (family, cv, fixed offset), and the p95 is fitted",
+)
+@click.option(
+    "--shape-format",
+    type=click.Choice(["jtl", "locust", "ab", "accesslog"]),
+    default="jtl",
+    show_default=True,
+    help="the --shape file's format",
+)
+@click.option(
+    "--threads",
+    default=None,
+    help="Tomcat maxThreads (server.xml): one value is set, several (8,16,200) are [[choose]] "
+    "candidates [default: the model's]",
+)
+def plan_command(
+    table_file,
+    fit,
+    folder,
+    model,
+    cores,
+    warmup_s,
+    duration_s,
+    predict,
+    shape_file,
+    shape_format,
+    threads,
+) -> None:
+    """An experiment folder for `tiersim calibrate` from a measurement TABLE (tiersim import):
+    the template model, the runs to fit, and search ranges from the operational laws."""
+    need_pandas()
+    from sim.measurements.errors import MeasurementError
+    from sim.studies.experiment import ExperimentError
+    from sim.studies.planner import TEMPLATE, scaffold
+
+    readable_file(table_file)
+    try:
+        counts = tuple(int(c) for c in cores.split(","))
+    except ValueError:
+        fail(
+            f"--cores {cores!r}: expected core counts separated by commas, e.g. 1,2,4,8",
+            ExitCode.USAGE,
+        )
+    try:
+        thread_counts = () if threads is None else tuple(int(t) for t in threads.split(","))
+    except ValueError:
+        fail(
+            f"--threads {threads!r}: expected thread counts separated by commas, e.g. 8 or "
+            "8,16,200",
+            ExitCode.USAGE,
+        )
+    shape = None
+    if shape_file is not None:
+        readable_file(shape_file)
+        shape = fit_shape_of_file(shape_file, shape_format, warmup_s, None, None)
+    try:
+        found = scaffold(
+            table_file,
+            list(fit),
+            folder,
+            model=model or TEMPLATE,
+            cores=counts,
+            warmup_s=warmup_s,
+            duration_s=duration_s,
+            predict=tuple(predict),
+            shape=shape,
+            threads=thread_counts,
+        )
+    except (MeasurementError, ExperimentError) as exc:
+        fail(str(exc), ExitCode.MODEL)
+    except OSError as exc:
+        fail(f"{folder}: cannot write the experiment ({exc.strerror or exc})", ExitCode.USAGE)
+    click.echo(
+        f"wrote {folder}/experiment.toml: fit {', '.join(fit)}; think time "
+        f"{found['think_s'] * 1000:.4g} ms by the response-time law; demand at most "
+        f"{found['demand_bound_s'] * 1000:.4g} ms; figures {', '.join(found['figures'])}"
+    )
+    if found["percentiles_pooled"]:
+        click.echo(
+            "percentiles are not figures: a run of several windows has no percentile of its "
+            "own (import without --window, cutting with --warmup/--until, to fit the p95)"
+        )
+    if shape is not None:
+        click.echo(
+            f"the wait a request thread holds: {shape.best.name} (offset "
+            f"{shape.best.offset_s * 1000:.4g} ms, cv {shape.best.cv:.3g}); {found['split']}"
+        )
+    if not thread_counts:
+        click.echo(
+            "maxThreads: the model's (Tomcat's default 200); give --threads N from your "
+            "server.xml, or --threads 8,16,200 to choose among candidates"
+        )
+    click.echo(f"next: tiersim calibrate {folder}")
+
+
+COMMANDS = [plan_command]
