@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -132,6 +133,9 @@ async def open_notebook(context, base_url: str, path: str, timeout_s: float):
             return
         if isinstance(message, dict) and message.get("action") == "execution_result":
             cell = message["payload"]
+            import os
+            if os.environ.get("DEBUG_CELLS"):
+                print(path, cell["cell_index"], round(time.monotonic() - started, 1), flush=True)
             if cell["cell_index"] == cell["total_cell"] - 1 and not finished.done():
                 finished.set_result(time.monotonic())
 
@@ -247,7 +251,8 @@ async def drive_panel(page, visit: Visit, panel: Panel) -> None:
 
 
 async def move(page, box, visit: Visit, panel: Panel) -> None:
-    label = box.locator(".widget-label", has_text=panel.control)
+    exactly = re.compile(rf"^\s*{re.escape(panel.control)}\s*$")
+    label = page.locator(".widget-label", has_text=exactly)
     control = box.locator(".widget-inline-hbox", has=label).first
     if not await control.count():
         raise LessonProblem(f"{visit.path}: panel {panel.title!r} has no control {panel.control!r}")
@@ -268,20 +273,30 @@ async def move(page, box, visit: Visit, panel: Panel) -> None:
 
 
 async def press_run(page, box, visit: Visit, panel: Panel) -> float:
+    """Press Run and wait for this run's outcome: every text the status shows is recorded (a
+    previous run's "done in" must not pass for this one's)."""
     status = box.locator(".widget-hbox", has=page.locator("button")).locator(".widget-label")
+    await status.evaluate(
+        """el => { el.__seen = [];
+                   new MutationObserver(() => el.__seen.push(el.textContent.trim()))
+                     .observe(el, {childList: true, subtree: true, characterData: true}); }"""
+    )
     started = time.monotonic()
     await box.locator("button", has_text="Run").click()
     deadline = started + panel.budget_s
     text = ""
     while time.monotonic() < deadline:
-        text = (await status.inner_text()).strip()
-        if text.startswith(("done in", "failed")):
+        seen = await status.evaluate("el => el.__seen")
+        running = [k for k, t in enumerate(seen) if t.startswith("simulating")]
+        ends = [t for t in seen[running[0] :] if t.startswith(("done in", "failed"))] if running else []
+        if ends:
+            text = ends[0]
             break
         await page.wait_for_timeout(200)
     else:
         raise LessonProblem(
             f"{visit.path}: Run in {panel.title!r} not done within {panel.budget_s:.0f} s "
-            f"(status: {text!r})"
+            f"(status: {(await status.inner_text()).strip()!r})"
         )
     elapsed = time.monotonic() - started
     errors = await box.locator(ERROR_OUTPUT).all_inner_texts()

@@ -50,7 +50,9 @@ PANELS: dict[str, Panel | None] = {
     "lessons/05-retry-storm.ipynb": Panel(
         "Your clients against the same trigger", "max_retries", "0", 20
     ),
-    "lessons/06-stale-balancing.ipynb": Panel("Rerun the sweep", "servers", "4", 40, reference=0),
+    "lessons/06-stale-balancing.ipynb": Panel(
+        "Rerun the sweep", "utilisation ρ", "0.7", 40, reference=0
+    ),
     "lessons/07-replication.ipynb": Panel(
         "Rerun with another session", "session [KiB]", "16", 30, reference=0
     ),
@@ -123,11 +125,11 @@ def test_first_lesson_shows_its_first_figure_within_30_s(visits):
 
 # --------------------------------------------------------------------------- the checker's own test
 BROKEN = {
-    # the redraw ignores the controls: the figure after Run is the defaults' figure
+    # the redraw ignores the controls: it redraws the defaults' run, already on the page
     "control-does-nothing": (
         "lambda **v: [stall_figure(*simulate(**v), **v)]",
-        "lambda **v: [stall_figure(*simulate(**defaults(stall_controls)),"
-        " **defaults(stall_controls))]",
+        "lambda **v: [stall_figure(series, outcome, workers=150, threads=30,"
+        " connector='blocking', disable_reuse=False)]",
         "the figure did not change",
     ),
     # the redraw raises (a real error of the lesson's code, not a planted exception)
