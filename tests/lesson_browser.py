@@ -100,7 +100,9 @@ def voila(directory: Path, log: Path) -> Iterator[str]:
                     break
                 except OSError:
                     if server.poll() is not None or time.monotonic() > deadline:
-                        raise LessonProblem(f"Voilà did not start: {log.read_text()[-2000:]}")
+                        raise LessonProblem(
+                            f"Voilà did not start: {log.read_text()[-2000:]}"
+                        ) from None
                     time.sleep(0.2)
             yield f"http://127.0.0.1:{port}"
         finally:
@@ -133,20 +135,15 @@ async def open_notebook(context, base_url: str, path: str, timeout_s: float):
             return
         if isinstance(message, dict) and message.get("action") == "execution_result":
             cell = message["payload"]
-            import os
-            if os.environ.get("DEBUG_CELLS"):
-                print(path, cell["cell_index"], round(time.monotonic() - started, 1), flush=True)
             if cell["cell_index"] == cell["total_cell"] - 1 and not finished.done():
                 finished.set_result(time.monotonic())
 
     page.on("websocket", lambda socket_: socket_.on("framereceived", on_frame))
     started = time.monotonic()
     await page.goto(f"{base_url}/voila/render/{path}", timeout=timeout_s * 1000)
-    first = asyncio.ensure_future(page.wait_for_selector(PLOT, timeout=timeout_s * 1000))
     try:
         visit.executed_s = await asyncio.wait_for(finished, timeout_s) - started
     except TimeoutError:
-        first.cancel()
         raise LessonProblem(f"{path}: not executed within {timeout_s:.0f} s") from None
     # the last outputs and the widgets render after the last cell's message
     previous = None
@@ -159,20 +156,17 @@ async def open_notebook(context, base_url: str, path: str, timeout_s: float):
             break
         previous = counts
         await page.wait_for_timeout(500)
-    if first.done() and not first.cancelled() and first.exception() is None:
-        visit.first_figure_s = await first_seen(page, started)
-    else:
-        first.cancel()
+    visit.first_figure_s = await first_seen(page, started)
     visit.figures = await page.locator(PLOT).count()
     return page, visit
 
 
-async def first_seen(page, started: float) -> float:
-    """When the first figure appeared: the browser's own clock, against the request's."""
+async def first_seen(page, started: float) -> float | None:
+    """When the first figure appeared (FIRST_PLOT_WATCH), on the request's clock."""
     age_ms = await page.evaluate(
-        "() => performance.now() - (window.__firstPlot ?? performance.now())"
+        "() => window.__firstPlot === undefined ? null : performance.now() - window.__firstPlot"
     )
-    return max(0.0, time.monotonic() - started - age_ms / 1000)
+    return None if age_ms is None else max(0.0, time.monotonic() - started - age_ms / 1000)
 
 
 FIRST_PLOT_WATCH = """
@@ -211,12 +205,35 @@ async def check_page(page, visit: Visit) -> None:
     )
     if cut:
         raise LessonProblem(f"{path}: control labels cut: {cut}")
+    covered = await page.evaluate(LEGEND_OVER_AXES)
+    if covered:
+        raise LessonProblem(f"{path}: a legend lies over an axis's labels: {covered}")
     undrawn = await page.evaluate(
         "() => [...document.querySelectorAll('.js-plotly-plot')]"
         ".filter(p => !p.querySelector('.main-svg')).length"
     )
     if undrawn:
         raise LessonProblem(f"{path}: {undrawn} figure(s) not drawn")
+
+
+# A legend's box against every axis title and tick label of its figure (a legend on the right
+# of a figure with a right-hand axis hides that axis).
+LEGEND_OVER_AXES = """() => {
+  const meets = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  const found = [];
+  document.querySelectorAll('.js-plotly-plot').forEach((plot, k) => {
+    const legend = plot.querySelector('.legend .bg');
+    if (!legend) return;
+    const box = legend.getBoundingClientRect();
+    plot.querySelectorAll('.xtick text, .ytick text, [class$="tick"] text, .g-xtitle text,'
+        + ' .g-ytitle text, [class^="g-y"][class$="title"] text, [class^="g-x"][class$="title"] text')
+      .forEach(label => {
+        if (label.textContent && meets(box, label.getBoundingClientRect()))
+          found.push(`figure ${k}: ${label.textContent}`);
+      });
+  });
+  return [...new Set(found)];
+}"""
 
 
 SIGNATURE = """el => JSON.stringify((el._fullData || []).map(t => ({
@@ -288,7 +305,11 @@ async def press_run(page, box, visit: Visit, panel: Panel) -> float:
     while time.monotonic() < deadline:
         seen = await status.evaluate("el => el.__seen")
         running = [k for k, t in enumerate(seen) if t.startswith("simulating")]
-        ends = [t for t in seen[running[0] :] if t.startswith(("done in", "failed"))] if running else []
+        ends = (
+            [t for t in seen[running[0] :] if t.startswith(("done in", "failed"))]
+            if running
+            else []
+        )
         if ends:
             text = ends[0]
             break

@@ -65,7 +65,9 @@ PAGES_AT_ONCE = 2
 
 
 def test_every_notebook_has_a_browser_visit():
-    assert sorted(PANELS) == sorted(str(p.relative_to(NOTEBOOKS)) for p in NOTEBOOKS.rglob("*.ipynb"))
+    assert sorted(PANELS) == sorted(
+        str(p.relative_to(NOTEBOOKS)) for p in NOTEBOOKS.rglob("*.ipynb")
+    )
 
 
 async def visit_all(base_url: str, visits: dict[str, Panel | None], shots: Path | None) -> dict:

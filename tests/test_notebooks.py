@@ -119,8 +119,9 @@ def test_pool_mismatch_stalls_and_the_remedies_do_not():
     assert during and all(row["jetty1.connections.idle_pinned_now"] == 27 for row in during)
     assert all(row["jetty1.connections.awaiting_thread_now"] > 0 for row in during)
     assert all(row["jetty1.served"] == 0 for row in during)
-    # before the stall the 27 threads served their first requests; nothing after until 60 s
-    assert sum(row["jetty1.served"] for row in v["series"] if row["time"] < 5) == 27
+    # before the stall each of the 27 threads served at least the request that pinned it (the
+    # children holding those connections go on being served through them); nothing after
+    assert sum(row["jetty1.served"] for row in v["series"] if row["time"] < 5) >= 27
     assert v["outcome"]["makespan_s_low"] > 60 and v["outcome"]["errors"] > 0
     remedies = by(v["remedies"], "configuration")
     published = remedies.pop("published: 150 children, 30 threads, blocking")

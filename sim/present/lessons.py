@@ -19,12 +19,17 @@ def use_plotly_everywhere() -> None:
     """A lesson's set-up.  Every figure carries plotly.js HTML as well as Plotly's MIME bundle:
     JupyterLab draws the bundle, `jupyter nbconvert --to html` (which cannot) keeps the HTML,
     with plotly.js embedded once instead of fetched from a CDN, so the page renders offline.
+    (On a Voilà page, which draws the bundle and is never exported, the bundle alone.)
 
     And where the compiled engine has not been compiled on this machine yet, the lesson says
     so before its first simulation pauses for it (`engine_notice`)."""
+    import os
+
     import plotly.io as pio
 
-    pio.renderers.default = "plotly_mimetype+notebook"
+    # a Voilà page (`make lessons`) draws the bundle and is never exported: no plotly.js copy
+    voila = os.environ.get("SERVER_SOFTWARE", "").startswith("voila/")
+    pio.renderers.default = "plotly_mimetype" if voila else "plotly_mimetype+notebook"
     notice = engine_notice()
     if notice:
         print(notice)
