@@ -170,7 +170,7 @@ def test_the_browser_check_fails_on_a_broken_lesson(tmp_path):
     panel = PANELS["lessons/04-pool-mismatch.ipynb"]
     with voila(tmp_path / "notebooks", tmp_path / "voila.log") as base_url:
         results = asyncio.run(
-            visit_all(base_url, {f"lessons/{name}.ipynb": panel for name in BROKEN}, None)
+            visit_all(base_url, {f"lessons/{name}.ipynb": panel for name in BROKEN}, shots_folder())
         )
     for name, (_, _, reason) in BROKEN.items():
         result = results[f"lessons/{name}.ipynb"]
