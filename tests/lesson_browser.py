@@ -362,3 +362,36 @@ async def screenshots(page, stem: Path) -> None:
         await plot.screenshot(path=f"{stem}-figure{k}.png")
     for k, panel in enumerate(await page.locator(".widget-vbox").all()):
         await panel.screenshot(path=f"{stem}-panel{k}.png")
+
+
+# Every figure of a page: its traces' colours, its axes' titles (numeric axes only: an axis of
+# names is labelled by its ticks) and the axis labels its legend covers.
+FIGURE_FACTS = (
+    """() => [...document.querySelectorAll('.js-plotly-plot')].map(plot => ({
+  colours: plot._fullData.map(t => t.line?.color ?? t.marker?.color),
+  axes: Object.entries(plot._fullLayout)
+    .filter(([name, axis]) => /^[xy]axis\\d*$/.test(name) && axis.type !== 'category')
+    .map(([name, axis]) => [name, axis.title?.text ?? '']),
+  covered: ("""
+    + LEGEND_OVER_AXES
+    + """)(),
+}))"""
+)
+
+
+async def figure_facts(browser, page_file: Path) -> list[dict]:
+    """FIGURE_FACTS of a standalone HTML file (`tiersim plot`, `tiersim report`), offline."""
+    context = await browser.new_context(viewport={"width": 1300, "height": 900})
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    await page.route(
+        lambda url: not url.startswith("file:"), lambda route: asyncio.ensure_future(route.abort())
+    )
+    await page.goto(page_file.as_uri())
+    await page.locator(f"{PLOT} .main-svg").first.wait_for(timeout=30_000)
+    facts = await page.evaluate(FIGURE_FACTS)
+    await context.close()
+    if errors:
+        raise LessonProblem(f"{page_file.name}: script errors: {errors}")
+    return facts

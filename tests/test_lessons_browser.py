@@ -176,3 +176,58 @@ def test_the_browser_check_fails_on_a_broken_lesson(tmp_path):
         result = results[f"lessons/{name}.ipynb"]
         assert isinstance(result, LessonProblem), f"{name}: the check passed ({result})"
         assert reason in str(result), f"{name}: failed for another reason: {result}"
+
+
+# --------------------------------------------------------------------------- the HTML reports
+def test_plot_and_report_pages_read_in_the_browser(tmp_path):
+    """`tiersim plot` of a two-node run (13 traces) and `tiersim report` of a reproduction, as
+    Chromium draws them: a colour per trace, every numeric axis titled with its unit, no
+    legend over an axis."""
+    from click.testing import CliRunner
+    from playwright.async_api import async_playwright
+
+    from sim.cli import main
+    from tests.lesson_browser import figure_facts
+
+    def tiersim(*args) -> None:
+        result = CliRunner().invoke(main, [str(a) for a in args])
+        assert result.exit_code == 0, result.output
+
+    series = tmp_path / "series.csv"
+    model = ROOT / "models" / "apache24-prefork-modjk-tomcat10.toml"
+    tiersim(
+        "run", model, "--replications", "1", "--set", "run.duration_s=10", "--timeseries", series
+    )
+    tiersim("plot", series, "-o", tmp_path / "plot.html")
+    rows = [
+        {
+            "experiment": "seed001",
+            "figure": f"jetty max_clients={m} response",
+            "unit": "s",
+            "published": p,
+            "simulated": p * 1.05,
+            "ci_low": p,
+            "ci_high": p * 1.1,
+            "fitted": m == 150,
+            "overrides": [],
+        }
+        for m, p in ((150, 2.0), (250, 1.5), (500, 1.2))
+    ]
+    (tmp_path / "rows.json").write_text(json.dumps(rows), encoding="utf-8")
+    tiersim("report", tmp_path / "rows.json", "-o", tmp_path / "report.html")
+
+    async def read(*pages):
+        async with async_playwright() as playwright:
+            browser = await launch(playwright)
+            facts = [await figure_facts(browser, page) for page in pages]
+            await browser.close()
+        return facts
+
+    plot, report = asyncio.run(read(tmp_path / "plot.html", tmp_path / "report.html"))
+    ((traces,),) = [plot]
+    assert len(traces["colours"]) >= 12
+    assert len(set(traces["colours"])) == len(traces["colours"]), traces["colours"]
+    for figure in [*plot, *report]:
+        assert not figure["covered"], figure
+        for name, title in figure["axes"]:
+            assert "[" in title and title.split("[")[0].strip(), (name, title, figure)
