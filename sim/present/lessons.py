@@ -53,12 +53,18 @@ def engine_compiled() -> bool:
     places = [source.parent / "__pycache__"]
     if os.environ.get("NUMBA_CACHE_DIR"):
         places.append(Path(os.environ["NUMBA_CACHE_DIR"]))
+    return cached(source, "run_events", places)
+
+
+def cached(source, function: str, places) -> bool:
+    """Whether one of `places` holds numba's cache index of `function` of the module file
+    `source` (`<module>.<function>-<line>.py<version>.nbi`), no older than the source."""
     built = source.stat().st_mtime
     return any(
         index.stat().st_mtime >= built
         for place in places
         if place.is_dir()
-        for index in place.rglob(f"{source.stem}.run_events-*.nbi")
+        for index in place.rglob(f"{source.stem}.{function}-*.nbi")
     )
 
 
