@@ -18,6 +18,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,9 +35,16 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
+    # two pages at a time: neither is a background tab whose frames the browser may hold back
+    "--disable-background-timer-throttling",
+    "--disable-renderer-backgrounding",
+    "--disable-backgrounding-occluded-windows",
 ]
 ERROR_OUTPUT = '[data-mime-type="application/vnd.jupyter.stderr"]'
 PLOT = ".js-plotly-plot"
+# a figure of a page's output, as JupyterLab's Plotly renderer holds it: once drawn it swaps
+# itself for a PNG snapshot and draws again when the mouse enters it
+FIGURE = ".jp-RenderedPlotly"
 
 
 class LessonProblem(AssertionError):
@@ -149,7 +157,7 @@ async def open_notebook(context, base_url: str, path: str, timeout_s: float):
     previous = None
     for _ in range(40):
         counts = await page.evaluate(
-            "() => [document.querySelectorAll('.js-plotly-plot .main-svg').length,"
+            "() => [document.querySelectorAll('.jp-RenderedPlotly').length,"
             " document.querySelectorAll('.jupyter-widgets').length]"
         )
         if counts == previous:
@@ -157,7 +165,7 @@ async def open_notebook(context, base_url: str, path: str, timeout_s: float):
         previous = counts
         await page.wait_for_timeout(500)
     visit.first_figure_s = await first_seen(page, started)
-    visit.figures = await page.locator(PLOT).count()
+    visit.figures = await page.locator(FIGURE).count()
     return page, visit
 
 
@@ -198,6 +206,12 @@ async def check_page(page, visit: Visit) -> None:
     )
     if dropdowns:
         raise LessonProblem(f"{path}: dropdowns blank or showing tuples: {dropdowns}")
+    covered = []
+    for k, figure in enumerate(await page.locator(FIGURE).all()):
+        await draw(figure, path)
+        covered += [f"figure {k}: {label}" for label in await figure.evaluate(LEGEND_COVERS)]
+    if covered:
+        raise LessonProblem(f"{path}: a legend lies over an axis's labels: {covered}")
     cut = await page.evaluate(
         """() => [...document.querySelectorAll('.widget-inline-hbox > .widget-label')]
              .filter(l => l.textContent && l.scrollWidth > l.clientWidth + 1)
@@ -205,35 +219,34 @@ async def check_page(page, visit: Visit) -> None:
     )
     if cut:
         raise LessonProblem(f"{path}: control labels cut: {cut}")
-    covered = await page.evaluate(LEGEND_OVER_AXES)
-    if covered:
-        raise LessonProblem(f"{path}: a legend lies over an axis's labels: {covered}")
-    undrawn = await page.evaluate(
-        "() => [...document.querySelectorAll('.js-plotly-plot')]"
-        ".filter(p => !p.querySelector('.main-svg')).length"
-    )
-    if undrawn:
-        raise LessonProblem(f"{path}: {undrawn} figure(s) not drawn")
 
 
 # A legend's box against every axis title and tick label of its figure (a legend on the right
 # of a figure with a right-hand axis hides that axis).
-LEGEND_OVER_AXES = """() => {
+LEGEND_COVERS = """plot => {
   const meets = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
-  const found = [];
-  document.querySelectorAll('.js-plotly-plot').forEach((plot, k) => {
-    const legend = plot.querySelector('.legend .bg');
-    if (!legend) return;
-    const box = legend.getBoundingClientRect();
-    plot.querySelectorAll('.xtick text, .ytick text, [class$="tick"] text, .g-xtitle text,'
-        + ' .g-ytitle text, [class^="g-y"][class$="title"] text, [class^="g-x"][class$="title"] text')
-      .forEach(label => {
-        if (label.textContent && meets(box, label.getBoundingClientRect()))
-          found.push(`figure ${k}: ${label.textContent}`);
-      });
-  });
-  return [...new Set(found)];
+  const legend = plot.querySelector('.legend .bg');
+  if (!legend) return [];
+  const box = legend.getBoundingClientRect();
+  const labels = plot.querySelectorAll('.xtick text, .ytick text, [class$="tick"] text,'
+      + ' .g-xtitle text, .g-ytitle text, [class^="g-y"][class$="title"] text,'
+      + ' [class^="g-x"][class$="title"] text');
+  return [...new Set([...labels]
+    .filter(label => label.textContent && meets(box, label.getBoundingClientRect()))
+    .map(label => label.textContent))];
 }"""
+
+
+async def draw(figure, path: str) -> str:
+    """Bring a figure into view and under the mouse, as a reader does, until Plotly has drawn
+    it; its traces' data (SIGNATURE)."""
+    await figure.scroll_into_view_if_needed()
+    await figure.hover()
+    try:
+        await figure.locator(".main-svg").first.wait_for(state="visible", timeout=30_000)
+    except Exception:
+        raise LessonProblem(f"{path}: a figure not drawn within 30 s") from None
+    return await figure.evaluate(SIGNATURE)
 
 
 SIGNATURE = """el => JSON.stringify((el._fullData || []).map(t => ({
@@ -251,12 +264,12 @@ async def drive_panel(page, visit: Visit, panel: Panel) -> None:
         raise LessonProblem(f"{path}: no panel titled {panel.title!r}")
     if panel.reference is None:
         await press_run(page, box, visit, panel)
-        before = await box.locator(PLOT).first.evaluate(SIGNATURE)
+        before = await draw(box.locator(FIGURE).first, path)
     else:
-        before = await page.locator(PLOT).nth(panel.reference).evaluate(SIGNATURE)
+        before = await draw(page.locator(FIGURE).nth(panel.reference), path)
     await move(page, box, visit, panel)
     visit.run_s = await press_run(page, box, visit, panel)
-    after = await box.locator(PLOT).first.evaluate(SIGNATURE)
+    after = await draw(box.locator(FIGURE).first, path)
     names = {trace["name"] for trace in json.loads(after)}
     if not names & {trace["name"] for trace in json.loads(before)}:
         raise LessonProblem(f"{path}: the panel drew another figure than its reference ({names})")
@@ -326,7 +339,7 @@ async def press_run(page, box, visit: Visit, panel: Panel) -> float:
         raise LessonProblem(
             f"{visit.path}: Run in {panel.title!r} failed: {text}\n" + "\n".join(errors)[-2000:]
         )
-    await box.locator(f"{PLOT} .main-svg").first.wait_for(timeout=20_000)
+    await box.locator(FIGURE).first.wait_for(state="attached", timeout=30_000)
     return elapsed
 
 
@@ -343,9 +356,15 @@ async def visit_notebook(
         if panel is not None:
             await drive_panel(page, visit, panel)
             await check_page(page, visit)
-    finally:
+    except Exception as problem:  # what the page looked like, for whoever reads the failure
+        folder = shots or Path(tempfile.mkdtemp(prefix="tiersim-lesson-"))
+        with contextlib.suppress(Exception):  # a page past drawing keeps its first problem
+            await screenshots(page, folder / Path(path).stem)
+        raise LessonProblem(f"{problem}\n(the page: {folder / Path(path).stem}.png)") from problem
+    else:
         if shots is not None:
             await screenshots(page, shots / Path(path).stem)
+    finally:
         await context.close()
     return visit
 
@@ -373,8 +392,8 @@ FIGURE_FACTS = (
     .filter(([name, axis]) => /^[xy]axis\\d*$/.test(name) && axis.type !== 'category')
     .map(([name, axis]) => [name, axis.title?.text ?? '']),
   covered: ("""
-    + LEGEND_OVER_AXES
-    + """)(),
+    + LEGEND_COVERS
+    + """)(plot),
 }))"""
 )
 
