@@ -239,14 +239,19 @@ LEGEND_COVERS = """plot => {
 
 async def draw(figure, path: str) -> str:
     """Bring a figure into view and under the mouse, as a reader does, until Plotly has drawn
-    it; its traces' data (SIGNATURE)."""
-    await figure.scroll_into_view_if_needed()
-    await figure.hover()
-    try:
-        await figure.locator(".main-svg").first.wait_for(state="visible", timeout=30_000)
-    except Exception:
-        raise LessonProblem(f"{path}: a figure not drawn within 30 s") from None
-    return await figure.evaluate(SIGNATURE)
+    it; its traces' data (SIGNATURE).  The renderer replaces its element when it swaps in its
+    snapshot: a locator resolves again, so an element gone mid-way is tried once more."""
+    for attempt in range(3):
+        try:
+            await figure.scroll_into_view_if_needed(timeout=10_000)
+            await figure.hover(timeout=10_000)
+            await figure.locator(".main-svg").first.wait_for(state="visible", timeout=20_000)
+            return await figure.evaluate(SIGNATURE)
+        except Exception as error:
+            if attempt == 2:
+                raise LessonProblem(f"{path}: a figure not drawn: {error}") from None
+            await asyncio.sleep(0.5)
+    raise AssertionError("unreachable")
 
 
 SIGNATURE = """el => JSON.stringify((el._fullData || []).map(t => ({
