@@ -2,10 +2,11 @@
 (Voilà, `notebooks/serve.py`) opened in Debian's headless Chromium by Playwright.
 
 `open_notebook` loads a page and waits until its last cell has executed; `check_page` finds
-what a reader would trip on (error output, a blank dropdown, a cut control label, a script
-error); `drive_panel` moves one control of a lesson's Run panel, presses Run and checks that
-the figure changed within the lesson's budget and that the panel did not fail.  Each raises
-`LessonProblem` naming the notebook and what is wrong.
+what a reader would trip on (error output, a script error, a blank dropdown, a cut control
+label, a figure not drawn or with its legend over an axis); `drive_panel` moves one control
+of a lesson's Run panel, presses Run and checks that the figure's data changed within the
+lesson's budget and that the panel did not fail.  Each raises `LessonProblem` naming the
+notebook and what is wrong.
 """
 
 from __future__ import annotations
@@ -241,17 +242,17 @@ async def draw(figure, path: str) -> str:
     """Bring a figure into view and under the mouse, as a reader does, until Plotly has drawn
     it; its traces' data (SIGNATURE).  The renderer replaces its element when it swaps in its
     snapshot: a locator resolves again, so an element gone mid-way is tried once more."""
-    for attempt in range(3):
+    problem: Exception | None = None
+    for _attempt in range(3):
         try:
             await figure.scroll_into_view_if_needed(timeout=10_000)
             await figure.hover(timeout=10_000)
             await figure.locator(".main-svg").first.wait_for(state="visible", timeout=20_000)
             return await figure.evaluate(SIGNATURE)
         except Exception as error:
-            if attempt == 2:
-                raise LessonProblem(f"{path}: a figure not drawn: {error}") from None
+            problem = error
             await asyncio.sleep(0.5)
-    raise AssertionError("unreachable")
+    raise LessonProblem(f"{path}: a figure not drawn: {problem}")
 
 
 SIGNATURE = """el => JSON.stringify((el._fullData || []).map(t => ({
@@ -386,36 +387,3 @@ async def screenshots(page, stem: Path) -> None:
         await plot.screenshot(path=f"{stem}-figure{k}.png")
     for k, panel in enumerate(await page.locator(".widget-vbox").all()):
         await panel.screenshot(path=f"{stem}-panel{k}.png")
-
-
-# Every figure of a page: its traces' colours, its axes' titles (numeric axes only: an axis of
-# names is labelled by its ticks) and the axis labels its legend covers.
-FIGURE_FACTS = (
-    """() => [...document.querySelectorAll('.js-plotly-plot')].map(plot => ({
-  colours: plot._fullData.map(t => t.line?.color ?? t.marker?.color),
-  axes: Object.entries(plot._fullLayout)
-    .filter(([name, axis]) => /^[xy]axis\\d*$/.test(name) && axis.type !== 'category')
-    .map(([name, axis]) => [name, axis.title?.text ?? '']),
-  covered: ("""
-    + LEGEND_COVERS
-    + """)(plot),
-}))"""
-)
-
-
-async def figure_facts(browser, page_file: Path) -> list[dict]:
-    """FIGURE_FACTS of a standalone HTML file (`tiersim plot`, `tiersim report`), offline."""
-    context = await browser.new_context(viewport={"width": 1300, "height": 900})
-    page = await context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    await page.route(
-        lambda url: not url.startswith("file:"), lambda route: asyncio.ensure_future(route.abort())
-    )
-    await page.goto(page_file.as_uri())
-    await page.locator(f"{PLOT} .main-svg").first.wait_for(timeout=30_000)
-    facts = await page.evaluate(FIGURE_FACTS)
-    await context.close()
-    if errors:
-        raise LessonProblem(f"{page_file.name}: script errors: {errors}")
-    return facts

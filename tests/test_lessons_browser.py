@@ -20,6 +20,8 @@ import pytest
 
 from tests.lesson_browser import (
     CHROMIUM,
+    LEGEND_COVERS,
+    PLOT,
     ROOT,
     LessonProblem,
     Panel,
@@ -179,6 +181,39 @@ def test_the_browser_check_fails_on_a_broken_lesson(tmp_path):
 
 
 # --------------------------------------------------------------------------- the HTML reports
+# Every figure of a page: its traces' colours, its axes' titles (numeric axes only: an axis of
+# names is labelled by its ticks) and the axis labels its legend covers.
+FIGURE_FACTS = (
+    """() => [...document.querySelectorAll('.js-plotly-plot')].map(plot => ({
+  colours: plot._fullData.map(t => t.line?.color ?? t.marker?.color),
+  axes: Object.entries(plot._fullLayout)
+    .filter(([name, axis]) => /^[xy]axis\\d*$/.test(name) && axis.type !== 'category')
+    .map(([name, axis]) => [name, axis.title?.text ?? '']),
+  covered: ("""
+    + LEGEND_COVERS
+    + """)(plot),
+}))"""
+)
+
+
+async def figure_facts(browser, page_file: Path) -> list[dict]:
+    """FIGURE_FACTS of a standalone HTML file (`tiersim plot`, `tiersim report`), offline."""
+    context = await browser.new_context(viewport={"width": 1300, "height": 900})
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    await page.route(
+        lambda url: not url.startswith("file:"), lambda route: asyncio.ensure_future(route.abort())
+    )
+    await page.goto(page_file.as_uri())
+    await page.locator(f"{PLOT} .main-svg").first.wait_for(timeout=30_000)
+    facts = await page.evaluate(FIGURE_FACTS)
+    await context.close()
+    if errors:
+        raise LessonProblem(f"{page_file.name}: script errors: {errors}")
+    return facts
+
+
 def test_plot_and_report_pages_read_in_the_browser(tmp_path):
     """`tiersim plot` of a two-node run (13 traces) and `tiersim report` of a reproduction, as
     Chromium draws them: a colour per trace, every numeric axis titled with its unit, no
@@ -187,7 +222,6 @@ def test_plot_and_report_pages_read_in_the_browser(tmp_path):
     from playwright.async_api import async_playwright
 
     from sim.cli import main
-    from tests.lesson_browser import figure_facts
 
     def tiersim(*args) -> None:
         result = CliRunner().invoke(main, [str(a) for a in args])
