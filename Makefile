@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench bench-sweep clean notebooks notebooks-test notebooks-strip
+.PHONY: demo test lint bench bench-sweep clean notebooks notebooks-test notebooks-strip lessons
 
 $(BIN)/tiersim: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,7 +35,13 @@ $(VENV)/.notebooks: $(BIN)/tiersim
 notebooks: $(VENV)/.notebooks
 	$(BIN)/jupyter lab notebooks/
 
-# Every notebook executed top to bottom in a kernel, each asserting the effect it teaches.
+# The lessons as pages, for a lecturer: controls and figures, no code (Voilà, on 127.0.0.1:8866).
+lessons: $(VENV)/.notebooks
+	$(BIN)/python notebooks/serve.py notebooks/lessons
+
+# Every notebook executed top to bottom in a kernel, each asserting the effect it teaches; and
+# every notebook opened as the page `make lessons` serves, in headless Chromium (Debian's
+# package: apt-get install chromium), its controls moved and Run pressed.
 notebooks-test: $(VENV)/.notebooks
 	$(BIN)/python -m pytest -q -m notebooks
 

@@ -118,7 +118,10 @@ def test_pool_mismatch_stalls_and_the_remedies_do_not():
     # nothing served, until the 60-s timeout
     assert during and all(row["jetty1.connections.idle_pinned_now"] == 27 for row in during)
     assert all(row["jetty1.connections.awaiting_thread_now"] > 0 for row in during)
-    assert all(row["jetty1.serving_now"] == 0 for row in during)
+    assert all(row["jetty1.served"] == 0 for row in during)
+    # before the stall each of the 27 threads served at least the request that pinned it (the
+    # children holding those connections go on being served through them); nothing after
+    assert sum(row["jetty1.served"] for row in v["series"] if row["time"] < 5) >= 27
     assert v["outcome"]["makespan_s_low"] > 60 and v["outcome"]["errors"] > 0
     remedies = by(v["remedies"], "configuration")
     published = remedies.pop("published: 150 children, 30 threads, blocking")
@@ -401,10 +404,28 @@ def test_run_button_reruns_with_the_controls_current_values():
     controls["policy"].value = "power_of_d"
     button.click()
     assert calls == [(42, "power_of_d")] and status.value.startswith("done in")
+    output = panel.children[-1]
     controls["users"].value = 150
-    button.click()  # an error is reported in the panel, and the button stays usable
+    button.click()  # an error is shown as one, and the button stays usable
     assert calls[-1] == (150, "power_of_d")
-    assert status.value == "ValueError: too many users for this test" and not button.disabled
+    assert status.value == "failed: ValueError: too many users for this test"
+    assert status.style.text_color and not button.disabled
+    # the traceback in the output area (the browser test checks that it replaces the figure)
+    (shown,) = output.outputs
+    assert shown["name"] == "stderr" and "ValueError: too many users" in shown["text"], shown
+    assert "Traceback" in shown["text"]
+
+
+@notebooks
+def test_run_panel_keeps_the_units_of_its_labels():
+    """ipywidgets cuts a description at 80 px: `app CPU [...`, `KeepAlive...`."""
+    import ipywidgets as widgets
+
+    from sim.present.lessons import run_panel
+
+    slider = widgets.FloatSlider(description="KeepAliveTimeout [s]")
+    run_panel({"keep_alive": slider}, lambda keep_alive: [])
+    assert slider.style.description_width == "initial"
 
 
 @notebooks

@@ -11,16 +11,71 @@ step of a slider.
 from __future__ import annotations
 
 import time
+import traceback
 from collections.abc import Callable, Iterable
 
 
 def use_plotly_everywhere() -> None:
-    """Every figure carries plotly.js HTML as well as Plotly's MIME bundle: JupyterLab draws the
-    bundle, `jupyter nbconvert --to html` (which cannot) keeps the HTML, with plotly.js embedded
-    once instead of fetched from a CDN, so the page renders offline."""
+    """A lesson's set-up.  Every figure carries plotly.js HTML as well as Plotly's MIME bundle:
+    JupyterLab draws the bundle, `jupyter nbconvert --to html` (which cannot) keeps the HTML,
+    with plotly.js embedded once instead of fetched from a CDN, so the page renders offline.
+    (On a Voilà page, which draws the bundle and is never exported, the bundle alone.)
+
+    And where the compiled engine has not been compiled on this machine yet, the lesson says
+    so before its first simulation pauses for it (`engine_notice`)."""
+    import os
+
     import plotly.io as pio
 
-    pio.renderers.default = "plotly_mimetype+notebook"
+    # a Voilà page (`make lessons`) draws the bundle and is never exported: no plotly.js copy
+    voila = os.environ.get("SERVER_SOFTWARE", "").startswith("voila/")
+    pio.renderers.default = "plotly_mimetype" if voila else "plotly_mimetype+notebook"
+    notice = engine_notice()
+    if notice:
+        print(notice)
+
+
+COMPILING = "compiling the engine once, about a minute"
+
+
+def engine_compiled() -> bool:
+    """Whether numba's on-disk cache holds the compiled engine's event loop (`run_events` of
+    `sim.engines.compiled.kernel`, written by its `@njit(cache=True)`), newer than the loop's
+    source: if not, the first simulation of this machine compiles it, 40-70 s on a laptop."""
+    import importlib.util
+    import os
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("sim.engines.compiled.kernel")
+    if spec is None or spec.origin is None or importlib.util.find_spec("numba") is None:
+        return True  # no compiled engine: the reference engine compiles nothing
+    source = Path(spec.origin)
+    places = [source.parent / "__pycache__"]
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        places.append(Path(os.environ["NUMBA_CACHE_DIR"]))
+    return cached(source, "run_events", places)
+
+
+def cached(source, function: str, places) -> bool:
+    """Whether one of `places` holds numba's cache index of `function` of the module file
+    `source` (`<module>.<function>-<line>.py<version>.nbi`), no older than the source."""
+    built = source.stat().st_mtime
+    return any(
+        index.stat().st_mtime >= built
+        for place in places
+        if place.is_dir()
+        for index in place.rglob(f"{source.stem}.{function}-*.nbi")
+    )
+
+
+def engine_notice() -> str:
+    """What to tell a user before the first simulation: nothing, or that it compiles."""
+    if engine_compiled():
+        return ""
+    return (
+        f"The first simulation on this machine starts with {COMPILING} (numba); "
+        "later ones, and every later session, take seconds."
+    )
 
 
 def interval_columns(name: str, interval, scale: float = 1.0) -> dict[str, float]:
@@ -49,26 +104,40 @@ def defaults(controls: dict) -> dict:
 
 def run_panel(controls: dict, redraw: Callable[..., Iterable], title: str = "", columns: int = 2):
     """The controls, a Run button and an output area: Run calls `redraw(**values)` and shows
-    what it returns (figures, tables), with the time the simulations took."""
+    what it returns (figures, tables), with the time the simulations took.
+
+    An exception in `redraw` is shown as one: the status turns red and names it, and the
+    output area holds its traceback instead of a figure (no stale figure stays under it)."""
     import ipywidgets as widgets
     from IPython.display import display
 
     button = widgets.Button(description="Run", button_style="primary", icon="play")
     status = widgets.Label("Move the controls, then press Run.")
     output = widgets.Output()
+    for control in controls.values():
+        # the labels carry the units ("think Z [s]"): never cut them to the default 80 px
+        if hasattr(control.style, "description_width"):
+            control.style.description_width = "initial"
+        control.layout.width = "max-content"
+        control.layout.min_width = "320px"
 
     def on_click(_button) -> None:
         button.disabled = True
-        status.value = "simulating..."
+        status.style.text_color = None
+        status.value = "simulating..." + (f" ({COMPILING})" if not engine_compiled() else "")
+        output.clear_output()
         started = time.perf_counter()
         try:
+            items = list(redraw(**defaults(controls)))
+        except Exception as error:  # shown to the user, who can change the controls and retry
+            status.style.text_color = "#c62828"
+            status.value = f"failed: {type(error).__name__}: {error}"
+            output.append_stderr("".join(traceback.format_exception(error)))
+        else:
             with output:
-                output.clear_output(wait=True)
-                for item in redraw(**defaults(controls)):
+                for item in items:
                     display(item)
             status.value = f"done in {time.perf_counter() - started:.1f} s"
-        except Exception as error:  # shown to the user, who can change the controls and retry
-            status.value = f"{type(error).__name__}: {error}"
         finally:
             button.disabled = False
 

@@ -82,20 +82,55 @@ def timeseries_figure(columns: dict[str, list], names: list[str] | None = None, 
     if not chosen:
         raise ValueError(f"no *_now column to plot by default; choose with --column ({plottable})")
     figure = go.Figure()
+    colours = trace_colours(chosen)
+    within: dict[str, int] = {}  # the rank of a trace inside its tier: its dash
     for name in chosen:
+        tier = name.split(".", 1)[0]
+        within[tier] = within.get(tier, -1) + 1
         figure.add_trace(
             go.Scatter(
                 x=columns["time"],
                 y=columns[name],
                 mode="lines",
                 line_shape="hv",
+                line={"color": colours[name], "dash": DASHES[within[tier] % len(DASHES)]},
                 name=name.removesuffix("_now"),
+                legendgroup=tier,
+                legendgrouptitle_text=tier,
             )
         )
     figure.update_layout(
         title=title,
         xaxis_title="simulated time [s]",
-        yaxis_title="count",
+        yaxis_title="number at the sampling instant [count]",
         legend_title="sampled at each interval",
+        legend_groupclick="toggleitem",
     )
     return figure
+
+
+# One colour family per tier (the part of a metric's name before its first dot), distinct
+# shades within it: Plotly's default cycle has 10 colours, and a run has more traces than that.
+TIER_SCALES = ("Blues", "Reds", "Greens", "Purples", "Oranges", "Greys", "YlOrBr", "PuRd")
+# neighbouring shades of one hue are close: the traces of a tier take turns of dash as well
+DASHES = ("solid", "dash", "dot", "dashdot")
+
+
+def trace_colours(names: list[str]) -> dict[str, str]:
+    """A colour per name, distinct across all of them: the names of one tier share a hue, from
+    darker to lighter; tiers take hues in order of first appearance."""
+    from plotly.colors import sample_colorscale
+
+    tiers: dict[str, list[str]] = {}
+    for name in names:
+        tiers.setdefault(name.split(".", 1)[0], []).append(name)
+    colours: dict[str, str] = {}
+    for k, (_, members) in enumerate(tiers.items()):
+        scale = TIER_SCALES[k % len(TIER_SCALES)]
+        # from 1 (darkest) to 0.4: the pale end of a scale is invisible on white
+        points = [1.0 - 0.6 * i / max(1, len(members) - 1) for i in range(len(members))]
+        if len(members) == 1:
+            points = [0.8]
+        for name, colour in zip(members, sample_colorscale(scale, points)):
+            colours[name] = colour
+    return colours
