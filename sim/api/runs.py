@@ -85,6 +85,16 @@ class Simulation:
         return self.result.units
 
     @property
+    def replications(self) -> list:
+        """Each replication's own metrics (`ReplicationResult`), in order."""
+        return self.result.replications
+
+    @property
+    def confidence(self) -> float:
+        """The intervals' confidence level (`run.confidence`)."""
+        return self.result.confidence
+
+    @property
     def warnings(self) -> list[str]:
         return self.result.warnings
 
@@ -117,14 +127,20 @@ def simulate(
     replications: int | None = None,
     seed: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    timeseries: Callable[[int, float, dict[str, float]], None] | None = None,
 ) -> Simulation:
     """Run a model (a `Model`, or a model file's path with `--set`-style overrides) as
-    `tiersim run` does: the stability check, then the replications.  Raises SimulationError
-    when there are no figures."""
+    `tiersim run` does: the stability check, then the replications.  `timeseries(replication,
+    time_s, metrics)` receives a sample every `run.timeseries_interval_s` (`--timeseries`).
+    Raises SimulationError when there are no figures."""
     from sim.run.simulate import simulate as run_model
 
     outcome = run_model(
-        _model(model, overrides), replications=replications, seed=seed, progress=progress
+        _model(model, overrides),
+        replications=replications,
+        seed=seed,
+        progress=progress,
+        timeseries=timeseries,
     )
     if outcome.result is None:
         raise SimulationError(outcome.message, outcome.status.value)

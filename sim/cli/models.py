@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -278,7 +279,9 @@ def plot(timeseries_file, columns, replication, output) -> None:
         figure = timeseries_figure(
             read_timeseries(timeseries_file, replication),
             list(columns) or None,
-            title=f"{timeseries_file}, replication {replication}",
+            # the run's name, not a path (the CSV carries no model name: its stem is the run's)
+            title=f"Workers, threads and connections over time: {Path(timeseries_file).stem} "
+            f"(replication {replication})",
         )
     except (ValueError, KeyError) as exc:
         fail(f"{timeseries_file}: {exc}", ExitCode.MODEL)
