@@ -75,6 +75,14 @@ from sim.exit_codes import ExitCode
     help="the --shape file's format",
 )
 @click.option(
+    "--think",
+    default=None,
+    metavar="SPEC",
+    help="the test plan's timer as a model-file distribution, e.g. "
+    "'{dist=\"uniform\", low=0.4, high=0.6}' for JMeter's Uniform Random Timer 400-600 ms: "
+    "set instead of fitted (its shape matters past the knee)",
+)
+@click.option(
     "--threads",
     default=None,
     help="Tomcat maxThreads (server.xml): one value is set, several (8,16,200) are [[choose]] "
@@ -92,6 +100,7 @@ def plan_command(
     shape_file,
     shape_format,
     threads,
+    think,
 ) -> None:
     """An experiment folder for `tiersim calibrate` from a measurement TABLE (tiersim import):
     the template model, the runs to fit, and search ranges from the operational laws."""
@@ -132,6 +141,7 @@ def plan_command(
             predict=tuple(predict),
             shape=shape,
             threads=thread_counts,
+            think=think,
         )
     except (MeasurementError, ExperimentError) as exc:
         fail(str(exc), ExitCode.MODEL)

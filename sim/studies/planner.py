@@ -21,7 +21,9 @@ offset), not an exponential burst on processor-shared cores, whose tail is that 
 servlet.  The split between the two is what a load test's response times cannot tell: the
 host's utilisation can (the utilisation law, D = U x cores / X, when the table has the host's
 `sar`); without it, the CPU demand is an `[[unknown]]` carried over its whole range into every
-interval.  The request threads (Tomcat `maxThreads`) are `--threads`: one value (from
+interval.  The CPU part is a constant per request: the samples' shape already holds all of the
+response's variation, and an exponential CPU burst on top would lengthen its tail again.  The
+request threads (Tomcat `maxThreads`) are `--threads`: one value (from
 server.xml) is set, several are `[[choose]]` candidates.  The measured percentiles
 (`response.p50` ... `response.p99`, with their errors from the samples) are figures beside the
 means, and the p95 is fitted: the shape decides the tail, and nothing else checks it.
@@ -55,12 +57,14 @@ def scaffold(
     predict: tuple[int, ...] = (),
     shape=None,
     threads: tuple[int, ...] = (),
+    think: str | None = None,
 ) -> dict:
     """Write the experiment folder; returns what was estimated (runs, think, demand).
     `predict`: user counts to predict that no run measured; each becomes a run `usersN` of the
     copied table with its users and no figures (withheld: predicted with an interval, never
     scored).  `shape`: a light level's `ShapeFit` (the thread-holding wait's distribution);
-    `threads`: Tomcat maxThreads, set (one value) or chosen among (several)."""
+    `threads`: Tomcat maxThreads, set (one value) or chosen among (several); `think`: the
+    load generator's timer as a distribution spec (TOML inline table), set instead of fitted."""
     from sim.measurements.laws import run_laws
     from sim.measurements.table import read, table_format
 
@@ -94,7 +98,17 @@ def scaffold(
     elif Path(table_path).resolve() != (out / name).resolve():
         shutil.copyfile(table_path, out / name)
     settings = ["clients.users={value}"]
-    if think_s < NO_THINK_S:
+    if think is not None:
+        from sim.model.load import ModelError, load_model
+
+        try:  # refused here, with the template's own message, not at the first calibration
+            load_model(Path(model), [f"clients.think={think}"])
+        except ModelError as exc:
+            raise ExperimentError(f"--think {think}: {exc}") from None
+        # the test plan's timer, as JMeter runs it: its shape matters past the knee (a thread
+        # pool's FIFO queue is not product-form), so it is given, not fitted as an exponential
+        settings.append(f"clients.think={think}")
+    elif think_s < NO_THINK_S:
         settings.append("clients.think.mean=0")
     if duration_s is not None:
         settings.append(f"run.duration_s={duration_s:g}")
@@ -174,7 +188,13 @@ def scaffold(
             f"start = {demand_s * 0.75!r}",
             "",
         ]
-    if think_s >= NO_THINK_S:
+    if think is not None:
+        lines += [
+            f"# the think time is the test plan's timer ({think}); the response-time law on",
+            f"# the fitted runs agrees or not: Z = N/X - R = {think_s * 1000:.4g} ms",
+            "",
+        ]
+    elif think_s >= NO_THINK_S:
         lines += [
             f"# the response-time law on the fitted runs: Z = N/X - R = {think_s * 1000:.4g} ms",
             "[[calibrate]]",
@@ -228,7 +248,10 @@ def _split(table, chosen, lightest, shape, cores: tuple[int, ...]) -> dict:
         column, utilisation = host
         cpu_s = utilisation * cores[0] / lightest.throughput  # the utilisation law, U x c / X
         cpu_s = min(cpu_s, 0.9 * light_s)
-        settings += [f"backends.0.cores={cores[0]}", f"backends.0.demand.mean={cpu_s!r}"]
+        settings += [
+            f"backends.0.cores={cores[0]}",
+            f'backends.0.demand={{dist = "deterministic", value = {cpu_s!r}}}',
+        ]
         said = (
             f"CPU {cpu_s * 1000:.3g} ms per request by the utilisation law ({column} "
             f"{utilisation:.1%} x {cores[0]} cores / {lightest.throughput:.4g} req/s at "
@@ -236,6 +259,7 @@ def _split(table, chosen, lightest, shape, cores: tuple[int, ...]) -> dict:
         )
     else:
         low, high = (share * light_s for share in UNKNOWN_CPU_SHARE)
+        settings.append(f'backends.0.demand={{dist = "deterministic", value = {low!r}}}')
         if len(cores) == 1:
             settings.append(f"backends.0.cores={cores[0]}")
         else:
@@ -251,7 +275,7 @@ def _split(table, chosen, lightest, shape, cores: tuple[int, ...]) -> dict:
             "# response times alone cannot split computing from waiting (an [[unknown]]: its",
             "# range is carried into every interval; import with --utilisation to measure it)",
             "[[unknown]]",
-            'parameter = "backends.0.demand.mean"',
+            'parameter = "backends.0.demand.value"',
             f"range = [{low!r}, {high!r}]",
             f'provenance = "{UNKNOWN_CPU_SHARE[0]:.0%} to {UNKNOWN_CPU_SHARE[1]:.0%} of '
             f"{lightest.run}'s mean response {light_s * 1000:.4g} ms; no sar\"",

@@ -438,7 +438,7 @@ def test_plan_with_a_shape_splits_computing_from_waiting(tmp_path):
     wait = model.backends[0].io_wait
     assert wait.dist == "lognormal" and wait.offset > 0  # the shape users2's samples have
     # the CPU by the utilisation law: U x 2 cores / X, below the light response
-    cpu = model.backends[0].demand.mean
+    cpu = model.backends[0].demand.value  # a constant: the shape holds the variation
     light = float(next(r for r in records if r["run"] == "users2")["response.mean"])
     assert 0 < cpu < light
     fitted = {(f.selectors.get("run"), f.figure) for f in spec.fitted}
@@ -453,4 +453,15 @@ def test_plan_with_a_shape_splits_computing_from_waiting(tmp_path):
     assert "needs its cores" in result.stdout
     _, spec, _ = load_experiment(str(folder))
     assert [c.parameter for c in spec.choose] == ["backends.0.threads", "backends.0.cores"]
-    assert [u.parameter for u in spec.unknown] == ["backends.0.demand.mean"]
+    assert [u.parameter for u in spec.unknown] == ["backends.0.demand.value"]
+
+    # the test plan's timer is given, not fitted; a spec the model refuses is one line
+    timer = '{dist="uniform", low=0.2, high=0.3}'
+    folder = tmp_path / "timer"
+    result = CliRunner().invoke(main, [*args, "-o", str(folder), "--think", timer])
+    assert result.exit_code == 0, result.output
+    _, spec, _ = load_experiment(str(folder))
+    assert f"clients.think={timer}" in spec.factors["users"]["*"]
+    assert "clients.think.mean" not in {c.parameter for c in spec.calibrate}
+    bad = CliRunner().invoke(main, [*args, "-o", str(folder), "--think", '{dist="uniform"}'])
+    assert bad.exit_code == 3 and "--think" in bad.stderr and "clients.think" in bad.stderr
