@@ -232,6 +232,20 @@ MODELS = {
         "backends": [{"name": "app", "threads": 2, "demand": {"dist": EXP, "mean": 0.05}}],
         "run": {"requests": 90},
     },
+    # a wait in a light level's shape (tiersim plan --shape): a fixed offset plus a lognormal,
+    # behind 8 threads, with a constant CPU part
+    "a shifted wait behind a thread pool": {
+        "clients": closed(30, 0.3),
+        "backends": [
+            {
+                "name": "app",
+                "threads": 8,
+                "demand": {"dist": "deterministic", "value": 0.002},
+                "io_wait": {"dist": "lognormal", "mean": 0.004, "cv": 0.5, "offset": 0.05},
+            }
+        ],
+        "run": {"requests": 3000},
+    },
     # run.requests reached before the horizon: a grid of time with fewer cells than planned
     "a grid of time cut short by run.requests": {
         "clients": {"kind": "open", "rate_per_s": 8.0},

@@ -14,11 +14,15 @@ def test_a_compilation_is_announced_with_a_line_every_tick(monkeypatch):
     monkeypatch.setattr(first_use, "TICK_S", 0.05)
     out = io.StringIO()
     with first_use.announced(out):
-        time.sleep(0.28)
+        # a "compilation" that lasts until three ticks have been written (or 10 s: then the
+        # ticker is broken), so that a busy machine cannot make the test flaky
+        deadline = time.monotonic() + 10.0
+        while out.getvalue().count("still compiling") < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("tiersim: compiling the compiled engine's loop")
     ticks = [line for line in lines if "still compiling" in line]
-    assert 3 <= len(ticks) <= 6, lines
+    assert len(ticks) >= 3, lines
     assert lines[-1].startswith("tiersim: compiled in")
 
 
