@@ -331,12 +331,6 @@ def capacity(
         render(result, console())
         if spread is not None:
             console().print(spread.sentence(), markup=False)
-            if spread.model_error_sd > 0:
-                console().print(
-                    f"  not in this range: the calibration's model error, "
-                    f"{spread.model_error_sd:.1%} of every figure",
-                    markup=False,
-                )
     if result.best is None:
         sys.exit(ExitCode.UNSTABLE)
 

@@ -29,12 +29,15 @@ from typing import Any
 
 from sim.studies.calibration.figures import published_figures
 from sim.studies.calibration.parameters import CalibrationError
-from sim.studies.calibration.withheld import withheld_intervals
+from sim.studies.calibration.withheld import default_draws, withheld_intervals
 from sim.studies.measured_table import CANDIDATE
 from sim.studies.records import load_experiment
 from sim.studies.spec import ExperimentSpec
 
 CLOSE = 2.0  # a cost this near the best one's: a candidate the figures do not rule out
+# A candidate's weight is its likelihood, exp(-cost / 2), normalised over the candidates (the
+# cost is a sum of squared standardised errors); below this share it draws nothing.
+LEAST_WEIGHT = 0.01
 
 
 def choices(spec: ExperimentSpec) -> list[tuple[str, list[Any]]]:
@@ -43,16 +46,19 @@ def choices(spec: ExperimentSpec) -> list[tuple[str, list[Any]]]:
     return [(entry.parameter, list(entry.values)) for entry in spec.choose]
 
 
-def score(fit, spec: ExperimentSpec, records: list[dict[str, str]], source: Path) -> float:
+def score(
+    fit, spec: ExperimentSpec, records: list[dict[str, str]], source: Path, model_sd: float = 0.0
+) -> float:
     """The fit's cost as the fit weighs it: the sum over the fitted figures of the squared
-    relative error over its sd, the measurement error and the simulation's noise together."""
+    relative error over its sd, the measurement error and the simulation's noise together (and
+    `model_sd`, a relative model error, when candidates are weighed against each other)."""
 
     measured = {f.label: f.measurement_sd for f in published_figures(spec, records, source)}
     total = 0.0
     for target in fit.targets:
         half = (target["ci_high"] - target["ci_low"]) / 2
         noise = half / 1.959963984540054 / abs(target["published"])
-        sd = math.hypot(measured.get(target["figure"], 0.0), noise)
+        sd = math.hypot(measured.get(target["figure"], 0.0), noise, model_sd)
         total += (target["rel_error"] / max(sd, 1e-9)) ** 2
     return float(total)
 
@@ -66,10 +72,13 @@ def calibrate_choosing(
 
     folder, spec, _ = load_experiment(name)
     source = folder / "experiment.toml"
+    if options.get("draws") is None:
+        options["draws"] = default_draws(spec)
+    sampled = (options["draws"], options.get("draw_replications", 2))
     entries = choices(spec)
     if not entries:
         fit = calibrate(name, **options)
-        withheld_intervals(fit, name, options.get("replications"))
+        withheld_intervals(fit, name, options.get("replications"), *sampled)
         return fit, []
     parameters = [p for p, _ in entries]
     found: list[tuple[float, Any, dict]] = []
@@ -91,6 +100,8 @@ def calibrate_choosing(
         summary = {
             "set": list(overrides),
             "cost": cost,
+            "records": records,
+            "spec": candidate_spec,
             "parameters": {p["parameter"]: p["value"] for p in fit.parameters},
             "converged": fit.converged,
         }
@@ -101,18 +112,108 @@ def calibrate_choosing(
             f"{source}: no [[choose]] candidate could be calibrated: "
             + "; ".join(s["error"] for _, _, s in found)
         )
+    # Weighed against each other, the candidates' errors are standardised by the model's own
+    # error as well (the chosen fit's): a residual the model makes anyway is no evidence
+    # against a candidate, and without it a few hundredths of a millisecond of measurement
+    # error would make any two structures look decidable.
+    model_sd = _model_error(found[best][1])
+    weighed = [
+        score(fit, summary.pop("spec"), summary.pop("records"), source, model_sd)
+        if fit is not None
+        else math.inf
+        for _, fit, summary in found
+    ]
+    weights = candidate_weights(weighed)
     token = CANDIDATE.set(tuple(found[best][2]["set"]))
     try:
-        withheld_intervals(found[best][1], name, options.get("replications"))
+        withheld_intervals(
+            found[best][1], name, options.get("replications"), *sampled, CANDIDATE.get()
+        )
     finally:
         CANDIDATE.reset(token)
+    for i, (_, fit, summary) in enumerate(found):
+        if i == best or weights[i] == 0.0:
+            continue
+        # an open alternative's withheld rows, predicted as the chosen one's are, so that its
+        # weight enters those intervals too
+        token = CANDIDATE.set(tuple(summary["set"]))
+        try:
+            withheld_intervals(fit, name, options.get("replications"), *sampled, CANDIDATE.get())
+        finally:
+            CANDIDATE.reset(token)
+    open_fits = [(weights[i], fit) for i, (_, fit, _) in enumerate(found) if weights[i] > 0]
+    if len(open_fits) > 1:
+        mix_rows(found[best][1], open_fits)
     summaries = []
-    for i, (cost, _, summary) in enumerate(found):
+    for i, (cost, fit, summary) in enumerate(found):
         # within 2 of the best cost (a likelihood ratio under e): the figures hardly tell the two
-        # candidates apart, and the prediction intervals do not carry the choice
+        # candidates apart
         close = i != best and cost - found[best][0] < CLOSE
-        summaries.append({**summary, "chosen": i == best, "close": close})
+        extra: dict = {"weight": weights[i]}
+        posterior = (getattr(fit, "uncertainty", None) or {}).get("posterior")
+        if weights[i] > 0 and posterior is not None:
+            extra["posterior"] = {"mean": posterior["mean"], "cov": posterior["cov"]}
+        summaries.append({**summary, "chosen": i == best, "close": close, **extra})
     return found[best][1], summaries
+
+
+def _model_error(fit) -> float:
+    model = (getattr(fit, "uncertainty", None) or {}).get("model_error") or {}
+    return float(model.get("sd", 0.0)) if model.get("estimated") or model.get("declared") else 0.0
+
+
+def candidate_weights(costs: list[float]) -> list[float]:
+    """Each candidate's share, exp(-(cost - best) / 2) normalised; a share under LEAST_WEIGHT
+    (or a candidate that could not be calibrated) is 0, and the others are normalised again."""
+    finite = [c for c in costs if math.isfinite(c)]
+    if not finite:
+        return [0.0] * len(costs)
+    best = min(finite)
+    raw = [math.exp(-(c - best) / 2) if math.isfinite(c) else 0.0 for c in costs]
+    total = sum(raw)
+    kept = [w / total if w / total >= LEAST_WEIGHT else 0.0 for w in raw]
+    total = sum(kept)
+    return [w / total for w in kept]
+
+
+def mix_rows(best, fits: list[tuple[float, Any]]) -> None:
+    """The chosen fit's prediction intervals widened to the weighted mixture of the open
+    candidates' predictive distributions: each candidate's row is a two-piece normal (its
+    predicted value, its interval's lower and upper half-widths as 90 % spreads), and the
+    mixture's 5 % and 95 % points are the row's interval.  The predicted value stays the chosen
+    candidate's; `covered` is judged again on the wider interval."""
+    from scipy import optimize, stats
+
+    z = float(stats.norm.ppf(0.95))
+    for j, row in enumerate(best.rows):
+        parts = []
+        for weight, fit in fits:
+            other = fit.rows[j]
+            if other.pi_low is None or other.pi_high is None or other.figure != row.figure:
+                break
+            centre = other.simulated
+            parts.append(
+                (
+                    weight,
+                    centre,
+                    max(centre - other.pi_low, 1e-12) / z,
+                    max(other.pi_high - centre, 1e-12) / z,
+                )
+            )
+        else:
+
+            def cdf(x: float, parts=parts) -> float:
+                return sum(
+                    w * stats.norm.cdf((x - c) / (below if x < c else above))
+                    for w, c, below, above in parts
+                )
+
+            low = min(c - 4 * b for _, c, b, _ in parts)
+            high = max(c + 4 * a for _, c, _, a in parts)
+            row.pi_low = float(optimize.brentq(lambda x: cdf(x) - 0.05, low, high))
+            row.pi_high = float(optimize.brentq(lambda x: cdf(x) - 0.95, low, high))
+            if row.published is not None:
+                row.covered = row.pi_low <= row.published <= row.pi_high
 
 
 def render(summaries: list[dict], console) -> None:
@@ -122,22 +223,27 @@ def render(summaries: list[dict], console) -> None:
     from sim.present.tables import plain
 
     table = Table(header_style="bold", title=escape("[[choose]]: one calibration per candidate"))
-    for column in ("candidate", "cost", "fitted values", "chosen"):
-        table.add_column(column, justify="right" if column == "cost" else "left")
+    for column in ("candidate", "cost", "weight", "fitted values", "chosen"):
+        table.add_column(column, justify="right" if column in ("cost", "weight") else "left")
     for s in summaries:
         values = ", ".join(f"{k} = {plain(v, 4)}" for k, v in s.get("parameters", {}).items())
         table.add_row(
             " ".join(s["set"]),
             "" if s["cost"] is None else f"{s['cost']:.3g}",
+            f"{s.get('weight', 0.0):.0%}",
             values or s.get("error", ""),
             "chosen" if s["chosen"] else "close: not ruled out" if s.get("close") else "",
         )
     console.print(table)
     chosen = next(s for s in summaries if s["chosen"])
     console.print("chosen: " + " ".join(f"--set {setting}" for setting in chosen["set"]))
-    if any(s.get("close") for s in summaries):
+    open_ = [s for s in summaries if s.get("weight") and not s["chosen"]]
+    if open_:
         console.print(
-            "a candidate's cost is within 2 of the best: the fitted figures hardly tell them "
-            "apart (fit a heavier load level to decide); the prediction intervals do not carry "
-            "this choice"
+            "not ruled out by the fitted figures: "
+            + "; ".join(f"{' '.join(s['set'])} (weight {s['weight']:.0%})" for s in open_)
+            + f" beside the chosen one ({chosen['weight']:.0%}): the prediction intervals, "
+            "`run --calibration` and `capacity --calibration` carry each by its weight (a load "
+            "level past the knee would decide between them)",
+            markup=False,
         )

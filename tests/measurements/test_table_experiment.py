@@ -251,9 +251,10 @@ def test_simulated_table_calibrates_back_to_its_cores_demand_and_think(tmp_path)
     )
     true_at_30 = run(true_model, replications=4).summary
     for row in unmeasured:  # a 90 % interval wider than the simulation's noise alone gives
-        noise_only = (row.ci_high - row.ci_low) / 2 * 1.6449 / 1.96
+        # (sampled, as `run --calibration` makes it: the draws' noise is each draw's sd)
+        noise_only = 1.6449 * row.sd_noise * row.simulated
         assert row.pi_low < row.simulated < row.pi_high, row
-        assert (row.pi_high - row.pi_low) / 2 > noise_only, row
+        assert row.sd_parameters > 0 and (row.pi_high - row.pi_low) / 2 > noise_only, row
         metric = row.figure.split(" ")[1]
         assert row.pi_low <= true_at_30[metric].mean <= row.pi_high, (row, true_at_30[metric])
 
@@ -360,12 +361,14 @@ def test_choices_are_printed_with_the_chosen_settings():
         {"set": ["backends.0.cores=4"], "cost": None, "error": "unstable", "chosen": False},
     ]
     summaries[1]["chosen"] = False
+    summaries[0]["weight"], summaries[1]["weight"] = 0.68, 0.32
     render(summaries, console)
     text = console.export_text()
     assert "[[choose]]: one calibration per candidate" in text
     assert "chosen: --set backends.0.cores=1" in text
     assert "close: not ruled out" in text and "unstable" in text
-    assert "the prediction intervals do not carry this choice" in text
+    assert "backends.0.cores=2 (weight 32%) beside the chosen one (68%)" in text
+    assert "carry each by its weight" in text
 
 
 def test_bad_planner_input_is_one_line_and_an_exit_code(tmp_path):
@@ -445,7 +448,10 @@ def test_plan_with_a_shape_splits_computing_from_waiting(tmp_path):
     assert ("users16", "response.p95") in fitted and ("users2", "response.p95") in fitted
     assert {f.column for f in spec.figures} >= {"response.p50", "response.p95", "response.p99"}
     names = {p.path for p in free_parameters(spec, folder / "experiment.toml")}
-    assert names == {"backends.0.io_wait.offset", "clients.think.mean"}
+    # the time outside the request thread (JMeter, Apache): 0 to all of the host's CPU
+    assert names == {"backends.0.io_wait.offset", "clients.think.mean", "proxy.demand.value"}
+    (outside,) = spec.unknown
+    assert outside.parameter == "proxy.demand.value" and outside.range == [0.0, cpu]
 
     folder = tmp_path / "unknown-cpu"
     result = CliRunner().invoke(main, [*args, "-o", str(folder), "--threads", "8,200"])

@@ -175,6 +175,7 @@ def analyse_fit(
         # draws from to carry the fit's uncertainty into new predictions.
         "posterior": {
             "scale": "unit",
+            "seed": spec.experiment.seed,
             "mean": [float(x) for x in post.mean],
             "cov": [[float(x) for x in row] for row in post.cov],
         },

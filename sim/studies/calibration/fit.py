@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +37,8 @@ from sim.studies.calibration.evaluate import Evaluator, free_overrides
 from sim.studies.calibration.figures import Figure, published_figures
 from sim.studies.calibration.linearise import Linearisation, RunMemo
 from sim.studies.calibration.parameters import CalibrationError, free_parameters
-from sim.studies.experiment import ExperimentError, figures_of, is_fitted
+from sim.studies.experiment import ExperimentError, factor_overrides, figures_of, is_fitted
+from sim.studies.measured_table import CANDIDATE
 from sim.studies.records import check_runs, load_experiment, model_column, published_value
 from sim.studies.rows import Row, simulate_rows
 from sim.studies.spec import ExperimentSpec
@@ -68,6 +69,10 @@ class Calibration:
     uncertainty: dict | None = None  # sim.studies.calibration.analysis.analyse_fit
     # its Linearisation (not in the JSON): cross-validation uses it
     linearisation: Linearisation | None = None
+    # the settings every row was run with (the experiment's factors that are the same on all
+    # rows: a think time, a thread count, the shape of a wait): the fitted values mean
+    # something only with them, so `tiersim run/capacity --calibration` sets them first
+    settings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {
@@ -77,6 +82,7 @@ class Calibration:
             "evaluations": self.evaluations,
             "cached_evaluations": self.cached,
             "parameters": self.parameters,
+            "settings": self.settings,
             "uncertainty": self.uncertainty,
             "targets": self.targets,
             "rows": [r.as_dict() for r in self.rows],
@@ -334,4 +340,25 @@ def calibrate(
         cached=evaluate.replayed,
         uncertainty=uncertainty,
         linearisation=linearisation,
+        settings=shared_settings(folder, spec, records),
     )
+
+
+def shared_settings(folder: Path, spec: ExperimentSpec, records: list[dict[str, str]]) -> list[str]:
+    """The settings every row's run has in common (in the first row's order): a factor's `"*"`
+    entries that are not the row's own value (no `{value}`), such as `tiersim plan` writes for a
+    think time, a thread count or a wait's shape.  The fitted values were fitted with them,
+    beside the load that varies from row to row.  A `[[choose]]` candidate's setting is not
+    among them: the document's `choices` holds it."""
+    source = folder / "experiment.toml"
+    constant = {
+        template
+        for values in spec.factors.values()
+        for template in values.get("*", [])
+        if "{value}" not in template
+    } - set(CANDIDATE.get())
+    runs = [factor_overrides(spec, record, source) for record in records]
+    if not runs or not constant:
+        return []
+    common = constant.intersection(*map(set, runs))
+    return [setting for setting in runs[0] if setting in common]

@@ -2,13 +2,15 @@
 
 `tiersim run MODEL --calibration FILE --draws M`: the model runs once at the fitted values (the
 usual replications and their confidence interval: the simulation's noise), then at M points
-drawn from the fit's Gaussian (scrambled Sobol), each with its own seed and a few replications.
-The draws' spread holds the parameters' uncertainty and the simulation noise together, through
-the model's non-linearity; the 90 % prediction interval is its 5-95 % quantiles, widened by the
-calibration's model error (a relative sd no simulation holds).  Each part is reported as its own
-sd, and the parameter with the largest first-order variance index (squared correlation across
-the draws) is what to measure next.  The method is the calibration's own sampled intervals
-(docs/design.md, "Prediction intervals").
+drawn from the fit's Gaussian (scrambled Sobol), each with its own seed and a few replications;
+when `[[choose]]` left candidates open, the draws are shared among them by their weights, each
+from its own fit (`Calibrated.points`).  The draws' spread holds the parameters' uncertainty
+and the simulation noise together, through the model's non-linearity; the 90 % prediction
+interval is its 5-95 % quantiles, widened by the calibration's model error (a relative sd no
+simulation holds).  Each part is reported as its own sd, and the parameter with the largest
+first-order variance index (squared correlation across the draws) is what to measure next.
+The method is the calibration's own sampled intervals (docs/design.md, "Prediction
+intervals"), and `tiersim calibrate` predicts a level no run measured with this very function.
 """
 
 from __future__ import annotations
@@ -50,12 +52,14 @@ class Propagation:
     parameters: list[str]
     model_error_sd: float
     left_out: list[str]
+    structures: str = ""  # the [[choose]] candidates drawn, with their weights
 
     @property
     def method(self) -> str:
+        over = f" over {self.structures}" if self.structures else ""
         return (
-            f"sampled: {self.draws} parameter draws x {self.draw_replications} replications, "
-            f"model error {self.model_error_sd:.1%}"
+            f"sampled: {self.draws} parameter draws x {self.draw_replications} replications"
+            f"{over}, model error {self.model_error_sd:.1%}"
         )
 
     def as_dict(self) -> dict:
@@ -69,6 +73,7 @@ class Propagation:
             "parameters": self.parameters,
             "not_applied": self.left_out,
             "model_error_sd": self.model_error_sd,
+            "structures": self.structures,
             "metrics": {name: asdict(p) for name, p in self.predictions.items()},
         }
 
@@ -88,15 +93,16 @@ def propagate(
     `simulate()` outcome; `nominal` is the fitted run's metric means."""
     from sim.run.simulate import Status
 
-    units, values = calibrated.draws(draws, seed)
+    points = calibrated.points(draws, seed)
+    units = np.array([point.units for point in points])
     means: list[dict[str, float]] = []
     noise: list[dict[str, float]] = []
     kept: list[int] = []
     unstable, failed = 0, []
-    for m, point in enumerate(values):
-        outcome = run_at(calibrated.overrides(point), seed + SEED_OFFSET * (m + 1))
+    for m, point in enumerate(points):
+        outcome = run_at(point.overrides, seed + SEED_OFFSET * (m + 1))
         if progress is not None:
-            progress(m + 1, len(values))
+            progress(m + 1, len(points))
         if outcome.status is Status.UNSTABLE:
             unstable += 1
             continue
@@ -153,6 +159,7 @@ def propagate(
         parameters=calibrated.names,
         model_error_sd=calibrated.model_error_sd,
         left_out=list(calibrated.left_out),
+        structures=calibrated.structures,
     )
 
 

@@ -27,6 +27,31 @@ class CalibrationFileError(ValueError):
 
 
 @dataclass(frozen=True)
+class Alternative:
+    """A `[[choose]]` candidate the figures did not rule out: its settings, its weight (its share
+    of the draws: exp(-cost / 2) normalised over the candidates, the fit's likelihood) and its
+    own fit's Gaussian over the same parameters."""
+
+    chosen: tuple[str, ...]
+    weight: float
+    mean: np.ndarray
+    cov: np.ndarray
+
+
+@dataclass(frozen=True)
+class Point:
+    """One draw: the overrides that run it, its parameters on the unit scale, the structure it
+    belongs to (a candidate's settings, empty without `[[choose]]`) and a standard-normal
+    quantile for the model's error at this draw (stratified over the draws)."""
+
+    overrides: list[str]
+    units: np.ndarray
+    values: np.ndarray
+    structure: tuple[str, ...]
+    model_error_z: float
+
+
+@dataclass(frozen=True)
 class Calibrated:
     source: str
     experiment: str
@@ -38,20 +63,74 @@ class Calibrated:
     model_error_estimated: bool
     left_out: tuple[str, ...]  # row-specific parameters, not applied
     chosen: tuple[str, ...] = ()  # [[choose]]'s chosen settings (e.g. backends.0.cores=1)
+    # the settings every row of the experiment was run with (its think time, threads, the
+    # shape of a wait): the values were fitted with them
+    settings: tuple[str, ...] = ()
+    # the Sobol seed of the parameter draws: the calibration's own (`[experiment] seed`), so
+    # that a run at a calibration draws the same points its intervals were made of
+    draw_seed: int | None = None
+    # the other [[choose]] candidates the figures did not rule out, and the chosen one's weight
+    alternatives: tuple[Alternative, ...] = ()
+    weight: float = 1.0
 
     def overrides(self, values: tuple[float, ...] | np.ndarray | None = None) -> list[str]:
-        """`--set` overrides for `values` (default the fitted ones), after [[choose]]'s
-        chosen settings, which the values were fitted with."""
+        """`--set` overrides for `values` (default the fitted ones), after the experiment's
+        settings and [[choose]]'s chosen ones, which the values were fitted with."""
         chosen = self.values if values is None else tuple(float(v) for v in values)
-        return [*self.chosen, *(f"{p.path}={v!r}" for p, v in zip(self.parameters, chosen))]
+        return [
+            *self.settings,
+            *self.chosen,
+            *(f"{p.path}={v!r}" for p, v in zip(self.parameters, chosen)),
+        ]
 
     def draws(self, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-        """`count` parameter points from the fit's Gaussian: (unit-scale points, values)."""
-        units = draw_units(self.mean, self.cov, count, seed)
+        """`count` parameter points from the fit's Gaussian: (unit-scale points, values); from
+        the calibration's own draw seed when it has one, else from `seed`."""
+        units = draw_units(
+            self.mean, self.cov, count, seed if self.draw_seed is None else self.draw_seed
+        )
         values = np.array(
             [[p.from_unit(float(u)) for p, u in zip(self.parameters, row)] for row in units]
         )
         return units, values
+
+    def points(self, count: int, seed: int) -> list[Point]:
+        """`count` draws over the structures the figures left open, each structure's share of
+        them by its weight (largest remainder; the chosen one first, drawn as `draws` draws
+        it), and within each from that structure's own fit.  Each point also gets a model-error
+        quantile, stratified over the draws and shuffled by `seed`, so that M draws hold the
+        model's error as evenly as they hold the parameters."""
+        structures = [(self.chosen, self.weight, self.mean, self.cov)] + [
+            (a.chosen, a.weight, a.mean, a.cov) for a in self.alternatives
+        ]
+        counts = _shares(count, [w for _, w, _, _ in structures])
+        base = seed if self.draw_seed is None else self.draw_seed
+        rng = np.random.default_rng(base)
+        from scipy import stats
+
+        z = stats.norm.ppf((rng.permutation(count) + 0.5) / count)
+        out: list[Point] = []
+        for k, ((chosen, _, mean, cov), n) in enumerate(zip(structures, counts)):
+            if n == 0:
+                continue
+            units = draw_units(mean, cov, n, base + k)
+            for row in units:
+                values = np.array([p.from_unit(float(u)) for p, u in zip(self.parameters, row)])
+                overrides = [
+                    *self.settings,
+                    *chosen,
+                    *(f"{p.path}={float(v)!r}" for p, v in zip(self.parameters, values)),
+                ]
+                out.append(Point(overrides, row, values, chosen, float(z[len(out)])))
+        return out
+
+    @property
+    def structures(self) -> str:
+        """The structures the draws cover, with their weights ("" without alternatives)."""
+        if not self.alternatives:
+            return ""
+        parts = [(self.chosen, self.weight)] + [(a.chosen, a.weight) for a in self.alternatives]
+        return "; ".join(f"{' '.join(c)} ({w:.0%})" for c, w in parts)
 
     @property
     def names(self) -> list[str]:
@@ -62,6 +141,8 @@ class Calibrated:
         text = f"calibration {self.source} ({self.experiment}): {fitted}"
         if self.chosen:
             text += f" (chosen: {', '.join(self.chosen)})"
+        if self.settings:
+            text += f"; with the experiment's settings: {', '.join(self.settings)}"
         if self.left_out:
             text += f"; not applied (fitted for some rows only): {', '.join(self.left_out)}"
         return text
@@ -82,6 +163,13 @@ def load_calibration(path: str | Path) -> Calibrated:
         raise CalibrationFileError(
             f"--calibration {where}: not a JSON document ({exc}); {fix}"
         ) from None
+    return from_document(document, where)
+
+
+def from_document(document, where: str) -> Calibrated:
+    """A calibration document (as `tiersim calibrate --json` prints it) checked and read; `where`
+    names it in errors."""
+    fix = "write one with `tiersim calibrate EXPERIMENT --save FILE`"
     if not isinstance(document, dict) or not isinstance(document.get("parameters"), list):
         raise CalibrationFileError(
             f"--calibration {where}: no `parameters` list: not a calibration document ({fix})"
@@ -133,7 +221,81 @@ def load_calibration(path: str | Path) -> Calibrated:
         else False,
         left_out=tuple(left_out),
         chosen=_chosen(document, where),
+        settings=_settings(document, where),
+        draw_seed=_draw_seed(posterior, where),
+        alternatives=_alternatives(document, where, index, len(entries)),
+        weight=_chosen_weight(document),
     )
+
+
+def _shares(count: int, weights: list[float]) -> list[int]:
+    """`count` split by `weights` (largest remainder; ties to the earlier, the chosen first)."""
+    total = sum(weights)
+    exact = [count * w / total for w in weights]
+    counts = [math.floor(x) for x in exact]
+    order = sorted(range(len(weights)), key=lambda i: exact[i] - counts[i], reverse=True)
+    for i in order[: count - sum(counts)]:
+        counts[i] += 1
+    return counts
+
+
+def _chosen_weight(document: dict) -> float:
+    for choice in document.get("choices") or []:
+        if isinstance(choice, dict) and choice.get("chosen"):
+            weight = choice.get("weight", 1.0)
+            return float(weight) if isinstance(weight, (int, float)) and weight > 0 else 1.0
+    return 1.0
+
+
+def _alternatives(document: dict, where: str, index: np.ndarray, p: int) -> tuple[Alternative, ...]:
+    """The candidates `tiersim calibrate` kept beside the chosen one (a `weight` and their own
+    `posterior`); none in a document from before they were saved."""
+    out = []
+    for i, choice in enumerate(document.get("choices") or []):
+        if not isinstance(choice, dict) or choice.get("chosen") or not choice.get("weight"):
+            continue
+        field = f"choices[{i}]"
+        posterior = choice.get("posterior")
+        if not isinstance(posterior, dict):
+            raise CalibrationFileError(
+                f"--calibration {where}: {field} has a weight but no `posterior`; write the "
+                "file again with `tiersim calibrate EXPERIMENT --save FILE`"
+            )
+        mean = _array(posterior.get("mean"), (p,), where, f"{field}.posterior.mean")
+        cov = _array(posterior.get("cov"), (p, p), where, f"{field}.posterior.cov")
+        out.append(
+            Alternative(
+                tuple(str(x) for x in choice.get("set", [])),
+                float(choice["weight"]),
+                mean[index],
+                cov[np.ix_(index, index)],
+            )
+        )
+    return tuple(out)
+
+
+def _draw_seed(posterior: dict, where: str) -> int | None:
+    seed = posterior.get("seed")
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise CalibrationFileError(
+            f"--calibration {where}: uncertainty.posterior.seed = {seed!r} must be a whole "
+            "number >= 0; write the file again with `tiersim calibrate EXPERIMENT --save FILE`"
+        )
+    return seed
+
+
+def _settings(document: dict, where: str) -> tuple[str, ...]:
+    """The experiment's settings shared by every row (none in a document from before they
+    were saved)."""
+    found = document.get("settings") or []
+    if not isinstance(found, list) or not all(isinstance(s, str) and "=" in s for s in found):
+        raise CalibrationFileError(
+            f"--calibration {where}: `settings` must be a list of PATH=VALUE overrides; write "
+            "the file again with `tiersim calibrate EXPERIMENT --save FILE`"
+        )
+    return tuple(found)
 
 
 def _chosen(document: dict, where: str) -> tuple[str, ...]:

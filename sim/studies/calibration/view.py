@@ -76,8 +76,10 @@ def render(calibration: Calibration, console, chosen: tuple[str, ...] = ()) -> N
         render_intervals(calibration.rows, console, f"predictions ({found['method']})")
     else:
         render_rows(calibration.rows, console)
+    import shlex
+
     sets = " ".join(
-        [f"--set {setting}" for setting in chosen]
+        [f"--set {shlex.quote(setting)}" for setting in [*calibration.settings, *chosen]]
         + [
             f"--set {p['parameter']}={plain(p['value'], 6)}"
             for p in calibration.parameters
@@ -85,7 +87,13 @@ def render(calibration: Calibration, console, chosen: tuple[str, ...] = ()) -> N
         ]
     )
     if sets:
-        console.print(f"to run a model with these values: tiersim run MODEL {sets}")
+        console.print(
+            f"to run a model with these values: tiersim run MODEL {sets} (or: tiersim run "
+            "MODEL --calibration FILE, after calibrate --save FILE: the same settings, and the "
+            "fit's uncertainty with --draws)",
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 def render_intervals(rows: list[Row], console, title: str) -> None:

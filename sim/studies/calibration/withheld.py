@@ -1,5 +1,10 @@
 """Prediction intervals for the withheld figures of an experiment on an imported measurement
-table: the load levels no run measured (`tiersim plan --predict`)."""
+table: the load levels no run measured (`tiersim plan --predict`).
+
+With draws (the default on a table: `DRAWS`), a withheld row is predicted exactly as `tiersim
+run MODEL --calibration FILE --draws N` predicts it (`sim.studies.predict`): the same runs, the
+same parameter points, the same seeds, so `calibrate` and `run --calibration` print the same
+interval for the same figure.  Without draws, it is linearised at the fit."""
 
 from __future__ import annotations
 
@@ -14,8 +19,26 @@ from sim.studies.calibration.parameters import free_parameters
 from sim.studies.experiment import figures_of
 from sim.studies.records import load_experiment, model_column, row_run, run_row
 
+# Parameter draws a calibration on an imported table (the planner's path) makes by default:
+# its intervals then come through the simulation, as `run --calibration` makes them (its
+# default is the same), and hold where a linearisation does not, at the knee and past it.
+DRAWS = 16
 
-def withheld_intervals(fit, name: str, replications: int | None) -> None:
+
+def default_draws(spec) -> int:
+    """`--draws` when not given: sampled on an imported table, linear on a published seed (whose
+    cross-validation refits every fold)."""
+    return DRAWS if spec.on_table else 0
+
+
+def withheld_intervals(
+    fit,
+    name: str,
+    replications: int | None,
+    draws: int = 0,
+    draw_replications: int = 2,
+    chosen: tuple[str, ...] = (),
+) -> None:
     """A 90 % prediction interval for each withheld figure of a table experiment (a load level
     no run measured: `tiersim plan --predict`), which the fit's own analysis leaves empty
     because its intervals are relative to a measured figure.  The row is linearised at the fit
@@ -30,6 +53,9 @@ def withheld_intervals(fit, name: str, replications: int | None) -> None:
         return
     folder, spec, records = load_experiment(name)
     if not spec.on_table:
+        return
+    if draws:
+        _sampled(fit, folder, spec, records, todo, replications, draws, draw_replications, chosen)
         return
     parameters = free_parameters(spec, folder / "experiment.toml")
     values = [p["value"] for p in fit.parameters]  # in the order of `parameters`
@@ -71,3 +97,40 @@ def withheld_intervals(fit, name: str, replications: int | None) -> None:
             sd = math.sqrt(float(g @ cov @ g) + noise**2 + (model_sd * row.simulated) ** 2)
             scale = abs(row.simulated) if row.simulated else 1.0
             row.pi_low, row.pi_high = relative_interval(row.simulated, z90 * sd / scale)
+
+
+def _sampled(fit, folder, spec, records, todo, replications, draws, draw_replications, chosen):
+    """Each withheld row run as `tiersim run MODEL --calibration FILE --draws N` runs it: the
+    model at the fit's settings and values, the row's own overrides (its load) after them."""
+    from dataclasses import replace
+
+    from sim.studies.calibration.saved import from_document
+    from sim.studies.predict import predict
+
+    calibrated = replace(from_document(fit.as_dict(), fit.experiment), chosen=tuple(chosen))
+    shared = {*calibrated.settings, *calibrated.chosen}
+    labels = spec.experiment.label_columns or []
+    column = model_column(spec)
+    for record in records:
+        head = " ".join([record[column]] + [f"{c}={record[c]}" for c in labels])
+        wanted = figures_of(spec, record)
+        rows = {
+            w.metric: r for w in wanted for r in todo if r.figure in (head, f"{head} {w.column}")
+        }
+        if not rows:
+            continue
+        model_file, overrides = row_run(folder, spec, record)
+        own = [o for o in overrides if o not in shared]
+        found = predict(model_file, calibrated, own, replications, None, draws, draw_replications)
+        if found.propagation is None:
+            continue
+        for metric, row in rows.items():
+            p = found.propagation.predictions.get(metric)
+            if p is None:
+                continue
+            scale = abs(row.simulated) if row.simulated else 1.0
+            row.pi_low, row.pi_high = p.pi_low, p.pi_high
+            row.sd_parameters = p.sd_parameters / scale
+            row.sd_noise = p.sd_noise / scale
+            row.sd_model = p.sd_model / scale
+            row.most_sensitive = p.most_sensitive

@@ -113,12 +113,12 @@ def answer_range(
     answer at the fitted values (`nominal`, the nearest guess) with its own seed; the user's
     own overrides come after the drawn values."""
 
-    def search_at(drawn: tuple[str, ...], draw_seed: int) -> CapacityResult:
+    def search_at(drawn: tuple[str, ...], draw_seed: int, slos: list) -> CapacityResult:
         at = dataclasses.replace(question.base, overrides=(*drawn, *user_overrides), seed=draw_seed)
         return search(
             at,
             question.path,
-            question.slos,
+            slos,
             direction=question.direction,
             integer=question.integer,
             start=nominal.best.value if nominal.best is not None else question.start,

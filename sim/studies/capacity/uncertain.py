@@ -4,8 +4,11 @@
 answer as before), then once at each of M parameter points drawn from the fit's Gaussian
 (scrambled Sobol, each with its own seed).  The 5-95 % quantiles of the M answers are the
 90 % range ("320-350 users meet p95 < 1 s with 90 % confidence"): it holds the parameters'
-uncertainty and the simulation noise of each search's decisions.  The calibration's model error
-(a relative sd of every figure) is not in it, since no simulation holds it: it is stated beside.
+uncertainty, the simulation noise of each search's decisions, the `[[choose]]` candidates the
+figures left open (the draws shared by their weights) and the calibration's model error: a
+relative error e of every figure, drawn with each point (stratified), moves what the model must
+predict for the real stack to meet the SLO, so the draw's search asks `p95 < 0.3 / (1 + e)` of
+the model where the SLO asks `p95 < 0.3` of the stack.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import numpy as np
 from sim.studies.calibration.linearise import SEED_OFFSET
 from sim.studies.calibration.saved import Calibrated
 from sim.studies.capacity.search import CapacityResult
+from sim.studies.capacity.slo import Slo
 
 LEVEL = 0.90
 
@@ -38,6 +42,8 @@ class CapacityRange:
     model_error_sd: float
     parameters: list[str]
     left_out: list[str] = field(default_factory=list)
+    structures: str = ""  # the [[choose]] candidates drawn, with their weights
+    model_errors: list[float] = field(default_factory=list)  # per draw, the relative error e
 
     def as_dict(self) -> dict:
         return {
@@ -54,8 +60,12 @@ class CapacityRange:
             "drawn_parameters": self.parameters,
             "not_applied": self.left_out,
             "model_error_sd": self.model_error_sd,
+            "model_errors": self.model_errors,
+            "structures": self.structures,
             "method": "the search at parameter draws from the calibration's Gaussian "
-            "(scrambled Sobol), each with its own seed; 5-95 % quantiles of the answers",
+            "(scrambled Sobol; over the open [[choose]] candidates by weight), each with its own "
+            "seed and a drawn model error e (the SLO's target over 1 + e); 5-95 % quantiles of "
+            "the answers",
         }
 
     def sentence(self) -> str:
@@ -68,14 +78,19 @@ class CapacityRange:
             )
         span = f"{self.low:g}" if self.low == self.high else f"{self.low:g}–{self.high:g}"
         at = "" if self.nominal is None else f"; at the fitted values {self.nominal:g}"
+        over = "parameters"
+        if self.model_error_sd > 0:
+            over += f" and model error ({self.model_error_sd:.1%})"
+        if self.structures:
+            over += f", over {self.structures}"
         return (
             f"{self.direction} {self.path} meeting {slo}: {span} with {self.level:.0%} "
-            f"confidence over the calibration's parameters ({self.draws} draws{at})"
+            f"confidence over the calibration's {over} ({self.draws} draws{at})"
         )
 
 
 def capacity_range(
-    search_at: Callable[[tuple[str, ...], int], CapacityResult],
+    search_at: Callable[[tuple[str, ...], int, list[Slo]], CapacityResult],
     calibrated: Calibrated,
     draws: int,
     seed: int,
@@ -83,16 +98,19 @@ def capacity_range(
     integer: bool,
     progress: Callable[[int, int], None] | None = None,
 ) -> CapacityRange:
-    """`search_at(parameter overrides, seed)` runs one search; it is run at `draws` points."""
-    _, values = calibrated.draws(draws, seed)
+    """`search_at(parameter overrides, seed, slos)` runs one search; it is run at `draws`
+    points, each with the SLOs' targets moved by the point's model error."""
+    points = calibrated.points(draws, seed)
+    errors = [calibrated.model_error_sd * p.model_error_z for p in points]
     answers: list[float | None] = []
     beyond: list[bool] = []
-    for m, point in enumerate(values):
-        result = search_at(tuple(calibrated.overrides(point)), seed + SEED_OFFSET * (m + 1))
+    for m, (point, error) in enumerate(zip(points, errors)):
+        slos = [moved(slo, error) for slo in nominal.slos]
+        result = search_at(tuple(point.overrides), seed + SEED_OFFSET * (m + 1), slos)
         answers.append(None if result.best is None else result.best.value)
         beyond.append(result.best is not None and result.neighbour is None)
         if progress is not None:
-            progress(m + 1, len(values))
+            progress(m + 1, len(points))
     found = np.array([a for a in answers if a is not None], dtype=float)
     low = high = None
     # A draw with no value meeting the SLO is the worst case of a "largest" search and the
@@ -126,4 +144,16 @@ def capacity_range(
         model_error_sd=calibrated.model_error_sd,
         parameters=calibrated.names,
         left_out=list(calibrated.left_out),
+        structures=calibrated.structures,
+        model_errors=errors,
     )
+
+
+def moved(slo: Slo, error: float) -> Slo:
+    """What the model must predict for the stack to meet `slo` when the stack's figure is the
+    model's times (1 + error): the target over 1 + error (a relative error is the same for an
+    upper and a lower bound).  An error of -100 % or less is out of the model error's reach
+    (its sd is a few per cent) and is cut at -90 %."""
+    import dataclasses
+
+    return dataclasses.replace(slo, target=slo.target / (1.0 + max(error, -0.9)))
