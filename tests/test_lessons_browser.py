@@ -61,6 +61,7 @@ PANELS: dict[str, Panel | None] = {
     "lessons/08-gc-collapse.ipynb": Panel("Rerun one container", "-Xmx [MiB]", "128", 20),
     "calibrate.ipynb": None,
     "capacity_planning.ipynb": None,
+    "capacity_planning_pool.ipynb": None,
 }
 TIMEOUT_S = 150  # one notebook, opened to executed
 PAGES_AT_ONCE = 2

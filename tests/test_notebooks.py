@@ -462,3 +462,38 @@ def test_capacity_planning_from_a_real_load_test():
         assert wall < 120, f"{wall:.0f} s: keep the notebook under a minute on a quiet machine"
     finally:
         shutil.rmtree(v["folder"], ignore_errors=True)
+
+
+@notebooks
+def test_capacity_planning_with_a_thread_pool_holds_the_truth():
+    """notebooks/capacity_planning_pool.ipynb: the planner's path on the pool test from two
+    light levels (10 and 40 users; 5 and 20): at the eight held-out levels, throughput, mean and
+    p95 within 10 % and inside their 90 % intervals (>= 80 % of each), median half-width
+    <= 15 %; the capacity for p95 < 300 ms within 10 % of the stack's and inside its range."""
+    _, v, wall = execute(
+        "capacity_planning_pool.ipynb", ("predictions", "answers", "truth", "work")
+    )
+    try:
+        truth = v["truth"]
+        assert 110 < truth < 113  # the measured p95s at 100 and 120 users, interpolated
+        for fit in ("10 and 40 users", "5 and 20 users"):
+            held = [
+                r
+                for r in v["predictions"]
+                if r["fit"] == fit
+                and not r["fitted"]
+                and r["published"] is not None
+                and r["column"] in ("throughput", "response.mean", "response.p95")
+            ]
+            assert len(held) == 24
+            within = sum(abs(r["rel_error"]) <= 0.10 for r in held) / len(held)
+            inside = sum(r["pi_low"] <= r["published"] <= r["pi_high"] for r in held) / len(held)
+            widths = sorted((r["pi_high"] - r["pi_low"]) / 2 / abs(r["simulated"]) for r in held)
+            median = (widths[11] + widths[12]) / 2
+            assert within >= 0.8 and inside >= 0.8 and median <= 0.15, (fit, within, inside)
+            (answer,) = [a for a in v["answers"] if a["fitted on"] == fit]
+            assert abs(answer["at the fit"] / truth - 1) <= 0.10, answer
+            assert answer["low"] <= truth <= answer["high"], answer
+        print(f"executed in {wall:.0f} s")
+    finally:
+        shutil.rmtree(v["work"], ignore_errors=True)

@@ -160,10 +160,18 @@ def import_measurements(
     """Load-test files of `format` (jtl, ab, ab-gnuplot, access-log, locust) as the tidy
     measurement table (`tiersim import`; docs/measurement-table.md), written to `output`
     (.csv or .parquet) when given.  `options` are those of `ImportOptions` (window_s,
-    utilisation, run, classes, log_format, encoding)."""
+    utilisation, run, classes, log_format, encoding), and `tiersim import`'s cut: `warmup_s`,
+    `until_s` (seconds after time zero) and `start` (the test's start, time zero)."""
     from sim.measurements import table
-    from sim.measurements.importer import ImportOptions, import_files
+    from sim.measurements.importer import ImportOptions, import_files, parse_start
+    from sim.measurements.windows import Cut
 
+    cut = {k: options.pop(k) for k in ("warmup_s", "until_s") if k in options}
+    if "start" in options:
+        start = options.pop("start")
+        cut["start_s"] = parse_start(str(start))
+    if cut:
+        options["cut"] = Cut(**cut)
     rows = import_files(format, [str(f) for f in files], ImportOptions(**options))
     if output is not None:
         table.write(rows, output)
@@ -209,7 +217,18 @@ def plan_experiment(
 ) -> dict:
     """`tiersim plan`: write an experiment folder for a measurement table (the template model,
     the runs in `fit` to fit to, the search placed by the operational laws).  `options`:
-    model, cores, warmup_s, duration_s, predict."""
+    model, cores, warmup_s, duration_s, predict, threads, think (a model-file distribution,
+    e.g. '{dist="uniform", low=0.4, high=0.6}') and shape: a light level's JTL (its samples'
+    shape, after `warmup_s`; or a fitted `sim.measurements.shape` result)."""
     from sim.studies.planner import scaffold
 
+    shape = options.get("shape")
+    if isinstance(shape, (str, Path)):
+        from sim.measurements.shape import fit_shape, samples_of_file
+
+        samples = samples_of_file(str(shape), "jtl", options.get("warmup_s", 0.0), None)
+        options["shape"] = fit_shape(samples, source=str(shape))
+    for key in ("cores", "threads", "predict"):
+        if isinstance(options.get(key), int):
+            options[key] = (options[key],)
     return scaffold(table, list(fit), folder, **options)
