@@ -166,7 +166,7 @@ def import_measurements(
     from sim.measurements.importer import ImportOptions, import_files, parse_start
     from sim.measurements.windows import Cut
 
-    cut = {k: options.pop(k) for k in ("warmup_s", "until_s") if k in options}
+    cut: dict[str, Any] = {k: options.pop(k) for k in ("warmup_s", "until_s") if k in options}
     if "start" in options:
         start = options.pop("start")
         cut["start_s"] = parse_start(str(start))

@@ -267,8 +267,9 @@ def _split(table, chosen, lightest, shape, cores: tuple[int, ...]) -> dict:
             "[[unknown]]",
             'parameter = "proxy.demand.value"',
             f"range = [0.0, {cpu_s!r}]",
-            f"provenance = \"0 to the host's CPU per request, {cpu_s * 1000:.3g} ms "
-            f'(the utilisation law at {lightest.run})"',
+            f"provenance = \"0 to the host's CPU per request, {cpu_s * 1000:.3g} ms by the "
+            f"utilisation law at {lightest.run}; Tomcat's access log (%D) or a level past the "
+            'knee would measure it"',
             "",
         ]
         said = (

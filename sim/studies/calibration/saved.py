@@ -72,6 +72,9 @@ class Calibrated:
     # the other [[choose]] candidates the figures did not rule out, and the chosen one's weight
     alternatives: tuple[Alternative, ...] = ()
     weight: float = 1.0
+    # what the fitted figures could not tell: combinations they fix only together, parameters
+    # they do not pin (carried over their ranges), and what would separate them
+    caveats: tuple[str, ...] = ()
 
     def overrides(self, values: tuple[float, ...] | np.ndarray | None = None) -> list[str]:
         """`--set` overrides for `values` (default the fitted ones), after the experiment's
@@ -145,6 +148,13 @@ class Calibrated:
             text += f"; with the experiment's settings: {', '.join(self.settings)}"
         if self.left_out:
             text += f"; not applied (fitted for some rows only): {', '.join(self.left_out)}"
+        for caveat in self.caveats:
+            text += f"\n  the figures cannot tell: {caveat}"
+        if self.alternatives:
+            text += (
+                f"\n  structures the figures left open, drawn by weight: {self.structures} "
+                "(a load level past the knee would decide)"
+            )
         return text
 
 
@@ -225,7 +235,22 @@ def from_document(document, where: str) -> Calibrated:
         draw_seed=_draw_seed(posterior, where),
         alternatives=_alternatives(document, where, index, len(entries)),
         weight=_chosen_weight(document),
+        caveats=_caveats(document, found),
     )
+
+
+def _caveats(document: dict, found: dict) -> tuple[str, ...]:
+    """The fit's own sentences on what its figures do not determine, and each parameter they
+    leave unpinned with the provenance of the range it is carried over."""
+    out = [str(x) for x in found.get("not_identified") or [] if isinstance(x, str)]
+    for entry in document["parameters"]:
+        if isinstance(entry, dict) and entry.get("pinned") is False:
+            why = f" ({entry['provenance']})" if entry.get("provenance") else ""
+            out.append(
+                f"{entry['parameter']} is not pinned: carried over its range "
+                f"[{entry.get('low'):.4g}, {entry.get('high'):.4g}]{why}"
+            )
+    return tuple(out)
 
 
 def _shares(count: int, weights: list[float]) -> list[int]:
