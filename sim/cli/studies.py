@@ -13,7 +13,7 @@ import click
 from sim.cli.common import (
     console,
     err,
-    executor_for,
+    executor_options,
     fail,
     load_calibration_or_fail,
     need_sweep_extra,
@@ -31,27 +31,11 @@ from sim.exit_codes import ExitCode
     type=click.Path(file_okay=False),
     help="results directory (default: results/<sweep file name>); rerun to resume",
 )
-@click.option(
-    "--workers",
-    "-w",
-    type=click.IntRange(1, 4096),
-    help="local worker processes (default: one per core)",
-)
-@click.option("--serial", is_flag=True, help="run the points one after another in this process")
-@click.option(
-    "--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster, e.g. tcp://host:8786"
-)
-@click.option(
-    "--local-cluster",
-    "local_cluster",
-    type=click.IntRange(1, 4096),
-    metavar="N",
-    help="run on a Dask LocalCluster of N worker processes",
-)
+@executor_options(what="the points")
 @click.option(
     "--retry-failed", is_flag=True, help="run again the points that failed in an earlier run"
 )
-def sweep(sweep_file, results, workers, serial, scheduler, local_cluster, retry_failed) -> None:
+def sweep(sweep_file, results, run_on, retry_failed) -> None:
     """Run every point of SWEEP_FILE (base model x factors), keeping each finished point."""
     need_sweep_extra()
     from sim.studies.sweep.execute import LostPoints, failure_summary, run_sweep
@@ -59,18 +43,7 @@ def sweep(sweep_file, results, workers, serial, scheduler, local_cluster, retry_
     from sim.studies.sweep.spec import SweepError, load_sweep
     from sim.studies.sweep.store import ResultStore, StoreError
 
-    chosen = [
-        name
-        for name, given in (
-            ("--serial", serial),
-            ("--workers", workers),
-            ("--scheduler", scheduler),
-            ("--local-cluster", local_cluster),
-        )
-        if given
-    ]
-    if len(chosen) > 1:
-        fail(f"choose one way to run: {' and '.join(chosen)} were both given", ExitCode.USAGE)
+    run_on.check()
     try:
         plan = load_sweep(sweep_file)
     except SweepError as exc:
@@ -78,7 +51,7 @@ def sweep(sweep_file, results, workers, serial, scheduler, local_cluster, retry_
     store = ResultStore(results or Path("results") / Path(sweep_file).stem)
     try:
         with (
-            executor_for(serial, workers, scheduler, local_cluster) as executor,
+            run_on.executor() as executor,
             SweepProgress(err) as progress,
         ):
             outcome = run_sweep(

@@ -15,7 +15,7 @@ from sim.studies.experiment import figures_of
 from sim.studies.records import load_experiment, model_column, row_run, run_row
 
 
-def withheld_intervals(fit, name: str, replications: int | None) -> None:
+def withheld_intervals(fit, name: str, replications: int | None, map_=map) -> None:
     """A 90 % prediction interval for each withheld figure of a table experiment (a load level
     no run measured: `tiersim plan --predict`), which the fit's own analysis leaves empty
     because its intervals are relative to a measured figure.  The row is linearised at the fit
@@ -23,7 +23,8 @@ def withheld_intervals(fit, name: str, replications: int | None) -> None:
     applies to it, a step of STEP on its unit scale (UNKNOWN_STEP for an unknown), common random
     numbers; the gradient g gives the parameters' variance g' C g under the fit's covariance C
     (their correlations included), added to the simulation's noise and the fit's model error;
-    the interval is log-normal, as the others (`sim.studies.calibration.analysis`)."""
+    the interval is log-normal, as the others (`sim.studies.calibration.analysis`).  `map_`
+    runs the rows' runs (builtin map, an executor's: the same numbers)."""
     uncertainty = getattr(fit, "uncertainty", None)
     todo = [r for r in fit.rows if r.published is None and r.pi_low is None]
     if uncertainty is None or not todo:
@@ -40,6 +41,8 @@ def withheld_intervals(fit, name: str, replications: int | None) -> None:
     z95, z90 = stats.norm.ppf(0.975), stats.norm.ppf(0.95)
     labels = spec.experiment.label_columns or []
     column = model_column(spec)
+    # every row's runs first, then all of them at once on `map_` (the same numbers in any order)
+    todo_rows, steps, tasks = [], [], []
     for record in records:
         head = " ".join([record[column]] + [f"{c}={record[c]}" for c in labels])
         wanted = figures_of(spec, record)
@@ -48,7 +51,7 @@ def withheld_intervals(fit, name: str, replications: int | None) -> None:
         }
         if not rows:
             continue
-        gradient = {c: np.zeros(len(parameters)) for c in rows}
+        todo_rows.append((wanted, rows))
         for j, parameter in enumerate(parameters):
             if not parameter.applies(record):
                 continue  # it does not act on this row: no gradient
@@ -60,11 +63,16 @@ def withheld_intervals(fit, name: str, replications: int | None) -> None:
                 if p.applies(record)
             ]
             model_file, overrides = row_run(folder, spec, record, settings)
-            found = run_row((str(model_file), overrides, replications, head))
-            for w in wanted:
-                if w.column in rows:
-                    base = rows[w.column].simulated
-                    gradient[w.column][j] = (found[w.metric][0] - base) / (moved - mean[j])
+            steps.append((len(todo_rows) - 1, j, moved))
+            tasks.append((str(model_file), overrides, replications, head))
+    gradients = [{c: np.zeros(len(parameters)) for c in rows} for _, rows in todo_rows]
+    for (k, j, moved), found in zip(steps, map_(run_row, tasks)):
+        wanted, rows = todo_rows[k]
+        for w in wanted:
+            if w.column in rows:
+                base = rows[w.column].simulated
+                gradients[k][w.column][j] = (found[w.metric][0] - base) / (moved - mean[j])
+    for (_, rows), gradient in zip(todo_rows, gradients):
         for col, row in rows.items():
             noise = (row.ci_high - row.ci_low) / 2 / z95
             g = gradient[col]
