@@ -220,17 +220,12 @@ def capacity(
     fixed = (*calibrated.overrides(), *overrides) if calibrated is not None else tuple(overrides)
     question = ask(source, slos, vary, direction, fixed, replications, seed, minimum, maximum)
 
-    def executor():
-        return SerialExecutor() if workers == 1 else ProcessExecutor(workers)
-
-    with executor() as pool:
-        count = getattr(pool, "workers", 1)
-        result = answer(question, pool, count, tolerance, use_analytic, knee_points)
-    spread = None
-    if calibrated is not None:
-        with executor() as pool:
+    with SerialExecutor() if workers == 1 else ProcessExecutor(workers) as pool:
+        result = answer(question, pool, pool.slots, tolerance, use_analytic, knee_points)
+        spread = None
+        if calibrated is not None:
             spread = answer_range(
-                question, result, calibrated, draws, pool, count, tolerance, tuple(overrides)
+                question, result, calibrated, draws, pool, tolerance, tuple(overrides)
             )
     return Capacity(result, spread)
 

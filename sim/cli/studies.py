@@ -6,7 +6,6 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import cast
 
 import click
 
@@ -166,13 +165,14 @@ def report(source, output) -> None:
     help="evaluate the curve at this many points and report its knee (0: skip)",
 )
 @click.option("--no-analytic", is_flag=True, help="skip the analytic first guess")
+@executor_options(what="the search's points and the parameter draws")
 @click.option(
-    "--workers",
-    "-w",
+    "--points-per-round",
+    "per_round",
     type=click.IntRange(1, 4096),
-    help="local worker processes (default: one per core)",
+    help="values the search evaluates at once (W+1-section) [default: one per worker]; the "
+    "answer depends on it, not on where the points run",
 )
-@click.option("--serial", is_flag=True, help="evaluate in this process")
 @click.option("--json", "as_json", is_flag=True, help="print JSON")
 @click.option(
     "--calibration",
@@ -200,8 +200,8 @@ def capacity(
     maximum,
     knee_points,
     no_analytic,
-    workers,
-    serial,
+    run_on,
+    per_round,
     as_json,
     calibration,
     draws,
@@ -212,9 +212,11 @@ def capacity(
     from sim.studies.capacity.question import SearchRangeError, answer, answer_range, ask
     from sim.studies.capacity.search import CapacityError
     from sim.studies.capacity.slo import SloError
-    from sim.studies.sweep.execute import ProcessExecutor, SerialExecutor
+    from sim.studies.capacity.uncertain import CapacityRange
+    from sim.studies.executor import LostWork
     from sim.studies.sweep.spec import SweepError
 
+    run_on.check()
     for option, bound in (("--min", minimum), ("--max", maximum)):
         if bound is not None and not math.isfinite(bound):
             fail(
@@ -242,9 +244,6 @@ def capacity(
         )
     except SearchRangeError as exc:
         fail(str(exc), ExitCode.USAGE)
-    executor = SerialExecutor() if serial else ProcessExecutor(workers)
-    count = 1 if serial else cast(ProcessExecutor, executor).workers
-
     reporter = progress_reporter("capacity search", bar=False)
     evaluations = 0
 
@@ -256,43 +255,47 @@ def capacity(
             f"  evaluation {evaluations}: {question.path} = {evaluation.value:g}: {verdict}"
         )
 
-    try:
-        with executor, reporter:
-            result = answer(
-                question,
-                executor,
-                workers=count,
-                tolerance=tolerance,
-                use_analytic=not no_analytic,
-                knee_points=knee_points,
-                on_evaluation=show,
-            )
-    except CapacityError as exc:
-        fail(f"{source}: {exc}", ExitCode.MODEL)
-    except KeyboardInterrupt:
-        err.print("interrupted")
-        sys.exit(ExitCode.INTERRUPTED)
-    spread = None
-    if calibrated is not None:
-        draw_reporter = progress_reporter("parameter draws (a search each)")
-        draw_executor = SerialExecutor() if serial else ProcessExecutor(workers)
+    spread: CapacityRange | None = None
+    lost: LostWork | None = None
+    with run_on.executor() as executor:
         try:
-            with draw_executor, draw_reporter:
-                spread = answer_range(
+            with reporter:
+                result = answer(
                     question,
-                    result,
-                    calibrated,
-                    draws,
-                    draw_executor,
-                    workers=count,
+                    executor,
+                    workers=per_round or executor.slots,
                     tolerance=tolerance,
-                    user_overrides=user_overrides,
-                    progress=draw_reporter.update,
+                    use_analytic=not no_analytic,
+                    knee_points=knee_points,
+                    on_evaluation=show,
                 )
         except CapacityError as exc:
-            fail(f"{source}: at a parameter draw: {exc}", ExitCode.MODEL)
+            fail(f"{source}: {exc}", ExitCode.MODEL)
+        except LostWork as exc:
+            fail(f"{exc}; rerun the same command", ExitCode.INTERNAL)
         except KeyboardInterrupt:
-            err.print("interrupted: the answer at the fitted values is below")
+            err.print("interrupted")
+            sys.exit(ExitCode.INTERRUPTED)
+        if calibrated is not None:
+            draw_reporter = progress_reporter("parameter draws (a search each)")
+            try:
+                with draw_reporter:
+                    spread = answer_range(
+                        question,
+                        result,
+                        calibrated,
+                        draws,
+                        executor,
+                        tolerance=tolerance,
+                        user_overrides=user_overrides,
+                        progress=draw_reporter.update,
+                    )
+            except CapacityError as exc:
+                fail(f"{source}: at a parameter draw: {exc}", ExitCode.MODEL)
+            except LostWork as exc:
+                lost = exc  # the answer at the fitted values is shown all the same
+            except KeyboardInterrupt:
+                err.print("interrupted: the answer at the fitted values is below")
     if as_json:
         document = result.as_dict()
         if spread is not None:
@@ -310,6 +313,12 @@ def capacity(
                     f"{spread.model_error_sd:.1%} of every figure",
                     markup=False,
                 )
+    if lost is not None:
+        fail(
+            f"{lost}: the range over the calibration's draws was not finished (the answer at "
+            "the fitted values is above); rerun the same command",
+            ExitCode.INTERNAL,
+        )
     if result.best is None:
         sys.exit(ExitCode.UNSTABLE)
 

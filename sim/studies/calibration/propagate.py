@@ -14,7 +14,7 @@ the draws) is what to measure next.  The method is the calibration's own sampled
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -81,11 +81,14 @@ def propagate(
     draw_replications: int,
     seed: int,
     progress: Callable[[int, int], None] | None = None,
+    map_: Callable[..., Iterable[Any]] = map,
 ) -> Propagation:
     """Simulate at `draws` parameter points: `run_at(overrides, seed)` runs the model with a
     point's overrides (the caller puts its user's own overrides after them, so a parameter the
     user set is theirs, not drawn) and `draw_replications` replications, and returns its
-    `simulate()` outcome; `nominal` is the fitted run's metric means."""
+    `simulate()` outcome; `nominal` is the fitted run's metric means.  The draws go through
+    `map_` (builtin map, or an executor's: all at once, outcomes in draw order; each draw's
+    seed is in its task, so the numbers are the same)."""
     from sim.run.simulate import Status
 
     units, values = calibrated.draws(draws, seed)
@@ -93,8 +96,12 @@ def propagate(
     noise: list[dict[str, float]] = []
     kept: list[int] = []
     unstable, failed = 0, []
-    for m, point in enumerate(values):
-        outcome = run_at(calibrated.overrides(point), seed + SEED_OFFSET * (m + 1))
+    tasks = [
+        (calibrated.overrides(point), seed + SEED_OFFSET * (m + 1))
+        for m, point in enumerate(values)
+    ]
+    outcomes = map_(run_at, [drawn for drawn, _ in tasks], [s for _, s in tasks])
+    for m, outcome in enumerate(outcomes):
         if progress is not None:
             progress(m + 1, len(values))
         if outcome.status is Status.UNSTABLE:

@@ -11,7 +11,7 @@ uncertainty and the simulation noise of each search's decisions.  The calibratio
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -82,13 +82,20 @@ def capacity_range(
     nominal: CapacityResult,
     integer: bool,
     progress: Callable[[int, int], None] | None = None,
+    map_: Callable[..., Iterable[CapacityResult]] = map,
 ) -> CapacityRange:
-    """`search_at(parameter overrides, seed)` runs one search; it is run at `draws` points."""
+    """`search_at(parameter overrides, seed)` runs one search; it is run at `draws` points,
+    through `map_` (builtin map, or an executor's: every draw at once, results in draw order;
+    each draw's seed is in its task, so the answers are the same)."""
     _, values = calibrated.draws(draws, seed)
     answers: list[float | None] = []
     beyond: list[bool] = []
-    for m, point in enumerate(values):
-        result = search_at(tuple(calibrated.overrides(point)), seed + SEED_OFFSET * (m + 1))
+    tasks = [
+        (tuple(calibrated.overrides(point)), seed + SEED_OFFSET * (m + 1))
+        for m, point in enumerate(values)
+    ]
+    results = map_(search_at, [drawn for drawn, _ in tasks], [s for _, s in tasks])
+    for m, result in enumerate(results):
         answers.append(None if result.best is None else result.best.value)
         beyond.append(result.best is not None and result.neighbour is None)
         if progress is not None:
