@@ -167,7 +167,12 @@ class RunOn:
         workers = self.workers or self.default_workers
         # where serial is the default, `--workers 1` is the default; elsewhere it is one
         # process apart from this one (a sweep's point that crashes it is recorded as failed)
-        serial = self.serial or (self.default_workers == 1 and workers == 1)
+        serial = self.serial or (
+            self.default_workers == 1
+            and workers == 1
+            and not self.scheduler
+            and not self.local_cluster
+        )
         return executor_for(serial, workers, self.scheduler, self.local_cluster)
 
 

@@ -148,7 +148,7 @@ class DaskExecutor(Executor):
                 n_workers=local_workers or os.cpu_count() or 1,
                 threads_per_worker=1,
                 processes=processes,
-                dashboard_address=None,
+                dashboard_address=":0",  # any free port: another cluster here may hold 8787
             )
             self.client = Client(self.cluster)
         else:
@@ -176,7 +176,10 @@ class DaskExecutor(Executor):
                 try:
                     yield future.result()
                 except KilledWorker as exc:
-                    raise LostWork(f"a Dask worker died running it ({exc})") from None
+                    where = getattr(getattr(exc, "last_worker", None), "address", None)
+                    raise LostWork(
+                        "a Dask worker died running a task" + (f" (at {where})" if where else "")
+                    ) from None
                 except (CancelledError, CommClosedError) as exc:
                     name = type(exc).__name__
                     raise LostWork(f"the Dask cluster went away ({name})") from None
