@@ -66,7 +66,7 @@ def rows_frame(rows: list[Row]) -> pd.DataFrame:
 def calibrate(experiment: str | Path, **options: Any) -> CalibrationResult:
     """Fit an experiment's `[[calibrate]]` parameters to its `[[fitted]]` figures and predict
     the rest (`tiersim calibrate`), one calibration per candidate of its `[[choose]]` entries.
-    `options`: replications, cache (a path; default none), max_evaluations, workers, analyse,
+    `options`: replications, cache (a path; default none), max_evaluations, workers (or executor), analyse,
     draws, draw_replications, progress, row_progress."""
     from sim.studies.calibration.fit import calibrate as fit
     from sim.studies.choose import calibrate_choosing
