@@ -168,6 +168,7 @@ def calibrate(
     run_on.check()
     if save:
         writable(save, "--save")
+    path = None
     try:
         folder, spec, _ = load_experiment(experiment)
         path = None if no_cache else Path(cache) if cache else default_cache(folder, spec)
@@ -194,13 +195,15 @@ def calibrate(
             )
     except ExperimentError as exc:
         fail(str(exc), ExitCode.MODEL)
-    except LostWork as exc:
-        kept = "finished evaluations are in the cache; " if path is not None else ""
-        fail(f"{exc}; {kept}rerun the same command to go on", ExitCode.INTERNAL)
-    except KeyboardInterrupt:
-        err.print(
-            "interrupted: finished evaluations are in the cache; rerun the same command to go on"
+    except (LostWork, KeyboardInterrupt) as exc:
+        kept = (
+            "finished evaluations are in the cache; rerun the same command to go on"
+            if path is not None
+            else "no cache was kept (--no-cache): a rerun starts again"
         )
+        if isinstance(exc, LostWork):
+            fail(f"{exc}; {kept}", ExitCode.INTERNAL)
+        err.print(f"interrupted: {kept}")
         sys.exit(ExitCode.INTERRUPTED)
     # [[choose]]'s candidates go with the fit: the chosen one's settings are part of it
     document = json.dumps(
