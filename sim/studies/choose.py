@@ -135,7 +135,7 @@ def side_by_side(
     wider than one evaluation's rows is kept busy.  On an error or Ctrl-C this returns at once:
     the caller closes the executor, and the other candidates' threads end at their next run."""
     import contextvars
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
     pool = ThreadPoolExecutor(max_workers=len(candidates), thread_name_prefix="candidate")
     futures = [
@@ -143,6 +143,10 @@ def side_by_side(
         for overrides in candidates
     ]
     try:
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        for future in done:  # the first error at once, not after the candidates before it
+            if future.exception() is not None:
+                future.result()
         return [future.result() for future in futures]
     finally:
         pool.shutdown(wait=False, cancel_futures=True)

@@ -86,7 +86,12 @@ class ProcessExecutor(Executor):
         self.pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_interrupts)
 
     def map(self, fn, *iterables):
-        results = self.pool.map(fn, *iterables)  # submitted now; results come in order
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            results = self.pool.map(fn, *iterables)  # submitted now; results come in order
+        except BrokenProcessPool:  # a worker died before (another map's task killed it)
+            raise LostWork(POOL_BROKEN) from None
         return _lost_pool_is_lost_work(results)
 
     @property
@@ -131,7 +136,10 @@ def _lost_pool_is_lost_work(results: Iterator) -> Iterator:
     try:
         yield from results
     except BrokenProcessPool:
-        raise LostWork("a worker process died (killed, or out of memory)") from None
+        raise LostWork(POOL_BROKEN) from None
+
+
+POOL_BROKEN = "a worker process died (killed, or out of memory)"
 
 
 class DaskExecutor(Executor):
