@@ -176,11 +176,16 @@ class RunOn:
         return executor_for(serial, workers, self.scheduler, self.local_cluster)
 
 
-def executor_options(default_workers: int | None = None, what: str = "the simulations"):
+def executor_options(
+    default_workers: int | None = None,
+    what: str = "the simulations",
+    same: str = "the numbers are the same for any number",
+):
     """`--workers`, `--serial`, `--scheduler` and `--local-cluster` for every command that runs
     many simulations (sweep, calibrate, reproduce, capacity, run --calibration), passed to the
     command as one `run_on` (`RunOn`).  `default_workers` = 1: serial unless asked; None: one
-    process per core.  Every task carries its own seed: the numbers are the same on each."""
+    process per core.  Every task carries its own seed: the numbers are the same on each
+    (`same` says so in --workers' help, or what else the number changes)."""
     default = "serially" if default_workers == 1 else "one per core"
 
     def decorate(command):
@@ -194,8 +199,7 @@ def executor_options(default_workers: int | None = None, what: str = "the simula
                 "--workers",
                 "-w",
                 type=click.IntRange(1, 4096),
-                help=f"local worker processes for {what} (default: {default}; the numbers are "
-                "the same for any number)",
+                help=f"local worker processes for {what} (default: {default}; {same})",
             ),
             click.option(
                 "--serial", is_flag=True, help=f"run {what} one after another in this process"

@@ -165,7 +165,10 @@ def report(source, output) -> None:
     help="evaluate the curve at this many points and report its knee (0: skip)",
 )
 @click.option("--no-analytic", is_flag=True, help="skip the analytic first guess")
-@executor_options(what="the search's points and the parameter draws")
+@executor_options(
+    what="the search's points and the parameter draws",
+    same="as many points a round unless --points-per-round",
+)
 @click.option(
     "--points-per-round",
     "per_round",
