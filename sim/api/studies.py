@@ -66,7 +66,7 @@ def rows_frame(rows: list[Row]) -> pd.DataFrame:
 def calibrate(experiment: str | Path, **options: Any) -> CalibrationResult:
     """Fit an experiment's `[[calibrate]]` parameters to its `[[fitted]]` figures and predict
     the rest (`tiersim calibrate`), one calibration per candidate of its `[[choose]]` entries.
-    `options`: replications, cache (a path; default none), max_evaluations, workers, analyse,
+    `options`: replications, cache (a path; default none), max_evaluations, workers (or executor), analyse,
     draws, draw_replications, progress, row_progress."""
     from sim.studies.calibration.fit import calibrate as fit
     from sim.studies.choose import calibrate_choosing
@@ -220,17 +220,12 @@ def capacity(
     fixed = (*calibrated.overrides(), *overrides) if calibrated is not None else tuple(overrides)
     question = ask(source, slos, vary, direction, fixed, replications, seed, minimum, maximum)
 
-    def executor():
-        return SerialExecutor() if workers == 1 else ProcessExecutor(workers)
-
-    with executor() as pool:
-        count = getattr(pool, "workers", 1)
-        result = answer(question, pool, count, tolerance, use_analytic, knee_points)
-    spread = None
-    if calibrated is not None:
-        with executor() as pool:
+    with SerialExecutor() if workers == 1 else ProcessExecutor(workers) as pool:
+        result = answer(question, pool, pool.slots, tolerance, use_analytic, knee_points)
+        spread = None
+        if calibrated is not None:
             spread = answer_range(
-                question, result, calibrated, draws, pool, count, tolerance, tuple(overrides)
+                question, result, calibrated, draws, pool, tolerance, tuple(overrides)
             )
     return Capacity(result, spread)
 

@@ -3,12 +3,13 @@ the checks before a run, output files, executors."""
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import errno
+import functools
 import io
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
@@ -130,10 +131,103 @@ def need_sweep_extra() -> None:
         )
 
 
+@dataclass(frozen=True)
+class RunOn:
+    """Where a command's simulations run, as `executor_options` read it: `--serial`,
+    `--workers N` (local processes), `--scheduler ADDRESS` (a Dask cluster) or
+    `--local-cluster N` (a Dask LocalCluster here); at most one of them."""
+
+    serial: bool = False
+    workers: int | None = None
+    scheduler: str | None = None
+    local_cluster: int | None = None
+    default_workers: int | None = None  # without any option: 1 runs serially, None one per core
+
+    def given(self) -> list[str]:
+        return [
+            name
+            for name, value in (
+                ("--serial", self.serial),
+                ("--workers", self.workers),
+                ("--scheduler", self.scheduler),
+                ("--local-cluster", self.local_cluster),
+            )
+            if value
+        ]
+
+    def check(self) -> None:
+        """Exit 2 when two ways to run were given (before any work)."""
+        chosen = self.given()
+        if len(chosen) > 1:
+            fail(f"choose one way to run: {' and '.join(chosen)} were both given", ExitCode.USAGE)
+
+    def executor(self):
+        """The executor (a context manager); a Dask cluster is started or reached here."""
+        self.check()
+        workers = self.workers or self.default_workers
+        # where serial is the default, `--workers 1` is the default; elsewhere it is one
+        # process apart from this one (a sweep's point that crashes it is recorded as failed)
+        serial = self.serial or (
+            self.default_workers == 1
+            and workers == 1
+            and not self.scheduler
+            and not self.local_cluster
+        )
+        return executor_for(serial, workers, self.scheduler, self.local_cluster)
+
+
+def executor_options(
+    default_workers: int | None = None,
+    what: str = "the simulations",
+    same: str = "the numbers are the same for any number",
+):
+    """`--workers`, `--serial`, `--scheduler` and `--local-cluster` for every command that runs
+    many simulations (sweep, calibrate, reproduce, capacity, run --calibration), passed to the
+    command as one `run_on` (`RunOn`).  `default_workers` = 1: serial unless asked; None: one
+    process per core.  Every task carries its own seed: the numbers are the same on each
+    (`same` says so in --workers' help, or what else the number changes)."""
+    default = "serially" if default_workers == 1 else "one per core"
+
+    def decorate(command):
+        @functools.wraps(command)
+        def with_run_on(*args, serial, workers, scheduler, local_cluster, **kwargs):
+            run_on = RunOn(serial, workers, scheduler, local_cluster, default_workers)
+            return command(*args, run_on=run_on, **kwargs)
+
+        options = [
+            click.option(
+                "--workers",
+                "-w",
+                type=click.IntRange(1, 4096),
+                help=f"local worker processes for {what} (default: {default}; {same})",
+            ),
+            click.option(
+                "--serial", is_flag=True, help=f"run {what} one after another in this process"
+            ),
+            click.option(
+                "--scheduler",
+                metavar="ADDRESS",
+                help=f"run {what} on an existing Dask cluster, e.g. tcp://host:8786",
+            ),
+            click.option(
+                "--local-cluster",
+                "local_cluster",
+                type=click.IntRange(1, 4096),
+                metavar="N",
+                help=f"run {what} on a Dask LocalCluster of N worker processes",
+            ),
+        ]
+        for option in reversed(options):
+            with_run_on = option(with_run_on)
+        return with_run_on
+
+    return decorate
+
+
 def executor_for(
     serial: bool, workers: int | None, scheduler: str | None, local_cluster: int | None
 ):
-    from sim.studies.sweep.execute import DaskExecutor, ProcessExecutor, SerialExecutor
+    from sim.studies.executor import DaskExecutor, ProcessExecutor, SerialExecutor
 
     if serial:
         return SerialExecutor()
@@ -185,15 +279,6 @@ def csv_cell(value) -> str:
     if isinstance(value, float):
         return "" if value != value else f"{value:.9g}"
     return str(value)
-
-
-@contextlib.contextmanager
-def pool_map(workers: int):
-    """The studies' executor's ordered map: serial, or a pool of `workers` processes."""
-    from sim.studies.executor import ProcessExecutor, SerialExecutor
-
-    with SerialExecutor() if workers <= 1 else ProcessExecutor(workers) as executor:
-        yield executor.map
 
 
 def progress_reporter(label: str, bar: bool = True):

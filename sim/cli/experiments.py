@@ -13,8 +13,8 @@ import click
 from sim.cli.common import (
     console,
     err,
+    executor_options,
     fail,
-    pool_map,
     progress_reporter,
     writable,
 )
@@ -24,14 +24,7 @@ from sim.exit_codes import ExitCode
 @click.command()
 @click.argument("experiment")
 @click.option("--replications", "-r", type=click.IntRange(1, 10_000), help="replications per row")
-@click.option(
-    "--workers",
-    "-w",
-    type=click.IntRange(1, 1024),
-    default=1,
-    show_default=True,
-    help="processes for the rows' runs (the numbers are the same for any number)",
-)
+@executor_options(default_workers=1, what="the rows' runs")
 @click.option(
     "--cross-validate",
     is_flag=True,
@@ -39,12 +32,14 @@ from sim.exit_codes import ExitCode
     "prediction interval (the experiment's calibration, from its cache, is the starting point)",
 )
 @click.option("--json", "as_json", is_flag=True, help="print a JSON list of rows")
-def reproduce(experiment, replications, workers, cross_validate, as_json) -> None:
+def reproduce(experiment, replications, run_on, cross_validate, as_json) -> None:
     """Run an experiment's published table (experiments/EXPERIMENT) and compare."""
+    from sim.studies.executor import LostWork
     from sim.studies.experiment import ExperimentError
     from sim.studies.reproduce import render
     from sim.studies.reproduce import reproduce as run_experiment
 
+    run_on.check()
     try:
         if cross_validate:
             from sim.studies.calibration.fit import default_cache
@@ -53,13 +48,13 @@ def reproduce(experiment, replications, workers, cross_validate, as_json) -> Non
             from sim.studies.records import load_experiment
 
             folder, spec, _ = load_experiment(experiment)
-            with progress_reporter("rows") as progress:
+            with run_on.executor() as executor, progress_reporter("rows") as progress:
                 result = leave_one_out(
                     experiment,
                     replications=replications,
                     cache=default_cache(folder, spec),
-                    workers=workers,
                     row_progress=progress.update,
+                    executor=executor,
                 )
             if as_json:
                 scored = [row.as_dict() for row in result.rows]
@@ -67,12 +62,14 @@ def reproduce(experiment, replications, workers, cross_validate, as_json) -> Non
             else:
                 render_cv(result, console())
             return
-        with progress_reporter("rows") as progress, pool_map(workers) as map_:
+        with run_on.executor() as executor, progress_reporter("rows") as progress:
             rows = run_experiment(
-                experiment, replications=replications, progress=progress.update, map_=map_
+                experiment, replications=replications, progress=progress.update, map_=executor.map
             )
     except ExperimentError as exc:
         fail(str(exc), ExitCode.MODEL)
+    except LostWork as exc:
+        fail(f"{exc}; rerun the same command", ExitCode.INTERNAL)
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(ExitCode.INTERRUPTED)
@@ -102,14 +99,7 @@ def reproduce(experiment, replications, workers, cross_validate, as_json) -> Non
     type=click.IntRange(1, 100_000),
     help="stop after this many evaluations [default: 30 x (parameters + 1)]",
 )
-@click.option(
-    "--workers",
-    "-w",
-    type=click.IntRange(1, 1024),
-    default=1,
-    show_default=True,
-    help="processes for an evaluation's rows (the fit is the same for any number)",
-)
+@executor_options(default_workers=1, what="an evaluation's rows and the [[choose]] candidates")
 @click.option(
     "--draws",
     type=click.IntRange(0, 4096),
@@ -145,7 +135,7 @@ def calibrate(
     cache,
     no_cache,
     max_evaluations,
-    workers,
+    run_on,
     draws,
     draw_replications,
     no_uncertainty,
@@ -159,17 +149,26 @@ def calibrate(
     from sim.studies.calibration.fit import calibrate as fit
     from sim.studies.calibration.fit import default_cache
     from sim.studies.calibration.view import render
+    from sim.studies.executor import LostWork
     from sim.studies.experiment import ExperimentError
+    from sim.studies.measured_table import CANDIDATE
     from sim.studies.records import load_experiment
 
     reporter = progress_reporter("rows")
 
     def show(count: int, cost: float, values) -> None:
         shown = ", ".join(f"{v:.5g}" for v in values)
-        reporter.say(f"evaluation {count}: sum of squared relative errors {cost:.3g} at ({shown})")
+        # the [[choose]] candidate being fitted (they may be fitted side by side)
+        candidate = " ".join(CANDIDATE.get())
+        reporter.say(
+            f"{candidate + ': ' if candidate else ''}evaluation {count}: sum of squared "
+            f"relative errors {cost:.3g} at ({shown})"
+        )
 
+    run_on.check()
     if save:
         writable(save, "--save")
+    path = None
     try:
         folder, spec, _ = load_experiment(experiment)
         path = None if no_cache else Path(cache) if cache else default_cache(folder, spec)
@@ -180,7 +179,7 @@ def calibrate(
             writable(str(path), "--cache")
         from sim.studies.choose import calibrate_choosing
 
-        with reporter:
+        with run_on.executor() as executor, reporter:
             result, choices = calibrate_choosing(
                 experiment,
                 fit,
@@ -189,17 +188,22 @@ def calibrate(
                 max_evaluations=max_evaluations,
                 progress=show,
                 row_progress=reporter.update,
-                workers=workers,
+                executor=executor,
                 analyse=not no_uncertainty,
                 draws=draws,
                 draw_replications=draw_replications,
             )
     except ExperimentError as exc:
         fail(str(exc), ExitCode.MODEL)
-    except KeyboardInterrupt:
-        err.print(
-            "interrupted: finished evaluations are in the cache; rerun the same command to go on"
+    except (LostWork, KeyboardInterrupt) as exc:
+        kept = (
+            "finished evaluations are in the cache; rerun the same command to go on"
+            if path is not None
+            else "no cache was kept (--no-cache): a rerun starts again"
         )
+        if isinstance(exc, LostWork):
+            fail(f"{exc}; {kept}", ExitCode.INTERNAL)
+        err.print(f"interrupted: {kept}")
         sys.exit(ExitCode.INTERRUPTED)
     # [[choose]]'s candidates go with the fit: the chosen one's settings are part of it
     document = json.dumps(

@@ -14,6 +14,7 @@ from sim.cli.common import (
     announce_work,
     console,
     err,
+    executor_options,
     fail,
     load_calibration_or_fail,
     load_or_fail,
@@ -71,6 +72,7 @@ from sim.model.load import ModelError, load_model
     show_default=True,
     help="with --calibration: replications per draw",
 )
+@executor_options(default_workers=1, what="the --calibration draws")
 def run(
     model_file,
     overrides,
@@ -82,12 +84,20 @@ def run(
     calibration,
     draws,
     draw_replications,
+    run_on,
 ) -> None:
     """Simulate MODEL_FILE and print results with confidence intervals (and, given a
     calibration, prediction intervals over its parameters' uncertainty)."""
     from sim.present.tables import render, result_document
     from sim.run.simulate import Status, simulate
 
+    run_on.check()
+    if run_on.given() and not calibration:
+        fail(
+            f"{run_on.given()[0]} places the --calibration draws: give --calibration FILE, or "
+            "leave it out (a run's replications run here)",
+            ExitCode.USAGE,
+        )
     if engine is not None:
         overrides = (*overrides, f"run.engine={engine}")
     calibrated = None
@@ -121,13 +131,14 @@ def run(
             err.print("interrupted")
             sys.exit(outcome.exit_code)
         fail(f"{model_file}: {outcome.message}", outcome.exit_code)
-    propagation = None
+    propagation = lost = None
     if calibrated is not None and outcome.status is Status.OK:
+        from sim.studies.executor import LostWork
         from sim.studies.predict import draws_at
 
         err.print(calibrated.describe(), markup=False)
         try:
-            with progress_reporter("parameter draws") as progress:
+            with run_on.executor() as executor, progress_reporter("parameter draws") as progress:
                 propagation = draws_at(
                     model_file,
                     calibrated,
@@ -136,9 +147,15 @@ def run(
                     draws,
                     draw_replications,
                     progress.update,
+                    executor,
                 )
         except ModelError as exc:
             fail(str(exc), ExitCode.MODEL)
+        except LostWork as exc:
+            lost = (
+                f"{exc}: the prediction intervals were not finished (the run at the fitted "
+                "values is shown); rerun the same command"
+            )
         except KeyboardInterrupt:
             err.print("interrupted: the prediction intervals were not finished")
     if as_json:
@@ -156,6 +173,8 @@ def run(
         err.print(
             f"interrupted: the {len(result.replications)} finished replication(s) are shown above"
         )
+    if lost is not None:
+        fail(lost, ExitCode.INTERNAL)
     sys.exit(outcome.exit_code)
 
 

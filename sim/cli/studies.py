@@ -6,14 +6,13 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import cast
 
 import click
 
 from sim.cli.common import (
     console,
     err,
-    executor_for,
+    executor_options,
     fail,
     load_calibration_or_fail,
     need_sweep_extra,
@@ -31,27 +30,11 @@ from sim.exit_codes import ExitCode
     type=click.Path(file_okay=False),
     help="results directory (default: results/<sweep file name>); rerun to resume",
 )
-@click.option(
-    "--workers",
-    "-w",
-    type=click.IntRange(1, 4096),
-    help="local worker processes (default: one per core)",
-)
-@click.option("--serial", is_flag=True, help="run the points one after another in this process")
-@click.option(
-    "--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster, e.g. tcp://host:8786"
-)
-@click.option(
-    "--local-cluster",
-    "local_cluster",
-    type=click.IntRange(1, 4096),
-    metavar="N",
-    help="run on a Dask LocalCluster of N worker processes",
-)
+@executor_options(what="the points")
 @click.option(
     "--retry-failed", is_flag=True, help="run again the points that failed in an earlier run"
 )
-def sweep(sweep_file, results, workers, serial, scheduler, local_cluster, retry_failed) -> None:
+def sweep(sweep_file, results, run_on, retry_failed) -> None:
     """Run every point of SWEEP_FILE (base model x factors), keeping each finished point."""
     need_sweep_extra()
     from sim.studies.sweep.execute import LostPoints, failure_summary, run_sweep
@@ -59,18 +42,7 @@ def sweep(sweep_file, results, workers, serial, scheduler, local_cluster, retry_
     from sim.studies.sweep.spec import SweepError, load_sweep
     from sim.studies.sweep.store import ResultStore, StoreError
 
-    chosen = [
-        name
-        for name, given in (
-            ("--serial", serial),
-            ("--workers", workers),
-            ("--scheduler", scheduler),
-            ("--local-cluster", local_cluster),
-        )
-        if given
-    ]
-    if len(chosen) > 1:
-        fail(f"choose one way to run: {' and '.join(chosen)} were both given", ExitCode.USAGE)
+    run_on.check()
     try:
         plan = load_sweep(sweep_file)
     except SweepError as exc:
@@ -78,7 +50,7 @@ def sweep(sweep_file, results, workers, serial, scheduler, local_cluster, retry_
     store = ResultStore(results or Path("results") / Path(sweep_file).stem)
     try:
         with (
-            executor_for(serial, workers, scheduler, local_cluster) as executor,
+            run_on.executor() as executor,
             SweepProgress(err) as progress,
         ):
             outcome = run_sweep(
@@ -193,13 +165,17 @@ def report(source, output) -> None:
     help="evaluate the curve at this many points and report its knee (0: skip)",
 )
 @click.option("--no-analytic", is_flag=True, help="skip the analytic first guess")
-@click.option(
-    "--workers",
-    "-w",
-    type=click.IntRange(1, 4096),
-    help="local worker processes (default: one per core)",
+@executor_options(
+    what="the search's points and the parameter draws",
+    same="as many points a round unless --points-per-round",
 )
-@click.option("--serial", is_flag=True, help="evaluate in this process")
+@click.option(
+    "--points-per-round",
+    "per_round",
+    type=click.IntRange(1, 4096),
+    help="values the search evaluates at once (W+1-section) [default: one per worker]; the "
+    "answer depends on it, not on where the points run",
+)
 @click.option("--json", "as_json", is_flag=True, help="print JSON")
 @click.option(
     "--calibration",
@@ -227,8 +203,8 @@ def capacity(
     maximum,
     knee_points,
     no_analytic,
-    workers,
-    serial,
+    run_on,
+    per_round,
     as_json,
     calibration,
     draws,
@@ -239,9 +215,11 @@ def capacity(
     from sim.studies.capacity.question import SearchRangeError, answer, answer_range, ask
     from sim.studies.capacity.search import CapacityError
     from sim.studies.capacity.slo import SloError
-    from sim.studies.sweep.execute import ProcessExecutor, SerialExecutor
+    from sim.studies.capacity.uncertain import CapacityRange
+    from sim.studies.executor import LostWork
     from sim.studies.sweep.spec import SweepError
 
+    run_on.check()
     for option, bound in (("--min", minimum), ("--max", maximum)):
         if bound is not None and not math.isfinite(bound):
             fail(
@@ -269,9 +247,6 @@ def capacity(
         )
     except SearchRangeError as exc:
         fail(str(exc), ExitCode.USAGE)
-    executor = SerialExecutor() if serial else ProcessExecutor(workers)
-    count = 1 if serial else cast(ProcessExecutor, executor).workers
-
     reporter = progress_reporter("capacity search", bar=False)
     evaluations = 0
 
@@ -283,43 +258,47 @@ def capacity(
             f"  evaluation {evaluations}: {question.path} = {evaluation.value:g}: {verdict}"
         )
 
-    try:
-        with executor, reporter:
-            result = answer(
-                question,
-                executor,
-                workers=count,
-                tolerance=tolerance,
-                use_analytic=not no_analytic,
-                knee_points=knee_points,
-                on_evaluation=show,
-            )
-    except CapacityError as exc:
-        fail(f"{source}: {exc}", ExitCode.MODEL)
-    except KeyboardInterrupt:
-        err.print("interrupted")
-        sys.exit(ExitCode.INTERRUPTED)
-    spread = None
-    if calibrated is not None:
-        draw_reporter = progress_reporter("parameter draws (a search each)")
-        draw_executor = SerialExecutor() if serial else ProcessExecutor(workers)
+    spread: CapacityRange | None = None
+    lost: LostWork | None = None
+    with run_on.executor() as executor:
         try:
-            with draw_executor, draw_reporter:
-                spread = answer_range(
+            with reporter:
+                result = answer(
                     question,
-                    result,
-                    calibrated,
-                    draws,
-                    draw_executor,
-                    workers=count,
+                    executor,
+                    workers=per_round or executor.slots,
                     tolerance=tolerance,
-                    user_overrides=user_overrides,
-                    progress=draw_reporter.update,
+                    use_analytic=not no_analytic,
+                    knee_points=knee_points,
+                    on_evaluation=show,
                 )
         except CapacityError as exc:
-            fail(f"{source}: at a parameter draw: {exc}", ExitCode.MODEL)
+            fail(f"{source}: {exc}", ExitCode.MODEL)
+        except LostWork as exc:
+            fail(f"{exc}; rerun the same command", ExitCode.INTERNAL)
         except KeyboardInterrupt:
-            err.print("interrupted: the answer at the fitted values is below")
+            err.print("interrupted")
+            sys.exit(ExitCode.INTERRUPTED)
+        if calibrated is not None:
+            draw_reporter = progress_reporter("parameter draws (a search each)")
+            try:
+                with draw_reporter:
+                    spread = answer_range(
+                        question,
+                        result,
+                        calibrated,
+                        draws,
+                        executor,
+                        tolerance=tolerance,
+                        user_overrides=user_overrides,
+                        progress=draw_reporter.update,
+                    )
+            except CapacityError as exc:
+                fail(f"{source}: at a parameter draw: {exc}", ExitCode.MODEL)
+            except LostWork as exc:
+                lost = exc  # the answer at the fitted values is shown all the same
+            except KeyboardInterrupt:
+                err.print("interrupted: the answer at the fitted values is below")
     if as_json:
         document = result.as_dict()
         if spread is not None:
@@ -331,6 +310,12 @@ def capacity(
         render(result, console())
         if spread is not None:
             console().print(spread.sentence(), markup=False)
+    if lost is not None:
+        fail(
+            f"{lost}: the range over the calibration's draws was not finished (the answer at "
+            "the fitted values is above); rerun the same command",
+            ExitCode.INTERNAL,
+        )
     if result.best is None:
         sys.exit(ExitCode.UNSTABLE)
 

@@ -68,7 +68,9 @@ def calibrate_choosing(
 ) -> tuple[Any, list[dict]]:
     """`calibrate(name, **options)` once per candidate of the experiment's `[[choose]]` entries;
     the best candidate's calibration and every candidate's score (`[]` without `[[choose]]`).
-    Withheld figures of a table experiment get their prediction intervals here."""
+    Withheld figures of a table experiment get their prediction intervals here.  Given an
+    `executor` of more than one slot, the candidates are fitted side by side (one thread each
+    here, their runs on the executor): each fit is the one it is alone, so the choice is too."""
 
     folder, spec, _ = load_experiment(name)
     source = folder / "experiment.toml"
@@ -76,36 +78,21 @@ def calibrate_choosing(
         options["draws"] = default_draws(spec)
     sampled = (options["draws"], options.get("draw_replications", 2))
     entries = choices(spec)
+    executor = options.get("executor")
+    map_ = map if executor is None else executor.map
     if not entries:
         fit = calibrate(name, **options)
-        withheld_intervals(fit, name, options.get("replications"), *sampled)
+        withheld_intervals(fit, name, options.get("replications"), *sampled, (), map_)
         return fit, []
     parameters = [p for p, _ in entries]
-    found: list[tuple[float, Any, dict]] = []
-    for combination in itertools.product(*(values for _, values in entries)):
-        overrides = tuple(f"{p}={v}" for p, v in zip(parameters, combination))
-        token = CANDIDATE.set(overrides)
-        try:
-            _, candidate_spec, records = load_experiment(name)
-            try:
-                fit = calibrate(name, **options)
-            except CalibrationError as exc:
-                found.append(
-                    (math.inf, None, {"set": list(overrides), "cost": None, "error": str(exc)})
-                )
-                continue
-            cost = score(fit, candidate_spec, records, source)
-        finally:
-            CANDIDATE.reset(token)
-        summary = {
-            "set": list(overrides),
-            "cost": cost,
-            "records": records,
-            "spec": candidate_spec,
-            "parameters": {p["parameter"]: p["value"] for p in fit.parameters},
-            "converged": fit.converged,
-        }
-        found.append((cost, fit, summary))
+    candidates = [
+        tuple(f"{p}={v}" for p, v in zip(parameters, combination))
+        for combination in itertools.product(*(values for _, values in entries))
+    ]
+    if executor is not None and executor.slots > 1 and len(candidates) > 1:
+        found = side_by_side(name, calibrate, candidates, options)
+    else:
+        found = [candidate(name, calibrate, overrides, options) for overrides in candidates]
     best = min(range(len(found)), key=lambda i: found[i][0])
     if found[best][1] is None:
         raise CalibrationError(
@@ -127,7 +114,7 @@ def calibrate_choosing(
     token = CANDIDATE.set(tuple(found[best][2]["set"]))
     try:
         withheld_intervals(
-            found[best][1], name, options.get("replications"), *sampled, CANDIDATE.get()
+            found[best][1], name, options.get("replications"), *sampled, CANDIDATE.get(), map_
         )
     finally:
         CANDIDATE.reset(token)
@@ -138,7 +125,9 @@ def calibrate_choosing(
         # weight enters those intervals too
         token = CANDIDATE.set(tuple(summary["set"]))
         try:
-            withheld_intervals(fit, name, options.get("replications"), *sampled, CANDIDATE.get())
+            withheld_intervals(
+                fit, name, options.get("replications"), *sampled, CANDIDATE.get(), map_
+            )
         finally:
             CANDIDATE.reset(token)
     open_fits = [(weights[i], fit) for i, (_, fit, _) in enumerate(found) if weights[i] > 0]
@@ -214,6 +203,56 @@ def mix_rows(best, fits: list[tuple[float, Any]]) -> None:
             row.pi_high = float(optimize.brentq(lambda x: cdf(x) - 0.95, low, high))
             if row.published is not None:
                 row.covered = row.pi_low <= row.published <= row.pi_high
+
+
+def candidate(
+    name: str, calibrate: Callable[..., Any], overrides: tuple[str, ...], options: dict
+) -> tuple[float, Any, dict]:
+    """One candidate's calibration: (its cost, the fit or None, its summary)."""
+    token = CANDIDATE.set(overrides)
+    try:
+        folder, candidate_spec, records = load_experiment(name)
+        try:
+            fit = calibrate(name, **options)
+        except CalibrationError as exc:
+            return math.inf, None, {"set": list(overrides), "cost": None, "error": str(exc)}
+        cost = score(fit, candidate_spec, records, folder / "experiment.toml")
+    finally:
+        CANDIDATE.reset(token)
+    summary = {
+        "set": list(overrides),
+        "cost": cost,
+        "records": records,  # for weighing the candidates (popped before the summary is shown)
+        "spec": candidate_spec,
+        "parameters": {p["parameter"]: p["value"] for p in fit.parameters},
+        "converged": fit.converged,
+    }
+    return cost, fit, summary
+
+
+def side_by_side(
+    name: str, calibrate: Callable[..., Any], candidates: list[tuple[str, ...]], options: dict
+) -> list[tuple[float, Any, dict]]:
+    """Every candidate's calibration at once, in candidate order.  A fit is light here (the
+    optimiser's steps); its runs go to the executor, which the candidates share, so a cluster
+    wider than one evaluation's rows is kept busy.  On an error or Ctrl-C this returns at once:
+    the caller closes the executor, and the other candidates' threads end at their next run."""
+    import contextvars
+    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
+    pool = ThreadPoolExecutor(max_workers=len(candidates), thread_name_prefix="candidate")
+    futures = [
+        pool.submit(contextvars.copy_context().run, candidate, name, calibrate, overrides, options)
+        for overrides in candidates
+    ]
+    try:
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        for future in done:  # the first error at once, not after the candidates before it
+            if future.exception() is not None:
+                future.result()
+        return [future.result() for future in futures]
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def render(summaries: list[dict], console) -> None:

@@ -67,7 +67,10 @@ def cross_validate(
     workers: int = 1,
     progress=None,
     row_progress=None,
+    executor=None,
 ) -> CrossValidation:
+    """The folds: the calibration's runs (its evaluations' rows and the linearisation's p + 1
+    runs of the table) on `executor` (else `workers` processes); each fold is then algebra."""
     calibration = calibrate(
         name,
         replications=replications,
@@ -75,6 +78,7 @@ def cross_validate(
         progress=progress,
         row_progress=row_progress,
         workers=workers,
+        executor=executor,
     )
     folder, spec, records = load_experiment(name)
     parameters = free_parameters(spec, folder / "experiment.toml")

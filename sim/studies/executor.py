@@ -1,10 +1,12 @@
 """Executors: where the simulations of a study run — serially, in a pool of local worker
 processes, or on a Dask cluster — for every study alike (sweep points, reproduction rows,
-calibration evaluations, capacity searches).  Each simulation is a pure function of its task,
-so the numbers are the same on any executor."""
+calibration evaluations and `[[choose]]` candidates, capacity searches, parameter draws).  Each
+task is a pure function of its data (its seed is in it, never taken from where it runs), so the
+numbers are the same on any executor."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from collections.abc import Callable, Iterable, Iterator
@@ -14,20 +16,34 @@ from typing import Any, Literal
 from sim.studies.sweep.point import run_point
 
 
-class LostPoints(RuntimeError):
-    """Workers died (a killed process, a lost Dask worker): those tasks were not recorded."""
+class LostWork(RuntimeError):
+    """Workers died (a killed process, a lost Dask worker or scheduler): their tasks have no
+    result.  What the study recorded before (a sweep's points, a calibration's cache) stays."""
+
+
+class LostPoints(LostWork):
+    """A sweep's (or a search's) points lost with their workers: those were not recorded."""
 
 
 # --------------------------------------------------------------------------- executors
 class Executor:
-    """Runs tasks: `map(fn, items)` in order (reproductions' rows, calibration's runs), and
-    `map_unordered(tasks, fn)` as they finish (sweep points, recorded as they come)."""
+    """Runs tasks: `map(fn, items, ...)` in order (reproductions' rows, calibration's runs,
+    parameter draws), and `map_unordered(tasks, fn)` as they finish (sweep points, recorded as
+    they come).  `fn` must be picklable (a module-level function, plain data) for any executor
+    but the serial one; a worker lost raises `LostWork`, an error of `fn` itself is raised as
+    it is."""
+
+    @property
+    def slots(self) -> int:
+        """Tasks at a time (a capacity search evaluates this many points per round)."""
+        return 1
 
     def map_unordered(self, tasks: list, fn: Callable[[Any], Any] | None = None) -> Iterator:
         raise NotImplementedError
 
-    def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator:
-        """Results in the order of `items` (the same numbers in any executor)."""
+    def map(self, fn: Callable[..., Any], *iterables: Iterable[Any]) -> Iterator:
+        """`fn(*args)` for each tuple of `iterables`' items (as the builtin `map`), every task
+        submitted at once, results in order (the same numbers in any executor)."""
         raise NotImplementedError
 
     def __enter__(self):
@@ -50,8 +66,8 @@ class SerialExecutor(Executor):
         for task in tasks:
             yield fn(task)
 
-    def map(self, fn, items):
-        return map(fn, items)
+    def map(self, fn, *iterables):
+        return map(fn, *iterables)
 
     def describe(self) -> str:
         return "serially"
@@ -69,8 +85,18 @@ class ProcessExecutor(Executor):
         self.workers = workers or os.cpu_count() or 1
         self.pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_interrupts)
 
-    def map(self, fn, items):
-        return self.pool.map(fn, items)
+    def map(self, fn, *iterables):
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            results = self.pool.map(fn, *iterables)  # submitted now; results come in order
+        except BrokenProcessPool:  # a worker died before (another map's task killed it)
+            raise LostWork(POOL_BROKEN) from None
+        return _lost_pool_is_lost_work(results)
+
+    @property
+    def slots(self) -> int:
+        return self.workers
 
     def map_unordered(self, tasks, fn=None):
         from concurrent.futures.process import BrokenProcessPool
@@ -104,6 +130,18 @@ class ProcessExecutor(Executor):
         return f"on {self.workers} local worker process{'es' if self.workers != 1 else ''}"
 
 
+def _lost_pool_is_lost_work(results: Iterator) -> Iterator:
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        yield from results
+    except BrokenProcessPool:
+        raise LostWork(POOL_BROKEN) from None
+
+
+POOL_BROKEN = "a worker process died (killed, or out of memory)"
+
+
 class DaskExecutor(Executor):
     """An existing Dask cluster (`address`) or a `LocalCluster` of `local_workers` processes."""
 
@@ -118,16 +156,45 @@ class DaskExecutor(Executor):
                 n_workers=local_workers or os.cpu_count() or 1,
                 threads_per_worker=1,
                 processes=processes,
-                dashboard_address=None,
+                dashboard_address=":0",  # any free port: another cluster here may hold 8787
             )
             self.client = Client(self.cluster)
         else:
             self.client = Client(address, timeout="20s")
         self.address = address
 
-    def map(self, fn, items):
-        futures = self.client.map(fn, list(items), pure=False)
-        return (future.result() for future in futures)
+    @property
+    def slots(self) -> int:
+        """The cluster's worker threads now (a scheduler may gain or lose workers later)."""
+        workers = self.client.scheduler_info().get("workers", {})
+        return max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
+
+    def map(self, fn, *iterables):
+        futures = self.client.map(fn, *(list(items) for items in iterables), pure=False)
+        return self._in_order(futures)
+
+    def _in_order(self, futures: list) -> Iterator:
+        from concurrent.futures import CancelledError
+
+        from distributed import KilledWorker
+        from distributed.comm.core import CommClosedError
+
+        try:
+            for future in futures:
+                try:
+                    yield future.result()
+                except KilledWorker as exc:
+                    where = getattr(getattr(exc, "last_worker", None), "address", None)
+                    raise LostWork(
+                        "a Dask worker died running a task" + (f" (at {where})" if where else "")
+                    ) from None
+                except (CancelledError, CommClosedError) as exc:
+                    name = type(exc).__name__
+                    raise LostWork(f"the Dask cluster went away ({name})") from None
+        finally:
+            # the tasks not needed any more (an error, Ctrl-C); none when the client is closed
+            with contextlib.suppress(Exception):
+                self.client.cancel(futures)
 
     def map_unordered(self, tasks, fn=None):
         from dask.distributed import as_completed as dask_completed

@@ -12,6 +12,7 @@ from sim.model.load import load_model
 from sim.run.simulate import Outcome, Status, simulate
 from sim.studies.calibration.propagate import Propagation, propagate
 from sim.studies.calibration.saved import Calibrated
+from sim.studies.executor import Executor
 
 
 @dataclass
@@ -30,28 +31,39 @@ def draws_at(
     draws: int = 16,
     draw_replications: int = 2,
     progress: Callable[[int, int], None] | None = None,
+    executor: Executor | None = None,
 ) -> Propagation:
     """The draws of a calibration around `nominal` (the run at its fitted values): each draw
     sets the drawn values, then the user's own overrides (a parameter the user set is theirs,
-    not drawn), and runs with its own seed and `draw_replications` replications."""
+    not drawn), and runs with its own seed and `draw_replications` replications, on
+    `executor` when given (`sim.studies.executor`: the same numbers), else here."""
     result = nominal.result
     assert result is not None  # only a run with figures is propagated
-
-    def run_at(drawn: list[str], draw_seed: int) -> Outcome:
-        return simulate(
-            load_model(model_file, (*drawn, *user_overrides, f"run.seed={draw_seed}")),
-            replications=draw_replications,
-        )
-
     return propagate(
-        run_at,
+        DrawRun(str(model_file), tuple(user_overrides), draw_replications),
         {k: i.mean for k, i in result.summary.items()},
         calibrated,
         draws,
         draw_replications,
         result.seed,
         progress,
+        map if executor is None else executor.map,
     )
+
+
+@dataclass(frozen=True)
+class DrawRun:
+    """One draw's run, as a task an executor can send to another process (plain data)."""
+
+    model_file: str
+    user_overrides: tuple[str, ...]
+    draw_replications: int
+
+    def __call__(self, drawn: list[str], draw_seed: int) -> Outcome:
+        return simulate(
+            load_model(self.model_file, (*drawn, *self.user_overrides, f"run.seed={draw_seed}")),
+            replications=self.draw_replications,
+        )
 
 
 def predict(
@@ -63,14 +75,16 @@ def predict(
     draws: int = 16,
     draw_replications: int = 2,
     progress: Callable[[int, int], None] | None = None,
+    executor: Executor | None = None,
 ) -> CalibratedPrediction:
     """Run `model_file` at the calibration's fitted values (the user's `overrides` win), then
-    at `draws` parameter draws; the propagation is None when the nominal run did not succeed."""
+    at `draws` parameter draws (on `executor` when given); the propagation is None when the
+    nominal run did not succeed."""
     model = load_model(model_file, (*calibrated.overrides(), *overrides))
     outcome = simulate(model, replications=replications, seed=seed)
     if outcome.status is not Status.OK:
         return CalibratedPrediction(outcome, None)
     spread = draws_at(
-        model_file, calibrated, outcome, overrides, draws, draw_replications, progress
+        model_file, calibrated, outcome, overrides, draws, draw_replications, progress, executor
     )
     return CalibratedPrediction(outcome, spread)

@@ -37,6 +37,7 @@ from sim.studies.calibration.evaluate import Evaluator, free_overrides
 from sim.studies.calibration.figures import Figure, published_figures
 from sim.studies.calibration.linearise import Linearisation, RunMemo
 from sim.studies.calibration.parameters import CalibrationError, free_parameters
+from sim.studies.executor import Executor, ProcessExecutor, SerialExecutor
 from sim.studies.experiment import ExperimentError, factor_overrides, figures_of, is_fitted
 from sim.studies.measured_table import CANDIDATE
 from sim.studies.records import check_runs, load_experiment, model_column, published_value
@@ -232,10 +233,12 @@ def calibrate(
     analyse: bool = True,
     draws: int = 0,
     draw_replications: int = 2,
+    executor: Executor | None = None,
 ) -> Calibration:
     """Fit the experiment's [[calibrate]] parameters to its [[fitted]] figures; simulate every row
-    with the fitted values.  `cache=None` keeps no cache; `workers` > 1 runs an evaluation's
-    rows in that many processes (each run keeps its own seeds, so the fit is the same).
+    with the fitted values.  `cache=None` keeps no cache.  An evaluation's rows run on
+    `executor` (`sim.studies.executor`: processes, a Dask cluster; the caller closes it), else
+    in `workers` processes (1: here); each run keeps its own seeds, so the fit is the same.
     `analyse` adds the parameters' intervals and every row's prediction interval (linear, or
     from `draws` sampled parameter points of `draw_replications` replications each)."""
     folder, spec, records = load_experiment(name)
@@ -261,12 +264,11 @@ def calibrate(
     starts = tuple(p.start for p in parameters)
     check_runs(folder, spec, records, lambda record: free_overrides(parameters, starts, record))
     with contextlib.ExitStack() as stack:
-        # the studies' executor: the same numbers serially or in a pool of processes
-        from sim.studies.executor import ProcessExecutor, SerialExecutor
-
-        executor = stack.enter_context(
-            SerialExecutor() if workers <= 1 else ProcessExecutor(workers)
-        )
+        # the studies' executor: the same numbers serially, in processes or on a cluster
+        if executor is None:
+            executor = stack.enter_context(
+                SerialExecutor() if workers <= 1 else ProcessExecutor(workers)
+            )
         map_: Callable[..., Iterator] = executor.map
         evaluate = Evaluator(folder, spec, parameters, goals, replications, cache, progress, map_)
         converged, message, values = _fit(evaluate, max_evaluations or 30 * (len(parameters) + 1))

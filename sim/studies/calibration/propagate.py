@@ -16,7 +16,7 @@ intervals"), and `tiersim calibrate` predicts a level no run measured with this 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -86,11 +86,14 @@ def propagate(
     draw_replications: int,
     seed: int,
     progress: Callable[[int, int], None] | None = None,
+    map_: Callable[..., Iterable[Any]] = map,
 ) -> Propagation:
     """Simulate at `draws` parameter points: `run_at(overrides, seed)` runs the model with a
     point's overrides (the caller puts its user's own overrides after them, so a parameter the
     user set is theirs, not drawn) and `draw_replications` replications, and returns its
-    `simulate()` outcome; `nominal` is the fitted run's metric means."""
+    `simulate()` outcome; `nominal` is the fitted run's metric means.  The draws go through
+    `map_` (builtin map, or an executor's: all at once, outcomes in draw order; each draw's
+    seed is in its task, so the numbers are the same)."""
     from sim.run.simulate import Status
 
     points = calibrated.points(draws, seed)
@@ -99,8 +102,12 @@ def propagate(
     noise: list[dict[str, float]] = []
     kept: list[int] = []
     unstable, failed = 0, []
-    for m, point in enumerate(points):
-        outcome = run_at(point.overrides, seed + SEED_OFFSET * (m + 1))
+    outcomes = map_(
+        run_at,
+        [point.overrides for point in points],
+        [seed + SEED_OFFSET * (m + 1) for m in range(len(points))],
+    )
+    for m, outcome in enumerate(outcomes):
         if progress is not None:
             progress(m + 1, len(points))
         if outcome.status is Status.UNSTABLE:

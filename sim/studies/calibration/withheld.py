@@ -38,6 +38,7 @@ def withheld_intervals(
     draws: int = 0,
     draw_replications: int = 2,
     chosen: tuple[str, ...] = (),
+    map_=map,
 ) -> None:
     """A 90 % prediction interval for each withheld figure of a table experiment (a load level
     no run measured: `tiersim plan --predict`), which the fit's own analysis leaves empty
@@ -46,7 +47,8 @@ def withheld_intervals(
     applies to it, a step of STEP on its unit scale (UNKNOWN_STEP for an unknown), common random
     numbers; the gradient g gives the parameters' variance g' C g under the fit's covariance C
     (their correlations included), added to the simulation's noise and the fit's model error;
-    the interval is log-normal, as the others (`sim.studies.calibration.analysis`)."""
+    the interval is log-normal, as the others (`sim.studies.calibration.analysis`).  `map_`
+    runs the rows' runs (builtin map, an executor's: the same numbers)."""
     uncertainty = getattr(fit, "uncertainty", None)
     todo = [r for r in fit.rows if r.published is None and r.pi_low is None]
     if uncertainty is None or not todo:
@@ -55,7 +57,9 @@ def withheld_intervals(
     if not spec.on_table:
         return
     if draws:
-        _sampled(fit, folder, spec, records, todo, replications, draws, draw_replications, chosen)
+        _sampled(
+            fit, folder, spec, records, todo, replications, draws, draw_replications, chosen, map_
+        )
         return
     parameters = free_parameters(spec, folder / "experiment.toml")
     values = [p["value"] for p in fit.parameters]  # in the order of `parameters`
@@ -66,6 +70,8 @@ def withheld_intervals(
     z95, z90 = stats.norm.ppf(0.975), stats.norm.ppf(0.95)
     labels = spec.experiment.label_columns or []
     column = model_column(spec)
+    # every row's runs first, then all of them at once on `map_` (the same numbers in any order)
+    todo_rows, steps, tasks = [], [], []
     for record in records:
         head = " ".join([record[column]] + [f"{c}={record[c]}" for c in labels])
         wanted = figures_of(spec, record)
@@ -74,7 +80,7 @@ def withheld_intervals(
         }
         if not rows:
             continue
-        gradient = {c: np.zeros(len(parameters)) for c in rows}
+        todo_rows.append((wanted, rows))
         for j, parameter in enumerate(parameters):
             if not parameter.applies(record):
                 continue  # it does not act on this row: no gradient
@@ -86,11 +92,16 @@ def withheld_intervals(
                 if p.applies(record)
             ]
             model_file, overrides = row_run(folder, spec, record, settings)
-            found = run_row((str(model_file), overrides, replications, head))
-            for w in wanted:
-                if w.column in rows:
-                    base = rows[w.column].simulated
-                    gradient[w.column][j] = (found[w.metric][0] - base) / (moved - mean[j])
+            steps.append((len(todo_rows) - 1, j, moved))
+            tasks.append((str(model_file), overrides, replications, head))
+    gradients = [{c: np.zeros(len(parameters)) for c in rows} for _, rows in todo_rows]
+    for (k, j, moved), found in zip(steps, map_(run_row, tasks)):
+        wanted, rows = todo_rows[k]
+        for w in wanted:
+            if w.column in rows:
+                base = rows[w.column].simulated
+                gradients[k][w.column][j] = (found[w.metric][0] - base) / (moved - mean[j])
+    for (_, rows), gradient in zip(todo_rows, gradients):
         for col, row in rows.items():
             noise = (row.ci_high - row.ci_low) / 2 / z95
             g = gradient[col]
@@ -99,7 +110,16 @@ def withheld_intervals(
             row.pi_low, row.pi_high = relative_interval(row.simulated, z90 * sd / scale)
 
 
-def _sampled(fit, folder, spec, records, todo, replications, draws, draw_replications, chosen):
+class _Mapped:
+    """`map_` where an executor is expected (`draws_at` runs its draws on `executor.map`)."""
+
+    def __init__(self, map_) -> None:
+        self.map = map_
+
+
+def _sampled(
+    fit, folder, spec, records, todo, replications, draws, draw_replications, chosen, map_
+):
     """Each withheld row run as `tiersim run MODEL --calibration FILE --draws N` runs it: the
     model at the fit's settings and values, the row's own overrides (its load) after them."""
     from dataclasses import replace
@@ -121,7 +141,16 @@ def _sampled(fit, folder, spec, records, todo, replications, draws, draw_replica
             continue
         model_file, overrides = row_run(folder, spec, record)
         own = [o for o in overrides if o not in shared]
-        found = predict(model_file, calibrated, own, replications, None, draws, draw_replications)
+        found = predict(
+            model_file,
+            calibrated,
+            own,
+            replications,
+            None,
+            draws,
+            draw_replications,
+            executor=_Mapped(map_),  # type: ignore[arg-type]
+        )
         if found.propagation is None:
             continue
         for metric, row in rows.items():

@@ -104,32 +104,61 @@ def answer_range(
     calibrated: Calibrated,
     draws: int,
     executor,
-    workers: int = 1,
     tolerance: float = 0.02,
     user_overrides: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
 ) -> CapacityRange:
     """The search repeated at `draws` parameter draws of the calibration, each started from the
     answer at the fitted values (`nominal`, the nearest guess) with its own seed; the user's
-    own overrides come after the drawn values."""
+    own overrides come after the drawn values.  Each draw's search is one task of `executor`
+    (`sim.studies.executor`), one point at a time: the draws run side by side, and their
+    answers are the same on any executor, serial included."""
+    search_at = DrawSearch(
+        question,
+        nominal.best.value if nominal.best is not None else question.start,
+        tolerance,
+        tuple(user_overrides),
+    )
+    return capacity_range(
+        search_at,
+        calibrated,
+        draws,
+        question.base.seed,
+        nominal,
+        question.integer,
+        progress,
+        executor.map,
+    )
 
-    def search_at(drawn: tuple[str, ...], draw_seed: int, slos: list) -> CapacityResult:
-        at = dataclasses.replace(question.base, overrides=(*drawn, *user_overrides), seed=draw_seed)
+
+@dataclass(frozen=True)
+class DrawSearch:
+    """One draw's search, as a task an executor can send to another process: plain data, and
+    the search run where it lands, serially."""
+
+    question: Question
+    start: float
+    tolerance: float
+    user_overrides: tuple[str, ...]
+
+    def __call__(self, drawn: tuple[str, ...], draw_seed: int, slos: list) -> CapacityResult:
+        from sim.studies.executor import SerialExecutor
+
+        question = self.question
+        at = dataclasses.replace(
+            question.base, overrides=(*drawn, *self.user_overrides), seed=draw_seed
+        )
         return search(
             at,
             question.path,
             slos,
             direction=question.direction,
             integer=question.integer,
-            start=nominal.best.value if nominal.best is not None else question.start,
-            executor=executor,
-            tolerance=tolerance,
+            start=self.start,
+            executor=SerialExecutor(),
+            tolerance=self.tolerance,
             bounds=question.bounds,
-            workers=workers,
+            workers=1,
             use_analytic=False,  # started from the fitted answer, the nearest guess
             knee_points=0,
         )
-
-    return capacity_range(
-        search_at, calibrated, draws, question.base.seed, nominal, question.integer, progress
-    )

@@ -14,7 +14,7 @@ the model where the SLO asks `p95 < 0.3` of the stack.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -97,16 +97,23 @@ def capacity_range(
     nominal: CapacityResult,
     integer: bool,
     progress: Callable[[int, int], None] | None = None,
+    map_: Callable[..., Iterable[CapacityResult]] = map,
 ) -> CapacityRange:
     """`search_at(parameter overrides, seed, slos)` runs one search; it is run at `draws`
-    points, each with the SLOs' targets moved by the point's model error."""
+    points, each with the SLOs' targets moved by the point's model error, through `map_`
+    (builtin map, or an executor's: every draw at once, results in draw order; each draw's seed
+    and targets are in its task, so the answers are the same)."""
     points = calibrated.points(draws, seed)
     errors = [calibrated.model_error_sd * p.model_error_z for p in points]
     answers: list[float | None] = []
     beyond: list[bool] = []
-    for m, (point, error) in enumerate(zip(points, errors)):
-        slos = [moved(slo, error) for slo in nominal.slos]
-        result = search_at(tuple(point.overrides), seed + SEED_OFFSET * (m + 1), slos)
+    results = map_(
+        search_at,
+        [tuple(point.overrides) for point in points],
+        [seed + SEED_OFFSET * (m + 1) for m in range(len(points))],
+        [[moved(slo, error) for slo in nominal.slos] for error in errors],
+    )
+    for m, result in enumerate(results):
         answers.append(None if result.best is None else result.best.value)
         beyond.append(result.best is not None and result.neighbour is None)
         if progress is not None:
