@@ -68,18 +68,10 @@ def withheld_intervals(
     model = uncertainty["model_error"]
     model_sd = model["sd"] if model["estimated"] or model.get("declared") else 0.0
     z95, z90 = stats.norm.ppf(0.975), stats.norm.ppf(0.95)
-    labels = spec.experiment.label_columns or []
-    column = model_column(spec)
     # every row's runs first, then all of them at once on `map_` (the same numbers in any order)
     todo_rows, steps, tasks = [], [], []
-    for record in records:
-        head = " ".join([record[column]] + [f"{c}={record[c]}" for c in labels])
-        wanted = figures_of(spec, record)
-        rows = {
-            w.column: r for w in wanted for r in todo if r.figure in (head, f"{head} {w.column}")
-        }
-        if not rows:
-            continue
+    for record, wanted, rows in withheld_rows(spec, records, todo, "column"):
+        head = row_label(spec, record)
         todo_rows.append((wanted, rows))
         for j, parameter in enumerate(parameters):
             if not parameter.applies(record):
@@ -129,16 +121,7 @@ def _sampled(
 
     calibrated = replace(from_document(fit.as_dict(), fit.experiment), chosen=tuple(chosen))
     shared = {*calibrated.settings, *calibrated.chosen}
-    labels = spec.experiment.label_columns or []
-    column = model_column(spec)
-    for record in records:
-        head = " ".join([record[column]] + [f"{c}={record[c]}" for c in labels])
-        wanted = figures_of(spec, record)
-        rows = {
-            w.metric: r for w in wanted for r in todo if r.figure in (head, f"{head} {w.column}")
-        }
-        if not rows:
-            continue
+    for record, _, rows in withheld_rows(spec, records, todo, "metric"):
         model_file, overrides = row_run(folder, spec, record)
         own = [o for o in overrides if o not in shared]
         found = predict(
@@ -163,3 +146,25 @@ def _sampled(
             row.sd_noise = p.sd_noise / scale
             row.sd_model = p.sd_model / scale
             row.most_sensitive = p.most_sensitive
+
+
+def withheld_rows(spec, records, todo, key: str):
+    """(record, its figures, {figure's `key` ("column" or "metric"): row}) for each record with
+    a withheld row still to be given an interval."""
+    for record in records:
+        head = row_label(spec, record)
+        wanted = figures_of(spec, record)
+        rows = {
+            getattr(w, key): r
+            for w in wanted
+            for r in todo
+            if r.figure in (head, f"{head} {w.column}")
+        }
+        if rows:
+            yield record, wanted, rows
+
+
+def row_label(spec, record) -> str:
+    """A row's name as its figures carry it: the model column's value and the label columns'."""
+    labels = spec.experiment.label_columns or []
+    return " ".join([record[model_column(spec)]] + [f"{c}={record[c]}" for c in labels])
