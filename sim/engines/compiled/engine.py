@@ -82,6 +82,10 @@ class _Tables:
         self.scratch = np.zeros(requests * levels, dtype=np.int64)
         self.users_int = np.full((users, sizes["UI"]), -1, dtype=np.int64)
         self.free_users = np.arange(users - 1, -1, -1, dtype=np.int64)
+        # the clients' connections (keep-alive): a row per connection someone refers to
+        connections = requests if model.clients.keep_alive else 1
+        self.connections = np.zeros((connections, sizes["CN"]), dtype=np.int64)
+        self.free_connections = np.arange(connections - 1, -1, -1, dtype=np.int64)
         members = plan.members.shape[0]
         self.members_float = np.zeros((members, sizes["BF"]), dtype=np.float64)
         self.members_float[:, k.BF_WEIGHT] = plan.weights
@@ -112,6 +116,7 @@ class _Tables:
 
         self.counters[k.I_RFREE_TOP] = requests
         self.counters[k.I_UFREE_TOP] = users
+        self.counters[k.I_CN_FREE_TOP] = connections
         self.counters[k.I_BATCH] = 5
         self.counters[k.I_STOP_AT] = k.NEVER
         stop_after = None if model.finite else model.run.requests
@@ -210,6 +215,8 @@ class _Tables:
             self.marks,
             self.replication,
             self.sample_row,
+            self.connections,
+            self.free_connections,
             self.token,
         )
 
@@ -255,6 +262,17 @@ class _Tables:
             free[top : top + users] = np.arange(2 * users - 1, users - 1, -1)
             self.free_users = free
             counters[k.I_UFREE_TOP] = top + users
+        size = self.connections.shape[0]
+        users = max(int(self.config[k.C_USERS]), 1)
+        if self.config[k.C_CLIENT_KEEP_ALIVE] and 2 * counters[k.I_CN_USED] + users + 16 > size:
+            more = max(size, users + 16)
+            self.connections = _extend(self.connections, more)
+            top = counters[k.I_CN_FREE_TOP]
+            free = np.zeros(size + more, dtype=np.int64)
+            free[:top] = self.free_connections[:top]
+            free[top : top + more] = np.arange(size + more - 1, size - 1, -1)
+            self.free_connections = free
+            counters[k.I_CN_FREE_TOP] = top + more
 
 
 def _extend(array: np.ndarray, more: int) -> np.ndarray:

@@ -115,6 +115,8 @@ STATE_FIELDS = (
     "MARKS",  # checkpoint grid of completions: the completion counts of its points
     "RP",  # session replication: per replicated tier, its settings and counters
     "TSROW",  # --timeseries: the recorder's row at the latest sample
+    "CN",  # the clients' connections to the front (keep-alive): their state
+    "CNFREE",  # stack of free connection rows
     "TOKEN",  # the driver's id for refilling random blocks
 )
 structref.define_proxy(State, StateType, list(STATE_FIELDS))
@@ -166,8 +168,11 @@ structref.define_proxy(State, StateType, list(STATE_FIELDS))
     I_FRONT_OPEN,
     I_FRONT_503,
     I_STOP_ON_CLOSE,
+    I_FRONT_AFTER_ERROR,
+    I_CN_FREE_TOP,
+    I_CN_USED,
     N_I,
-) = range(46)
+) = range(49)
 
 # float scalars
 F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
@@ -216,8 +221,13 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     C_NET_SWITCHED,
     C_MULTICAST,
     C_SAMPLE,
+    C_CLIENT_KEEP_ALIVE,  # clients.keep_alive
+    C_PROXY_KEEP_ALIVE,  # Apache KeepAlive
+    C_MAX_KA_REQUESTS,  # Apache MaxKeepAliveRequests (0: unlimited)
+    C_LISTENER_IDLE,  # event: the listener, not a worker, holds idle connections
+    C_ST_CONN_DEMAND,  # proxy.connection_demand's stream, or -1
     N_C,
-) = range(43)
+) = range(48)
 
 # float configuration
 (
@@ -233,8 +243,10 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     CF_NET_S_PER_BYTE,
     CF_NET_LATENCY,
     CF_SAMPLE_INTERVAL,
+    CF_KA_TIMEOUT,  # Apache KeepAliveTimeout
+    CF_LINGER_HOLD,  # how long a lingering close holds a worker (0: not at all)
     N_CF,
-) = range(13)
+) = range(15)
 
 # stations
 (
@@ -331,7 +343,7 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
 ) = range(10)
 
 # requests
-R_STATE, R_USER, R_ATTEMPT, R_SYN, R_TIMER, N_RI = range(6)
+R_STATE, R_USER, R_ATTEMPT, R_SYN, R_TIMER, R_CONN, N_RI = range(7)
 RF_SENT, N_RF = range(2)
 
 # balancer members
@@ -339,7 +351,11 @@ B_STATION, B_DISPATCHED, B_OUTSTANDING, N_BI = range(4)
 BF_WEIGHT, BF_LBSTATUS, N_BF = range(3)
 
 # users / sessions
-U_ROUTE, U_REMAINING, U_SENT, N_UI = range(4)
+U_ROUTE, U_REMAINING, U_SENT, U_CONN, N_UI = range(5)
+
+# client connections (`sim.tiers.proxy.client_connections.Connection`): a row lives while a
+# user, a request or a pending KeepAliveTimeout refers to it (CN_REFS)
+CN_OPEN, CN_HOLDS, CN_REQUESTS, CN_IDLE_SEQ, CN_CLIENT_CLOSED, CN_REFS, N_CN = range(7)
 
 # kinds and codes
 CLIENT_CLOSED, CLIENT_OPEN, CLIENT_SESSIONS, CLIENT_AB = range(4)
@@ -401,7 +417,9 @@ STREAM_BLOCK, STREAM_CONSTANT = range(2)
     EV_LINK_SENT,
     EV_LINK_ARRIVED,
     EV_SAMPLE,
-) = range(19)
+    EV_IDLE,  # KeepAliveTimeout of an idle connection
+    EV_LINGER,  # a lingering close lets its worker go
+) = range(21)
 KIND_BITS = 5
 KIND_MASK = 31
 
@@ -754,9 +772,10 @@ def pool_release(S, p):
         return
     s = JI[j, J_STATION]
     if role == ROLE_STATION:  # a worker / thread / connection for the visit itself
-        if s == S.C[C_FRONT]:
-            _front_accepted(S)
         JF[j, JF_STARTED] = now
+        if s == S.C[C_FRONT]:
+            _front_granted(S, j, s)
+            return
         STI[s, ST_IN_PROGRESS] += 1
         cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
     elif role == ROLE_JDBC:  # the caller's JDBC connection: its database call starts
@@ -797,11 +816,18 @@ def arrive(S, j, s, member, via_pool):
     """Station.serve: take a slot (or wait for one, or be refused), then the first burst."""
     _open_visit(S, j, s, member, via_pool)
     STI = S.STI
+    front = s == S.C[C_FRONT]
+    if front and _front_reuses_worker(S, j):
+        # the worker of an open connection (FrontStation.serve): nothing to accept
+        STI[s, ST_IN_PROGRESS] += 1
+        cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
+        return
     p = STI[s, ST_POOL]
     status = GRANTED if p < 0 else pool_acquire(S, p, j)
     if status == GRANTED:
-        if s == S.C[C_FRONT]:
-            _front_accepted(S)
+        if front:
+            _front_granted(S, j, s)
+            return
         STI[s, ST_IN_PROGRESS] += 1
         cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
     elif status == REFUSED:
@@ -825,34 +851,186 @@ def _close_visit(S, j, ok):
     if not ok:
         STI[s, ST_FAILED] += 1
     if s == S.C[C_FRONT]:
-        _front_responded(S, ok)
+        _front_responded(S, j, ok)  # keep-alive and lingering close decide when it frees
+        return
     p = STI[s, ST_POOL]
     if p >= 0:
         pool_release(S, p)
 
 
+# --------------------------------------------------------------------------- the front's connections
+# `sim.tiers.proxy.client_connections.FrontConnections` without httpd's children: the front's
+# workers are one pool (the front station's), and a connection of a prefork/worker front
+# holds its worker through KeepAliveTimeout and the lingering close.
 @njit(cache=True)
-def _front_accepted(S):
-    """FrontConnections.accepted: a worker took a new client connection (finite runs through
-    the proxy, where the front's connections are counted: one per request, no keep-alive)."""
-    counters = S.I
+def _conn_new(S):
+    """A new client connection (`Connection()`): open, no requests yet, no one refers to it."""
+    counters, CN = S.I, S.CN
+    top = counters[I_CN_FREE_TOP] - 1
+    counters[I_CN_FREE_TOP] = top
+    counters[I_CN_USED] += 1
+    c = S.CNFREE[top]
+    CN[c, CN_OPEN] = 1
+    CN[c, CN_HOLDS] = 0
+    CN[c, CN_REQUESTS] = 0
+    CN[c, CN_IDLE_SEQ] = -1
+    CN[c, CN_CLIENT_CLOSED] = 0
+    CN[c, CN_REFS] = 0
+    return c
+
+
+@njit(cache=True)
+def _conn_unref(S, c):
+    """One reference to connection c fewer; with none left its row is free."""
+    CN = S.CN
+    refs = CN[c, CN_REFS] - 1
+    CN[c, CN_REFS] = refs
+    if refs == 0:
+        counters = S.I
+        top = counters[I_CN_FREE_TOP]
+        S.CNFREE[top] = c
+        counters[I_CN_FREE_TOP] = top + 1
+        counters[I_CN_USED] -= 1
+
+
+@njit(cache=True)
+def _connection_for(S, r):
+    """Clients.send with keep-alive: request r travels on its user's open connection, or on
+    a new one (a retry always opens one; open arrivals never return); True when new."""
+    C, RI, CN, UI = S.C, S.RI, S.CN, S.UI
+    owner = C[C_CLIENT] != CLIENT_OPEN
+    user = RI[r, R_USER]
+    c = UI[user, U_CONN] if owner else -1
+    # A connection the client hung up on (its timeout fired) is gone even while the server
+    # still works on its request: the next request connects anew.
+    fresh = RI[r, R_ATTEMPT] > 0 or c < 0 or not CN[c, CN_OPEN] or CN[c, CN_CLIENT_CLOSED]
+    if fresh:
+        made = _conn_new(S)
+        if owner:
+            if c >= 0:
+                _conn_unref(S, c)
+            UI[user, U_CONN] = made
+            CN[made, CN_REFS] += 1
+        c = made
+    RI[r, R_CONN] = c
+    CN[c, CN_REFS] += 1
+    return fresh
+
+
+@njit(cache=True)
+def _front_reuses_worker(S, j):
+    """FrontConnections.reuses_worker: the next request on an open connection cancels its
+    KeepAliveTimeout, and keeps the worker the connection holds (prefork/worker)."""
+    c = S.RI[j // S.C[C_LEVELS], R_CONN]
+    if c < 0:
+        return False
+    CN = S.CN
+    if CN[c, CN_IDLE_SEQ] >= 0:
+        CN[c, CN_IDLE_SEQ] = -1  # the calendar entry goes stale
+        _conn_unref(S, c)
+    if CN[c, CN_HOLDS]:
+        CN[c, CN_REQUESTS] += 1
+        return True
+    return False  # event, or a new connection: it waits for a worker like any other
+
+
+@njit(cache=True)
+def _front_granted(S, j, s):
+    """FrontStation's `_front_granted`: the worker accepts the connection (`accepted`); the
+    first request on a new connection also pays its set-up CPU (`proxy.connection_demand`)."""
+    C, CN, STI, counters = S.C, S.CN, S.STI, S.I
+    c = S.RI[j // C[C_LEVELS], R_CONN]
+    opened = c < 0 or CN[c, CN_REQUESTS] == 0  # read before it counts this request
     counters[I_FRONT_OPENED] += 1
     counters[I_FRONT_OPEN] += 1
+    if c >= 0:
+        CN[c, CN_REQUESTS] += 1
+        CN[c, CN_HOLDS] = 1 - C[C_LISTENER_IDLE]
+    STI[s, ST_IN_PROGRESS] += 1
+    per_connection = C[C_ST_CONN_DEMAND]
+    if opened and per_connection >= 0:
+        work = draw(S, per_connection)
+        work += draw(S, STI[s, ST_BURST])
+    else:
+        work = draw(S, STI[s, ST_BURST])
+    cpu_run(S, STI[s, ST_CPU], work, j)
 
 
 @njit(cache=True)
-def _front_responded(S, ok):
-    """FrontConnections.responded without keep-alive or lingering: the server closes the
-    connection (an error response is a 503: no component of the core sets another status);
-    a finished workload waiting for its last connection stops, after the events due now."""
-    counters = S.I
+def _front_responded(S, j, ok):
+    """FrontConnections.responded: keep the connection (and, prefork/worker, its worker)
+    through KeepAliveTimeout, or close it.  An error response is a 503 (no component of the
+    engine sets another status), which drops the connection."""
+    C, CN, counters = S.C, S.CN, S.I
+    now = S.F[F_NOW]
+    c = S.RI[j // C[C_LEVELS], R_CONN]
     if not ok:
         counters[I_FRONT_503] += 1
+    max_requests = C[C_MAX_KA_REQUESTS]
+    if (
+        ok
+        and c >= 0
+        and CN[c, CN_OPEN]
+        and not CN[c, CN_CLIENT_CLOSED]
+        and C[C_PROXY_KEEP_ALIVE]
+        and (max_requests == 0 or CN[c, CN_REQUESTS] < max_requests)
+    ):
+        CN[c, CN_IDLE_SEQ] = push(S, now + S.CF[CF_KA_TIMEOUT], EV_IDLE, c)
+        CN[c, CN_REFS] += 1  # the pending timeout refers to it
+        if C[C_LISTENER_IDLE]:
+            _front_release(S)
+        return
+    if not ok and c >= 0 and CN[c, CN_OPEN]:
+        counters[I_FRONT_AFTER_ERROR] += 1
+    _front_server_closed(S)
+    if c >= 0:
+        CN[c, CN_OPEN] = 0
+        CN[c, CN_HOLDS] = 0
+        if CN[c, CN_CLIENT_CLOSED]:
+            _front_release(S)  # the client has gone: nothing to drain
+            return
+    _front_close_worker(S)
+
+
+@njit(cache=True)
+def _front_idle_expired(S, c):
+    """KeepAliveTimeout: the server closes the idle connection (and drains it, if a worker
+    holds it)."""
+    CN = S.CN
+    CN[c, CN_IDLE_SEQ] = -1
+    CN[c, CN_OPEN] = 0
+    _front_server_closed(S)
+    if CN[c, CN_HOLDS]:
+        CN[c, CN_HOLDS] = 0
+        _front_close_worker(S)
+    _conn_unref(S, c)
+
+
+@njit(cache=True)
+def _front_server_closed(S):
+    """The server closed a client connection; a finished workload waiting for its last
+    connection stops, after the events due now."""
+    counters = S.I
     counters[I_FRONT_CLOSED] += 1
     counters[I_FRONT_OPEN] -= 1
     S.F[F_LAST_CLOSE] = S.F[F_NOW]
     if counters[I_FRONT_OPEN] == 0 and counters[I_STOP_ON_CLOSE]:
         push(S, S.F[F_NOW], EV_STOP, 0)
+
+
+@njit(cache=True)
+def _front_close_worker(S):
+    """The lingering close holds the worker until the client closes, or one idle read."""
+    hold = S.CF[CF_LINGER_HOLD]
+    if hold > 0:
+        push(S, S.F[F_NOW] + hold, EV_LINGER, 0)
+    else:
+        _front_release(S)
+
+
+@njit(cache=True)
+def _front_release(S):
+    pool_release(S, S.STI[S.C[C_FRONT], ST_POOL])
 
 
 @njit(cache=True)
@@ -1200,6 +1378,7 @@ def _alloc_request(S, user, attempt, sent):
     RI[r, R_ATTEMPT] = attempt
     RI[r, R_SYN] = 0
     RI[r, R_TIMER] = -1
+    RI[r, R_CONN] = -1
     RF[r, RF_SENT] = sent
     return r
 
@@ -1208,6 +1387,10 @@ def _alloc_request(S, user, attempt, sent):
 def _free_request(S, r):
     counters = S.I
     S.RI[r, R_STATE] = FREE
+    c = S.RI[r, R_CONN]
+    if c >= 0:
+        S.RI[r, R_CONN] = -1
+        _conn_unref(S, c)
     top = counters[I_RFREE_TOP]
     S.RFREE[top] = r
     counters[I_RFREE_TOP] = top + 1
@@ -1233,6 +1416,9 @@ def _send(S, r):
         counters[I_RUNAWAY] = inside
         counters[I_STOP] = 1
         return
+    new_connection = True
+    if C[C_CLIENT_KEEP_ALIVE]:
+        new_connection = _connection_for(S, r)
     RI[r, R_STATE] = IN_FLIGHT
     counters[I_IN_FLIGHT] += 1
     counters[I_ARRIVED] += 1
@@ -1241,7 +1427,7 @@ def _send(S, r):
     if C[C_HAS_TIMEOUT]:
         # The timer covers the whole attempt, connection set-up included.
         RI[r, R_TIMER] = push(S, now + CF[CF_TIMEOUT], EV_TIMEOUT, r)
-    if C[C_ST_CONNECT] >= 0:
+    if new_connection and C[C_ST_CONNECT] >= 0:
         push(S, now + draw(S, C[C_ST_CONNECT]), EV_CONNECTED, r)
     else:
         _enter(S, r)
@@ -1293,6 +1479,10 @@ def _done(S, user):
             push(S, now + draw(S, C[C_ST_THINK]), EV_SESSION_THINK, user)
         else:
             counters[I_SESS_ENDED] += 1
+            c = UI[user, U_CONN]
+            if c >= 0:  # the session's connection lives on only for the front
+                UI[user, U_CONN] = -1
+                _conn_unref(S, c)
             top = counters[I_UFREE_TOP]
             S.UFREE[top] = user
             counters[I_UFREE_TOP] = top + 1
@@ -1488,8 +1678,8 @@ def _snapshot(S, v):
         # proxy.responses (500, 502, 503, 504)
         v[k] = counters[I_FRONT_OPENED]
         v[k + 1] = counters[I_FRONT_CLOSED]
-        v[k + 2] = 0.0
-        v[k + 3] = 0.0
+        v[k + 2] = counters[I_FRONT_AFTER_ERROR]
+        v[k + 3] = 0.0  # closed_no_worker: only with children
         v[k + 4] = counters[I_FRONT_OPEN]
         v[k + 5] = 0.0
         v[k + 6] = 0.0
@@ -1627,6 +1817,8 @@ def _needs_room(S):
         return True
     if counters[I_HEAP_N] + 4 * C[C_LEVELS] * used + C[C_MAX_CORES] + 64 > S.HT.shape[0]:
         return True
+    if C[C_CLIENT_KEEP_ALIVE] and 2 * counters[I_CN_USED] + max(C[C_USERS], 1) + 16 > S.CN.shape[0]:
+        return True  # an event opens at most a connection per user (ab's loops at once)
     return C[C_CLIENT] == CLIENT_SESSIONS and 2 * counters[I_USR_USED] + 8 > S.UI.shape[0]
 
 
@@ -1696,6 +1888,8 @@ def _borrowed(S):
         _borrow(S.MARKS),
         _borrow(S.RP),
         _borrow(S.TSROW),
+        _borrow(S.CN),
+        _borrow(S.CNFREE),
         S.TOKEN,
     )
 
@@ -1814,6 +2008,8 @@ def _run(S):
                 continue  # answered (the timer was cancelled), or a later request's row
             RI[arg, R_STATE] = ABANDONED  # the servers keep working on it
             RI[arg, R_TIMER] = -1
+            if RI[arg, R_CONN] >= 0:  # the client hangs up on the connection
+                S.CN[RI[arg, R_CONN], CN_CLIENT_CLOSED] = 1
             counters[I_IN_FLIGHT] -= 1
             counters[I_TIMED_OUT] += 1
             _after_failure(S, arg, C[C_RETRY_ON_TIMEOUT])
@@ -1847,6 +2043,12 @@ def _run(S):
                 push(S, now + draw(S, C[C_ST_ARRIVALS]), EV_SESSION_ARRIVAL, 0)
         elif kind == EV_SESSION_THINK:
             _next_session_request(S, arg)
+        elif kind == EV_IDLE:
+            if S.CN[arg, CN_IDLE_SEQ] != seq:
+                continue  # the next request came in time (or the row serves another)
+            _front_idle_expired(S, arg)
+        elif kind == EV_LINGER:
+            _front_release(S)
         elif kind == EV_WARMUP:
             _start_recording(S)
         elif kind == EV_STOP:
@@ -1886,6 +2088,7 @@ def empty_state_sizes() -> dict[str, int]:
         "BF": N_BF,
         "UI": N_UI,
         "RP": N_RP,
+        "CN": N_CN,
     }
 
 

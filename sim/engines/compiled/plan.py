@@ -28,7 +28,13 @@ from sim.observe.recorder import BASE_FIELDS
 from sim.random.distributions import Deterministic, Distribution, Exponential, as_distribution
 from sim.tiers.balancer.dispatcher import BALANCER_COUNTS, DispatchProbe
 from sim.tiers.cluster.session_replication import ReplicationProbe
-from sim.tiers.proxy.client_connections import ConnectionsProbe, ServerCloseProbe, StatusProbe
+from sim.tiers.proxy.client_connections import (
+    ConnectionsProbe,
+    ServerCloseProbe,
+    StatusProbe,
+    linger_hold_s,
+)
+from sim.tiers.proxy.mpm import mpm as mpm_class
 from sim.tiers.station import Station
 
 # The counters the compiled recorder writes for each component, in this order (`kernel.
@@ -393,12 +399,15 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     probes += [PoolView(name, capacity) for name, capacity, *_ in pools]
     probes += [CpuView(name, cores) for name, cores, *_ in cpus]
     probes += replication_probes
-    # a finite run through the proxy counts the front's client connections (`connections_
-    # matter`), one per request since the core has no keep-alive
-    front = model.proxy is not None and model.finite
-    server_close = ServerCloseView() if front else None
+    # the front's client connections, when they can change the answer (`sim.model.stack.
+    # connections_matter`: keep-alive, a lingering close, a CPU cost per connection, or a
+    # finite run, which reports when the front closed its last one)
+    front = model.proxy is not None and stack.front_connections
+    server_close = ServerCloseView() if front and model.finite else None
+    if front:
+        probes += [ConnectionsView(), StatusView()]
     if server_close is not None:
-        probes += [ConnectionsView(), StatusView(), server_close]
+        probes.append(server_close)
     if dispatcher:
         probes.append(BalancerView([names[n] for n in nodes]))
     columns = list(BASE_FIELDS)
@@ -420,6 +429,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     config[k.C_HAS_DISPATCHER] = int(dispatcher)
     config[k.C_MAX_CORES] = max((c[1] for c in cpus), default=1)
     config[k.C_FRONT] = entry_target if front else -1
+    _front(model, config, config_float, stream if front else None)
     config[k.C_N_TIERS] = len(replication_probes)
     config[k.C_SAMPLE] = 0  # --timeseries: the engine switches it on with a sink
     config[k.C_N_NODES] = len(nodes)
@@ -493,6 +503,29 @@ def _replication(
         name = f"replication.{spec.tier}" if tiers.count(spec.tier) == 1 else f"replication.{index}"
         probes.append(ReplicationView(name))
     return table, probes, links
+
+
+def _front(model: Model, config: np.ndarray, config_float: np.ndarray, stream) -> None:
+    """The clients' connections and the front's keep-alive and lingering close
+    (`sim.tiers.proxy.client_connections`); `stream` makes the connection demand's stream,
+    None when the front's connections are not modelled."""
+    config[k.C_CLIENT_KEEP_ALIVE] = int(model.clients.keep_alive)
+    config[k.C_PROXY_KEEP_ALIVE] = 0
+    config[k.C_MAX_KA_REQUESTS] = 0
+    config[k.C_LISTENER_IDLE] = 0
+    config[k.C_ST_CONN_DEMAND] = -1
+    px = model.proxy
+    if px is None or stream is None:
+        return
+    mpm = mpm_class(px.mpm)
+    config[k.C_PROXY_KEEP_ALIVE] = int(px.keep_alive)
+    config[k.C_MAX_KA_REQUESTS] = px.max_keep_alive_requests
+    config[k.C_LISTENER_IDLE] = int(mpm.listener_holds_idle_connections)
+    config_float[k.CF_KA_TIMEOUT] = px.keep_alive_timeout_s
+    config_float[k.CF_LINGER_HOLD] = linger_hold_s(px.mpm, px.linger_s, model.clients.close_delay_s)
+    connection = as_distribution(px.connection_demand)
+    if connection.mean > 0:
+        config[k.C_ST_CONN_DEMAND] = stream("proxy.connection_demand", connection)
 
 
 def _clients(model: Model, streams: list[Stream], constants: list) -> tuple:
