@@ -941,9 +941,10 @@ def _front_granted(S, j, s):
     C, CN, STI, counters = S.C, S.CN, S.STI, S.I
     c = S.RI[j // C[C_LEVELS], R_CONN]
     opened = c < 0 or CN[c, CN_REQUESTS] == 0  # read before it counts this request
-    counters[I_FRONT_OPENED] += 1
-    counters[I_FRONT_OPEN] += 1
-    if c >= 0:
+    if opened:
+        counters[I_FRONT_OPENED] += 1
+        counters[I_FRONT_OPEN] += 1
+    if c >= 0:  # (event: the next request on an idle connection, accepted before)
         CN[c, CN_REQUESTS] += 1
         CN[c, CN_HOLDS] = 1 - C[C_LISTENER_IDLE]
     STI[s, ST_IN_PROGRESS] += 1
