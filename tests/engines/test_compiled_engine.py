@@ -497,6 +497,24 @@ MODELS = {
         ],
         "run": {"max_duration_s": 1000.0},
     },
+    # idle keep-alive connections count toward each child's connection limit, and a request
+    # on one whose child has no idle worker is closed and connects anew (closed_no_worker)
+    "keep-alive on an event front's children: the connection limit, no idle worker": {
+        "clients": {**closed(40, 0.2), "keep_alive": True, "timeout_s": 2.0},
+        "proxy": {
+            "workers": 6,
+            "mpm": "event",
+            "threads_per_child": 2,
+            "listen_backlog": 10,
+            "keep_alive_timeout_s": 1.0,
+            "async_request_worker_factor": 1,
+            "demand": {"dist": EXP, "mean": 0.002},
+        },
+        "backends": [
+            {"name": "app", "threads": 4, "cores": 2, "demand": {"dist": EXP, "mean": 0.02}}
+        ],
+        "run": {"duration_s": 120.0},
+    },
     "sessions and errors on kept-alive connections through a worker front": {
         "clients": {
             "kind": "sessions",
@@ -815,16 +833,15 @@ def core_models(draw):
         if data["proxy"]["workers"] is not None:
             data["proxy"]["listen_backlog"] = draw(st.sampled_from([None, 0, 5]))
         data["proxy"].update(
-            # KeepAlive on a finite event front would bring its children (their connection limit)
-            keep_alive=draw(st.booleans())
-            and not (
-                mpm == "event" and data["proxy"]["workers"] is not None and clients["keep_alive"]
-            ),
+            # KeepAlive on a finite event front brings its children (their connection limit)
+            keep_alive=draw(st.booleans()),
             keep_alive_timeout_s=draw(st.sampled_from([0.05, 0.5, 5.0])),
             max_keep_alive_requests=draw(st.sampled_from([0, 1, 3, 100])),
             linger_s=draw(st.sampled_from([0.0, 0.05, 2.0])),
             connection_demand=draw(st.sampled_from([0.0, 0.002, {"dist": EXP, "mean": 0.003}])),
         )
+        if mpm == "event":
+            data["proxy"]["async_request_worker_factor"] = draw(st.sampled_from([1.0, 2.0]))
     stop = draw(
         st.sampled_from(
             [
@@ -1011,13 +1028,6 @@ def _two_nodes(**changes) -> dict:
                 classes=[{"name": "view"}],
             ),
             "clients.script",
-        ),
-        (
-            _two_nodes(
-                proxy={"workers": 50, "mpm": "event", "demand": 0.001},
-                clients=closed(keep_alive=True),
-            ),
-            "httpd's children as individuals (proxy.mpm = 'event')",
         ),
         (
             _two_nodes(

@@ -117,6 +117,8 @@ STATE_FIELDS = (
     "TSROW",  # --timeseries: the recorder's row at the latest sample
     "CN",  # the clients' connections to the front (keep-alive): their state
     "CNFREE",  # stack of free connection rows
+    "CH",  # httpd's children, when they are individuals
+    "CHFREE",  # stack of free child rows
     "TOKEN",  # the driver's id for refilling random blocks
 )
 structref.define_proxy(State, StateType, list(STATE_FIELDS))
@@ -171,8 +173,15 @@ structref.define_proxy(State, StateType, list(STATE_FIELDS))
     I_FRONT_AFTER_ERROR,
     I_CN_FREE_TOP,
     I_CN_USED,
+    I_CH_HEAD,  # the accept line: children waiting in accept(), oldest first
+    I_CH_TAIL,
+    I_CH_NUMBER,  # the next child's number (fork order)
+    I_CH_FREE_TOP,
+    I_CH_PRESENT,  # children not yet exited
+    I_CH_ROWS,  # rows ever used (the present children are among them)
+    I_FRONT_NO_WORKER,  # event: a request on an idle connection found no worker in its child
     N_I,
-) = range(49)
+) = range(56)
 
 # float scalars
 F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
@@ -226,8 +235,12 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     C_MAX_KA_REQUESTS,  # Apache MaxKeepAliveRequests (0: unlimited)
     C_LISTENER_IDLE,  # event: the listener, not a worker, holds idle connections
     C_ST_CONN_DEMAND,  # proxy.connection_demand's stream, or -1
+    C_CHILDREN,  # httpd's children as individuals
+    C_THREADS_PER_CHILD,  # ThreadsPerChild (1 for prefork)
+    C_ASYNC_FACTOR,  # event: AsyncRequestWorkerFactor's whole part; 0: no connection limit
+    C_START_CHILDREN,  # children at the start
     N_C,
-) = range(48)
+) = range(52)
 
 # float configuration
 (
@@ -343,7 +356,7 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
 ) = range(10)
 
 # requests
-R_STATE, R_USER, R_ATTEMPT, R_SYN, R_TIMER, R_CONN, N_RI = range(7)
+R_STATE, R_USER, R_ATTEMPT, R_SYN, R_TIMER, R_CONN, R_CHILD, N_RI = range(8)
 RF_SENT, N_RF = range(2)
 
 # balancer members
@@ -355,7 +368,31 @@ U_ROUTE, U_REMAINING, U_SENT, U_CONN, N_UI = range(5)
 
 # client connections (`sim.tiers.proxy.client_connections.Connection`): a row lives while a
 # user, a request or a pending KeepAliveTimeout refers to it (CN_REFS)
-CN_OPEN, CN_HOLDS, CN_REQUESTS, CN_IDLE_SEQ, CN_CLIENT_CLOSED, CN_REFS, N_CN = range(7)
+(
+    CN_OPEN,
+    CN_HOLDS,
+    CN_REQUESTS,
+    CN_IDLE_SEQ,
+    CN_CLIENT_CLOSED,
+    CN_REFS,
+    CN_CHILD,  # the child that accepted it
+    CN_KEPT,  # event: idle, held by its child's listener (`Child.keep_alive`)
+    N_CN,
+) = range(9)
+
+# httpd's children (`sim.tiers.proxy.children.Child`); a row is free again once its child exited
+(
+    CH_NUMBER,
+    CH_BUSY,
+    CH_CONNECTIONS,
+    CH_DISABLED,
+    CH_EXITING,
+    CH_PRESENT,
+    CH_PREV,  # the accept line's links
+    CH_NEXT,
+    CH_IN_LINE,
+    N_CH,
+) = range(10)
 
 # kinds and codes
 CLIENT_CLOSED, CLIENT_OPEN, CLIENT_SESSIONS, CLIENT_AB = range(4)
@@ -823,7 +860,11 @@ def arrive(S, j, s, member, via_pool):
         cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
         return
     p = STI[s, ST_POOL]
-    status = GRANTED if p < 0 else pool_acquire(S, p, j)
+    status = GRANTED
+    if front and S.C[C_CHILDREN]:  # httpd's children: the first listening one accepts
+        status = _children_acquire(S, j)
+    elif p >= 0:
+        status = pool_acquire(S, p, j)
     if status == GRANTED:
         if front:
             _front_granted(S, j, s)
@@ -858,10 +899,223 @@ def _close_visit(S, j, ok):
         pool_release(S, p)
 
 
+# --------------------------------------------------------------------------- httpd's children
+# `sim.tiers.proxy.children.ChildProcesses`: the front's workers as children's threads, the
+# accept line (children waiting in accept(), oldest first) and, event, each child's
+# connection limit.  The front pool's row keeps the statistics and the listen queue.
+@njit(cache=True)
+def _line_remove(S, ch):
+    CH, counters = S.CH, S.I
+    before, after = CH[ch, CH_PREV], CH[ch, CH_NEXT]
+    if before >= 0:
+        CH[before, CH_NEXT] = after
+    else:
+        counters[I_CH_HEAD] = after
+    if after >= 0:
+        CH[after, CH_PREV] = before
+    else:
+        counters[I_CH_TAIL] = before
+    CH[ch, CH_IN_LINE] = 0
+
+
+@njit(cache=True)
+def _line_append(S, ch):
+    CH, counters = S.CH, S.I
+    tail = counters[I_CH_TAIL]
+    CH[ch, CH_PREV] = tail
+    CH[ch, CH_NEXT] = -1
+    if tail >= 0:
+        CH[tail, CH_NEXT] = ch
+    else:
+        counters[I_CH_HEAD] = ch
+    counters[I_CH_TAIL] = ch
+    CH[ch, CH_IN_LINE] = 1
+
+
+@njit(cache=True)
+def _can_accept(S, ch):
+    CH, C = S.CH, S.C
+    idle = C[C_THREADS_PER_CHILD] - CH[ch, CH_BUSY]
+    if CH[ch, CH_EXITING] or idle <= 0:
+        return False
+    factor = C[C_ASYNC_FACTOR]
+    if factor == 0 or CH[ch, CH_CONNECTIONS] == 0:
+        return True
+    limit = C[C_THREADS_PER_CHILD] + (idle - CH[ch, CH_DISABLED]) * factor
+    return CH[ch, CH_CONNECTIONS] < limit
+
+
+@njit(cache=True)
+def _line_update(S, ch):
+    """Put the child at the end of the accept line, or out of it."""
+    if S.CH[ch, CH_IN_LINE]:
+        _line_remove(S, ch)
+    if _can_accept(S, ch):
+        S.CH[ch, CH_DISABLED] = 0
+        _line_append(S, ch)
+
+
+@njit(cache=True)
+def _child_take(S, ch):
+    p = S.STI[S.C[C_FRONT], ST_POOL]
+    S.CH[ch, CH_BUSY] += 1
+    S.POI[p, PO_IN_USE] += 1
+    S.POF[p, POF_BUSY] -= S.F[F_NOW]
+
+
+@njit(cache=True)
+def _child_accept(S, ch, j):
+    """The child accepts job j's connection (its request learns its child)."""
+    S.CH[ch, CH_CONNECTIONS] += 1
+    S.RI[j // S.C[C_LEVELS], R_CHILD] = ch
+    _child_take(S, ch)
+    S.POI[S.STI[S.C[C_FRONT], ST_POOL], PO_ACQUIRED] += 1
+    _line_update(S, ch)  # back to the end of the line, if it can accept again
+
+
+@njit(cache=True)
+def _children_acquire(S, j):
+    """ChildProcesses.acquire: the first listening child accepts the connection, or it waits
+    in the listen queue, or is refused."""
+    head = S.I[I_CH_HEAD]
+    if head >= 0:
+        _child_accept(S, head, j)
+        return GRANTED
+    POI, POF, JI, JF = S.POI, S.POF, S.JI, S.JF
+    p = S.STI[S.C[C_FRONT], ST_POOL]
+    limit = POI[p, PO_QUEUE_LIMIT]
+    if limit >= 0 and POI[p, PO_WAITING] >= limit:
+        POI[p, PO_REFUSED] += 1
+        return REFUSED
+    _disable_listeners(S)
+    now = S.F[F_NOW]
+    POI[p, PO_WAITING] += 1
+    POF[p, POF_QUEUE] -= now
+    JI[j, J_WAIT_NEXT] = -1
+    JF[j, JF_WAIT_SINCE] = now
+    tail = POI[p, PO_TAIL]
+    if tail >= 0:
+        JI[tail, J_WAIT_NEXT] = j
+    else:
+        POI[p, PO_HEAD] = j
+    POI[p, PO_TAIL] = j
+    return QUEUED
+
+
+@njit(cache=True)
+def _disable_listeners(S):
+    """event: a connection waits in the listen queue, so every listener disables its socket."""
+    if S.C[C_ASYNC_FACTOR]:
+        CH = S.CH
+        for ch in range(S.I[I_CH_ROWS]):
+            if CH[ch, CH_PRESENT]:
+                CH[ch, CH_DISABLED] = 1
+
+
+@njit(cache=True)
+def _serve_waiters(S):
+    """Connections in the listen queue go to the listening children, oldest first."""
+    POI, POF, JI, JF, counters = S.POI, S.POF, S.JI, S.JF, S.I
+    s = S.C[C_FRONT]
+    p = S.STI[s, ST_POOL]
+    while POI[p, PO_WAITING] and counters[I_CH_HEAD] >= 0:
+        now = S.F[F_NOW]
+        j = POI[p, PO_HEAD]
+        after = JI[j, J_WAIT_NEXT]
+        POI[p, PO_HEAD] = after
+        if after < 0:
+            POI[p, PO_TAIL] = -1
+        POI[p, PO_WAITING] -= 1
+        POF[p, POF_QUEUE] += now
+        POF[p, POF_WAIT] += now - JF[j, JF_WAIT_SINCE]
+        _child_accept(S, counters[I_CH_HEAD], j)
+        JF[j, JF_STARTED] = now
+        _front_granted(S, j, s)
+    if POI[p, PO_WAITING]:
+        _disable_listeners(S)
+
+
+@njit(cache=True)
+def _child_changed(S, ch):
+    if S.CH[ch, CH_EXITING]:
+        _exit_if_done(S, ch)
+        return
+    if not S.CH[ch, CH_IN_LINE]:
+        _line_update(S, ch)
+    _serve_waiters(S)
+
+
+@njit(cache=True)
+def _child_free(S, ch):
+    """ChildProcesses.free: a worker of the child is free again."""
+    p = S.STI[S.C[C_FRONT], ST_POOL]
+    S.CH[ch, CH_BUSY] -= 1
+    S.POI[p, PO_IN_USE] -= 1
+    S.POF[p, POF_BUSY] += S.F[F_NOW]
+    _child_changed(S, ch)
+
+
+@njit(cache=True)
+def _child_connection_closed(S, ch):
+    S.CH[ch, CH_CONNECTIONS] -= 1
+    _child_changed(S, ch)
+
+
+@njit(cache=True)
+def _take_worker(S, ch):
+    """event: a request on one of the child's idle keep-alive connections gets an idle worker
+    of the child without an accept (the listener keeps its place in the line), or none."""
+    if S.C[C_THREADS_PER_CHILD] - S.CH[ch, CH_BUSY] <= 0:
+        return False
+    _child_take(S, ch)
+    S.POI[S.STI[S.C[C_FRONT], ST_POOL], PO_ACQUIRED] += 1
+    if S.CH[ch, CH_IN_LINE] and not _can_accept(S, ch):
+        _line_remove(S, ch)
+    return True
+
+
+@njit(cache=True)
+def _fork(S, count):
+    """New children, idle at once, at the end of the accept line; they take waiting
+    connections."""
+    CH, counters = S.CH, S.I
+    p = S.STI[S.C[C_FRONT], ST_POOL]
+    for _ in range(count):
+        top = counters[I_CH_FREE_TOP] - 1
+        counters[I_CH_FREE_TOP] = top
+        ch = S.CHFREE[top]
+        if ch + 1 > counters[I_CH_ROWS]:
+            counters[I_CH_ROWS] = ch + 1
+        counters[I_CH_PRESENT] += 1
+        CH[ch, CH_NUMBER] = counters[I_CH_NUMBER]
+        counters[I_CH_NUMBER] += 1
+        CH[ch, CH_BUSY] = 0
+        CH[ch, CH_CONNECTIONS] = 0
+        CH[ch, CH_DISABLED] = 0
+        CH[ch, CH_EXITING] = 0
+        CH[ch, CH_PRESENT] = 1
+        S.POI[p, PO_CAPACITY] += S.C[C_THREADS_PER_CHILD]
+        _line_append(S, ch)
+    _serve_waiters(S)
+
+
+@njit(cache=True)
+def _exit_if_done(S, ch):
+    """A stopping child exits once its workers and connections are done."""
+    CH, counters = S.CH, S.I
+    if CH[ch, CH_BUSY] or CH[ch, CH_CONNECTIONS] or not CH[ch, CH_PRESENT]:
+        return
+    CH[ch, CH_PRESENT] = 0
+    counters[I_CH_PRESENT] -= 1
+    top = counters[I_CH_FREE_TOP]
+    S.CHFREE[top] = ch
+    counters[I_CH_FREE_TOP] = top + 1
+
+
 # --------------------------------------------------------------------------- the front's connections
-# `sim.tiers.proxy.client_connections.FrontConnections` without httpd's children: the front's
-# workers are one pool (the front station's), and a connection of a prefork/worker front
-# holds its worker through KeepAliveTimeout and the lingering close.
+# `sim.tiers.proxy.client_connections.FrontConnections`: a connection of a prefork/worker front
+# holds its worker through KeepAliveTimeout and the lingering close; with children as
+# individuals a connection belongs to the child that accepted it.
 @njit(cache=True)
 def _conn_new(S):
     """A new client connection (`Connection()`): open, no requests yet, no one refers to it."""
@@ -876,6 +1130,8 @@ def _conn_new(S):
     CN[c, CN_IDLE_SEQ] = -1
     CN[c, CN_CLIENT_CLOSED] = 0
     CN[c, CN_REFS] = 0
+    CN[c, CN_CHILD] = -1
+    CN[c, CN_KEPT] = 0
     return c
 
 
@@ -920,8 +1176,11 @@ def _connection_for(S, r):
 @njit(cache=True)
 def _front_reuses_worker(S, j):
     """FrontConnections.reuses_worker: the next request on an open connection cancels its
-    KeepAliveTimeout, and keeps the worker the connection holds (prefork/worker)."""
-    c = S.RI[j // S.C[C_LEVELS], R_CONN]
+    KeepAliveTimeout, and keeps the worker the connection holds (prefork/worker) or, event
+    with children, takes an idle worker of the connection's child -- with none, the
+    listener closes the connection and the client connects anew."""
+    r = j // S.C[C_LEVELS]
+    c = S.RI[r, R_CONN]
     if c < 0:
         return False
     CN = S.CN
@@ -930,8 +1189,22 @@ def _front_reuses_worker(S, j):
         _conn_unref(S, c)
     if CN[c, CN_HOLDS]:
         CN[c, CN_REQUESTS] += 1
+        S.RI[r, R_CHILD] = CN[c, CN_CHILD]
         return True
-    return False  # event, or a new connection: it waits for a worker like any other
+    child = CN[c, CN_CHILD]
+    if not S.C[C_CHILDREN] or child < 0 or CN[c, CN_REQUESTS] == 0:
+        return False  # event without children, or a new connection: it waits for a worker
+    CN[c, CN_KEPT] = 0
+    if _take_worker(S, child):
+        CN[c, CN_REQUESTS] += 1
+        S.RI[r, R_CHILD] = child
+        return True
+    S.I[I_FRONT_NO_WORKER] += 1
+    _front_server_closed(S)
+    _child_connection_closed(S, child)
+    CN[c, CN_REQUESTS] = 0
+    CN[c, CN_CHILD] = -1
+    return False
 
 
 @njit(cache=True)
@@ -939,14 +1212,17 @@ def _front_granted(S, j, s):
     """FrontStation's `_front_granted`: the worker accepts the connection (`accepted`); the
     first request on a new connection also pays its set-up CPU (`proxy.connection_demand`)."""
     C, CN, STI, counters = S.C, S.CN, S.STI, S.I
-    c = S.RI[j // C[C_LEVELS], R_CONN]
+    r = j // C[C_LEVELS]
+    c = S.RI[r, R_CONN]
     opened = c < 0 or CN[c, CN_REQUESTS] == 0  # read before it counts this request
     if opened:
         counters[I_FRONT_OPENED] += 1
         counters[I_FRONT_OPEN] += 1
-    if c >= 0:  # (event: the next request on an idle connection, accepted before)
+    if c >= 0:  # (event without children: the next request on an idle connection)
         CN[c, CN_REQUESTS] += 1
-        CN[c, CN_HOLDS] = 1 - C[C_LISTENER_IDLE]
+        if opened:
+            CN[c, CN_HOLDS] = 1 - C[C_LISTENER_IDLE]
+            CN[c, CN_CHILD] = S.RI[r, R_CHILD]
     STI[s, ST_IN_PROGRESS] += 1
     per_connection = C[C_ST_CONN_DEMAND]
     if opened and per_connection >= 0:
@@ -964,7 +1240,9 @@ def _front_responded(S, j, ok):
     engine sets another status), which drops the connection."""
     C, CN, counters = S.C, S.CN, S.I
     now = S.F[F_NOW]
-    c = S.RI[j // C[C_LEVELS], R_CONN]
+    r = j // C[C_LEVELS]
+    c = S.RI[r, R_CONN]
+    child = S.RI[r, R_CHILD]
     if not ok:
         counters[I_FRONT_503] += 1
     max_requests = C[C_MAX_KA_REQUESTS]
@@ -974,12 +1252,15 @@ def _front_responded(S, j, ok):
         and CN[c, CN_OPEN]
         and not CN[c, CN_CLIENT_CLOSED]
         and C[C_PROXY_KEEP_ALIVE]
+        and (child < 0 or not S.CH[child, CH_EXITING])
         and (max_requests == 0 or CN[c, CN_REQUESTS] < max_requests)
     ):
         CN[c, CN_IDLE_SEQ] = push(S, now + S.CF[CF_KA_TIMEOUT], EV_IDLE, c)
         CN[c, CN_REFS] += 1  # the pending timeout refers to it
         if C[C_LISTENER_IDLE]:
-            _front_release(S)
+            if child >= 0:
+                CN[c, CN_KEPT] = 1
+            _release_worker(S, child)
         return
     if not ok and c >= 0 and CN[c, CN_OPEN]:
         counters[I_FRONT_AFTER_ERROR] += 1
@@ -988,9 +1269,11 @@ def _front_responded(S, j, ok):
         CN[c, CN_OPEN] = 0
         CN[c, CN_HOLDS] = 0
         if CN[c, CN_CLIENT_CLOSED]:
-            _front_release(S)  # the client has gone: nothing to drain
+            _connection_gone(S, child)
+            _release_worker(S, child)  # the client has gone: nothing to drain
             return
-    _front_close_worker(S)
+    _connection_gone(S, child)
+    _close_worker(S, child)
 
 
 @njit(cache=True)
@@ -1001,9 +1284,14 @@ def _front_idle_expired(S, c):
     CN[c, CN_IDLE_SEQ] = -1
     CN[c, CN_OPEN] = 0
     _front_server_closed(S)
+    child = CN[c, CN_CHILD]
+    CN[c, CN_KEPT] = 0
     if CN[c, CN_HOLDS]:
         CN[c, CN_HOLDS] = 0
-        _front_close_worker(S)
+        _connection_gone(S, child)
+        _close_worker(S, child)
+    else:
+        _connection_gone(S, child)
     _conn_unref(S, c)
 
 
@@ -1020,18 +1308,27 @@ def _front_server_closed(S):
 
 
 @njit(cache=True)
-def _front_close_worker(S):
-    """The lingering close holds the worker until the client closes, or one idle read."""
-    hold = S.CF[CF_LINGER_HOLD]
-    if hold > 0:
-        push(S, S.F[F_NOW] + hold, EV_LINGER, 0)
-    else:
-        _front_release(S)
+def _connection_gone(S, child):
+    if child >= 0:
+        _child_connection_closed(S, child)
 
 
 @njit(cache=True)
-def _front_release(S):
-    pool_release(S, S.STI[S.C[C_FRONT], ST_POOL])
+def _close_worker(S, child):
+    """The lingering close holds the worker until the client closes, or one idle read."""
+    hold = S.CF[CF_LINGER_HOLD]
+    if hold > 0:
+        push(S, S.F[F_NOW] + hold, EV_LINGER, max(child, 0))
+    else:
+        _release_worker(S, child)
+
+
+@njit(cache=True)
+def _release_worker(S, child):
+    if S.C[C_CHILDREN]:
+        _child_free(S, child)
+    else:
+        pool_release(S, S.STI[S.C[C_FRONT], ST_POOL])
 
 
 @njit(cache=True)
@@ -1380,6 +1677,7 @@ def _alloc_request(S, user, attempt, sent):
     RI[r, R_SYN] = 0
     RI[r, R_TIMER] = -1
     RI[r, R_CONN] = -1
+    RI[r, R_CHILD] = -1
     RF[r, RF_SENT] = sent
     return r
 
@@ -1680,7 +1978,7 @@ def _snapshot(S, v):
         v[k] = counters[I_FRONT_OPENED]
         v[k + 1] = counters[I_FRONT_CLOSED]
         v[k + 2] = counters[I_FRONT_AFTER_ERROR]
-        v[k + 3] = 0.0  # closed_no_worker: only with children
+        v[k + 3] = counters[I_FRONT_NO_WORKER]
         v[k + 4] = counters[I_FRONT_OPEN]
         v[k + 5] = 0.0
         v[k + 6] = 0.0
@@ -1778,6 +2076,8 @@ def _finish_recording(S):
 def _start(S):
     C, CF, counters, UI = S.C, S.CF, S.I, S.UI
     now = S.F[F_NOW]
+    if C[C_CHILDREN]:  # ChildProcesses, made with the components: StartServers children
+        _fork(S, C[C_START_CHILDREN])
     if C[C_WARMUP] == WARMUP_FIXED:
         if CF[CF_WARMUP_S] > 0:
             push(S, now + CF[CF_WARMUP_S], EV_WARMUP, 0)
@@ -1891,6 +2191,8 @@ def _borrowed(S):
         _borrow(S.TSROW),
         _borrow(S.CN),
         _borrow(S.CNFREE),
+        _borrow(S.CH),
+        _borrow(S.CHFREE),
         S.TOKEN,
     )
 
@@ -2049,7 +2351,7 @@ def _run(S):
                 continue  # the next request came in time (or the row serves another)
             _front_idle_expired(S, arg)
         elif kind == EV_LINGER:
-            _front_release(S)
+            _release_worker(S, arg)
         elif kind == EV_WARMUP:
             _start_recording(S)
         elif kind == EV_STOP:
@@ -2090,6 +2392,7 @@ def empty_state_sizes() -> dict[str, int]:
         "UI": N_UI,
         "RP": N_RP,
         "CN": N_CN,
+        "CH": N_CH,
     }
 
 

@@ -199,6 +199,9 @@ class Plan:
     server_close: ServerCloseView | None = None  # the front's end state (finite runs)
     replication: np.ndarray = field(default_factory=lambda: np.zeros((1, k.N_RP)))
     users: int = 0
+    children: int = 0  # httpd's children at most (MaxRequestWorkers / ThreadsPerChild), if modelled
+    # the front's workers, whose capacity the children's forks and stops change
+    workers_view: PoolView | None = None
 
 
 def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
@@ -310,6 +313,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         constants.append(None)
         balancer_stream = len(streams) - 1
 
+    proxy_workers = -1
     entry_kind, entry_target = k.ENTRY_STATION, nodes[0] if nodes else -1
     if dispatcher:
         entry_kind, entry_target = k.ENTRY_BALANCER, -1
@@ -318,8 +322,9 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         processes = px.processes
         capacity = None if processes is None else processes.workers  # MaxRequestWorkers run
         forwards = px.forward and bool(nodes)
+        proxy_workers = pool("proxy.workers", capacity, px.listen_backlog, k.ROLE_STATION)
         fields = {
-            "pool": pool("proxy.workers", capacity, px.listen_backlog, k.ROLE_STATION),
+            "pool": proxy_workers,
             "cpu": cpu("proxy", px.cores, px.speed, capacity),
             "burst": stream("proxy.demand", as_distribution(px.demand), 1 if forwards else 0),
             "accepts": 1,
@@ -396,7 +401,8 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     # The reference's probes, in its order (`Assembly.probes`): stations, pools, CPUs, then
     # the balancer.
     probes: list[Measures] = [StationView(name) for name in names]
-    probes += [PoolView(name, capacity) for name, capacity, *_ in pools]
+    pool_views = [PoolView(name, capacity) for name, capacity, *_ in pools]
+    probes += pool_views
     probes += [CpuView(name, cores) for name, cores, *_ in cpus]
     probes += replication_probes
     # the front's client connections, when they can change the answer (`sim.model.stack.
@@ -430,6 +436,19 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     config[k.C_MAX_CORES] = max((c[1] for c in cpus), default=1)
     config[k.C_FRONT] = entry_target if front else -1
     _front(model, config, config_float, stream if front else None)
+    children = 0
+    if stack.children:  # validated: children need a proxy with finite workers
+        assert model.proxy is not None and model.proxy.processes is not None
+        processes = model.proxy.processes
+        children = processes.max_children
+        config[k.C_CHILDREN] = 1
+        config[k.C_THREADS_PER_CHILD] = processes.threads_per_child
+        config[k.C_ASYNC_FACTOR] = processes.async_factor or 0
+        config[k.C_START_CHILDREN] = processes.start
+        # the children's threads are the workers: the pool starts empty, each fork adds
+        pool_table[proxy_workers, k.PO_CAPACITY] = 0
+    else:
+        config[k.C_CHILDREN] = 0
     config[k.C_N_TIERS] = len(replication_probes)
     config[k.C_SAMPLE] = 0  # --timeseries: the engine switches it on with a sink
     config[k.C_N_NODES] = len(nodes)
@@ -459,6 +478,8 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         columns=columns,
         probes=probes,
         users=users,
+        children=children,
+        workers_view=pool_views[proxy_workers] if proxy_workers >= 0 else None,
         server_close=server_close,
         replication=replication,
     )

@@ -6,10 +6,12 @@ retransmission; persistent connections (`clients.keep_alive`, ab -k); finite wor
 (`clients.requests_per_user`, `clients.total_requests`, `clients.total_sessions`, `ab -c -n`
 run once), which record from their start and report their `makespan`, and through the proxy
 run on until the front has closed its last client connection (`elapsed.server_close`); the
-proxy's worker pool (Apache MaxRequestWorkers as httpd runs it, `ListenBacklog`) as one pool,
-with the front's client connections as entities (KeepAlive, KeepAliveTimeout,
-MaxKeepAliveRequests, the lingering close that holds a prefork/worker worker, closing after
-an error status, a CPU cost per connection, `proxy.*` counts and statuses); backend thread
+proxy's worker pool (Apache MaxRequestWorkers as httpd runs it, `ListenBacklog`), as one pool
+or as httpd's children (the accept line, the event MPM's connection limit, which keep-alive
+on a finite event front brings), with the front's client connections as entities
+(KeepAlive, KeepAliveTimeout, MaxKeepAliveRequests, the lingering close that holds a
+prefork/worker worker, closing after an error status, a CPU cost per connection, `proxy.*`
+counts and statuses); backend thread
 pools (Tomcat `maxThreads`, `acceptCount`, the non-blocking connector) on processor-shared
 cores with non-CPU waits; JDBC pools; the database's connections, CPU and FCFS disks; the
 state-blind balancer policies with sticky sessions; synchronous session replication
@@ -17,9 +19,8 @@ state-blind balancer policies with sticky sessions; synchronous session replicat
 links, the receivers' CPU, acknowledgements; total or buddy scope, every trigger, several
 tiers).  Everything else runs on the reference engine: ramps and rate schedules, ab run
 again (`clients.repeat`), request classes, mixes and scripts, the load generator's CPU
-(`clients.host`), httpd's children as individuals (process management, per-child backend
-pools, the event MPM's connection limit, which keep-alive on a finite event front brings),
-the front's backend connection pools, blocking connectors
+(`clients.host`), httpd's process management (`proxy.start_servers`), the front's backend
+connection pools (per child), blocking connectors
 and connection limits, JVMs, asynchronous replication (flow-control credits), crashes, and
 the load-aware or per-client policies.
 
@@ -104,10 +105,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "proxy.demand": (MODELLED, ""),
     "proxy.forward": (MODELLED, ""),
     "proxy.connection_demand": (MODELLED, "a CPU cost per client connection"),
-    "proxy.mpm": (
-        MODELLED,
-        "its worker count, keep-alive and lingering close; children are refused",
-    ),
+    "proxy.mpm": (MODELLED, "its workers, children, keep-alive and lingering close"),
     "proxy.threads_per_child": (MODELLED, "MaxRequestWorkers in whole children"),
     "proxy.thread_limit": (MODELLED, "caps ThreadsPerChild"),
     "proxy.server_limit": (MODELLED, "caps the children"),
@@ -121,7 +119,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "proxy.min_spare_threads": (INERT, "only with proxy.start_servers"),
     "proxy.max_spare_threads": (INERT, "only with proxy.start_servers"),
     "proxy.graceful_restart": (INERT, "only with proxy.start_servers"),
-    "proxy.async_request_worker_factor": (INERT, "only with children (event and keep-alive)"),
+    "proxy.async_request_worker_factor": (MODELLED, "event's connection limit, with children"),
     "proxy.backend_pool.max": (REFUSED, "when it binds: per-child backend pools"),
     "proxy.backend_pool": (INERT, "only with a backend pool (blocking, max_connections, max)"),
     "proxy.backend_pool.reply_timeout_s": (
@@ -237,6 +235,7 @@ IMPLEMENTS: frozenset[str] = frozenset(
         "proxy.client_connections",  # the front's client connections (its workers one pool)
         "proxy.lingering_close",  # a lingering close holds a prefork/worker worker
         "proxy.connection_demand",  # the front's CPU per client connection
+        "proxy.children",  # httpd's children as individuals: the accept line, event's limit
         NonBlocking.feature,
         "appserver.jdbc_pool",
         "database",
