@@ -515,6 +515,46 @@ MODELS = {
         ],
         "run": {"duration_s": 120.0},
     },
+    # the parent stops children above MaxSpareThreads (event closes their idle keep-alive
+    # connections at once) and forks them back, doubling its rate, below MinSpareThreads
+    "process management: an event front trimmed and grown again": {
+        "clients": {
+            "kind": "closed",
+            "users": 40,
+            "think": {"dist": EXP, "mean": 2.0},
+            "keep_alive": True,
+            "timeout_s": 3.0,
+        },
+        "proxy": {
+            "workers": 64,
+            "mpm": "event",
+            "threads_per_child": 4,
+            "start_servers": 16,
+            "min_spare_threads": 2,
+            "max_spare_threads": 8,
+            "graceful_restart": True,
+            "demand": {"dist": EXP, "mean": 0.001},
+        },
+        "backends": [
+            {"name": "app", "threads": 8, "cores": 2, "demand": {"dist": EXP, "mean": 0.03}}
+        ],
+        "run": {"duration_s": 120.0},
+    },
+    "process management: a cold prefork front": {
+        "clients": {**closed(80, 0.5), "connect": 0.002},
+        "proxy": {
+            "workers": 60,
+            "start_servers": 2,
+            "min_spare_servers": 3,
+            "max_spare_servers": 6,
+            "listen_backlog": 30,
+            "demand": {"dist": EXP, "mean": 0.002},
+        },
+        "backends": [
+            {"name": "app", "threads": 20, "cores": 4, "demand": {"dist": EXP, "mean": 0.02}}
+        ],
+        "run": {"duration_s": 60.0, "warmup": "none"},
+    },
     "sessions and errors on kept-alive connections through a worker front": {
         "clients": {
             "kind": "sessions",
@@ -842,6 +882,18 @@ def core_models(draw):
         )
         if mpm == "event":
             data["proxy"]["async_request_worker_factor"] = draw(st.sampled_from([1.0, 2.0]))
+        if data["proxy"]["workers"] is not None and draw(st.booleans()):
+            # httpd's process management: children forked and stopped once a second
+            spare = "servers" if mpm == "prefork" else "threads"
+            low = draw(st.integers(1, 6))
+            data["proxy"].update(
+                {
+                    "start_servers": draw(st.integers(1, 4)),
+                    f"min_spare_{spare}": low,
+                    f"max_spare_{spare}": low + draw(st.integers(1, 12)),
+                    "graceful_restart": draw(st.booleans()),
+                }
+            )
     stop = draw(
         st.sampled_from(
             [
@@ -898,14 +950,14 @@ def test_auto_runs_a_supported_model_compiled_and_says_so():
 
 def test_auto_falls_back_to_the_reference_and_names_what_is_missing():
     data = chain()
-    data["proxy"]["start_servers"] = 1
+    data["backends"][0]["max_connections"] = 4
     data["balancer"] = {"policy": "least_outstanding"}
     data["backends"][0]["count"] = 2
     model = model_from(data)
     choice = choose(model)
     assert choice.engine == "reference"
-    assert "proxy.start_servers" in choice.note and "least_outstanding" in choice.note
-    with pytest.raises(EngineUnavailable, match=r"proxy\.start_servers"):
+    assert "backends.0.max_connections" in choice.note and "least_outstanding" in choice.note
+    with pytest.raises(EngineUnavailable, match=r"backends\.0\.max_connections"):
         choose(model_from(data, engine="compiled"))
     assert choose(model_from(chain())).engine == "compiled"  # --timeseries runs on both
 
@@ -954,7 +1006,7 @@ def test_numba_is_loaded_only_for_the_compiled_engine():
         "from tests.engines.test_compiled_engine import chain, closed\n"
         "from tests.conftest import model_from\n"
         "data = chain()\n"
-        "data['proxy']['start_servers'] = 1\n"
+        "data['backends'][0]['max_connections'] = 4\n"
         "assert choose(model_from(data)).engine == 'reference'\n"
         "assert choose(model_from(chain(), engine='reference')).engine == 'reference'\n"
         "print('numba' in sys.modules)\n"
@@ -988,24 +1040,12 @@ def _two_nodes(**changes) -> dict:
     "data, named",
     [
         (
-            _two_nodes(
-                clients=closed(requests_per_user=3),
-                proxy={"workers": 8, "demand": 0.001, "start_servers": 2},
-                run={},
-            ),
-            "proxy.start_servers",
-        ),
-        (
             _two_nodes(clients={"kind": "ab", "concurrency": 2, "requests": 9, "repeat": 2}),
             "clients.repeat = 2",
         ),
         (
             _two_nodes(cluster={"replication": [{"mode": "async"}]}),
             "cluster.replication.0.mode = 'async'",
-        ),
-        (
-            _two_nodes(proxy={"workers": 8, "demand": 0.001, "start_servers": 2}),
-            "proxy.start_servers",
         ),
         (_two_nodes(balancer={"policy": "power_of_d"}), "power_of_d"),
         (
@@ -1137,6 +1177,6 @@ def test_the_command_line_chooses_the_engine_and_reports_it():
     assert notes["reference"].startswith("engine: reference")
     assert notes["compiled"].startswith("engine: compiled")
     assert metrics["reference"] == metrics["compiled"]
-    refused = run("--set", "proxy.start_servers=1", "--engine", "compiled")
+    refused = run("--set", "backends.0.max_connections=4", "--engine", "compiled")
     assert refused.exit_code == 3
-    assert "proxy.start_servers" in refused.stderr
+    assert "backends.0.max_connections" in refused.stderr

@@ -124,6 +124,8 @@ class _Tables:
         self.counters[k.I_CH_FREE_TOP] = children
         self.counters[k.I_CH_HEAD] = -1
         self.counters[k.I_CH_TAIL] = -1
+        self.counters[k.I_SPAWN_RATE] = 1
+        self.counters[k.I_HOLD_OFF] = plan.hold_off
         self.counters[k.I_BATCH] = 5
         self.counters[k.I_STOP_AT] = k.NEVER
         stop_after = None if model.finite else model.run.requests
@@ -279,6 +281,15 @@ class _Tables:
             free[top : top + users] = np.arange(2 * users - 1, users - 1, -1)
             self.free_users = free
             counters[k.I_UFREE_TOP] = top + users
+        size = self.children.shape[0]
+        if self.config[k.C_CHILDREN] and counters[k.I_CH_PRESENT] + 40 > size:
+            self.children = _extend(self.children, size)
+            top = counters[k.I_CH_FREE_TOP]
+            free = np.zeros(2 * size, dtype=np.int64)
+            free[:top] = self.free_children[:top]
+            free[top : top + size] = np.arange(2 * size - 1, size - 1, -1)
+            self.free_children = free
+            counters[k.I_CH_FREE_TOP] = top + size
         size = self.connections.shape[0]
         users = max(int(self.config[k.C_USERS]), 1)
         if self.config[k.C_CLIENT_KEEP_ALIVE] and 2 * counters[k.I_CN_USED] + users + 16 > size:

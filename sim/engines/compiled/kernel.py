@@ -180,8 +180,10 @@ structref.define_proxy(State, StateType, list(STATE_FIELDS))
     I_CH_PRESENT,  # children not yet exited
     I_CH_ROWS,  # rows ever used (the present children are among them)
     I_FRONT_NO_WORKER,  # event: a request on an idle connection found no worker in its child
+    I_SPAWN_RATE,  # httpd's process management: children forked at the next tick
+    I_HOLD_OFF,  # forking ticks left at rate 1 after a graceful restart
     N_I,
-) = range(56)
+) = range(58)
 
 # float scalars
 F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
@@ -239,8 +241,13 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     C_THREADS_PER_CHILD,  # ThreadsPerChild (1 for prefork)
     C_ASYNC_FACTOR,  # event: AsyncRequestWorkerFactor's whole part; 0: no connection limit
     C_START_CHILDREN,  # children at the start
+    C_MANAGED,  # httpd's process management (StartServers given): the parent's tick
+    C_MAX_CHILDREN,  # scoreboard slots (ap_daemons_limit)
+    C_MIN_SPARE,  # MinSpareServers (prefork) or MinSpareThreads
+    C_MAX_SPARE,  # MaxSpareServers (prefork) or MaxSpareThreads
+    C_SPARE_CHILDREN,  # prefork: the parent counts idle children, not idle threads
     N_C,
-) = range(52)
+) = range(57)
 
 # float configuration
 (
@@ -456,7 +463,8 @@ STREAM_BLOCK, STREAM_CONSTANT = range(2)
     EV_SAMPLE,
     EV_IDLE,  # KeepAliveTimeout of an idle connection
     EV_LINGER,  # a lingering close lets its worker go
-) = range(21)
+    EV_MAINTAIN,  # httpd's parent: once a second, fork or stop children
+) = range(22)
 KIND_BITS = 5
 KIND_MASK = 31
 
@@ -1097,6 +1105,65 @@ def _fork(S, count):
         S.POI[p, PO_CAPACITY] += S.C[C_THREADS_PER_CHILD]
         _line_append(S, ch)
     _serve_waiters(S)
+
+
+@njit(cache=True)
+def _stop_child(S, ch):
+    """ChildProcesses.stop (the pipe of death): the child accepts nothing more; event closes
+    its idle keep-alive connections at once (FrontConnections._child_stopping); it exits once
+    its workers and connections are done."""
+    CH, CN = S.CH, S.CN
+    CH[ch, CH_EXITING] = 1
+    S.POI[S.STI[S.C[C_FRONT], ST_POOL], PO_CAPACITY] -= S.C[C_THREADS_PER_CHILD]
+    if CH[ch, CH_IN_LINE]:
+        _line_remove(S, ch)
+    if S.C[C_CLIENT_KEEP_ALIVE]:
+        for c in range(CN.shape[0]):
+            if CN[c, CN_REFS] > 0 and CN[c, CN_KEPT] and CN[c, CN_CHILD] == ch:
+                _front_idle_expired(S, c)  # its KeepAliveTimeout cancelled
+    _exit_if_done(S, ch)
+
+
+@njit(cache=True)
+def _maintain(S):
+    """Spawner._maintain (`perform_idle_server_maintenance`): above MaxSpare* idle, stop the
+    youngest child waiting for a connection; below MinSpare*, fork `spawn_rate` children
+    into the free scoreboard slots and double the rate up to 32 (held at 1 for 10 ticks
+    after a graceful restart); else the rate goes back to 1.  The tick comes back every
+    second (the reference's calendar always holds the horizon)."""
+    C, CH, counters = S.C, S.CH, S.I
+    tpc = C[C_THREADS_PER_CHILD]
+    live = 0
+    idle = 0
+    youngest = -1
+    for ch in range(counters[I_CH_ROWS]):
+        if not CH[ch, CH_PRESENT] or CH[ch, CH_EXITING]:
+            continue
+        live += 1
+        free_threads = tpc - CH[ch, CH_BUSY]
+        if C[C_SPARE_CHILDREN]:
+            idle += CH[ch, CH_BUSY] == 0
+        else:
+            idle += free_threads
+        if free_threads > 0 and (youngest < 0 or CH[ch, CH_NUMBER] > CH[youngest, CH_NUMBER]):
+            youngest = ch
+    if idle > C[C_MAX_SPARE]:
+        _stop_child(S, youngest)
+        counters[I_SPAWN_RATE] = 1
+    elif idle < C[C_MIN_SPARE]:
+        slots = C[C_MAX_CHILDREN] - live
+        if slots <= 0:
+            counters[I_SPAWN_RATE] = 1  # the scoreboard is full: MaxRequestWorkers reached
+        else:
+            rate = counters[I_SPAWN_RATE]
+            _fork(S, min(rate, slots))
+            if counters[I_HOLD_OFF]:
+                counters[I_HOLD_OFF] -= 1
+            elif rate < 32:
+                counters[I_SPAWN_RATE] = 2 * rate
+    else:
+        counters[I_SPAWN_RATE] = 1
+    push(S, S.F[F_NOW] + 1.0, EV_MAINTAIN, 0)
 
 
 @njit(cache=True)
@@ -2078,6 +2145,8 @@ def _start(S):
     now = S.F[F_NOW]
     if C[C_CHILDREN]:  # ChildProcesses, made with the components: StartServers children
         _fork(S, C[C_START_CHILDREN])
+        if C[C_MANAGED]:  # the parent's first tick, scheduled with the components
+            push(S, now + 1.0, EV_MAINTAIN, 0)
     if C[C_WARMUP] == WARMUP_FIXED:
         if CF[CF_WARMUP_S] > 0:
             push(S, now + CF[CF_WARMUP_S], EV_WARMUP, 0)
@@ -2120,6 +2189,8 @@ def _needs_room(S):
         return True
     if C[C_CLIENT_KEEP_ALIVE] and 2 * counters[I_CN_USED] + max(C[C_USERS], 1) + 16 > S.CN.shape[0]:
         return True  # an event opens at most a connection per user (ab's loops at once)
+    if C[C_CHILDREN] and counters[I_CH_PRESENT] + 40 > S.CH.shape[0]:
+        return True  # a tick forks at most 32 children
     return C[C_CLIENT] == CLIENT_SESSIONS and 2 * counters[I_USR_USED] + 8 > S.UI.shape[0]
 
 
@@ -2350,6 +2421,8 @@ def _run(S):
             if S.CN[arg, CN_IDLE_SEQ] != seq:
                 continue  # the next request came in time (or the row serves another)
             _front_idle_expired(S, arg)
+        elif kind == EV_MAINTAIN:
+            _maintain(S)
         elif kind == EV_LINGER:
             _release_worker(S, arg)
         elif kind == EV_WARMUP:

@@ -35,6 +35,7 @@ from sim.tiers.proxy.client_connections import (
     linger_hold_s,
 )
 from sim.tiers.proxy.mpm import mpm as mpm_class
+from sim.tiers.proxy.process_management import GRACEFUL_HOLD_OFF
 from sim.tiers.station import Station
 
 # The counters the compiled recorder writes for each component, in this order (`kernel.
@@ -200,6 +201,7 @@ class Plan:
     replication: np.ndarray = field(default_factory=lambda: np.zeros((1, k.N_RP)))
     users: int = 0
     children: int = 0  # httpd's children at most (MaxRequestWorkers / ThreadsPerChild), if modelled
+    hold_off: int = 0  # process management: forking ticks at rate 1 (a graceful restart)
     # the front's workers, whose capacity the children's forks and stops change
     workers_view: PoolView | None = None
 
@@ -445,10 +447,19 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         config[k.C_THREADS_PER_CHILD] = processes.threads_per_child
         config[k.C_ASYNC_FACTOR] = processes.async_factor or 0
         config[k.C_START_CHILDREN] = processes.start
+        # httpd's process management (Spawner): StartServers given
+        config[k.C_MANAGED] = int(model.proxy.start_servers is not None)
+        config[k.C_MAX_CHILDREN] = processes.max_children
+        config[k.C_MIN_SPARE] = processes.min_spare
+        config[k.C_MAX_SPARE] = processes.max_spare
+        config[k.C_SPARE_CHILDREN] = int(mpm_class(model.proxy.mpm).single_threaded_children)
+        hold_off = GRACEFUL_HOLD_OFF if model.proxy.graceful_restart else 0
         # the children's threads are the workers: the pool starts empty, each fork adds
         pool_table[proxy_workers, k.PO_CAPACITY] = 0
     else:
         config[k.C_CHILDREN] = 0
+        config[k.C_MANAGED] = 0
+        hold_off = 0
     config[k.C_N_TIERS] = len(replication_probes)
     config[k.C_SAMPLE] = 0  # --timeseries: the engine switches it on with a sink
     config[k.C_N_NODES] = len(nodes)
@@ -479,6 +490,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         probes=probes,
         users=users,
         children=children,
+        hold_off=hold_off,
         workers_view=pool_views[proxy_workers] if proxy_workers >= 0 else None,
         server_close=server_close,
         replication=replication,

@@ -6,21 +6,21 @@ retransmission; persistent connections (`clients.keep_alive`, ab -k); finite wor
 (`clients.requests_per_user`, `clients.total_requests`, `clients.total_sessions`, `ab -c -n`
 run once), which record from their start and report their `makespan`, and through the proxy
 run on until the front has closed its last client connection (`elapsed.server_close`); the
-proxy's worker pool (Apache MaxRequestWorkers as httpd runs it, `ListenBacklog`), as one pool
-or as httpd's children (the accept line, the event MPM's connection limit, which keep-alive
-on a finite event front brings), with the front's client connections as entities
-(KeepAlive, KeepAliveTimeout, MaxKeepAliveRequests, the lingering close that holds a
-prefork/worker worker, closing after an error status, a CPU cost per connection, `proxy.*`
-counts and statuses); backend thread
-pools (Tomcat `maxThreads`, `acceptCount`, the non-blocking connector) on processor-shared
-cores with non-CPU waits; JDBC pools; the database's connections, CPU and FCFS disks; the
-state-blind balancer policies with sticky sessions; synchronous session replication
-(`cluster.replication`, mode = sync: serialization on the sender, the cluster network's
-links, the receivers' CPU, acknowledgements; total or buddy scope, every trigger, several
-tiers).  Everything else runs on the reference engine: ramps and rate schedules, ab run
-again (`clients.repeat`), request classes, mixes and scripts, the load generator's CPU
-(`clients.host`), httpd's process management (`proxy.start_servers`), the front's backend
-connection pools (per child), blocking connectors
+proxy's worker pool (Apache MaxRequestWorkers as httpd runs it, `ListenBacklog`), as one
+pool or as httpd's children (the accept line, the event MPM's connection limit, which
+keep-alive on a finite event front brings; process management: StartServers, the spare
+servers or threads, the doubling spawn rate, graceful restart), with the front's client
+connections as entities (KeepAlive, KeepAliveTimeout, MaxKeepAliveRequests, the lingering
+close that holds a prefork/worker worker, closing after an error status, a CPU cost per
+connection, `proxy.*` counts and statuses); backend thread pools (Tomcat `maxThreads`,
+`acceptCount`, the non-blocking connector) on processor-shared cores with non-CPU waits;
+JDBC pools; the database's connections, CPU and FCFS disks; the state-blind balancer
+policies with sticky sessions; synchronous session replication (`cluster.replication`, mode
+= sync: serialization on the sender, the cluster network's links, the receivers' CPU,
+acknowledgements; total or buddy scope, every trigger, several tiers).  Everything else runs
+on the reference engine: ramps and rate schedules, ab run again (`clients.repeat`), request
+classes, mixes and scripts, the load generator's CPU (`clients.host`), the front's backend
+connection pools (per child; mod_proxy, mod_jk's ajp13 and lb workers), blocking connectors
 and connection limits, JVMs, asynchronous replication (flow-control credits), crashes, and
 the load-aware or per-client policies.
 
@@ -113,12 +113,12 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "proxy.keep_alive": (MODELLED, "with clients.keep_alive"),
     "proxy.keep_alive_timeout_s": (MODELLED, "with clients.keep_alive"),
     "proxy.max_keep_alive_requests": (MODELLED, "with clients.keep_alive"),
-    "proxy.start_servers": (REFUSED, "httpd's process management"),
-    "proxy.min_spare_servers": (INERT, "only with proxy.start_servers"),
-    "proxy.max_spare_servers": (INERT, "only with proxy.start_servers"),
-    "proxy.min_spare_threads": (INERT, "only with proxy.start_servers"),
-    "proxy.max_spare_threads": (INERT, "only with proxy.start_servers"),
-    "proxy.graceful_restart": (INERT, "only with proxy.start_servers"),
+    "proxy.start_servers": (MODELLED, "httpd's process management"),
+    "proxy.min_spare_servers": (MODELLED, "with proxy.start_servers"),
+    "proxy.max_spare_servers": (MODELLED, "with proxy.start_servers"),
+    "proxy.min_spare_threads": (MODELLED, "with proxy.start_servers"),
+    "proxy.max_spare_threads": (MODELLED, "with proxy.start_servers"),
+    "proxy.graceful_restart": (MODELLED, "with proxy.start_servers"),
     "proxy.async_request_worker_factor": (MODELLED, "event's connection limit, with children"),
     "proxy.backend_pool.max": (REFUSED, "when it binds: per-child backend pools"),
     "proxy.backend_pool": (INERT, "only with a backend pool (blocking, max_connections, max)"),
@@ -235,6 +235,7 @@ IMPLEMENTS: frozenset[str] = frozenset(
         "proxy.client_connections",  # the front's client connections (its workers one pool)
         "proxy.lingering_close",  # a lingering close holds a prefork/worker worker
         "proxy.connection_demand",  # the front's CPU per client connection
+        "proxy.process_management",  # StartServers, spare servers / threads, spawn rate
         "proxy.children",  # httpd's children as individuals: the accept line, event's limit
         NonBlocking.feature,
         "appserver.jdbc_pool",
