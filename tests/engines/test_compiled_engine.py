@@ -555,6 +555,33 @@ MODELS = {
         ],
         "run": {"duration_s": 60.0, "warmup": "none"},
     },
+    # idle connections hold the few prefork workers, so requests wait in the listen queue
+    # past their client's timeout: an abandoned request reaches the balancer after its
+    # session ended, and finds the session forgotten (sessions_created)
+    "an ended session's abandoned request reaches the balancer": {
+        "clients": {
+            "kind": "sessions",
+            "session_rate_per_s": 1.0,
+            "requests_per_session": 1.0,
+            "think": {"dist": EXP, "mean": 0.5},
+            "timeout_s": 0.3,
+            "keep_alive": True,
+            "tcp": {"syn_retries": 0},
+        },
+        "proxy": {"workers": 4, "demand": {"dist": EXP, "mean": 0.004}, "linger_s": 0.0},
+        "balancer": {"policy": "round_robin", "sticky_session": False},
+        "backends": [
+            {
+                "name": "app",
+                "count": 2,
+                "threads": None,
+                "cores": 1,
+                "demand": {"dist": EXP, "mean": 0.03},
+            }
+        ],
+        "cluster": {"replication": [{"set_fraction": 0.3}]},
+        "run": {"duration_s": 300.0},
+    },
     "sessions and errors on kept-alive connections through a worker front": {
         "clients": {
             "kind": "sessions",

@@ -371,7 +371,10 @@ B_STATION, B_DISPATCHED, B_OUTSTANDING, N_BI = range(4)
 BF_WEIGHT, BF_LBSTATUS, N_BF = range(3)
 
 # users / sessions
-U_ROUTE, U_REMAINING, U_SENT, U_CONN, N_UI = range(5)
+# a session's row lives while the session or a request of it does (U_REFS): a request its
+# client abandoned may reach the balancer after the session ended, and must find the ended
+# session's (forgotten) route, not a new session's
+U_ROUTE, U_REMAINING, U_SENT, U_CONN, U_REFS, N_UI = range(6)
 
 # client connections (`sim.tiers.proxy.client_connections.Connection`): a row lives while a
 # user, a request or a pending KeepAliveTimeout refers to it (CN_REFS)
@@ -1746,6 +1749,8 @@ def _alloc_request(S, user, attempt, sent):
     RI[r, R_CONN] = -1
     RI[r, R_CHILD] = -1
     RF[r, RF_SENT] = sent
+    if user >= 0 and S.C[C_CLIENT] == CLIENT_SESSIONS:
+        S.UI[user, U_REFS] += 1
     return r
 
 
@@ -1757,10 +1762,25 @@ def _free_request(S, r):
     if c >= 0:
         S.RI[r, R_CONN] = -1
         _conn_unref(S, c)
+    user = S.RI[r, R_USER]
+    if user >= 0 and S.C[C_CLIENT] == CLIENT_SESSIONS:
+        _session_unref(S, user)
     top = counters[I_RFREE_TOP]
     S.RFREE[top] = r
     counters[I_RFREE_TOP] = top + 1
     counters[I_REQ_USED] -= 1
+
+
+@njit(cache=True)
+def _session_unref(S, session):
+    """One reference to the session's row fewer; with none left the row is free."""
+    UI, counters = S.UI, S.I
+    UI[session, U_REFS] -= 1
+    if UI[session, U_REFS] == 0:
+        top = counters[I_UFREE_TOP]
+        S.UFREE[top] = session
+        counters[I_UFREE_TOP] = top + 1
+        counters[I_USR_USED] -= 1
 
 
 @njit(cache=True)
@@ -1849,10 +1869,8 @@ def _done(S, user):
             if c >= 0:  # the session's connection lives on only for the front
                 UI[user, U_CONN] = -1
                 _conn_unref(S, c)
-            top = counters[I_UFREE_TOP]
-            S.UFREE[top] = user
-            counters[I_UFREE_TOP] = top + 1
-            counters[I_USR_USED] -= 1
+            UI[user, U_ROUTE] = -1  # the balancer forgets the session
+            _session_unref(S, user)
             if counters[I_SESS_ENDED] == C[C_TOTAL]:  # clients.total_sessions
                 _clients_finished(S)
     elif kind == CLIENT_OPEN:
@@ -2407,6 +2425,7 @@ def _run(S):
             session = S.UFREE[top]
             counters[I_SESS_STARTED] += 1
             UI[session, U_ROUTE] = -1
+            UI[session, U_REFS] = 1  # the session itself
             if C[C_FIXED_LENGTH] >= 0:
                 UI[session, U_REMAINING] = C[C_FIXED_LENGTH]
             else:
