@@ -450,6 +450,160 @@ MODELS = {
         "backends": [{"name": "app", "threads": 1, "demand": {"dist": EXP, "mean": 0.0199}}],
         "run": {"duration_s": 300.0, "warmup": "none"},
     },
+    # idle connections hold prefork workers through KeepAliveTimeout, clients that never
+    # close hold them through the lingering close, timed-out clients hang up
+    "keep-alive on prefork: lingering close, MaxKeepAliveRequests, timeouts": {
+        "clients": {
+            **closed(60, 0.3),
+            "keep_alive": True,
+            "close_delay_s": None,
+            "timeout_s": 1.0,
+            "retry": {"max_retries": 1, "backoff_s": 0.1},
+            "connect": {"dist": EXP, "mean": 0.003},
+        },
+        "proxy": {
+            "workers": 20,
+            "listen_backlog": 5,
+            "keep_alive_timeout_s": 0.5,
+            "max_keep_alive_requests": 5,
+            "linger_s": 0.05,
+            "demand": {"dist": EXP, "mean": 0.001},
+        },
+        "backends": [
+            {"name": "app", "threads": 8, "cores": 2, "demand": {"dist": EXP, "mean": 0.02}}
+        ],
+        "run": {"duration_s": 120.0},
+    },
+    # the listener holds idle connections; the first request on each pays its set-up CPU;
+    # the run goes on until the front closed the last connection (elapsed.server_close)
+    "ab -k on an unbounded event front, a CPU cost per connection": {
+        "clients": {
+            "kind": "ab",
+            "concurrency": 10,
+            "requests": 3000,
+            "keep_alive": True,
+            "connect": 0.002,
+        },
+        "proxy": {
+            "workers": None,
+            "mpm": "event",
+            "keep_alive_timeout_s": 0.2,
+            "max_keep_alive_requests": 40,
+            "connection_demand": {"dist": EXP, "mean": 0.002},
+            "demand": {"dist": EXP, "mean": 0.001},
+        },
+        "backends": [
+            {"name": "app", "threads": 6, "cores": 2, "demand": {"dist": EXP, "mean": 0.01}}
+        ],
+        "run": {"max_duration_s": 1000.0},
+    },
+    # idle keep-alive connections count toward each child's connection limit, and a request
+    # on one whose child has no idle worker is closed and connects anew (closed_no_worker)
+    "keep-alive on an event front's children: the connection limit, no idle worker": {
+        "clients": {**closed(40, 0.2), "keep_alive": True, "timeout_s": 2.0},
+        "proxy": {
+            "workers": 6,
+            "mpm": "event",
+            "threads_per_child": 2,
+            "listen_backlog": 10,
+            "keep_alive_timeout_s": 1.0,
+            "async_request_worker_factor": 1,
+            "demand": {"dist": EXP, "mean": 0.002},
+        },
+        "backends": [
+            {"name": "app", "threads": 4, "cores": 2, "demand": {"dist": EXP, "mean": 0.02}}
+        ],
+        "run": {"duration_s": 120.0},
+    },
+    # the parent stops children above MaxSpareThreads (event closes their idle keep-alive
+    # connections at once) and forks them back, doubling its rate, below MinSpareThreads
+    "process management: an event front trimmed and grown again": {
+        "clients": {
+            "kind": "closed",
+            "users": 40,
+            "think": {"dist": EXP, "mean": 2.0},
+            "keep_alive": True,
+            "timeout_s": 3.0,
+        },
+        "proxy": {
+            "workers": 64,
+            "mpm": "event",
+            "threads_per_child": 4,
+            "start_servers": 16,
+            "min_spare_threads": 2,
+            "max_spare_threads": 8,
+            "graceful_restart": True,
+            "demand": {"dist": EXP, "mean": 0.001},
+        },
+        "backends": [
+            {"name": "app", "threads": 8, "cores": 2, "demand": {"dist": EXP, "mean": 0.03}}
+        ],
+        "run": {"duration_s": 120.0},
+    },
+    "process management: a cold prefork front": {
+        "clients": {**closed(80, 0.5), "connect": 0.002},
+        "proxy": {
+            "workers": 60,
+            "start_servers": 2,
+            "min_spare_servers": 3,
+            "max_spare_servers": 6,
+            "listen_backlog": 30,
+            "demand": {"dist": EXP, "mean": 0.002},
+        },
+        "backends": [
+            {"name": "app", "threads": 20, "cores": 4, "demand": {"dist": EXP, "mean": 0.02}}
+        ],
+        "run": {"duration_s": 60.0, "warmup": "none"},
+    },
+    # idle connections hold the few prefork workers, so requests wait in the listen queue
+    # past their client's timeout: an abandoned request reaches the balancer after its
+    # session ended, and finds the session forgotten (sessions_created)
+    "an ended session's abandoned request reaches the balancer": {
+        "clients": {
+            "kind": "sessions",
+            "session_rate_per_s": 1.0,
+            "requests_per_session": 1.0,
+            "think": {"dist": EXP, "mean": 0.5},
+            "timeout_s": 0.3,
+            "keep_alive": True,
+            "tcp": {"syn_retries": 0},
+        },
+        "proxy": {"workers": 4, "demand": {"dist": EXP, "mean": 0.004}, "linger_s": 0.0},
+        "balancer": {"policy": "round_robin", "sticky_session": False},
+        "backends": [
+            {
+                "name": "app",
+                "count": 2,
+                "threads": None,
+                "cores": 1,
+                "demand": {"dist": EXP, "mean": 0.03},
+            }
+        ],
+        "cluster": {"replication": [{"set_fraction": 0.3}]},
+        "run": {"duration_s": 300.0},
+    },
+    "sessions and errors on kept-alive connections through a worker front": {
+        "clients": {
+            "kind": "sessions",
+            "session_rate_per_s": 6.0,
+            "requests_per_session": 5.0,
+            "think": {"dist": EXP, "mean": 0.3},
+            "keep_alive": True,
+            "tcp": {"syn_retries": 1, "initial_rto_s": 0.2},
+        },
+        "proxy": {
+            "workers": 10,
+            "mpm": "worker",
+            "threads_per_child": 5,
+            "listen_backlog": 2,
+            "keep_alive_timeout_s": 1.0,
+            "demand": {"dist": EXP, "mean": 0.001},
+        },
+        "backends": [
+            {"name": "app", "threads": 3, "accept_queue": 1, "demand": {"dist": EXP, "mean": 0.05}}
+        ],
+        "run": {"duration_s": 200.0},
+    },
 }
 
 
@@ -647,6 +801,9 @@ def core_models(draw):
     if draw(st.booleans()):
         common["connect"] = draw(distributions(0.001, 0.01))
     common["tcp"] = {"syn_retries": draw(st.integers(0, 3)), "initial_rto_s": 0.2}
+    # persistent connections; a client slow to close (None: never) meets the lingering close
+    common["keep_alive"] = draw(st.booleans())
+    common["close_delay_s"] = draw(st.sampled_from([0.0, 0.02, None]))
     kind = draw(st.sampled_from(["closed", "open", "sessions", "ab"]))
     finite = kind == "ab" or draw(st.booleans())
     if kind == "closed":
@@ -742,6 +899,28 @@ def core_models(draw):
             data["proxy"]["threads_per_child"] = draw(st.sampled_from([3, 10, 25]))
         if data["proxy"]["workers"] is not None:
             data["proxy"]["listen_backlog"] = draw(st.sampled_from([None, 0, 5]))
+        data["proxy"].update(
+            # KeepAlive on a finite event front brings its children (their connection limit)
+            keep_alive=draw(st.booleans()),
+            keep_alive_timeout_s=draw(st.sampled_from([0.05, 0.5, 5.0])),
+            max_keep_alive_requests=draw(st.sampled_from([0, 1, 3, 100])),
+            linger_s=draw(st.sampled_from([0.0, 0.05, 2.0])),
+            connection_demand=draw(st.sampled_from([0.0, 0.002, {"dist": EXP, "mean": 0.003}])),
+        )
+        if mpm == "event":
+            data["proxy"]["async_request_worker_factor"] = draw(st.sampled_from([1.0, 2.0]))
+        if data["proxy"]["workers"] is not None and draw(st.booleans()):
+            # httpd's process management: children forked and stopped once a second
+            spare = "servers" if mpm == "prefork" else "threads"
+            low = draw(st.integers(1, 6))
+            data["proxy"].update(
+                {
+                    "start_servers": draw(st.integers(1, 4)),
+                    f"min_spare_{spare}": low,
+                    f"max_spare_{spare}": low + draw(st.integers(1, 12)),
+                    "graceful_restart": draw(st.booleans()),
+                }
+            )
     stop = draw(
         st.sampled_from(
             [
@@ -798,14 +977,14 @@ def test_auto_runs_a_supported_model_compiled_and_says_so():
 
 def test_auto_falls_back_to_the_reference_and_names_what_is_missing():
     data = chain()
-    data["clients"] = {**closed(30, 1.0), "keep_alive": True}
+    data["backends"][0]["max_connections"] = 4
     data["balancer"] = {"policy": "least_outstanding"}
     data["backends"][0]["count"] = 2
     model = model_from(data)
     choice = choose(model)
     assert choice.engine == "reference"
-    assert "clients.keep_alive" in choice.note and "least_outstanding" in choice.note
-    with pytest.raises(EngineUnavailable, match=r"clients\.keep_alive"):
+    assert "backends.0.max_connections" in choice.note and "least_outstanding" in choice.note
+    with pytest.raises(EngineUnavailable, match=r"backends\.0\.max_connections"):
         choose(model_from(data, engine="compiled"))
     assert choose(model_from(chain())).engine == "compiled"  # --timeseries runs on both
 
@@ -854,7 +1033,7 @@ def test_numba_is_loaded_only_for_the_compiled_engine():
         "from tests.engines.test_compiled_engine import chain, closed\n"
         "from tests.conftest import model_from\n"
         "data = chain()\n"
-        "data['clients'] = closed(30, 1.0, keep_alive=True)\n"
+        "data['backends'][0]['max_connections'] = 4\n"
         "assert choose(model_from(data)).engine == 'reference'\n"
         "assert choose(model_from(chain(), engine='reference')).engine == 'reference'\n"
         "print('numba' in sys.modules)\n"
@@ -888,14 +1067,6 @@ def _two_nodes(**changes) -> dict:
     "data, named",
     [
         (
-            _two_nodes(
-                clients=closed(requests_per_user=3),
-                proxy={"workers": 8, "demand": 0.001, "start_servers": 2},
-                run={},
-            ),
-            "proxy.start_servers",
-        ),
-        (
             _two_nodes(clients={"kind": "ab", "concurrency": 2, "requests": 9, "repeat": 2}),
             "clients.repeat = 2",
         ),
@@ -903,22 +1074,7 @@ def _two_nodes(**changes) -> dict:
             _two_nodes(cluster={"replication": [{"mode": "async"}]}),
             "cluster.replication.0.mode = 'async'",
         ),
-        (
-            _two_nodes(proxy={"workers": 8, "demand": 0.001, "start_servers": 2}),
-            "proxy.start_servers",
-        ),
-        (
-            _two_nodes(
-                proxy={"workers": 8, "demand": 0.001, "mpm": "prefork"},
-                clients=closed(close_delay_s=1.0),
-            ),
-            "lingering close",
-        ),
         (_two_nodes(balancer={"policy": "power_of_d"}), "power_of_d"),
-        (
-            _two_nodes(proxy={"workers": 8, "demand": 0.001, "connection_demand": 0.001}),
-            "proxy.connection_demand",
-        ),
         (
             _two_nodes(
                 clients={**closed(), "mix": {"view": 0.8, "edit": 0.2}},
@@ -939,13 +1095,6 @@ def _two_nodes(**changes) -> dict:
                 classes=[{"name": "view"}],
             ),
             "clients.script",
-        ),
-        (
-            _two_nodes(
-                proxy={"workers": 50, "mpm": "event", "demand": 0.001},
-                clients=closed(keep_alive=True),
-            ),
-            "clients.keep_alive",
         ),
         (
             _two_nodes(
@@ -1055,6 +1204,6 @@ def test_the_command_line_chooses_the_engine_and_reports_it():
     assert notes["reference"].startswith("engine: reference")
     assert notes["compiled"].startswith("engine: compiled")
     assert metrics["reference"] == metrics["compiled"]
-    refused = run("--set", "clients.keep_alive=true", "--engine", "compiled")
+    refused = run("--set", "backends.0.max_connections=4", "--engine", "compiled")
     assert refused.exit_code == 3
-    assert "clients.keep_alive" in refused.stderr
+    assert "backends.0.max_connections" in refused.stderr

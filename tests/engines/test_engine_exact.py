@@ -333,6 +333,27 @@ def test_keep_alive_reuses_the_worker_within_the_timeout():
     assert without.metrics["makespan"] == pytest.approx(3.75)
 
 
+def test_an_event_front_counts_a_kept_alive_connection_once():
+    """ab -k -c 1 -n 3 at an unbounded event front (its workers one pool): each request on
+    the idle connection takes a worker, but the connection is accepted once, and closed by
+    KeepAliveTimeout (5 s) after the last response at 3 s: the front's last close is at 8 s."""
+    data = {
+        "clients": {"kind": "ab", "concurrency": 1, "requests": 3, "keep_alive": True},
+        "proxy": {
+            "workers": None,
+            "mpm": "event",
+            "linger_s": 0,
+            "demand": {"dist": "deterministic", "value": 1.0},
+            "forward": False,
+        },
+    }
+    result = run_replication(model_from(data, warmup="none"), 0)
+    assert result.metrics["makespan"] == pytest.approx(3.0)
+    assert result.metrics["proxy.connections.opened"] == 1
+    assert result.metrics["proxy.connections.open_now"] == 1  # at the window's end, 3 s
+    assert result.metrics["elapsed.server_close"] == pytest.approx(8.0)
+
+
 @pytest.mark.parametrize(
     "mpm, keep_alive, max_requests, makespan, proxy_busy",
     [

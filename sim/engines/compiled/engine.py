@@ -82,6 +82,14 @@ class _Tables:
         self.scratch = np.zeros(requests * levels, dtype=np.int64)
         self.users_int = np.full((users, sizes["UI"]), -1, dtype=np.int64)
         self.free_users = np.arange(users - 1, -1, -1, dtype=np.int64)
+        # the clients' connections (keep-alive): a row per connection someone refers to
+        connections = requests if model.clients.keep_alive else 1
+        self.connections = np.zeros((connections, sizes["CN"]), dtype=np.int64)
+        self.free_connections = np.arange(connections - 1, -1, -1, dtype=np.int64)
+        # httpd's children, when they are individuals: a row per child not yet exited
+        children = max(2 * plan.children + 64, 1) if plan.children else 1
+        self.children = np.zeros((children, sizes["CH"]), dtype=np.int64)
+        self.free_children = np.arange(children - 1, -1, -1, dtype=np.int64)
         members = plan.members.shape[0]
         self.members_float = np.zeros((members, sizes["BF"]), dtype=np.float64)
         self.members_float[:, k.BF_WEIGHT] = plan.weights
@@ -112,6 +120,12 @@ class _Tables:
 
         self.counters[k.I_RFREE_TOP] = requests
         self.counters[k.I_UFREE_TOP] = users
+        self.counters[k.I_CN_FREE_TOP] = connections
+        self.counters[k.I_CH_FREE_TOP] = children
+        self.counters[k.I_CH_HEAD] = -1
+        self.counters[k.I_CH_TAIL] = -1
+        self.counters[k.I_SPAWN_RATE] = 1
+        self.counters[k.I_HOLD_OFF] = plan.hold_off
         self.counters[k.I_BATCH] = 5
         self.counters[k.I_STOP_AT] = k.NEVER
         stop_after = None if model.finite else model.run.requests
@@ -168,6 +182,14 @@ class _Tables:
             end_response_sum=float(self.floats[k.F_RESPONSE_SUM]),
         )
 
+    def observe_capacity(self) -> None:
+        """The front's workers are its children's threads: their probe reads the capacity
+        now, as the reference's `ChildProcesses` does."""
+        view = self.plan.workers_view
+        if view is not None and self.plan.children:
+            p = int(self.stations_int[int(self.config[k.C_FRONT]), k.ST_POOL])
+            view.capacity = int(self.pools_int[p, k.PO_CAPACITY])
+
     def _calendar_size(self, requests: int) -> int:
         return 8 * self.plan.levels * requests + int(self.plan.config[k.C_MAX_CORES]) + 1024
 
@@ -210,6 +232,10 @@ class _Tables:
             self.marks,
             self.replication,
             self.sample_row,
+            self.connections,
+            self.free_connections,
+            self.children,
+            self.free_children,
             self.token,
         )
 
@@ -255,6 +281,26 @@ class _Tables:
             free[top : top + users] = np.arange(2 * users - 1, users - 1, -1)
             self.free_users = free
             counters[k.I_UFREE_TOP] = top + users
+        size = self.children.shape[0]
+        if self.config[k.C_CHILDREN] and counters[k.I_CH_PRESENT] + 40 > size:
+            self.children = _extend(self.children, size)
+            top = counters[k.I_CH_FREE_TOP]
+            free = np.zeros(2 * size, dtype=np.int64)
+            free[:top] = self.free_children[:top]
+            free[top : top + size] = np.arange(2 * size - 1, size - 1, -1)
+            self.free_children = free
+            counters[k.I_CH_FREE_TOP] = top + size
+        size = self.connections.shape[0]
+        users = max(int(self.config[k.C_USERS]), 1)
+        if self.config[k.C_CLIENT_KEEP_ALIVE] and 2 * counters[k.I_CN_USED] + users + 16 > size:
+            more = max(size, users + 16)
+            self.connections = _extend(self.connections, more)
+            top = counters[k.I_CN_FREE_TOP]
+            free = np.zeros(size + more, dtype=np.int64)
+            free[:top] = self.free_connections[:top]
+            free[top : top + more] = np.arange(size + more - 1, size - 1, -1)
+            self.free_connections = free
+            counters[k.I_CN_FREE_TOP] = top + more
 
 
 def _extend(array: np.ndarray, more: int) -> np.ndarray:
@@ -270,6 +316,7 @@ def _sampler(
 
     def sample(first: int) -> None:
         row = tables.sample_row.copy()
+        tables.observe_capacity()
         histogram = tables.histogram.copy()
         if not first:
             metrics = window_metrics(
@@ -344,6 +391,7 @@ def run_trace(
     windows both alike)."""
     started = time.perf_counter()
     plan, tables = simulate(model, replication, seed, BINS, model_plan, timeseries)
+    tables.observe_capacity()
     counters = tables.counters
     if plan.server_close is not None:
         plan.server_close.front.last_close = float(tables.floats[k.F_LAST_CLOSE])

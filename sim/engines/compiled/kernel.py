@@ -115,6 +115,10 @@ STATE_FIELDS = (
     "MARKS",  # checkpoint grid of completions: the completion counts of its points
     "RP",  # session replication: per replicated tier, its settings and counters
     "TSROW",  # --timeseries: the recorder's row at the latest sample
+    "CN",  # the clients' connections to the front (keep-alive): their state
+    "CNFREE",  # stack of free connection rows
+    "CH",  # httpd's children, when they are individuals
+    "CHFREE",  # stack of free child rows
     "TOKEN",  # the driver's id for refilling random blocks
 )
 structref.define_proxy(State, StateType, list(STATE_FIELDS))
@@ -166,8 +170,20 @@ structref.define_proxy(State, StateType, list(STATE_FIELDS))
     I_FRONT_OPEN,
     I_FRONT_503,
     I_STOP_ON_CLOSE,
+    I_FRONT_AFTER_ERROR,
+    I_CN_FREE_TOP,
+    I_CN_USED,
+    I_CH_HEAD,  # the accept line: children waiting in accept(), oldest first
+    I_CH_TAIL,
+    I_CH_NUMBER,  # the next child's number (fork order)
+    I_CH_FREE_TOP,
+    I_CH_PRESENT,  # children not yet exited
+    I_CH_ROWS,  # rows ever used (the present children are among them)
+    I_FRONT_NO_WORKER,  # event: a request on an idle connection found no worker in its child
+    I_SPAWN_RATE,  # httpd's process management: children forked at the next tick
+    I_HOLD_OFF,  # forking ticks left at rate 1 after a graceful restart
     N_I,
-) = range(46)
+) = range(58)
 
 # float scalars
 F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
@@ -216,8 +232,22 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     C_NET_SWITCHED,
     C_MULTICAST,
     C_SAMPLE,
+    C_CLIENT_KEEP_ALIVE,  # clients.keep_alive
+    C_PROXY_KEEP_ALIVE,  # Apache KeepAlive
+    C_MAX_KA_REQUESTS,  # Apache MaxKeepAliveRequests (0: unlimited)
+    C_LISTENER_IDLE,  # event: the listener, not a worker, holds idle connections
+    C_ST_CONN_DEMAND,  # proxy.connection_demand's stream, or -1
+    C_CHILDREN,  # httpd's children as individuals
+    C_THREADS_PER_CHILD,  # ThreadsPerChild (1 for prefork)
+    C_ASYNC_FACTOR,  # event: AsyncRequestWorkerFactor's whole part; 0: no connection limit
+    C_START_CHILDREN,  # children at the start
+    C_MANAGED,  # httpd's process management (StartServers given): the parent's tick
+    C_MAX_CHILDREN,  # scoreboard slots (ap_daemons_limit)
+    C_MIN_SPARE,  # MinSpareServers (prefork) or MinSpareThreads
+    C_MAX_SPARE,  # MaxSpareServers (prefork) or MaxSpareThreads
+    C_SPARE_CHILDREN,  # prefork: the parent counts idle children, not idle threads
     N_C,
-) = range(43)
+) = range(57)
 
 # float configuration
 (
@@ -233,8 +263,10 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     CF_NET_S_PER_BYTE,
     CF_NET_LATENCY,
     CF_SAMPLE_INTERVAL,
+    CF_KA_TIMEOUT,  # Apache KeepAliveTimeout
+    CF_LINGER_HOLD,  # how long a lingering close holds a worker (0: not at all)
     N_CF,
-) = range(13)
+) = range(15)
 
 # stations
 (
@@ -331,7 +363,7 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
 ) = range(10)
 
 # requests
-R_STATE, R_USER, R_ATTEMPT, R_SYN, R_TIMER, N_RI = range(6)
+R_STATE, R_USER, R_ATTEMPT, R_SYN, R_TIMER, R_CONN, R_CHILD, N_RI = range(8)
 RF_SENT, N_RF = range(2)
 
 # balancer members
@@ -339,7 +371,38 @@ B_STATION, B_DISPATCHED, B_OUTSTANDING, N_BI = range(4)
 BF_WEIGHT, BF_LBSTATUS, N_BF = range(3)
 
 # users / sessions
-U_ROUTE, U_REMAINING, U_SENT, N_UI = range(4)
+# a session's row lives while the session or a request of it does (U_REFS): a request its
+# client abandoned may reach the balancer after the session ended, and must find the ended
+# session's (forgotten) route, not a new session's
+U_ROUTE, U_REMAINING, U_SENT, U_CONN, U_REFS, N_UI = range(6)
+
+# client connections (`sim.tiers.proxy.client_connections.Connection`): a row lives while a
+# user, a request or a pending KeepAliveTimeout refers to it (CN_REFS)
+(
+    CN_OPEN,
+    CN_HOLDS,
+    CN_REQUESTS,
+    CN_IDLE_SEQ,
+    CN_CLIENT_CLOSED,
+    CN_REFS,
+    CN_CHILD,  # the child that accepted it
+    CN_KEPT,  # event: idle, held by its child's listener (`Child.keep_alive`)
+    N_CN,
+) = range(9)
+
+# httpd's children (`sim.tiers.proxy.children.Child`); a row is free again once its child exited
+(
+    CH_NUMBER,
+    CH_BUSY,
+    CH_CONNECTIONS,
+    CH_DISABLED,
+    CH_EXITING,
+    CH_PRESENT,
+    CH_PREV,  # the accept line's links
+    CH_NEXT,
+    CH_IN_LINE,
+    N_CH,
+) = range(10)
 
 # kinds and codes
 CLIENT_CLOSED, CLIENT_OPEN, CLIENT_SESSIONS, CLIENT_AB = range(4)
@@ -401,7 +464,10 @@ STREAM_BLOCK, STREAM_CONSTANT = range(2)
     EV_LINK_SENT,
     EV_LINK_ARRIVED,
     EV_SAMPLE,
-) = range(19)
+    EV_IDLE,  # KeepAliveTimeout of an idle connection
+    EV_LINGER,  # a lingering close lets its worker go
+    EV_MAINTAIN,  # httpd's parent: once a second, fork or stop children
+) = range(22)
 KIND_BITS = 5
 KIND_MASK = 31
 
@@ -754,9 +820,10 @@ def pool_release(S, p):
         return
     s = JI[j, J_STATION]
     if role == ROLE_STATION:  # a worker / thread / connection for the visit itself
-        if s == S.C[C_FRONT]:
-            _front_accepted(S)
         JF[j, JF_STARTED] = now
+        if s == S.C[C_FRONT]:
+            _front_granted(S, j, s)
+            return
         STI[s, ST_IN_PROGRESS] += 1
         cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
     elif role == ROLE_JDBC:  # the caller's JDBC connection: its database call starts
@@ -797,11 +864,22 @@ def arrive(S, j, s, member, via_pool):
     """Station.serve: take a slot (or wait for one, or be refused), then the first burst."""
     _open_visit(S, j, s, member, via_pool)
     STI = S.STI
+    front = s == S.C[C_FRONT]
+    if front and _front_reuses_worker(S, j):
+        # the worker of an open connection (FrontStation.serve): nothing to accept
+        STI[s, ST_IN_PROGRESS] += 1
+        cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
+        return
     p = STI[s, ST_POOL]
-    status = GRANTED if p < 0 else pool_acquire(S, p, j)
+    status = GRANTED
+    if front and S.C[C_CHILDREN]:  # httpd's children: the first listening one accepts
+        status = _children_acquire(S, j)
+    elif p >= 0:
+        status = pool_acquire(S, p, j)
     if status == GRANTED:
-        if s == S.C[C_FRONT]:
-            _front_accepted(S)
+        if front:
+            _front_granted(S, j, s)
+            return
         STI[s, ST_IN_PROGRESS] += 1
         cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
     elif status == REFUSED:
@@ -825,34 +903,502 @@ def _close_visit(S, j, ok):
     if not ok:
         STI[s, ST_FAILED] += 1
     if s == S.C[C_FRONT]:
-        _front_responded(S, ok)
+        _front_responded(S, j, ok)  # keep-alive and lingering close decide when it frees
+        return
     p = STI[s, ST_POOL]
     if p >= 0:
         pool_release(S, p)
 
 
+# --------------------------------------------------------------------------- httpd's children
+# `sim.tiers.proxy.children.ChildProcesses`: the front's workers as children's threads, the
+# accept line (children waiting in accept(), oldest first) and, event, each child's
+# connection limit.  The front pool's row keeps the statistics and the listen queue.
 @njit(cache=True)
-def _front_accepted(S):
-    """FrontConnections.accepted: a worker took a new client connection (finite runs through
-    the proxy, where the front's connections are counted: one per request, no keep-alive)."""
-    counters = S.I
-    counters[I_FRONT_OPENED] += 1
-    counters[I_FRONT_OPEN] += 1
+def _line_remove(S, ch):
+    CH, counters = S.CH, S.I
+    before, after = CH[ch, CH_PREV], CH[ch, CH_NEXT]
+    if before >= 0:
+        CH[before, CH_NEXT] = after
+    else:
+        counters[I_CH_HEAD] = after
+    if after >= 0:
+        CH[after, CH_PREV] = before
+    else:
+        counters[I_CH_TAIL] = before
+    CH[ch, CH_IN_LINE] = 0
 
 
 @njit(cache=True)
-def _front_responded(S, ok):
-    """FrontConnections.responded without keep-alive or lingering: the server closes the
-    connection (an error response is a 503: no component of the core sets another status);
-    a finished workload waiting for its last connection stops, after the events due now."""
-    counters = S.I
+def _line_append(S, ch):
+    CH, counters = S.CH, S.I
+    tail = counters[I_CH_TAIL]
+    CH[ch, CH_PREV] = tail
+    CH[ch, CH_NEXT] = -1
+    if tail >= 0:
+        CH[tail, CH_NEXT] = ch
+    else:
+        counters[I_CH_HEAD] = ch
+    counters[I_CH_TAIL] = ch
+    CH[ch, CH_IN_LINE] = 1
+
+
+@njit(cache=True)
+def _can_accept(S, ch):
+    CH, C = S.CH, S.C
+    idle = C[C_THREADS_PER_CHILD] - CH[ch, CH_BUSY]
+    if CH[ch, CH_EXITING] or idle <= 0:
+        return False
+    factor = C[C_ASYNC_FACTOR]
+    if factor == 0 or CH[ch, CH_CONNECTIONS] == 0:
+        return True
+    limit = C[C_THREADS_PER_CHILD] + (idle - CH[ch, CH_DISABLED]) * factor
+    return CH[ch, CH_CONNECTIONS] < limit
+
+
+@njit(cache=True)
+def _line_update(S, ch):
+    """Put the child at the end of the accept line, or out of it."""
+    if S.CH[ch, CH_IN_LINE]:
+        _line_remove(S, ch)
+    if _can_accept(S, ch):
+        S.CH[ch, CH_DISABLED] = 0
+        _line_append(S, ch)
+
+
+@njit(cache=True)
+def _child_take(S, ch):
+    p = S.STI[S.C[C_FRONT], ST_POOL]
+    S.CH[ch, CH_BUSY] += 1
+    S.POI[p, PO_IN_USE] += 1
+    S.POF[p, POF_BUSY] -= S.F[F_NOW]
+
+
+@njit(cache=True)
+def _child_accept(S, ch, j):
+    """The child accepts job j's connection (its request learns its child)."""
+    S.CH[ch, CH_CONNECTIONS] += 1
+    S.RI[j // S.C[C_LEVELS], R_CHILD] = ch
+    _child_take(S, ch)
+    S.POI[S.STI[S.C[C_FRONT], ST_POOL], PO_ACQUIRED] += 1
+    _line_update(S, ch)  # back to the end of the line, if it can accept again
+
+
+@njit(cache=True)
+def _children_acquire(S, j):
+    """ChildProcesses.acquire: the first listening child accepts the connection, or it waits
+    in the listen queue, or is refused."""
+    head = S.I[I_CH_HEAD]
+    if head >= 0:
+        _child_accept(S, head, j)
+        return GRANTED
+    POI, POF, JI, JF = S.POI, S.POF, S.JI, S.JF
+    p = S.STI[S.C[C_FRONT], ST_POOL]
+    limit = POI[p, PO_QUEUE_LIMIT]
+    if limit >= 0 and POI[p, PO_WAITING] >= limit:
+        POI[p, PO_REFUSED] += 1
+        return REFUSED
+    _disable_listeners(S)
+    now = S.F[F_NOW]
+    POI[p, PO_WAITING] += 1
+    POF[p, POF_QUEUE] -= now
+    JI[j, J_WAIT_NEXT] = -1
+    JF[j, JF_WAIT_SINCE] = now
+    tail = POI[p, PO_TAIL]
+    if tail >= 0:
+        JI[tail, J_WAIT_NEXT] = j
+    else:
+        POI[p, PO_HEAD] = j
+    POI[p, PO_TAIL] = j
+    return QUEUED
+
+
+@njit(cache=True)
+def _disable_listeners(S):
+    """event: a connection waits in the listen queue, so every listener disables its socket."""
+    if S.C[C_ASYNC_FACTOR]:
+        CH = S.CH
+        for ch in range(S.I[I_CH_ROWS]):
+            if CH[ch, CH_PRESENT]:
+                CH[ch, CH_DISABLED] = 1
+
+
+@njit(cache=True)
+def _serve_waiters(S):
+    """Connections in the listen queue go to the listening children, oldest first."""
+    POI, POF, JI, JF, counters = S.POI, S.POF, S.JI, S.JF, S.I
+    s = S.C[C_FRONT]
+    p = S.STI[s, ST_POOL]
+    while POI[p, PO_WAITING] and counters[I_CH_HEAD] >= 0:
+        now = S.F[F_NOW]
+        j = POI[p, PO_HEAD]
+        after = JI[j, J_WAIT_NEXT]
+        POI[p, PO_HEAD] = after
+        if after < 0:
+            POI[p, PO_TAIL] = -1
+        POI[p, PO_WAITING] -= 1
+        POF[p, POF_QUEUE] += now
+        POF[p, POF_WAIT] += now - JF[j, JF_WAIT_SINCE]
+        _child_accept(S, counters[I_CH_HEAD], j)
+        JF[j, JF_STARTED] = now
+        _front_granted(S, j, s)
+    if POI[p, PO_WAITING]:
+        _disable_listeners(S)
+
+
+@njit(cache=True)
+def _child_changed(S, ch):
+    if S.CH[ch, CH_EXITING]:
+        _exit_if_done(S, ch)
+        return
+    if not S.CH[ch, CH_IN_LINE]:
+        _line_update(S, ch)
+    _serve_waiters(S)
+
+
+@njit(cache=True)
+def _child_free(S, ch):
+    """ChildProcesses.free: a worker of the child is free again."""
+    p = S.STI[S.C[C_FRONT], ST_POOL]
+    S.CH[ch, CH_BUSY] -= 1
+    S.POI[p, PO_IN_USE] -= 1
+    S.POF[p, POF_BUSY] += S.F[F_NOW]
+    _child_changed(S, ch)
+
+
+@njit(cache=True)
+def _child_connection_closed(S, ch):
+    S.CH[ch, CH_CONNECTIONS] -= 1
+    _child_changed(S, ch)
+
+
+@njit(cache=True)
+def _take_worker(S, ch):
+    """event: a request on one of the child's idle keep-alive connections gets an idle worker
+    of the child without an accept (the listener keeps its place in the line), or none."""
+    if S.C[C_THREADS_PER_CHILD] - S.CH[ch, CH_BUSY] <= 0:
+        return False
+    _child_take(S, ch)
+    S.POI[S.STI[S.C[C_FRONT], ST_POOL], PO_ACQUIRED] += 1
+    if S.CH[ch, CH_IN_LINE] and not _can_accept(S, ch):
+        _line_remove(S, ch)
+    return True
+
+
+@njit(cache=True)
+def _fork(S, count):
+    """New children, idle at once, at the end of the accept line; they take waiting
+    connections."""
+    CH, counters = S.CH, S.I
+    p = S.STI[S.C[C_FRONT], ST_POOL]
+    for _ in range(count):
+        top = counters[I_CH_FREE_TOP] - 1
+        counters[I_CH_FREE_TOP] = top
+        ch = S.CHFREE[top]
+        if ch + 1 > counters[I_CH_ROWS]:
+            counters[I_CH_ROWS] = ch + 1
+        counters[I_CH_PRESENT] += 1
+        CH[ch, CH_NUMBER] = counters[I_CH_NUMBER]
+        counters[I_CH_NUMBER] += 1
+        CH[ch, CH_BUSY] = 0
+        CH[ch, CH_CONNECTIONS] = 0
+        CH[ch, CH_DISABLED] = 0
+        CH[ch, CH_EXITING] = 0
+        CH[ch, CH_PRESENT] = 1
+        S.POI[p, PO_CAPACITY] += S.C[C_THREADS_PER_CHILD]
+        _line_append(S, ch)
+    _serve_waiters(S)
+
+
+@njit(cache=True)
+def _stop_child(S, ch):
+    """ChildProcesses.stop (the pipe of death): the child accepts nothing more; event closes
+    its idle keep-alive connections at once (FrontConnections._child_stopping); it exits once
+    its workers and connections are done."""
+    CH, CN = S.CH, S.CN
+    CH[ch, CH_EXITING] = 1
+    S.POI[S.STI[S.C[C_FRONT], ST_POOL], PO_CAPACITY] -= S.C[C_THREADS_PER_CHILD]
+    if CH[ch, CH_IN_LINE]:
+        _line_remove(S, ch)
+    if S.C[C_CLIENT_KEEP_ALIVE]:
+        for c in range(CN.shape[0]):
+            if CN[c, CN_REFS] > 0 and CN[c, CN_KEPT] and CN[c, CN_CHILD] == ch:
+                _front_idle_expired(S, c)  # its KeepAliveTimeout cancelled
+    _exit_if_done(S, ch)
+
+
+@njit(cache=True)
+def _maintain(S):
+    """Spawner._maintain (`perform_idle_server_maintenance`): above MaxSpare* idle, stop the
+    youngest child waiting for a connection; below MinSpare*, fork `spawn_rate` children
+    into the free scoreboard slots and double the rate up to 32 (held at 1 for 10 ticks
+    after a graceful restart); else the rate goes back to 1.  The tick comes back every
+    second (the reference's calendar always holds the horizon)."""
+    C, CH, counters = S.C, S.CH, S.I
+    tpc = C[C_THREADS_PER_CHILD]
+    live = 0
+    idle = 0
+    youngest = -1
+    for ch in range(counters[I_CH_ROWS]):
+        if not CH[ch, CH_PRESENT] or CH[ch, CH_EXITING]:
+            continue
+        live += 1
+        free_threads = tpc - CH[ch, CH_BUSY]
+        if C[C_SPARE_CHILDREN]:
+            idle += CH[ch, CH_BUSY] == 0
+        else:
+            idle += free_threads
+        if free_threads > 0 and (youngest < 0 or CH[ch, CH_NUMBER] > CH[youngest, CH_NUMBER]):
+            youngest = ch
+    if idle > C[C_MAX_SPARE]:
+        _stop_child(S, youngest)
+        counters[I_SPAWN_RATE] = 1
+    elif idle < C[C_MIN_SPARE]:
+        slots = C[C_MAX_CHILDREN] - live
+        if slots <= 0:
+            counters[I_SPAWN_RATE] = 1  # the scoreboard is full: MaxRequestWorkers reached
+        else:
+            rate = counters[I_SPAWN_RATE]
+            _fork(S, min(rate, slots))
+            if counters[I_HOLD_OFF]:
+                counters[I_HOLD_OFF] -= 1
+            elif rate < 32:
+                counters[I_SPAWN_RATE] = 2 * rate
+    else:
+        counters[I_SPAWN_RATE] = 1
+    push(S, S.F[F_NOW] + 1.0, EV_MAINTAIN, 0)
+
+
+@njit(cache=True)
+def _exit_if_done(S, ch):
+    """A stopping child exits once its workers and connections are done."""
+    CH, counters = S.CH, S.I
+    if CH[ch, CH_BUSY] or CH[ch, CH_CONNECTIONS] or not CH[ch, CH_PRESENT]:
+        return
+    CH[ch, CH_PRESENT] = 0
+    counters[I_CH_PRESENT] -= 1
+    top = counters[I_CH_FREE_TOP]
+    S.CHFREE[top] = ch
+    counters[I_CH_FREE_TOP] = top + 1
+
+
+# --------------------------------------------------------------------------- the front's connections
+# `sim.tiers.proxy.client_connections.FrontConnections`: a connection of a prefork/worker front
+# holds its worker through KeepAliveTimeout and the lingering close; with children as
+# individuals a connection belongs to the child that accepted it.
+@njit(cache=True)
+def _conn_new(S):
+    """A new client connection (`Connection()`): open, no requests yet, no one refers to it."""
+    counters, CN = S.I, S.CN
+    top = counters[I_CN_FREE_TOP] - 1
+    counters[I_CN_FREE_TOP] = top
+    counters[I_CN_USED] += 1
+    c = S.CNFREE[top]
+    CN[c, CN_OPEN] = 1
+    CN[c, CN_HOLDS] = 0
+    CN[c, CN_REQUESTS] = 0
+    CN[c, CN_IDLE_SEQ] = -1
+    CN[c, CN_CLIENT_CLOSED] = 0
+    CN[c, CN_REFS] = 0
+    CN[c, CN_CHILD] = -1
+    CN[c, CN_KEPT] = 0
+    return c
+
+
+@njit(cache=True)
+def _conn_unref(S, c):
+    """One reference to connection c fewer; with none left its row is free."""
+    CN = S.CN
+    refs = CN[c, CN_REFS] - 1
+    CN[c, CN_REFS] = refs
+    if refs == 0:
+        counters = S.I
+        top = counters[I_CN_FREE_TOP]
+        S.CNFREE[top] = c
+        counters[I_CN_FREE_TOP] = top + 1
+        counters[I_CN_USED] -= 1
+
+
+@njit(cache=True)
+def _connection_for(S, r):
+    """Clients.send with keep-alive: request r travels on its user's open connection, or on
+    a new one (a retry always opens one; open arrivals never return); True when new."""
+    C, RI, CN, UI = S.C, S.RI, S.CN, S.UI
+    owner = C[C_CLIENT] != CLIENT_OPEN
+    user = RI[r, R_USER]
+    c = UI[user, U_CONN] if owner else -1
+    # A connection the client hung up on (its timeout fired) is gone even while the server
+    # still works on its request: the next request connects anew.
+    fresh = RI[r, R_ATTEMPT] > 0 or c < 0 or not CN[c, CN_OPEN] or CN[c, CN_CLIENT_CLOSED]
+    if fresh:
+        made = _conn_new(S)
+        if owner:
+            if c >= 0:
+                _conn_unref(S, c)
+            UI[user, U_CONN] = made
+            CN[made, CN_REFS] += 1
+        c = made
+    RI[r, R_CONN] = c
+    CN[c, CN_REFS] += 1
+    return fresh
+
+
+@njit(cache=True)
+def _front_reuses_worker(S, j):
+    """FrontConnections.reuses_worker: the next request on an open connection cancels its
+    KeepAliveTimeout, and keeps the worker the connection holds (prefork/worker) or, event
+    with children, takes an idle worker of the connection's child -- with none, the
+    listener closes the connection and the client connects anew."""
+    r = j // S.C[C_LEVELS]
+    c = S.RI[r, R_CONN]
+    if c < 0:
+        return False
+    CN = S.CN
+    if CN[c, CN_IDLE_SEQ] >= 0:
+        CN[c, CN_IDLE_SEQ] = -1  # the calendar entry goes stale
+        _conn_unref(S, c)
+    if CN[c, CN_HOLDS]:
+        CN[c, CN_REQUESTS] += 1
+        S.RI[r, R_CHILD] = CN[c, CN_CHILD]
+        return True
+    child = CN[c, CN_CHILD]
+    if not S.C[C_CHILDREN] or child < 0 or CN[c, CN_REQUESTS] == 0:
+        return False  # event without children, or a new connection: it waits for a worker
+    CN[c, CN_KEPT] = 0
+    if _take_worker(S, child):
+        CN[c, CN_REQUESTS] += 1
+        S.RI[r, R_CHILD] = child
+        return True
+    S.I[I_FRONT_NO_WORKER] += 1
+    _front_server_closed(S)
+    _child_connection_closed(S, child)
+    CN[c, CN_REQUESTS] = 0
+    CN[c, CN_CHILD] = -1
+    return False
+
+
+@njit(cache=True)
+def _front_granted(S, j, s):
+    """FrontStation's `_front_granted`: the worker accepts the connection (`accepted`); the
+    first request on a new connection also pays its set-up CPU (`proxy.connection_demand`)."""
+    C, CN, STI, counters = S.C, S.CN, S.STI, S.I
+    r = j // C[C_LEVELS]
+    c = S.RI[r, R_CONN]
+    opened = c < 0 or CN[c, CN_REQUESTS] == 0  # read before it counts this request
+    if opened:
+        counters[I_FRONT_OPENED] += 1
+        counters[I_FRONT_OPEN] += 1
+    if c >= 0:  # (event without children: the next request on an idle connection)
+        CN[c, CN_REQUESTS] += 1
+        if opened:
+            CN[c, CN_HOLDS] = 1 - C[C_LISTENER_IDLE]
+            CN[c, CN_CHILD] = S.RI[r, R_CHILD]
+    STI[s, ST_IN_PROGRESS] += 1
+    per_connection = C[C_ST_CONN_DEMAND]
+    if opened and per_connection >= 0:
+        work = draw(S, per_connection)
+        work += draw(S, STI[s, ST_BURST])
+    else:
+        work = draw(S, STI[s, ST_BURST])
+    cpu_run(S, STI[s, ST_CPU], work, j)
+
+
+@njit(cache=True)
+def _front_responded(S, j, ok):
+    """FrontConnections.responded: keep the connection (and, prefork/worker, its worker)
+    through KeepAliveTimeout, or close it.  An error response is a 503 (no component of the
+    engine sets another status), which drops the connection."""
+    C, CN, counters = S.C, S.CN, S.I
+    now = S.F[F_NOW]
+    r = j // C[C_LEVELS]
+    c = S.RI[r, R_CONN]
+    child = S.RI[r, R_CHILD]
     if not ok:
         counters[I_FRONT_503] += 1
+    max_requests = C[C_MAX_KA_REQUESTS]
+    if (
+        ok
+        and c >= 0
+        and CN[c, CN_OPEN]
+        and not CN[c, CN_CLIENT_CLOSED]
+        and C[C_PROXY_KEEP_ALIVE]
+        and (child < 0 or not S.CH[child, CH_EXITING])
+        and (max_requests == 0 or CN[c, CN_REQUESTS] < max_requests)
+    ):
+        CN[c, CN_IDLE_SEQ] = push(S, now + S.CF[CF_KA_TIMEOUT], EV_IDLE, c)
+        CN[c, CN_REFS] += 1  # the pending timeout refers to it
+        if C[C_LISTENER_IDLE]:
+            if child >= 0:
+                CN[c, CN_KEPT] = 1
+            _release_worker(S, child)
+        return
+    if not ok and c >= 0 and CN[c, CN_OPEN]:
+        counters[I_FRONT_AFTER_ERROR] += 1
+    _front_server_closed(S)
+    if c >= 0:
+        CN[c, CN_OPEN] = 0
+        CN[c, CN_HOLDS] = 0
+        if CN[c, CN_CLIENT_CLOSED]:
+            _connection_gone(S, child)
+            _release_worker(S, child)  # the client has gone: nothing to drain
+            return
+    _connection_gone(S, child)
+    _close_worker(S, child)
+
+
+@njit(cache=True)
+def _front_idle_expired(S, c):
+    """KeepAliveTimeout: the server closes the idle connection (and drains it, if a worker
+    holds it)."""
+    CN = S.CN
+    CN[c, CN_IDLE_SEQ] = -1
+    CN[c, CN_OPEN] = 0
+    _front_server_closed(S)
+    child = CN[c, CN_CHILD]
+    CN[c, CN_KEPT] = 0
+    if CN[c, CN_HOLDS]:
+        CN[c, CN_HOLDS] = 0
+        _connection_gone(S, child)
+        _close_worker(S, child)
+    else:
+        _connection_gone(S, child)
+    _conn_unref(S, c)
+
+
+@njit(cache=True)
+def _front_server_closed(S):
+    """The server closed a client connection; a finished workload waiting for its last
+    connection stops, after the events due now."""
+    counters = S.I
     counters[I_FRONT_CLOSED] += 1
     counters[I_FRONT_OPEN] -= 1
     S.F[F_LAST_CLOSE] = S.F[F_NOW]
     if counters[I_FRONT_OPEN] == 0 and counters[I_STOP_ON_CLOSE]:
         push(S, S.F[F_NOW], EV_STOP, 0)
+
+
+@njit(cache=True)
+def _connection_gone(S, child):
+    if child >= 0:
+        _child_connection_closed(S, child)
+
+
+@njit(cache=True)
+def _close_worker(S, child):
+    """The lingering close holds the worker until the client closes, or one idle read."""
+    hold = S.CF[CF_LINGER_HOLD]
+    if hold > 0:
+        push(S, S.F[F_NOW] + hold, EV_LINGER, max(child, 0))
+    else:
+        _release_worker(S, child)
+
+
+@njit(cache=True)
+def _release_worker(S, child):
+    if S.C[C_CHILDREN]:
+        _child_free(S, child)
+    else:
+        pool_release(S, S.STI[S.C[C_FRONT], ST_POOL])
 
 
 @njit(cache=True)
@@ -1200,7 +1746,11 @@ def _alloc_request(S, user, attempt, sent):
     RI[r, R_ATTEMPT] = attempt
     RI[r, R_SYN] = 0
     RI[r, R_TIMER] = -1
+    RI[r, R_CONN] = -1
+    RI[r, R_CHILD] = -1
     RF[r, RF_SENT] = sent
+    if user >= 0 and S.C[C_CLIENT] == CLIENT_SESSIONS:
+        S.UI[user, U_REFS] += 1
     return r
 
 
@@ -1208,10 +1758,29 @@ def _alloc_request(S, user, attempt, sent):
 def _free_request(S, r):
     counters = S.I
     S.RI[r, R_STATE] = FREE
+    c = S.RI[r, R_CONN]
+    if c >= 0:
+        S.RI[r, R_CONN] = -1
+        _conn_unref(S, c)
+    user = S.RI[r, R_USER]
+    if user >= 0 and S.C[C_CLIENT] == CLIENT_SESSIONS:
+        _session_unref(S, user)
     top = counters[I_RFREE_TOP]
     S.RFREE[top] = r
     counters[I_RFREE_TOP] = top + 1
     counters[I_REQ_USED] -= 1
+
+
+@njit(cache=True)
+def _session_unref(S, session):
+    """One reference to the session's row fewer; with none left the row is free."""
+    UI, counters = S.UI, S.I
+    UI[session, U_REFS] -= 1
+    if UI[session, U_REFS] == 0:
+        top = counters[I_UFREE_TOP]
+        S.UFREE[top] = session
+        counters[I_UFREE_TOP] = top + 1
+        counters[I_USR_USED] -= 1
 
 
 @njit(cache=True)
@@ -1233,6 +1802,9 @@ def _send(S, r):
         counters[I_RUNAWAY] = inside
         counters[I_STOP] = 1
         return
+    new_connection = True
+    if C[C_CLIENT_KEEP_ALIVE]:
+        new_connection = _connection_for(S, r)
     RI[r, R_STATE] = IN_FLIGHT
     counters[I_IN_FLIGHT] += 1
     counters[I_ARRIVED] += 1
@@ -1241,7 +1813,7 @@ def _send(S, r):
     if C[C_HAS_TIMEOUT]:
         # The timer covers the whole attempt, connection set-up included.
         RI[r, R_TIMER] = push(S, now + CF[CF_TIMEOUT], EV_TIMEOUT, r)
-    if C[C_ST_CONNECT] >= 0:
+    if new_connection and C[C_ST_CONNECT] >= 0:
         push(S, now + draw(S, C[C_ST_CONNECT]), EV_CONNECTED, r)
     else:
         _enter(S, r)
@@ -1293,10 +1865,12 @@ def _done(S, user):
             push(S, now + draw(S, C[C_ST_THINK]), EV_SESSION_THINK, user)
         else:
             counters[I_SESS_ENDED] += 1
-            top = counters[I_UFREE_TOP]
-            S.UFREE[top] = user
-            counters[I_UFREE_TOP] = top + 1
-            counters[I_USR_USED] -= 1
+            c = UI[user, U_CONN]
+            if c >= 0:  # the session's connection lives on only for the front
+                UI[user, U_CONN] = -1
+                _conn_unref(S, c)
+            UI[user, U_ROUTE] = -1  # the balancer forgets the session
+            _session_unref(S, user)
             if counters[I_SESS_ENDED] == C[C_TOTAL]:  # clients.total_sessions
                 _clients_finished(S)
     elif kind == CLIENT_OPEN:
@@ -1488,8 +2062,8 @@ def _snapshot(S, v):
         # proxy.responses (500, 502, 503, 504)
         v[k] = counters[I_FRONT_OPENED]
         v[k + 1] = counters[I_FRONT_CLOSED]
-        v[k + 2] = 0.0
-        v[k + 3] = 0.0
+        v[k + 2] = counters[I_FRONT_AFTER_ERROR]
+        v[k + 3] = counters[I_FRONT_NO_WORKER]
         v[k + 4] = counters[I_FRONT_OPEN]
         v[k + 5] = 0.0
         v[k + 6] = 0.0
@@ -1587,6 +2161,10 @@ def _finish_recording(S):
 def _start(S):
     C, CF, counters, UI = S.C, S.CF, S.I, S.UI
     now = S.F[F_NOW]
+    if C[C_CHILDREN]:  # ChildProcesses, made with the components: StartServers children
+        _fork(S, C[C_START_CHILDREN])
+        if C[C_MANAGED]:  # the parent's first tick, scheduled with the components
+            push(S, now + 1.0, EV_MAINTAIN, 0)
     if C[C_WARMUP] == WARMUP_FIXED:
         if CF[CF_WARMUP_S] > 0:
             push(S, now + CF[CF_WARMUP_S], EV_WARMUP, 0)
@@ -1627,6 +2205,10 @@ def _needs_room(S):
         return True
     if counters[I_HEAP_N] + 4 * C[C_LEVELS] * used + C[C_MAX_CORES] + 64 > S.HT.shape[0]:
         return True
+    if C[C_CLIENT_KEEP_ALIVE] and 2 * counters[I_CN_USED] + max(C[C_USERS], 1) + 16 > S.CN.shape[0]:
+        return True  # an event opens at most a connection per user (ab's loops at once)
+    if C[C_CHILDREN] and counters[I_CH_PRESENT] + 40 > S.CH.shape[0]:
+        return True  # a tick forks at most 32 children
     return C[C_CLIENT] == CLIENT_SESSIONS and 2 * counters[I_USR_USED] + 8 > S.UI.shape[0]
 
 
@@ -1696,6 +2278,10 @@ def _borrowed(S):
         _borrow(S.MARKS),
         _borrow(S.RP),
         _borrow(S.TSROW),
+        _borrow(S.CN),
+        _borrow(S.CNFREE),
+        _borrow(S.CH),
+        _borrow(S.CHFREE),
         S.TOKEN,
     )
 
@@ -1814,6 +2400,8 @@ def _run(S):
                 continue  # answered (the timer was cancelled), or a later request's row
             RI[arg, R_STATE] = ABANDONED  # the servers keep working on it
             RI[arg, R_TIMER] = -1
+            if RI[arg, R_CONN] >= 0:  # the client hangs up on the connection
+                S.CN[RI[arg, R_CONN], CN_CLIENT_CLOSED] = 1
             counters[I_IN_FLIGHT] -= 1
             counters[I_TIMED_OUT] += 1
             _after_failure(S, arg, C[C_RETRY_ON_TIMEOUT])
@@ -1837,6 +2425,7 @@ def _run(S):
             session = S.UFREE[top]
             counters[I_SESS_STARTED] += 1
             UI[session, U_ROUTE] = -1
+            UI[session, U_REFS] = 1  # the session itself
             if C[C_FIXED_LENGTH] >= 0:
                 UI[session, U_REMAINING] = C[C_FIXED_LENGTH]
             else:
@@ -1847,6 +2436,14 @@ def _run(S):
                 push(S, now + draw(S, C[C_ST_ARRIVALS]), EV_SESSION_ARRIVAL, 0)
         elif kind == EV_SESSION_THINK:
             _next_session_request(S, arg)
+        elif kind == EV_IDLE:
+            if S.CN[arg, CN_IDLE_SEQ] != seq:
+                continue  # the next request came in time (or the row serves another)
+            _front_idle_expired(S, arg)
+        elif kind == EV_MAINTAIN:
+            _maintain(S)
+        elif kind == EV_LINGER:
+            _release_worker(S, arg)
         elif kind == EV_WARMUP:
             _start_recording(S)
         elif kind == EV_STOP:
@@ -1886,6 +2483,8 @@ def empty_state_sizes() -> dict[str, int]:
         "BF": N_BF,
         "UI": N_UI,
         "RP": N_RP,
+        "CN": N_CN,
+        "CH": N_CH,
     }
 
 

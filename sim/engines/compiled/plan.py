@@ -28,7 +28,14 @@ from sim.observe.recorder import BASE_FIELDS
 from sim.random.distributions import Deterministic, Distribution, Exponential, as_distribution
 from sim.tiers.balancer.dispatcher import BALANCER_COUNTS, DispatchProbe
 from sim.tiers.cluster.session_replication import ReplicationProbe
-from sim.tiers.proxy.client_connections import ConnectionsProbe, ServerCloseProbe, StatusProbe
+from sim.tiers.proxy.client_connections import (
+    ConnectionsProbe,
+    ServerCloseProbe,
+    StatusProbe,
+    linger_hold_s,
+)
+from sim.tiers.proxy.mpm import mpm as mpm_class
+from sim.tiers.proxy.process_management import GRACEFUL_HOLD_OFF
 from sim.tiers.station import Station
 
 # The counters the compiled recorder writes for each component, in this order (`kernel.
@@ -193,6 +200,10 @@ class Plan:
     server_close: ServerCloseView | None = None  # the front's end state (finite runs)
     replication: np.ndarray = field(default_factory=lambda: np.zeros((1, k.N_RP)))
     users: int = 0
+    children: int = 0  # httpd's children at most (MaxRequestWorkers / ThreadsPerChild), if modelled
+    hold_off: int = 0  # process management: forking ticks at rate 1 (a graceful restart)
+    # the front's workers, whose capacity the children's forks and stops change
+    workers_view: PoolView | None = None
 
 
 def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
@@ -304,6 +315,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         constants.append(None)
         balancer_stream = len(streams) - 1
 
+    proxy_workers = -1
     entry_kind, entry_target = k.ENTRY_STATION, nodes[0] if nodes else -1
     if dispatcher:
         entry_kind, entry_target = k.ENTRY_BALANCER, -1
@@ -312,8 +324,9 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         processes = px.processes
         capacity = None if processes is None else processes.workers  # MaxRequestWorkers run
         forwards = px.forward and bool(nodes)
+        proxy_workers = pool("proxy.workers", capacity, px.listen_backlog, k.ROLE_STATION)
         fields = {
-            "pool": pool("proxy.workers", capacity, px.listen_backlog, k.ROLE_STATION),
+            "pool": proxy_workers,
             "cpu": cpu("proxy", px.cores, px.speed, capacity),
             "burst": stream("proxy.demand", as_distribution(px.demand), 1 if forwards else 0),
             "accepts": 1,
@@ -390,15 +403,19 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     # The reference's probes, in its order (`Assembly.probes`): stations, pools, CPUs, then
     # the balancer.
     probes: list[Measures] = [StationView(name) for name in names]
-    probes += [PoolView(name, capacity) for name, capacity, *_ in pools]
+    pool_views = [PoolView(name, capacity) for name, capacity, *_ in pools]
+    probes += pool_views
     probes += [CpuView(name, cores) for name, cores, *_ in cpus]
     probes += replication_probes
-    # a finite run through the proxy counts the front's client connections (`connections_
-    # matter`), one per request since the core has no keep-alive
-    front = model.proxy is not None and model.finite
-    server_close = ServerCloseView() if front else None
+    # the front's client connections, when they can change the answer (`sim.model.stack.
+    # connections_matter`: keep-alive, a lingering close, a CPU cost per connection, or a
+    # finite run, which reports when the front closed its last one)
+    front = model.proxy is not None and stack.front_connections
+    server_close = ServerCloseView() if front and model.finite else None
+    if front:
+        probes += [ConnectionsView(), StatusView()]
     if server_close is not None:
-        probes += [ConnectionsView(), StatusView(), server_close]
+        probes.append(server_close)
     if dispatcher:
         probes.append(BalancerView([names[n] for n in nodes]))
     columns = list(BASE_FIELDS)
@@ -420,6 +437,29 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     config[k.C_HAS_DISPATCHER] = int(dispatcher)
     config[k.C_MAX_CORES] = max((c[1] for c in cpus), default=1)
     config[k.C_FRONT] = entry_target if front else -1
+    _front(model, config, config_float, stream if front else None)
+    children = 0
+    if stack.children:  # validated: children need a proxy with finite workers
+        assert model.proxy is not None and model.proxy.processes is not None
+        processes = model.proxy.processes
+        children = processes.max_children
+        config[k.C_CHILDREN] = 1
+        config[k.C_THREADS_PER_CHILD] = processes.threads_per_child
+        config[k.C_ASYNC_FACTOR] = processes.async_factor or 0
+        config[k.C_START_CHILDREN] = processes.start
+        # httpd's process management (Spawner): StartServers given
+        config[k.C_MANAGED] = int(model.proxy.start_servers is not None)
+        config[k.C_MAX_CHILDREN] = processes.max_children
+        config[k.C_MIN_SPARE] = processes.min_spare
+        config[k.C_MAX_SPARE] = processes.max_spare
+        config[k.C_SPARE_CHILDREN] = int(mpm_class(model.proxy.mpm).single_threaded_children)
+        hold_off = GRACEFUL_HOLD_OFF if model.proxy.graceful_restart else 0
+        # the children's threads are the workers: the pool starts empty, each fork adds
+        pool_table[proxy_workers, k.PO_CAPACITY] = 0
+    else:
+        config[k.C_CHILDREN] = 0
+        config[k.C_MANAGED] = 0
+        hold_off = 0
     config[k.C_N_TIERS] = len(replication_probes)
     config[k.C_SAMPLE] = 0  # --timeseries: the engine switches it on with a sink
     config[k.C_N_NODES] = len(nodes)
@@ -449,6 +489,9 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         columns=columns,
         probes=probes,
         users=users,
+        children=children,
+        hold_off=hold_off,
+        workers_view=pool_views[proxy_workers] if proxy_workers >= 0 else None,
         server_close=server_close,
         replication=replication,
     )
@@ -493,6 +536,29 @@ def _replication(
         name = f"replication.{spec.tier}" if tiers.count(spec.tier) == 1 else f"replication.{index}"
         probes.append(ReplicationView(name))
     return table, probes, links
+
+
+def _front(model: Model, config: np.ndarray, config_float: np.ndarray, stream) -> None:
+    """The clients' connections and the front's keep-alive and lingering close
+    (`sim.tiers.proxy.client_connections`); `stream` makes the connection demand's stream,
+    None when the front's connections are not modelled."""
+    config[k.C_CLIENT_KEEP_ALIVE] = int(model.clients.keep_alive)
+    config[k.C_PROXY_KEEP_ALIVE] = 0
+    config[k.C_MAX_KA_REQUESTS] = 0
+    config[k.C_LISTENER_IDLE] = 0
+    config[k.C_ST_CONN_DEMAND] = -1
+    px = model.proxy
+    if px is None or stream is None:
+        return
+    mpm = mpm_class(px.mpm)
+    config[k.C_PROXY_KEEP_ALIVE] = int(px.keep_alive)
+    config[k.C_MAX_KA_REQUESTS] = px.max_keep_alive_requests
+    config[k.C_LISTENER_IDLE] = int(mpm.listener_holds_idle_connections)
+    config_float[k.CF_KA_TIMEOUT] = px.keep_alive_timeout_s
+    config_float[k.CF_LINGER_HOLD] = linger_hold_s(px.mpm, px.linger_s, model.clients.close_delay_s)
+    connection = as_distribution(px.connection_demand)
+    if connection.mean > 0:
+        config[k.C_ST_CONN_DEMAND] = stream("proxy.connection_demand", connection)
 
 
 def _clients(model: Model, streams: list[Stream], constants: list) -> tuple:

@@ -2,21 +2,25 @@
 
 The compiled engine covers the queueing core: closed, open (Poisson or renewal) and
 partly-open session clients with think times, connection set-up, timeouts, retries and SYN
-retransmission; finite workloads (`clients.requests_per_user`, `clients.total_requests`,
-`clients.total_sessions`, `ab -c -n` run once), which record from their start and report
-their `makespan`, and through the proxy count the front's client connections (one per
-request) and run on until it has closed the last (`elapsed.server_close`); the proxy's worker
-pool (Apache MaxRequestWorkers as httpd runs it, `ListenBacklog`) as one pool; backend thread
-pools (Tomcat `maxThreads`, `acceptCount`, the non-blocking connector) on processor-shared
-cores with non-CPU waits; JDBC pools; the database's connections, CPU and FCFS disks; the
-state-blind balancer policies with sticky sessions; synchronous session replication
-(`cluster.replication`, mode = sync: serialization on the sender, the cluster network's
-links, the receivers' CPU, acknowledgements; total or buddy scope, every trigger, several
-tiers).  Everything else runs on the reference engine: ramps and rate schedules, ab run
-again (`clients.repeat`), request classes, mixes and scripts, client connections as
-entities (keep-alive, closing after an error status, lingering close, a CPU cost per
-connection), httpd's children as individuals (process management, per-child backend pools,
-the event MPM's connection limit), the front's backend connection pools, blocking connectors
+retransmission; persistent connections (`clients.keep_alive`, ab -k); finite workloads
+(`clients.requests_per_user`, `clients.total_requests`, `clients.total_sessions`, `ab -c -n`
+run once), which record from their start and report their `makespan`, and through the proxy
+run on until the front has closed its last client connection (`elapsed.server_close`); the
+proxy's worker pool (Apache MaxRequestWorkers as httpd runs it, `ListenBacklog`), as one
+pool or as httpd's children (the accept line, the event MPM's connection limit, which
+keep-alive on a finite event front brings; process management: StartServers, the spare
+servers or threads, the doubling spawn rate, graceful restart), with the front's client
+connections as entities (KeepAlive, KeepAliveTimeout, MaxKeepAliveRequests, the lingering
+close that holds a prefork/worker worker, closing after an error status, a CPU cost per
+connection, `proxy.*` counts and statuses); backend thread pools (Tomcat `maxThreads`,
+`acceptCount`, the non-blocking connector) on processor-shared cores with non-CPU waits;
+JDBC pools; the database's connections, CPU and FCFS disks; the state-blind balancer
+policies with sticky sessions; synchronous session replication (`cluster.replication`, mode
+= sync: serialization on the sender, the cluster network's links, the receivers' CPU,
+acknowledgements; total or buddy scope, every trigger, several tiers).  Everything else runs
+on the reference engine: ramps and rate schedules, ab run again (`clients.repeat`), request
+classes, mixes and scripts, the load generator's CPU (`clients.host`), the front's backend
+connection pools (per child; mod_proxy, mod_jk's ajp13 and lb workers), blocking connectors
 and connection limits, JVMs, asynchronous replication (flow-control credits), crashes, and
 the load-aware or per-client policies.
 
@@ -73,9 +77,9 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "clients.connect": (MODELLED, ""),
     "clients.tcp.syn_retries": (MODELLED, "SYN retransmission"),
     "clients.tcp.initial_rto_s": (MODELLED, "SYN retransmission"),
-    "clients.keep_alive": (REFUSED, "persistent connections"),
+    "clients.keep_alive": (MODELLED, "persistent connections"),
     "clients.host": (REFUSED, "the load generator's CPU"),
-    "clients.close_delay_s": (REFUSED, "when it makes a lingering close hold a worker"),
+    "clients.close_delay_s": (MODELLED, "how long a lingering close holds a worker"),
     "clients.mix": (REFUSED, "request classes"),
     "clients.mix_by": (INERT, "only with clients.mix"),
     "clients.script": (REFUSED, "session scripts"),
@@ -100,22 +104,22 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "proxy.listen_backlog": (MODELLED, ""),
     "proxy.demand": (MODELLED, ""),
     "proxy.forward": (MODELLED, ""),
-    "proxy.connection_demand": (REFUSED, "a CPU cost per client connection"),
-    "proxy.mpm": (MODELLED, "its worker count and lingering close; children are refused"),
+    "proxy.connection_demand": (MODELLED, "a CPU cost per client connection"),
+    "proxy.mpm": (MODELLED, "its workers, children, keep-alive and lingering close"),
     "proxy.threads_per_child": (MODELLED, "MaxRequestWorkers in whole children"),
     "proxy.thread_limit": (MODELLED, "caps ThreadsPerChild"),
     "proxy.server_limit": (MODELLED, "caps the children"),
-    "proxy.linger_s": (REFUSED, "when a lingering close holds a worker"),
-    "proxy.keep_alive": (INERT, "only with clients.keep_alive"),
-    "proxy.keep_alive_timeout_s": (INERT, "only with clients.keep_alive"),
-    "proxy.max_keep_alive_requests": (INERT, "only with clients.keep_alive"),
-    "proxy.start_servers": (REFUSED, "httpd's process management"),
-    "proxy.min_spare_servers": (INERT, "only with proxy.start_servers"),
-    "proxy.max_spare_servers": (INERT, "only with proxy.start_servers"),
-    "proxy.min_spare_threads": (INERT, "only with proxy.start_servers"),
-    "proxy.max_spare_threads": (INERT, "only with proxy.start_servers"),
-    "proxy.graceful_restart": (INERT, "only with proxy.start_servers"),
-    "proxy.async_request_worker_factor": (INERT, "only with children (event and keep-alive)"),
+    "proxy.linger_s": (MODELLED, "when a lingering close holds a worker"),
+    "proxy.keep_alive": (MODELLED, "with clients.keep_alive"),
+    "proxy.keep_alive_timeout_s": (MODELLED, "with clients.keep_alive"),
+    "proxy.max_keep_alive_requests": (MODELLED, "with clients.keep_alive"),
+    "proxy.start_servers": (MODELLED, "httpd's process management"),
+    "proxy.min_spare_servers": (MODELLED, "with proxy.start_servers"),
+    "proxy.max_spare_servers": (MODELLED, "with proxy.start_servers"),
+    "proxy.min_spare_threads": (MODELLED, "with proxy.start_servers"),
+    "proxy.max_spare_threads": (MODELLED, "with proxy.start_servers"),
+    "proxy.graceful_restart": (MODELLED, "with proxy.start_servers"),
+    "proxy.async_request_worker_factor": (MODELLED, "event's connection limit, with children"),
     "proxy.backend_pool.max": (REFUSED, "when it binds: per-child backend pools"),
     "proxy.backend_pool": (INERT, "only with a backend pool (blocking, max_connections, max)"),
     "proxy.backend_pool.reply_timeout_s": (
@@ -226,7 +230,13 @@ IMPLEMENTS: frozenset[str] = frozenset(
         "clients.connect",  # connection set-up, SYN retransmission
         "proxy",  # the worker pool (MaxRequestWorkers as httpd runs it), ListenBacklog
         *(kind.feature for kind in MPMS.values()),  # as one pool; lingering close refused
-        "proxy.server_close",  # a finite run's front connections, one per request
+        "proxy.server_close",  # a finite run's front connections: when it closed the last
+        "clients.keep_alive",  # persistent connections, KeepAliveTimeout, MaxKeepAliveRequests
+        "proxy.client_connections",  # the front's client connections (its workers one pool)
+        "proxy.lingering_close",  # a lingering close holds a prefork/worker worker
+        "proxy.connection_demand",  # the front's CPU per client connection
+        "proxy.process_management",  # StartServers, spare servers / threads, spawn rate
+        "proxy.children",  # httpd's children as individuals: the accept line, event's limit
         NonBlocking.feature,
         "appserver.jdbc_pool",
         "database",

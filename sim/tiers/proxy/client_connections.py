@@ -164,9 +164,14 @@ class FrontConnections:
     def accepted(self, request) -> None:
         """A worker was granted to a request that came without one: a new connection.  With
         children the accepting child has already set `request.worker`."""
+        connection = request.connection
+        if connection is not None and connection.requests:
+            # event with the workers one pool: the next request on an idle connection took
+            # a worker like a new one, but the connection was accepted before
+            connection.requests += 1
+            return
         self.opened += 1
         self.open += 1
-        connection = request.connection
         if connection is not None:
             connection.requests += 1
             connection.holds_worker = not self.mpm.listener_holds_idle_connections
