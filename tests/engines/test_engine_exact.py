@@ -212,6 +212,36 @@ def test_full_listen_queue_syn_retransmission_backs_off(service, rto, makespan, 
     assert result.metrics["response.mean"] == pytest.approx((service + makespan) / 2, rel=0.01)
 
 
+@pytest.mark.parametrize("timeout_s, errors, timed_out", [(6.9, 0, 2), (7.1, 1, 1)])
+def test_connect_fails_one_doubled_rto_after_the_last_syn(timeout_s, errors, timed_out):
+    """tcp_syn_retries = 2, RTO 1 s, a server busy for 100 s with no listen queue: the second
+    client's SYN is dropped at 0 and again at 1 and 3; its kernel waits 4 s more for a SYN-ACK,
+    and connect() fails at 7 s (with Linux's 6, at 127 s), not at the last retransmission.  A
+    client deadline of 6.9 s comes first; one of 7.1 s finds the connect failed.  (The first
+    client, served for 100 s, times out in both.)"""
+    data = {
+        "clients": {
+            "kind": "ab",
+            "concurrency": 2,
+            "requests": 2,
+            "timeout_s": timeout_s,
+            "tcp": {"syn_retries": 2},
+        },
+        "proxy": {
+            "workers": 1,
+            "listen_backlog": 0,
+            "demand": {"dist": "deterministic", "value": 100.0},
+            "forward": False,
+        },
+    }
+    result = run_replication(model_from(data, warmup="none"), 0)
+    assert result.metrics["count.syn_retransmits"] == 2
+    assert (result.metrics["count.errors"], result.metrics["count.timed_out"]) == (
+        errors,
+        timed_out,
+    )
+
+
 def test_client_timeout_ends_the_syn_backoff():
     # The second client times out at 2 s while its kernel waits to retransmit at 1 + 2 = 3 s.
     data = {

@@ -1971,13 +1971,13 @@ def _client_replied(S, r, code):
         return
     if code == REPLY_REFUSED:
         # The SYN was dropped at a full listen queue: the kernel retransmits it after
-        # 1, 2, 4 ... initial RTOs while the attempt (and its timer) stays in flight.
+        # 1, 2, 4 ... initial RTOs while the attempt (and its timer) stays in flight, and
+        # after the last retransmission waits one more doubled RTO before connect() fails
+        # (EV_SYN with R_SYN past the retries: 127 s with Linux's 6).
         syn = RI[r, R_SYN]
-        if syn < C[C_SYN_RETRIES]:
-            RI[r, R_SYN] = syn + 1
-            push(S, now + CF[CF_RTO] * float(2**syn), EV_SYN, r)
-            return
-        code = REPLY_FAIL
+        RI[r, R_SYN] = syn + 1
+        push(S, now + CF[CF_RTO] * float(2**syn), EV_SYN, r)
+        return
     RI[r, R_STATE] = ANSWERED
     counters[I_IN_FLIGHT] -= 1
     RI[r, R_TIMER] = -1
@@ -2410,6 +2410,9 @@ def _run(S):
         elif kind == EV_SYN:
             if S.RI[arg, R_STATE] != IN_FLIGHT:
                 _free_request(S, arg)  # the client gave up while its kernel backed off
+                continue
+            if S.RI[arg, R_SYN] > C[C_SYN_RETRIES]:
+                _client_replied(S, arg, REPLY_FAIL)  # connect() fails (ETIMEDOUT)
                 continue
             counters[I_SYN] += 1
             if C[C_ST_CONNECT] >= 0:

@@ -178,6 +178,10 @@ class Clients:
     def _retransmit_syn(self, request: Request) -> None:
         if request.state != IN_FLIGHT:
             return  # the client gave up (timeout) while its kernel was backing off
+        if request.syn_retransmits > self.syn_retries:
+            # the last retransmission went unanswered too: connect() fails (ETIMEDOUT)
+            self._replied(request, False)
+            return
         self.recorder.syn_retransmits += 1
         if self.connect is not None:
             self.kernel.call_after(self.connect(), self._connected, request)
@@ -193,12 +197,14 @@ class Clients:
         if ok is CONNECTION_REFUSED:
             # The SYN was dropped at a full listen queue: the attempt stays in flight (its
             # timer runs on) while the client's kernel retransmits, backing off 1, 2, 4 ... RTO.
-            if request.syn_retransmits < self.syn_retries:
-                delay = self.initial_rto_s * 2**request.syn_retransmits
-                request.syn_retransmits += 1
-                self.kernel.call_after(delay, self._retransmit_syn, request)
-                return
-            ok = False  # connect() gives up (ETIMEDOUT): an error for the application
+            # After the last of `tcp_syn_retries` retransmissions it waits one more doubled
+            # RTO for the SYN-ACK before connect() fails (ETIMEDOUT): 127 s with Linux's 6
+            # and a 1 s RTO (Documentation/networking/ip-sysctl.rst, tcp_syn_retries; the
+            # retransmit timer's expiry in tcp_write_timeout, net/ipv4/tcp_timer.c).
+            delay = self.initial_rto_s * 2**request.syn_retransmits
+            request.syn_retransmits += 1
+            self.kernel.call_after(delay, self._retransmit_syn, request)
+            return
         request.state = ANSWERED
         self.in_flight -= 1
         if request.timer is not None:
