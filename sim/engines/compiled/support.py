@@ -115,6 +115,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "proxy.min_spare_threads": (INERT, "only with proxy.start_servers"),
     "proxy.max_spare_threads": (INERT, "only with proxy.start_servers"),
     "proxy.graceful_restart": (INERT, "only with proxy.start_servers"),
+    "proxy.uptime_s": (INERT, "only with proxy.start_servers"),
     "proxy.async_request_worker_factor": (INERT, "only with children (event and keep-alive)"),
     "proxy.backend_pool.max": (REFUSED, "when it binds: per-child backend pools"),
     "proxy.backend_pool": (INERT, "only with a backend pool (blocking, max_connections, max)"),
