@@ -1,6 +1,11 @@
-"""Exact event-time tests of when the parent's process management acts in a load that starts
-some time after httpd (`proxy.uptime_s`: its ticks are at whole seconds of the server's clock,
-`ap_wait_or_timeout`)."""
+"""Exact event-time tests of two questions of mechanism (issue 29's live-testbed misses):
+
+* when the parent's process management acts in a load that starts some time after httpd
+  (`proxy.uptime_s`: its ticks are at whole seconds of the server's clock, `ap_wait_or_timeout`);
+* what a client that has given up sees: its end is its deadline, not the server's later close
+  (`elapsed.server_close`), and which requests mod_jk sends when the backend's accept queue holds
+  its new connections (the stall of a connector at `maxConnections`).
+"""
 
 from __future__ import annotations
 
@@ -63,3 +68,96 @@ def test_the_ticks_before_the_load_act_on_the_idle_server(uptime_s, makespan):
     }
     result = run_replication(model_from(data, warmup="none"), 0)
     assert result.metrics["makespan"] == pytest.approx(makespan, abs=1e-9)
+
+
+def test_a_client_that_gave_up_ends_at_its_deadline():
+    """One 4-s worker, ab -c 2 -n 2 with a 5-s deadline.  The first client is served 0 - 4.  The
+    second waits in the listen queue, is accepted at 4 and gives up at 5; the server serves it
+    into the closed socket until 8.  The clients' test ends at 5: the server's close at 8 is
+    nobody's end (before, `elapsed.server_close` said 8 and the run went on to it)."""
+    data = {
+        "clients": {"kind": "ab", "concurrency": 2, "requests": 2, "timeout_s": 5.0},
+        "proxy": {
+            "workers": 1,
+            "cores": 1,
+            "forward": False,
+            "demand": {"dist": "deterministic", "value": 4.0},
+        },
+    }
+    metrics = run_replication(model_from(data, warmup="none"), 0).metrics
+    assert (metrics["count.completed"], metrics["count.timed_out"]) == (1, 1)
+    assert metrics["makespan"] == pytest.approx(5.0)
+    assert metrics["elapsed.server_close"] == pytest.approx(5.0)
+
+
+def test_a_connection_still_open_after_a_give_up_does_not_hold_the_figure():
+    """The same with keep-alive (KeepAliveTimeout 5, no lingering): the first client's connection
+    is closed at 4 + 5 = 9, which it sees; the second's, after its request ends at 8, at 13, which
+    nobody sees.  The test ends at 9."""
+    data = {
+        "clients": {
+            "kind": "ab",
+            "concurrency": 2,
+            "requests": 2,
+            "timeout_s": 5.0,
+            "keep_alive": True,
+        },
+        "proxy": {
+            "workers": 1,
+            "cores": 1,
+            "forward": False,
+            "linger_s": 0.0,
+            "keep_alive_timeout_s": 5.0,
+            "demand": {"dist": "deterministic", "value": 4.0},
+        },
+    }
+    metrics = run_replication(model_from(data, warmup="none"), 0).metrics
+    assert metrics["makespan"] == pytest.approx(5.0)
+    assert metrics["elapsed.server_close"] == pytest.approx(9.0)
+
+
+def jk_stall(sleep_s: float) -> dict:
+    """worker, one child of 4 threads, mod_jk (connection_pool_size = ThreadsPerChild = 4) in
+    front of an AJP connector that keeps 2 connections (maxConnections 2, acceptCount 10);
+    ab -c 6 -n 6 with a 30-s deadline; the servlet sleeps `sleep_s`."""
+    return {
+        "clients": {"kind": "ab", "concurrency": 6, "requests": 6, "timeout_s": 30.0},
+        "proxy": {
+            "workers": 4,
+            "mpm": "worker",
+            "threads_per_child": 4,
+            "linger_s": 0.0,
+            "keep_alive": False,
+            "cores": 4,
+            "demand": {"dist": "deterministic", "value": 0.0},
+            "backend_pool": {"module": "mod_jk", "scheme": "ajp", "max": 4},
+        },
+        "backends": [
+            {
+                "name": "tomcat",
+                "threads": 10,
+                "max_connections": 2,
+                "accept_queue": 10,
+                "cores": 4,
+                "demand": {"dist": "deterministic", "value": 0.0},
+                "io_wait": {"dist": "deterministic", "value": sleep_s},
+            }
+        ],
+    }
+
+
+def test_mod_jk_reuses_the_connections_tomcat_accepted_and_strands_the_queued_ones():
+    """t = 0: the 4 threads take 4 clients (2 wait in httpd's listen queue); each opens its own
+    endpoint's connection: Tomcat accepts 2 (maxConnections), 2 stay in its accept queue with
+    their requests sent (mod_jk's connect() succeeded: the kernel completed the handshake).
+    t = 1: the 2 accepted are answered; their connections stay open in the child's endpoint
+    cache (AJP connectionTimeout -1) and keep both of Tomcat's connection slots.  Their threads
+    take the 2 waiting clients, whose requests mod_jk sends on those connected endpoints
+    (ajp_get_endpoint prefers a cache slot with a socket): answered at 2.  The 2 queued
+    connections are never accepted: their clients give up at 30, and the test ends there."""
+    metrics = run_replication(model_from(jk_stall(1.0), warmup="none"), 0).metrics
+    assert (metrics["count.completed"], metrics["count.timed_out"]) == (4, 2)
+    assert metrics["response.mean"] == pytest.approx((1 + 1 + 2 + 2) / 4, rel=0.01)
+    assert metrics["tomcat1.connections.awaiting_thread_now"] == 2
+    assert metrics["makespan"] == pytest.approx(30.0)
+    assert metrics["elapsed.server_close"] == pytest.approx(30.0)

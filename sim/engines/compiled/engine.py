@@ -69,6 +69,7 @@ class _Tables:
         self.counters = np.zeros(sizes["I"], dtype=np.int64)
         self.floats = np.zeros(sizes["F"], dtype=np.float64)
         self.floats[k.F_LAST_CLOSE] = np.nan  # no client connection closed yet
+        self.floats[k.F_CLIENT_END] = np.nan  # no client has seen its connection end yet
         self.requests_int = np.zeros((requests, sizes["RI"]), dtype=np.int64)
         self.requests_float = np.zeros((requests, sizes["RF"]), dtype=np.float64)
         self.jobs_int = np.zeros((requests * levels, sizes["JI"]), dtype=np.int64)
@@ -348,6 +349,8 @@ def run_trace(
     if plan.server_close is not None:
         plan.server_close.front.last_close = float(tables.floats[k.F_LAST_CLOSE])
         plan.server_close.front.open = int(counters[k.I_FRONT_OPEN])
+        plan.server_close.front.client_end = float(tables.floats[k.F_CLIENT_END])
+        plan.server_close.front.watched = int(counters[k.I_FRONT_WATCHED])
     end = int(counters[k.I_NROWS]) - 1
     rows, histograms = tables.rows, tables.histogram_rows
     candidates = tables.candidates()

@@ -166,11 +166,12 @@ structref.define_proxy(State, StateType, list(STATE_FIELDS))
     I_FRONT_OPEN,
     I_FRONT_503,
     I_STOP_ON_CLOSE,
+    I_FRONT_WATCHED,
     N_I,
-) = range(46)
+) = range(47)
 
 # float scalars
-F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
+F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, F_CLIENT_END, N_F = range(7)
 
 # int configuration
 (
@@ -331,7 +332,8 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
 ) = range(10)
 
 # requests
-R_STATE, R_USER, R_ATTEMPT, R_SYN, R_TIMER, N_RI = range(6)
+# R_FRONT: 1 while the front holds the attempt's connection open and its client waits on it
+R_STATE, R_USER, R_ATTEMPT, R_SYN, R_TIMER, R_FRONT, N_RI = range(7)
 RF_SENT, N_RF = range(2)
 
 # balancer members
@@ -755,7 +757,7 @@ def pool_release(S, p):
     s = JI[j, J_STATION]
     if role == ROLE_STATION:  # a worker / thread / connection for the visit itself
         if s == S.C[C_FRONT]:
-            _front_accepted(S)
+            _front_accepted(S, j)
         JF[j, JF_STARTED] = now
         STI[s, ST_IN_PROGRESS] += 1
         cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
@@ -801,7 +803,7 @@ def arrive(S, j, s, member, via_pool):
     status = GRANTED if p < 0 else pool_acquire(S, p, j)
     if status == GRANTED:
         if s == S.C[C_FRONT]:
-            _front_accepted(S)
+            _front_accepted(S, j)
         STI[s, ST_IN_PROGRESS] += 1
         cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
     elif status == REFUSED:
@@ -825,33 +827,51 @@ def _close_visit(S, j, ok):
     if not ok:
         STI[s, ST_FAILED] += 1
     if s == S.C[C_FRONT]:
-        _front_responded(S, ok)
+        _front_responded(S, j, ok)
     p = STI[s, ST_POOL]
     if p >= 0:
         pool_release(S, p)
 
 
 @njit(cache=True)
-def _front_accepted(S):
+def _front_accepted(S, j):
     """FrontConnections.accepted: a worker took a new client connection (finite runs through
-    the proxy, where the front's connections are counted: one per request, no keep-alive)."""
+    the proxy, where the front's connections are counted: one per request, no keep-alive);
+    its client waits on it unless it gave up in the listen queue."""
     counters = S.I
     counters[I_FRONT_OPENED] += 1
     counters[I_FRONT_OPEN] += 1
+    r = j // S.C[C_LEVELS]
+    if S.RI[r, R_STATE] == IN_FLIGHT:
+        S.RI[r, R_FRONT] = 1
+        counters[I_FRONT_WATCHED] += 1
 
 
 @njit(cache=True)
-def _front_responded(S, ok):
+def _front_responded(S, j, ok):
     """FrontConnections.responded without keep-alive or lingering: the server closes the
-    connection (an error response is a 503: no component of the core sets another status);
-    a finished workload waiting for its last connection stops, after the events due now."""
+    connection (an error response is a 503: no component of the core sets another status)."""
     counters = S.I
     if not ok:
         counters[I_FRONT_503] += 1
     counters[I_FRONT_CLOSED] += 1
     counters[I_FRONT_OPEN] -= 1
     S.F[F_LAST_CLOSE] = S.F[F_NOW]
-    if counters[I_FRONT_OPEN] == 0 and counters[I_STOP_ON_CLOSE]:
+    r = j // S.C[C_LEVELS]
+    if S.RI[r, R_FRONT]:
+        _front_seen_end(S, r)
+
+
+@njit(cache=True)
+def _front_seen_end(S, r):
+    """FrontConnections._seen_end: the client of request r saw its connection end (EOF, or its
+    own giving up); a finished workload waiting for the last connection a client waits on
+    stops, after the events due now."""
+    counters = S.I
+    S.RI[r, R_FRONT] = 0
+    counters[I_FRONT_WATCHED] -= 1
+    S.F[F_CLIENT_END] = S.F[F_NOW]
+    if counters[I_FRONT_WATCHED] == 0 and counters[I_STOP_ON_CLOSE]:
         push(S, S.F[F_NOW], EV_STOP, 0)
 
 
@@ -1199,6 +1219,7 @@ def _alloc_request(S, user, attempt, sent):
     RI[r, R_USER] = user
     RI[r, R_ATTEMPT] = attempt
     RI[r, R_SYN] = 0
+    RI[r, R_FRONT] = 0
     RI[r, R_TIMER] = -1
     RF[r, RF_SENT] = sent
     return r
@@ -1325,8 +1346,8 @@ def _clients_finished(S):
     counters[I_FINISHED] = 1
     S.F[F_FINISHED_AT] = S.F[F_NOW]
     _finish_recording(S)
-    if S.C[C_FRONT] >= 0 and counters[I_FRONT_OPEN] > 0:
-        # the run goes on until the front has closed its last client connection
+    if S.C[C_FRONT] >= 0 and counters[I_FRONT_WATCHED] > 0:
+        # the run goes on until the front has closed the last connection a client waits on
         counters[I_STOP_ON_CLOSE] = 1
     else:
         counters[I_STOP] = 1
@@ -1814,6 +1835,11 @@ def _run(S):
                 continue  # answered (the timer was cancelled), or a later request's row
             RI[arg, R_STATE] = ABANDONED  # the servers keep working on it
             RI[arg, R_TIMER] = -1
+            # FrontConnections.client_gave_up: the client's test ends now
+            if RI[arg, R_FRONT]:
+                _front_seen_end(S, arg)
+            else:
+                S.F[F_CLIENT_END] = now
             counters[I_IN_FLIGHT] -= 1
             counters[I_TIMED_OUT] += 1
             _after_failure(S, arg, C[C_RETRY_ON_TIMEOUT])

@@ -128,6 +128,8 @@ class FrontState:
     def __init__(self) -> None:
         self.last_close = float("nan")
         self.open = 0
+        self.client_end = float("nan")  # when a client last saw its connection end
+        self.watched = 0  # connections a client still waits on
 
 
 class ServerCloseView:
