@@ -161,3 +161,25 @@ def test_mod_jk_reuses_the_connections_tomcat_accepted_and_strands_the_queued_on
     assert metrics["tomcat1.connections.awaiting_thread_now"] == 2
     assert metrics["makespan"] == pytest.approx(30.0)
     assert metrics["elapsed.server_close"] == pytest.approx(30.0)
+
+
+def test_a_stopped_worker_child_is_the_oldest_and_frees_its_tomcat_connections():
+    """worker, StartServers 3 of 2 threads (MaxSpareThreads raised to 1 + 2 + 1 = 4), mod_jk in
+    front of an AJP connector that keeps 1 connection; ab -c 2 -n 2 of 0.5-s requests.  t = 0:
+    child 0 accepts A, child 1 accepts B (the listeners wait in accept() in turn); A's connection
+    is accepted, B's waits in Tomcat's accept queue.  t = 0.5: A is answered and its connection
+    stays in child 0's cache.  t = 1: 5 idle threads > 4, and the parent's byte on the pipe of
+    death is read by the first child blocked on it, child 0: it exits at once, its endpoint
+    closes, and Tomcat accepts B's connection: B is answered at 1.5.  (Had the youngest idle
+    child, 2, been stopped, B would have waited for its 30-s deadline.)"""
+    data = jk_stall(0.5)
+    data["clients"].update(concurrency=2, requests=2)
+    data["proxy"].update(
+        workers=6, threads_per_child=2, start_servers=3, min_spare_threads=1, max_spare_threads=1
+    )
+    data["proxy"]["backend_pool"]["max"] = 2
+    data["backends"][0]["max_connections"] = 1
+    metrics = run_replication(model_from(data, warmup="none"), 0).metrics
+    assert (metrics["count.completed"], metrics["count.timed_out"]) == (2, 0)
+    assert metrics["makespan"] == pytest.approx(1.5)
+    assert metrics["tomcat1.connections.closed_by_child_exit"] == 1

@@ -23,9 +23,16 @@ costs are neglected.  A load that starts `uptime_s` after the server (`proxy.upt
 its first tick `ceil(uptime_s) - uptime_s` seconds in (a whole second when it starts with the
 server); the ticks before the load run on the idle server, as they would have.
 
-Which child is told to stop: the pipe of death is read by a child waiting for a connection
-(prefork: an idle child; worker/event: a listener with idle workers); the model takes the
-youngest such child (the highest scoreboard slot, as prefork in 2.2 chose it).
+Which child is told to stop:
+* prefork: the pipe of death is read by a child waiting for a connection, an idle child; the
+  model takes the youngest (the highest scoreboard slot, as prefork in 2.2 chose it).
+* worker, event: each child's main thread does nothing but block in `read()` on the pipe of
+  death (`ap_mpm_podx_check`, `server/mpm_unix.c`, a blocking `apr_file_pipe_create`; the
+  "Watch for any messages from the parent over the POD" loop of `child_main`), whatever its
+  workers are doing.  Linux queues a pipe's blocked readers exclusively in arrival order and
+  wakes the first (`pipe_read`: `wait_event_interruptible_exclusive`, since 5.5), and each
+  child blocks there as it starts, so the byte the parent writes (`ap_mpm_podx_signal`) stops
+  the oldest child not yet told to stop -- busy or not.
 """
 
 from __future__ import annotations
@@ -100,8 +107,11 @@ class Spawner:
         idle = self.idle(live)
         changed = False
         if idle > self.max_spare:
-            waiting = [child for child in live if child.idle > 0]
-            children.stop(max(waiting, key=lambda child: child.number))
+            if self.prefork:  # an idle child reads the pipe of death: the youngest
+                waiting = [child for child in live if child.idle > 0]
+                children.stop(max(waiting, key=lambda child: child.number))
+            else:  # the first child blocked in read() on it: the oldest
+                children.stop(min(live, key=lambda child: child.number))
             self.spawn_rate = 1
             changed = True
         elif idle < self.min_spare:
