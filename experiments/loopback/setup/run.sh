@@ -69,15 +69,16 @@ cell() {
     --children "$OUT/$NAME/children.csv" > $LAB/logs/oneshot.out
   cat $LAB/logs/oneshot.out
   START=$(sed -n 's/^start_epoch_s=//p' $LAB/logs/oneshot.out)
-  RESULT=$(sed -n 's/^served=/served=/p' $LAB/logs/oneshot.out)
+  RESULT=$(sed -n 's/^served=\([0-9]*\) gave_up=\([0-9]*\) last_eof_s=\(.*\)/\1,\2,\3/p' $LAB/logs/oneshot.out)
   apache2 -f "$LAB/$CONF" -k stop
   CONF=
   sleep 2
   cp $LAB/logs/error.log "$OUT/$NAME/"
   [ ! -f $LAB/logs/mod_jk.log ] || cp $LAB/logs/mod_jk.log "$OUT/$NAME/"
   # the parent's main loop starts as it logs "resuming normal operations" (worker_run)
+  # (%{cu}t: local time, "YYYY-MM-DD hh:mm:ss.uuuuuu"; the host runs on UTC)
   RESUMED=$(sed -n 's/^\[\([^]]*\)\].*resuming normal operations.*/\1/p' "$OUT/$NAME/error.log" | head -1)
-  echo "$NAME,$START,$RESUMED,$RESULT" | tr ' ' ',' >> "$OUT/cells.csv"
+  echo "$NAME,$START,$(echo "$RESUMED" | tr ' ' T),$RESULT" >> "$OUT/cells.csv"
 }
 
 echo "cell,clients_start_epoch_s,httpd_resumed,served,gave_up,last_eof_s" > "$OUT/cells.csv"
