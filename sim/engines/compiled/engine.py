@@ -396,6 +396,8 @@ def run_trace(
     if plan.server_close is not None:
         plan.server_close.front.last_close = float(tables.floats[k.F_LAST_CLOSE])
         plan.server_close.front.open = int(counters[k.I_FRONT_OPEN])
+        plan.server_close.front.client_end = plan.server_close.front.last_close
+        plan.server_close.front.watched = plan.server_close.front.open
     end = int(counters[k.I_NROWS]) - 1
     rows, histograms = tables.rows, tables.histogram_rows
     candidates = tables.candidates()

@@ -265,8 +265,9 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     CF_SAMPLE_INTERVAL,
     CF_KA_TIMEOUT,  # Apache KeepAliveTimeout
     CF_LINGER_HOLD,  # how long a lingering close holds a worker (0: not at all)
+    CF_UPTIME,  # proxy.uptime_s: how long httpd ran before the load (its clock's phase)
     N_CF,
-) = range(15)
+) = range(16)
 
 # stations
 (
@@ -1129,16 +1130,25 @@ def _stop_child(S, ch):
 
 @njit(cache=True)
 def _maintain(S):
-    """Spawner._maintain (`perform_idle_server_maintenance`): above MaxSpare* idle, stop the
-    youngest child waiting for a connection; below MinSpare*, fork `spawn_rate` children
-    into the free scoreboard slots and double the rate up to 32 (held at 1 for 10 ticks
-    after a graceful restart); else the rate goes back to 1.  The tick comes back every
-    second (the reference's calendar always holds the horizon)."""
+    """Spawner._maintain (`perform_idle_server_maintenance`), then the next tick a second
+    later (the reference's calendar always holds the horizon)."""
+    _tick(S)
+    push(S, S.F[F_NOW] + 1.0, EV_MAINTAIN, 0)
+
+
+@njit(cache=True)
+def _tick(S):
+    """Spawner.tick: above MaxSpare* idle, stop a child (prefork: the youngest waiting for a
+    connection; worker, event: the oldest not yet told to stop, busy or not, the first
+    blocked on the pipe of death); below MinSpare*, fork `spawn_rate` children into the free
+    scoreboard slots and double the rate up to 32 (held at 1 for 10 ticks after a graceful
+    restart); else the rate goes back to 1."""
     C, CH, counters = S.C, S.CH, S.I
     tpc = C[C_THREADS_PER_CHILD]
     live = 0
     idle = 0
     youngest = -1
+    oldest = -1
     for ch in range(counters[I_CH_ROWS]):
         if not CH[ch, CH_PRESENT] or CH[ch, CH_EXITING]:
             continue
@@ -1150,8 +1160,10 @@ def _maintain(S):
             idle += free_threads
         if free_threads > 0 and (youngest < 0 or CH[ch, CH_NUMBER] > CH[youngest, CH_NUMBER]):
             youngest = ch
+        if oldest < 0 or CH[ch, CH_NUMBER] < CH[oldest, CH_NUMBER]:
+            oldest = ch
     if idle > C[C_MAX_SPARE]:
-        _stop_child(S, youngest)
+        _stop_child(S, youngest if C[C_SPARE_CHILDREN] else oldest)
         counters[I_SPAWN_RATE] = 1
     elif idle < C[C_MIN_SPARE]:
         slots = C[C_MAX_CHILDREN] - live
@@ -1166,7 +1178,6 @@ def _maintain(S):
                 counters[I_SPAWN_RATE] = 2 * rate
     else:
         counters[I_SPAWN_RATE] = 1
-    push(S, S.F[F_NOW] + 1.0, EV_MAINTAIN, 0)
 
 
 @njit(cache=True)
@@ -2163,8 +2174,11 @@ def _start(S):
     now = S.F[F_NOW]
     if C[C_CHILDREN]:  # ChildProcesses, made with the components: StartServers children
         _fork(S, C[C_START_CHILDREN])
-        if C[C_MANAGED]:  # the parent's first tick, scheduled with the components
-            push(S, now + 1.0, EV_MAINTAIN, 0)
+        if C[C_MANAGED]:  # the parent's clock: the ticks before the load, then the next one
+            before = int(np.floor(CF[CF_UPTIME]))
+            for _ in range(before):
+                _tick(S)
+            push(S, now + before + 1.0 - CF[CF_UPTIME], EV_MAINTAIN, 0)
     if C[C_WARMUP] == WARMUP_FIXED:
         if CF[CF_WARMUP_S] > 0:
             push(S, now + CF[CF_WARMUP_S], EV_WARMUP, 0)

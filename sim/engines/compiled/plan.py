@@ -135,6 +135,12 @@ class FrontState:
     def __init__(self) -> None:
         self.last_close = float("nan")
         self.open = 0
+        # What a client saw: without clients that give up (a finite run with
+        # `clients.timeout_s` through the front runs on the reference engine, feature
+        # `proxy.server_close.clients_view`), every open connection is one a client waits on,
+        # and its last close is the last a client saw.
+        self.client_end = float("nan")
+        self.watched = 0
 
 
 class ServerCloseView:
@@ -453,6 +459,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         config[k.C_MIN_SPARE] = processes.min_spare
         config[k.C_MAX_SPARE] = processes.max_spare
         config[k.C_SPARE_CHILDREN] = int(mpm_class(model.proxy.mpm).single_threaded_children)
+        config_float[k.CF_UPTIME] = model.proxy.uptime_s
         hold_off = GRACEFUL_HOLD_OFF if model.proxy.graceful_restart else 0
         # the children's threads are the workers: the pool starts empty, each fork adds
         pool_table[proxy_workers, k.PO_CAPACITY] = 0

@@ -119,6 +119,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "proxy.min_spare_threads": (MODELLED, "with proxy.start_servers"),
     "proxy.max_spare_threads": (MODELLED, "with proxy.start_servers"),
     "proxy.graceful_restart": (MODELLED, "with proxy.start_servers"),
+    "proxy.uptime_s": (MODELLED, "with proxy.start_servers"),
     "proxy.async_request_worker_factor": (MODELLED, "event's connection limit, with children"),
     "proxy.backend_pool.max": (REFUSED, "when it binds: per-child backend pools"),
     "proxy.backend_pool": (INERT, "only with a backend pool (blocking, max_connections, max)"),

@@ -252,6 +252,7 @@ def assemble(
                 min_spare=processes.min_spare,
                 max_spare=processes.max_spare,
                 graceful_restart=px.graceful_restart,
+                uptime_s=px.uptime_s,
             )
         if front is not None:
             kwargs["front"] = front

@@ -47,19 +47,22 @@ def run_trace(
 
     finished_at: list[float] = []
     if model.finite:
+        front = assembly.front
 
         def on_finished() -> None:
             # The observation window (and `makespan`) ends at the last outcome; the run goes on
-            # until the front has closed its last client connection (`elapsed.server_close`).
+            # until the front has closed the last client connection a client still waits on
+            # (`elapsed.server_close`; one whose client gave up is nobody's end).
             finished_at.append(kernel.now)
             recorder.finish()
-            front = assembly.front
-            if front is not None and front.open > 0:
+            if front is not None and front.watched:
                 front.on_all_closed = kernel.stop
             else:
                 kernel.stop()
 
         clients.on_finished = on_finished
+        if front is not None:
+            clients.on_give_up = front.client_gave_up
         horizon = run.max_duration_s
     else:
         warm = fixed_warmup or 0.0

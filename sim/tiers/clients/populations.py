@@ -86,6 +86,8 @@ class Clients:
         self.on_session_end: Callable[[object], None] | None = (
             None  # the balancer forgets the session
         )
+        # a client gave up on a request (its timeout fired): the front's view of its connection
+        self.on_give_up: Callable[[Request], None] | None = None
         self.max_inside = float("inf")  # runaway guard: requests inside the servers
         # request classes (`sim.tiers.clients.scripts`): picks each request's class and counts
         # its outcomes per class; None for a model without classes
@@ -230,6 +232,8 @@ class Clients:
         self.recorder.timed_out += 1
         if self.classes is not None:
             self.classes.stats.timed_out[request.klass] += 1
+        if self.on_give_up is not None:
+            self.on_give_up(request)
         self._after_failure(request, self.retry.on_timeout)
 
     def _after_failure(self, request: Request, retry_allowed: bool) -> None:

@@ -25,9 +25,13 @@ After an error status that drops the connection (`ap_status_drops_connection` in
 (`ap_set_keepalive`, `modules/http/http_protocol.c`): a 503 frees a prefork/worker worker
 at once (after the lingering close) instead of after KeepAliveTimeout.  502 and 504 keep it.
 
-The front also records when it closed its last client connection (`elapsed.server_close`):
-a load generator that waits for EOF sees the test end then, a KeepAliveTimeout after the last
-response on a persistent connection.
+The front also records when the clients saw their last connection end (`elapsed.server_close`):
+a load generator that waits for EOF sees the test end when the server closes the last
+connection a client still waits on -- a KeepAliveTimeout after the last response on a
+persistent connection.  A client that gave up (its timeout fired) closed its own socket then:
+its end is its deadline, and the server's later close of that connection (the request served
+into a closed socket, or still stuck) is seen by no one.  A finite run goes on until every
+connection a client still waits on is closed, not until the abandoned ones are.
 
 Parameters are the front's (`proxy.mpm`, `proxy.keep_alive`, `proxy.keep_alive_timeout_s`,
 `proxy.max_keep_alive_requests`, `proxy.linger_s`) and the clients' (`clients.keep_alive`,
@@ -39,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from sim.kernel.request import IN_FLIGHT
 from sim.kernel.slots import Pool
 from sim.observe.probes import CONNECTIONS, REQUESTS, SECONDS, Metric, Window
 from sim.tiers.proxy.mpm import mpm as mpm_class
@@ -81,6 +86,7 @@ class FrontConnections:
 
     __slots__ = (
         "children",
+        "client_end",
         "closed",
         "closed_after_error",
         "closed_no_worker",
@@ -96,6 +102,7 @@ class FrontConnections:
         "opened",
         "pool",
         "statuses",
+        "watched",
     )
 
     def __init__(
@@ -126,7 +133,13 @@ class FrontConnections:
         self.closed_no_worker = 0  # event: a request on an idle connection found no worker
         self.open = 0
         self.last_close = float("nan")  # when the server last closed a client connection
-        self.on_all_closed: Callable[[], None] | None = None  # once, when none is left open
+        # the connections a client still waits on (its Connection, or the request itself when
+        # each request has its own connection), and when a client last saw its connection end
+        # (the server's close, or its own giving up)
+        self.watched: set = set()
+        self.client_end = float("nan")
+        # once, when no connection a client waits on is left open
+        self.on_all_closed: Callable[[], None] | None = None
         self.statuses = dict.fromkeys(COUNTED_STATUSES, 0)
         if children is not None:
             children.on_stopping.append(self._child_stopping)
@@ -155,7 +168,7 @@ class FrontConnections:
         # No idle worker in its child: the listener closes the connection, and the client
         # connects again (a new connection through the listen queue).
         self.closed_no_worker += 1
-        self._server_closed()
+        self._server_closed(connection)
         self.children.connection_closed(child)
         connection.requests = 0
         connection.worker = None
@@ -172,6 +185,8 @@ class FrontConnections:
             return
         self.opened += 1
         self.open += 1
+        if request.state == IN_FLIGHT:  # a client that gave up in the listen queue waits not
+            self.watched.add(request if connection is None else connection)
         if connection is not None:
             connection.requests += 1
             connection.holds_worker = not self.mpm.listener_holds_idle_connections
@@ -210,7 +225,7 @@ class FrontConnections:
             return
         if drops and connection is not None and connection.open:
             self.closed_after_error += 1
-        self._server_closed()
+        self._server_closed(request if connection is None else connection)
         if connection is not None:
             connection.open = False
             connection.holds_worker = False
@@ -224,7 +239,7 @@ class FrontConnections:
     def _idle_expired(self, connection: Connection) -> None:
         connection.idle_timer = None
         connection.open = False
-        self._server_closed()
+        self._server_closed(connection)
         child = connection.worker
         if child is not None:
             child.keep_alive.discard(connection)
@@ -243,11 +258,28 @@ class FrontConnections:
                 connection.idle_timer.cancel()
             self._idle_expired(connection)
 
-    def _server_closed(self) -> None:
+    def _server_closed(self, key) -> None:
         self.closed += 1
         self.open -= 1
-        self.last_close = self.kernel.now
-        if self.open == 0 and self.on_all_closed is not None:
+        now = self.kernel.now
+        self.last_close = now
+        if key in self.watched:  # its client sees EOF now
+            self._seen_end(key, now)
+
+    def client_gave_up(self, request) -> None:
+        """A client's timeout fired: it closes its socket and its test ends now, whatever the
+        server later does with the connection."""
+        now = self.kernel.now
+        key = request if request.connection is None else request.connection
+        if key in self.watched:
+            self._seen_end(key, now)
+        else:  # still in the listen queue, or between requests on its connection
+            self.client_end = now
+
+    def _seen_end(self, key, now: float) -> None:
+        self.watched.discard(key)
+        self.client_end = now
+        if not self.watched and self.on_all_closed is not None:
             self.kernel.call_after(0.0, _call, self.on_all_closed)
 
     def _connection_gone(self, child) -> None:
@@ -324,9 +356,10 @@ class StatusProbe:
 
 
 class ServerCloseProbe:
-    """`elapsed.server_close`: the instant the front closed its last client connection (a
-    load generator that waits for EOF ends then).  A finite run goes on after its last
-    outcome until then; NaN while a connection is still open."""
+    """`elapsed.server_close`: the instant the last client saw its connection end -- the
+    front's close of a connection the client still waited on (a load generator that waits for
+    EOF ends then), or the client's own giving up.  A finite run goes on after its last
+    outcome until then; NaN while a connection a client waits on is still open."""
 
     name = "elapsed"
     fields = ()
@@ -339,4 +372,4 @@ class ServerCloseProbe:
 
     def metrics(self, w: Window) -> Iterator[Metric]:
         front = self.front
-        yield "server_close", front.last_close if front.open == 0 else float("nan"), SECONDS
+        yield "server_close", front.client_end if not front.watched else float("nan"), SECONDS

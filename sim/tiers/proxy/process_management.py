@@ -13,12 +13,31 @@ doubling is held off for the first 10 forking ticks (`hold_off_on_exponential_sp
 A cold or trimmed server therefore reaches MaxRequestWorkers only after several seconds, and
 connections meanwhile wait in the listen queue.
 
-Which child is told to stop: the pipe of death is read by a child waiting for a connection
-(prefork: an idle child; worker/event: a listener with idle workers); the model takes the
-youngest such child (the highest scoreboard slot, as prefork in 2.2 chose it).
+The clock is the server's, not the load's.  The parent's main loop (`server_main_loop`) calls
+`ap_wait_or_timeout` (`server/mpm_common.c`), which sleeps `apr_sleep(apr_time_from_sec(1))`
+whenever no child has exited, and then runs the maintenance: the ticks fall at whole seconds
+after the parent entered the loop (it logs "resuming normal operations" just before), whatever
+the clients do.  A reaped child only adds a pass without sleeping (`continue`), and httpd sets
+no SIGCHLD handler that could cut a sleep short, so the grid stays; the microseconds each pass
+costs are neglected.  A load that starts `uptime_s` after the server (`proxy.uptime_s`) meets
+its first tick `ceil(uptime_s) - uptime_s` seconds in (a whole second when it starts with the
+server); the ticks before the load run on the idle server, as they would have.
+
+Which child is told to stop:
+* prefork: the pipe of death is read by a child waiting for a connection, an idle child; the
+  model takes the youngest (the highest scoreboard slot, as prefork in 2.2 chose it).
+* worker, event: each child's main thread does nothing but block in `read()` on the pipe of
+  death (`ap_mpm_podx_check`, `server/mpm_unix.c`, a blocking `apr_file_pipe_create`; the
+  "Watch for any messages from the parent over the POD" loop of `child_main`), whatever its
+  workers are doing.  Linux queues a pipe's blocked readers exclusively in arrival order and
+  wakes the first (`pipe_read`: `wait_event_interruptible_exclusive`, since 5.5), and each
+  child blocks there as it starts, so the byte the parent writes (`ap_mpm_podx_signal`) stops
+  the oldest child not yet told to stop -- busy or not.
 """
 
 from __future__ import annotations
+
+import math
 
 from sim.tiers.proxy.children import Child, ChildProcesses
 
@@ -50,6 +69,7 @@ class Spawner:
         min_spare: int,
         max_spare: int,
         graceful_restart: bool = False,
+        uptime_s: float = 0.0,
     ) -> None:
         self.kernel = kernel
         self.children = children
@@ -59,7 +79,12 @@ class Spawner:
         self.max_spare = max_spare
         self.spawn_rate = 1
         self.hold_off = GRACEFUL_HOLD_OFF if graceful_restart else 0
-        kernel.call_after(1.0, self._maintain, None)
+        # The ticks of the server's clock that came before the load (seconds 1 .. floor of
+        # the uptime, the one at the load's very start included) acted on the idle server.
+        ticks_before = math.floor(uptime_s)
+        for _ in range(ticks_before):
+            self.tick()
+        kernel.call_after(ticks_before + 1 - uptime_s, self._maintain, None)
 
     def idle(self, live: list[Child]) -> int:
         """What the parent counts: idle children (prefork) or idle threads (worker, event)."""
@@ -68,13 +93,25 @@ class Spawner:
         return sum(child.idle for child in live)
 
     def _maintain(self, _arg) -> None:
+        changed = self.tick()
+        # With nothing else on the calendar and nothing changed this tick, no later tick can
+        # change anything: stop, so that a finished workload is not kept running by this clock.
+        if changed or self.kernel.env._queue:
+            self.kernel.call_after(1.0, self._maintain, None)
+
+    def tick(self) -> bool:
+        """One `perform_idle_server_maintenance`: stop a child, fork some, or nothing; True
+        if it stopped or forked one."""
         children = self.children
         live = children.live()
         idle = self.idle(live)
         changed = False
         if idle > self.max_spare:
-            waiting = [child for child in live if child.idle > 0]
-            children.stop(max(waiting, key=lambda child: child.number))
+            if self.prefork:  # an idle child reads the pipe of death: the youngest
+                waiting = [child for child in live if child.idle > 0]
+                children.stop(max(waiting, key=lambda child: child.number))
+            else:  # the first child blocked in read() on it: the oldest
+                children.stop(min(live, key=lambda child: child.number))
             self.spawn_rate = 1
             changed = True
         elif idle < self.min_spare:
@@ -90,7 +127,4 @@ class Spawner:
                     self.spawn_rate *= 2
         else:
             self.spawn_rate = 1
-        # With nothing else on the calendar and nothing changed this tick, no later tick can
-        # change anything: stop, so that a finished workload is not kept running by this clock.
-        if changed or self.kernel.env._queue:
-            self.kernel.call_after(1.0, self._maintain, None)
+        return changed
