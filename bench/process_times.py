@@ -4,15 +4,20 @@ Each command runs as a fresh `python -m sim ...` process (what the `tiersim` scr
 the time includes the interpreter, tiersim's imports, the load of the compiled engine's cached
 machine code and the output.  One untimed run of every command first warms numba's cache and
 the operating system's file cache; then the commands alternate, round after round, so machine
-noise hits all alike.  Reported per command: the median wall time over rounds and its range,
+noise hits all alike.  `--tree DIR` (repeatable) times other checkouts in the same rounds, each
+command in every tree in turn: a before-and-after comparison under the same load.  Bytecode is
+cached as Python does by default (PYTHONDONTWRITEBYTECODE is cleared for the children), as it
+is for an installed tiersim.  Reported per command: the median wall time over rounds and its range,
 the median CPU time of the process, the longest time the command printed nothing (standard
 output and error read line by line as they come, unbuffered, as a terminal shows them: a
 command should never stay silent for more than 10 s), and the load average at the start.
 
-    python bench/process_times.py [--rounds 5] [--only tiny-run] [--cross-validate]
+    python bench/process_times.py [--rounds 5] [--only tiny-run] [--tree ../before] [--cross-validate]
 
 `--cross-validate` adds `tiersim reproduce seed00N --cross-validate` for N = 0..4, run once (it
-takes many minutes); calibration runs with `--no-cache` so that every round does the fit.
+takes many minutes) in an empty working directory, so that no calibration cache of an earlier
+run is reused: a user's first cross-validation.  Calibration runs with `--no-cache` so that
+every round does the fit.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -56,14 +62,18 @@ def _watch(stream, stamps: list[float]) -> None:
         stamps.append(time.perf_counter())
 
 
-def run_process(args: list[str]) -> tuple[float, float, list[float], int]:
-    """One `python -m sim ARGS`: wall time, CPU time (user + system), output line times."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
+def run_process(
+    args: list[str], root: Path = ROOT, cwd: Path | None = None
+) -> tuple[float, float, list[float], int]:
+    """One `python -m sim ARGS` of checkout `root` (run in `cwd`, default `root`): wall time,
+    CPU time (user + system), the times its lines of output came."""
+    env = dict(os.environ, PYTHONPATH=str(root), PYTHONUNBUFFERED="1")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     before = os.times()
     start = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, "-m", "sim", *args],
-        cwd=ROOT,
+        cwd=root if cwd is None else cwd,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -87,13 +97,13 @@ def run_process(args: list[str]) -> tuple[float, float, list[float], int]:
     return end - start, cpu, sorted(stamps), code
 
 
-def measure(commands: list[list[str]]) -> Timing:
+def measure(commands: list[list[str]], root: Path = ROOT, cwd: Path | None = None) -> Timing:
     """A command made of one or more processes run one after the other (their sum)."""
     load = os.getloadavg()[0]
     wall = cpu = silent = 0.0
     codes = []
     for args in commands:
-        w, c, stamps, code = run_process(args)
+        w, c, stamps, code = run_process(args, root, cwd)
         wall, cpu = wall + w, cpu + c
         silent = max(silent, max(b - a for a, b in itertools.pairwise(stamps)))
         codes.append(code)
@@ -117,26 +127,39 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only", action="append", choices=sorted(COMMANDS), default=None)
     parser.add_argument(
-        "--cross-validate", action="store_true", help="also cross-validate seed000..seed004, once"
+        "--tree", action="append", type=Path, default=[], help="another checkout to time alike"
+    )
+    parser.add_argument(
+        "--cross-validate",
+        action="store_true",
+        help="also cross-validate seed000..seed004, once, with this checkout (--rounds 0: that alone)",
     )
     options = parser.parse_args()
     names = options.only or list(COMMANDS)
-    for name in names:  # warm numba's cache and the file cache; not timed
-        for args in COMMANDS[name]:
-            run_process(args)
-    timings: dict[str, list[Timing]] = {name: [] for name in names}
+    trees = [ROOT, *(tree.resolve() for tree in options.tree)]
+    for tree in trees if options.rounds > 0 else []:  # warm the caches; not timed
+        for name in names:
+            for args in COMMANDS[name]:
+                run_process(args, tree)
+    timings: dict[tuple[Path, str], list[Timing]] = {(t, n): [] for t in trees for n in names}
     for round_ in range(options.rounds):
         for name in names:
-            timings[name].append(measure(COMMANDS[name]))
+            for tree in trees if round_ % 2 == 0 else trees[::-1]:
+                timings[tree, name].append(measure(COMMANDS[name], tree))
         print(f"round {round_ + 1}/{options.rounds} done", file=sys.stderr, flush=True)
-    lines = [
-        "| command | median wall s | range | median CPU s | longest silence s | load avg | rounds | exit |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    lines += [report(name, timings[name]) for name in names]
-    if options.cross_validate:
-        lines.append(report("cross-validate seed000–seed004", [measure(CROSS_VALIDATION)]))
-    print("\n".join(lines))
+    for tree in trees:
+        lines = [
+            f"{tree}:",
+            "| command | median wall s | range | median CPU s | longest silence s | load avg "
+            "| rounds | exit |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        lines += [report(name, timings[tree, name]) for name in names if options.rounds > 0]
+        if options.cross_validate and tree == ROOT:
+            with tempfile.TemporaryDirectory() as empty:
+                once = measure(CROSS_VALIDATION, tree, Path(empty))
+            lines.append(report("cross-validate seed000–seed004", [once]))
+        print("\n".join(lines), flush=True)
 
 
 if __name__ == "__main__":
