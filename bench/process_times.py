@@ -38,9 +38,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # A tiny run: one replication of one simulated minute of the demo model (about 5 700 requests,
 # a steady state by its warm-up test); the simulation itself takes a few hundredths of a second.
+# The same on the reference engine shows what the compiled engine's start costs.
+TINY = ["run", "models/demo.toml", "--replications", "1", "--set", "run.duration_s=60"]
 COMMANDS: dict[str, list[list[str]]] = {
     "version": [["--version"]],
-    "tiny-run": [["run", "models/demo.toml", "--replications", "1", "--set", "run.duration_s=60"]],
+    "tiny-run": [TINY],
+    "tiny-run-reference": [[*TINY, "--engine", "reference"]],
     "demo": [["run", "models/demo.toml"]],
     "apache24-event": [["run", "models/apache24-event-tomcat10.toml"]],
     "calibrate-planning": [["calibrate", "planning", "--no-cache"]],
