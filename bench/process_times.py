@@ -58,6 +58,7 @@ class Timing:
     silent_s: float  # the longest gap without a line of output (start and end included)
     load: float  # the 1-minute load average at the start
     codes: list[int] = field(default_factory=list)
+    parts_s: list[float] = field(default_factory=list)  # each process's wall time
 
 
 def _watch(stream, stamps: list[float]) -> None:
@@ -104,13 +105,14 @@ def measure(commands: list[list[str]], root: Path = ROOT, cwd: Path | None = Non
     """A command made of one or more processes run one after the other (their sum)."""
     load = os.getloadavg()[0]
     wall = cpu = silent = 0.0
-    codes = []
+    codes, parts = [], []
     for args in commands:
         w, c, stamps, code = run_process(args, root, cwd)
         wall, cpu = wall + w, cpu + c
+        parts.append(w)
         silent = max(silent, max(b - a for a, b in itertools.pairwise(stamps)))
         codes.append(code)
-    return Timing(wall, cpu, silent, load, codes)
+    return Timing(wall, cpu, silent, load, codes, parts)
 
 
 def report(name: str, timings: list[Timing]) -> str:
@@ -162,6 +164,7 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as empty:
                 once = measure(CROSS_VALIDATION, tree, Path(empty))
             lines.append(report("cross-validate seed000–seed004", [once]))
+            lines.append("each seed, wall s: " + ", ".join(f"{w:.1f}" for w in once.parts_s))
         print("\n".join(lines), flush=True)
 
 
