@@ -59,6 +59,7 @@ def reproduce(experiment, replications, workers, cross_validate, as_json) -> Non
                     replications=replications,
                     cache=default_cache(folder, spec),
                     workers=workers,
+                    progress=evaluations_to(progress),  # the fit: minutes without a row
                     row_progress=progress.update,
                 )
             if as_json:
@@ -164,10 +165,6 @@ def calibrate(
 
     reporter = progress_reporter("rows")
 
-    def show(count: int, cost: float, values) -> None:
-        shown = ", ".join(f"{v:.5g}" for v in values)
-        reporter.say(f"evaluation {count}: sum of squared relative errors {cost:.3g} at ({shown})")
-
     if save:
         writable(save, "--save")
     try:
@@ -187,7 +184,7 @@ def calibrate(
                 replications=replications,
                 cache=path,
                 max_evaluations=max_evaluations,
-                progress=show,
+                progress=evaluations_to(reporter),
                 row_progress=reporter.update,
                 workers=workers,
                 analyse=not no_uncertainty,
@@ -229,6 +226,16 @@ def calibrate(
             ),
             markup=False,
         )
+
+
+def evaluations_to(reporter):
+    """The fit's progress callback: each evaluation of the objective said on `reporter`."""
+
+    def show(count: int, cost: float, values) -> None:
+        shown = ", ".join(f"{v:.5g}" for v in values)
+        reporter.say(f"evaluation {count}: sum of squared relative errors {cost:.3g} at ({shown})")
+
+    return show
 
 
 COMMANDS = [reproduce, calibrate]
