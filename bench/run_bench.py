@@ -8,7 +8,12 @@ of its cached machine code, timed separately), the ratios to plain SimPy and to 
 reference engine (median over rounds of the per-round ratios), and each engine's peak RSS
 at n and 10 n requests.
 
-    python bench/run_bench.py [--rounds 3] [--requests 200000]
+A third case, (c) the Apache 2.4 event MPM + mod_proxy_http + Tomcat 10 model
+(`models/apache24-event-tomcat10.toml`: keep-alive clients, httpd's process management, the
+backend connection pool), runs on the reference engine alone: the compiled engine does not
+implement those mechanisms yet and no plain SimPy program models them.
+
+    python bench/run_bench.py [--rounds 3] [--requests 200000] [--cases mm4,chain,apache24]
 """
 
 from __future__ import annotations
@@ -36,12 +41,16 @@ else:
     from sim.model import load_model
     from sim.run.replication import run_replication
     path = {here!r} + "/" + which + ".toml"
+    length = [f"run.requests={{n}}"]
+    if which == "apache24":  # a model file of the project; its run.duration_s must not stop it
+        path = {here!r} + "/../models/apache24-event-tomcat10.toml"
+        length.append("run.duration_s=1e9")
     engine = f"run.engine={{program}}"
     if program == "compiled":  # load the cached machine code before the clock starts
         start = time.perf_counter()
         run_replication(load_model(path, ["run.requests=100", engine]), 0)
         load = time.perf_counter() - start
-    model = load_model(path, [f"run.requests={{n}}", engine])
+    model = load_model(path, [*length, engine])
     start, cpu = time.perf_counter(), time.process_time()
     result = run_replication(model, 0)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
@@ -71,7 +80,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--requests", type=int, default=200_000)
     parser.add_argument("--memory-factor", type=int, default=10)
+    parser.add_argument("--cases", default="mm4,chain,apache24", help="comma-separated")
     args = parser.parse_args()
+    cases = args.cases.split(",")
     n = args.requests
     report = {"requests": n, "rounds": args.rounds, "cases": {}}
     measure("mm4", "compiled", 1000)  # compile (or load) the compiled engine once, untimed
@@ -79,6 +90,8 @@ def main() -> None:
         ("mm4", "(a) M/M/4, rho = 0.9"),
         ("chain", "(b) closed 3-tier chain, N = 100"),
     ):
+        if which not in cases:
+            continue
         runs: dict[str, list[dict]] = {program: [] for program in PROGRAMS}
         for _ in range(args.rounds):
             for program in PROGRAMS:
@@ -125,9 +138,35 @@ def main() -> None:
             f"at {n:,} -> {n * args.memory_factor:,} requests",
             flush=True,
         )
+    if "apache24" in cases:
+        report["cases"]["apache24"] = apache24_case(n, args.rounds, args.memory_factor)
     out = HERE / "results"
     out.mkdir(exist_ok=True)
     (out / "latest.json").write_text(json.dumps(report, indent=2))
+
+
+def apache24_case(n: int, rounds: int, memory_factor: int) -> dict:
+    """(c): the reference engine's rate on the Apache 2.4 event + Tomcat 10 model."""
+    runs_c = [measure("apache24", "reference", n) for _ in range(rounds)]
+    large_c = measure("apache24", "reference", n * memory_factor)
+    case_c = {
+        "label": "(c) Apache 2.4 event + Tomcat 10, reference engine",
+        "reference_req_per_s": statistics.median(n / r["wall_s"] for r in runs_c),
+        "reference_req_per_cpu_s": statistics.median(n / r["cpu_s"] for r in runs_c),
+        "reference_req_per_s_rounds": [n / r["wall_s"] for r in runs_c],
+        "reference_peak_rss_mb": runs_c[-1]["peak_rss_mb"],
+        f"reference_peak_rss_mb_{memory_factor}x": large_c["peak_rss_mb"],
+        f"reference_req_per_s_{memory_factor}x": n * memory_factor / large_c["wall_s"],
+    }
+    print(
+        f"{case_c['label']}: {case_c['reference_req_per_s']:,.0f} req/s "
+        f"({case_c['reference_req_per_cpu_s']:,.0f} per CPU second; rounds "
+        f"{', '.join(f'{r:,.0f}' for r in case_c['reference_req_per_s_rounds'])}); peak RSS "
+        f"{case_c['reference_peak_rss_mb']:.0f} -> {large_c['peak_rss_mb']:.0f} MB at {n:,} -> "
+        f"{n * memory_factor:,} requests",
+        flush=True,
+    )
+    return case_c
 
 
 if __name__ == "__main__":

@@ -48,6 +48,11 @@ def entry() -> None:
     (set TIERSIM_DEBUG=1 to see it)."""
     import os
 
+    # OpenBLAS (numpy's and scipy's each) starts a pool of threads when imported, which spin
+    # a while waiting for work that tiersim never gives them (its matrices hold a few dozen
+    # numbers): 0.15 s of CPU per process, taken from the simulation on a busy machine, and a
+    # pool per worker process.  Before numpy is imported; a user's own setting wins.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         main(standalone_mode=True)
     except SystemExit:

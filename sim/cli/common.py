@@ -17,7 +17,6 @@ import click
 from rich.console import Console
 
 from sim.exit_codes import ExitCode
-from sim.model.load import ModelError, load_model
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -57,6 +56,8 @@ def load_calibration_or_fail(path: str):
 
 
 def load_or_fail(path: str, overrides: tuple[str, ...]):
+    from sim.model.load import ModelError, load_model  # here: `tiersim --help` needs no schema
+
     try:
         return load_model(path, overrides)
     except ModelError as exc:

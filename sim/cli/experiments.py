@@ -53,6 +53,7 @@ def reproduce(experiment, replications, run_on, cross_validate, as_json) -> None
                     experiment,
                     replications=replications,
                     cache=default_cache(folder, spec),
+                    progress=evaluations_to(progress),  # the fit: minutes without a row
                     row_progress=progress.update,
                     executor=executor,
                 )
@@ -151,19 +152,9 @@ def calibrate(
     from sim.studies.calibration.view import render
     from sim.studies.executor import LostWork
     from sim.studies.experiment import ExperimentError
-    from sim.studies.measured_table import CANDIDATE
     from sim.studies.records import load_experiment
 
     reporter = progress_reporter("rows")
-
-    def show(count: int, cost: float, values) -> None:
-        shown = ", ".join(f"{v:.5g}" for v in values)
-        # the [[choose]] candidate being fitted (they may be fitted side by side)
-        candidate = " ".join(CANDIDATE.get())
-        reporter.say(
-            f"{candidate + ': ' if candidate else ''}evaluation {count}: sum of squared "
-            f"relative errors {cost:.3g} at ({shown})"
-        )
 
     run_on.check()
     if save:
@@ -186,7 +177,7 @@ def calibrate(
                 replications=replications,
                 cache=path,
                 max_evaluations=max_evaluations,
-                progress=show,
+                progress=evaluations_to(reporter),
                 row_progress=reporter.update,
                 executor=executor,
                 analyse=not no_uncertainty,
@@ -233,6 +224,23 @@ def calibrate(
             ),
             markup=False,
         )
+
+
+def evaluations_to(reporter):
+    """The fit's progress callback: each evaluation of the objective said on `reporter`."""
+
+    from sim.studies.measured_table import CANDIDATE
+
+    def show(count: int, cost: float, values) -> None:
+        shown = ", ".join(f"{v:.5g}" for v in values)
+        # the [[choose]] candidate being fitted (they may be fitted side by side)
+        candidate = " ".join(CANDIDATE.get())
+        reporter.say(
+            f"{candidate + ': ' if candidate else ''}evaluation {count}: sum of squared "
+            f"relative errors {cost:.3g} at ({shown})"
+        )
+
+    return show
 
 
 COMMANDS = [reproduce, calibrate]

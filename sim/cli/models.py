@@ -24,7 +24,6 @@ from sim.cli.common import (
     writable,
 )
 from sim.exit_codes import ExitCode
-from sim.model.load import ModelError, load_model
 
 
 @click.command()
@@ -88,6 +87,7 @@ def run(
 ) -> None:
     """Simulate MODEL_FILE and print results with confidence intervals (and, given a
     calibration, prediction intervals over its parameters' uncertainty)."""
+    from sim.model.load import ModelError
     from sim.present.tables import render, result_document
     from sim.run.simulate import Status, simulate
 
@@ -185,6 +185,7 @@ def run(
 )
 def validate(model_files, overrides) -> None:
     """Check model files without running them."""
+    from sim.model.load import ModelError, load_model
     from sim.model.stability import overloads
     from sim.model.workload import check, estimate, warning
 

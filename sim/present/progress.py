@@ -6,7 +6,9 @@ log, a file of `nohup` or a notebook's `!tiersim ...` output (a pseudo-terminal 
 FORCE_COLOR set, whose cursor movements show up as raw escapes) it would be garbage.  There
 the reporter writes plain lines instead, without any escape, and only as often as they say
 something: after the first few seconds (a short command stays quiet), then every 5 % of the
-work or every 10 s, and once at the end if it said anything before.
+work or every 10 s, and once at the end if it said anything before.  A step that takes long
+without an update (a fit's evaluation, a slow row) is covered by a heartbeat: a line whenever
+nothing was said for HEARTBEAT_S, so that a log never goes 10 s without one.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Literal
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
 QUIET_S = 5.0  # no plain line before this much time: a short command prints nothing
 EVERY_S = 10.0  # at most this long between plain lines while updates come
 STEP = 0.05  # and a line at every further 5 % of the work
+HEARTBEAT_S = 7.0  # a plain line when nothing was said for this long: never 10 s of silence
 
 
 def in_notebook() -> bool:
@@ -63,6 +67,7 @@ class Reporter:
         fields: dict | None = None,
         transient: bool = True,
         bar: bool = True,
+        heartbeat: bool | None = None,
     ) -> None:
         self.console = console
         self.label = label
@@ -79,6 +84,13 @@ class Reporter:
         self.last_line: float | None = None
         self.next_mark = STEP
         self.said = False
+        # the heartbeat runs on the real clock only (a test's clock stands still between calls)
+        self.heartbeat = clock is time.monotonic if heartbeat is None else heartbeat
+        self.lock = threading.Lock()  # the heartbeat's lines and the command's never interleave
+        self.latest: tuple[int, int | None] | None = None  # the last update's (done, total)
+        self.written = 0  # plain lines so far
+        self.stopped = threading.Event()
+        self.beater: threading.Thread | None = None
 
     # ------------------------------------------------------------------ context
     def __enter__(self) -> Reporter:
@@ -95,12 +107,37 @@ class Reporter:
             self.bar = Progress(*columns, console=self.console, transient=self.transient)
             self.bar.start()
             self.task = self.bar.add_task(self.label, total=None, **self.fields)
+        elif not self.live and self.heartbeat:
+            self.stopped.clear()
+            self.beater = threading.Thread(target=self._beat, daemon=True)
+            self.beater.start()
         return self
 
     def __exit__(self, *exc) -> Literal[False]:
         if self.bar is not None:
             self.bar.stop()
+        if self.beater is not None:
+            self.stopped.set()
+            self.beater.join()
+            self.beater = None
         return False
+
+    def _beat(self) -> None:
+        """While the command works: a line when nothing was said for HEARTBEAT_S (and the
+        quiet start is over).  It gets its turn even during a compiled run, whose loop comes
+        back to Python for every block of random numbers."""
+        while not self.stopped.wait(0.5):
+            now, written = self.clock(), self.written
+            since = now - (self.started if self.last_line is None else self.last_line)
+            if since < HEARTBEAT_S or now - self.started < QUIET_S:
+                continue
+            if self.latest is None:
+                text = f"{self.label}: working, {_duration(now - self.started)} elapsed"
+            else:
+                done, total = self.latest
+                fraction = done / total if total else None
+                text = self._progress_text(done, total, fraction, now)
+            self._line(text, unless_more_than=written)
 
     # ------------------------------------------------------------------ reports
     def update(self, done: int, total: int | None, **fields) -> None:
@@ -110,6 +147,7 @@ class Reporter:
             return
         if self.live:
             return
+        self.latest = (done, total)
         now = self.clock()
         fraction = done / total if total else None
         finished = total is not None and done >= total
@@ -155,15 +193,19 @@ class Reporter:
             text += f", about {_duration(elapsed * (1 - fraction) / fraction)} left"
         return text
 
-    def _line(self, text: str) -> None:
+    def _line(self, text: str, unless_more_than: int | None = None) -> None:
         stream = self.stream or sys.stderr
-        try:
-            stream.write(text + "\n")
-            stream.flush()
-        except (OSError, ValueError):
-            return  # stderr closed: progress is not worth failing the command for
-        self.last_line = self.clock()
-        self.said = True
+        with self.lock:
+            if unless_more_than is not None and self.written > unless_more_than:
+                return  # the command said something meanwhile: no heartbeat needed
+            try:
+                stream.write(text + "\n")
+                stream.flush()
+            except (OSError, ValueError):
+                return  # stderr closed: progress is not worth failing the command for
+            self.last_line = self.clock()
+            self.said = True
+            self.written += 1
 
 
 def _duration(seconds: float) -> str:

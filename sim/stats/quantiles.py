@@ -22,9 +22,8 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
-from sim.stats.confidence import Interval
+from sim.stats.confidence import Interval, t_quantile
 
 
 def sectioning_interval(
@@ -42,7 +41,7 @@ def sectioning_interval(
     if n < 2 or not math.isfinite(pooled):
         return Interval(pooled, math.nan, math.nan, math.nan, n, level)
     spread = math.sqrt(float(((values - pooled) ** 2).sum()) / (n - 1))
-    half = float(stats.t.ppf((1 + level) / 2, n - 1)) * spread / math.sqrt(n)
+    half = t_quantile((1 + level) / 2, n - 1) * spread / math.sqrt(n)
     half = max(half, resolution)
     return Interval(pooled, half, max(pooled - half, floor), pooled + half, n, level)
 

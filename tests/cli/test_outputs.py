@@ -241,3 +241,39 @@ def test_reproduce_reports_progress_in_a_log(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert re.search(r"rows: 2/2 \(100%\), \d+ s elapsed", result.stderr), result.stderr
     assert "\x1b" not in result.stderr
+
+
+def test_a_long_step_without_updates_still_gets_a_line_off_a_terminal(monkeypatch):
+    """A fit's evaluation or a slow row can take minutes without an update: the heartbeat
+    writes a line whenever nothing was said for HEARTBEAT_S (a log never 10 s silent), the
+    last progress repeated; and stops at the end of the command."""
+    import time
+
+    from sim.present import progress
+
+    monkeypatch.setattr(progress, "QUIET_S", 0.0)
+    monkeypatch.setattr(progress, "HEARTBEAT_S", 0.3)
+    stream = io.StringIO()
+    with progress.Reporter(Console(), "rows", live=False, stream=stream) as reporter:
+        deadline = time.monotonic() + 10.0  # a broken heartbeat fails, never hangs
+        while "working" not in stream.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        reporter.update(3, 9)  # said at once (the quiet start is over), then repeated
+        while stream.getvalue().count("rows: 3/9") < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    lines = stream.getvalue().splitlines()
+    assert re.fullmatch(r"rows: working, \d+ s elapsed", lines[0]), lines
+    assert sum(line.startswith("rows: 3/9 (33%)") for line in lines) >= 2, lines
+    time.sleep(1.0)  # the reporter is closed: nothing more
+    assert stream.getvalue().splitlines() == lines
+
+
+def test_no_heartbeat_on_a_test_clock_nor_before_the_quiet_start_ends(monkeypatch):
+    from sim.present import progress
+
+    monkeypatch.setattr(progress, "HEARTBEAT_S", 0.0)
+    assert not progress.Reporter(Console(), "rows", live=False, clock=Clock()).heartbeat
+    stream = io.StringIO()
+    with progress.Reporter(Console(), "rows", live=False, stream=stream):
+        __import__("time").sleep(1.0)  # QUIET_S is 5 s: a short command says nothing
+    assert stream.getvalue() == ""

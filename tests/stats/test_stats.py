@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.stats.confidence import paired_t_interval, replications_needed, t_interval
+from sim.stats.confidence import paired_t_interval, replications_needed, t_interval, t_quantile
 from sim.stats.histogram import LogBins
 from sim.stats.mser import batch_means, mser5, mser_truncation
 
@@ -31,6 +31,20 @@ def test_student_t_interval_worked_example():
 
 def test_replications_needed_student_t_iteration():
     assert replications_needed(_pilot(), 0.01) == 99
+
+
+@pytest.mark.parametrize("level", [0.5, 0.8, 0.9, 0.95, 0.975, 0.99, 0.999, 0.123456789])
+def test_t_quantile_is_scipy_stats_bit_for_bit(level):
+    """The quantile skips scipy.stats' import (`t_quantile`): the same float to the last bit,
+    for every number of replications up to 2 000 and far beyond."""
+    from scipy import stats
+
+    probability = (1 + level) / 2
+    for degrees in [*range(1, 2001), 10**4, 10**6, 10**9]:
+        expected = float(stats.t.ppf(probability, degrees))
+        assert t_quantile(probability, degrees) == expected, (level, degrees)
+    # outside the direct formula's domain: scipy.stats' own answer (its edges and NaN)
+    assert t_quantile(1.0, 3) == math.inf and math.isnan(t_quantile(0.975, 0))
 
 
 def test_single_replication_has_no_interval():

@@ -194,7 +194,7 @@ class _Tables:
         return 8 * self.plan.levels * requests + int(self.plan.config[k.C_MAX_CORES]) + 1024
 
     def state(self) -> k.State:
-        return k.State(
+        return k.new_state(
             self.counters,
             self.floats,
             self.config,

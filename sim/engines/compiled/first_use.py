@@ -1,10 +1,10 @@
 """The compiled loop's first use after installing: numba compiles it to machine code once (a
 minute or more on two cores) and caches it beside the source; every later process loads it in
-about a second.  A compilation is never silent: it is announced on standard error with how
-long it takes, and a line every 10 s says it is still going (a notebook, a CI log and a
-terminal all show standard error).  `sim.engines.compiled.warm` compiles it ahead of use: the
-README's set-up (`make demo`, `make test`) runs it, so a lesson or a calibration never pauses on
-it.
+a few hundredths of a second, after numba's own start (about half a second).  A compilation is
+never silent: it is announced on standard error with how long it takes, and a line every 5 s
+says it is still going (a notebook, a CI log and a terminal all show standard error).
+`sim.engines.compiled.warm` compiles it ahead of use: the README's set-up (`make demo`,
+`make test`) runs it, so a lesson or a calibration never pauses on it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-TICK_S = 10.0  # a line at least this often while compiling
+TICK_S = 5.0  # a line this often while compiling: never 10 s without one, even late by a busy core
 
 
 def cached() -> bool:

@@ -123,6 +123,15 @@ STATE_FIELDS = (
 )
 structref.define_proxy(State, StateType, list(STATE_FIELDS))
 
+
+@njit(cache=True)
+def new_state(*tables):
+    """A `State` of these tables (in `STATE_FIELDS` order), built by cached machine code:
+    calling `State(...)` from Python compiles numba's constructor afresh in every process
+    (about a second, longer than the whole of a small run)."""
+    return State(*tables)
+
+
 # int scalars
 (
     I_HEAP_N,

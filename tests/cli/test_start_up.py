@@ -1,0 +1,93 @@
+"""A process starts fast: the command line loads what its command needs, when it needs it, and
+a process with the compiled engine in numba's cache compiles nothing (bench/process_times.py
+measures the whole processes)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _python(code: str) -> str:
+    return subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=ROOT
+    ).stdout
+
+
+def test_help_loads_neither_the_schema_nor_numpy():
+    """`tiersim --help` and `--version` answer in a tenth of a second: no numpy, pydantic,
+    scipy or numba behind them."""
+    out = _python(
+        "import sys\n"
+        "from sim.cli import main\n"
+        "try:\n"
+        "    main(['--help'], standalone_mode=True)\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = ('numpy', 'pydantic', 'scipy', 'numba', 'pandas', 'simpy')\n"
+        "print('loaded:', [name for name in heavy if name in sys.modules])\n"
+    )
+    assert out.strip().endswith("loaded: []")
+
+
+def test_a_run_loads_no_scipy_stats():
+    """Intervals need only the Student-t quantile (`t_quantile`, scipy.special): scipy.stats
+    (0.4-0.7 s to import) stays out of a run, here of three replications with intervals."""
+    out = _python(
+        "import sys\n"
+        "from sim.model import load_model\n"
+        "from sim.run.simulate import simulate\n"
+        "model = load_model('models/demo.toml', ['run.duration_s=20', 'run.engine=reference'])\n"
+        "outcome = simulate(model, replications=3)\n"
+        "assert outcome.result.summary['throughput'].half_width > 0\n"
+        "print('scipy.stats' in sys.modules)\n"
+    )
+    assert out.strip() == "False"
+
+
+def test_the_compiled_engine_compiles_nothing_once_cached():
+    """A process runs the compiled engine from numba's cache alone: no function is compiled
+    (numba's constructor of the state struct used to be, about a second in every process)."""
+    warm = "from sim.engines.compiled.warm import warm\nwarm()\n"
+    _python(warm)  # fills the cache if this checkout's kernel is not in it yet
+    out = _python(
+        "from numba.core import event\n"
+        "listener = event.RecordingListener()\n"
+        "with event.install_listener('numba:compile', listener):\n"
+        + "".join(f"    {line}\n" for line in warm.splitlines())
+        + "print(len(listener.buffer))\n"
+    )
+    assert out.strip() == "0"
+
+
+def test_the_command_pins_blas_to_one_thread_unless_told():
+    """OpenBLAS's idle threads spin at import (0.15 s of CPU a process, more under load):
+    the command sets OPENBLAS_NUM_THREADS=1 before numpy loads; a user's value wins."""
+    import os
+
+    code = (
+        "import os, sys\n"
+        "from sim.cli import entry\n"
+        "sys.argv = ['tiersim', '--version']\n"
+        "try:\n"
+        "    entry()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('numpy' in sys.modules, os.environ['OPENBLAS_NUM_THREADS'])\n"
+    )
+    for preset, expected in ((None, "1"), ("3", "3")):
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+        if preset is not None:
+            env["OPENBLAS_NUM_THREADS"] = preset
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            check=True,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=env,
+        ).stdout
+        assert out.split()[-2:] == ["False", expected]
