@@ -604,6 +604,108 @@ MODELS = {
         ],
         "run": {"duration_s": 200.0},
     },
+    # every child keeps its own connections to the node, each pinning a maxConnections slot;
+    # idle ones close on the node's timeout, a stopped child's close when it exits
+    "mod_proxy pools: an event front trimmed and grown, Tomcat maxConnections": {
+        "clients": {**closed(60, 1.0), "keep_alive": True, "timeout_s": 4.0},
+        "proxy": {
+            "workers": 64,
+            "mpm": "event",
+            "threads_per_child": 4,
+            "start_servers": 12,
+            "min_spare_threads": 2,
+            "max_spare_threads": 8,
+            "keep_alive_timeout_s": 2.0,
+            "demand": {"dist": EXP, "mean": 0.001},
+            "backend_pool": {"ttl_s": 0.5},
+        },
+        "backends": [
+            {
+                "name": "tomcat",
+                "threads": 6,
+                "cores": 2,
+                "max_connections": 24,
+                "accept_queue": 4,
+                "connection_idle_timeout_s": 2.0,
+                "demand": {"dist": EXP, "mean": 0.03},
+            }
+        ],
+        "run": {"duration_s": 120.0},
+    },
+    # fewer slots than pooled connections: connections wait in the accept queue until a slot
+    # frees or the front's read timeout answers 502; max below a child's threads makes
+    # requests wait for a connection until `acquire` answers 503
+    "mod_proxy pools: the NIO stall, read and acquire timeouts": {
+        "clients": closed(40, 0.3),
+        "proxy": {
+            "workers": 30,
+            "mpm": "worker",
+            "threads_per_child": 10,
+            "demand": {"dist": EXP, "mean": 0.001},
+            "backend_pool": {"max": 3, "timeout_s": 0.5, "acquire_timeout_s": 0.1},
+        },
+        "balancer": {"policy": "round_robin"},
+        "backends": [
+            {
+                "name": "tomcat",
+                "count": 2,
+                "threads": 20,
+                "cores": 2,
+                "max_connections": 5,
+                "connection_idle_timeout_s": 0.3,
+                "demand": {"dist": EXP, "mean": 0.04},
+            }
+        ],
+        "run": {"duration_s": 100.0},
+    },
+    # ajp: a read timeout is a 503, which drops the client's connection; disablereuse closes
+    # each backend connection after its response; a full accept queue refuses a connection
+    "mod_proxy pools: ajp, disablereuse, refused connections, prefork children": {
+        "clients": {**closed(25, 0.5), "keep_alive": True, "timeout_s": 3.0},
+        "proxy": {
+            "workers": 20,
+            "start_servers": 5,
+            "min_spare_servers": 2,
+            "max_spare_servers": 6,
+            "demand": {"dist": EXP, "mean": 0.001},
+            "backend_pool": {"scheme": "ajp", "timeout_s": 0.1, "disable_reuse": True},
+        },
+        "backends": [
+            {
+                "name": "tomcat",
+                "threads": 8,
+                "cores": 2,
+                "max_connections": 4,
+                "accept_queue": 6,
+                "demand": {"dist": EXP, "mean": 0.05},
+            }
+        ],
+        "run": {"duration_s": 100.0},
+    },
+    # an unbounded front: one pool per node; its max makes requests wait for a connection
+    "mod_proxy pools: an unbounded front, one pool per node": {
+        "clients": {"kind": "open", "rate_per_s": 40.0, "timeout_s": 2.0},
+        "proxy": {
+            "workers": None,
+            "demand": {"dist": EXP, "mean": 0.001},
+            "backend_pool": {"max": 3, "ttl_s": 0.05, "acquire_timeout_s": 0.3},
+        },
+        "balancer": {"policy": "random", "sticky_session": True},
+        "backends": [
+            {
+                "name": "app",
+                "count": 2,
+                "threads": 4,
+                "cores": 2,
+                "max_connections": 3,
+                "connection_idle_timeout_s": 0.1,
+                "demand": {"dist": EXP, "mean": 0.05},
+                "db_calls": 1,
+            }
+        ],
+        "database": {"connections": 2, "cores": 2, "demand": {"dist": EXP, "mean": 0.005}},
+        "run": {"requests": 3000},
+    },
 }
 
 
@@ -888,6 +990,10 @@ def core_models(draw):
             "replication": tiers,
         }
     if draw(st.booleans()):
+        # Tomcat maxConnections: the front's pools of connections, a slot pinned by each
+        backend["max_connections"] = draw(st.sampled_from([None, 1, 3, 8]))
+        backend["connection_idle_timeout_s"] = draw(st.sampled_from([None, 0.05, 1.0]))
+    if draw(st.booleans()):
         mpm = draw(st.sampled_from(["prefork", "worker", "event"]))
         data["proxy"] = {
             "workers": draw(st.sampled_from([None, 4, 20, 60])),
@@ -909,6 +1015,18 @@ def core_models(draw):
         )
         if mpm == "event":
             data["proxy"]["async_request_worker_factor"] = draw(st.sampled_from([1.0, 2.0]))
+        if draw(st.booleans()):  # mod_proxy's per-child pools (a max binds: requests wait)
+            data["proxy"]["backend_pool"] = {
+                # refusals while requests wait for a connection are the reference's alone
+                "max": draw(st.sampled_from([None, 1, 2, 5]))
+                if backend["accept_queue"] is None
+                else None,
+                "ttl_s": draw(st.sampled_from([None, 0.02, 0.5])),
+                "acquire_timeout_s": draw(st.sampled_from([None, 0.05, 0.5])),
+                "timeout_s": draw(st.sampled_from([None, 0.1, 60.0])),
+                "scheme": draw(st.sampled_from(["http", "ajp"])),
+                "disable_reuse": draw(st.booleans()),
+            }
         if data["proxy"]["workers"] is not None and draw(st.booleans()):
             # httpd's process management: children forked and stopped once a second
             spare = "servers" if mpm == "prefork" else "threads"
@@ -977,14 +1095,14 @@ def test_auto_runs_a_supported_model_compiled_and_says_so():
 
 def test_auto_falls_back_to_the_reference_and_names_what_is_missing():
     data = chain()
-    data["backends"][0]["max_connections"] = 4
+    data["backends"][0]["connector"] = "blocking"
     data["balancer"] = {"policy": "least_outstanding"}
     data["backends"][0]["count"] = 2
     model = model_from(data)
     choice = choose(model)
     assert choice.engine == "reference"
-    assert "backends.0.max_connections" in choice.note and "least_outstanding" in choice.note
-    with pytest.raises(EngineUnavailable, match=r"backends\.0\.max_connections"):
+    assert "backends.0.connector" in choice.note and "least_outstanding" in choice.note
+    with pytest.raises(EngineUnavailable, match=r"backends\.0\.connector"):
         choose(model_from(data, engine="compiled"))
     assert choose(model_from(chain())).engine == "compiled"  # --timeseries runs on both
 
@@ -1033,7 +1151,7 @@ def test_numba_is_loaded_only_for_the_compiled_engine():
         "from tests.engines.test_compiled_engine import chain, closed\n"
         "from tests.conftest import model_from\n"
         "data = chain()\n"
-        "data['backends'][0]['max_connections'] = 4\n"
+        "data['backends'][0]['connector'] = 'blocking'\n"
         "assert choose(model_from(data)).engine == 'reference'\n"
         "assert choose(model_from(chain(), engine='reference')).engine == 'reference'\n"
         "print('numba' in sys.modules)\n"
@@ -1103,9 +1221,17 @@ def _two_nodes(**changes) -> dict:
                     "mpm": "worker",
                     "demand": 0.001,
                     "backend_pool": {"max": 5},
-                }
+                },
+                backends=[
+                    {
+                        "name": "app",
+                        "count": 2,
+                        "accept_queue": 10,
+                        "demand": {"dist": EXP, "mean": 0.01},
+                    }
+                ],
             ),
-            "proxy.backend_pool.max = 5",
+            "proxy.backend_pool.max = 5 with backends.0.accept_queue",
         ),
         (
             _two_nodes(
@@ -1123,7 +1249,7 @@ def _two_nodes(**changes) -> dict:
         ),
         (
             _two_nodes(
-                proxy={"workers": 8, "demand": 0.001},
+                proxy={"workers": 8, "demand": 0.001, "backend_pool": {"module": "mod_jk"}},
                 backends=[
                     {
                         "name": "app",
@@ -1133,7 +1259,7 @@ def _two_nodes(**changes) -> dict:
                     }
                 ],
             ),
-            "backends.0.max_connections",
+            "proxy.backend_pool.module = 'mod_jk'",
         ),
         (
             _two_nodes(
@@ -1204,6 +1330,6 @@ def test_the_command_line_chooses_the_engine_and_reports_it():
     assert notes["reference"].startswith("engine: reference")
     assert notes["compiled"].startswith("engine: compiled")
     assert metrics["reference"] == metrics["compiled"]
-    refused = run("--set", "backends.0.max_connections=4", "--engine", "compiled")
+    refused = run("--set", "backends.0.connector=blocking", "--engine", "compiled")
     assert refused.exit_code == 3
-    assert "backends.0.max_connections" in refused.stderr
+    assert "backends.0.connector" in refused.stderr
