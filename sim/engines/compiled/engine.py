@@ -84,7 +84,8 @@ class _Tables:
         self.free_users = np.arange(users - 1, -1, -1, dtype=np.int64)
         # the clients' connections (keep-alive): a row per connection someone refers to
         connections = requests if model.clients.keep_alive else 1
-        self.connections = np.zeros((connections, sizes["CN"]), dtype=np.int64)
+        self.connections = _rows(connections, sizes["CN"], k.CN_IDLE_ENTRY)
+        self.connection_times = np.zeros((connections, sizes["CNF"]), dtype=np.float64)
         self.free_connections = np.arange(connections - 1, -1, -1, dtype=np.int64)
         # httpd's children, when they are individuals: a row per child not yet exited
         children = max(2 * plan.children + 64, 1) if plan.children else 1
@@ -94,7 +95,7 @@ class _Tables:
         # child and node when the children are individuals (a child row's pools are reset
         # when it forks)
         backend_rows = requests + 64 if plan.config[k.C_BACKEND_POOLS] else 1
-        self.backend_connections = np.zeros((backend_rows, sizes["BC"]), dtype=np.int64)
+        self.backend_connections = _rows(backend_rows, sizes["BC"], k.BC_IDLE_ENTRY)
         self.backend_released = np.zeros((backend_rows, sizes["BCF"]), dtype=np.float64)
         self.free_backend = np.arange(backend_rows - 1, -1, -1, dtype=np.int64)
         nodes = plan.backend.shape[0]
@@ -248,6 +249,7 @@ class _Tables:
             self.replication,
             self.sample_row,
             self.connections,
+            self.connection_times,
             self.free_connections,
             self.children,
             self.free_children,
@@ -318,7 +320,12 @@ class _Tables:
         requests = self.requests_int.shape[0]
         if self.config[k.C_BACKEND_POOLS] and counters[k.I_BC_USED] + requests + 16 > size:
             more = max(size, requests + 16)
-            self.backend_connections = _extend(self.backend_connections, more)
+            self.backend_connections = np.concatenate(
+                [
+                    self.backend_connections,
+                    _rows(more, self.backend_connections.shape[1], k.BC_IDLE_ENTRY),
+                ]
+            )
             self.backend_released = _extend(self.backend_released, more)
             top = counters[k.I_BC_FREE_TOP]
             free = np.zeros(size + more, dtype=np.int64)
@@ -330,13 +337,23 @@ class _Tables:
         users = max(int(self.config[k.C_USERS]), 1)
         if self.config[k.C_CLIENT_KEEP_ALIVE] and 2 * counters[k.I_CN_USED] + users + 16 > size:
             more = max(size, users + 16)
-            self.connections = _extend(self.connections, more)
+            self.connections = np.concatenate(
+                [self.connections, _rows(more, self.connections.shape[1], k.CN_IDLE_ENTRY)]
+            )
+            self.connection_times = _extend(self.connection_times, more)
             top = counters[k.I_CN_FREE_TOP]
             free = np.zeros(size + more, dtype=np.int64)
             free[:top] = self.free_connections[:top]
             free[top : top + more] = np.arange(size + more - 1, size - 1, -1)
             self.free_connections = free
             counters[k.I_CN_FREE_TOP] = top + more
+
+
+def _rows(count: int, fields: int, entry: int) -> np.ndarray:
+    """A table of rows with a lazy timer (`kernel._timer_arm`): no calendar entry yet."""
+    rows = np.zeros((count, fields), dtype=np.int64)
+    rows[:, entry] = -1
+    return rows
 
 
 def _extend(array: np.ndarray, more: int) -> np.ndarray:
