@@ -682,6 +682,34 @@ MODELS = {
         ],
         "run": {"duration_s": 100.0},
     },
+    # seed 001's stall: more pooled connections than a blocking connector's threads; a new
+    # connection waits for a thread bound to an idle one, until the node's idle timeout or
+    # the front's ttl closes one, or the read timeout answers 502
+    "mod_proxy pools: a blocking connector's threads pinned by idle connections": {
+        "clients": {**closed(30, 0.5), "timeout_s": 5.0},
+        "proxy": {
+            "workers": 24,
+            "mpm": "worker",
+            "threads_per_child": 8,
+            "start_servers": 1,
+            "min_spare_threads": 2,
+            "max_spare_threads": 12,
+            "demand": {"dist": EXP, "mean": 0.001},
+            "backend_pool": {"ttl_s": 2.0, "timeout_s": 1.5},
+        },
+        "backends": [
+            {
+                "name": "jboss",
+                "connector": "blocking",
+                "threads": 10,
+                "accept_queue": 5,
+                "cores": 2,
+                "connection_idle_timeout_s": 0.7,
+                "demand": {"dist": EXP, "mean": 0.03},
+            }
+        ],
+        "run": {"duration_s": 120.0},
+    },
     # an unbounded front: one pool per node; its max makes requests wait for a connection
     "mod_proxy pools: an unbounded front, one pool per node": {
         "clients": {"kind": "open", "rate_per_s": 40.0, "timeout_s": 2.0},
@@ -989,10 +1017,18 @@ def core_models(draw):
             "bandwidth_bps": draw(st.sampled_from([1e6, 1e8])),
             "replication": tiers,
         }
-    if draw(st.booleans()):
-        # Tomcat maxConnections: the front's pools of connections, a slot pinned by each
-        backend["max_connections"] = draw(st.sampled_from([None, 1, 3, 8]))
-        backend["connection_idle_timeout_s"] = draw(st.sampled_from([None, 0.05, 1.0]))
+    pinned = draw(st.sampled_from(["none", "max_connections", "blocking"]))
+    if pinned != "none":
+        # the front's pools of connections, each pinning a Tomcat maxConnections slot or a
+        # blocking connector's thread
+        if pinned == "blocking":  # a thread per connection: finite threads
+            backend["connector"] = "blocking"
+            backend["threads"] = backend["threads"] or draw(st.sampled_from([1, 4]))
+        else:
+            backend["max_connections"] = draw(st.sampled_from([1, 3, 8]))
+        # the node's idle timeout ends a stall (pinned by idle connections) that would hold a
+        # finite workload to its horizon
+        backend["connection_idle_timeout_s"] = draw(st.sampled_from([0.05, 1.0]))
     if draw(st.booleans()):
         mpm = draw(st.sampled_from(["prefork", "worker", "event"]))
         data["proxy"] = {
@@ -1039,6 +1075,8 @@ def core_models(draw):
                     "graceful_restart": draw(st.booleans()),
                 }
             )
+    if "proxy" not in data:
+        backend.pop("connector", None)  # a blocking connector is modelled behind a proxy only
     stop = draw(
         st.sampled_from(
             [
@@ -1095,14 +1133,15 @@ def test_auto_runs_a_supported_model_compiled_and_says_so():
 
 def test_auto_falls_back_to_the_reference_and_names_what_is_missing():
     data = chain()
-    data["backends"][0]["connector"] = "blocking"
+    data["backends"][0]["max_connections"] = 4
+    data["proxy"]["backend_pool"] = {"module": "mod_jk"}
     data["balancer"] = {"policy": "least_outstanding"}
     data["backends"][0]["count"] = 2
     model = model_from(data)
     choice = choose(model)
     assert choice.engine == "reference"
-    assert "backends.0.connector" in choice.note and "least_outstanding" in choice.note
-    with pytest.raises(EngineUnavailable, match=r"backends\.0\.connector"):
+    assert "proxy.backend_pool.mod_jk" in choice.note and "least_outstanding" in choice.note
+    with pytest.raises(EngineUnavailable, match=r"proxy\.backend_pool\.mod_jk"):
         choose(model_from(data, engine="compiled"))
     assert choose(model_from(chain())).engine == "compiled"  # --timeseries runs on both
 
@@ -1151,7 +1190,8 @@ def test_numba_is_loaded_only_for_the_compiled_engine():
         "from tests.engines.test_compiled_engine import chain, closed\n"
         "from tests.conftest import model_from\n"
         "data = chain()\n"
-        "data['backends'][0]['connector'] = 'blocking'\n"
+        "data['backends'][0]['max_connections'] = 4\n"
+        "data['proxy']['backend_pool'] = {'module': 'mod_jk'}\n"
         "assert choose(model_from(data)).engine == 'reference'\n"
         "assert choose(model_from(chain(), engine='reference')).engine == 'reference'\n"
         "print('numba' in sys.modules)\n"
@@ -1232,20 +1272,6 @@ def _two_nodes(**changes) -> dict:
                 ],
             ),
             "proxy.backend_pool.max = 5 with backends.0.accept_queue",
-        ),
-        (
-            _two_nodes(
-                proxy={"workers": 8, "demand": 0.001},
-                backends=[
-                    {
-                        "name": "app",
-                        "count": 2,
-                        "connector": "blocking",
-                        "demand": {"dist": EXP, "mean": 0.01},
-                    }
-                ],
-            ),
-            "backends.0.connector = 'blocking'",
         ),
         (
             _two_nodes(
@@ -1330,6 +1356,13 @@ def test_the_command_line_chooses_the_engine_and_reports_it():
     assert notes["reference"].startswith("engine: reference")
     assert notes["compiled"].startswith("engine: compiled")
     assert metrics["reference"] == metrics["compiled"]
-    refused = run("--set", "backends.0.connector=blocking", "--engine", "compiled")
+    refused = run(
+        "--set",
+        "backends.0.max_connections=4",
+        "--set",
+        "proxy.backend_pool.module=mod_jk",
+        "--engine",
+        "compiled",
+    )
     assert refused.exit_code == 3
-    assert "backends.0.connector" in refused.stderr
+    assert "proxy.backend_pool.mod_jk" in refused.stderr

@@ -26,6 +26,7 @@ from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, Sessi
 from sim.observe.probes import Measures
 from sim.observe.recorder import BASE_FIELDS
 from sim.random.distributions import Deterministic, Distribution, Exponential, as_distribution
+from sim.tiers.appserver.connectors import Blocking
 from sim.tiers.balancer.dispatcher import BALANCER_COUNTS, DispatchProbe
 from sim.tiers.cluster.session_replication import ReplicationProbe
 from sim.tiers.proxy.backend_pool import BackendPool
@@ -303,7 +304,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     nodes: list[int] = []
     weights: list[float] = []
     pins: list[int] = []  # per node: the pool of what a backend connection pins, or -1
-    for planned in model_plan.nodes:
+    for planned, connector in zip(model_plan.nodes, stack.connectors):
         group = planned.spec
         weights.append(group.weight)
         name = planned.name
@@ -312,21 +313,29 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
             fields.update(calls=group.db_calls, down=k.DOWN_STATION, target=database)
             if group.jdbc_pool is not None:
                 fields["jdbc"] = pool(f"{name}.jdbc_pool", group.jdbc_pool, None, k.ROLE_JDBC)
-        # the non-blocking connector's request threads (`connectors.NonBlocking`): no pool
-        # when both the threads and their queue are unbounded; with maxConnections each open
-        # connection pins a slot, acceptCount is the backlog of connections beyond them, and
-        # requests wait for a thread without limit
-        limited = group.max_connections is not None
-        thread_queue = None if limited else group.accept_queue
-        if group.request_threads is not None or thread_queue is not None:
-            fields["pool"] = pool(
-                f"{name}.threads", group.request_threads, thread_queue, k.ROLE_STATION
+        if connector is Blocking:
+            # Tomcat BIO, Jetty's SocketConnector (`connectors.Blocking`): a thread is bound to
+            # each open connection for its whole life, acceptCount queues the connections
+            # beyond them, and a request holds nothing more
+            pins.append(
+                pool(f"{name}.threads", group.request_threads, group.accept_queue, k.ROLE_PIN)
             )
-        pins.append(
-            pool(f"{name}.connections", group.max_connections, group.accept_queue, k.ROLE_PIN)
-            if limited
-            else -1
-        )
+        else:
+            # the non-blocking connector's request threads (`connectors.NonBlocking`): no pool
+            # when both the threads and their queue are unbounded; with maxConnections each
+            # open connection pins a slot, acceptCount is the backlog of connections beyond
+            # them, and requests wait for a thread without limit
+            limited = group.max_connections is not None
+            thread_queue = None if limited else group.accept_queue
+            if group.request_threads is not None or thread_queue is not None:
+                fields["pool"] = pool(
+                    f"{name}.threads", group.request_threads, thread_queue, k.ROLE_STATION
+                )
+            pins.append(
+                pool(f"{name}.connections", group.max_connections, group.accept_queue, k.ROLE_PIN)
+                if limited
+                else -1
+            )
         # replication work runs beside the request threads: the CPU may then be shared
         threads = None if model.cluster.active else group.request_threads
         fields["cpu"] = cpu(name, group.cores, group.speed, threads)

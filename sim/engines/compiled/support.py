@@ -15,8 +15,9 @@ close that holds a prefork/worker worker, closing after an error status, a CPU c
 connection, `proxy.*` counts and statuses); the front's pools of connections to the nodes
 (mod_proxy, per child: LIFO idle lists, `max`, `ttl`, `acquire`, the read timeout, the nodes'
 idle timeout, disablereuse, a child's connections closed when it exits), each connection
-pinning a Tomcat `maxConnections` slot; backend thread pools (Tomcat `maxThreads`,
-`acceptCount`, the non-blocking connector) on processor-shared cores with non-CPU waits;
+pinning a Tomcat `maxConnections` slot or a blocking connector's thread; backend thread pools (Tomcat `maxThreads`,
+`acceptCount`; the non-blocking connector, and the blocking one whose threads the pooled
+connections hold) on processor-shared cores with non-CPU waits;
 JDBC pools; the database's connections, CPU and FCFS disks; the state-blind balancer
 policies with sticky sessions; synchronous session replication (`cluster.replication`, mode
 = sync: serialization on the sender, the cluster network's links, the receivers' CPU,
@@ -24,7 +25,7 @@ acknowledgements; total or buddy scope, every trigger, several tiers).  Everythi
 on the reference engine: ramps and rate schedules, ab run again (`clients.repeat`), request
 classes, mixes and scripts, the load generator's CPU (`clients.host`), mod_jk's ajp13 and lb
 workers, refusals by a node while requests wait for a pooled connection (a `max` below a
-child's threads with an accept queue), blocking connectors, JVMs, asynchronous replication
+child's threads with an accept queue), JVMs, asynchronous replication
 (flow-control credits), crashes, and the load-aware or per-client policies.
 
 An engine says what it implements (`IMPLEMENTS`, a set of features as the model's components
@@ -38,7 +39,7 @@ from __future__ import annotations
 
 from sim.model.plan import Plan, compile_plan
 from sim.model.schema import Model
-from sim.tiers.appserver.connectors import NonBlocking
+from sim.tiers.appserver.connectors import Blocking, NonBlocking
 from sim.tiers.balancer.policies.least_load import UniformRandom
 from sim.tiers.balancer.policies.rotation import (
     FirstActive,
@@ -164,7 +165,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "backends.N.db_calls": (MODELLED, ""),
     "backends.N.jdbc_pool": (MODELLED, ""),
     "backends.N.weight": (MODELLED, ""),
-    "backends.N.connector": (MODELLED, "nonblocking; blocking is refused"),
+    "backends.N.connector": (MODELLED, "nonblocking, blocking"),
     "backends.N.connection_idle_timeout_s": (MODELLED, "closes an idle pooled connection"),
     "backends.N.max_connections": (MODELLED, "connection slots pinned by backend pools"),
     "backends.N.jvm": (REFUSED, ""),
@@ -252,6 +253,7 @@ IMPLEMENTS: frozenset[str] = frozenset(
         "proxy.backend_pool.max",
         "connector.max_connections",  # Tomcat maxConnections: a slot pinned per connection
         NonBlocking.feature,
+        Blocking.feature,  # a thread bound to each pooled connection (Tomcat BIO, Jetty)
         "appserver.jdbc_pool",
         "database",
         "balancer",
