@@ -154,6 +154,19 @@ def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
             out["proxy.backend_pool.max"] = (
                 f"proxy.backend_pool.max = {proxy.backend_pool.max} below the child's threads"
             )
+            refusing = [
+                node.path
+                for node, pooled in zip(nodes, plan.backend_pools)
+                if pooled and node.spec.accept_queue is not None
+            ]
+            if refusing:
+                # a request the node refuses (or a connection it cannot queue) answers with an
+                # error while others wait for the pool: its connection or slot passes to the
+                # next waiting request, whose own refusal nests inside the first
+                out["proxy.backend_pool.refusals"] = (
+                    f"proxy.backend_pool.max = {proxy.backend_pool.max} with "
+                    f"{refusing[0]}.accept_queue: refusals while requests wait for a connection"
+                )
 
     for node, connector in zip(nodes, plan.connectors):
         group = node.spec

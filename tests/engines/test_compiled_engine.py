@@ -605,6 +605,136 @@ MODELS = {
         ],
         "run": {"duration_s": 200.0},
     },
+    # every child keeps its own connections to the node, each pinning a maxConnections slot;
+    # idle ones close on the node's timeout, a stopped child's close when it exits
+    "mod_proxy pools: an event front trimmed and grown, Tomcat maxConnections": {
+        "clients": {**closed(60, 1.0), "keep_alive": True, "timeout_s": 4.0},
+        "proxy": {
+            "workers": 64,
+            "mpm": "event",
+            "threads_per_child": 4,
+            "start_servers": 12,
+            "min_spare_threads": 2,
+            "max_spare_threads": 8,
+            "keep_alive_timeout_s": 2.0,
+            "demand": {"dist": EXP, "mean": 0.001},
+            "backend_pool": {"ttl_s": 0.5},
+        },
+        "backends": [
+            {
+                "name": "tomcat",
+                "threads": 6,
+                "cores": 2,
+                "max_connections": 24,
+                "accept_queue": 4,
+                "connection_idle_timeout_s": 2.0,
+                "demand": {"dist": EXP, "mean": 0.03},
+            }
+        ],
+        "run": {"duration_s": 120.0},
+    },
+    # fewer slots than pooled connections: connections wait in the accept queue until a slot
+    # frees or the front's read timeout answers 502; max below a child's threads makes
+    # requests wait for a connection until `acquire` answers 503
+    "mod_proxy pools: the NIO stall, read and acquire timeouts": {
+        "clients": closed(40, 0.3),
+        "proxy": {
+            "workers": 30,
+            "mpm": "worker",
+            "threads_per_child": 10,
+            "demand": {"dist": EXP, "mean": 0.001},
+            "backend_pool": {"max": 3, "timeout_s": 0.5, "acquire_timeout_s": 0.1},
+        },
+        "balancer": {"policy": "round_robin"},
+        "backends": [
+            {
+                "name": "tomcat",
+                "count": 2,
+                "threads": 20,
+                "cores": 2,
+                "max_connections": 5,
+                "connection_idle_timeout_s": 0.3,
+                "demand": {"dist": EXP, "mean": 0.04},
+            }
+        ],
+        "run": {"duration_s": 100.0},
+    },
+    # ajp: a read timeout is a 503, which drops the client's connection; disablereuse closes
+    # each backend connection after its response; a full accept queue refuses a connection
+    "mod_proxy pools: ajp, disablereuse, refused connections, prefork children": {
+        "clients": {**closed(25, 0.5), "keep_alive": True, "timeout_s": 3.0},
+        "proxy": {
+            "workers": 20,
+            "start_servers": 5,
+            "min_spare_servers": 2,
+            "max_spare_servers": 6,
+            "demand": {"dist": EXP, "mean": 0.001},
+            "backend_pool": {"scheme": "ajp", "timeout_s": 0.1, "disable_reuse": True},
+        },
+        "backends": [
+            {
+                "name": "tomcat",
+                "threads": 8,
+                "cores": 2,
+                "max_connections": 4,
+                "accept_queue": 6,
+                "demand": {"dist": EXP, "mean": 0.05},
+            }
+        ],
+        "run": {"duration_s": 100.0},
+    },
+    # seed 001's stall: more pooled connections than a blocking connector's threads; a new
+    # connection waits for a thread bound to an idle one, until the node's idle timeout or
+    # the front's ttl closes one, or the read timeout answers 502
+    "mod_proxy pools: a blocking connector's threads pinned by idle connections": {
+        "clients": {**closed(30, 0.5), "timeout_s": 5.0},
+        "proxy": {
+            "workers": 24,
+            "mpm": "worker",
+            "threads_per_child": 8,
+            "start_servers": 1,
+            "min_spare_threads": 2,
+            "max_spare_threads": 12,
+            "demand": {"dist": EXP, "mean": 0.001},
+            "backend_pool": {"ttl_s": 2.0, "timeout_s": 1.5},
+        },
+        "backends": [
+            {
+                "name": "jboss",
+                "connector": "blocking",
+                "threads": 10,
+                "accept_queue": 5,
+                "cores": 2,
+                "connection_idle_timeout_s": 0.7,
+                "demand": {"dist": EXP, "mean": 0.03},
+            }
+        ],
+        "run": {"duration_s": 120.0},
+    },
+    # an unbounded front: one pool per node; its max makes requests wait for a connection
+    "mod_proxy pools: an unbounded front, one pool per node": {
+        "clients": {"kind": "open", "rate_per_s": 40.0, "timeout_s": 2.0},
+        "proxy": {
+            "workers": None,
+            "demand": {"dist": EXP, "mean": 0.001},
+            "backend_pool": {"max": 3, "ttl_s": 0.05, "acquire_timeout_s": 0.3},
+        },
+        "balancer": {"policy": "random", "sticky_session": True},
+        "backends": [
+            {
+                "name": "app",
+                "count": 2,
+                "threads": 4,
+                "cores": 2,
+                "max_connections": 3,
+                "connection_idle_timeout_s": 0.1,
+                "demand": {"dist": EXP, "mean": 0.05},
+                "db_calls": 1,
+            }
+        ],
+        "database": {"connections": 2, "cores": 2, "demand": {"dist": EXP, "mean": 0.005}},
+        "run": {"requests": 3000},
+    },
 }
 
 
@@ -888,6 +1018,18 @@ def core_models(draw):
             "bandwidth_bps": draw(st.sampled_from([1e6, 1e8])),
             "replication": tiers,
         }
+    pinned = draw(st.sampled_from(["none", "max_connections", "blocking"]))
+    if pinned != "none":
+        # the front's pools of connections, each pinning a Tomcat maxConnections slot or a
+        # blocking connector's thread
+        if pinned == "blocking":  # a thread per connection: finite threads
+            backend["connector"] = "blocking"
+            backend["threads"] = backend["threads"] or draw(st.sampled_from([1, 4]))
+        else:
+            backend["max_connections"] = draw(st.sampled_from([1, 3, 8]))
+        # the node's idle timeout ends a stall (pinned by idle connections) that would hold a
+        # finite workload to its horizon
+        backend["connection_idle_timeout_s"] = draw(st.sampled_from([0.05, 1.0]))
     if draw(st.booleans()):
         mpm = draw(st.sampled_from(["prefork", "worker", "event"]))
         data["proxy"] = {
@@ -910,6 +1052,18 @@ def core_models(draw):
         )
         if mpm == "event":
             data["proxy"]["async_request_worker_factor"] = draw(st.sampled_from([1.0, 2.0]))
+        if draw(st.booleans()):  # mod_proxy's per-child pools (a max binds: requests wait)
+            data["proxy"]["backend_pool"] = {
+                # refusals while requests wait for a connection are the reference's alone
+                "max": draw(st.sampled_from([None, 1, 2, 5]))
+                if backend["accept_queue"] is None
+                else None,
+                "ttl_s": draw(st.sampled_from([None, 0.02, 0.5])),
+                "acquire_timeout_s": draw(st.sampled_from([None, 0.05, 0.5])),
+                "timeout_s": draw(st.sampled_from([None, 0.1, 60.0])),
+                "scheme": draw(st.sampled_from(["http", "ajp"])),
+                "disable_reuse": draw(st.booleans()),
+            }
         if data["proxy"]["workers"] is not None and draw(st.booleans()):
             # httpd's process management: children forked and stopped once a second
             spare = "servers" if mpm == "prefork" else "threads"
@@ -928,6 +1082,8 @@ def core_models(draw):
             # a client that gives up on a finite run through the front ends its test at its
             # deadline (proxy.server_close.clients_view), which this engine does not model yet
             clients.pop("timeout_s", None)
+    if "proxy" not in data:
+        backend.pop("connector", None)  # a blocking connector is modelled behind a proxy only
     stop = draw(
         st.sampled_from(
             [
@@ -985,13 +1141,14 @@ def test_auto_runs_a_supported_model_compiled_and_says_so():
 def test_auto_falls_back_to_the_reference_and_names_what_is_missing():
     data = chain()
     data["backends"][0]["max_connections"] = 4
+    data["proxy"]["backend_pool"] = {"module": "mod_jk"}
     data["balancer"] = {"policy": "least_outstanding"}
     data["backends"][0]["count"] = 2
     model = model_from(data)
     choice = choose(model)
     assert choice.engine == "reference"
-    assert "backends.0.max_connections" in choice.note and "least_outstanding" in choice.note
-    with pytest.raises(EngineUnavailable, match=r"backends\.0\.max_connections"):
+    assert "proxy.backend_pool.mod_jk" in choice.note and "least_outstanding" in choice.note
+    with pytest.raises(EngineUnavailable, match=r"proxy\.backend_pool\.mod_jk"):
         choose(model_from(data, engine="compiled"))
     assert choose(model_from(chain())).engine == "compiled"  # --timeseries runs on both
 
@@ -1041,6 +1198,7 @@ def test_numba_is_loaded_only_for_the_compiled_engine():
         "from tests.conftest import model_from\n"
         "data = chain()\n"
         "data['backends'][0]['max_connections'] = 4\n"
+        "data['proxy']['backend_pool'] = {'module': 'mod_jk'}\n"
         "assert choose(model_from(data)).engine == 'reference'\n"
         "assert choose(model_from(chain(), engine='reference')).engine == 'reference'\n"
         "print('numba' in sys.modules)\n"
@@ -1110,27 +1268,21 @@ def _two_nodes(**changes) -> dict:
                     "mpm": "worker",
                     "demand": 0.001,
                     "backend_pool": {"max": 5},
-                }
-            ),
-            "proxy.backend_pool.max = 5",
-        ),
-        (
-            _two_nodes(
-                proxy={"workers": 8, "demand": 0.001},
+                },
                 backends=[
                     {
                         "name": "app",
                         "count": 2,
-                        "connector": "blocking",
+                        "accept_queue": 10,
                         "demand": {"dist": EXP, "mean": 0.01},
                     }
                 ],
             ),
-            "backends.0.connector = 'blocking'",
+            "proxy.backend_pool.max = 5 with backends.0.accept_queue",
         ),
         (
             _two_nodes(
-                proxy={"workers": 8, "demand": 0.001},
+                proxy={"workers": 8, "demand": 0.001, "backend_pool": {"module": "mod_jk"}},
                 backends=[
                     {
                         "name": "app",
@@ -1140,7 +1292,7 @@ def _two_nodes(**changes) -> dict:
                     }
                 ],
             ),
-            "backends.0.max_connections",
+            "proxy.backend_pool.module = 'mod_jk'",
         ),
         (
             _two_nodes(
@@ -1211,6 +1363,13 @@ def test_the_command_line_chooses_the_engine_and_reports_it():
     assert notes["reference"].startswith("engine: reference")
     assert notes["compiled"].startswith("engine: compiled")
     assert metrics["reference"] == metrics["compiled"]
-    refused = run("--set", "backends.0.max_connections=4", "--engine", "compiled")
+    refused = run(
+        "--set",
+        "backends.0.max_connections=4",
+        "--set",
+        "proxy.backend_pool.module=mod_jk",
+        "--engine",
+        "compiled",
+    )
     assert refused.exit_code == 3
-    assert "backends.0.max_connections" in refused.stderr
+    assert "proxy.backend_pool.mod_jk" in refused.stderr

@@ -84,12 +84,27 @@ class _Tables:
         self.free_users = np.arange(users - 1, -1, -1, dtype=np.int64)
         # the clients' connections (keep-alive): a row per connection someone refers to
         connections = requests if model.clients.keep_alive else 1
-        self.connections = np.zeros((connections, sizes["CN"]), dtype=np.int64)
+        self.connections = _rows(connections, sizes["CN"], k.CN_IDLE_ENTRY)
+        self.connection_times = np.zeros((connections, sizes["CNF"]), dtype=np.float64)
         self.free_connections = np.arange(connections - 1, -1, -1, dtype=np.int64)
         # httpd's children, when they are individuals: a row per child not yet exited
         children = max(2 * plan.children + 64, 1) if plan.children else 1
         self.children = np.zeros((children, sizes["CH"]), dtype=np.int64)
         self.free_children = np.arange(children - 1, -1, -1, dtype=np.int64)
+        # the front's connections to the backend nodes, and their pools: one per node, or per
+        # child and node when the children are individuals (a child row's pools are reset
+        # when it forks)
+        backend_rows = requests + 64 if plan.config[k.C_BACKEND_POOLS] else 1
+        self.backend_connections = _rows(backend_rows, sizes["BC"], k.BC_IDLE_ENTRY)
+        self.backend_released = np.zeros((backend_rows, sizes["BCF"]), dtype=np.float64)
+        self.free_backend = np.arange(backend_rows - 1, -1, -1, dtype=np.int64)
+        nodes = plan.backend.shape[0]
+        self.backend_pools = np.full(
+            (children * nodes if plan.children else nodes, sizes["BP"]), -1, dtype=np.int64
+        )
+        self.backend_pools[:, k.BP_OPEN] = 0
+        self.backend = plan.backend.copy()
+        self.backend_float = plan.backend_float.copy()
         members = plan.members.shape[0]
         self.members_float = np.zeros((members, sizes["BF"]), dtype=np.float64)
         self.members_float[:, k.BF_WEIGHT] = plan.weights
@@ -122,6 +137,7 @@ class _Tables:
         self.counters[k.I_UFREE_TOP] = users
         self.counters[k.I_CN_FREE_TOP] = connections
         self.counters[k.I_CH_FREE_TOP] = children
+        self.counters[k.I_BC_FREE_TOP] = self.backend_connections.shape[0]
         self.counters[k.I_CH_HEAD] = -1
         self.counters[k.I_CH_TAIL] = -1
         self.counters[k.I_SPAWN_RATE] = 1
@@ -233,9 +249,16 @@ class _Tables:
             self.replication,
             self.sample_row,
             self.connections,
+            self.connection_times,
             self.free_connections,
             self.children,
             self.free_children,
+            self.backend_connections,
+            self.backend_released,
+            self.free_backend,
+            self.backend_pools,
+            self.backend,
+            self.backend_float,
             self.token,
         )
 
@@ -284,23 +307,53 @@ class _Tables:
         size = self.children.shape[0]
         if self.config[k.C_CHILDREN] and counters[k.I_CH_PRESENT] + 40 > size:
             self.children = _extend(self.children, size)
+            pools = self.backend_pools
+            if self.config[k.C_BACKEND_POOLS]:  # a child's pools: rows child x nodes + node
+                self.backend_pools = np.concatenate([pools, np.full_like(pools, -1)])
             top = counters[k.I_CH_FREE_TOP]
             free = np.zeros(2 * size, dtype=np.int64)
             free[:top] = self.free_children[:top]
             free[top : top + size] = np.arange(2 * size - 1, size - 1, -1)
             self.free_children = free
             counters[k.I_CH_FREE_TOP] = top + size
+        size = self.backend_connections.shape[0]
+        requests = self.requests_int.shape[0]
+        if self.config[k.C_BACKEND_POOLS] and counters[k.I_BC_USED] + requests + 16 > size:
+            more = max(size, requests + 16)
+            self.backend_connections = np.concatenate(
+                [
+                    self.backend_connections,
+                    _rows(more, self.backend_connections.shape[1], k.BC_IDLE_ENTRY),
+                ]
+            )
+            self.backend_released = _extend(self.backend_released, more)
+            top = counters[k.I_BC_FREE_TOP]
+            free = np.zeros(size + more, dtype=np.int64)
+            free[:top] = self.free_backend[:top]
+            free[top : top + more] = np.arange(size + more - 1, size - 1, -1)
+            self.free_backend = free
+            counters[k.I_BC_FREE_TOP] = top + more
         size = self.connections.shape[0]
         users = max(int(self.config[k.C_USERS]), 1)
         if self.config[k.C_CLIENT_KEEP_ALIVE] and 2 * counters[k.I_CN_USED] + users + 16 > size:
             more = max(size, users + 16)
-            self.connections = _extend(self.connections, more)
+            self.connections = np.concatenate(
+                [self.connections, _rows(more, self.connections.shape[1], k.CN_IDLE_ENTRY)]
+            )
+            self.connection_times = _extend(self.connection_times, more)
             top = counters[k.I_CN_FREE_TOP]
             free = np.zeros(size + more, dtype=np.int64)
             free[:top] = self.free_connections[:top]
             free[top : top + more] = np.arange(size + more - 1, size - 1, -1)
             self.free_connections = free
             counters[k.I_CN_FREE_TOP] = top + more
+
+
+def _rows(count: int, fields: int, entry: int) -> np.ndarray:
+    """A table of rows with a lazy timer (`kernel._timer_arm`): no calendar entry yet."""
+    rows = np.zeros((count, fields), dtype=np.int64)
+    rows[:, entry] = -1
+    return rows
 
 
 def _extend(array: np.ndarray, more: int) -> np.ndarray:
@@ -371,6 +424,12 @@ def simulate(
     finally:
         k.REFILLS.pop(token, None)
         k.SAMPLERS.pop(token, None)
+    if status == k.UNSUPPORTED:
+        raise RuntimeError(
+            "the compiled engine met a refusal below a response (a backend pool's max below a "
+            "child's threads with an accept queue), which its features should have kept on the "
+            "reference engine: run the model with run.engine = 'reference'"
+        )
     if status == k.RUNAWAY:
         inside = int(tables.counters[k.I_RUNAWAY])
         raise RunawayQueue(

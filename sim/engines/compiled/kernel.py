@@ -30,6 +30,7 @@ import numpy as np
 from numba import njit, objmode
 from numba.core import types
 from numba.core.datamodel import models
+from numba.core.datamodel.registry import register_default
 from numba.experimental import structref
 from numba.extending import intrinsic, register_model
 
@@ -70,6 +71,31 @@ class BorrowedArrayModel(models.ArrayModel):
 class StateType(types.StructRef):
     def preprocess_fields(self, fields):
         return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class BorrowedStateType(types.StructRef):
+    """The state as the loop and every function it calls see it: the driver's struct, with no
+    reference counting (see `BorrowedStateModel`)."""
+
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+@register_default(BorrowedStateType)
+class BorrowedStateModel(models.StructRefModel):
+    """A struct reference whose memory manager numba does not traverse: passing the state to
+    a function costs no atomic increment and decrement (a third of the loop's time before,
+    once the arrays were borrowed).  `run_events` holds the struct for the whole call."""
+
+    def traverse(self, builder):
+        return [
+            (member, getter)
+            for member, getter in super().traverse(builder)
+            if not isinstance(member, types.MemInfoPointer)
+        ]
+
+
+structref.define_attributes(BorrowedStateType)
 
 
 class State(structref.StructRefProxy):
@@ -116,9 +142,16 @@ STATE_FIELDS = (
     "RP",  # session replication: per replicated tier, its settings and counters
     "TSROW",  # --timeseries: the recorder's row at the latest sample
     "CN",  # the clients' connections to the front (keep-alive): their state
+    "CNF",  # the clients' connections: their KeepAliveTimeout's deadlines (`_timer_arm`)
     "CNFREE",  # stack of free connection rows
     "CH",  # httpd's children, when they are individuals
     "CHFREE",  # stack of free child rows
+    "BC",  # the front's connections to the backend nodes (backend pools): their state
+    "BCF",  # ... when each last went back to its pool (ttl)
+    "BCFREE",  # stack of free backend connection rows
+    "BP",  # backend pools: one per child (or one for the front) and node
+    "BN",  # per backend node: its pool's settings and probe counters
+    "BNF",  # per backend node: its pool's timeouts (negative: none)
     "TOKEN",  # the driver's id for refilling random blocks
 )
 structref.define_proxy(State, StateType, list(STATE_FIELDS))
@@ -191,8 +224,12 @@ def new_state(*tables):
     I_FRONT_NO_WORKER,  # event: a request on an idle connection found no worker in its child
     I_SPAWN_RATE,  # httpd's process management: children forked at the next tick
     I_HOLD_OFF,  # forking ticks left at rate 1 after a graceful restart
+    I_BC_FREE_TOP,
+    I_BC_USED,
+    I_FRONT_502,  # error responses with status 502 (mod_proxy_http's read timeout)
+    I_UNSUPPORTED,  # a refusal where the engine cannot answer it (see `_bp_unanswerable`)
     N_I,
-) = range(58)
+) = range(62)
 
 # float scalars
 F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
@@ -255,8 +292,11 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     C_MIN_SPARE,  # MinSpareServers (prefork) or MinSpareThreads
     C_MAX_SPARE,  # MaxSpareServers (prefork) or MaxSpareThreads
     C_SPARE_CHILDREN,  # prefork: the parent counts idle children, not idle threads
+    C_DISABLE_REUSE,  # mod_proxy disablereuse=On: a backend connection per request
+    C_READ_STATUS,  # the status of a backend read timeout (502 http, 503 ajp)
+    C_BACKEND_POOLS,  # the front reaches some node through a pool of connections
     N_C,
-) = range(57)
+) = range(60)
 
 # float configuration
 (
@@ -357,8 +397,13 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
     J_REP_TIER,
     J_REP_LEFT,
     J_PENDING,
+    J_BCONN,  # the backend connection the visit came on (or waits to bind), or -1
+    J_BTIMER,  # mod_proxy `acquire`: the pending timer of a request waiting for a connection
+    J_BPOOL,  # the backend pool (child and node) the request takes its connection from
+    J_BW_PREV,  # the pool's waiting requests (FIFO)
+    J_BW_NEXT,
     N_JI,
-) = range(17)
+) = range(22)
 (
     JF_ARRIVED,
     JF_STARTED,
@@ -373,7 +418,8 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
 ) = range(10)
 
 # requests
-R_STATE, R_USER, R_ATTEMPT, R_SYN, R_TIMER, R_CONN, R_CHILD, N_RI = range(8)
+# R_STATUS: the HTTP status of an error response, set where it arose (0: none, 503 at the front)
+R_STATE, R_USER, R_ATTEMPT, R_SYN, R_TIMER, R_CONN, R_CHILD, R_STATUS, N_RI = range(9)
 RF_SENT, N_RF = range(2)
 
 # balancer members
@@ -397,8 +443,10 @@ U_ROUTE, U_REMAINING, U_SENT, U_CONN, U_REFS, N_UI = range(6)
     CN_REFS,
     CN_CHILD,  # the child that accepted it
     CN_KEPT,  # event: idle, held by its child's listener (`Child.keep_alive`)
+    CN_IDLE_ENTRY,  # the calendar entry that stands for its KeepAliveTimeout (`_timer_arm`)
     N_CN,
-) = range(9)
+) = range(10)
+CNF_IDLE_AT, CNF_ENTRY_AT, N_CNF = range(3)
 
 # httpd's children (`sim.tiers.proxy.children.Child`); a row is free again once its child exited
 (
@@ -414,12 +462,46 @@ U_ROUTE, U_REMAINING, U_SENT, U_CONN, U_REFS, N_UI = range(6)
     N_CH,
 ) = range(10)
 
+# the front's connections to a backend node (`sim.tiers.proxy.backend_pool.BackendConnection`);
+# a row is free again once the connection is closed or forgotten
+(
+    BC_POOL,  # its child's pool (a BP row)
+    BC_NODE,
+    BC_THREAD,  # bound: the node accepted it onto what it pins (a slot, a thread)
+    BC_IDLE_SEQ,  # the node's idle timeout while it waits in its pool, or -1
+    BC_READ_SEQ,  # the front's read timeout while it waits for the node to accept it, or -1
+    BC_JOB,  # the visit waiting for it to be accepted, or -1
+    BC_PREV,  # its pool's idle list (LIFO: apr_reslist)
+    BC_NEXT,
+    BC_IDLE_ENTRY,  # the calendar entry that stands for its idle timeout (`_timer_arm`)
+    N_BC,
+) = range(10)
+BCF_RELEASED, BCF_IDLE_AT, BCF_ENTRY_AT, N_BCF = range(4)
+# a child's pool of connections to one node (`backend_pool.ChildPool`)
+BP_OPEN, BP_IDLE_HEAD, BP_IDLE_TAIL, BP_WAIT_HEAD, BP_WAIT_TAIL, N_BP = range(6)
+# per node: its pool's settings, and `BackendPool`'s probe counters
+(
+    BN_POOLED,  # the front reaches the node through a pool of connections
+    BN_PINS,  # the pool of what a connection pins on the node (a POI row), or -1
+    BN_MAX,  # connections per pool (mod_proxy max), or -1: unbounded
+    BN_OPEN,
+    BN_IDLE,
+    BN_WAITERS,
+    BN_READ_TIMEOUTS,
+    BN_ACQUIRE_TIMEOUTS,
+    BN_IDLE_CLOSES,
+    BN_TTL_CLOSES,
+    BN_EXIT_CLOSES,
+    N_BN,
+) = range(12)
+BNF_TTL, BNF_ACQUIRE, BNF_READ, BNF_IDLE, N_BNF = range(5)
+
 # kinds and codes
 CLIENT_CLOSED, CLIENT_OPEN, CLIENT_SESSIONS, CLIENT_AB = range(4)
 ENTRY_STATION, ENTRY_BALANCER = range(2)
 DOWN_NONE, DOWN_STATION, DOWN_BALANCER = range(3)
 POLICY_ROUND_ROBIN, POLICY_RANDOM, POLICY_BYREQUESTS, POLICY_STATIC = range(4)
-ROLE_STATION, ROLE_JDBC, ROLE_DISK, ROLE_LINK = range(4)
+ROLE_STATION, ROLE_JDBC, ROLE_DISK, ROLE_LINK, ROLE_PIN = range(5)
 
 # session replication (`sim.tiers.cluster.session_replication`, synchronous): a tier's row
 (
@@ -477,11 +559,14 @@ STREAM_BLOCK, STREAM_CONSTANT = range(2)
     EV_IDLE,  # KeepAliveTimeout of an idle connection
     EV_LINGER,  # a lingering close lets its worker go
     EV_MAINTAIN,  # httpd's parent: once a second, fork or stop children
-) = range(22)
+    EV_BACKEND_IDLE,  # the node's idle timeout of a pooled connection
+    EV_ACQUIRE,  # mod_proxy `acquire`: a request waited too long for a connection
+    EV_READ,  # the front's read timeout: the node never accepted the connection
+) = range(25)
 KIND_BITS = 5
 KIND_MASK = 31
 
-DONE, GROW, RUNAWAY = range(3)
+DONE, GROW, RUNAWAY, UNSUPPORTED = range(4)
 NEVER = 2**62
 EPS = 1e-12  # the reference CPU's tolerance for departures due at the same virtual time
 
@@ -569,16 +654,65 @@ def _calendar_siftup(ht, hs, hp, n, pos):
 def push(S, time, kind, arg):
     """Schedule an event; returns its sequence number (its identity, for lazy cancelling)."""
     counters = S.I
-    n = counters[I_HEAP_N]
     seq = counters[I_SEQ]
     counters[I_SEQ] = seq + 1
+    _push_at(S, time, seq, kind, arg)
+    return seq
+
+
+# Idle timeouts (KeepAliveTimeout, a node's idle timeout of a pooled connection) are armed at
+# every response and cancelled at the next request, nearly always long before they expire.
+# Scheduling each would fill the calendar with cancelled entries that come due later; instead
+# a row keeps at most one entry, at or before its armed deadline.  Arming takes the sequence
+# number the reference's `after` would take; when the entry comes due and the timer has been
+# armed again since, it goes back into the calendar at the armed deadline with the armed
+# sequence number -- the place the reference's own entry has -- so every live event comes due
+# in the reference's order.
+@njit(cache=True)
+def _timer_arm(S, rows, times, r, seq_col, entry_col, at_col, entry_at_col, deadline, kind):
+    """Arm row r's timer for `deadline`; returns its sequence number (-1 cancels it)."""
+    counters = S.I
+    seq = counters[I_SEQ]
+    counters[I_SEQ] = seq + 1
+    rows[r, seq_col] = seq
+    times[r, at_col] = deadline
+    if rows[r, entry_col] < 0 or times[r, entry_at_col] > deadline:
+        # no entry yet, or a former occupant's that is due later: a new one (the other,
+        # no longer the row's, is dropped when it comes due)
+        _push_at(S, deadline, seq, kind, r)
+        rows[r, entry_col] = seq
+        times[r, entry_at_col] = deadline
+    return seq
+
+
+@njit(cache=True)
+def _timer_due(S, rows, times, r, seq, seq_col, entry_col, at_col, entry_at_col, kind):
+    """Row r's calendar entry `seq` came due: True when its armed timer expires now."""
+    if rows[r, entry_col] != seq:
+        return False  # not the row's entry any more
+    rows[r, entry_col] = -1
+    live = rows[r, seq_col]
+    if live < 0:
+        return False  # cancelled
+    if live != seq:  # armed again since: on to the armed deadline, in its own place
+        at = times[r, at_col]
+        _push_at(S, at, live, kind, r)
+        rows[r, entry_col] = live
+        times[r, entry_at_col] = at
+        return False
+    return True
+
+
+@njit(cache=True)
+def _push_at(S, time, seq, kind, arg):
+    counters = S.I
+    n = counters[I_HEAP_N]
     ht, hs, hp = S.HT, S.HS, S.HP
     ht[n] = time
     hs[n] = seq
     hp[n] = (arg << KIND_BITS) | kind
     counters[I_HEAP_N] = n + 1
     _calendar_siftdown(ht, hs, hp, 0, n)
-    return seq
 
 
 @njit(cache=True)
@@ -828,6 +962,9 @@ def pool_release(S, p):
     if role == ROLE_LINK:  # a frame's turn on a network link
         push(S, now + JF[j, JF_TX_S], EV_LINK_SENT, j)
         return
+    if role == ROLE_PIN:  # the node accepts a pooled connection (a slot, a thread)
+        _bp_bound(S, j)
+        return
     s = JI[j, J_STATION]
     if role == ROLE_STATION:  # a worker / thread / connection for the visit itself
         JF[j, JF_STARTED] = now
@@ -840,6 +977,26 @@ def pool_release(S, p):
         _arrive_queued_target(S, j + 1, STI[s, ST_TARGET], p)
     else:  # a disk spindle
         push(S, now + draw(S, STI[s, ST_DISK_STREAM]), EV_DISK, j)
+
+
+@njit(cache=True)
+def pool_withdraw(S, p, j):
+    """Waiter.cancel: job j leaves the pool's queue (a pooled connection's read timeout)."""
+    POI, JI = S.POI, S.JI
+    before = -1
+    w = POI[p, PO_HEAD]
+    while w != j:
+        before = w
+        w = JI[w, J_WAIT_NEXT]
+    after = JI[j, J_WAIT_NEXT]
+    if before >= 0:
+        JI[before, J_WAIT_NEXT] = after
+    else:
+        POI[p, PO_HEAD] = after
+    if after < 0:
+        POI[p, PO_TAIL] = before
+    POI[p, PO_WAITING] -= 1
+    S.POF[p, POF_QUEUE] += S.F[F_NOW]
 
 
 # --------------------------------------------------------------------------- stations
@@ -1115,6 +1272,7 @@ def _fork(S, count):
         CH[ch, CH_DISABLED] = 0
         CH[ch, CH_EXITING] = 0
         CH[ch, CH_PRESENT] = 1
+        _bp_reset(S, ch)  # its pools are new (the reference makes them at its first request)
         S.POI[p, PO_CAPACITY] += S.C[C_THREADS_PER_CHILD]
         _line_append(S, ch)
     _serve_waiters(S)
@@ -1200,6 +1358,7 @@ def _exit_if_done(S, ch):
     top = counters[I_CH_FREE_TOP]
     S.CHFREE[top] = ch
     counters[I_CH_FREE_TOP] = top + 1
+    _bp_child_exited(S, ch)
 
 
 # --------------------------------------------------------------------------- the front's connections
@@ -1333,11 +1492,18 @@ def _front_responded(S, j, ok):
     r = j // C[C_LEVELS]
     c = S.RI[r, R_CONN]
     child = S.RI[r, R_CHILD]
+    drops = False
     if not ok:
-        counters[I_FRONT_503] += 1
+        # the status set where the error arose, 503 if none (DEFAULT_ERROR_STATUS); a 503
+        # drops the connection (ap_status_drops_connection), a 502 keeps it
+        if S.RI[r, R_STATUS] == 502:
+            counters[I_FRONT_502] += 1
+        else:
+            counters[I_FRONT_503] += 1
+            drops = True
     max_requests = C[C_MAX_KA_REQUESTS]
     if (
-        ok
+        not drops
         and c >= 0
         and CN[c, CN_OPEN]
         and not CN[c, CN_CLIENT_CLOSED]
@@ -1345,14 +1511,26 @@ def _front_responded(S, j, ok):
         and (child < 0 or not S.CH[child, CH_EXITING])
         and (max_requests == 0 or CN[c, CN_REQUESTS] < max_requests)
     ):
-        CN[c, CN_IDLE_SEQ] = push(S, now + S.CF[CF_KA_TIMEOUT], EV_IDLE, c)
+        deadline = now + S.CF[CF_KA_TIMEOUT]
+        _timer_arm(
+            S,
+            CN,
+            S.CNF,
+            c,
+            CN_IDLE_SEQ,
+            CN_IDLE_ENTRY,
+            CNF_IDLE_AT,
+            CNF_ENTRY_AT,
+            deadline,
+            EV_IDLE,
+        )
         CN[c, CN_REFS] += 1  # the pending timeout refers to it
         if C[C_LISTENER_IDLE]:
             if child >= 0:
                 CN[c, CN_KEPT] = 1
             _release_worker(S, child)
         return
-    if not ok and c >= 0 and CN[c, CN_OPEN]:
+    if drops and c >= 0 and CN[c, CN_OPEN]:
         counters[I_FRONT_AFTER_ERROR] += 1
     _front_server_closed(S)
     if c >= 0:
@@ -1421,6 +1599,392 @@ def _release_worker(S, child):
         pool_release(S, S.STI[S.C[C_FRONT], ST_POOL])
 
 
+# --------------------------------------------------------------------------- backend pools
+# `sim.tiers.proxy.backend_pool.BackendPool` (mod_proxy): the front's connections to each node,
+# one pool per child and node (apr_reslist) or, for an unbounded front, one per node.  In the
+# reference these calls nest: a response hands its connection to a waiting request, whose node
+# may refuse it, whose error goes back up before the first response does.  numba's cache cannot
+# load recursive functions, so what runs below `reply_up` or a pool's hand-over uses variants
+# that cannot answer (`_nested`): there a refusal needs `max` below a child's threads with an
+# accept queue on the node, a mechanism of its own (`proxy.backend_pool.refusals`) that keeps
+# such a model on the reference engine.  Should one happen anyway, the run stops loudly.
+@njit(cache=True)
+def _forward(S, j, s, member):
+    """A call to node station s: through the front's pool of connections to it, if built."""
+    node = S.STI[s, ST_NODE]
+    if node >= 0 and S.BN[node, BN_POOLED]:
+        _bp_serve(S, j, s, member)
+    else:
+        arrive(S, j, s, member, -1)
+
+
+@njit(cache=True)
+def _bp_unanswerable(S):
+    S.I[I_UNSUPPORTED] = 1
+    S.I[I_STOP] = 1
+
+
+@njit(cache=True)
+def _bp_reset(S, ch):
+    """A new child's pools: empty (the reference makes them at the child's first request)."""
+    if not S.C[C_BACKEND_POOLS]:
+        return
+    BP = S.BP
+    n = S.C[C_N_NODES]
+    for node in range(n):
+        pool = ch * n + node
+        BP[pool, BP_OPEN] = 0
+        BP[pool, BP_IDLE_HEAD] = -1
+        BP[pool, BP_IDLE_TAIL] = -1
+        BP[pool, BP_WAIT_HEAD] = -1
+        BP[pool, BP_WAIT_TAIL] = -1
+
+
+@njit(cache=True)
+def _bp_open(S, pool, node):
+    """BackendPool._open: a new connection of the pool, not yet accepted by the node."""
+    counters, BC = S.I, S.BC
+    S.BP[pool, BP_OPEN] += 1
+    S.BN[node, BN_OPEN] += 1
+    top = counters[I_BC_FREE_TOP] - 1
+    counters[I_BC_FREE_TOP] = top
+    counters[I_BC_USED] += 1
+    c = S.BCFREE[top]
+    BC[c, BC_POOL] = pool
+    BC[c, BC_NODE] = node
+    BC[c, BC_THREAD] = 0
+    BC[c, BC_IDLE_SEQ] = -1
+    BC[c, BC_READ_SEQ] = -1
+    BC[c, BC_JOB] = -1
+    S.BCF[c, BCF_RELEASED] = 0.0
+    return c
+
+
+@njit(cache=True)
+def _bp_forget(S, c):
+    """BackendPool._forget: the connection no longer counts; its row is free (read it first)."""
+    counters = S.I
+    S.BP[S.BC[c, BC_POOL], BP_OPEN] -= 1
+    S.BN[S.BC[c, BC_NODE], BN_OPEN] -= 1
+    top = counters[I_BC_FREE_TOP]
+    S.BCFREE[top] = c
+    counters[I_BC_FREE_TOP] = top + 1
+    counters[I_BC_USED] -= 1
+
+
+@njit(cache=True)
+def _bp_idle_push(S, pool, c):
+    BC, BP = S.BC, S.BP
+    tail = BP[pool, BP_IDLE_TAIL]
+    BC[c, BC_PREV] = tail
+    BC[c, BC_NEXT] = -1
+    if tail >= 0:
+        BC[tail, BC_NEXT] = c
+    else:
+        BP[pool, BP_IDLE_HEAD] = c
+    BP[pool, BP_IDLE_TAIL] = c
+    S.BN[BC[c, BC_NODE], BN_IDLE] += 1
+
+
+@njit(cache=True)
+def _bp_idle_remove(S, c):
+    BC, BP = S.BC, S.BP
+    pool = BC[c, BC_POOL]
+    before, after = BC[c, BC_PREV], BC[c, BC_NEXT]
+    if before >= 0:
+        BC[before, BC_NEXT] = after
+    else:
+        BP[pool, BP_IDLE_HEAD] = after
+    if after >= 0:
+        BC[after, BC_PREV] = before
+    else:
+        BP[pool, BP_IDLE_TAIL] = before
+    S.BN[BC[c, BC_NODE], BN_IDLE] -= 1
+
+
+@njit(cache=True)
+def _bp_wait(S, pool, node, j):
+    """The request waits for a connection of its pool (FIFO)."""
+    JI, BP = S.JI, S.BP
+    tail = BP[pool, BP_WAIT_TAIL]
+    JI[j, J_BW_PREV] = tail
+    JI[j, J_BW_NEXT] = -1
+    if tail >= 0:
+        JI[tail, J_BW_NEXT] = j
+    else:
+        BP[pool, BP_WAIT_HEAD] = j
+    BP[pool, BP_WAIT_TAIL] = j
+    S.BN[node, BN_WAITERS] += 1
+
+
+@njit(cache=True)
+def _bp_unwait(S, j):
+    """The request leaves its pool's waiters; its `acquire` timer goes stale."""
+    JI, BP = S.JI, S.BP
+    pool = JI[j, J_BPOOL]
+    before, after = JI[j, J_BW_PREV], JI[j, J_BW_NEXT]
+    if before >= 0:
+        JI[before, J_BW_NEXT] = after
+    else:
+        BP[pool, BP_WAIT_HEAD] = after
+    if after >= 0:
+        JI[after, J_BW_PREV] = before
+    else:
+        BP[pool, BP_WAIT_TAIL] = before
+    S.BN[pool % S.C[C_N_NODES], BN_WAITERS] -= 1
+    JI[j, J_BTIMER] = -1
+
+
+@njit(cache=True)
+def _bp_serve(S, j, s, member):
+    """BackendPool.serve: the last released idle connection of the request's child's pool, a
+    new one while fewer than `max` are open, or a wait for one (mod_proxy `acquire`)."""
+    JI, C = S.JI, S.C
+    node = S.STI[s, ST_NODE]
+    JI[j, J_STATION] = s
+    JI[j, J_VIA_MEMBER] = member
+    JI[j, J_VIA_POOL] = -1
+    JI[j, J_BCONN] = -1
+    child = S.RI[j // C[C_LEVELS], R_CHILD] if C[C_CHILDREN] else 0
+    pool = child * C[C_N_NODES] + node
+    JI[j, J_BPOOL] = pool
+    c = _bp_pop_idle(S, pool)
+    if c < 0:
+        limit = S.BN[node, BN_MAX]
+        if limit < 0 or S.BP[pool, BP_OPEN] < limit:
+            c = _bp_open(S, pool, node)
+    if c >= 0:
+        _bp_send(S, c, j)
+        return
+    acquire = S.BNF[node, BNF_ACQUIRE]
+    JI[j, J_BTIMER] = push(S, S.F[F_NOW] + acquire, EV_ACQUIRE, j) if acquire >= 0 else -1
+    _bp_wait(S, pool, node, j)
+
+
+@njit(cache=True)
+def _bp_pop_idle(S, pool):
+    """BackendPool._pop_idle: the last released idle connection, its idle timeout cancelled;
+    one idle for `ttl` or longer is closed instead."""
+    BC, BP = S.BC, S.BP
+    now = S.F[F_NOW]
+    while BP[pool, BP_IDLE_TAIL] >= 0:
+        c = BP[pool, BP_IDLE_TAIL]
+        _bp_idle_remove(S, c)
+        node = BC[c, BC_NODE]
+        ttl = S.BNF[node, BNF_TTL]
+        if ttl >= 0 and now - S.BCF[c, BCF_RELEASED] >= ttl:
+            S.BN[node, BN_TTL_CLOSES] += 1
+            _bp_close(S, c)
+            continue
+        BC[c, BC_IDLE_SEQ] = -1
+        return c
+    return -1
+
+
+@njit(cache=True)
+def _bp_bind(S, c, j):
+    """A new connection asks the node for what it pins (`pins.acquire`): GRANTED, REFUSED, or
+    QUEUED in the node's accept queue under the front's read timeout."""
+    BC = S.BC
+    node = BC[c, BC_NODE]
+    p = S.BN[node, BN_PINS]
+    if p < 0:  # Unpinned: nothing to take
+        BC[c, BC_THREAD] = 1
+        return GRANTED
+    S.JI[j, J_BCONN] = c  # the hand-over (`_bp_bound`) finds the connection by the visit
+    status = pool_acquire(S, p, j)
+    if status == GRANTED:
+        BC[c, BC_THREAD] = 1
+    elif status == QUEUED:
+        BC[c, BC_JOB] = j
+        read = S.BNF[node, BNF_READ]
+        if read >= 0:
+            BC[c, BC_READ_SEQ] = push(S, S.F[F_NOW] + read, EV_READ, c)
+    return status
+
+
+@njit(cache=True)
+def _bp_send(S, c, j):
+    """BackendPool._send, from the front's own call: the request goes to the node on c; a
+    new connection the node refuses is a 503 at once."""
+    JI = S.JI
+    if S.BC[c, BC_THREAD]:
+        JI[j, J_BCONN] = c
+        arrive(S, j, JI[j, J_STATION], JI[j, J_VIA_MEMBER], -1)
+        return
+    status = _bp_bind(S, c, j)
+    if status == GRANTED:
+        JI[j, J_BCONN] = c
+        arrive(S, j, JI[j, J_STATION], JI[j, J_VIA_MEMBER], -1)
+    elif status == REFUSED:  # never established
+        pool, node = S.BC[c, BC_POOL], S.BC[c, BC_NODE]
+        JI[j, J_BCONN] = -1
+        _bp_forget(S, c)
+        S.RI[j // S.C[C_LEVELS], R_STATUS] = 503
+        reply_up(S, j, REPLY_FAIL)
+        _bp_next_waiter(S, pool, node)
+
+
+@njit(cache=True)
+def _bp_node_nested(S, c, j):
+    """Station.serve on the node for a visit on the bound connection c, where the node cannot
+    refuse it (see above)."""
+    JI, STI = S.JI, S.STI
+    JI[j, J_BCONN] = c
+    s = JI[j, J_STATION]
+    _open_visit(S, j, s, JI[j, J_VIA_MEMBER], -1)
+    p = STI[s, ST_POOL]
+    status = GRANTED if p < 0 else pool_acquire(S, p, j)
+    if status == GRANTED:
+        STI[s, ST_IN_PROGRESS] += 1
+        cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
+    elif status == REFUSED:
+        STI[s, ST_FAILED] += 1
+        _bp_unanswerable(S)
+
+
+@njit(cache=True)
+def _bp_send_nested(S, c, j):
+    """BackendPool._send below a response or a hand-over (see above)."""
+    if S.BC[c, BC_THREAD]:
+        _bp_node_nested(S, c, j)
+        return
+    status = _bp_bind(S, c, j)
+    if status == GRANTED:
+        _bp_node_nested(S, c, j)
+    elif status == REFUSED:
+        _bp_unanswerable(S)
+
+
+@njit(cache=True)
+def _bp_bound(S, j):
+    """BackendPool._bound: the node took the connection out of its accept queue."""
+    BC = S.BC
+    c = S.JI[j, J_BCONN]
+    BC[c, BC_JOB] = -1
+    BC[c, BC_THREAD] = 1
+    BC[c, BC_READ_SEQ] = -1  # the read timeout goes stale
+    _bp_node_nested(S, c, j)
+
+
+@njit(cache=True)
+def _bp_next_waiter(S, pool, node):
+    """BackendPool._next_waiter: a connection of the pool closed; a waiting request opens one."""
+    j = S.BP[pool, BP_WAIT_HEAD]
+    limit = S.BN[node, BN_MAX]
+    if j >= 0 and (limit < 0 or S.BP[pool, BP_OPEN] < limit):
+        _bp_unwait(S, j)
+        _bp_send_nested(S, _bp_open(S, pool, node), j)
+
+
+@njit(cache=True)
+def _bp_released(S, c):
+    """BackendPool.released: the response came back on c; it goes to the pool's oldest waiting
+    request, or back to the pool (its thread or slot stays pinned) under the node's idle
+    timeout; with disablereuse it closes."""
+    if S.C[C_DISABLE_REUSE]:
+        _bp_close(S, c)
+        return
+    BC = S.BC
+    pool = BC[c, BC_POOL]
+    j = S.BP[pool, BP_WAIT_HEAD]
+    if j >= 0:
+        _bp_unwait(S, j)
+        _bp_send_nested(S, c, j)
+        return
+    now = S.F[F_NOW]
+    S.BCF[c, BCF_RELEASED] = now
+    idle = S.BNF[BC[c, BC_NODE], BNF_IDLE]
+    if idle >= 0:
+        deadline = now + idle
+        _timer_arm(
+            S,
+            BC,
+            S.BCF,
+            c,
+            BC_IDLE_SEQ,
+            BC_IDLE_ENTRY,
+            BCF_IDLE_AT,
+            BCF_ENTRY_AT,
+            deadline,
+            EV_BACKEND_IDLE,
+        )
+    _bp_idle_push(S, pool, c)
+
+
+@njit(cache=True)
+def _bp_close(S, c):
+    """BackendPool._close: the connection closes, freeing what it pinned (which may bind a
+    waiting connection at once); a request waiting for a connection may open one."""
+    BC = S.BC
+    BC[c, BC_IDLE_SEQ] = -1
+    pool, node, bound = BC[c, BC_POOL], BC[c, BC_NODE], BC[c, BC_THREAD]
+    _bp_forget(S, c)
+    p = S.BN[node, BN_PINS]
+    if bound and p >= 0:
+        pool_release(S, p)
+    _bp_next_waiter(S, pool, node)
+
+
+@njit(cache=True)
+def _bp_idle_expired(S, c):
+    """The node's idle timeout (connectionTimeout / keepAliveTimeout) closes the connection."""
+    S.BC[c, BC_IDLE_SEQ] = -1
+    _bp_idle_remove(S, c)
+    S.BN[S.BC[c, BC_NODE], BN_IDLE_CLOSES] += 1
+    _bp_close(S, c)
+
+
+@njit(cache=True)
+def _bp_acquire_expired(S, j):
+    """mod_proxy `acquire`: no connection came in time, 503."""
+    pool = S.JI[j, J_BPOOL]
+    _bp_unwait(S, j)
+    S.BN[pool % S.C[C_N_NODES], BN_ACQUIRE_TIMEOUTS] += 1
+    S.RI[j // S.C[C_LEVELS], R_STATUS] = 503
+    reply_up(S, j, REPLY_FAIL)
+
+
+@njit(cache=True)
+def _bp_read_expired(S, c):
+    """The front's read timeout: the node never took the connection; the front gives up on
+    it (withdrawn from the accept queue) and answers 502 (http) or 503 (ajp)."""
+    BC = S.BC
+    j, pool, node = BC[c, BC_JOB], BC[c, BC_POOL], BC[c, BC_NODE]
+    BC[c, BC_READ_SEQ] = -1
+    BC[c, BC_JOB] = -1
+    pool_withdraw(S, S.BN[node, BN_PINS], j)
+    S.BN[node, BN_READ_TIMEOUTS] += 1
+    S.JI[j, J_BCONN] = -1
+    _bp_forget(S, c)
+    _bp_next_waiter(S, pool, node)
+    S.RI[j // S.C[C_LEVELS], R_STATUS] = S.C[C_READ_STATUS]
+    reply_up(S, j, REPLY_FAIL)
+
+
+@njit(cache=True)
+def _bp_child_exited(S, ch):
+    """BackendPool._child_exited: the child's idle connections close with it (it exits only
+    when it serves nothing), oldest first."""
+    C, BC, BP = S.C, S.BC, S.BP
+    if not C[C_BACKEND_POOLS]:
+        return
+    n = C[C_N_NODES]
+    for node in range(n):
+        if not S.BN[node, BN_POOLED]:
+            continue
+        pool = ch * n + node
+        c = BP[pool, BP_IDLE_HEAD]
+        BP[pool, BP_IDLE_HEAD] = -1
+        BP[pool, BP_IDLE_TAIL] = -1
+        while c >= 0:
+            after = BC[c, BC_NEXT]
+            S.BN[node, BN_IDLE] -= 1
+            S.BN[node, BN_EXIT_CLOSES] += 1
+            _bp_close(S, c)
+            c = after
+
+
 @njit(cache=True)
 def reply_up(S, j, code):
     """The visit j answers its caller; a failure travels up the nested visits."""
@@ -1428,6 +1992,10 @@ def reply_up(S, j, code):
     levels = S.C[C_LEVELS]
     now = S.F[F_NOW]
     while True:
+        c = JI[j, J_BCONN]
+        if c >= 0:  # the response came back on a pooled connection: it returns first
+            JI[j, J_BCONN] = -1
+            _bp_released(S, c)
         via_pool = JI[j, J_VIA_POOL]
         if via_pool >= 0:  # the JDBC connection goes back before the caller resumes
             pool_release(S, via_pool)
@@ -1484,7 +2052,7 @@ def _computed(S, j):
         target = STI[s, ST_TARGET]
         p = STI[s, ST_JDBC]
         if p < 0:
-            arrive(S, j + 1, target, -1, -1)
+            _forward(S, j + 1, target, -1)
             return
         status = pool_acquire(S, p, j)
         if status == GRANTED:
@@ -1750,7 +2318,7 @@ def _dispatch(S, j):
                 counters[I_SESS_LOST] += 1
                 counters[I_SESS_CREATED] += 1
             UI[user, U_ROUTE] = member
-    arrive(S, j, BI[member, B_STATION], member, -1)
+    _forward(S, j, BI[member, B_STATION], member)
 
 
 # --------------------------------------------------------------------------- clients
@@ -1768,7 +2336,11 @@ def _alloc_request(S, user, attempt, sent):
     RI[r, R_TIMER] = -1
     RI[r, R_CONN] = -1
     RI[r, R_CHILD] = -1
+    RI[r, R_STATUS] = 0
     RF[r, RF_SENT] = sent
+    JI, levels = S.JI, S.C[C_LEVELS]
+    for j in range(r * levels, r * levels + levels):
+        JI[j, J_BCONN] = -1
     if user >= 0 and S.C[C_CLIENT] == CLIENT_SESSIONS:
         S.UI[user, U_REFS] += 1
     return r
@@ -2086,10 +2658,25 @@ def _snapshot(S, v):
         v[k + 3] = counters[I_FRONT_NO_WORKER]
         v[k + 4] = counters[I_FRONT_OPEN]
         v[k + 5] = 0.0
-        v[k + 6] = 0.0
+        v[k + 6] = counters[I_FRONT_502]
         v[k + 7] = counters[I_FRONT_503]
         v[k + 8] = 0.0
         k += 9
+    BN = S.BN
+    for node in range(C[C_N_NODES]):
+        if BN[node, BN_POOLED]:  # the node's BackendPool probe (plan.BACKEND_FIELDS)
+            v[k] = BN[node, BN_READ_TIMEOUTS]
+            v[k + 1] = BN[node, BN_ACQUIRE_TIMEOUTS]
+            v[k + 2] = BN[node, BN_IDLE_CLOSES]
+            v[k + 3] = BN[node, BN_TTL_CLOSES]
+            v[k + 4] = BN[node, BN_EXIT_CLOSES]
+            v[k + 5] = BN[node, BN_OPEN]
+            v[k + 6] = BN[node, BN_IDLE]
+            station = S.BI[node, B_STATION]
+            awaiting = BN[node, BN_OPEN] - BN[node, BN_IDLE] - STI[station, ST_IN_PROGRESS]
+            v[k + 7] = awaiting if awaiting > 0 else 0
+            v[k + 8] = BN[node, BN_WAITERS]
+            k += 9
     if C[C_HAS_DISPATCHER]:
         BI = S.BI
         for m in range(C[C_N_MEMBERS]):
@@ -2232,6 +2819,8 @@ def _needs_room(S):
         return True  # an event opens at most a connection per user (ab's loops at once)
     if C[C_CHILDREN] and counters[I_CH_PRESENT] + 40 > S.CH.shape[0]:
         return True  # a tick forks at most 32 children
+    if C[C_BACKEND_POOLS] and counters[I_BC_USED] + S.RI.shape[0] + 16 > S.BC.shape[0]:
+        return True  # an event opens at most a backend connection per request
     return C[C_CLIENT] == CLIENT_SESSIONS and 2 * counters[I_USR_USED] + 8 > S.UI.shape[0]
 
 
@@ -2302,18 +2891,48 @@ def _borrowed(S):
         _borrow(S.RP),
         _borrow(S.TSROW),
         _borrow(S.CN),
+        _borrow(S.CNF),
         _borrow(S.CNFREE),
         _borrow(S.CH),
         _borrow(S.CHFREE),
+        _borrow(S.BC),
+        _borrow(S.BCF),
+        _borrow(S.BCFREE),
+        _borrow(S.BP),
+        _borrow(S.BN),
+        _borrow(S.BNF),
         S.TOKEN,
     )
+
+
+def _unref_typer(typingctx, state):
+    """The same struct as a `BorrowedStateType` (no new reference: valid while the caller
+    holds `state`)."""
+    borrowed = BorrowedStateType(list(state.field_dict.items()))
+
+    def codegen(context, builder, signature, args):
+        return args[0]
+
+    return borrowed(state), codegen
+
+
+_unref: Any = intrinsic(_unref_typer)  # called with the state alone
+
+
+@njit(cache=True)
+def _hold(state):
+    """A use of `state` after the loop: numba keeps a variable alive until its last use."""
+    return state.TOKEN
 
 
 @njit(cache=True)
 def run_events(S):
     """Run until the horizon, the stop rule, a runaway queue, or a full table (GROW: the
     driver enlarges the arrays and calls again; the run resumes exactly where it stopped)."""
-    return _run(_borrowed(S))
+    state = _borrowed(S)
+    status = _run(_unref(state))
+    _hold(state)
+    return status
 
 
 @njit(cache=True)
@@ -2463,11 +3082,47 @@ def _run(S):
         elif kind == EV_SESSION_THINK:
             _next_session_request(S, arg)
         elif kind == EV_IDLE:
-            if S.CN[arg, CN_IDLE_SEQ] != seq:
+            CN = S.CN
+            if not _timer_due(
+                S,
+                CN,
+                S.CNF,
+                arg,
+                seq,
+                CN_IDLE_SEQ,
+                CN_IDLE_ENTRY,
+                CNF_IDLE_AT,
+                CNF_ENTRY_AT,
+                EV_IDLE,
+            ):
                 continue  # the next request came in time (or the row serves another)
             _front_idle_expired(S, arg)
         elif kind == EV_MAINTAIN:
             _maintain(S)
+        elif kind == EV_BACKEND_IDLE:
+            BC = S.BC
+            if not _timer_due(
+                S,
+                BC,
+                S.BCF,
+                arg,
+                seq,
+                BC_IDLE_SEQ,
+                BC_IDLE_ENTRY,
+                BCF_IDLE_AT,
+                BCF_ENTRY_AT,
+                EV_BACKEND_IDLE,
+            ):
+                continue  # taken again in time, or closed
+            _bp_idle_expired(S, arg)
+        elif kind == EV_ACQUIRE:
+            if JI[arg, J_BTIMER] != seq:
+                continue  # it got a connection in time
+            _bp_acquire_expired(S, arg)
+        elif kind == EV_READ:
+            if S.BC[arg, BC_READ_SEQ] != seq:
+                continue  # the node accepted the connection in time
+            _bp_read_expired(S, arg)
         elif kind == EV_LINGER:
             _release_worker(S, arg)
         elif kind == EV_WARMUP:
@@ -2483,6 +3138,8 @@ def _run(S):
                 push(S, now + CF[CF_GRID_STEP], EV_CHECKPOINT, arg + 1)
     if counters[I_RUNAWAY]:
         return RUNAWAY
+    if counters[I_UNSUPPORTED]:
+        return UNSUPPORTED
     if not counters[I_FINISHED]:
         _finish_recording(S)
     return DONE
@@ -2510,7 +3167,13 @@ def empty_state_sizes() -> dict[str, int]:
         "UI": N_UI,
         "RP": N_RP,
         "CN": N_CN,
+        "CNF": N_CNF,
         "CH": N_CH,
+        "BC": N_BC,
+        "BCF": N_BCF,
+        "BP": N_BP,
+        "BN": N_BN,
+        "BNF": N_BNF,
     }
 
 

@@ -26,8 +26,10 @@ from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, Sessi
 from sim.observe.probes import Measures
 from sim.observe.recorder import BASE_FIELDS
 from sim.random.distributions import Deterministic, Distribution, Exponential, as_distribution
+from sim.tiers.appserver.connectors import Blocking
 from sim.tiers.balancer.dispatcher import BALANCER_COUNTS, DispatchProbe
 from sim.tiers.cluster.session_replication import ReplicationProbe
+from sim.tiers.proxy.backend_pool import BackendPool
 from sim.tiers.proxy.client_connections import (
     ConnectionsProbe,
     ServerCloseProbe,
@@ -48,6 +50,17 @@ CPU_FIELDS = ("busy_area", "jobs_area", "completed")
 FRONT_FIELDS = ("opened", "closed", "closed_after_error", "closed_no_worker", "open")
 STATUS_FIELDS = ("500", "502", "503", "504")
 REPLICATION_FIELDS = ("replicated", "bytes", "wait_sum", "credit_waits")
+BACKEND_FIELDS = (
+    "read_timeouts",
+    "acquire_timeouts",
+    "idle_closes",
+    "ttl_closes",
+    "exit_closes",
+    "open",
+    "idle_pinned",
+    "awaiting_thread",
+    "awaiting_connection",
+)
 DISPATCH_COUNTS = (
     "failovers",
     "refused_down",
@@ -63,6 +76,7 @@ for _kernel, _reference in (
     (FRONT_FIELDS, ConnectionsProbe.fields),
     (STATUS_FIELDS, StatusProbe.fields),
     (REPLICATION_FIELDS, ReplicationProbe.fields),
+    (BACKEND_FIELDS, BackendPool.fields),
     (DISPATCH_COUNTS, BALANCER_COUNTS),
 ):
     if _kernel != tuple(_reference):
@@ -165,6 +179,16 @@ class ReplicationView:
         self.name = name
 
 
+class BackendPoolView:
+    """The front's pools of connections to one node: `BackendPool`'s fields and metrics."""
+
+    fields: tuple[str, ...] = BACKEND_FIELDS
+    metrics = BackendPool.metrics
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
 class BalancerView:
     """The balancer's probe: `DispatchProbe`'s fields and metrics (which read the members)."""
 
@@ -210,6 +234,9 @@ class Plan:
     hold_off: int = 0  # process management: forking ticks at rate 1 (a graceful restart)
     # the front's workers, whose capacity the children's forks and stops change
     workers_view: PoolView | None = None
+    # per node: the front's pool of connections to it (kernel BN_*, BNF_*)
+    backend: np.ndarray = field(default_factory=lambda: np.zeros((1, k.N_BN), dtype=np.int64))
+    backend_float: np.ndarray = field(default_factory=lambda: np.zeros((1, k.N_BNF)))
 
 
 def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
@@ -282,7 +309,8 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
 
     nodes: list[int] = []
     weights: list[float] = []
-    for planned in model_plan.nodes:
+    pins: list[int] = []  # per node: the pool of what a backend connection pins, or -1
+    for planned, connector in zip(model_plan.nodes, stack.connectors):
         group = planned.spec
         weights.append(group.weight)
         name = planned.name
@@ -291,11 +319,28 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
             fields.update(calls=group.db_calls, down=k.DOWN_STATION, target=database)
             if group.jdbc_pool is not None:
                 fields["jdbc"] = pool(f"{name}.jdbc_pool", group.jdbc_pool, None, k.ROLE_JDBC)
-        # the non-blocking connector's request threads (`connectors.NonBlocking`): no pool
-        # when both the threads and their queue are unbounded
-        if group.request_threads is not None or group.accept_queue is not None:
-            fields["pool"] = pool(
-                f"{name}.threads", group.request_threads, group.accept_queue, k.ROLE_STATION
+        if connector is Blocking:
+            # Tomcat BIO, Jetty's SocketConnector (`connectors.Blocking`): a thread is bound to
+            # each open connection for its whole life, acceptCount queues the connections
+            # beyond them, and a request holds nothing more
+            pins.append(
+                pool(f"{name}.threads", group.request_threads, group.accept_queue, k.ROLE_PIN)
+            )
+        else:
+            # the non-blocking connector's request threads (`connectors.NonBlocking`): no pool
+            # when both the threads and their queue are unbounded; with maxConnections each
+            # open connection pins a slot, acceptCount is the backlog of connections beyond
+            # them, and requests wait for a thread without limit
+            limited = group.max_connections is not None
+            thread_queue = None if limited else group.accept_queue
+            if group.request_threads is not None or thread_queue is not None:
+                fields["pool"] = pool(
+                    f"{name}.threads", group.request_threads, thread_queue, k.ROLE_STATION
+                )
+            pins.append(
+                pool(f"{name}.connections", group.max_connections, group.accept_queue, k.ROLE_PIN)
+                if limited
+                else -1
             )
         # replication work runs beside the request threads: the CPU may then be shared
         threads = None if model.cluster.active else group.request_threads
@@ -422,6 +467,8 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         probes += [ConnectionsView(), StatusView()]
     if server_close is not None:
         probes.append(server_close)
+    backend, backend_float = _backend_pools(model, model_plan, pins)
+    probes += [BackendPoolView(names[n]) for i, n in enumerate(nodes) if backend[i, k.BN_POOLED]]
     if dispatcher:
         probes.append(BalancerView([names[n] for n in nodes]))
     columns = list(BASE_FIELDS)
@@ -443,6 +490,11 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     config[k.C_HAS_DISPATCHER] = int(dispatcher)
     config[k.C_MAX_CORES] = max((c[1] for c in cpus), default=1)
     config[k.C_FRONT] = entry_target if front else -1
+    config[k.C_BACKEND_POOLS] = int(any(stack.backend_pools))
+    settings = model.proxy.backend_pool if model.proxy is not None else None
+    config[k.C_DISABLE_REUSE] = int(settings is not None and settings.disable_reuse)
+    # mod_proxy_ajp answers a read timeout with 503, mod_proxy_http with 502
+    config[k.C_READ_STATUS] = 503 if settings is not None and settings.scheme == "ajp" else 502
     _front(model, config, config_float, stream if front else None)
     children = 0
     if stack.children:  # validated: children need a proxy with finite workers
@@ -499,6 +551,8 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         children=children,
         hold_off=hold_off,
         workers_view=pool_views[proxy_workers] if proxy_workers >= 0 else None,
+        backend=backend,
+        backend_float=backend_float,
         server_close=server_close,
         replication=replication,
     )
@@ -543,6 +597,41 @@ def _replication(
         name = f"replication.{spec.tier}" if tiers.count(spec.tier) == 1 else f"replication.{index}"
         probes.append(ReplicationView(name))
     return table, probes, links
+
+
+def _backend_pools(model: Model, model_plan: ModelPlan, pins: list[int]) -> tuple:
+    """Per node, the front's pool of connections to it (`sim.engines.reference.assemble.
+    make_backend_pool`, mod_proxy): whether it is built, what a connection pins, `max` per
+    child (ThreadsPerChild by default; unbounded for an unbounded front), and its timeouts --
+    `ttl` and `acquire` only where a child has a reslist (not a prefork child's one cached
+    connection).  Negative: none."""
+    stack = model_plan.stack
+    assert stack is not None
+    nodes = len(model_plan.nodes)
+    table = np.zeros((max(nodes, 1), k.N_BN), dtype=np.int64)
+    times = np.full((max(nodes, 1), k.N_BNF), -1.0, dtype=np.float64)
+    if model.proxy is None:
+        return table, times
+    settings = model.proxy.backend_pool
+    processes = model.proxy.processes
+    per_child = processes.threads_per_child if stack.children and processes is not None else None
+    limit = settings.max if settings.max is not None else per_child
+    reslist = per_child is None or per_child > 1
+
+    def none_negative(value: float | None) -> float:
+        return -1.0 if value is None else value
+
+    for index, (planned, pooled) in enumerate(zip(model_plan.nodes, stack.backend_pools)):
+        if not pooled:
+            continue
+        table[index, k.BN_POOLED] = 1
+        table[index, k.BN_PINS] = pins[index]
+        table[index, k.BN_MAX] = -1 if limit is None else limit
+        times[index, k.BNF_TTL] = none_negative(settings.ttl_s if reslist else None)
+        times[index, k.BNF_ACQUIRE] = none_negative(settings.acquire_timeout_s if reslist else None)
+        times[index, k.BNF_READ] = none_negative(settings.timeout_s)
+        times[index, k.BNF_IDLE] = none_negative(planned.spec.connection_idle_timeout_s)
+    return table, times
 
 
 def _front(model: Model, config: np.ndarray, config_float: np.ndarray, stream) -> None:

@@ -12,17 +12,21 @@ keep-alive on a finite event front brings; process management: StartServers, the
 servers or threads, the doubling spawn rate, graceful restart), with the front's client
 connections as entities (KeepAlive, KeepAliveTimeout, MaxKeepAliveRequests, the lingering
 close that holds a prefork/worker worker, closing after an error status, a CPU cost per
-connection, `proxy.*` counts and statuses); backend thread pools (Tomcat `maxThreads`,
-`acceptCount`, the non-blocking connector) on processor-shared cores with non-CPU waits;
+connection, `proxy.*` counts and statuses); the front's pools of connections to the nodes
+(mod_proxy, per child: LIFO idle lists, `max`, `ttl`, `acquire`, the read timeout, the nodes'
+idle timeout, disablereuse, a child's connections closed when it exits), each connection
+pinning a Tomcat `maxConnections` slot or a blocking connector's thread; backend thread pools (Tomcat `maxThreads`,
+`acceptCount`; the non-blocking connector, and the blocking one whose threads the pooled
+connections hold) on processor-shared cores with non-CPU waits;
 JDBC pools; the database's connections, CPU and FCFS disks; the state-blind balancer
 policies with sticky sessions; synchronous session replication (`cluster.replication`, mode
 = sync: serialization on the sender, the cluster network's links, the receivers' CPU,
 acknowledgements; total or buddy scope, every trigger, several tiers).  Everything else runs
 on the reference engine: ramps and rate schedules, ab run again (`clients.repeat`), request
-classes, mixes and scripts, the load generator's CPU (`clients.host`), the front's backend
-connection pools (per child; mod_proxy, mod_jk's ajp13 and lb workers), blocking connectors
-and connection limits, JVMs, asynchronous replication (flow-control credits), crashes, and
-the load-aware or per-client policies.
+classes, mixes and scripts, the load generator's CPU (`clients.host`), mod_jk's ajp13 and lb
+workers, refusals by a node while requests wait for a pooled connection (a `max` below a
+child's threads with an accept queue), JVMs, asynchronous replication
+(flow-control credits), crashes, and the load-aware or per-client policies.
 
 An engine says what it implements (`IMPLEMENTS`, a set of features as the model's components
 declare them: `sim.model.stack`); `run.engine = "auto"` runs a model here only when the
@@ -35,7 +39,7 @@ from __future__ import annotations
 
 from sim.model.plan import Plan, compile_plan
 from sim.model.schema import Model
-from sim.tiers.appserver.connectors import NonBlocking
+from sim.tiers.appserver.connectors import Blocking, NonBlocking
 from sim.tiers.balancer.policies.least_load import UniformRandom
 from sim.tiers.balancer.policies.rotation import (
     FirstActive,
@@ -121,8 +125,14 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "proxy.graceful_restart": (MODELLED, "with proxy.start_servers"),
     "proxy.uptime_s": (MODELLED, "with proxy.start_servers"),
     "proxy.async_request_worker_factor": (MODELLED, "event's connection limit, with children"),
-    "proxy.backend_pool.max": (REFUSED, "when it binds: per-child backend pools"),
-    "proxy.backend_pool": (INERT, "only with a backend pool (blocking, max_connections, max)"),
+    "proxy.backend_pool.max": (MODELLED, "per child; with an accept queue on the node, refused"),
+    "proxy.backend_pool.module": (MODELLED, "mod_proxy; mod_jk's pools are refused"),
+    "proxy.backend_pool.scheme": (MODELLED, "the status of a read timeout"),
+    "proxy.backend_pool.ttl_s": (MODELLED, ""),
+    "proxy.backend_pool.acquire_timeout_s": (MODELLED, ""),
+    "proxy.backend_pool.timeout_s": (MODELLED, "the read timeout of a connection not accepted"),
+    "proxy.backend_pool.disable_reuse": (MODELLED, ""),
+    "proxy.backend_pool": (INERT, "mod_jk's worker parameters: its pools are refused"),
     "proxy.backend_pool.reply_timeout_s": (
         REFUSED,
         "mod_jk's reply timeout, its retries and the lb worker's failover",
@@ -156,9 +166,9 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "backends.N.db_calls": (MODELLED, ""),
     "backends.N.jdbc_pool": (MODELLED, ""),
     "backends.N.weight": (MODELLED, ""),
-    "backends.N.connector": (MODELLED, "nonblocking; blocking is refused"),
-    "backends.N.connection_idle_timeout_s": (INERT, "only with a backend pool"),
-    "backends.N.max_connections": (REFUSED, "connection slots pinned by backend pools"),
+    "backends.N.connector": (MODELLED, "nonblocking, blocking"),
+    "backends.N.connection_idle_timeout_s": (MODELLED, "closes an idle pooled connection"),
+    "backends.N.max_connections": (MODELLED, "connection slots pinned by backend pools"),
     "backends.N.jvm": (REFUSED, ""),
     "backends.N.events": (REFUSED, ""),
     "database.cores": (MODELLED, ""),
@@ -238,7 +248,13 @@ IMPLEMENTS: frozenset[str] = frozenset(
         "proxy.connection_demand",  # the front's CPU per client connection
         "proxy.process_management",  # StartServers, spare servers / threads, spawn rate
         "proxy.children",  # httpd's children as individuals: the accept line, event's limit
+        # the front's pools of connections to the nodes, per child (mod_proxy), and max below
+        # a child's threads (refusals while requests wait for a connection are not)
+        "proxy.backend_pool.mod_proxy",
+        "proxy.backend_pool.max",
+        "connector.max_connections",  # Tomcat maxConnections: a slot pinned per connection
         NonBlocking.feature,
+        Blocking.feature,  # a thread bound to each pooled connection (Tomcat BIO, Jetty)
         "appserver.jdbc_pool",
         "database",
         "balancer",
