@@ -921,11 +921,28 @@ def pool_acquire(S, p, j):
         POF[p, POF_BUSY] -= now
         POI[p, PO_ACQUIRED] += 1
         return GRANTED
+    if _pool_refuses(S, p):
+        return REFUSED
+    _pool_enqueue(S, p, j)
+    return QUEUED
+
+
+@njit(cache=True)
+def _pool_refuses(S, p):
+    """The pool's queue is at its limit (a listen backlog, acceptCount): count a refusal."""
+    POI = S.POI
     limit = POI[p, PO_QUEUE_LIMIT]
     if limit >= 0 and POI[p, PO_WAITING] >= limit:
         POI[p, PO_REFUSED] += 1
-        return REFUSED
-    JI, JF = S.JI, S.JF
+        return True
+    return False
+
+
+@njit(cache=True)
+def _pool_enqueue(S, p, j):
+    """Job j waits at the tail of the pool's FIFO queue."""
+    POI, POF, JI, JF = S.POI, S.POF, S.JI, S.JF
+    now = S.F[F_NOW]
     POI[p, PO_WAITING] += 1
     POF[p, POF_QUEUE] -= now
     JI[j, J_WAIT_NEXT] = -1
@@ -936,7 +953,6 @@ def pool_acquire(S, p, j):
     else:
         POI[p, PO_HEAD] = j
     POI[p, PO_TAIL] = j
-    return QUEUED
 
 
 @njit(cache=True)
@@ -1159,24 +1175,11 @@ def _children_acquire(S, j):
     if head >= 0:
         _child_accept(S, head, j)
         return GRANTED
-    POI, POF, JI, JF = S.POI, S.POF, S.JI, S.JF
     p = S.STI[S.C[C_FRONT], ST_POOL]
-    limit = POI[p, PO_QUEUE_LIMIT]
-    if limit >= 0 and POI[p, PO_WAITING] >= limit:
-        POI[p, PO_REFUSED] += 1
+    if _pool_refuses(S, p):
         return REFUSED
     _disable_listeners(S)
-    now = S.F[F_NOW]
-    POI[p, PO_WAITING] += 1
-    POF[p, POF_QUEUE] -= now
-    JI[j, J_WAIT_NEXT] = -1
-    JF[j, JF_WAIT_SINCE] = now
-    tail = POI[p, PO_TAIL]
-    if tail >= 0:
-        JI[tail, J_WAIT_NEXT] = j
-    else:
-        POI[p, PO_HEAD] = j
-    POI[p, PO_TAIL] = j
+    _pool_enqueue(S, p, j)
     return QUEUED
 
 
