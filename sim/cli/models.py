@@ -147,7 +147,7 @@ def run(
                     draws,
                     draw_replications,
                     progress.update,
-                    executor,
+                    executor.map,
                 )
         except ModelError as exc:
             fail(str(exc), ExitCode.MODEL)

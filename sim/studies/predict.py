@@ -4,7 +4,7 @@ FILE`; the method is `sim.studies.calibration.propagate`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,7 +12,6 @@ from sim.model.load import load_model
 from sim.run.simulate import Outcome, Status, simulate
 from sim.studies.calibration.propagate import Propagation, propagate
 from sim.studies.calibration.saved import Calibrated
-from sim.studies.executor import Executor
 
 
 @dataclass
@@ -31,12 +30,12 @@ def draws_at(
     draws: int = 16,
     draw_replications: int = 2,
     progress: Callable[[int, int], None] | None = None,
-    executor: Executor | None = None,
+    map_: Callable[..., Iterable[Outcome]] = map,
 ) -> Propagation:
     """The draws of a calibration around `nominal` (the run at its fitted values): each draw
     sets the drawn values, then the user's own overrides (a parameter the user set is theirs,
-    not drawn), and runs with its own seed and `draw_replications` replications, on
-    `executor` when given (`sim.studies.executor`: the same numbers), else here."""
+    not drawn), and runs with its own seed and `draw_replications` replications, through
+    `map_` (builtin map, or an executor's, `sim.studies.executor`: the same numbers)."""
     result = nominal.result
     assert result is not None  # only a run with figures is propagated
     return propagate(
@@ -47,7 +46,7 @@ def draws_at(
         draw_replications,
         result.seed,
         progress,
-        map if executor is None else executor.map,
+        map_,
     )
 
 
@@ -75,16 +74,16 @@ def predict(
     draws: int = 16,
     draw_replications: int = 2,
     progress: Callable[[int, int], None] | None = None,
-    executor: Executor | None = None,
+    map_: Callable[..., Iterable[Outcome]] = map,
 ) -> CalibratedPrediction:
     """Run `model_file` at the calibration's fitted values (the user's `overrides` win), then
-    at `draws` parameter draws (on `executor` when given); the propagation is None when the
+    at `draws` parameter draws (through `map_`, as `draws_at`); the propagation is None when the
     nominal run did not succeed."""
     model = load_model(model_file, (*calibrated.overrides(), *overrides))
     outcome = simulate(model, replications=replications, seed=seed)
     if outcome.status is not Status.OK:
         return CalibratedPrediction(outcome, None)
     spread = draws_at(
-        model_file, calibrated, outcome, overrides, draws, draw_replications, progress, executor
+        model_file, calibrated, outcome, overrides, draws, draw_replications, progress, map_
     )
     return CalibratedPrediction(outcome, spread)

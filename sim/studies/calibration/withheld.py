@@ -102,13 +102,6 @@ def withheld_intervals(
             row.pi_low, row.pi_high = relative_interval(row.simulated, z90 * sd / scale)
 
 
-class _Mapped:
-    """`map_` where an executor is expected (`draws_at` runs its draws on `executor.map`)."""
-
-    def __init__(self, map_) -> None:
-        self.map = map_
-
-
 def _sampled(
     fit, folder, spec, records, todo, replications, draws, draw_replications, chosen, map_
 ):
@@ -132,7 +125,7 @@ def _sampled(
             None,
             draws,
             draw_replications,
-            executor=_Mapped(map_),  # type: ignore[arg-type]
+            map_=map_,
         )
         if found.propagation is None:
             continue
