@@ -46,21 +46,26 @@ def choices(spec: ExperimentSpec) -> list[tuple[str, list[Any]]]:
     return [(entry.parameter, list(entry.values)) for entry in spec.choose]
 
 
-def score(
-    fit, spec: ExperimentSpec, records: list[dict[str, str]], source: Path, model_sd: float = 0.0
-) -> float:
-    """The fit's cost as the fit weighs it: the sum over the fitted figures of the squared
-    relative error over its sd, the measurement error and the simulation's noise together (and
-    `model_sd`, a relative model error, when candidates are weighed against each other)."""
-
+def residuals(
+    fit, spec: ExperimentSpec, records: list[dict[str, str]], source: Path
+) -> list[tuple[float, float]]:
+    """Each fitted figure's (relative error, sd) as the fit weighs it: the sd of the
+    measurement error and the simulation's noise together."""
     measured = {f.label: f.measurement_sd for f in published_figures(spec, records, source)}
-    total = 0.0
+    out = []
     for target in fit.targets:
         half = (target["ci_high"] - target["ci_low"]) / 2
         noise = half / 1.959963984540054 / abs(target["published"])
-        sd = math.hypot(measured.get(target["figure"], 0.0), noise, model_sd)
-        total += (target["rel_error"] / max(sd, 1e-9)) ** 2
-    return float(total)
+        out.append(
+            (float(target["rel_error"]), math.hypot(measured.get(target["figure"], 0.0), noise))
+        )
+    return out
+
+
+def score(errors: list[tuple[float, float]], model_sd: float = 0.0) -> float:
+    """The fit's cost: the sum of the squared relative errors over their sds (and `model_sd`,
+    a relative model error, when candidates are weighed against each other)."""
+    return float(sum((error / max(math.hypot(sd, model_sd), 1e-9)) ** 2 for error, sd in errors))
 
 
 def calibrate_choosing(
@@ -105,9 +110,7 @@ def calibrate_choosing(
     # error would make any two structures look decidable.
     model_sd = _model_error(found[best][1])
     weighed = [
-        score(fit, summary.pop("spec"), summary.pop("records"), source, model_sd)
-        if fit is not None
-        else math.inf
+        score(summary["residuals"], model_sd) if fit is not None else math.inf
         for _, fit, summary in found
     ]
     weights = candidate_weights(weighed)
@@ -216,14 +219,14 @@ def candidate(
             fit = calibrate(name, **options)
         except CalibrationError as exc:
             return math.inf, None, {"set": list(overrides), "cost": None, "error": str(exc)}
-        cost = score(fit, candidate_spec, records, folder / "experiment.toml")
+        errors = residuals(fit, candidate_spec, records, folder / "experiment.toml")
     finally:
         CANDIDATE.reset(token)
+    cost = score(errors)
     summary = {
         "set": list(overrides),
         "cost": cost,
-        "records": records,  # for weighing the candidates (popped before the summary is shown)
-        "spec": candidate_spec,
+        "residuals": errors,  # (relative error, sd) of each fitted figure: for the weights
         "parameters": {p["parameter"]: p["value"] for p in fit.parameters},
         "converged": fit.converged,
     }
