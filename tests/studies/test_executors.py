@@ -201,11 +201,9 @@ def test_run_calibration_draws_are_the_same_on_a_cluster(tmp_path, scheduler):
     assert a["prediction"]["draws"] == 6 and a["prediction"]["metrics"]["response.mean"]
 
 
-def test_capacity_and_its_draws_are_the_same_on_a_cluster(tmp_path, scheduler):
-    """The search evaluates a point per slot (two here): serially with two points a round it
-    gives the cluster's answer; each draw's search is one task, the same anywhere."""
-    model, calibration = mm1_files(tmp_path)
-    common = [
+def capacity_of(model: str, calibration: str) -> list[str]:
+    """`tiersim capacity` of the M/M/1 model's rate for a mean under 0.5 s, with a calibration."""
+    return [
         "capacity",
         model,
         "--slo",
@@ -220,10 +218,14 @@ def test_capacity_and_its_draws_are_the_same_on_a_cluster(tmp_path, scheduler):
         "0",
         "--calibration",
         calibration,
-        "--draws",
-        "4",
-        "--json",
     ]
+
+
+def test_capacity_and_its_draws_are_the_same_on_a_cluster(tmp_path, scheduler):
+    """The search evaluates a point per slot (two here): serially with two points a round it
+    gives the cluster's answer; each draw's search is one task, the same anywhere."""
+    model, calibration = mm1_files(tmp_path)
+    common = [*capacity_of(model, calibration), "--draws", "4", "--json"]
     serial = invoke(*common, "--serial", "--points-per-round", "2")
     same_output(serial, invoke(*common, "--scheduler", scheduler))
     answers = json.loads(serial.stdout)["calibrated_range"]["answers"]
@@ -292,24 +294,7 @@ def test_lost_draws_keep_the_run_at_the_fitted_values(tmp_path, lost):
         "intervals were not finished (the run at the fitted values is shown); rerun the same "
         "command"
     )
-    capacity = invoke(
-        "capacity",
-        model,
-        "--slo",
-        "response.mean<0.5",
-        "--vary",
-        "clients.rate_per_s",
-        "--min",
-        "1",
-        "--max",
-        "20",
-        "--knee",
-        "0",
-        "--calibration",
-        calibration,
-        "--workers",
-        "2",
-    )
+    capacity = invoke(*capacity_of(model, calibration), "--workers", "2")
     assert capacity.exit_code == 1
     assert "largest clients.rate_per_s meeting response.mean < 0.5: " in capacity.stdout
     assert (
