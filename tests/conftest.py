@@ -56,17 +56,17 @@ def engine(request) -> str:
 
 def on_both_engines():
     """An autouse fixture for a module of exact tests: every model the module builds with
-    `model_from` runs on the reference engine and on `auto` where `auto` picks the compiled
-    engine, so neither engine loses the tests.  A case whose model the compiled engine does
-    not implement is skipped on `auto`, naming the features: it would only rerun the
-    reference case."""
+    `model_from` runs on the reference engine and on the compiled engine, so neither engine
+    loses the tests (named, not `auto`: `auto` sends a small run in a fresh process to the
+    reference engine).  A case whose model the compiled engine does not implement is skipped
+    on it, naming the features: it would only rerun the reference case."""
 
-    @pytest.fixture(autouse=True, params=["reference", "auto"])
+    @pytest.fixture(autouse=True, params=["reference", "compiled"])
     def _on_both_engines(request, monkeypatch):
         def on_engine(data, **run_control):
             run_control.setdefault("engine", request.param)
             model = model_from(data, **run_control)
-            if request.param == "auto":
+            if request.param == "compiled":
                 missing = compiled_lacks(compile_plan(model))
                 if missing:
                     pytest.skip(

@@ -8,7 +8,7 @@ their makespan, with no deletion: there the transient *is* the result.
 
 from __future__ import annotations
 
-from sim.engines import choose
+from sim.engines import EngineChoice, choose
 from sim.model.plan import Plan
 from sim.model.schema import Model
 from sim.observe.trace import TimeseriesSink
@@ -24,10 +24,11 @@ def run_replication(
     seed: int | None = None,
     timeseries: TimeseriesSink | None = None,
     plan: Plan | None = None,
+    choice: EngineChoice | None = None,
 ) -> ReplicationResult:
-    """One replication on the engine `run.engine` selects; a note says which engine ran and
-    why."""
-    choice = choose(model, plan)
+    """One replication on the engine `run.engine` selects (or `choice`, made once for a run of
+    replications); a note says which engine ran and why."""
+    choice = choose(model, plan) if choice is None else choice
     seed = model.run.seed if seed is None else seed
     if choice.engine == "compiled":
         from sim.engines.compiled.engine import run_trace as run_compiled

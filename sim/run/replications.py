@@ -12,8 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sim import __version__
+from sim.engines import choose
 from sim.model.plan import Plan, compile_plan
 from sim.model.schema import Model
+from sim.model.workload import estimate
 from sim.run.replication import ReplicationResult, TimeseriesSink, run_replication
 from sim.stats.confidence import Interval, t_interval
 from sim.stats.windows import PooledWindows
@@ -78,13 +80,19 @@ def run(
     planned = replications or control.replications
     precision = control.precision if replications is None else None
     limit = precision.max_replications if precision else planned
+    # one engine for every replication, chosen by the size of the whole run
+    choice = choose(
+        model,
+        plan,
+        estimate(model, plan, replications=limit, timeseries=timeseries is not None).events,
+    )
     results: list[ReplicationResult] = []
     windows = None
     stopped_by = "replications"
     r = 0
     while r < limit:
         try:
-            results.append(run_replication(model, r, seed, timeseries, plan))
+            results.append(run_replication(model, r, seed, timeseries, plan, choice))
         except KeyboardInterrupt:
             if not results:
                 raise
