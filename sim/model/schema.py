@@ -17,8 +17,8 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sim.model.classes import RequestClass, Script, check_classes
-from sim.random.distributions import DistributionSpec
-from sim.tiers.appserver.connectors import CONNECTORS
+from sim.random.distributions import DistributionSpec, as_distribution
+from sim.tiers.appserver.connectors import CONNECTORS, connector_class
 from sim.tiers.balancer.policies import POLICIES, policies
 from sim.tiers.proxy.mpm import MPMS
 from sim.tiers.proxy.mpm import mpm as mpm_class
@@ -974,6 +974,13 @@ class Backend(Host):
         description="the backend closes a connection idle this long, freeing a blocking connector's thread [s] "
         "(Tomcat keepAliveTimeout / connectionTimeout, infinite for AJP; Jetty maxIdleTime); none = never",
     )
+    connection_setup: DistributionSpec = Field(
+        0.0,
+        description="per new connection from the front's pool, a set-up serialised on the node before its first "
+        "request: the connection's thread waits its turn at one node-wide lock and holds it this long, no core "
+        "(Tomcat 5.5 JK `HandlerRequest.checkRequest`: each new AJP connection's RequestProcessor is registered "
+        "in JMX under a static lock, `registerRequests` default true; JBoss 4's MBeanServer) [s]; 0 = none",
+    )
     max_connections: int | None = Field(
         None,
         ge=1,
@@ -1475,6 +1482,7 @@ class Model(Strict):
                     f"cluster.replication.{i}.buddies = {replication.buddies}: at most nodes - 1 = "
                     f"{nodes - 1} other nodes can hold a copy"
                 )
+        _check_connection_setup(self)
         if any(b.db_calls for b in self.backends) and self.database is None:
             raise ValueError("a backend has db_calls > 0 but there is no [database]")
         check_classes(self)
@@ -1489,6 +1497,24 @@ class Model(Strict):
     def finite(self) -> bool:
         """True for finite workloads (ab -n, requests_per_user, total_*): run to completion, no warm-up."""
         return _is_finite(self.clients)
+
+
+def _check_connection_setup(model: Model) -> None:
+    """A connection set-up is paid by connections the front pools: refuse it where there are
+    none, rather than let it do nothing."""
+    from sim.model.stack import backend_pool_applies, jk_acts  # the stack reads this schema
+
+    for index, group in enumerate(model.backends):
+        if as_distribution(group.connection_setup).mean == 0:
+            continue
+        pins = connector_class(group.connector).pins_per_connection(group)
+        if model.proxy is None or not backend_pool_applies(model, pins, jk_acts(model)):
+            raise ValueError(
+                f"backends.{index}.connection_setup is paid by each new connection of the front's "
+                "pool, and this model has none to that group: it needs a [proxy] and a connector "
+                "whose connections pin the node's threads or slots (connector = blocking, or "
+                "max_connections); drop it or set one of those"
+            )
 
 
 def _check_balancer(model: Model) -> None:

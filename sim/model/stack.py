@@ -173,6 +173,8 @@ def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
         out.setdefault(connector.feature, f"{node.path}.connector = {group.connector!r}")
         if group.max_connections is not None:
             out.setdefault("connector.max_connections", f"{node.path}.max_connections")
+        if as_distribution(group.connection_setup).mean > 0:
+            out.setdefault("connector.connection_setup", f"{node.path}.connection_setup")
         if group.jvm is not None:
             out.setdefault("appserver.jvm", f"{node.path}.jvm")
         if group.events:

@@ -169,6 +169,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "backends.N.connector": (MODELLED, "nonblocking, blocking"),
     "backends.N.connection_idle_timeout_s": (MODELLED, "closes an idle pooled connection"),
     "backends.N.max_connections": (MODELLED, "connection slots pinned by backend pools"),
+    "backends.N.connection_setup": (REFUSED, "above 0: a new connection's serialised set-up"),
     "backends.N.jvm": (REFUSED, ""),
     "backends.N.events": (REFUSED, ""),
     "database.cores": (MODELLED, ""),

@@ -198,7 +198,21 @@ def assemble(
         # The front's pool of connections to the node, whenever it can change the answer
         # (`sim.model.stack.backend_pool_applies`); the connection pins what the connector says.
         if pooled:
-            backend_pool = make_backend_pool(model, kernel, node, connector.pins, group, children)
+            setup = as_distribution(group.connection_setup)
+            backend_pool = make_backend_pool(
+                model,
+                kernel,
+                node,
+                connector.pins,
+                group,
+                children,
+                setup=None
+                if setup.mean == 0
+                else (
+                    setup.sampler(streams.generator(f"{name}.connection_setup")),
+                    pool(f"{name}.connection_setup", 1),
+                ),
+            )
             assembly.backend_pools.append(backend_pool)
             entries.append(backend_pool)
         else:
@@ -392,8 +406,16 @@ def child_processes(model: Model, kernel: Kernel) -> ChildProcesses:
 
 
 def make_backend_pool(
-    model: Model, kernel: Kernel, node: Station, pins, group, children: ChildProcesses | None
+    model: Model,
+    kernel: Kernel,
+    node: Station,
+    pins,
+    group,
+    children: ChildProcesses | None,
+    setup: tuple[Any, Pool] | None = None,
 ) -> BackendPool:
+    """The front's pool of connections to `node`; `setup` is the node's set-up of each new
+    connection (`backends.N.connection_setup`: its sampler, and the lock it is serialised on)."""
     assert model.proxy is not None  # built only behind a proxy (stack.backend_pools)
     settings = model.proxy.backend_pool
     per_child = None if children is None else children.threads_per_child
@@ -419,6 +441,8 @@ def make_backend_pool(
         poll_s=MOD_JK_POLL_S if settings.module == "mod_jk" else None,
         disable_reuse=settings.disable_reuse,
         read_timeout_status=read_timeout_status,
+        setup=None if setup is None else setup[0],
+        setup_lock=None if setup is None else setup[1],
         **jk,
     )
 

@@ -40,7 +40,7 @@ connect failures are `sim.tiers.proxy.mod_jk`'s.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, cast
 
 from sim.kernel.request import Reply, Request
@@ -69,11 +69,12 @@ class ChildPool:
 
 
 class BackendConnection:
-    __slots__ = ("idle_timer", "pool", "released_at", "thread", "waiting")
+    __slots__ = ("idle_timer", "pool", "released_at", "set_up", "thread", "waiting")
 
     def __init__(self, pool: ChildPool) -> None:
         self.pool = pool  # the child's pool it belongs to
         self.thread = False  # a backend thread is bound to it (blocking connector)
+        self.set_up = False  # the node has done its set-up of the connection (connection_setup)
         self.released_at = 0.0  # when it last went back to the front's pool (ttl)
         self.idle_timer = None  # the backend's idle timeout while the connection is idle
         self.waiting: Waiting | None = (
@@ -106,6 +107,8 @@ class BackendPool:
         "read_timeout_status",
         "read_timeouts",
         "reslist",
+        "setup",
+        "setup_lock",
         "ttl_closes",
         "ttl_s",
     )
@@ -126,6 +129,8 @@ class BackendPool:
         poll_s: float | None = None,
         disable_reuse: bool = False,
         read_timeout_status: int = 502,
+        setup: Callable[[], float] | None = None,
+        setup_lock: Pool | None = None,
     ) -> None:
         self.kernel = kernel
         self.node = node  # a Station without a pool: the thread is held by the connection
@@ -151,6 +156,10 @@ class BackendPool:
         # next look, and one freed after the last look is missed.
         self.poll_s = poll_s
         self.disable_reuse = disable_reuse  # mod_proxy disablereuse=On: a connection per request
+        # `backends.N.connection_setup`: the node's serialised set-up of each new connection
+        # (one lock for the node), paid before the connection's first request is served
+        self.setup = setup
+        self.setup_lock = setup_lock
         # One pool per child process (by the child), or one for the whole front.
         self._single: ChildPool | None = None
         self._pools: dict = {}
@@ -242,13 +251,13 @@ class BackendPool:
 
     def _send(self, connection: BackendConnection, request: Request, reply: Reply) -> None:
         if connection.thread:
-            self.node.serve(request, _Returned(self, connection, reply))
+            self._serve_on(connection, request, _Returned(self, connection, reply))
             return
         # A new connection: the backend must accept it onto a thread first.
         status = self.pins.acquire(self._bound, connection)
         if status == GRANTED:
             connection.thread = True
-            self.node.serve(request, _Returned(self, connection, reply))
+            self._serve_on(connection, request, _Returned(self, connection, reply))
         elif status == REFUSED:
             self._forget(connection)  # never established
             request.status = UNAVAILABLE
@@ -267,7 +276,31 @@ class BackendPool:
         connection.thread = True
         if timer is not None:
             timer.cancel()
-        self.node.serve(request, _Returned(self, connection, reply))
+        self._serve_on(connection, request, _Returned(self, connection, reply))
+
+    def _serve_on(self, connection: BackendConnection, request: Request, reply: Reply) -> None:
+        """The node serves `request` on `connection`, whose thread it holds; a new connection's
+        first request waits for the node's set-up of it first (`connection_setup`: Tomcat 5.5
+        JK registers each new connection's RequestProcessor in JMX, under one static lock, on
+        the connection's thread before it decodes the request)."""
+        if self.setup is None or connection.set_up:
+            self.node.serve(request, reply)
+            return
+        connection.set_up = True
+        assert self.setup_lock is not None  # built with the set-up
+        state = (request, reply)
+        if self.setup_lock.acquire(self._setting_up, state) == GRANTED:
+            self._setting_up(state)  # else queued FIFO (the lock's queue is unbounded)
+
+    def _setting_up(self, state: tuple[Request, Reply]) -> None:
+        assert self.setup is not None
+        self.kernel.call_after(self.setup(), self._set_up, state)
+
+    def _set_up(self, state: tuple[Request, Reply]) -> None:
+        assert self.setup_lock is not None
+        self.setup_lock.release()  # the next connection's set-up starts at once
+        request, reply = state
+        self.node.serve(request, reply)
 
     def _read_expired(self, connection: BackendConnection) -> None:
         """The front's read timeout: no byte came back; it gives up and closes the connection."""

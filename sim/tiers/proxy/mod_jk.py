@@ -260,7 +260,7 @@ class JkBackendPool(BackendPool):
         if mod_jk has given up on it (the request is in the socket's buffer)."""
         exchange.waiter = None
         exchange.connection.thread = True
-        self.node.serve(exchange.call.request, exchange)
+        self._serve_on(exchange.connection, exchange.call.request, exchange)
 
     def _exchange(
         self, call: JkCall, connection: BackendConnection, exchange: Exchange | None = None
@@ -268,7 +268,7 @@ class JkBackendPool(BackendPool):
         exchange = exchange or Exchange(self, call, connection)
         call.exchange = exchange
         self._start_timer(call)
-        self.node.serve(call.request, exchange)
+        self._serve_on(connection, call.request, exchange)
 
     def _start_timer(self, call: JkCall) -> None:
         if self.jk.reply_timeout_s is not None:
