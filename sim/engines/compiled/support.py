@@ -84,9 +84,12 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "clients.keep_alive": (MODELLED, "persistent connections"),
     "clients.host": (REFUSED, "the load generator's CPU"),
     "clients.close_delay_s": (MODELLED, "how long a lingering close holds a worker"),
-    "clients.mix": (REFUSED, "request classes"),
-    "clients.mix_by": (INERT, "only with clients.mix"),
-    "clients.script": (REFUSED, "session scripts"),
+    "clients.mix": (MODELLED, "request classes"),
+    "clients.mix_by": (MODELLED, "request classes"),
+    "clients.script.steps.N.name": (MODELLED, "session scripts"),
+    "clients.script.steps.N.class": (MODELLED, "session scripts"),
+    "clients.script.steps.N.think": (MODELLED, "session scripts"),
+    "clients.script.transitions": (REFUSED, "a Markov chain between the steps"),
     "clients.users": (MODELLED, ""),
     "clients.think": (MODELLED, ""),
     "clients.ramp": (REFUSED, ""),
@@ -216,7 +219,13 @@ PARAMETERS: dict[str, tuple[str, str]] = {
         "sim.run.simulate checks the work estimate before either engine runs",
     ),
     "run.timeseries_interval_s": (MODELLED, "--timeseries"),
-    "classes": (REFUSED, "request classes"),
+    "classes.N.name": (MODELLED, "request classes"),
+    "classes.N.served_by": (MODELLED, ""),
+    "classes.N.proxy.demand": (MODELLED, ""),
+    "classes.N.backend.demand": (MODELLED, ""),
+    "classes.N.backend.db_calls": (MODELLED, "none on a node without backends.N.db_calls"),
+    "classes.N.database.demand": (MODELLED, ""),
+    "classes.N.writes_session": (MODELLED, "with cluster.replication"),
 }
 
 
@@ -261,6 +270,11 @@ IMPLEMENTS: frozenset[str] = frozenset(
         "balancer.sticky_session",
         *(kind.feature for kind in BLIND_CLASSES),
         "replication.sync",
+        # request classes: per-class demands and calls, a mix (per request or per user), a
+        # session script walked in order (a Markov chain between the steps is refused)
+        "classes",
+        "clients.mix",
+        "clients.script",
     }
 )
 
