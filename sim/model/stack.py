@@ -96,10 +96,6 @@ def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
         out["clients.mix"] = "clients.mix"
     if clients.script is not None:
         out["clients.script"] = "clients.script"
-        if any(len(row) > 1 for row in clients.script.successors()):
-            out["clients.script.chain"] = (
-                "clients.script.transitions (a Markov chain between the steps)"
-            )
     if clients.keep_alive:
         out["clients.keep_alive"] = "clients.keep_alive (persistent connections)"
     if clients.host is not None:

@@ -6,8 +6,11 @@ tier's default work (the same demand and calls), else from a stream of its own
 (`<station>.demand.<class>`), scaled to its calls; a station without a downstream makes no
 call whatever the class says (`sim.tiers.classed._start`).  The clients pick a class from the
 mix's uniform stream (`clients.mix`), by user (`mix_by = "user"`), or by the step of the
-script's path (`clients.script`), whose steps may have think times of their own.  The
-class probes (`class.NAME`) are the reference's `ClassProbe`, the recorder's last columns.
+script's path (`clients.script`), whose steps may have think times of their own.  A
+script walked in order is a fixed path, which the kernel follows alone; a Markov chain between
+the steps draws each path in the driver, by the reference's own `ScriptChoice` on its stream
+(`chain_choice`).  The class probes (`class.NAME`) are the reference's `ClassProbe`, the
+recorder's last columns.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from sim.model.classes import Work, class_names, users_per_class, works
 from sim.model.schema import Model
 from sim.observe.classes import OUTCOMES, ClassProbe
 from sim.random.distributions import Distribution, as_distribution
+from sim.random.streams import Streams
+from sim.tiers.clients.scripts import ScriptChoice
 
 # what a station's profile is made of: (the purpose of its default stream, Work -> (demand
 # spec, calls)); `Work(None)` gives the tier's default
@@ -49,13 +54,37 @@ class ClassView:
         self.name = f"class.{name}"
 
 
+def is_chain(model: Model) -> bool:
+    """A script whose steps have several successors: each session's path is drawn."""
+    script = model.clients.script
+    return script is not None and any(len(row) > 1 for row in script.successors())
+
+
+def chain_choice(model: Model, streams: Streams) -> ScriptChoice | None:
+    """The reference's path drawing for a Markov-chain script (`sim.engines.reference.classes.
+    class_choice`), over the step numbers (its `choose` gives the step, not its class);
+    None for any other model."""
+    if not is_chain(model):
+        return None
+    script = model.clients.script
+    assert script is not None
+    steps = list(range(len(script.steps)))
+    return ScriptChoice(
+        None,
+        None,
+        steps,
+        script.successors(),
+        [None] * len(steps),
+        streams.generator("clients.script"),
+    )
+
+
 def linear_path(model: Model) -> list[int]:
     """The steps of a script without a Markov chain, in the order every session walks them
     (`ScriptChoice._path` with one successor per step)."""
     script = model.clients.script
     assert script is not None
     successors = script.successors()
-    assert all(len(row) == 1 for row in successors)  # a chain is refused (clients.script.chain)
     path: list[int] = []
     step: int | None = 0
     while step is not None:
@@ -120,8 +149,10 @@ def client_tables(
         return table, steps
     script = clients.script
     assert script is not None  # validated: classes need a mix or a script
-    config[k.C_CLASS_CHOICE] = k.CHOICE_SCRIPT
-    path = linear_path(model)
+    chain = is_chain(model)
+    config[k.C_CLASS_CHOICE] = k.CHOICE_CHAIN if chain else k.CHOICE_SCRIPT
+    # KSTEP's rows: the steps of a chain (by number), or the positions of the fixed path
+    path = list(range(len(script.steps))) if chain else linear_path(model)
     config[k.C_PATH_LEN] = len(path)
     steps = np.zeros((len(path), k.N_STEP), dtype=np.int64)
     own: dict[int, int] = {}  # a step's own think stream, made once
@@ -136,6 +167,6 @@ def client_tables(
                     f"clients.script.think.{step.name}", as_distribution(step.think), 0
                 )
             steps[position, k.STEP_THINK] = own[index]
-    if clients.kind == "sessions":  # the path is the session
+    if clients.kind == "sessions" and not chain:  # the path is the session
         config[k.C_FIXED_LENGTH] = len(path)
     return table, steps

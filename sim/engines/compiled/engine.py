@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from sim.engines.compiled import kernel as k
+from sim.engines.compiled.classes import chain_choice
 from sim.engines.compiled.first_use import announced
 from sim.engines.compiled.plan import Plan, build_plan
 from sim.model.classes import class_names
@@ -428,7 +429,11 @@ def simulate(
         if run.duration_s is not None and not model.finite
         else run.max_duration_s
     )
-    k.REFILLS[token] = _refiller(plan, Streams(seed, replication), tables.draws)
+    streams = Streams(seed, replication)
+    k.REFILLS[token] = _refiller(plan, streams, tables.draws)
+    script = chain_choice(model, streams)
+    if script is not None:
+        k.SCRIPTS[token] = script
     if timeseries is not None:
         tables.config[k.C_SAMPLE] = 1
         tables.config_float[k.CF_SAMPLE_INTERVAL] = run.timeseries_interval_s
@@ -442,6 +447,7 @@ def simulate(
     finally:
         k.REFILLS.pop(token, None)
         k.SAMPLERS.pop(token, None)
+        k.SCRIPTS.pop(token, None)
     if status == k.UNSUPPORTED:
         raise RuntimeError(
             "the compiled engine met a refusal below a response (a backend pool's max below a "

@@ -587,6 +587,9 @@ EPS = 1e-12  # the reference CPU's tolerance for departures due at the same virt
 REFILLS: dict = {}
 # The driver's --timeseries callbacks, by token: sample(first) reads the row in TSROW.
 SAMPLERS: dict = {}
+# The driver's session scripts with a Markov chain, by token: the reference's `ScriptChoice`
+# over the steps (its classes are the step numbers), drawing each path from its own stream.
+SCRIPTS: dict = {}
 
 
 def refill_stream(token: int, stream: int) -> None:
@@ -595,6 +598,14 @@ def refill_stream(token: int, stream: int) -> None:
 
 def emit_sample(token: int, first: int) -> None:
     SAMPLERS[token](first)
+
+
+def script_choose(token: int, user: int) -> int:
+    return SCRIPTS[token].choose(user)
+
+
+def script_begin(token: int, session: int) -> int:
+    return SCRIPTS[token].begin(session)
 
 
 # --------------------------------------------------------------------------- random numbers
@@ -2624,7 +2635,8 @@ def _next_session_request(S, session):
 # (KLOG) and binned by the driver, with the log's length at each recorder row (KROWS), so a
 # class's percentiles have the reference's windows.  A script's path is fixed (no Markov chain
 # between the steps): a closed user or ab loop walks it from U_STEP and starts it again when
-# used up; a session's step follows from its requests left.
+# used up; a session's step follows from its requests left.  A script with a Markov chain
+# draws each path in the driver (SCRIPTS), step by step, and U_STEP keeps the latest step.
 # per class (KF): `sim.observe.classes.OUTCOMES` in order, then the mix's cumulative
 # probability (mix_by = "request") or last user + 1 (mix_by = "user"), then whether the class
 # writes the replicated session (-1: the trigger decides, 0: never, 1: always)
@@ -2642,7 +2654,7 @@ def _next_session_request(S, session):
     N_KF,
 ) = range(11)
 N_OUTCOMES = K_MIX
-CHOICE_MIX, CHOICE_USERS, CHOICE_SCRIPT = range(3)
+CHOICE_MIX, CHOICE_USERS, CHOICE_SCRIPT, CHOICE_CHAIN = range(4)
 STEP_CLASS, STEP_THINK, N_STEP = range(3)
 
 
@@ -2699,6 +2711,11 @@ def _choose_class(S, r):
             klass = _bound(S, n, draw(S, C[C_ST_MIX]))
         elif choice == CHOICE_USERS:  # MixPerUser: the first n_1 users are class 1, ...
             klass = _bound(S, n, float(RI[r, R_USER]))
+        elif choice == CHOICE_CHAIN:  # ScriptChoice with transitions
+            user = RI[r, R_USER]
+            step = _chain_choose(S.TOKEN, user)
+            S.UI[user, U_STEP] = step
+            klass = S.KSTEP[step, STEP_CLASS]
         else:
             klass = S.KSTEP[_script_step(S, RI[r, R_USER]), STEP_CLASS]
         RI[r, R_CLASS] = klass
@@ -2712,13 +2729,32 @@ def _choose_class(S, r):
 def _think_stream(S, user):
     """ClassChoice.think: a script's step has its own think time, else the population's."""
     C = S.C
-    if C[C_CLASSES] == 0 or C[C_CLASS_CHOICE] != CHOICE_SCRIPT:
+    choice = C[C_CLASS_CHOICE]
+    if C[C_CLASSES] == 0 or choice < CHOICE_SCRIPT:
         return C[C_ST_THINK]
-    if C[C_CLIENT] == CLIENT_SESSIONS:
+    if choice == CHOICE_CHAIN:
+        last = S.UI[user, U_STEP]
+    elif C[C_CLIENT] == CLIENT_SESSIONS:
         last = C[C_PATH_LEN] - 1 - S.UI[user, U_REMAINING]
     else:
         last = S.UI[user, U_STEP] - 1
     return S.KSTEP[last, STEP_THINK]
+
+
+@njit(cache=True)
+def _chain_choose(token, user):
+    """ScriptChoice.choose in the driver: the user's next step (a new path when used up)."""
+    with objmode(step="int64"):
+        step = script_choose(token, user)
+    return step
+
+
+@njit(cache=True)
+def _chain_begin(token, session):
+    """ScriptChoice.begin in the driver: a session's path, drawn whole; its length."""
+    with objmode(length="int64"):
+        length = script_begin(token, session)
+    return length
 
 
 @njit(cache=True)
@@ -3260,8 +3296,10 @@ def _run(S):
             UI[session, U_REFS] = 1  # the session itself
             if C[C_FIXED_LENGTH] >= 0:
                 UI[session, U_REMAINING] = C[C_FIXED_LENGTH]
-            else:
+            elif C[C_ST_LENGTH] >= 0:
                 UI[session, U_REMAINING] = int(draw(S, C[C_ST_LENGTH]))
+            else:  # a script's Markov chain: the session's path, drawn whole now
+                UI[session, U_REMAINING] = _chain_begin(S.TOKEN, session)
             _next_session_request(S, session)
             total = C[C_TOTAL]
             if total < 0 or counters[I_SESS_STARTED] < total:

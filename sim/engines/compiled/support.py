@@ -89,7 +89,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "clients.script.steps.N.name": (MODELLED, "session scripts"),
     "clients.script.steps.N.class": (MODELLED, "session scripts"),
     "clients.script.steps.N.think": (MODELLED, "session scripts"),
-    "clients.script.transitions": (REFUSED, "a Markov chain between the steps"),
+    "clients.script.transitions": (MODELLED, "a Markov chain between the steps"),
     "clients.users": (MODELLED, ""),
     "clients.think": (MODELLED, ""),
     "clients.ramp": (REFUSED, ""),
@@ -271,7 +271,7 @@ IMPLEMENTS: frozenset[str] = frozenset(
         *(kind.feature for kind in BLIND_CLASSES),
         "replication.sync",
         # request classes: per-class demands and calls, a mix (per request or per user), a
-        # session script walked in order (a Markov chain between the steps is refused)
+        # session script, walked in order or by a Markov chain between the steps
         "classes",
         "clients.mix",
         "clients.script",
