@@ -94,8 +94,11 @@ def linear_path(model: Model) -> list[int]:
 
 
 def station_tables(
-    model: Model, works_by_station: list[StationWork | None], downstream: list[bool],
-    bursts: list[int], stream: MakeStream,
+    model: Model,
+    works_by_station: list[StationWork | None],
+    downstream: list[bool],
+    bursts: list[int],
+    stream: MakeStream,
 ) -> np.ndarray:
     """KST: per station (in the plan's order), each class's burst stream, then its calls."""
     classes = works(model)
