@@ -35,9 +35,18 @@ StationWork = tuple[str, Callable[[Work], tuple[Any, int]]]
 # make a stream: (purpose, distribution, calls) -> its index
 MakeStream = Callable[[str, Distribution, int], int]
 
-if tuple(OUTCOMES) != tuple(
-    ("arrived", "completed", "response_sum", "timed_out", "errors", "failed", "retried", "late")
-) or k.N_OUTCOMES != len(OUTCOMES):
+# the outcome counts the kernel keeps per class (its K_* columns), in the reference's order
+KERNEL_OUTCOMES = (
+    "arrived",
+    "completed",
+    "response_sum",
+    "timed_out",
+    "errors",
+    "failed",
+    "retried",
+    "late",
+)
+if tuple(OUTCOMES) != KERNEL_OUTCOMES or len(KERNEL_OUTCOMES) != k.N_OUTCOMES:
     raise RuntimeError(
         f"the compiled engine counts a class's outcomes as the kernel's K_* columns, but "
         f"sim.observe.classes.OUTCOMES is {OUTCOMES}: record the new fields in the kernel"

@@ -1042,7 +1042,7 @@ def pool_withdraw(S, p, j):
 # --------------------------------------------------------------------------- stations
 @njit(cache=True)
 def _open_visit(S, j, s, member, via_pool):
-    JI, JF, STI = S.JI, S.JF, S.STI
+    JI, JF = S.JI, S.JF
     now = S.F[F_NOW]
     JI[j, J_STATION] = s
     JF[j, JF_ARRIVED] = now

@@ -21,9 +21,13 @@ connections hold) on processor-shared cores with non-CPU waits;
 JDBC pools; the database's connections, CPU and FCFS disks; the state-blind balancer
 policies with sticky sessions; synchronous session replication (`cluster.replication`, mode
 = sync: serialization on the sender, the cluster network's links, the receivers' CPU,
-acknowledgements; total or buddy scope, every trigger, several tiers).  Everything else runs
-on the reference engine: ramps and rate schedules, ab run again (`clients.repeat`), request
-classes, mixes and scripts, the load generator's CPU (`clients.host`), mod_jk's ajp13 and lb
+acknowledgements; total or buddy scope, every trigger, several tiers); request classes with
+their own demands and calls at each tier (`[[classes]]`, a class the proxy serves itself, one
+that writes the replicated session or never does), picked by a mix per request or per user
+(`clients.mix`, `mix_by`) or by a session script, walked in order or by a Markov chain between
+its steps, with think times per step (`clients.script`), and their `class.NAME.*` metrics.
+Everything else runs on the reference engine: ramps and rate schedules, ab run again
+(`clients.repeat`), the load generator's CPU (`clients.host`), mod_jk's ajp13 and lb
 workers, refusals by a node while requests wait for a pooled connection (a `max` below a
 child's threads with an accept queue), JVMs, asynchronous replication
 (flow-control credits), crashes, and the load-aware or per-client policies.
