@@ -15,6 +15,7 @@ engines' replication means differ.
 from __future__ import annotations
 
 import math
+import tomllib
 
 import numpy as np
 import pytest
@@ -30,6 +31,14 @@ from sim.run.simulate import simulate
 from tests.conftest import model_from
 
 EXP = "exponential"
+
+
+def model_file(path: str, **changes) -> dict:
+    """A bundled model file as data, its top-level sections replaced by `changes`."""
+    with open(path, "rb") as file:
+        data = tomllib.load(file)
+    data.update(changes)
+    return data
 
 
 def closed(users=20, think=0.5, **extra):
@@ -735,6 +744,86 @@ MODELS = {
         "database": {"connections": 2, "cores": 2, "demand": {"dist": EXP, "mean": 0.005}},
         "run": {"requests": 3000},
     },
+    # request classes: seed 004's session scripts (seven steps, each a class of its own)
+    "seed 004's script, JBoss + MaxDB (a finite run, seven classes)": model_file(
+        "models/seed004-jboss323-maxdb-script.toml"
+    ),
+    "seed 004's script, JBoss + HSQLDB per node, replication switched on": model_file(
+        "models/seed004-jboss323-hsqldb-script.toml",
+        balancer={"policy": "round_robin"},
+        backends=[
+            {"name": "jboss", "count": 2, "threads": 100, "demand": {"dist": EXP, "mean": 0.012}}
+        ],
+        cluster={
+            "network": "switched",
+            "replication": [{"tier": "web", "message_cpu_s": 0.015}],
+        },
+    ),
+    # a mix with the classes' own demands and calls, a class the proxy serves itself, one that
+    # always writes the replicated session, timeouts and retries that keep the class
+    "request classes: a mix, their own work, replication, timeouts": {
+        "clients": {
+            **closed(30, 0.3),
+            "timeout_s": 0.4,
+            "retry": {"max_retries": 2, "backoff_s": 0.1},
+            "mix": {"static": 0.3, "page": 0.5, "search": 0.2},
+        },
+        "proxy": {"workers": 8, "cores": 2, "demand": {"dist": EXP, "mean": 0.002}},
+        "balancer": {"policy": "random", "sticky_session": True},
+        "backends": [
+            {
+                "name": "app",
+                "count": 2,
+                "threads": 4,
+                "cores": 2,
+                "accept_queue": 3,
+                "demand": {"dist": EXP, "mean": 0.03},
+                "db_calls": 1,
+                "jdbc_pool": 2,
+            }
+        ],
+        "database": {"cores": 1, "demand": {"dist": EXP, "mean": 0.004}},
+        "cluster": {"replication": [{"tier": "web", "message_cpu_s": 0.002}]},
+        "classes": [
+            {"name": "static", "served_by": "proxy", "proxy": {"demand": 0.001}},
+            {"name": "page", "writes_session": True},
+            {
+                "name": "search",
+                "backend": {"demand": {"dist": EXP, "mean": 0.06}, "db_calls": 2},
+                "database": {"demand": {"dist": "gamma", "mean": 0.01, "cv": 1.5}},
+                "writes_session": False,
+            },
+        ],
+        "run": {"requests": 4000},
+    },
+    # a customer behaviour model graph: each session's path drawn by the Markov chain
+    "a session script with a Markov chain, think times per step, a fixed warm-up": {
+        "clients": {
+            "kind": "sessions",
+            "session_rate_per_s": 4.0,
+            "think": {"dist": EXP, "mean": 0.2},
+            "script": {
+                "steps": [
+                    {"name": "home", "class": "page"},
+                    {"name": "img", "class": "static", "think": 0.05},
+                    {"name": "find", "class": "search", "think": {"dist": EXP, "mean": 0.5}},
+                ],
+                "transitions": {
+                    "home": {"img": 0.5, "find": 0.3, "end": 0.2},
+                    "img": {"home": 0.4, "end": 0.6},
+                },
+            },
+        },
+        "backends": [
+            {"name": "app", "threads": 8, "cores": 2, "demand": {"dist": EXP, "mean": 0.02}}
+        ],
+        "classes": [
+            {"name": "page"},
+            {"name": "static", "backend": {"demand": 0.002}},
+            {"name": "search", "backend": {"demand": {"dist": EXP, "mean": 0.08}}},
+        ],
+        "run": {"duration_s": 200.0, "warmup": 20.0},
+    },
 }
 
 
@@ -1084,6 +1173,8 @@ def core_models(draw):
             clients.pop("timeout_s", None)
     if "proxy" not in data:
         backend.pop("connector", None)  # a blocking connector is modelled behind a proxy only
+    if draw(st.booleans()):
+        request_classes(draw, data)
     stop = draw(
         st.sampled_from(
             [
@@ -1101,6 +1192,55 @@ def core_models(draw):
         "max_in_flight": 20_000,
     }
     return data
+
+
+def request_classes(draw, data: dict) -> None:
+    """[[classes]] with their own demands and calls, picked by a mix (per request or per
+    user) or a session script (in order, or a Markov chain, steps with think times)."""
+    clients, tiers = data["clients"], set(data)
+    names = [f"c{i}" for i in range(draw(st.integers(1, 3)))]
+    classes = []
+    for name in names:
+        spec: dict = {"name": name}
+        if draw(st.booleans()):
+            spec["backend"] = {"demand": draw(distributions(0.005, 0.06))}
+            if "database" in tiers:
+                spec["backend"]["db_calls"] = draw(st.integers(0, 2))
+                spec["database"] = {"demand": draw(distributions(0.001, 0.01))}
+        if "proxy" in tiers and draw(st.booleans()):
+            spec["proxy"] = {"demand": draw(distributions(0.0005, 0.003))}
+            spec["served_by"] = draw(st.sampled_from(["backend", "proxy"]))
+        if "cluster" in tiers:
+            spec["writes_session"] = draw(st.sampled_from([None, True, False]))
+        classes.append(spec)
+    data["classes"] = classes
+    kind = clients["kind"]
+    how = draw(st.sampled_from(["mix", "user", "script", "chain"] if kind != "open" else ["mix"]))
+    users = clients.get("users", clients.get("concurrency", 0))
+    if how == "user" and kind in ("closed", "ab") and users >= len(names):
+        counts = [1] * len(names)
+        counts[0] += users - len(names)
+        clients.update(mix={n: c / users for n, c in zip(names, counts)}, mix_by="user")
+    elif how in ("mix", "user"):
+        shares = [draw(st.integers(1, 4)) for _ in names]
+        clients["mix"] = {n: share / sum(shares) for n, share in zip(names, shares)}
+    else:
+        steps = [
+            {"name": f"s{i}", "class": draw(st.sampled_from(names))}
+            for i in range(draw(st.integers(1, 4)))
+        ]
+        if kind != "ab":  # ab sends back to back
+            for step in steps:
+                if draw(st.booleans()):
+                    step["think"] = draw(distributions(0.05, 0.5))
+        clients["script"] = {"steps": steps}
+        if how == "chain":  # the first step goes back, on to the last, or ends the session
+            first, last = steps[0]["name"], steps[-1]["name"]
+            row = {"end": 0.3, first: 0.2}
+            row[last] = row.get(last, 0.0) + 0.5
+            clients["script"]["transitions"] = {first: row}
+        clients.pop("requests_per_session", None)  # the script's path is the session
+        clients.pop("fixed_length", None)
 
 
 @given(core_models())
@@ -1159,6 +1299,7 @@ def test_auto_falls_back_to_the_reference_and_names_what_is_missing():
         "closed 3-tier chain, MSER",
         "web and EJB replication, switched multicast, a finite run (seed 004's C5)",
         "processor sharing with ties",
+        "request classes: a mix, their own work, replication, timeouts",
     ],
 )
 def test_timeseries_samples_are_the_same_on_both_engines(name):
@@ -1240,27 +1381,6 @@ def _two_nodes(**changes) -> dict:
             "cluster.replication.0.mode = 'async'",
         ),
         (_two_nodes(balancer={"policy": "power_of_d"}), "power_of_d"),
-        (
-            _two_nodes(
-                clients={**closed(), "mix": {"view": 0.8, "edit": 0.2}},
-                classes=[{"name": "view"}, {"name": "edit", "backend": {"demand": 0.05}}],
-            ),
-            "[[classes]]",
-        ),
-        (
-            _two_nodes(
-                clients={**closed(), "mix": {"view": 0.8, "edit": 0.2}},
-                classes=[{"name": "view"}, {"name": "edit"}],
-            ),
-            "clients.mix",
-        ),
-        (
-            _two_nodes(
-                clients={**closed(), "script": {"steps": [{"name": "a", "class": "view"}]}},
-                classes=[{"name": "view"}],
-            ),
-            "clients.script",
-        ),
         (
             _two_nodes(
                 proxy={

@@ -19,17 +19,21 @@ from typing import Any
 import numpy as np
 
 from sim.engines.compiled import kernel as k
+from sim.engines.compiled.classes import chain_choice
 from sim.engines.compiled.first_use import announced
 from sim.engines.compiled.plan import Plan, build_plan
+from sim.model.classes import class_names
 from sim.model.plan import Plan as ModelPlan
 from sim.model.plan import compile_plan
 from sim.model.schema import Model
 from sim.observe.checkpoints import CELLS, candidates_of, completion_marks
+from sim.observe.classes import ClassStats
 from sim.observe.metrics import window_metrics
 from sim.observe.probes import REQUESTS, SECONDS
 from sim.observe.trace import BINS, TimeseriesSink, Trace, metrics_between, single_window
 from sim.random.streams import BLOCK, Streams
 from sim.stats.histogram import LogBins
+from sim.stats.mser import mser_truncation
 from sim.stats.steady_state import WindowCandidates
 from sim.tiers.clients.populations import RunawayQueue
 
@@ -131,6 +135,12 @@ class _Tables:
         self.config_float = plan.config_float.copy()
         self.replication = plan.replication.copy()
         self.sample_row = np.zeros(len(plan.columns), dtype=np.float64)
+        # request classes: their tables, the log of their completions, its length per row
+        self.class_stations = plan.class_stations.copy()
+        self.class_steps = plan.class_steps.copy()
+        self.class_table = plan.class_table.copy()
+        self.class_log = np.zeros((1024 if plan.config[k.C_CLASSES] else 1, 2), dtype=np.float64)
+        self.class_rows = np.zeros(rows, dtype=np.int64)
         self.token = token
 
         self.counters[k.I_RFREE_TOP] = requests
@@ -259,12 +269,21 @@ class _Tables:
             self.backend_pools,
             self.backend,
             self.backend_float,
+            self.class_stations,
+            self.class_steps,
+            self.class_table,
+            self.class_log,
+            self.class_rows,
             self.token,
         )
 
     def grow(self) -> None:
         """Double whichever table the loop found too small (requests, calendar, sessions)."""
         counters, levels = self.counters, self.plan.levels
+        logged = self.class_log.shape[0]
+        if self.config[k.C_CLASSES] and counters[k.I_KLOG_N] + counters[k.I_REQ_USED] + 8 > logged:
+            more = max(logged, int(counters[k.I_REQ_USED]) + 8)
+            self.class_log = _extend(self.class_log, more)
         requests = self.requests_int.shape[0]
         if 2 * counters[k.I_REQ_USED] + 8 > requests:
             more = requests
@@ -410,7 +429,11 @@ def simulate(
         if run.duration_s is not None and not model.finite
         else run.max_duration_s
     )
-    k.REFILLS[token] = _refiller(plan, Streams(seed, replication), tables.draws)
+    streams = Streams(seed, replication)
+    k.REFILLS[token] = _refiller(plan, streams, tables.draws)
+    script = chain_choice(model, streams)
+    if script is not None:
+        k.SCRIPTS[token] = script
     if timeseries is not None:
         tables.config[k.C_SAMPLE] = 1
         tables.config_float[k.CF_SAMPLE_INTERVAL] = run.timeseries_interval_s
@@ -424,6 +447,7 @@ def simulate(
     finally:
         k.REFILLS.pop(token, None)
         k.SAMPLERS.pop(token, None)
+        k.SCRIPTS.pop(token, None)
     if status == k.UNSUPPORTED:
         raise RuntimeError(
             "the compiled engine met a refusal below a response (a backend pool's max below a "
@@ -473,9 +497,11 @@ def run_trace(
     )
     metrics["count.in_flight"] = float(counters[k.I_IN_FLIGHT])
     units["count.in_flight"] = REQUESTS
+    run = model.run
+    if plan.config[k.C_CLASSES]:
+        metrics.update(class_percentiles(model, tables, end, units))
     notes: list[str] = []
     finished = True
-    run = model.run
     if model.finite:  # as the reference reports a finite workload
         finished = bool(counters[k.I_FINISHED])
         metrics["makespan"] = float(
@@ -501,3 +527,32 @@ def run_trace(
         started=started,
         events=int(counters[k.I_EVENTS]),
     )
+
+
+def class_percentiles(model: Model, tables: _Tables, end: int, units: dict[str, str]) -> dict:
+    """`class.NAME.response.pXX`, as the reference's replication computes them: over the
+    replication's own MSER window on its batch rows (from the start of recording without
+    MSER), from each class's histogram at the window's first and last rows -- here the
+    logged completions up to each row, binned as `ClassStats` bins them."""
+    start = 0
+    if model.run.warmup == "mser" and not model.finite:  # Recorder.batch_means
+        table = tables.rows[: end + 1]
+        counts = np.diff(table[:, 1])
+        sums = np.diff(table[:, 2])
+        full = counts[:-1] if len(counts) > 1 else counts[:0]
+        means = sums[: len(full)] / np.where(full > 0, full, 1)
+        if len(means) >= 4:
+            start = mser_truncation(means, weights=full)
+    stats = ClassStats(class_names(model))
+    stats.bins = BINS
+    logged = int(tables.counters[k.I_KLOG_N])
+    log = tables.class_log[:logged]
+    classes = len(stats.names)
+    flat = log[:, 0].astype(np.int64) * BINS.n_bins + BINS.index(log[:, 1])
+
+    def snapshot(row: int) -> tuple[int, np.ndarray]:
+        upto = int(tables.class_rows[row])
+        counts = np.bincount(flat[:upto], minlength=classes * BINS.n_bins)
+        return 0, counts.reshape(classes, BINS.n_bins)
+
+    return stats.window_percentiles(snapshot(start), snapshot(end), units)

@@ -152,6 +152,12 @@ STATE_FIELDS = (
     "BP",  # backend pools: one per child (or one for the front) and node
     "BN",  # per backend node: its pool's settings and probe counters
     "BNF",  # per backend node: its pool's timeouts (negative: none)
+    # request classes and session scripts (see their section below)
+    "KST",  # per station: each class's burst stream, then each class's downstream calls
+    "KSTEP",  # a script's path: per step, its class and its think time's stream
+    "KF",  # per class: its outcome counts (OUTCOMES), its mix bound, whether it writes
+    "KLOG",  # per class completion, in order: (class, response time), binned by the driver
+    "KROWS",  # per recorder row: the class completions logged when it was taken
     "TOKEN",  # the driver's id for refilling random blocks
 )
 structref.define_proxy(State, StateType, list(STATE_FIELDS))
@@ -228,8 +234,9 @@ def new_state(*tables):
     I_BC_USED,
     I_FRONT_502,  # error responses with status 502 (mod_proxy_http's read timeout)
     I_UNSUPPORTED,  # a refusal where the engine cannot answer it (see `_bp_unanswerable`)
+    I_KLOG_N,  # request classes: completions logged in KLOG
     N_I,
-) = range(62)
+) = range(63)
 
 # float scalars
 F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
@@ -295,8 +302,12 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     C_DISABLE_REUSE,  # mod_proxy disablereuse=On: a backend connection per request
     C_READ_STATUS,  # the status of a backend read timeout (502 http, 503 ajp)
     C_BACKEND_POOLS,  # the front reaches some node through a pool of connections
+    C_CLASSES,  # request classes: how many (0: the one implicit class)
+    C_CLASS_CHOICE,  # CHOICE_*: how the clients pick a request's class
+    C_ST_MIX,  # clients.mix's uniform stream (mix_by = "request"), or -1
+    C_PATH_LEN,  # a session script's path: its number of steps
     N_C,
-) = range(60)
+) = range(64)
 
 # float configuration
 (
@@ -419,7 +430,8 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
 
 # requests
 # R_STATUS: the HTTP status of an error response, set where it arose (0: none, 503 at the front)
-R_STATE, R_USER, R_ATTEMPT, R_SYN, R_TIMER, R_CONN, R_CHILD, R_STATUS, N_RI = range(9)
+# R_CLASS: its request class (-1 until the clients pick it at the first attempt)
+R_STATE, R_USER, R_ATTEMPT, R_SYN, R_TIMER, R_CONN, R_CHILD, R_STATUS, R_CLASS, N_RI = range(10)
 RF_SENT, N_RF = range(2)
 
 # balancer members
@@ -430,7 +442,8 @@ BF_WEIGHT, BF_LBSTATUS, N_BF = range(3)
 # a session's row lives while the session or a request of it does (U_REFS): a request its
 # client abandoned may reach the balancer after the session ended, and must find the ended
 # session's (forgotten) route, not a new session's
-U_ROUTE, U_REMAINING, U_SENT, U_CONN, U_REFS, N_UI = range(6)
+# U_STEP: a closed user's or ab loop's next step of its script's path (-1: a new path)
+U_ROUTE, U_REMAINING, U_SENT, U_CONN, U_REFS, U_STEP, N_UI = range(7)
 
 # client connections (`sim.tiers.proxy.client_connections.Connection`): a row lives while a
 # user, a request or a pending KeepAliveTimeout refers to it (CN_REFS)
@@ -574,6 +587,9 @@ EPS = 1e-12  # the reference CPU's tolerance for departures due at the same virt
 REFILLS: dict = {}
 # The driver's --timeseries callbacks, by token: sample(first) reads the row in TSROW.
 SAMPLERS: dict = {}
+# The driver's session scripts with a Markov chain, by token: the reference's `ScriptChoice`
+# over the steps (its classes are the step numbers), drawing each path from its own stream.
+SCRIPTS: dict = {}
 
 
 def refill_stream(token: int, stream: int) -> None:
@@ -582,6 +598,14 @@ def refill_stream(token: int, stream: int) -> None:
 
 def emit_sample(token: int, first: int) -> None:
     SAMPLERS[token](first)
+
+
+def script_choose(token: int, user: int) -> int:
+    return SCRIPTS[token].choose(user)
+
+
+def script_begin(token: int, session: int) -> int:
+    return SCRIPTS[token].begin(session)
 
 
 # --------------------------------------------------------------------------- random numbers
@@ -988,7 +1012,7 @@ def pool_release(S, p):
             _front_granted(S, j, s)
             return
         STI[s, ST_IN_PROGRESS] += 1
-        cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
+        cpu_run(S, STI[s, ST_CPU], _burst(S, s, j), j)
     elif role == ROLE_JDBC:  # the caller's JDBC connection: its database call starts
         _arrive_queued_target(S, j + 1, STI[s, ST_TARGET], p)
     else:  # a disk spindle
@@ -1018,12 +1042,12 @@ def pool_withdraw(S, p, j):
 # --------------------------------------------------------------------------- stations
 @njit(cache=True)
 def _open_visit(S, j, s, member, via_pool):
-    JI, JF, STI = S.JI, S.JF, S.STI
+    JI, JF = S.JI, S.JF
     now = S.F[F_NOW]
     JI[j, J_STATION] = s
     JF[j, JF_ARRIVED] = now
     JF[j, JF_STARTED] = now
-    JI[j, J_CALLS_LEFT] = STI[s, ST_CALLS]
+    JI[j, J_CALLS_LEFT] = _calls(S, s, j)
     JF[j, JF_DOWNSTREAM] = 0.0
     JI[j, J_VIA_MEMBER] = member
     JI[j, J_VIA_POOL] = via_pool
@@ -1039,7 +1063,7 @@ def _arrive_queued_target(S, j, s, via_pool):
     p = STI[s, ST_POOL]
     if p < 0 or pool_acquire(S, p, j) == GRANTED:
         STI[s, ST_IN_PROGRESS] += 1
-        cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
+        cpu_run(S, STI[s, ST_CPU], _burst(S, s, j), j)
 
 
 @njit(cache=True)
@@ -1051,7 +1075,7 @@ def arrive(S, j, s, member, via_pool):
     if front and _front_reuses_worker(S, j):
         # the worker of an open connection (FrontStation.serve): nothing to accept
         STI[s, ST_IN_PROGRESS] += 1
-        cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
+        cpu_run(S, STI[s, ST_CPU], _burst(S, s, j), j)
         return
     p = STI[s, ST_POOL]
     status = GRANTED
@@ -1064,7 +1088,7 @@ def arrive(S, j, s, member, via_pool):
             _front_granted(S, j, s)
             return
         STI[s, ST_IN_PROGRESS] += 1
-        cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
+        cpu_run(S, STI[s, ST_CPU], _burst(S, s, j), j)
     elif status == REFUSED:
         # The listen queue of the tier the clients connect to drops the SYN; a deeper
         # tier answers its caller with an error.
@@ -1479,9 +1503,9 @@ def _front_granted(S, j, s):
     per_connection = C[C_ST_CONN_DEMAND]
     if opened and per_connection >= 0:
         work = draw(S, per_connection)
-        work += draw(S, STI[s, ST_BURST])
+        work += _burst(S, s, j)
     else:
-        work = draw(S, STI[s, ST_BURST])
+        work = _burst(S, s, j)
     cpu_run(S, STI[s, ST_CPU], work, j)
 
 
@@ -1840,7 +1864,7 @@ def _bp_node_nested(S, c, j):
     status = GRANTED if p < 0 else pool_acquire(S, p, j)
     if status == GRANTED:
         STI[s, ST_IN_PROGRESS] += 1
-        cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), j)
+        cpu_run(S, STI[s, ST_CPU], _burst(S, s, j), j)
     elif status == REFUSED:
         STI[s, ST_FAILED] += 1
         _bp_unanswerable(S)
@@ -2012,7 +2036,7 @@ def reply_up(S, j, code):
         JF[caller, JF_DOWNSTREAM] += now - JF[caller, JF_CALL_STARTED]
         if code == REPLY_OK:
             s = JI[caller, J_STATION]
-            cpu_run(S, STI[s, ST_CPU], draw(S, STI[s, ST_BURST]), caller)
+            cpu_run(S, STI[s, ST_CPU], _burst(S, s, caller), caller)
             return
         _close_visit(S, caller, False)
         j = caller
@@ -2085,9 +2109,13 @@ def _replicate(S, j, tier):
         count = 0
         stream = int(RP[tier, RP_STREAM])
         fraction = RP[tier, RP_FRACTION]
-        for _ in range(int(RP[tier, RP_INVOCATIONS])):
-            if draw(S, stream) < fraction:
-                count += 1
+        writes = _writes_session(S, j)
+        if writes < 0:  # the tier's trigger decides, a draw per invocation
+            for _ in range(int(RP[tier, RP_INVOCATIONS])):
+                if draw(S, stream) < fraction:
+                    count += 1
+        elif writes:  # a class that writes the session replicates every invocation
+            count = int(RP[tier, RP_INVOCATIONS])
         if count:
             JI[j, J_REP_TIER] = tier
             JI[j, J_REP_LEFT] = count
@@ -2340,6 +2368,7 @@ def _alloc_request(S, user, attempt, sent):
     RI[r, R_CONN] = -1
     RI[r, R_CHILD] = -1
     RI[r, R_STATUS] = 0
+    RI[r, R_CLASS] = -1
     RF[r, RF_SENT] = sent
     JI, levels = S.JI, S.C[C_LEVELS]
     for j in range(r * levels, r * levels + levels):
@@ -2405,6 +2434,8 @@ def _send(S, r):
     counters[I_ARRIVED] += 1
     if RI[r, R_ATTEMPT]:
         counters[I_RETRIED] += 1
+    if C[C_CLASSES]:
+        _choose_class(S, r)
     if C[C_HAS_TIMEOUT]:
         # The timer covers the whole attempt, connection set-up included.
         RI[r, R_TIMER] = push(S, now + CF[CF_TIMEOUT], EV_TIMEOUT, r)
@@ -2454,10 +2485,10 @@ def _done(S, user):
     kind = C[C_CLIENT]
     if kind == CLIENT_CLOSED:
         counters[I_THINKING] += 1
-        push(S, now + draw(S, C[C_ST_THINK]), EV_THINK, user)
+        push(S, now + draw(S, _think_stream(S, user)), EV_THINK, user)
     elif kind == CLIENT_SESSIONS:
         if UI[user, U_REMAINING] > 0:
-            push(S, now + draw(S, C[C_ST_THINK]), EV_SESSION_THINK, user)
+            push(S, now + draw(S, _think_stream(S, user)), EV_SESSION_THINK, user)
         else:
             counters[I_SESS_ENDED] += 1
             c = UI[user, U_CONN]
@@ -2550,9 +2581,11 @@ def _after_failure(S, r, retry_allowed):
     if retry_allowed and attempt < C[C_MAX_RETRIES]:
         delay = min(CF[CF_BACKOFF] * CF[CF_MULTIPLIER] ** float(attempt), CF[CF_MAX_BACKOFF])
         again = _alloc_request(S, user, attempt + 1, S.RF[r, RF_SENT])
+        RI[again, R_CLASS] = RI[r, R_CLASS]  # a retry keeps its request's class
         push(S, S.F[F_NOW] + delay, EV_RESEND, again)
     else:
         counters[I_FAILED] += 1  # the user gives up on this request
+        _class_count(S, r, K_FAILED)
         _done(S, user)
 
 
@@ -2562,6 +2595,7 @@ def _client_replied(S, r, code):
     now = S.F[F_NOW]
     if RI[r, R_STATE] != IN_FLIGHT:
         counters[I_LATE] += 1  # the server finished a request its client had abandoned
+        _class_count(S, r, K_LATE)
         _free_request(S, r)
         return
     if code == REPLY_REFUSED:
@@ -2577,10 +2611,13 @@ def _client_replied(S, r, code):
     counters[I_IN_FLIGHT] -= 1
     RI[r, R_TIMER] = -1
     if code == REPLY_OK:
-        _record(S, now - S.RF[r, RF_SENT])
+        response = now - S.RF[r, RF_SENT]
+        _record(S, response)
+        _class_completed(S, r, response)
         _done(S, RI[r, R_USER])
     else:
         counters[I_ERRORS] += 1
+        _class_count(S, r, K_ERRORS)
         _after_failure(S, r, C[C_RETRY_ON_ERROR])
     _free_request(S, r)
 
@@ -2589,6 +2626,177 @@ def _client_replied(S, r, code):
 def _next_session_request(S, session):
     S.UI[session, U_REMAINING] -= 1
     _send(S, _alloc_request(S, session, 0, S.F[F_NOW]))
+
+
+# --------------------------------------------------------------------------- request classes
+# `sim.tiers.classed` and `sim.tiers.clients.scripts`: a request's class (R_CLASS) picks its
+# burst stream and downstream calls at each station (KST), and the clients count its outcomes
+# per class (KF, `sim.observe.classes.ClassStats`); the response times are logged in order
+# (KLOG) and binned by the driver, with the log's length at each recorder row (KROWS), so a
+# class's percentiles have the reference's windows.  A script's path is fixed (no Markov chain
+# between the steps): a closed user or ab loop walks it from U_STEP and starts it again when
+# used up; a session's step follows from its requests left.  A script with a Markov chain
+# draws each path in the driver (SCRIPTS), step by step, and U_STEP keeps the latest step.
+# per class (KF): `sim.observe.classes.OUTCOMES` in order, then the mix's cumulative
+# probability (mix_by = "request") or last user + 1 (mix_by = "user"), then whether the class
+# writes the replicated session (-1: the trigger decides, 0: never, 1: always)
+(
+    K_ARRIVED,
+    K_COMPLETED,
+    K_RESPONSE_SUM,
+    K_TIMED_OUT,
+    K_ERRORS,
+    K_FAILED,
+    K_RETRIED,
+    K_LATE,
+    K_MIX,
+    K_WRITES,
+    N_KF,
+) = range(11)
+N_OUTCOMES = K_MIX
+CHOICE_MIX, CHOICE_USERS, CHOICE_SCRIPT, CHOICE_CHAIN = range(4)
+STEP_CLASS, STEP_THINK, N_STEP = range(3)
+
+
+@njit(cache=True)
+def _burst(S, s, j):
+    """Visit j's next burst at station s: its class's sampler (`ClassedVisit.burst`)."""
+    C = S.C
+    if C[C_CLASSES] == 0:
+        return draw(S, S.STI[s, ST_BURST])
+    return draw(S, S.KST[s, S.RI[j // C[C_LEVELS], R_CLASS]])
+
+
+@njit(cache=True)
+def _calls(S, s, j):
+    """Visit j's downstream calls at station s: its class's (`classed._start`)."""
+    C = S.C
+    if C[C_CLASSES] == 0:
+        return S.STI[s, ST_CALLS]
+    return S.KST[s, C[C_CLASSES] + S.RI[j // C[C_LEVELS], R_CLASS]]
+
+
+@njit(cache=True)
+def _bound(S, n, value):
+    """bisect_right over the classes' bounds (KF[:, K_MIX]), the last class at most."""
+    KF = S.KF
+    k = 0
+    while k < n - 1 and KF[k, K_MIX] <= value:
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def _script_step(S, user):
+    """ScriptChoice.choose: the user's next step (a new path when its own is used up)."""
+    C, UI = S.C, S.UI
+    if C[C_CLIENT] == CLIENT_SESSIONS:  # drawn whole at the session's start: its length
+        return C[C_PATH_LEN] - 1 - UI[user, U_REMAINING]
+    step = UI[user, U_STEP]
+    if step < 0 or step >= C[C_PATH_LEN]:
+        step = 0
+    UI[user, U_STEP] = step + 1
+    return step
+
+
+@njit(cache=True)
+def _choose_class(S, r):
+    """`Clients.send` with classes: the first attempt picks the request's class (a retry
+    keeps it), which counts the arrival (and the retry)."""
+    C, RI, KF = S.C, S.RI, S.KF
+    n = C[C_CLASSES]
+    if RI[r, R_CLASS] < 0:
+        choice = C[C_CLASS_CHOICE]
+        if choice == CHOICE_MIX:  # MixPerRequest
+            klass = _bound(S, n, draw(S, C[C_ST_MIX]))
+        elif choice == CHOICE_USERS:  # MixPerUser: the first n_1 users are class 1, ...
+            klass = _bound(S, n, float(RI[r, R_USER]))
+        elif choice == CHOICE_CHAIN:  # ScriptChoice with transitions
+            user = RI[r, R_USER]
+            step = _chain_choose(S.TOKEN, user)
+            S.UI[user, U_STEP] = step
+            klass = S.KSTEP[step, STEP_CLASS]
+        else:
+            klass = S.KSTEP[_script_step(S, RI[r, R_USER]), STEP_CLASS]
+        RI[r, R_CLASS] = klass
+    klass = RI[r, R_CLASS]
+    KF[klass, K_ARRIVED] += 1
+    if RI[r, R_ATTEMPT]:
+        KF[klass, K_RETRIED] += 1
+
+
+@njit(cache=True)
+def _think_stream(S, user):
+    """ClassChoice.think: a script's step has its own think time, else the population's."""
+    C = S.C
+    choice = C[C_CLASS_CHOICE]
+    if C[C_CLASSES] == 0 or choice < CHOICE_SCRIPT:
+        return C[C_ST_THINK]
+    if choice == CHOICE_CHAIN:
+        last = S.UI[user, U_STEP]
+    elif C[C_CLIENT] == CLIENT_SESSIONS:
+        last = C[C_PATH_LEN] - 1 - S.UI[user, U_REMAINING]
+    else:
+        last = S.UI[user, U_STEP] - 1
+    return S.KSTEP[last, STEP_THINK]
+
+
+@njit(cache=True)
+def _chain_choose(token, user):
+    """ScriptChoice.choose in the driver: the user's next step (a new path when used up)."""
+    with objmode(step="int64"):
+        step = script_choose(token, user)
+    return step
+
+
+@njit(cache=True)
+def _chain_begin(token, session):
+    """ScriptChoice.begin in the driver: a session's path, drawn whole; its length."""
+    with objmode(length="int64"):
+        length = script_begin(token, session)
+    return length
+
+
+@njit(cache=True)
+def _class_count(S, r, outcome):
+    """One more `outcome` (a K_* column) for request r's class."""
+    if S.C[C_CLASSES]:
+        S.KF[S.RI[r, R_CLASS], outcome] += 1
+
+
+@njit(cache=True)
+def _class_completed(S, r, response):
+    """ClassStats.complete, after the recorder's (a batch row taken now precedes it)."""
+    if S.C[C_CLASSES] == 0:
+        return
+    KF = S.KF
+    klass = S.RI[r, R_CLASS]
+    KF[klass, K_COMPLETED] += 1
+    KF[klass, K_RESPONSE_SUM] += response
+    n = S.I[I_KLOG_N]
+    S.KLOG[n, 0] = klass
+    S.KLOG[n, 1] = response
+    S.I[I_KLOG_N] = n + 1
+
+
+@njit(cache=True)
+def _writes_session(S, j):
+    """ClassedAfterRequest: whether visit j's class writes the replicated session (-1: the
+    tier's trigger decides, as without classes)."""
+    C = S.C
+    if C[C_CLASSES] == 0:
+        return -1
+    return int(S.KF[S.RI[j // C[C_LEVELS], R_CLASS], K_WRITES])
+
+
+@njit(cache=True)
+def _snapshot_classes(S, v, k):
+    """The classes' probes (`ClassProbe.counters`), the last columns of the recorder's row."""
+    KF = S.KF
+    for klass in range(S.C[C_CLASSES]):
+        for outcome in range(N_OUTCOMES):
+            v[k + outcome] = KF[klass, outcome]
+        k += N_OUTCOMES
 
 
 # --------------------------------------------------------------------------- recorder
@@ -2690,6 +2898,8 @@ def _snapshot(S, v):
             k += 1
         v[k] = counters[I_SESS_CREATED]
         v[k + 1] = counters[I_SESS_LOST]
+        k += 2
+    _snapshot_classes(S, v, k)
 
 
 @njit(cache=True)
@@ -2725,6 +2935,7 @@ def _append_row(S):
     row = counters[I_NROWS]
     _snapshot(S, S.ROWS[row])
     _copy_histogram(S.HIST, S.HROWS, row)
+    S.KROWS[row] = counters[I_KLOG_N]
     counters[I_NROWS] = row + 1
 
 
@@ -2740,6 +2951,7 @@ def _boundary(S):
         for i in range(0, n, 2):
             rows[kept, :] = rows[i, :]
             hrows[kept, :] = hrows[i, :]
+            S.KROWS[kept] = S.KROWS[i]
             kept += 1
         counters[I_NROWS] = kept
         counters[I_BATCH] *= 2
@@ -2824,6 +3036,8 @@ def _needs_room(S):
         return True  # a tick forks at most 32 children
     if C[C_BACKEND_POOLS] and counters[I_BC_USED] + S.RI.shape[0] + 16 > S.BC.shape[0]:
         return True  # an event opens at most a backend connection per request
+    if C[C_CLASSES] and counters[I_KLOG_N] + used + 8 > S.KLOG.shape[0]:
+        return True  # an event completes at most the requests in use
     return C[C_CLIENT] == CLIENT_SESSIONS and 2 * counters[I_USR_USED] + 8 > S.UI.shape[0]
 
 
@@ -2904,6 +3118,11 @@ def _borrowed(S):
         _borrow(S.BP),
         _borrow(S.BN),
         _borrow(S.BNF),
+        _borrow(S.KST),
+        _borrow(S.KSTEP),
+        _borrow(S.KF),
+        _borrow(S.KLOG),
+        _borrow(S.KROWS),
         S.TOKEN,
     )
 
@@ -3049,6 +3268,7 @@ def _run(S):
                 S.CN[RI[arg, R_CONN], CN_CLIENT_CLOSED] = 1
             counters[I_IN_FLIGHT] -= 1
             counters[I_TIMED_OUT] += 1
+            _class_count(S, arg, K_TIMED_OUT)
             _after_failure(S, arg, C[C_RETRY_ON_TIMEOUT])
         elif kind == EV_RESEND:
             _send(S, arg)
@@ -3076,8 +3296,10 @@ def _run(S):
             UI[session, U_REFS] = 1  # the session itself
             if C[C_FIXED_LENGTH] >= 0:
                 UI[session, U_REMAINING] = C[C_FIXED_LENGTH]
-            else:
+            elif C[C_ST_LENGTH] >= 0:
                 UI[session, U_REMAINING] = int(draw(S, C[C_ST_LENGTH]))
+            else:  # a script's Markov chain: the session's path, drawn whole now
+                UI[session, U_REMAINING] = _chain_begin(S.TOKEN, session)
             _next_session_request(S, session)
             total = C[C_TOTAL]
             if total < 0 or counters[I_SESS_STARTED] < total:
@@ -3177,6 +3399,8 @@ def empty_state_sizes() -> dict[str, int]:
         "BP": N_BP,
         "BN": N_BN,
         "BNF": N_BNF,
+        "KF": N_KF,
+        "KSTEP": N_STEP,
     }
 
 

@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sim.engines.compiled import kernel as k
+from sim.engines.compiled.classes import ClassView, client_tables, station_tables
 from sim.engines.compiled.support import BLIND_CLASSES
 from sim.kernel.cpu import ProcessorSharingCPU
 from sim.kernel.slots import INFINITE, Pool
+from sim.model.classes import Work, class_names
 from sim.model.plan import Plan as ModelPlan
 from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
 from sim.observe.probes import Measures
@@ -237,6 +239,10 @@ class Plan:
     # per node: the front's pool of connections to it (kernel BN_*, BNF_*)
     backend: np.ndarray = field(default_factory=lambda: np.zeros((1, k.N_BN), dtype=np.int64))
     backend_float: np.ndarray = field(default_factory=lambda: np.zeros((1, k.N_BNF)))
+    # request classes (`sim.engines.compiled.classes`): kernel KST, KSTEP, KF
+    class_stations: np.ndarray = field(default_factory=lambda: np.zeros((1, 2), dtype=np.int64))
+    class_steps: np.ndarray = field(default_factory=lambda: np.zeros((1, k.N_STEP), dtype=np.int64))
+    class_table: np.ndarray = field(default_factory=lambda: np.zeros((1, k.N_KF)))
 
 
 def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
@@ -282,6 +288,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
             "disk_stream": -1,
             "accepts": 0,
             "node": -1,
+            "work": None,  # request classes: (its stream's purpose, Work -> (demand, calls))
         }
         record.update(fields)
         stations.append(record)
@@ -301,6 +308,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
             pool=connections,
             cpu=cpu("database", db.cores, db.speed, db.connections),
             burst=stream("database.demand", as_distribution(db.demand)),
+            work=("database.demand", lambda work, db=db: (work.db_demand(db), 0)),
         )
         disk = as_distribution(db.disk_demand)
         if disk.mean > 0:
@@ -346,6 +354,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         threads = None if model.cluster.active else group.request_threads
         fields["cpu"] = cpu(name, group.cores, group.speed, threads)
         fields["burst"] = stream(f"{name}.demand", as_distribution(group.demand), group.db_calls)
+        fields["work"] = (f"{name}.demand", _node_work(group))
         io = as_distribution(group.io_wait)
         if io.mean != 0:
             fields["io"] = stream(f"{name}.io_wait", io)
@@ -381,6 +390,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
             "cpu": cpu("proxy", px.cores, px.speed, capacity),
             "burst": stream("proxy.demand", as_distribution(px.demand), 1 if forwards else 0),
             "accepts": 1,
+            "work": ("proxy.demand", _proxy_work(px, forwards)),
         }
         if forwards:
             fields["calls"] = 1
@@ -471,11 +481,26 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     probes += [BackendPoolView(names[n]) for i, n in enumerate(nodes) if backend[i, k.BN_POOLED]]
     if dispatcher:
         probes.append(BalancerView([names[n] for n in nodes]))
+    probes += [ClassView(name) for name in class_names(model)]
     columns = list(BASE_FIELDS)
     for probe in probes:
         columns += [f"{probe.name}:{f}" for f in probe.fields]
 
     config, config_float, users = _clients(model, streams, constants)
+
+    def uniforms(purpose: str) -> int:
+        streams.append(Stream(purpose, None))
+        constants.append(None)
+        return len(streams) - 1
+
+    class_table, class_steps = client_tables(model, config, stream, uniforms)
+    class_stations = station_tables(
+        model,
+        [record["work"] for record in stations],
+        [record["down"] != k.DOWN_NONE for record in stations],
+        [record["burst"] for record in stations],
+        stream,
+    )
     config[k.C_LEVELS] = levels
     config[k.C_N_STATIONS] = len(stations)
     config[k.C_N_POOLS] = len(pools)
@@ -555,7 +580,28 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         backend_float=backend_float,
         server_close=server_close,
         replication=replication,
+        class_stations=class_stations,
+        class_steps=class_steps,
+        class_table=class_table,
     )
+
+
+def _node_work(group):
+    """A node's work for a request class (`assemble.node_work`)."""
+
+    def work(each: Work) -> tuple:
+        return each.demand(group), each.db_calls(group)
+
+    return work
+
+
+def _proxy_work(px, forwards: bool):
+    """The proxy's work for a request class: a class it serves itself makes no call."""
+
+    def work(each: Work) -> tuple:
+        return each.proxy_demand(px), 1 if forwards and each.forwarded else 0
+
+    return work
 
 
 def _replication(
@@ -691,13 +737,14 @@ def _clients(model: Model, streams: list[Stream], constants: list) -> tuple:
             config[k.C_TOTAL] = spec.total_requests
     else:
         assert isinstance(spec, SessionClients)
-        assert spec.requests_per_session is not None  # a script is refused by `unsupported`
         config[k.C_CLIENT] = k.CLIENT_SESSIONS
         config[k.C_ST_ARRIVALS] = stream(
             "clients.arrivals", Exponential(1.0 / spec.session_rate_per_s)
         )
         config[k.C_ST_THINK] = stream("clients.think", as_distribution(spec.think))
-        if spec.fixed_length:
+        if spec.requests_per_session is None:
+            pass  # a script's path is the session (`classes.client_tables` sets its length)
+        elif spec.fixed_length:
             config[k.C_FIXED_LENGTH] = int(spec.requests_per_session)
         else:
             streams.append(

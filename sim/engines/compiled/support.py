@@ -21,9 +21,13 @@ connections hold) on processor-shared cores with non-CPU waits;
 JDBC pools; the database's connections, CPU and FCFS disks; the state-blind balancer
 policies with sticky sessions; synchronous session replication (`cluster.replication`, mode
 = sync: serialization on the sender, the cluster network's links, the receivers' CPU,
-acknowledgements; total or buddy scope, every trigger, several tiers).  Everything else runs
-on the reference engine: ramps and rate schedules, ab run again (`clients.repeat`), request
-classes, mixes and scripts, the load generator's CPU (`clients.host`), mod_jk's ajp13 and lb
+acknowledgements; total or buddy scope, every trigger, several tiers); request classes with
+their own demands and calls at each tier (`[[classes]]`, a class the proxy serves itself, one
+that writes the replicated session or never does), picked by a mix per request or per user
+(`clients.mix`, `mix_by`) or by a session script, walked in order or by a Markov chain between
+its steps, with think times per step (`clients.script`), and their `class.NAME.*` metrics.
+Everything else runs on the reference engine: ramps and rate schedules, ab run again
+(`clients.repeat`), the load generator's CPU (`clients.host`), mod_jk's ajp13 and lb
 workers, refusals by a node while requests wait for a pooled connection (a `max` below a
 child's threads with an accept queue), JVMs, asynchronous replication
 (flow-control credits), crashes, and the load-aware or per-client policies.
@@ -84,9 +88,12 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "clients.keep_alive": (MODELLED, "persistent connections"),
     "clients.host": (REFUSED, "the load generator's CPU"),
     "clients.close_delay_s": (MODELLED, "how long a lingering close holds a worker"),
-    "clients.mix": (REFUSED, "request classes"),
-    "clients.mix_by": (INERT, "only with clients.mix"),
-    "clients.script": (REFUSED, "session scripts"),
+    "clients.mix": (MODELLED, "request classes"),
+    "clients.mix_by": (MODELLED, "request classes"),
+    "clients.script.steps.N.name": (MODELLED, "session scripts"),
+    "clients.script.steps.N.class": (MODELLED, "session scripts"),
+    "clients.script.steps.N.think": (MODELLED, "session scripts"),
+    "clients.script.transitions": (MODELLED, "a Markov chain between the steps"),
     "clients.users": (MODELLED, ""),
     "clients.think": (MODELLED, ""),
     "clients.ramp": (REFUSED, ""),
@@ -217,7 +224,13 @@ PARAMETERS: dict[str, tuple[str, str]] = {
         "sim.run.simulate checks the work estimate before either engine runs",
     ),
     "run.timeseries_interval_s": (MODELLED, "--timeseries"),
-    "classes": (REFUSED, "request classes"),
+    "classes.N.name": (MODELLED, "request classes"),
+    "classes.N.served_by": (MODELLED, ""),
+    "classes.N.proxy.demand": (MODELLED, ""),
+    "classes.N.backend.demand": (MODELLED, ""),
+    "classes.N.backend.db_calls": (MODELLED, "none on a node without backends.N.db_calls"),
+    "classes.N.database.demand": (MODELLED, ""),
+    "classes.N.writes_session": (MODELLED, "with cluster.replication"),
 }
 
 
@@ -262,6 +275,11 @@ IMPLEMENTS: frozenset[str] = frozenset(
         "balancer.sticky_session",
         *(kind.feature for kind in BLIND_CLASSES),
         "replication.sync",
+        # request classes: per-class demands and calls, a mix (per request or per user), a
+        # session script, walked in order or by a Markov chain between the steps
+        "classes",
+        "clients.mix",
+        "clients.script",
     }
 )
 
