@@ -260,12 +260,20 @@ def check_classes(model: Any) -> None:
         raise ValueError(
             f"class {proxy_served[0]!r} has served_by = proxy, but the model has no [proxy]"
         )
-    if model.database is None:
-        calling = [c.name for c in classes if c.backend.db_calls]
-        if calling:
-            raise ValueError(
-                f"classes.{names.index(calling[0])}.backend.db_calls > 0 but there is no [database]"
-            )
+    calling = [c.name for c in classes if c.backend.db_calls]
+    if calling and model.database is None:
+        raise ValueError(
+            f"classes.{names.index(calling[0])}.backend.db_calls > 0 but there is no [database]"
+        )
+    # A node calls the database only when its group has db_calls: a class's calls on a node
+    # without them would split the class's demand and make no call.
+    silent = [i for i, group in enumerate(model.backends) if not group.db_calls]
+    if calling and silent:
+        raise ValueError(
+            f"classes.{names.index(calling[0])}.backend.db_calls > 0, but backends.{silent[0]}"
+            ".db_calls = 0: that node has no connection to the database for a class to call; "
+            f"give backends.{silent[0]} db_calls (a class can set its own to 0)"
+        )
 
 
 def _check_users_per_class(clients: Any, mix: dict[str, float]) -> None:

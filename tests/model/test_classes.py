@@ -62,6 +62,10 @@ def invalid(change) -> str:
         (lambda d: d["clients"].update(mix_by="user", users=7), "whole number of users"),
         (lambda d: d["classes"][1].update(served_by="proxy"), "has no [proxy]"),
         (
+            lambda d: d["backends"][0].update(db_calls=0),
+            "backends.0.db_calls = 0: that node has no connection to the database",
+        ),
+        (
             lambda d: d.update(
                 clients={"kind": "open", "rate_per_s": 1, "script": {"steps": [{"name": "view"}]}}
             ),

@@ -228,7 +228,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "classes.N.served_by": (MODELLED, ""),
     "classes.N.proxy.demand": (MODELLED, ""),
     "classes.N.backend.demand": (MODELLED, ""),
-    "classes.N.backend.db_calls": (MODELLED, "none on a node without backends.N.db_calls"),
+    "classes.N.backend.db_calls": (MODELLED, ""),
     "classes.N.database.demand": (MODELLED, ""),
     "classes.N.writes_session": (MODELLED, "with cluster.replication"),
 }
