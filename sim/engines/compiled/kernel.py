@@ -306,8 +306,12 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     C_CLASS_CHOICE,  # CHOICE_*: how the clients pick a request's class
     C_ST_MIX,  # clients.mix's uniform stream (mix_by = "request"), or -1
     C_PATH_LEN,  # a session script's path: its number of steps
+    # the load generator's CPU (clients.host; see its section below)
+    C_HOST_STATION,  # the station row that holds its CPU, or -1: no clients.host
+    C_ST_HOST_DEMAND,  # clients.host.demand's stream
+    C_ST_HOST_CONNECTION,  # clients.host.connection_demand's stream, or -1
     N_C,
-) = range(64)
+) = range(67)
 
 # float configuration
 (
@@ -514,6 +518,8 @@ CLIENT_CLOSED, CLIENT_OPEN, CLIENT_SESSIONS, CLIENT_AB = range(4)
 ENTRY_STATION, ENTRY_BALANCER = range(2)
 DOWN_NONE, DOWN_STATION, DOWN_BALANCER = range(3)
 POLICY_ROUND_ROBIN, POLICY_RANDOM, POLICY_BYREQUESTS, POLICY_STATIC = range(4)
+# the load-aware policies (`_pick_by_load`)
+POLICY_SQF, POLICY_LEAST_OUTSTANDING = range(4, 6)
 ROLE_STATION, ROLE_JDBC, ROLE_DISK, ROLE_LINK, ROLE_PIN = range(5)
 
 # session replication (`sim.tiers.cluster.session_replication`, synchronous): a tier's row
@@ -543,6 +549,7 @@ ROLE_STATION, ROLE_JDBC, ROLE_DISK, ROLE_LINK, ROLE_PIN = range(5)
     FRAME_ACK_OUT,  # an acknowledgement on the receiver's outgoing link
     FRAME_ACK_IN,  # ... on the sender's incoming link (or the segment)
 ) = range(7)
+PHASE_CLIENT = 7  # the request's work on the load generator's CPU, before it is sent
 WARMUP_FROM_START, WARMUP_FIXED = range(2)
 GRID_NONE, GRID_TIME, GRID_REQUESTS = range(3)
 GRANTED, QUEUED, REFUSED = range(3)
@@ -2069,6 +2076,9 @@ def _computed(S, j):
     if phase == PHASE_APPLY:
         _applied(S, j)
         return
+    if phase == PHASE_CLIENT:
+        _host_done(S, j)
+        return
     s = JI[j, J_STATION]
     if JI[j, J_CALLS_LEFT] > 0:
         JI[j, J_CALLS_LEFT] -= 1
@@ -2314,6 +2324,8 @@ def _pick(S):
                 best = i
         BF[best, BF_LBSTATUS] -= total
         return best
+    if policy in (POLICY_SQF, POLICY_LEAST_OUTSTANDING):
+        return _pick_by_load(S, policy)
     return 0  # static: the first active member
 
 
@@ -2439,7 +2451,9 @@ def _send(S, r):
     if C[C_HAS_TIMEOUT]:
         # The timer covers the whole attempt, connection set-up included.
         RI[r, R_TIMER] = push(S, now + CF[CF_TIMEOUT], EV_TIMEOUT, r)
-    if new_connection and C[C_ST_CONNECT] >= 0:
+    if C[C_HOST_STATION] >= 0:
+        _host_run(S, r, new_connection)
+    elif new_connection and C[C_ST_CONNECT] >= 0:
         push(S, now + draw(S, C[C_ST_CONNECT]), EV_CONNECTED, r)
     else:
         _enter(S, r)
@@ -2626,6 +2640,68 @@ def _client_replied(S, r, code):
 def _next_session_request(S, session):
     S.UI[session, U_REMAINING] -= 1
     _send(S, _alloc_request(S, session, 0, S.F[F_NOW]))
+
+
+# --------------------------------------------------------------------------- the load generator
+# The load generator's CPU (`clients.host`, `Clients.send`): before a request is sent, its
+# client computes `clients.host.demand` (plus `connection_demand` on a new connection) on the
+# generator's processor-shared cores -- ab's one process on one core queues its loops' work --
+# and only then connects (`clients.connect`) or sends.  The timer started before, so the queue
+# counts in the client's response time.  The work is the request's level-0 job (free until the
+# request enters the servers) in phase PHASE_CLIENT, on a station row past the probed ones
+# (C_HOST_STATION: no pool, no probe; the loop's burst events read its CPU from it).
+@njit(cache=True)
+def _host_run(S, r, new_connection):
+    """Request r's work on the generator's CPU; it connects or is sent when that is done."""
+    C, JI = S.C, S.JI
+    work = draw(S, C[C_ST_HOST_DEMAND])
+    if new_connection and C[C_ST_HOST_CONNECTION] >= 0:
+        work += draw(S, C[C_ST_HOST_CONNECTION])
+    j = r * C[C_LEVELS]
+    s = C[C_HOST_STATION]
+    JI[j, J_STATION] = s
+    JI[j, J_PHASE] = PHASE_CLIENT
+    JI[j, J_CALLS_LEFT] = 1 if new_connection else 0  # whether it connects next
+    cpu_run(S, S.STI[s, ST_CPU], work, j)
+
+
+@njit(cache=True)
+def _host_done(S, j):
+    """`Clients._host_done_connect` / `_connected`: the generator's work for the request is
+    done; it connects (a new connection with a set-up time) or goes to the servers now."""
+    C, JI = S.C, S.JI
+    r = j // C[C_LEVELS]
+    new_connection = JI[j, J_CALLS_LEFT]
+    JI[j, J_PHASE] = PHASE_VISIT
+    if new_connection and C[C_ST_CONNECT] >= 0:
+        push(S, S.F[F_NOW] + draw(S, C[C_ST_CONNECT]), EV_CONNECTED, r)
+    else:
+        _enter(S, r)
+
+
+# The load-aware policies (`sim.tiers.balancer.policies.least_load`), over the live count of
+# requests each member has not answered yet (B_OUTSTANDING: the dispatcher's `outstanding`;
+# without `balancer.report_interval_s`, which stays on the reference engine, it is what they
+# read).  Every member is usable: members fail only through `backends.N.events`.
+@njit(cache=True)
+def _pick_by_load(S, policy):
+    """lighttpd `sqf` (ShortestQueueFirst): the fewest outstanding, the first on ties; or
+    `least_outstanding` (LeastOutstanding): the fewest, ties to the first from a start that
+    rotates by one at every pick."""
+    BI = S.BI
+    n = S.C[C_N_MEMBERS]
+    start = 0
+    if policy == POLICY_LEAST_OUTSTANDING:
+        counters = S.I
+        start = counters[I_RR_NEXT] % n
+        counters[I_RR_NEXT] = start + 1
+    best = start
+    best_load = BI[best, B_OUTSTANDING]
+    for offset in range(1, n):
+        i = (start + offset) % n
+        if BI[i, B_OUTSTANDING] < best_load:
+            best, best_load = i, BI[i, B_OUTSTANDING]
+    return best
 
 
 # --------------------------------------------------------------------------- request classes

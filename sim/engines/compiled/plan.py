@@ -19,7 +19,7 @@ import numpy as np
 
 from sim.engines.compiled import kernel as k
 from sim.engines.compiled.classes import ClassView, client_tables, station_tables
-from sim.engines.compiled.support import BLIND_CLASSES
+from sim.engines.compiled.support import BLIND_CLASSES, LOAD_CLASSES
 from sim.kernel.cpu import ProcessorSharingCPU
 from sim.kernel.slots import INFINITE, Pool
 from sim.model.classes import Work, class_names
@@ -92,6 +92,8 @@ POLICY_CODES = {
     "random": k.POLICY_RANDOM,
     "byrequests": k.POLICY_BYREQUESTS,
     "static": k.POLICY_STATIC,
+    "sqf": k.POLICY_SQF,
+    "least_outstanding": k.POLICY_LEAST_OUTSTANDING,
 }
 
 
@@ -368,7 +370,8 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
 
     dispatcher = len(nodes) > 1
     keeps_sessions = dispatcher and stack.keeps_sessions  # the client class declares it
-    policy = (BLIND_CLASSES.get(stack.policy) if dispatcher else None) or "static"
+    policies = {**BLIND_CLASSES, **LOAD_CLASSES}
+    policy = (policies.get(stack.policy) if dispatcher else None) or "static"
     balancer_stream = -1
     if dispatcher and policy == "random":
         streams.append(Stream("balancer", None, reverse=True))
@@ -416,6 +419,10 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     if entry_kind == k.ENTRY_STATION:
         entry_target = renumber[entry_target]
 
+    # the load generator's CPU (clients.host): made after the proxy's, as the reference makes it
+    host = model.clients.host
+    host_cpu = cpu("clients", host.cores, host.speed, None) if host is not None else -1
+
     levels = (1 if model.proxy is not None else 0) + (1 if nodes else 0)
     if any(stations[n]["calls"] for n in nodes):
         levels += 1
@@ -436,6 +443,8 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         row[k.ST_DISK_STREAM] = record["disk_stream"]
         row[k.ST_ACCEPTS] = record["accepts"]
         row[k.ST_NODE] = record["node"]
+    if host_cpu >= 0:
+        station_table = _host_station(station_table, host_cpu)
 
     pool_table = np.zeros((len(pools), k.N_POI), dtype=np.int64)
     for p, (_name, capacity, queue_limit, role) in enumerate(pools):
@@ -494,6 +503,12 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         return len(streams) - 1
 
     class_table, class_steps = client_tables(model, config, stream, uniforms)
+    if host is not None:  # the request's work on the generator's CPU (kernel `_host_run`)
+        config[k.C_HOST_STATION] = len(stations)
+        config[k.C_ST_HOST_DEMAND] = stream("clients.host.demand", as_distribution(host.demand))
+        connection = as_distribution(host.connection_demand)
+        if connection.mean > 0:
+            config[k.C_ST_HOST_CONNECTION] = stream("clients.host.connection_demand", connection)
     class_stations = station_tables(
         model,
         [record["work"] for record in stations],
@@ -584,6 +599,20 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         class_steps=class_steps,
         class_table=class_table,
     )
+
+
+def _host_station(station_table: np.ndarray, host_cpu: int) -> np.ndarray:
+    """The station table with a row for the load generator's CPU past the probed stations
+    (kernel C_HOST_STATION): no pool, no probe, no calls; the loop reads its CPU from it."""
+    row = np.full((1, k.N_STI), -1, dtype=np.int64)
+    row[0, k.ST_CPU] = host_cpu
+    row[0, k.ST_CALLS] = 0
+    row[0, k.ST_DOWN] = k.DOWN_NONE
+    row[0, k.ST_ACCEPTS] = 0
+    row[0, k.ST_VISITS] = 0
+    row[0, k.ST_FAILED] = 0
+    row[0, k.ST_IN_PROGRESS] = 0
+    return np.concatenate([station_table, row])
 
 
 def _node_work(group):

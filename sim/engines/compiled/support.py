@@ -18,19 +18,22 @@ idle timeout, disablereuse, a child's connections closed when it exits), each co
 pinning a Tomcat `maxConnections` slot or a blocking connector's thread; backend thread pools (Tomcat `maxThreads`,
 `acceptCount`; the non-blocking connector, and the blocking one whose threads the pooled
 connections hold) on processor-shared cores with non-CPU waits;
-JDBC pools; the database's connections, CPU and FCFS disks; the state-blind balancer
-policies with sticky sessions; synchronous session replication (`cluster.replication`, mode
-= sync: serialization on the sender, the cluster network's links, the receivers' CPU,
-acknowledgements; total or buddy scope, every trigger, several tiers); request classes with
-their own demands and calls at each tier (`[[classes]]`, a class the proxy serves itself, one
-that writes the replicated session or never does), picked by a mix per request or per user
-(`clients.mix`, `mix_by`) or by a session script, walked in order or by a Markov chain between
-its steps, with think times per step (`clients.script`), and their `class.NAME.*` metrics.
+JDBC pools; the database's connections, CPU and FCFS disks; the state-blind balancer policies
+and the load-aware `sqf` (lighttpd) and `least_outstanding`, with sticky sessions; the load
+generator's CPU (`clients.host`: ab's one core queueing its loops' work); synchronous session
+replication (`cluster.replication`, mode = sync: serialization on the sender, the cluster
+network's links, the receivers' CPU, acknowledgements; total or buddy scope, every trigger,
+several tiers); request classes with their own demands and calls at each tier (`[[classes]]`,
+a class the proxy serves itself, one that writes the replicated session or never does), picked
+by a mix per request or per user (`clients.mix`, `mix_by`) or by a session script, walked in
+order or by a Markov chain between its steps, with think times per step (`clients.script`),
+and their `class.NAME.*` metrics.
 Everything else runs on the reference engine: ramps and rate schedules, ab run again
-(`clients.repeat`), the load generator's CPU (`clients.host`), mod_jk's ajp13 and lb
-workers, refusals by a node while requests wait for a pooled connection (a `max` below a
-child's threads with an accept queue), JVMs, asynchronous replication
-(flow-control credits), crashes, and the load-aware or per-client policies.
+(`clients.repeat`), mod_jk's ajp13 and lb workers, refusals by a node while requests wait
+for a pooled connection (a `max` below a child's threads with an accept queue), JVMs,
+asynchronous replication (flow-control credits), crashes, the other load-aware policies and
+the per-client ones, and a load-aware policy's stale view of the load
+(`balancer.report_interval_s`).
 
 An engine says what it implements (`IMPLEMENTS`, a set of features as the model's components
 declare them: `sim.model.stack`); `run.engine = "auto"` runs a model here only when the
@@ -44,7 +47,11 @@ from __future__ import annotations
 from sim.model.plan import Plan, compile_plan
 from sim.model.schema import Model
 from sim.tiers.appserver.connectors import Blocking, NonBlocking
-from sim.tiers.balancer.policies.least_load import UniformRandom
+from sim.tiers.balancer.policies.least_load import (
+    LeastOutstanding,
+    ShortestQueueFirst,
+    UniformRandom,
+)
 from sim.tiers.balancer.policies.rotation import (
     FirstActive,
     SmoothWeightedRoundRobin,
@@ -62,6 +69,13 @@ BLIND_CLASSES = {
     UniformRandom: "random",
     SmoothWeightedRoundRobin: "byrequests",
     FirstActive: "static",
+}
+# The policies that read the live count of requests each member has not answered (lighttpd's
+# sqf, HAProxy leastconn), by the reference class: a stale view of that count
+# (`balancer.report_interval_s`) is a feature of its own, which stays on the reference engine.
+LOAD_CLASSES = {
+    ShortestQueueFirst: "sqf",
+    LeastOutstanding: "least_outstanding",
 }
 
 
@@ -86,7 +100,10 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "clients.tcp.syn_retries": (MODELLED, "SYN retransmission"),
     "clients.tcp.initial_rto_s": (MODELLED, "SYN retransmission"),
     "clients.keep_alive": (MODELLED, "persistent connections"),
-    "clients.host": (REFUSED, "the load generator's CPU"),
+    "clients.host.cores": (MODELLED, "the load generator's CPU"),
+    "clients.host.speed": (MODELLED, "the load generator's CPU"),
+    "clients.host.demand": (MODELLED, "the load generator's CPU"),
+    "clients.host.connection_demand": (MODELLED, "the load generator's CPU"),
     "clients.close_delay_s": (MODELLED, "how long a lingering close holds a worker"),
     "clients.mix": (MODELLED, "request classes"),
     "clients.mix_by": (MODELLED, "request classes"),
@@ -144,10 +161,16 @@ PARAMETERS: dict[str, tuple[str, str]] = {
         REFUSED,
         "mod_jk's reply timeout, its retries and the lb worker's failover",
     ),
-    "balancer.policy": (MODELLED, "the state-blind policies; the others are refused"),
+    "balancer.policy": (
+        MODELLED,
+        "the state-blind policies, sqf and least_outstanding; the others are refused",
+    ),
     "balancer.members": (MODELLED, ""),
     "balancer.sticky_session": (MODELLED, ""),
-    "balancer.report_interval_s": (INERT, "the state-blind policies never read the load"),
+    "balancer.report_interval_s": (
+        REFUSED,
+        "a load-aware policy's stale view; the state-blind policies never read the load",
+    ),
     "balancer.sticky_session_force": (INERT, "members never fail without backends.N.events"),
     "balancer.retry_s": (INERT, "members never fail without backends.N.events"),
     "balancer.max_attempts": (INERT, "members never fail without backends.N.events"),
@@ -274,6 +297,8 @@ IMPLEMENTS: frozenset[str] = frozenset(
         "balancer",
         "balancer.sticky_session",
         *(kind.feature for kind in BLIND_CLASSES),
+        *(kind.feature for kind in LOAD_CLASSES),  # sqf, least_outstanding: the live count
+        "clients.host",  # the load generator's CPU, before each request is sent
         "replication.sync",
         # request classes: per-class demands and calls, a mix (per request or per user), a
         # session script, walked in order or by a Markov chain between the steps
