@@ -45,6 +45,15 @@ def closed(users=20, think=0.5, **extra):
     return {"kind": "closed", "users": users, "think": {"dist": EXP, "mean": think}, **extra}
 
 
+def seed003(policy: str = "sqf", **clients) -> dict:
+    """seed003's lighttpd.toml (ab -k on a one-core client, lighttpd's sqf over a fast and a
+    slow backend), its `[clients]` changed by `clients` and its policy by `policy`."""
+    data = model_file("experiments/seed003/lighttpd.toml")
+    data["clients"].update(clients)
+    data["balancer"]["policy"] = policy
+    return data
+
+
 def chain(**run):
     return {
         "clients": closed(30, 1.0),
@@ -824,6 +833,54 @@ MODELS = {
         ],
         "run": {"duration_s": 200.0, "warmup": 20.0},
     },
+    # the load generator's CPU (clients.host) and the load-aware policies (sqf, least_outstanding)
+    "seed 003: ab -k on a one-core client through lighttpd, sqf": seed003(requests=3000),
+    "seed 003: ab without keep-alive, lighttpd's round robin": seed003(
+        requests=3000, keep_alive=False, policy="lighttpd_round_robin"
+    ),
+    "closed users on a two-core client host, least_outstanding, timeouts, keep-alive": {
+        "clients": {
+            **closed(30, 0.2),
+            "timeout_s": 0.3,
+            "retry": {"max_retries": 2, "backoff_s": 0.05},
+            "connect": {"dist": EXP, "mean": 0.002},
+            "keep_alive": True,
+            "host": {
+                "cores": 2,
+                "speed": 2.0,
+                "demand": {"dist": EXP, "mean": 0.006},
+                "connection_demand": {"dist": EXP, "mean": 0.004},
+            },
+        },
+        "proxy": {"workers": 12, "mpm": "event", "demand": {"dist": EXP, "mean": 0.002}},
+        "balancer": {"policy": "least_outstanding", "sticky_session": True},
+        "backends": [
+            {
+                "name": "app",
+                "count": 3,
+                "threads": 2,
+                "accept_queue": 2,
+                "demand": {"dist": EXP, "mean": 0.04},
+            }
+        ],
+        "run": {"requests": 3000},
+    },
+    "sessions on a client host, sqf with sticky sessions and replication": {
+        "clients": {
+            "kind": "sessions",
+            "session_rate_per_s": 6.0,
+            "requests_per_session": 5,
+            "think": {"dist": EXP, "mean": 0.2},
+            "host": {"cores": 1, "demand": {"dist": "gamma", "mean": 0.01, "cv": 1.5}},
+        },
+        "balancer": {"policy": "sqf", "sticky_session": True},
+        "backends": [
+            {"name": "a", "count": 2, "threads": 3, "demand": {"dist": EXP, "mean": 0.05}},
+            {"name": "b", "threads": 3, "cores": 2, "demand": {"dist": EXP, "mean": 0.05}},
+        ],
+        "cluster": {"replication": [{"message_cpu_s": 0.002}]},
+        "run": {"duration_s": 150.0},
+    },
 }
 
 
@@ -1191,7 +1248,22 @@ def core_models(draw):
         "warmup": draw(st.sampled_from(["mser", "none", 5.0])),
         "max_in_flight": 20_000,
     }
+    client_host_and_load_policy(draw, data)
     return data
+
+
+def client_host_and_load_policy(draw, data: dict) -> None:
+    """The load generator's CPU (`clients.host`), and a load-aware policy (sqf,
+    least_outstanding) in place of the state-blind one."""
+    if draw(st.booleans()):
+        data["clients"]["host"] = {
+            "cores": draw(st.integers(1, 2)),
+            "speed": draw(st.sampled_from([1.0, 2.0])),
+            "demand": draw(distributions(0.0005, 0.005)),
+            "connection_demand": draw(st.sampled_from([0.0, 0.002, {"dist": EXP, "mean": 0.001}])),
+        }
+    if draw(st.booleans()):
+        data["balancer"]["policy"] = draw(st.sampled_from(["sqf", "least_outstanding"]))
 
 
 def request_classes(draw, data: dict) -> None:
@@ -1282,12 +1354,12 @@ def test_auto_falls_back_to_the_reference_and_names_what_is_missing():
     data = chain()
     data["backends"][0]["max_connections"] = 4
     data["proxy"]["backend_pool"] = {"module": "mod_jk"}
-    data["balancer"] = {"policy": "least_outstanding"}
+    data["balancer"] = {"policy": "power_of_d"}
     data["backends"][0]["count"] = 2
     model = model_from(data)
     choice = choose(model)
     assert choice.engine == "reference"
-    assert "proxy.backend_pool.mod_jk" in choice.note and "least_outstanding" in choice.note
+    assert "proxy.backend_pool.mod_jk" in choice.note and "power_of_d" in choice.note
     with pytest.raises(EngineUnavailable, match=r"proxy\.backend_pool\.mod_jk"):
         choose(model_from(data, engine="compiled"))
     assert choose(model_from(chain())).engine == "compiled"  # --timeseries runs on both
