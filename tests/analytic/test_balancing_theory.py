@@ -68,8 +68,7 @@ HETEROGENEOUS = [
     [
         pytest.param(policy, exact, engine, id=f"{policy}-{engine}")
         for policy, exact in HETEROGENEOUS
-        # the state-blind policies on both engines; sqf reads the load: the reference only
-        for engine in (("reference", "compiled") if policy != "sqf" else ("reference",))
+        for engine in ("reference", "compiled")
     ],
 )
 def test_heterogeneous_pair(policy, exact, engine):
