@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from sim.model.backend_pools import backend_pool_applies, jk_acts
 from sim.model.classes import RequestClass, Script, check_classes
 from sim.random.distributions import DistributionSpec, as_distribution
 from sim.tiers.appserver.connectors import CONNECTORS, connector_class
@@ -1502,7 +1503,6 @@ class Model(Strict):
 def _check_connection_setup(model: Model) -> None:
     """A connection set-up is paid by connections the front pools: refuse it where there are
     none, rather than let it do nothing."""
-    from sim.model.stack import backend_pool_applies, jk_acts  # the stack reads this schema
 
     for index, group in enumerate(model.backends):
         if as_distribution(group.connection_setup).mean == 0:

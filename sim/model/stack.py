@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, Proxy
+from sim.model.backend_pools import backend_pool_applies, jk_acts, pool_limit_binds
+from sim.model.schema import AbClients, ClosedClients, Model, OpenClients
 from sim.random.distributions import as_distribution
 from sim.tiers.appserver.connectors import Connector, connector_class
 from sim.tiers.balancer.policies import policy_class
@@ -224,41 +225,6 @@ def children_matter(model: Model) -> bool:
         mpm_class(px.mpm).limits_connections_by_idle_workers
         and px.keep_alive
         and model.clients.keep_alive
-    )
-
-
-def pool_limit_binds(proxy: Proxy) -> bool:
-    """A backend pool `max` below a child's threads can make its requests wait (or, for an
-    unbounded front, any `max`); at ThreadsPerChild or above it never can."""
-    limit = proxy.backend_pool.max
-    if limit is None:
-        return False
-    processes = proxy.processes
-    return processes is None or limit < processes.threads_per_child
-
-
-def backend_pool_applies(model: Model, pins_per_connection: bool, jk: bool) -> bool:
-    """The front's pool of connections to a node is built whenever it can change the answer:
-    when connections pin a thread or a slot on the node, when mod_jk's own timeouts and retries
-    act, or when a child's pool (`max`) is smaller than the requests the child can send at once
-    (ThreadsPerChild), so that requests wait for a connection (`acquire`) or fail.  Otherwise
-    every request finds a connection at once and its `ttl`, `acquire` and read `timeout` never
-    act: skipping the pool is exact, and keeps the hot path short."""
-    proxy = model.proxy
-    if proxy is None or not proxy.forward:
-        return False
-    return pins_per_connection or jk or pool_limit_binds(proxy)
-
-
-def jk_acts(model: Model) -> bool:
-    """mod_jk's own timeouts and retries can act: a reply_timeout, or members that crash
-    (refused connects, retried).  Otherwise its ajp13 worker sends each request once and waits
-    for the answer, as the plain pool does."""
-    proxy = model.proxy
-    if proxy is None or not proxy.forward or proxy.backend_pool.module != "mod_jk":
-        return False
-    return proxy.backend_pool.reply_timeout_s is not None or any(
-        group.events for group in model.backends
     )
 
 
