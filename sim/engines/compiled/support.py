@@ -251,6 +251,11 @@ IMPLEMENTS: frozenset[str] = frozenset(
         # the front's pools of connections to the nodes, per child (mod_proxy), and max below
         # a child's threads (refusals while requests wait for a connection are not)
         "proxy.backend_pool.mod_proxy",
+        # mod_jk's ajp13 worker in front of one node: its endpoint cache per child, looked
+        # for every 100 ms, connection_pool_timeout at the maintenance; reply_timeout,
+        # retries, connects whose SYNs a full accept queue drops (its lb worker is not)
+        "proxy.backend_pool.mod_jk",
+        "mod_jk.ajp13",
         "proxy.backend_pool.max",
         "connector.max_connections",  # Tomcat maxConnections: a slot pinned per connection
         NonBlocking.feature,
