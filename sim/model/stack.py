@@ -161,7 +161,9 @@ def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
                 for node, pooled in zip(nodes, plan.backend_pools)
                 if pooled and node.spec.accept_queue is not None
             ]
-            if refusing:
+            # (mod_jk: nobody waits in line for an endpoint, and a connection the node cannot
+            # queue has its SYN dropped and retried: no error comes back at once)
+            if refusing and proxy.backend_pool.module == "mod_proxy":
                 # a request the node refuses (or a connection it cannot queue) answers with an
                 # error while others wait for the pool: its connection or slot passes to the
                 # next waiting request, whose own refusal nests inside the first
