@@ -65,8 +65,7 @@ def metrics(data: dict) -> dict:
         for name, value in reference.metrics.items()
         if not (
             value == compiled.metrics[name]
-            or math.isnan(value)
-            and math.isnan(compiled.metrics[name])
+            or (math.isnan(value) and math.isnan(compiled.metrics[name]))
         )
     }
     assert not different
