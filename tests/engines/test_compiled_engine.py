@@ -1167,6 +1167,29 @@ def core_models(draw):
                 "scheme": draw(st.sampled_from(["http", "ajp"])),
                 "disable_reuse": draw(st.booleans()),
             }
+        if backend["count"] == 1 and draw(st.booleans()):
+            # mod_jk's ajp13 worker instead (one node: several make the balancer its lb
+            # worker, the reference's): polled endpoints, reply timeouts and retries, dropped
+            # SYNs, connection_pool_timeout at each child's maintenance (worker.maintain)
+            data["proxy"]["backend_pool"] = {
+                "module": "mod_jk",
+                "max": draw(st.sampled_from([None, 1, 2, 5])),
+                "ttl_s": draw(st.sampled_from([None, 0.02, 0.5])),
+                "acquire_timeout_s": draw(st.sampled_from([0.05, 0.2, 1.0])),
+                "timeout_s": draw(st.sampled_from([None, 0.3])),  # socket_timeout
+                # the node serves every attempt mod_jk gave up on, unseen by max_in_flight:
+                # only a bounded accept queue and threads keep a retry storm from growing
+                "reply_timeout_s": draw(st.sampled_from([None, 0.3, 1.0]))
+                if backend["accept_queue"] is not None and backend["threads"] is not None
+                else None,
+                "retries": draw(st.integers(1, 3)),
+                "retry_interval_s": draw(st.sampled_from([0.0, 0.05])),
+                "recovery_options": draw(st.sampled_from([0, 1, 17])),
+            }
+            data["balancer"] = {
+                "policy": "mod_jk_request",
+                "maintain_s": draw(st.sampled_from([0.5, 60.0])),
+            }
         if data["proxy"]["workers"] is not None and draw(st.booleans()):
             # httpd's process management: children forked and stopped once a second
             spare = "servers" if mpm == "prefork" else "threads"

@@ -1538,8 +1538,8 @@ def _front_granted(S, j, s):
 @njit(cache=True)
 def _front_responded(S, j, ok):
     """FrontConnections.responded: keep the connection (and, prefork/worker, its worker)
-    through KeepAliveTimeout, or close it.  An error response is a 503 (no component of the
-    engine sets another status), which drops the connection."""
+    through KeepAliveTimeout, or close it.  An error response has the status set where it
+    arose (503 if none), and a 503 drops the connection."""
     C, CN, counters = S.C, S.CN, S.I
     now = S.F[F_NOW]
     r = j // C[C_LEVELS]

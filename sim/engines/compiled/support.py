@@ -15,7 +15,11 @@ close that holds a prefork/worker worker, closing after an error status, a CPU c
 connection, `proxy.*` counts and statuses); the front's pools of connections to the nodes
 (mod_proxy, per child: LIFO idle lists, `max`, `ttl`, `acquire`, the read timeout, the nodes'
 idle timeout, disablereuse, a child's connections closed when it exits), each connection
-pinning a Tomcat `maxConnections` slot or a blocking connector's thread; backend thread pools (Tomcat `maxThreads`,
+pinning a Tomcat `maxConnections` slot or a blocking connector's thread; mod_jk's ajp13 worker
+in front of one node (its endpoint cache per child, looked for every 100 ms until
+connection_acquire_timeout, connection_pool_timeout at each child's maintenance,
+reply_timeout, retries and recovery_options, connects whose SYNs a full accept queue drops,
+the attempts the node serves after mod_jk gave up on them); backend thread pools (Tomcat `maxThreads`,
 `acceptCount`; the non-blocking connector, and the blocking one whose threads the pooled
 connections hold) on processor-shared cores with non-CPU waits;
 JDBC pools; the database's connections, CPU and FCFS disks; the state-blind balancer
@@ -23,9 +27,9 @@ policies with sticky sessions; synchronous session replication (`cluster.replica
 = sync: serialization on the sender, the cluster network's links, the receivers' CPU,
 acknowledgements; total or buddy scope, every trigger, several tiers).  Everything else runs
 on the reference engine: ramps and rate schedules, ab run again (`clients.repeat`), request
-classes, mixes and scripts, the load generator's CPU (`clients.host`), mod_jk's ajp13 and lb
-workers, refusals by a node while requests wait for a pooled connection (a `max` below a
-child's threads with an accept queue), JVMs, asynchronous replication
+classes, mixes and scripts, the load generator's CPU (`clients.host`), mod_jk's lb worker
+(several nodes behind mod_jk), refusals by a node while requests wait for a mod_proxy
+connection (a `max` below a child's threads with an accept queue), JVMs, asynchronous replication
 (flow-control credits), crashes, and the load-aware or per-client policies.
 
 An engine says what it implements (`IMPLEMENTS`, a set of features as the model's components
