@@ -149,8 +149,10 @@ def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
                 if timeout is not None
                 else "backends.N.events: mod_jk's retries of refused connects"
             )
-            if len(nodes) > 1:
-                out["mod_jk.lb"] = "mod_jk's lb worker: failover, error state, recovery"
+        if proxy.forward and proxy.backend_pool.module == "mod_jk" and len(nodes) > 1:
+            # the balancer is mod_jk's lb worker (`JkDispatcher`) whether or not its members'
+            # timeouts act: a member's failed or busy answer fails over and can put it in error
+            out["mod_jk.lb"] = "mod_jk's lb worker: failover, error state, recovery"
         if proxy.forward and pool_limit_binds(proxy):
             out["proxy.backend_pool.max"] = (
                 f"proxy.backend_pool.max = {proxy.backend_pool.max} below the child's threads"
@@ -160,7 +162,9 @@ def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
                 for node, pooled in zip(nodes, plan.backend_pools)
                 if pooled and node.spec.accept_queue is not None
             ]
-            if refusing:
+            # (mod_jk: nobody waits in line for an endpoint, and a connection the node cannot
+            # queue has its SYN dropped and retried: no error comes back at once)
+            if refusing and proxy.backend_pool.module == "mod_proxy":
                 # a request the node refuses (or a connection it cannot queue) answers with an
                 # error while others wait for the pool: its connection or slot passes to the
                 # next waiting request, whose own refusal nests inside the first

@@ -865,6 +865,97 @@ MODELS = {
         ],
         "run": {"requests": 3000},
     },
+    # mod_jk's ajp13 worker: fewer endpoints than a child's threads (requests look again every
+    # 100 ms, then 503), reply timeouts retried on new connections while the node serves the
+    # abandoned attempts, connects whose SYNs the full accept queue drops, and
+    # connection_pool_timeout applied by each child's maintenance
+    "mod_jk: reply timeouts and retries, polled endpoints, dropped SYNs, a worker front": {
+        "clients": {**closed(40, 0.4), "keep_alive": True, "timeout_s": 4.0},
+        "proxy": {
+            "workers": 24,
+            "mpm": "worker",
+            "threads_per_child": 6,
+            "start_servers": 2,
+            "min_spare_threads": 3,
+            "max_spare_threads": 12,
+            "demand": {"dist": EXP, "mean": 0.001},
+            "backend_pool": {
+                "module": "mod_jk",
+                "max": 4,
+                "ttl_s": 0.5,
+                "reply_timeout_s": 0.25,
+                "retries": 3,
+                "retry_interval_s": 0.05,
+                "socket_connect_timeout_s": 0.3,
+            },
+        },
+        "balancer": {"policy": "mod_jk_request", "maintain_s": 2.0},  # worker.maintain
+        "backends": [
+            {
+                "name": "tomcat",
+                "connector": "blocking",
+                "threads": 10,
+                "accept_queue": 2,
+                "cores": 2,
+                "connection_idle_timeout_s": 1.5,
+                "demand": {"dist": EXP, "mean": 0.06},
+            }
+        ],
+        "run": {"duration_s": 120.0},
+    },
+    # prefork children each caching one endpoint (seed 000's front), Tomcat's maxConnections
+    # slots with acceptCount 0 (SYNs dropped until socket_connect_timeout), recovery_options
+    # making a timed-out request final
+    "mod_jk: prefork children, maxConnections, final reply timeouts": {
+        "clients": closed(30, 0.3),
+        "proxy": {
+            "workers": 16,
+            "start_servers": 4,
+            "min_spare_servers": 2,
+            "max_spare_servers": 5,
+            "demand": {"dist": EXP, "mean": 0.001},
+            "backend_pool": {
+                "module": "mod_jk",
+                "ttl_s": 1.0,
+                "reply_timeout_s": 0.4,
+                "socket_connect_timeout_s": 0.5,
+                "recovery_options": 1,
+            },
+        },
+        "backends": [
+            {
+                "name": "tomcat",
+                "threads": 4,
+                "max_connections": 8,
+                "accept_queue": 0,
+                "cores": 2,
+                "connection_idle_timeout_s": 0.5,
+                "demand": {"dist": EXP, "mean": 0.05},
+                "db_calls": 1,
+            }
+        ],
+        "database": {"connections": 2, "cores": 2, "demand": {"dist": EXP, "mean": 0.01}},
+        "run": {"duration_s": 100.0},
+    },
+    # an unbounded front: one endpoint cache per node, polled; open arrivals
+    "mod_jk: an unbounded front, one endpoint cache": {
+        "clients": {"kind": "open", "rate_per_s": 30.0, "timeout_s": 3.0},
+        "proxy": {
+            "workers": None,
+            "demand": {"dist": EXP, "mean": 0.001},
+            "backend_pool": {"module": "mod_jk", "max": 3, "reply_timeout_s": 0.5},
+        },
+        "backends": [
+            {
+                "name": "app",
+                "threads": 4,
+                "cores": 2,
+                "max_connections": 3,
+                "demand": {"dist": EXP, "mean": 0.08},
+            }
+        ],
+        "run": {"requests": 3000},
+    },
     "sessions on a client host, sqf with sticky sessions and replication": {
         "clients": {
             "kind": "sessions",
@@ -967,6 +1058,18 @@ def test_the_demo_model_runs_the_same_on_both_engines():
         model.model_copy(update={"run": model.run.model_copy(update={"engine": "compiled"})}), 1
     )
     assert compiled.metrics == reference.metrics
+
+
+@pytest.mark.parametrize(
+    "path", ["models/apache24-prefork-modjk-tomcat10.toml", "models/seed000-confluence-mod_jk.toml"]
+)
+def test_the_bundled_mod_jk_models_run_the_same_on_both_engines(path):
+    results = {}
+    for engine in ("reference", "compiled"):
+        model = load_model(path, ["run.duration_s=60", f"run.engine={engine}"])
+        results[engine] = run_replication(model, 1)
+    assert results["compiled"].engine == "compiled"
+    assert results["compiled"].metrics == results["reference"].metrics
 
 
 def test_a_runaway_queue_is_stopped_with_the_same_message():
@@ -1210,6 +1313,29 @@ def core_models(draw):
                 "scheme": draw(st.sampled_from(["http", "ajp"])),
                 "disable_reuse": draw(st.booleans()),
             }
+        if backend["count"] == 1 and draw(st.booleans()):
+            # mod_jk's ajp13 worker instead (one node: several make the balancer its lb
+            # worker, the reference's): polled endpoints, reply timeouts and retries, dropped
+            # SYNs, connection_pool_timeout at each child's maintenance (worker.maintain)
+            data["proxy"]["backend_pool"] = {
+                "module": "mod_jk",
+                "max": draw(st.sampled_from([None, 1, 2, 5])),
+                "ttl_s": draw(st.sampled_from([None, 0.02, 0.5])),
+                "acquire_timeout_s": draw(st.sampled_from([0.05, 0.2, 1.0])),
+                "timeout_s": draw(st.sampled_from([None, 0.3])),  # socket_timeout
+                # the node serves every attempt mod_jk gave up on, unseen by max_in_flight:
+                # only a bounded accept queue and threads keep a retry storm from growing
+                "reply_timeout_s": draw(st.sampled_from([None, 0.3, 1.0]))
+                if backend["accept_queue"] is not None and backend["threads"] is not None
+                else None,
+                "retries": draw(st.integers(1, 3)),
+                "retry_interval_s": draw(st.sampled_from([0.0, 0.05])),
+                "recovery_options": draw(st.sampled_from([0, 1, 17])),
+            }
+            data["balancer"] = {
+                "policy": "mod_jk_request",
+                "maintain_s": draw(st.sampled_from([0.5, 60.0])),
+            }
         if data["proxy"]["workers"] is not None and draw(st.booleans()):
             # httpd's process management: children forked and stopped once a second
             spare = "servers" if mpm == "prefork" else "threads"
@@ -1359,8 +1485,8 @@ def test_auto_falls_back_to_the_reference_and_names_what_is_missing():
     model = model_from(data)
     choice = choose(model)
     assert choice.engine == "reference"
-    assert "proxy.backend_pool.mod_jk" in choice.note and "power_of_d" in choice.note
-    with pytest.raises(EngineUnavailable, match=r"proxy\.backend_pool\.mod_jk"):
+    assert "mod_jk.lb" in choice.note and "power_of_d" in choice.note
+    with pytest.raises(EngineUnavailable, match=r"mod_jk\.lb"):
         choose(model_from(data, engine="compiled"))
     assert choose(model_from(chain())).engine == "compiled"  # --timeseries runs on both
 
@@ -1412,6 +1538,7 @@ def test_numba_is_loaded_only_for_the_compiled_engine():
         "data = chain()\n"
         "data['backends'][0]['max_connections'] = 4\n"
         "data['proxy']['backend_pool'] = {'module': 'mod_jk'}\n"
+        "data['backends'][0]['count'] = 2\n"
         "assert choose(model_from(data)).engine == 'reference'\n"
         "assert choose(model_from(chain(), engine='reference')).engine == 'reference'\n"
         "print('numba' in sys.modules)\n"
@@ -1484,17 +1611,7 @@ def _two_nodes(**changes) -> dict:
                     }
                 ],
             ),
-            "proxy.backend_pool.module = 'mod_jk'",
-        ),
-        (
-            _two_nodes(
-                proxy={
-                    "workers": 8,
-                    "demand": 0.001,
-                    "backend_pool": {"module": "mod_jk", "reply_timeout_s": 2.0},
-                }
-            ),
-            "proxy.backend_pool.reply_timeout_s = 2",
+            "mod_jk.lb",
         ),
         (
             _two_nodes(
@@ -1560,8 +1677,10 @@ def test_the_command_line_chooses_the_engine_and_reports_it():
         "backends.0.max_connections=4",
         "--set",
         "proxy.backend_pool.module=mod_jk",
+        "--set",
+        "backends.0.count=2",
         "--engine",
         "compiled",
     )
     assert refused.exit_code == 3
-    assert "proxy.backend_pool.mod_jk" in refused.stderr
+    assert "mod_jk.lb" in refused.stderr

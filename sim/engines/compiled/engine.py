@@ -107,6 +107,10 @@ class _Tables:
             (children * nodes if plan.children else nodes, sizes["BP"]), -1, dtype=np.int64
         )
         self.backend_pools[:, k.BP_OPEN] = 0
+        # mod_jk: each pool's last maintenance (none yet: the first request runs it)
+        self.backend_pools_float = np.full(
+            (self.backend_pools.shape[0], sizes["BPF"]), -np.inf, dtype=np.float64
+        )
         self.backend = plan.backend.copy()
         self.backend_float = plan.backend_float.copy()
         members = plan.members.shape[0]
@@ -274,6 +278,7 @@ class _Tables:
             self.class_table,
             self.class_log,
             self.class_rows,
+            self.backend_pools_float,
             self.token,
         )
 
@@ -329,6 +334,10 @@ class _Tables:
             pools = self.backend_pools
             if self.config[k.C_BACKEND_POOLS]:  # a child's pools: rows child x nodes + node
                 self.backend_pools = np.concatenate([pools, np.full_like(pools, -1)])
+                maintained = self.backend_pools_float
+                self.backend_pools_float = np.concatenate(
+                    [maintained, np.full_like(maintained, -np.inf)]
+                )
             top = counters[k.I_CH_FREE_TOP]
             free = np.zeros(2 * size, dtype=np.int64)
             free[:top] = self.free_children[:top]

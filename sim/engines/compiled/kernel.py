@@ -158,6 +158,7 @@ STATE_FIELDS = (
     "KF",  # per class: its outcome counts (OUTCOMES), its mix bound, whether it writes
     "KLOG",  # per class completion, in order: (class, response time), binned by the driver
     "KROWS",  # per recorder row: the class completions logged when it was taken
+    "BPF",  # per backend pool: mod_jk's last maintenance of it (`JkBackendPool.maintained`)
     "TOKEN",  # the driver's id for refilling random blocks
 )
 structref.define_proxy(State, StateType, list(STATE_FIELDS))
@@ -235,8 +236,9 @@ def new_state(*tables):
     I_FRONT_502,  # error responses with status 502 (mod_proxy_http's read timeout)
     I_UNSUPPORTED,  # a refusal where the engine cannot answer it (see `_bp_unanswerable`)
     I_KLOG_N,  # request classes: completions logged in KLOG
+    I_FRONT_504,  # error responses with status 504 (mod_jk's reply timeout)
     N_I,
-) = range(63)
+) = range(64)
 
 # float scalars
 F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
@@ -310,8 +312,9 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     C_HOST_STATION,  # the station row that holds its CPU, or -1: no clients.host
     C_ST_HOST_DEMAND,  # clients.host.demand's stream
     C_ST_HOST_CONNECTION,  # clients.host.connection_demand's stream, or -1
+    C_MOD_JK,  # the backend pools are mod_jk's ajp13 workers (`sim.tiers.proxy.mod_jk`)
     N_C,
-) = range(67)
+) = range(68)
 
 # float configuration
 (
@@ -417,8 +420,15 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
     J_BPOOL,  # the backend pool (child and node) the request takes its connection from
     J_BW_PREV,  # the pool's waiting requests (FIFO)
     J_BW_NEXT,
+    # mod_jk: the request's `JkCall` on its call job (the job at the node's level)
+    J_JK_ATTEMPT,  # the attempt under way (the first is 1)
+    J_JK_ENDPOINT,  # its endpoint's connection (a BC row)
+    J_JK_VISIT,  # the node's visit of the attempt under way (a carrier's job), or -1
+    J_JK_TIMER,  # the reply timeout's sequence number, or -1
+    J_JK_LOOKS,  # times it looked for a free endpoint
+    J_JK_SYNS,  # SYNs retransmitted by the connect under way
     N_JI,
-) = range(22)
+) = range(28)
 (
     JF_ARRIVED,
     JF_STARTED,
@@ -429,13 +439,28 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
     JF_WAIT_SINCE,
     JF_REP_STARTED,
     JF_TX_S,
+    JF_JK_CONNECT_AT,  # mod_jk: when the connect under way started
     N_JF,
-) = range(10)
+) = range(11)
 
 # requests
 # R_STATUS: the HTTP status of an error response, set where it arose (0: none, 503 at the front)
 # R_CLASS: its request class (-1 until the clients pick it at the first attempt)
-R_STATE, R_USER, R_ATTEMPT, R_SYN, R_TIMER, R_CONN, R_CHILD, R_STATUS, R_CLASS, N_RI = range(10)
+# R_JK_CALL, R_JK_ABANDONED: a mod_jk carrier's call job, and whether mod_jk gave up on its visit
+(
+    R_STATE,
+    R_USER,
+    R_ATTEMPT,
+    R_SYN,
+    R_TIMER,
+    R_CONN,
+    R_CHILD,
+    R_STATUS,
+    R_CLASS,
+    R_JK_CALL,
+    R_JK_ABANDONED,
+    N_RI,
+) = range(12)
 RF_SENT, N_RF = range(2)
 
 # balancer members
@@ -509,9 +534,33 @@ BP_OPEN, BP_IDLE_HEAD, BP_IDLE_TAIL, BP_WAIT_HEAD, BP_WAIT_TAIL, N_BP = range(6)
     BN_IDLE_CLOSES,
     BN_TTL_CLOSES,
     BN_EXIT_CLOSES,
+    # mod_jk's ajp13 worker (`JkBackendPool`, `JkWorker`): settings, then probe counters
+    BN_JK_MIN_SIZE,  # connection_pool_minsize: (connection_pool_size + 1) / 2
+    BN_JK_RETRIES,  # retries: attempts, the first included
+    BN_JK_RECOVERABLE,  # recovery_options: a request whose reply timed out may be retried
+    BN_JK_ATTEMPTS,
+    BN_JK_REPLY_TIMEOUTS,
+    BN_JK_CONNECT_FAILURES,
+    BN_JK_ABANDONED,
+    BN_JK_ABANDONED_SERVED,
     N_BN,
-) = range(12)
-BNF_TTL, BNF_ACQUIRE, BNF_READ, BNF_IDLE, N_BNF = range(5)
+) = range(20)
+(
+    BNF_TTL,
+    BNF_ACQUIRE,
+    BNF_READ,
+    BNF_IDLE,
+    BNF_JK_POLL,  # mod_jk: JK_SLEEP_DEF between looks for a free endpoint
+    BNF_JK_POOL_TIMEOUT,  # connection_pool_timeout, applied by the maintenance
+    BNF_JK_MAINTAIN,  # worker.maintain
+    BNF_JK_REPLY,  # reply_timeout
+    BNF_JK_CONNECT,  # when a connect with dropped SYNs gives up (socket_connect_timeout)
+    BNF_JK_RETRY_INTERVAL,  # retry_interval
+    BNF_JK_SYN_RTO,  # the front host's first SYN retransmission (TCP_TIMEOUT_INIT)
+    BNF_JK_SYN_RETRIES,  # its tcp_syn_retries
+    N_BNF,
+) = range(13)
+BPF_JK_MAINTAINED, N_BPF = range(2)
 
 # kinds and codes
 CLIENT_CLOSED, CLIENT_OPEN, CLIENT_SESSIONS, CLIENT_AB = range(4)
@@ -554,7 +603,8 @@ WARMUP_FROM_START, WARMUP_FIXED = range(2)
 GRID_NONE, GRID_TIME, GRID_REQUESTS = range(3)
 GRANTED, QUEUED, REFUSED = range(3)
 REPLY_FAIL, REPLY_OK, REPLY_REFUSED = range(3)
-FREE, IN_FLIGHT, ANSWERED, ABANDONED, PENDING = range(5)
+# CARRIER: a row that carries one mod_jk attempt's visit to a node (`_jk_carrier`)
+FREE, IN_FLIGHT, ANSWERED, ABANDONED, PENDING, CARRIER = range(6)
 STREAM_BLOCK, STREAM_CONSTANT = range(2)
 (
     EV_BURST,
@@ -582,7 +632,8 @@ STREAM_BLOCK, STREAM_CONSTANT = range(2)
     EV_BACKEND_IDLE,  # the node's idle timeout of a pooled connection
     EV_ACQUIRE,  # mod_proxy `acquire`: a request waited too long for a connection
     EV_READ,  # the front's read timeout: the node never accepted the connection
-) = range(25)
+    EV_MOD_JK,  # mod_jk's timers, their kind in the argument's low bits (`_jk_event`)
+) = range(26)
 KIND_BITS = 5
 KIND_MASK = 31
 
@@ -1519,8 +1570,8 @@ def _front_granted(S, j, s):
 @njit(cache=True)
 def _front_responded(S, j, ok):
     """FrontConnections.responded: keep the connection (and, prefork/worker, its worker)
-    through KeepAliveTimeout, or close it.  An error response is a 503 (no component of the
-    engine sets another status), which drops the connection."""
+    through KeepAliveTimeout, or close it.  An error response has the status set where it
+    arose (503 if none), and a 503 drops the connection."""
     C, CN, counters = S.C, S.CN, S.I
     now = S.F[F_NOW]
     r = j // C[C_LEVELS]
@@ -1530,8 +1581,11 @@ def _front_responded(S, j, ok):
     if not ok:
         # the status set where the error arose, 503 if none (DEFAULT_ERROR_STATUS); a 503
         # drops the connection (ap_status_drops_connection), a 502 keeps it
-        if S.RI[r, R_STATUS] == 502:
+        status = S.RI[r, R_STATUS]
+        if status == 502:
             counters[I_FRONT_502] += 1
+        elif status == 504:  # mod_jk's reply timeout (keeps the connection)
+            counters[I_FRONT_504] += 1
         else:
             counters[I_FRONT_503] += 1
             drops = True
@@ -1672,14 +1726,21 @@ def _bp_reset(S, ch):
         BP[pool, BP_IDLE_TAIL] = -1
         BP[pool, BP_WAIT_HEAD] = -1
         BP[pool, BP_WAIT_TAIL] = -1
+        S.BPF[pool, BPF_JK_MAINTAINED] = -np.inf  # a new process: maintained at its first request
 
 
 @njit(cache=True)
 def _bp_open(S, pool, node):
     """BackendPool._open: a new connection of the pool, not yet accepted by the node."""
-    counters, BC = S.I, S.BC
     S.BP[pool, BP_OPEN] += 1
     S.BN[node, BN_OPEN] += 1
+    return _bp_row(S, pool, node)
+
+
+@njit(cache=True)
+def _bp_row(S, pool, node):
+    """A free connection row of the pool, unbound (the pool's counts are the caller's)."""
+    counters, BC = S.I, S.BC
     top = counters[I_BC_FREE_TOP] - 1
     counters[I_BC_FREE_TOP] = top
     counters[I_BC_USED] += 1
@@ -1782,13 +1843,22 @@ def _bp_serve(S, j, s, member):
     child = S.RI[j // C[C_LEVELS], R_CHILD] if C[C_CHILDREN] else 0
     pool = child * C[C_N_NODES] + node
     JI[j, J_BPOOL] = pool
+    jk = C[C_MOD_JK]
+    if jk and S.BNF[node, BNF_JK_POOL_TIMEOUT] >= 0:
+        _jk_maintain_due(S, pool, node)
     c = _bp_pop_idle(S, pool)
     if c < 0:
         limit = S.BN[node, BN_MAX]
         if limit < 0 or S.BP[pool, BP_OPEN] < limit:
             c = _bp_open(S, pool, node)
     if c >= 0:
-        _bp_send(S, c, j)
+        if jk:
+            _jk_send(S, c, j)
+        else:
+            _bp_send(S, c, j)
+        return
+    if jk:  # mod_jk looks again every JK_SLEEP_DEF instead of waiting in line
+        _jk_poll(S, j, 1)
         return
     acquire = S.BNF[node, BNF_ACQUIRE]
     JI[j, J_BTIMER] = push(S, S.F[F_NOW] + acquire, EV_ACQUIRE, j) if acquire >= 0 else -1
@@ -1893,6 +1963,9 @@ def _bp_send_nested(S, c, j):
 @njit(cache=True)
 def _bp_bound(S, j):
     """BackendPool._bound: the node took the connection out of its accept queue."""
+    if S.C[C_MOD_JK]:
+        _jk_accepted(S, j)
+        return
     BC = S.BC
     c = S.JI[j, J_BCONN]
     BC[c, BC_JOB] = -1
@@ -2019,13 +2092,312 @@ def _bp_child_exited(S, ch):
             c = after
 
 
+# --------------------------------------------------------------------------- mod_jk
+# `sim.tiers.proxy.mod_jk.JkBackendPool` (mod_jk's ajp13 worker) on the pools above: the same
+# endpoint cache per child and node, but a request that finds no free endpoint looks again
+# every JK_SLEEP_DEF (`_jk_poll`) instead of waiting in line, connection_pool_timeout acts at
+# each process's maintenance (`_jk_maintain`), and each request's `JkCall` makes up to
+# `retries` attempts, each under `reply_timeout`, a connect whose SYNs the node's full accept
+# queue drops retransmitting them.  The request's job at the node's level is the call (the
+# endpoint, the attempt, its timers); each attempt's visit to the node runs on a *carrier*, a
+# request row of its own at the same level (`_jk_carrier`), because the node keeps working on
+# an attempt mod_jk gave up on while the next attempt is already there.  `reply_up` hands the
+# answer of a carrier's visit to the call (`_jk_answered`).  mod_jk's timers share one
+# calendar kind (EV_MOD_JK), the job and the timer's kind in its argument.
+JK_LOOK, JK_GIVE_UP, JK_SYN, JK_CONNECT_FAILED, JK_RETRY, JK_REPLY = range(6)
+JK_KIND_BITS = 3
+JK_KIND_MASK = 7
+
+
+@njit(cache=True)
+def _jk_after(S, time, timer, j):
+    return push(S, time, EV_MOD_JK, (j << JK_KIND_BITS) | timer)
+
+
+@njit(cache=True)
+def _jk_event(S, arg, seq):
+    j = arg >> JK_KIND_BITS
+    timer = arg & JK_KIND_MASK
+    if timer == JK_LOOK:
+        _jk_look(S, j)
+    elif timer == JK_GIVE_UP:
+        _jk_give_up(S, j)
+    elif timer == JK_SYN:
+        _jk_connect(S, j, S.JF[j, JF_JK_CONNECT_AT], S.JI[j, J_JK_SYNS])
+    elif timer == JK_CONNECT_FAILED:
+        S.BN[_jk_node(S, j), BN_JK_CONNECT_FAILURES] += 1
+        _jk_attempt_failed(S, j, 503, True)
+    elif timer == JK_RETRY:
+        _jk_attempt(S, j)
+    elif S.JI[j, J_JK_TIMER] == seq:  # JK_REPLY, not cancelled by the answer
+        _jk_reply_expired(S, j)
+
+
+@njit(cache=True)
+def _jk_node(S, j):
+    return S.JI[j, J_BPOOL] % S.C[C_N_NODES]
+
+
+@njit(cache=True)
+def _jk_maintain_due(S, pool, node):
+    """JkBackendPool.serve: the process runs its maintenance (`wc_maintain`) at a request at
+    least `worker.maintain` after its previous run, or at its first."""
+    now = S.F[F_NOW]
+    if now - S.BPF[pool, BPF_JK_MAINTAINED] >= S.BNF[node, BNF_JK_MAINTAIN]:
+        S.BPF[pool, BPF_JK_MAINTAINED] = now
+        _jk_maintain(S, pool, node, now)
+
+
+@njit(cache=True)
+def _jk_maintain(S, pool, node, now):
+    """`ajp_maintain`: close the idle connections unused for longer than
+    connection_pool_timeout, oldest first, until connection_pool_minsize are open.  (The idle
+    list is in release order, which is the reference's sort by release time.)"""
+    BC, BN = S.BC, S.BN
+    timeout = S.BNF[node, BNF_JK_POOL_TIMEOUT]
+    open_now = S.BP[pool, BP_OPEN]
+    floor = BN[node, BN_JK_MIN_SIZE]
+    closed = 0
+    c = S.BP[pool, BP_IDLE_HEAD]
+    while c >= 0:
+        after = BC[c, BC_NEXT]
+        if now - S.BCF[c, BCF_RELEASED] > timeout:
+            _bp_idle_remove(S, c)
+            BN[node, BN_TTL_CLOSES] += 1
+            closed += 1
+            _bp_close(S, c)
+        if open_now <= floor + closed:
+            break
+        c = after
+
+
+@njit(cache=True)
+def _jk_poll(S, j, looks):
+    """BackendPool._poll: no free endpoint at the look; sleep, then look again while looks x
+    JK_SLEEP_DEF < connection_acquire_timeout, else give up."""
+    node = _jk_node(S, j)
+    S.JI[j, J_JK_LOOKS] = looks
+    poll = S.BNF[node, BNF_JK_POLL]
+    acquire = S.BNF[node, BNF_ACQUIRE]
+    later = S.F[F_NOW] + poll
+    if acquire >= 0 and float(looks) * poll >= acquire:
+        _jk_after(S, later, JK_GIVE_UP, j)
+    else:
+        _jk_after(S, later, JK_LOOK, j)
+
+
+@njit(cache=True)
+def _jk_look(S, j):
+    """BackendPool._look_again."""
+    pool = S.JI[j, J_BPOOL]
+    node = pool % S.C[C_N_NODES]
+    c = _bp_pop_idle(S, pool)
+    if c < 0:
+        limit = S.BN[node, BN_MAX]
+        if limit < 0 or S.BP[pool, BP_OPEN] < limit:
+            c = _bp_open(S, pool, node)
+    if c >= 0:
+        _jk_send(S, c, j)
+    else:
+        _jk_poll(S, j, S.JI[j, J_JK_LOOKS] + 1)
+
+
+@njit(cache=True)
+def _jk_give_up(S, j):
+    """JkBackendPool._give_up: no endpoint within connection_acquire_timeout, 503."""
+    S.BN[_jk_node(S, j), BN_ACQUIRE_TIMEOUTS] += 1
+    S.RI[j // S.C[C_LEVELS], R_STATUS] = 503
+    reply_up(S, j, REPLY_FAIL)
+
+
+@njit(cache=True)
+def _jk_send(S, c, j):
+    """JkBackendPool._send: the request holds endpoint c; its `ajp_service` starts."""
+    JI = S.JI
+    JI[j, J_JK_ENDPOINT] = c
+    JI[j, J_JK_ATTEMPT] = 1
+    JI[j, J_JK_VISIT] = -1
+    JI[j, J_JK_TIMER] = -1
+    _jk_attempt(S, j)
+
+
+@njit(cache=True)
+def _jk_attempt(S, j):
+    """JkBackendPool._attempt: send on the endpoint's connection, or connect it first."""
+    S.BN[_jk_node(S, j), BN_JK_ATTEMPTS] += 1
+    c = S.JI[j, J_JK_ENDPOINT]
+    if S.BC[c, BC_THREAD]:
+        _jk_exchange(S, j, c, _jk_carrier(S, j))
+    else:
+        _jk_connect(S, j, S.F[F_NOW], 0)
+
+
+@njit(cache=True)
+def _jk_carrier(S, j):
+    """A request row to carry an attempt of call j to the node: its job at j's level."""
+    levels = S.C[C_LEVELS]
+    r = _alloc_request(S, -1, 0, S.F[F_NOW])
+    S.RI[r, R_STATE] = CARRIER
+    S.RI[r, R_JK_CALL] = j
+    S.RI[r, R_JK_ABANDONED] = 0
+    visit = r * levels + j % levels
+    S.JI[visit, J_STATION] = S.JI[j, J_STATION]
+    S.JI[visit, J_VIA_MEMBER] = -1  # the call answers the balancer
+    S.JI[visit, J_VIA_POOL] = -1
+    return visit
+
+
+@njit(cache=True)
+def _jk_connect(S, j, started, syns):
+    """JkBackendPool._connect: the node's connector accepts the new connection onto what it
+    pins, queues it (the request is sent; the node serves it once it takes the connection),
+    or its full accept queue drops the SYN: retransmitted after 1, 3, 7 ... s from the start,
+    connect() giving up at socket_connect_timeout or after the last retransmission."""
+    JI, BC = S.JI, S.BC
+    now = S.F[F_NOW]
+    c = JI[j, J_JK_ENDPOINT]
+    node = BC[c, BC_NODE]
+    visit = _jk_carrier(S, j)
+    JI[visit, J_BCONN] = c
+    p = S.BN[node, BN_PINS]
+    status = GRANTED if p < 0 else pool_acquire(S, p, visit)
+    if status == GRANTED:
+        BC[c, BC_THREAD] = 1
+        _jk_exchange(S, j, c, visit)
+    elif status == QUEUED:
+        JI[j, J_JK_VISIT] = visit
+        _jk_start_timer(S, j)
+    else:
+        _free_request(S, visit // S.C[C_LEVELS])
+        BNF = S.BNF
+        give_up = BNF[node, BNF_JK_CONNECT]
+        next_syn = BNF[node, BNF_JK_SYN_RTO] * float(2 ** (syns + 1) - 1)
+        if syns < BNF[node, BNF_JK_SYN_RETRIES] and next_syn < give_up:
+            JF = S.JF
+            JF[j, JF_JK_CONNECT_AT] = started
+            JI[j, J_JK_SYNS] = syns + 1
+            _jk_after(S, now + (started + next_syn - now), JK_SYN, j)
+        else:
+            _jk_after(S, now + (started + give_up - now), JK_CONNECT_FAILED, j)
+
+
+@njit(cache=True)
+def _jk_accepted(S, visit):
+    """JkBackendPool._accepted: a node thread took the connection out of the accept queue and
+    serves its request, even if mod_jk has given up on it (it is in the socket's buffer)."""
+    c = S.JI[visit, J_BCONN]
+    S.BC[c, BC_THREAD] = 1
+    _bp_node_nested(S, c, visit)
+
+
+@njit(cache=True)
+def _jk_exchange(S, j, c, visit):
+    """JkBackendPool._exchange: the attempt's request goes to the node on c, under the reply
+    timeout."""
+    S.JI[j, J_JK_VISIT] = visit
+    _jk_start_timer(S, j)
+    S.JI[visit, J_BCONN] = c
+    arrive(S, visit, S.JI[visit, J_STATION], -1, -1)
+
+
+@njit(cache=True)
+def _jk_start_timer(S, j):
+    reply = S.BNF[_jk_node(S, j), BNF_JK_REPLY]
+    if reply >= 0:
+        S.JI[j, J_JK_TIMER] = _jk_after(S, S.F[F_NOW] + reply, JK_REPLY, j)
+
+
+@njit(cache=True)
+def _jk_reply_expired(S, j):
+    """JkBackendPool._reply_expired: no reply within reply_timeout; mod_jk closes the
+    connection, the node keeps the request.  The endpoint stays in the pool without a socket
+    (the abandoned connection's count passes to it): the next attempt connects."""
+    JI, BC, BN = S.JI, S.BC, S.BN
+    JI[j, J_JK_TIMER] = -1
+    visit = JI[j, J_JK_VISIT]
+    JI[j, J_JK_VISIT] = -1
+    S.RI[visit // S.C[C_LEVELS], R_JK_ABANDONED] = 1
+    node = _jk_node(S, j)
+    BN[node, BN_JK_REPLY_TIMEOUTS] += 1
+    BN[node, BN_JK_ABANDONED] += 1
+    old = JI[j, J_JK_ENDPOINT]
+    JI[j, J_JK_ENDPOINT] = _bp_row(S, BC[old, BC_POOL], BC[old, BC_NODE])
+    _jk_attempt_failed(S, j, 504, BN[node, BN_JK_RECOVERABLE] != 0)
+
+
+@njit(cache=True)
+def _jk_attempt_failed(S, j, status, recoverable):
+    """JkBackendPool._attempt_failed: retry after retry_interval while attempts are left,
+    else the endpoint goes back without a socket and the request fails with `status`."""
+    JI = S.JI
+    node = _jk_node(S, j)
+    if recoverable and JI[j, J_JK_ATTEMPT] < S.BN[node, BN_JK_RETRIES]:
+        JI[j, J_JK_ATTEMPT] += 1
+        _jk_after(S, S.F[F_NOW] + S.BNF[node, BNF_JK_RETRY_INTERVAL], JK_RETRY, j)
+        return
+    # (no request ever waits in line for a mod_jk endpoint: `_next_waiter` finds none)
+    _bp_forget(S, JI[j, J_JK_ENDPOINT])
+    S.RI[j // S.C[C_LEVELS], R_STATUS] = status
+    JI[j, J_BCONN] = -1
+    reply_up(S, j, REPLY_FAIL)
+
+
+@njit(cache=True)
+def _jk_answered(S, visit):
+    """JkBackendPool._answered: the node finished the visit of an attempt.  Abandoned, its
+    response goes into a closed socket and the node closes the connection, freeing what it
+    pinned; else the call's connection returns to the pool as `reply_up` goes on from the
+    call's job (returned; -1: nothing more to answer)."""
+    BC = S.BC
+    r = visit // S.C[C_LEVELS]
+    j = S.RI[r, R_JK_CALL]
+    abandoned = S.RI[r, R_JK_ABANDONED]
+    c = S.JI[visit, J_BCONN]
+    S.JI[visit, J_BCONN] = -1
+    _free_request(S, r)
+    if abandoned:
+        node = BC[c, BC_NODE]
+        S.BN[node, BN_JK_ABANDONED_SERVED] += 1
+        bound = BC[c, BC_THREAD]
+        BC[c, BC_THREAD] = 0
+        p = S.BN[node, BN_PINS]
+        if bound and p >= 0:
+            pool_release(S, p)  # may hand the thread to a connection in the accept queue
+        _bp_free_row(S, c)
+        return -1
+    JI = S.JI
+    JI[j, J_JK_VISIT] = -1
+    JI[j, J_JK_TIMER] = -1  # the reply timeout goes stale
+    JI[j, J_BCONN] = c
+    return j
+
+
+@njit(cache=True)
+def _bp_free_row(S, c):
+    """A connection row back to the free rows, without the pool's counts (an abandoned socket,
+    whose count passed to its endpoint)."""
+    counters = S.I
+    top = counters[I_BC_FREE_TOP]
+    S.BCFREE[top] = c
+    counters[I_BC_FREE_TOP] = top + 1
+    counters[I_BC_USED] -= 1
+
+
 @njit(cache=True)
 def reply_up(S, j, code):
     """The visit j answers its caller; a failure travels up the nested visits."""
     JI, JF, STI, BI = S.JI, S.JF, S.STI, S.BI
     levels = S.C[C_LEVELS]
     now = S.F[F_NOW]
+    carriers = S.C[C_MOD_JK]
     while True:
+        if carriers:
+            r = j // levels
+            if S.RI[r, R_STATE] == CARRIER and j % levels == S.RI[r, R_JK_CALL] % levels:
+                # a mod_jk attempt's visit answered: on to its call, unless mod_jk gave up
+                j = _jk_answered(S, j)
+                if j < 0:
+                    return
         c = JI[j, J_BCONN]
         if c >= 0:  # the response came back on a pooled connection: it returns first
             JI[j, J_BCONN] = -1
@@ -2947,7 +3319,7 @@ def _snapshot(S, v):
         v[k + 5] = 0.0
         v[k + 6] = counters[I_FRONT_502]
         v[k + 7] = counters[I_FRONT_503]
-        v[k + 8] = 0.0
+        v[k + 8] = counters[I_FRONT_504]
         k += 9
     BN = S.BN
     for node in range(C[C_N_NODES]):
@@ -2964,6 +3336,13 @@ def _snapshot(S, v):
             v[k + 7] = awaiting if awaiting > 0 else 0
             v[k + 8] = BN[node, BN_WAITERS]
             k += 9
+            if C[C_MOD_JK]:  # JkBackendPool's own fields (plan.JK_FIELDS)
+                v[k] = BN[node, BN_JK_ATTEMPTS]
+                v[k + 1] = BN[node, BN_JK_REPLY_TIMEOUTS]
+                v[k + 2] = BN[node, BN_JK_CONNECT_FAILURES]
+                v[k + 3] = BN[node, BN_JK_ABANDONED]
+                v[k + 4] = BN[node, BN_JK_ABANDONED_SERVED]
+                k += 5
     if C[C_HAS_DISPATCHER]:
         BI = S.BI
         for m in range(C[C_N_MEMBERS]):
@@ -3199,6 +3578,7 @@ def _borrowed(S):
         _borrow(S.KF),
         _borrow(S.KLOG),
         _borrow(S.KROWS),
+        _borrow(S.BPF),
         S.TOKEN,
     )
 
@@ -3424,6 +3804,8 @@ def _run(S):
             if S.BC[arg, BC_READ_SEQ] != seq:
                 continue  # the node accepted the connection in time
             _bp_read_expired(S, arg)
+        elif kind == EV_MOD_JK:
+            _jk_event(S, arg, seq)
         elif kind == EV_LINGER:
             _release_worker(S, arg)
         elif kind == EV_WARMUP:
@@ -3477,6 +3859,7 @@ def empty_state_sizes() -> dict[str, int]:
         "BNF": N_BNF,
         "KF": N_KF,
         "KSTEP": N_STEP,
+        "BPF": N_BPF,
     }
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from sim.engines.compiled import kernel as k
 from sim.engines.compiled.classes import ClassView, client_tables, station_tables
 from sim.engines.compiled.support import BLIND_CLASSES, LOAD_CLASSES
+from sim.engines.reference.assemble import MOD_JK_POLL_S
 from sim.kernel.cpu import ProcessorSharingCPU
 from sim.kernel.slots import INFINITE, Pool
 from sim.model.classes import Work, class_names
@@ -38,6 +39,7 @@ from sim.tiers.proxy.client_connections import (
     StatusProbe,
     linger_hold_s,
 )
+from sim.tiers.proxy.mod_jk import SYN_RETRIES, SYN_RTO_S, JkBackendPool, JkWorker
 from sim.tiers.proxy.mpm import mpm as mpm_class
 from sim.tiers.proxy.process_management import GRACEFUL_HOLD_OFF
 from sim.tiers.station import Station
@@ -63,6 +65,7 @@ BACKEND_FIELDS = (
     "awaiting_thread",
     "awaiting_connection",
 )
+JK_FIELDS = ("attempts", "reply_timeouts", "connect_failures", "abandoned", "abandoned_served")
 DISPATCH_COUNTS = (
     "failovers",
     "refused_down",
@@ -79,6 +82,7 @@ for _kernel, _reference in (
     (STATUS_FIELDS, StatusProbe.fields),
     (REPLICATION_FIELDS, ReplicationProbe.fields),
     (BACKEND_FIELDS, BackendPool.fields),
+    ((*BACKEND_FIELDS, *JK_FIELDS), JkBackendPool.fields),
     (DISPATCH_COUNTS, BALANCER_COUNTS),
 ):
     if _kernel != tuple(_reference):
@@ -190,6 +194,14 @@ class BackendPoolView:
     metrics = BackendPool.metrics
 
     def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class JkBackendPoolView(JkBackendPool):
+    """The front's mod_jk pools to one node: `JkBackendPool`'s fields and metrics (the class
+    itself, so that its metrics' `super()` reaches `BackendPool`'s; nothing else is set)."""
+
+    def __init__(self, name: str) -> None:  # (no pool is built)
         self.name = name
 
 
@@ -487,7 +499,9 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     if server_close is not None:
         probes.append(server_close)
     backend, backend_float = _backend_pools(model, model_plan, pins)
-    probes += [BackendPoolView(names[n]) for i, n in enumerate(nodes) if backend[i, k.BN_POOLED]]
+    jk = model.proxy is not None and model.proxy.backend_pool.module == "mod_jk"
+    view = JkBackendPoolView if jk else BackendPoolView
+    probes += [view(names[n]) for i, n in enumerate(nodes) if backend[i, k.BN_POOLED]]
     if dispatcher:
         probes.append(BalancerView([names[n] for n in nodes]))
     probes += [ClassView(name) for name in class_names(model)]
@@ -531,6 +545,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     config[k.C_MAX_CORES] = max((c[1] for c in cpus), default=1)
     config[k.C_FRONT] = entry_target if front else -1
     config[k.C_BACKEND_POOLS] = int(any(stack.backend_pools))
+    config[k.C_MOD_JK] = int(jk and any(stack.backend_pools))
     settings = model.proxy.backend_pool if model.proxy is not None else None
     config[k.C_DISABLE_REUSE] = int(settings is not None and settings.disable_reuse)
     # mod_proxy_ajp answers a read timeout with 503, mod_proxy_http with 502
@@ -696,17 +711,44 @@ def _backend_pools(model: Model, model_plan: ModelPlan, pins: list[int]) -> tupl
     def none_negative(value: float | None) -> float:
         return -1.0 if value is None else value
 
+    jk = settings.module == "mod_jk"
     for index, (planned, pooled) in enumerate(zip(model_plan.nodes, stack.backend_pools)):
         if not pooled:
             continue
         table[index, k.BN_POOLED] = 1
         table[index, k.BN_PINS] = pins[index]
         table[index, k.BN_MAX] = -1 if limit is None else limit
-        times[index, k.BNF_TTL] = none_negative(settings.ttl_s if reslist else None)
         times[index, k.BNF_ACQUIRE] = none_negative(settings.acquire_timeout_s if reslist else None)
-        times[index, k.BNF_READ] = none_negative(settings.timeout_s)
         times[index, k.BNF_IDLE] = none_negative(planned.spec.connection_idle_timeout_s)
+        if jk:
+            _jk_worker(table[index], times[index], settings, limit, model.balancer.maintain_s)
+        else:
+            times[index, k.BNF_TTL] = none_negative(settings.ttl_s if reslist else None)
+            times[index, k.BNF_READ] = none_negative(settings.timeout_s)
     return table, times
+
+
+def _jk_worker(row: np.ndarray, times: np.ndarray, settings, limit, maintain_s: float) -> None:
+    """A node's pools as mod_jk's ajp13 worker (`sim.engines.reference.assemble.
+    make_backend_pool`, `JkBackendPool`): no read timeout on Unix and no `ttl` when a
+    connection is taken -- connection_pool_timeout acts at each process's maintenance, every
+    `worker.maintain` (`balancer.maintain_s`), down to connection_pool_minsize; endpoints looked
+    for every JK_SLEEP_DEF; the worker's reply timeout, retries and connect timeout."""
+    worker = JkWorker.of(settings)
+    row[k.BN_JK_MIN_SIZE] = 0 if limit is None else (limit + 1) // 2
+    row[k.BN_JK_RETRIES] = worker.retries
+    row[k.BN_JK_RECOVERABLE] = int(worker.recoverable_after_reply_timeout())
+    times[k.BNF_JK_POLL] = MOD_JK_POLL_S
+    times[k.BNF_JK_POOL_TIMEOUT] = -1.0 if settings.ttl_s is None else settings.ttl_s
+    times[k.BNF_JK_MAINTAIN] = maintain_s
+    times[k.BNF_JK_REPLY] = -1.0 if worker.reply_timeout_s is None else worker.reply_timeout_s
+    give_up = worker.connect_timeout_s
+    if give_up is None:  # the kernel's last SYN retransmission, then one more doubled RTO
+        give_up = SYN_RTO_S * (2 ** (SYN_RETRIES + 1) - 1)
+    times[k.BNF_JK_CONNECT] = give_up
+    times[k.BNF_JK_RETRY_INTERVAL] = worker.retry_interval_s
+    times[k.BNF_JK_SYN_RTO] = SYN_RTO_S
+    times[k.BNF_JK_SYN_RETRIES] = SYN_RETRIES
 
 
 def _front(model: Model, config: np.ndarray, config_float: np.ndarray, stream) -> None:

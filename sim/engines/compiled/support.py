@@ -15,7 +15,11 @@ close that holds a prefork/worker worker, closing after an error status, a CPU c
 connection, `proxy.*` counts and statuses); the front's pools of connections to the nodes
 (mod_proxy, per child: LIFO idle lists, `max`, `ttl`, `acquire`, the read timeout, the nodes'
 idle timeout, disablereuse, a child's connections closed when it exits), each connection
-pinning a Tomcat `maxConnections` slot or a blocking connector's thread; backend thread pools (Tomcat `maxThreads`,
+pinning a Tomcat `maxConnections` slot or a blocking connector's thread; mod_jk's ajp13 worker
+in front of one node (its endpoint cache per child, looked for every 100 ms until
+connection_acquire_timeout, connection_pool_timeout at each child's maintenance,
+reply_timeout, retries and recovery_options, connects whose SYNs a full accept queue drops,
+the attempts the node serves after mod_jk gave up on them); backend thread pools (Tomcat `maxThreads`,
 `acceptCount`; the non-blocking connector, and the blocking one whose threads the pooled
 connections hold) on processor-shared cores with non-CPU waits;
 JDBC pools; the database's connections, CPU and FCFS disks; the state-blind balancer policies
@@ -29,8 +33,9 @@ by a mix per request or per user (`clients.mix`, `mix_by`) or by a session scrip
 order or by a Markov chain between its steps, with think times per step (`clients.script`),
 and their `class.NAME.*` metrics.
 Everything else runs on the reference engine: ramps and rate schedules, ab run again
-(`clients.repeat`), mod_jk's ajp13 and lb workers, refusals by a node while requests wait
-for a pooled connection (a `max` below a child's threads with an accept queue), JVMs,
+(`clients.repeat`), mod_jk's lb worker (several nodes behind mod_jk), refusals by a node
+while requests wait for a mod_proxy connection (a `max` below a child's threads with an
+accept queue), JVMs,
 asynchronous replication (flow-control credits), crashes, the other load-aware policies and
 the per-client ones, and a load-aware policy's stale view of the load
 (`balancer.report_interval_s`).
@@ -146,18 +151,25 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "proxy.graceful_restart": (MODELLED, "with proxy.start_servers"),
     "proxy.uptime_s": (MODELLED, "with proxy.start_servers"),
     "proxy.async_request_worker_factor": (MODELLED, "event's connection limit, with children"),
-    "proxy.backend_pool.max": (MODELLED, "per child; with an accept queue on the node, refused"),
-    "proxy.backend_pool.module": (MODELLED, "mod_proxy; mod_jk's pools are refused"),
-    "proxy.backend_pool.scheme": (MODELLED, "the status of a read timeout"),
-    "proxy.backend_pool.ttl_s": (MODELLED, ""),
-    "proxy.backend_pool.acquire_timeout_s": (MODELLED, ""),
-    "proxy.backend_pool.timeout_s": (MODELLED, "the read timeout of a connection not accepted"),
-    "proxy.backend_pool.disable_reuse": (MODELLED, ""),
-    "proxy.backend_pool": (INERT, "mod_jk's worker parameters: its pools are refused"),
-    "proxy.backend_pool.reply_timeout_s": (
-        REFUSED,
-        "mod_jk's reply timeout, its retries and the lb worker's failover",
+    "proxy.backend_pool.max": (
+        MODELLED,
+        "per child; mod_proxy's with an accept queue on the node, refused",
     ),
+    "proxy.backend_pool.module": (MODELLED, "mod_proxy; mod_jk (its lb worker is refused)"),
+    "proxy.backend_pool.scheme": (MODELLED, "the status of a read timeout"),
+    "proxy.backend_pool.ttl_s": (MODELLED, "mod_jk: connection_pool_timeout at the maintenance"),
+    "proxy.backend_pool.acquire_timeout_s": (MODELLED, "mod_jk: looked for every 100 ms"),
+    "proxy.backend_pool.timeout_s": (
+        MODELLED,
+        "the read timeout of a connection not accepted (mod_jk: none on Unix)",
+    ),
+    "proxy.backend_pool.disable_reuse": (MODELLED, ""),
+    "proxy.backend_pool.reply_timeout_s": (MODELLED, "mod_jk's reply timeout"),
+    "proxy.backend_pool.socket_connect_timeout_s": (MODELLED, "mod_jk: connects with dropped SYNs"),
+    "proxy.backend_pool.retries": (MODELLED, "mod_jk's attempts"),
+    "proxy.backend_pool.retry_interval_s": (MODELLED, ""),
+    "proxy.backend_pool.recovery_options": (MODELLED, "a retry after a reply timeout"),
+    "proxy.backend_pool.lb": (INERT, "mod_jk's lb worker: with several nodes, refused"),
     "balancer.policy": (
         MODELLED,
         "the state-blind policies, sqf and least_outstanding; the others are refused",
@@ -173,7 +185,10 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "balancer.max_attempts": (INERT, "members never fail without backends.N.events"),
     "balancer.choices": (INERT, "a refused policy's parameter"),
     "balancer.decay_s": (INERT, "a refused policy's parameter"),
-    "balancer.maintain_s": (INERT, "a refused policy's parameter"),
+    "balancer.maintain_s": (
+        MODELLED,
+        "mod_jk's worker.maintain: the pools' maintenance (the mod_jk_* policies are refused)",
+    ),
     "balancer.hash_key": (INERT, "a refused policy's parameter"),
     "balancer.urls": (INERT, "a refused policy's parameter"),
     "balancer.url_zipf_s": (INERT, "a refused policy's parameter"),
@@ -285,6 +300,11 @@ IMPLEMENTS: frozenset[str] = frozenset(
         # the front's pools of connections to the nodes, per child (mod_proxy), and max below
         # a child's threads (refusals while requests wait for a connection are not)
         "proxy.backend_pool.mod_proxy",
+        # mod_jk's ajp13 worker in front of one node: its endpoint cache per child, looked
+        # for every 100 ms, connection_pool_timeout at the maintenance; reply_timeout,
+        # retries, connects whose SYNs a full accept queue drops (its lb worker is not)
+        "proxy.backend_pool.mod_jk",
+        "mod_jk.ajp13",
         "proxy.backend_pool.max",
         "connector.max_connections",  # Tomcat maxConnections: a slot pinned per connection
         NonBlocking.feature,
