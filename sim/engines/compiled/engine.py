@@ -20,6 +20,7 @@ import numpy as np
 
 from sim.engines.compiled import kernel as k
 from sim.engines.compiled.first_use import announced
+from sim.engines.compiled.jvm_plan import SESSIONS_AT_START
 from sim.engines.compiled.plan import Plan, build_plan
 from sim.model.plan import Plan as ModelPlan
 from sim.model.plan import compile_plan
@@ -132,6 +133,17 @@ class _Tables:
         self.replication = plan.replication.copy()
         self.sample_row = np.zeros(len(plan.columns), dtype=np.float64)
         self.token = token
+        # the JVMs: their rows, the sessions each holds, who holds replicas of them
+        jvms = plan.jvms
+        self.jv = jvms.jv.copy()
+        self.jvf = jvms.jvf.copy()
+        self.jse = np.zeros((jvms.jv.shape[0], SESSIONS_AT_START), dtype=np.float64)
+        self.jh = jvms.holders.copy()
+        # ab run again: the recorder's row at the start and the end of each run
+        runs = max(int(plan.config[k.C_REPEAT]), 1) + 1
+        self.brows = np.zeros((runs, len(plan.columns)), dtype=np.float64)
+        self.bhist = np.zeros((runs, bins.n_bins), dtype=np.int64)
+        self.counters[k.I_AB_BATCH] = 1
 
         self.counters[k.I_RFREE_TOP] = requests
         self.counters[k.I_UFREE_TOP] = users
@@ -260,6 +272,12 @@ class _Tables:
             self.backend,
             self.backend_float,
             self.token,
+            self.jv,
+            self.jvf,
+            self.jse,
+            self.jh,
+            self.brows,
+            self.bhist,
         )
 
     def grow(self) -> None:
@@ -333,6 +351,7 @@ class _Tables:
             free[top : top + more] = np.arange(size + more - 1, size - 1, -1)
             self.free_backend = free
             counters[k.I_BC_FREE_TOP] = top + more
+        self._grow_sessions()
         size = self.connections.shape[0]
         users = max(int(self.config[k.C_USERS]), 1)
         if self.config[k.C_CLIENT_KEEP_ALIVE] and 2 * counters[k.I_CN_USED] + users + 16 > size:
@@ -347,6 +366,28 @@ class _Tables:
             free[top : top + more] = np.arange(size + more - 1, size - 1, -1)
             self.free_connections = free
             counters[k.I_CN_FREE_TOP] = top + more
+
+    def _grow_sessions(self) -> None:
+        """The JVMs' sessions: the live ones moved to the front of their rows (the expired
+        ones are gone), and the table doubled when that leaves too little room
+        (`kernel._jvm_needs_room`)."""
+        jv, jse = self.jv, self.jse
+        if not self.config[k.C_N_JVMS]:
+            return
+        worst = int(self.config[k.C_LEVELS] * self.counters[k.I_REQ_USED]) + 8
+        heads, tails = jv[:, k.JV_SESS_HEAD], jv[:, k.JV_SESS_TAIL]
+        if int((tails + worst).max()) <= jse.shape[1]:
+            return
+        held = tails - heads
+        size = jse.shape[1]
+        while int(held.max()) + worst > size // 2:
+            size *= 2
+        table = np.zeros((jse.shape[0], size), dtype=np.float64)
+        for v in range(jse.shape[0]):
+            table[v, : held[v]] = jse[v, heads[v] : tails[v]]
+        jv[:, k.JV_SESS_HEAD] = 0
+        jv[:, k.JV_SESS_TAIL] = held
+        self.jse = table
 
 
 def _rows(count: int, fields: int, entry: int) -> np.ndarray:
@@ -473,6 +514,14 @@ def run_trace(
     )
     metrics["count.in_flight"] = float(counters[k.I_IN_FLIGHT])
     units["count.in_flight"] = REQUESTS
+    # ab run again: each run's window, as the reference's `_record_batches` marks it
+    brows, bhist = tables.brows, tables.bhist
+    for run in range(1, int(counters[k.I_AB_MARKS])):
+        window = window_metrics(
+            plan.columns, brows[run - 1], brows[run], bhist[run] - bhist[run - 1], BINS, plan.probes
+        )
+        metrics.update({f"batch.{run}.{name}": value for name, value in window.items()})
+        units.update({f"batch.{run}.{name}": units[name] for name in window if name in units})
     notes: list[str] = []
     finished = True
     run = model.run

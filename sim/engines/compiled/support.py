@@ -21,11 +21,15 @@ connections hold) on processor-shared cores with non-CPU waits;
 JDBC pools; the database's connections, CPU and FCFS disks; the state-blind balancer
 policies with sticky sessions; synchronous session replication (`cluster.replication`, mode
 = sync: serialization on the sender, the cluster network's links, the receivers' CPU,
-acknowledgements; total or buddy scope, every trigger, several tiers).  Everything else runs
-on the reference engine: ramps and rate schedules, ab run again (`clients.repeat`), request
-classes, mixes and scripts, the load generator's CPU (`clients.host`), mod_jk's ajp13 and lb
-workers, refusals by a node while requests wait for a pooled connection (a `max` below a
-child's threads with an accept queue), JVMs, asynchronous replication
+acknowledgements; total or buddy scope, every trigger, several tiers); `ab` run again
+(`clients.repeat`, each run's window as `batch.K.*`); the nodes' JVMs (`backends.N.jvm`: the
+heap, young and full collections as stop-the-world pauses of the node's CPU, OutOfMemoryError,
+the GC overhead limit, JIT warm-up, the sessions of clients that keep no cookies and their
+replicas on other nodes, the expiry sweep).  Everything else runs on the reference engine:
+ramps and rate schedules, request classes, mixes and scripts, the load generator's CPU
+(`clients.host`), mod_jk's ajp13 and lb workers, refusals by a node while requests wait for a
+pooled connection (a `max` below a child's threads with an accept queue), a JVM's sessions
+reused by clients that keep cookies (closed users, sessions), asynchronous replication
 (flow-control credits), crashes, and the load-aware or per-client policies.
 
 An engine says what it implements (`IMPLEMENTS`, a set of features as the model's components
@@ -101,7 +105,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "clients.total_sessions": (MODELLED, "a finite workload"),
     "clients.concurrency": (MODELLED, "ab -c"),
     "clients.requests": (MODELLED, "ab -n"),
-    "clients.repeat": (REFUSED, "above 1: ab run again, batch.K.* metrics"),
+    "clients.repeat": (MODELLED, "ab run again, batch.K.* metrics"),
     "proxy.cores": (MODELLED, ""),
     "proxy.speed": (MODELLED, ""),
     "proxy.workers": (MODELLED, "MaxRequestWorkers as httpd runs it (Processes.workers)"),
@@ -169,7 +173,29 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "backends.N.connector": (MODELLED, "nonblocking, blocking"),
     "backends.N.connection_idle_timeout_s": (MODELLED, "closes an idle pooled connection"),
     "backends.N.max_connections": (MODELLED, "connection slots pinned by backend pools"),
-    "backends.N.jvm": (REFUSED, ""),
+    "backends.N.jvm.heap_mb": (MODELLED, ""),
+    "backends.N.jvm.young_mb": (MODELLED, ""),
+    "backends.N.jvm.survivor_ratio": (MODELLED, ""),
+    "backends.N.jvm.baseline_mb": (MODELLED, ""),
+    "backends.N.jvm.creates_sessions": (
+        MODELLED,
+        "refused with clients that keep cookies (appserver.jvm.cookie_sessions)",
+    ),
+    "backends.N.jvm.session_bytes": (MODELLED, "also each replica's size"),
+    "backends.N.jvm.session_timeout_s": (MODELLED, ""),
+    "backends.N.jvm.expiry_check_s": (MODELLED, ""),
+    "backends.N.jvm.allocation_kb": (MODELLED, ""),
+    "backends.N.jvm.young_pause_s": (MODELLED, ""),
+    "backends.N.jvm.young_s_per_mb": (MODELLED, ""),
+    "backends.N.jvm.full_pause_s": (MODELLED, ""),
+    "backends.N.jvm.full_s_per_mb": (MODELLED, ""),
+    "backends.N.jvm.gc_overhead_limit": (MODELLED, ""),
+    "backends.N.jvm.gc_time_limit": (MODELLED, ""),
+    "backends.N.jvm.gc_heap_free_limit": (MODELLED, ""),
+    "backends.N.jvm.non_heap_mb": (MODELLED, "the resident-memory metric"),
+    "backends.N.jvm.jit_cold_factor": (MODELLED, ""),
+    "backends.N.jvm.jit_warm_factor": (MODELLED, ""),
+    "backends.N.jvm.jit_warmup_requests": (MODELLED, ""),
     "backends.N.events": (REFUSED, ""),
     "database.cores": (MODELLED, ""),
     "database.speed": (MODELLED, ""),
@@ -261,6 +287,10 @@ IMPLEMENTS: frozenset[str] = frozenset(
         "balancer.sticky_session",
         *(kind.feature for kind in BLIND_CLASSES),
         "replication.sync",
+        "clients.ab.repeat",  # ab run again: each run a window (batch.K.*)
+        # the JVM: heap, collections as pauses of the node's CPU, sessions of clients that
+        # keep no cookies and their replicas, OutOfMemoryError, JIT warm-up
+        "appserver.jvm",
     }
 )
 
