@@ -176,9 +176,10 @@ def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
         if group.jvm is not None:
             out.setdefault("appserver.jvm", f"{node.path}.jvm")
             if group.jvm.creates_sessions and plan.keeps_sessions:
-                # clients that keep cookies touch their session again at each request
+                # clients that keep cookies touch their session again at each request; how
+                # their sessions are named depends on the client kind
                 out.setdefault(
-                    "appserver.jvm.cookie_sessions",
+                    f"appserver.jvm.sessions.{clients.kind}",
                     f"{node.path}.jvm.creates_sessions with clients.kind = {clients.kind!r} "
                     "(clients that keep cookies reuse their session)",
                 )

@@ -15,6 +15,8 @@ engines' replication means differ.
 from __future__ import annotations
 
 import math
+import tomllib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -52,6 +54,12 @@ def chain(**run):
         "database": {"connections": 1, "cores": 1, "demand": {"dist": EXP, "mean": 0.005}},
         "run": {"requests": 3000, **run},
     }
+
+
+def model_file(name: str) -> dict:
+    """A bundled model (models/NAME.toml) as data."""
+    with open(Path(__file__).parents[2] / "models" / f"{name}.toml", "rb") as file:
+        return tomllib.load(file)
 
 
 MODELS = {
@@ -735,6 +743,10 @@ MODELS = {
         "database": {"connections": 2, "cores": 2, "demand": {"dist": EXP, "mean": 0.005}},
         "run": {"requests": 3000},
     },
+    # seed 002: four consecutive ab runs against a 96-MiB heap (the JVM's collections, its
+    # sessions, JIT warm-up; each run's window as batch.K.*)
+    "seed 002: Tomcat 6.0.18": model_file("seed002-tomcat6018"),
+    "seed 002: Jetty 6.1.14": model_file("seed002-jetty6114"),
 }
 
 
@@ -921,6 +933,32 @@ def distributions(draw, low: float, high: float):
 
 
 @st.composite
+def jvms(draw, sessions: bool) -> dict:
+    """A small JVM (collections every few dozen requests, a full heap now and then); its own
+    sessions only for clients that keep no cookies (`sessions`)."""
+    heap = draw(st.sampled_from([8.0, 16.0, 48.0]))
+    spec = {
+        "heap_mb": heap,
+        "baseline_mb": draw(st.sampled_from([1.0, heap / 2])),
+        "allocation_kb": draw(st.sampled_from([0.0, 60.0, 300.0])),
+        "young_pause_s": draw(st.sampled_from([0.0, 0.002, 0.02])),
+        "full_pause_s": draw(st.sampled_from([0.005, 0.05])),
+        "gc_overhead_limit": draw(st.booleans()),
+        "gc_time_limit": draw(st.sampled_from([0.3, 0.98])),
+        "jit_cold_factor": draw(st.sampled_from([1.0, 3.0])),
+        "jit_warmup_requests": draw(st.sampled_from([0.0, 50.0])),
+    }
+    if sessions and draw(st.booleans()):
+        spec.update(
+            creates_sessions=True,
+            session_bytes=draw(st.sampled_from([0, 4000, 40000, 200_000])),
+            session_timeout_s=draw(st.sampled_from([0.5, 1800.0])),
+            expiry_check_s=draw(st.sampled_from([0.25, 60.0])),
+        )
+    return spec
+
+
+@st.composite
 def core_models(draw):
     """Any model of the compiled core: every client kind and its failure handling, finite
     workloads, the front's MPMs, pools, queues, JDBC and disks, the state-blind policies,
@@ -1084,6 +1122,11 @@ def core_models(draw):
             clients.pop("timeout_s", None)
     if "proxy" not in data:
         backend.pop("connector", None)  # a blocking connector is modelled behind a proxy only
+    # the JVM (its sessions with clients that keep no cookies) and ab run again
+    if kind == "ab":
+        clients["repeat"] = draw(st.integers(1, 3))
+    if draw(st.booleans()):
+        backend["jvm"] = draw(jvms(sessions=kind not in ("closed", "sessions")))
     stop = draw(
         st.sampled_from(
             [
@@ -1232,8 +1275,23 @@ def _two_nodes(**changes) -> dict:
     "data, named",
     [
         (
-            _two_nodes(clients={"kind": "ab", "concurrency": 2, "requests": 9, "repeat": 2}),
-            "clients.repeat = 2",
+            _two_nodes(
+                clients={"kind": "sessions", "session_rate_per_s": 2.0, "requests_per_session": 3},
+                backends=[
+                    {
+                        "name": "app",
+                        "count": 2,
+                        "demand": {"dist": EXP, "mean": 0.01},
+                        "jvm": {
+                            "heap_mb": 64,
+                            "baseline_mb": 8,
+                            "allocation_kb": 50,
+                            "creates_sessions": True,
+                        },
+                    }
+                ],
+            ),
+            "backends.0.jvm.creates_sessions with clients.kind = 'sessions'",
         ),
         (
             _two_nodes(cluster={"replication": [{"mode": "async"}]}),

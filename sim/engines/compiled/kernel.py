@@ -2290,7 +2290,7 @@ def _acked(S, j):
 # (`ApacheBench` with `repeat`), whose runs are windows of their own.  Sessions here are
 # those of clients that keep no cookies (every request makes a new one), so a JVM's sessions
 # are a queue in creation order; clients that keep cookies touch theirs again (feature
-# `appserver.jvm.cookie_sessions`, on the reference engine).
+# `appserver.jvm.sessions.<kind>`, on the reference engine).
 (
     JV_CPU,  # the node's CPU
     JV_YOUNG_GCS,

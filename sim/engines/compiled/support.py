@@ -179,7 +179,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "backends.N.jvm.baseline_mb": (MODELLED, ""),
     "backends.N.jvm.creates_sessions": (
         MODELLED,
-        "refused with clients that keep cookies (appserver.jvm.cookie_sessions)",
+        "refused with clients that keep cookies (appserver.jvm.sessions.KIND)",
     ),
     "backends.N.jvm.session_bytes": (MODELLED, "also each replica's size"),
     "backends.N.jvm.session_timeout_s": (MODELLED, ""),
