@@ -934,8 +934,8 @@ def distributions(draw, low: float, high: float):
 
 @st.composite
 def jvms(draw, sessions: bool) -> dict:
-    """A small JVM (collections every few dozen requests, a full heap now and then); its own
-    sessions only for clients that keep no cookies (`sessions`)."""
+    """A small JVM (collections every few dozen requests, a full heap now and then); sessions
+    if `sessions` (not with session clients: the reference engine's alone)."""
     heap = draw(st.sampled_from([8.0, 16.0, 48.0]))
     spec = {
         "heap_mb": heap,
@@ -1122,11 +1122,11 @@ def core_models(draw):
             clients.pop("timeout_s", None)
     if "proxy" not in data:
         backend.pop("connector", None)  # a blocking connector is modelled behind a proxy only
-    # the JVM (its sessions with clients that keep no cookies) and ab run again
+    # the JVM (its sessions, except with session clients) and ab run again
     if kind == "ab":
         clients["repeat"] = draw(st.integers(1, 3))
     if draw(st.booleans()):
-        backend["jvm"] = draw(jvms(sessions=kind not in ("closed", "sessions")))
+        backend["jvm"] = draw(jvms(sessions=kind != "sessions"))
     stop = draw(
         st.sampled_from(
             [

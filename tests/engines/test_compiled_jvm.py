@@ -114,6 +114,37 @@ MODELS = {
         ],
         "run": {"max_duration_s": 1000.0},
     },
+    # closed users keep their cookie: each touches its session on the node it is sent to,
+    # and the replicas on the others; a think time beyond the timeout lets some expire
+    "closed users with cookies, total replication, sticky sessions off": {
+        "clients": {
+            "kind": "closed",
+            "users": 40,
+            "think": {"dist": EXP, "mean": 1.0},
+            "requests_per_user": 60,
+        },
+        "balancer": {"policy": "random"},
+        "backends": [
+            {
+                "name": "app",
+                "count": 3,
+                "threads": 6,
+                "cores": 1,
+                "demand": {"dist": EXP, "mean": 0.02},
+                "jvm": jvm(
+                    heap_mb=8,
+                    baseline_mb=3,
+                    allocation_kb=200,
+                    creates_sessions=True,
+                    session_bytes=40_000,
+                    session_timeout_s=2.0,
+                    expiry_check_s=0.5,
+                ),
+            }
+        ],
+        "cluster": {"replication": [{"scope": "all"}]},
+        "run": {"max_duration_s": 1000.0},
+    },
     # closed users with a JVM that keeps no sessions: the collections' pauses and the JIT
     "closed clients, no sessions, a fixed warm-up": {
         "clients": {"kind": "closed", "users": 30, "think": {"dist": EXP, "mean": 0.2}},
@@ -316,8 +347,36 @@ def test_out_of_memory_fails_every_request_from_the_one_that_filled_the_heap():
     assert metrics["app1.jvm.sessions"] == 17  # the failing requests make no session
 
 
-def test_sessions_of_clients_with_cookies_stay_on_the_reference_engine():
-    """Closed users keep their cookie: a session touched again is not in the compiled core."""
+def test_closed_users_touch_their_own_session():
+    """Five closed users with cookies, one node, a timeout longer than the run: five sessions
+    at the end whatever the number of requests, each allocated once (live = baseline + 5
+    sessions), promoted at the first young collection after it was made."""
+    data = {
+        "clients": {
+            "kind": "closed",
+            "users": 5,
+            "think": {"dist": "deterministic", "value": 0.05},
+            "requests_per_user": 40,
+        },
+        "backends": [
+            deterministic_node(
+                jvm(heap_mb=16, baseline_mb=4, creates_sessions=True, session_bytes=100_000)
+            )
+        ],
+        "run": {"max_duration_s": 100.0},
+    }
+    reference, compiled = both(data)
+    same(reference, compiled)
+    metrics = compiled.metrics
+    assert metrics["count.completed"] == 200
+    assert metrics["app1.jvm.sessions"] == 5
+    assert metrics["app1.jvm.live_mb"] == 4 + 5 * 100_000 / 2**20
+    assert metrics["app1.jvm.old_used_mb"] == metrics["app1.jvm.live_mb"]
+
+
+def test_sessions_of_session_clients_stay_on_the_reference_engine():
+    """A session client's session is named by its number, which the compiled loop does not
+    keep: such a model runs on the reference engine, the feature named."""
     data = {
         "clients": {"kind": "sessions", "session_rate_per_s": 2.0, "requests_per_session": 3},
         "backends": [deterministic_node(jvm(creates_sessions=True))],

@@ -137,7 +137,11 @@ class _Tables:
         jvms = plan.jvms
         self.jv = jvms.jv.copy()
         self.jvf = jvms.jvf.copy()
-        self.jse = np.zeros((jvms.jv.shape[0], SESSIONS_AT_START), dtype=np.float64)
+        # the sessions' expiry times: a queue per JVM, or with cookies a place per key, and
+        # then the keys' neighbours in least-recent order
+        width = jvms.keys if jvms.cookies else SESSIONS_AT_START
+        self.jse = np.zeros((jvms.jv.shape[0], max(width, 1)), dtype=np.float64)
+        self.jl = np.full((jvms.jv.shape[0], max(2 * jvms.keys, 2)), k.NOT_HELD, dtype=np.int64)
         self.jh = jvms.holders.copy()
         # ab run again: the recorder's row at the start and the end of each run
         runs = max(int(plan.config[k.C_REPEAT]), 1) + 1
@@ -276,6 +280,7 @@ class _Tables:
             self.jvf,
             self.jse,
             self.jh,
+            self.jl,
             self.brows,
             self.bhist,
         )
@@ -372,7 +377,7 @@ class _Tables:
         ones are gone), and the table doubled when that leaves too little room
         (`kernel._jvm_needs_room`)."""
         jv, jse = self.jv, self.jse
-        if not self.config[k.C_N_JVMS]:
+        if not self.config[k.C_N_JVMS] or self.config[k.C_JVM_COOKIES]:
             return
         worst = int(self.config[k.C_LEVELS] * self.counters[k.I_REQ_USED]) + 8
         heads, tails = jv[:, k.JV_SESS_HEAD], jv[:, k.JV_SESS_TAIL]

@@ -36,6 +36,9 @@ class JvmTables:
     holders: np.ndarray = field(default_factory=lambda: np.zeros((1, 1), dtype=np.int64))
     views: list[JvmView] = field(default_factory=list)
     station_jvm: list[int] = field(default_factory=list)  # per node: its JVM row, or -1
+    # the clients keep cookies (`jvm.cookies`): a session per key node x users + user
+    cookies: bool = False
+    keys: int = 0
 
     @property
     def count(self) -> int:
@@ -45,6 +48,11 @@ class JvmTables:
 def jvm_tables(model: Model, model_plan: ModelPlan, node_cpus: list[int]) -> JvmTables:
     """The JVMs of the plan's nodes; `node_cpus` are the nodes' CPU rows."""
     nodes = model_plan.nodes
+    stack = model_plan.stack
+    assert stack is not None
+    cookies = stack.keeps_sessions  # connect's hook `jvm.cookies`
+    # closed users are 0 .. users - 1 (session clients' sessions stay on the reference)
+    keys = len(nodes) * getattr(model.clients, "users", 0) if cookies else 0
     rows = []  # (node, spec)
     station_jvm = []
     for index, planned in enumerate(nodes):
@@ -53,7 +61,7 @@ def jvm_tables(model: Model, model_plan: ModelPlan, node_cpus: list[int]) -> Jvm
         if spec is not None:
             rows.append((index, planned.name, spec))
     if not rows:
-        return JvmTables(station_jvm=station_jvm)
+        return JvmTables(station_jvm=station_jvm, cookies=cookies, keys=keys)
     jv = np.zeros((len(rows), k.N_JV), dtype=np.int64)
     jvf = np.zeros((len(rows), k.N_JVF), dtype=np.float64)
     holders = np.zeros((len(rows), max(len(nodes), 1)), dtype=np.int64)
@@ -64,6 +72,9 @@ def jvm_tables(model: Model, model_plan: ModelPlan, node_cpus: list[int]) -> Jvm
         baseline = spec.baseline_mb * MIB
         row, values = jv[v], jvf[v]
         row[k.JV_CPU] = node_cpus[index]
+        row[k.JV_NODE] = index
+        if cookies:  # an empty list of keys
+            row[k.JV_SESS_HEAD] = row[k.JV_SESS_TAIL] = -1
         row[k.JV_CREATES] = int(spec.creates_sessions)
         row[k.JV_OVERHEAD_LIMIT] = int(spec.gc_overhead_limit)
         row[k.JV_WARMS] = int(spec.jit_warmup_requests > 0)
@@ -109,4 +120,12 @@ def jvm_tables(model: Model, model_plan: ModelPlan, node_cpus: list[int]) -> Jvm
             jv[v, k.JV_HOLDERS] = len(held)
             holders[v, : len(held)] = held
     views = [JvmView(f"{name}.jvm") for _, name, _ in rows]
-    return JvmTables(jv=jv, jvf=jvf, holders=holders, views=views, station_jvm=station_jvm)
+    return JvmTables(
+        jv=jv,
+        jvf=jvf,
+        holders=holders,
+        views=views,
+        station_jvm=station_jvm,
+        cookies=cookies,
+        keys=keys,
+    )

@@ -158,6 +158,7 @@ STATE_FIELDS = (
     "JVF",  # per JVM: its sizes, costs and heap state (JVF_*)
     "JSE",  # per JVM: the expiry times of the sessions it holds, oldest first
     "JH",  # per JVM: the JVMs that hold replicas of its sessions
+    "JL",  # per JVM, with cookies: each session's neighbours in least-recent order
     "BROWS",  # ab run again: the recorder's row at the start and at the end of each run
     "BHIST",  # ... and the cumulative histogram there
 )
@@ -306,8 +307,9 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     C_BACKEND_POOLS,  # the front reaches some node through a pool of connections
     C_REPEAT,  # ab run again: clients.repeat
     C_N_JVMS,  # JVMs modelled (backends.N.jvm)
+    C_JVM_COOKIES,  # the clients keep cookies: a JVM's sessions are (node, user) keys
     N_C,
-) = range(62)
+) = range(63)
 
 # float configuration
 (
@@ -2287,10 +2289,13 @@ def _acked(S, j):
 # `sim.tiers.appserver.jvm`: a node's heap, its young and full collections as stop-the-world
 # pauses of the node's CPU (`ProcessorSharingCPU.pause`), the sessions it holds (its own and
 # the replicas of other nodes'), OutOfMemoryError and the JIT's warm-up; and `ab` run again
-# (`ApacheBench` with `repeat`), whose runs are windows of their own.  Sessions here are
-# those of clients that keep no cookies (every request makes a new one), so a JVM's sessions
-# are a queue in creation order; clients that keep cookies touch theirs again (feature
-# `appserver.jvm.sessions.<kind>`, on the reference engine).
+# (`ApacheBench` with `repeat`), whose runs are windows of their own.  A JVM's sessions are
+# its `OrderedDict` of expiry times, least recently accessed first: for clients that keep
+# no cookies (every request makes a new session) a queue in creation order (JSE[v, head:
+# tail]); for closed users, who keep theirs, a list linked through JL in which a session
+# touched again moves to the end, its key node x users + user and its expiry JSE[v, key].
+# Session clients' sessions are named by a number the engine does not keep (feature
+# `appserver.jvm.sessions.sessions`, on the reference engine).
 (
     JV_CPU,  # the node's CPU
     JV_YOUNG_GCS,
@@ -2298,8 +2303,10 @@ def _acked(S, j):
     JV_OVER_LIMIT,  # full collections in a row over both GC overhead limits
     JV_OOM,  # OutOfMemoryError: 0 none, OOM_HEAP_SPACE, OOM_OVERHEAD
     JV_SERVED,  # requests served (the JIT's warm-up)
-    JV_SESS_HEAD,  # the live sessions: JSE[v, head:tail]
-    JV_SESS_TAIL,
+    JV_SESS_HEAD,  # the live sessions: JSE[v, head:tail]; with cookies the first key (or -1)
+    JV_SESS_TAIL,  # ... with cookies the last key (or -1)
+    JV_SESSIONS,  # sessions held
+    JV_NODE,  # the node's index (its sessions' keys with cookies)
     JV_CREATES,  # jvm.creates_sessions
     JV_OVERHEAD_LIMIT,  # -XX:+UseGCOverheadLimit
     JV_WARMS,  # jvm.jit_warmup_requests > 0
@@ -2309,7 +2316,8 @@ def _acked(S, j):
     JV_FROZEN_HEAD,  # the bursts the pause holds, in order (linked by J_NEXT; work in JF_TAG)
     JV_FROZEN_TAIL,
     N_JV,
-) = range(17)
+) = range(19)
+NOT_HELD = -2  # JL: a key with no session
 (
     JVF_HEAP,  # [bytes]
     JVF_YOUNG,
@@ -2456,27 +2464,75 @@ def _jvm_start(S):
 @njit(cache=True)
 def _jvm_sweep(S, v):
     """Jvm._sweep: expired sessions become garbage in the old generation."""
-    JV, JSE = S.JV, S.JSE
+    JV, JSE, JL = S.JV, S.JSE, S.JL
     now = S.F[F_NOW]
-    head, tail = JV[v, JV_SESS_HEAD], JV[v, JV_SESS_TAIL]
-    while head < tail and JSE[v, head] <= now:
-        head += 1
-    JV[v, JV_SESS_HEAD] = head
+    head = JV[v, JV_SESS_HEAD]
+    if S.C[C_JVM_COOKIES]:
+        while head >= 0 and JSE[v, head] <= now:
+            after = JL[v, 2 * head + 1]
+            JL[v, 2 * head] = NOT_HELD
+            JL[v, 2 * head + 1] = NOT_HELD
+            JV[v, JV_SESSIONS] -= 1
+            head = after
+        JV[v, JV_SESS_HEAD] = head
+        if head >= 0:
+            JL[v, 2 * head] = -1
+        else:
+            JV[v, JV_SESS_TAIL] = -1
+    else:
+        tail = JV[v, JV_SESS_TAIL]
+        while head < tail and JSE[v, head] <= now:
+            head += 1
+            JV[v, JV_SESSIONS] -= 1
+        JV[v, JV_SESS_HEAD] = head
     push(S, now + S.JVF[v, JVF_EXPIRY_CHECK], EV_SWEEP, v)
 
 
 @njit(cache=True)
-def _jvm_hold(S, v, expires):
-    """Jvm._hold of a new session (no cookies: never one held already)."""
-    tail = S.JV[v, JV_SESS_TAIL]
-    S.JSE[v, tail] = expires
-    S.JV[v, JV_SESS_TAIL] = tail + 1
+def _jvm_hold(S, v, key, expires):
+    """Jvm._hold: create or touch a session (without cookies a new one, `key` unused);
+    returns the live bytes newly allocated for it."""
+    JV, JSE = S.JV, S.JSE
+    if not S.C[C_JVM_COOKIES]:
+        tail = JV[v, JV_SESS_TAIL]
+        JSE[v, tail] = expires
+        JV[v, JV_SESS_TAIL] = tail + 1
+        JV[v, JV_SESSIONS] += 1
+        return S.JVF[v, JVF_SESSION_BYTES]
+    JL = S.JL
+    new = JL[v, 2 * key] == NOT_HELD
+    if not new:  # touched: out of its place, to the end (OrderedDict.move_to_end)
+        before, after = JL[v, 2 * key], JL[v, 2 * key + 1]
+        if before >= 0:
+            JL[v, 2 * before + 1] = after
+        else:
+            JV[v, JV_SESS_HEAD] = after
+        if after >= 0:
+            JL[v, 2 * after] = before
+        else:
+            JV[v, JV_SESS_TAIL] = before
+    tail = JV[v, JV_SESS_TAIL]
+    JL[v, 2 * key] = tail
+    JL[v, 2 * key + 1] = -1
+    if tail >= 0:
+        JL[v, 2 * tail + 1] = key
+    else:
+        JV[v, JV_SESS_HEAD] = key
+    JV[v, JV_SESS_TAIL] = key
+    JSE[v, key] = expires
+    if new:
+        JV[v, JV_SESSIONS] += 1
+        return S.JVF[v, JVF_SESSION_BYTES]
+    return 0.0
 
 
 @njit(cache=True)
 def _jvm_needs_room(S):
     """Room for the sessions of the worst event: every live visit ending on a node at once,
-    each adding at most one session (its own or a replica) to a JVM."""
+    each adding at most one session (its own or a replica) to a JVM.  With cookies the table
+    has a place per key."""
+    if S.C[C_JVM_COOKIES]:
+        return False
     JV = S.JV
     last = 0
     for v in range(S.C[C_N_JVMS]):
@@ -2487,9 +2543,8 @@ def _jvm_needs_room(S):
 @njit(cache=True)
 def _jvm_live(S, v):
     """Jvm.live_bytes: the baseline and every session held."""
-    JV, JVF = S.JV, S.JVF
-    held = JV[v, JV_SESS_TAIL] - JV[v, JV_SESS_HEAD]
-    return JVF[v, JVF_BASELINE] + held * JVF[v, JVF_SESSION_BYTES]
+    JVF = S.JVF
+    return JVF[v, JVF_BASELINE] + S.JV[v, JV_SESSIONS] * JVF[v, JVF_SESSION_BYTES]
 
 
 @njit(cache=True)
@@ -2557,8 +2612,8 @@ def _jvm_allocate(S, v, nbytes, live):
 
 
 @njit(cache=True)
-def _jvm_served(S, v):
-    """Jvm.served: a request ends on JVM v's node: the JIT's count, its session (and the
+def _jvm_served(S, v, r):
+    """Jvm.served: request r ends on JVM v's node: the JIT's count, its session (and the
     replicas), its allocation.  Returns how long its response waits for a collection it
     triggered (0: none), or -1 once the JVM has thrown OutOfMemoryError."""
     JV, JVF = S.JV, S.JVF
@@ -2571,14 +2626,14 @@ def _jvm_served(S, v):
     live = 0.0
     if JV[v, JV_CREATES]:
         expires = S.F[F_NOW] + JVF[v, JVF_SESSION_TIMEOUT]
-        _jvm_hold(S, v, expires)
-        live = JVF[v, JVF_SESSION_BYTES]
+        # with cookies the key (node name, user); else a new session's
+        key = JV[v, JV_NODE] * S.C[C_USERS] + S.RI[r, R_USER] if S.C[C_JVM_COOKIES] else -1
+        live = _jvm_hold(S, v, key, expires)
         for i in range(JV[v, JV_HOLDERS]):  # Jvm.hold_replica
             h = S.JH[v, i]
             if JV[h, JV_OOM]:
                 continue
-            _jvm_hold(S, h, expires)
-            replica = JVF[h, JVF_SESSION_BYTES]
+            replica = _jvm_hold(S, h, key, expires)
             if replica:
                 _jvm_allocate(S, h, replica, replica)
     wait = _jvm_allocate(S, v, JVF[v, JVF_ALLOCATION], live)
@@ -2593,7 +2648,7 @@ def _after_request(S, j):
     through a collection the request triggered, then session replication."""
     v = S.STI[S.JI[j, J_STATION], ST_JVM]
     if v >= 0:
-        wait = _jvm_served(S, v)
+        wait = _jvm_served(S, v, j // S.C[C_LEVELS])
         if wait < 0:
             _finish(S, j, False)  # OutOfMemoryError: the container answers 500
             return
@@ -2612,7 +2667,7 @@ def _jvm_snapshot(S, row, k):
         v[k] = JV[m, JV_YOUNG_GCS]
         v[k + 1] = JV[m, JV_FULL_GCS]
         v[k + 2] = JVF[m, JVF_GC_TIME]
-        v[k + 3] = JV[m, JV_SESS_TAIL] - JV[m, JV_SESS_HEAD]
+        v[k + 3] = JV[m, JV_SESSIONS]
         v[k + 4] = _jvm_live(S, m) / MIB
         v[k + 5] = JVF[m, JVF_OLD_USED] / MIB
         touched, eden = JVF[m, JVF_TOUCHED], JVF[m, JVF_EDEN_USED]
@@ -3315,6 +3370,7 @@ def _borrowed(S):
         _borrow(S.JVF),
         _borrow(S.JSE),
         _borrow(S.JH),
+        _borrow(S.JL),
         _borrow(S.BROWS),
         _borrow(S.BHIST),
     )

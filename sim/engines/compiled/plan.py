@@ -536,6 +536,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     config[k.C_SAMPLE] = 0  # --timeseries: the engine switches it on with a sink
     config[k.C_N_NODES] = len(nodes)
     config[k.C_N_JVMS] = jvms.count
+    config[k.C_JVM_COOKIES] = int(jvms.cookies)
     if replication_probes:
         cluster = model.cluster
         switched = cluster.network == "switched"
