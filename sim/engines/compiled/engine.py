@@ -521,12 +521,17 @@ def run_trace(
     units["count.in_flight"] = REQUESTS
     # ab run again: each run's window, as the reference's `_record_batches` marks it
     brows, bhist = tables.brows, tables.bhist
-    for run in range(1, int(counters[k.I_AB_MARKS])):
+    for batch in range(1, int(counters[k.I_AB_MARKS])):
         window = window_metrics(
-            plan.columns, brows[run - 1], brows[run], bhist[run] - bhist[run - 1], BINS, plan.probes
+            plan.columns,
+            brows[batch - 1],
+            brows[batch],
+            bhist[batch] - bhist[batch - 1],
+            BINS,
+            plan.probes,
         )
-        metrics.update({f"batch.{run}.{name}": value for name, value in window.items()})
-        units.update({f"batch.{run}.{name}": units[name] for name in window if name in units})
+        metrics.update({f"batch.{batch}.{name}": value for name, value in window.items()})
+        units.update({f"batch.{batch}.{name}": units[name] for name in window if name in units})
     notes: list[str] = []
     finished = True
     run = model.run

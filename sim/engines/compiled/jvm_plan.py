@@ -11,6 +11,7 @@ import numpy as np
 
 from sim.engines.compiled import kernel as k
 from sim.model.plan import Plan as ModelPlan
+from sim.model.schema import Jvm as JvmSpec
 from sim.model.schema import Model
 from sim.tiers.appserver.jvm import MIB, Jvm
 
@@ -53,7 +54,7 @@ def jvm_tables(model: Model, model_plan: ModelPlan, node_cpus: list[int]) -> Jvm
     cookies = stack.keeps_sessions  # connect's hook `jvm.cookies`
     # closed users are 0 .. users - 1 (session clients' sessions stay on the reference)
     keys = len(nodes) * getattr(model.clients, "users", 0) if cookies else 0
-    rows = []  # (node, spec)
+    rows: list[tuple[int, str, JvmSpec]] = []  # (node index, node name, its JVM)
     station_jvm = []
     for index, planned in enumerate(nodes):
         spec = planned.spec.jvm
@@ -108,14 +109,15 @@ def jvm_tables(model: Model, model_plan: ModelPlan, node_cpus: list[int]) -> Jvm
     # jvm.replica_holders: each web-tier replication's receivers that have a JVM (the last
     # web tier's, as the reference's hook assigns them tier by tier)
     n = len(nodes)
-    for _, spec in model.cluster.active:
-        if spec.tier != "web":
+    for _, replication in model.cluster.active:
+        if replication.tier != "web":
             continue
         for v, (sender, _name, _spec) in enumerate(rows):
-            if spec.scope == "all":
+            if replication.scope == "all":
                 receivers = [r for r in range(n) if r != sender]
             else:
-                receivers = [(sender + step) % n for step in range(1, spec.buddies + 1)]
+                buddies = replication.buddies
+                receivers = [(sender + step) % n for step in range(1, buddies + 1)]
             held = [station_jvm[r] for r in receivers if station_jvm[r] >= 0]
             jv[v, k.JV_HOLDERS] = len(held)
             holders[v, : len(held)] = held
