@@ -179,7 +179,7 @@ def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
                 # clients that keep cookies touch their session again at each request; how
                 # their sessions are named depends on the client kind
                 out.setdefault(
-                    f"appserver.jvm.sessions.{clients.kind}",
+                    f"appserver.jvm_sessions.{clients.kind}",
                     f"{node.path}.jvm.creates_sessions with clients.kind = {clients.kind!r} "
                     "(clients that keep cookies reuse their session)",
                 )

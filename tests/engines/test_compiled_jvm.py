@@ -382,4 +382,4 @@ def test_sessions_of_session_clients_stay_on_the_reference_engine():
         "backends": [deterministic_node(jvm(creates_sessions=True))],
         "run": {"duration_s": 10.0},
     }
-    assert any("appserver.jvm.sessions.sessions" in r for r in unsupported(model_from(data)))
+    assert any("appserver.jvm_sessions.sessions" in r for r in unsupported(model_from(data)))

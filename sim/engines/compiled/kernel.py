@@ -2295,7 +2295,7 @@ def _acked(S, j):
 # tail]); for closed users, who keep theirs, a list linked through JL in which a session
 # touched again moves to the end, its key node x users + user and its expiry JSE[v, key].
 # Session clients' sessions are named by a number the engine does not keep (feature
-# `appserver.jvm.sessions.sessions`, on the reference engine).
+# `appserver.jvm_sessions.sessions`, on the reference engine).
 (
     JV_CPU,  # the node's CPU
     JV_YOUNG_GCS,

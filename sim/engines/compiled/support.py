@@ -180,7 +180,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "backends.N.jvm.baseline_mb": (MODELLED, ""),
     "backends.N.jvm.creates_sessions": (
         MODELLED,
-        "refused with session clients (appserver.jvm.sessions.sessions)",
+        "refused with session clients (appserver.jvm_sessions.sessions)",
     ),
     "backends.N.jvm.session_bytes": (MODELLED, "also each replica's size"),
     "backends.N.jvm.session_timeout_s": (MODELLED, ""),
@@ -292,7 +292,7 @@ IMPLEMENTS: frozenset[str] = frozenset(
         # the JVM: heap, collections as pauses of the node's CPU, sessions of clients that
         # keep no cookies and their replicas, OutOfMemoryError, JIT warm-up
         "appserver.jvm",
-        "appserver.jvm.sessions.closed",  # closed users' sessions, touched at each request
+        "appserver.jvm_sessions.closed",  # closed users' sessions, touched at each request
     }
 )
 
