@@ -12,7 +12,9 @@ import math
 
 import pytest
 
-from sim.engines.compiled.support import unsupported
+from sim.engines.compiled import kernel as k
+from sim.engines.compiled.engine import simulate as compiled_run
+from sim.engines.compiled.jvm_plan import SESSIONS_AT_START
 from sim.run.replication import run_replication
 from tests.conftest import model_from
 
@@ -145,6 +147,37 @@ MODELS = {
         "cluster": {"replication": [{"scope": "all"}]},
         "run": {"max_duration_s": 1000.0},
     },
+    # session clients keep their cookie while they last: more of them at once than the
+    # engine's first session rows, more places than its first session table (both grow),
+    # sessions expiring long after their client left, sticky sessions, buddy replication
+    "session clients, sticky sessions, buddy replication, tables that grow": {
+        "clients": {
+            "kind": "sessions",
+            "session_rate_per_s": 40.0,
+            "requests_per_session": 5,
+            "think": {"dist": EXP, "mean": 1.0},
+        },
+        "balancer": {"policy": "byrequests", "sticky_session": True},
+        "backends": [
+            {
+                "name": "app",
+                "count": 3,
+                "threads": 20,
+                "cores": 2,
+                "demand": {"dist": EXP, "mean": 0.01},
+                "jvm": jvm(
+                    heap_mb=12,
+                    allocation_kb=150,
+                    creates_sessions=True,
+                    session_bytes=8_000,
+                    session_timeout_s=6.0,
+                    expiry_check_s=0.7,
+                ),
+            }
+        ],
+        "cluster": {"replication": [{"scope": "buddy", "buddies": 1}]},
+        "run": {"duration_s": 60.0, "warmup": "none"},
+    },
     # closed users with a JVM that keeps no sessions: the collections' pauses and the JIT
     "closed clients, no sessions, a fixed warm-up": {
         "clients": {"kind": "closed", "users": 30, "think": {"dist": EXP, "mean": 0.2}},
@@ -213,6 +246,13 @@ def test_the_models_exercise_what_they_say():
     # not the heap: the live set fits (young_resident < eden), the overhead limit threw
     assert overhead["app1.jvm.live_mb"] < heap - young + eden
     assert overhead["count.errors"] > 0
+    # the session rows, the keys and the places grew as the loop asked (12 000 requests)
+    grown = MODELS["session clients, sticky sessions, buddy replication, tables that grow"]
+    _plan, tables = compiled_run(model_from(grown, engine="compiled"), 0, 3)
+    assert tables.users_int.shape[0] > 64 and tables.jm.shape[1] > 64 * 3
+    assert tables.jv[:, k.JV_YOUNG_GCS].min() > 0
+    # each request takes a place in its node's JVM and its buddy's: more than the first table
+    assert tables.counters[k.I_COMPLETED] > SESSIONS_AT_START
 
 
 def test_timeseries_samples_are_the_same_on_both_engines():
@@ -374,12 +414,27 @@ def test_closed_users_touch_their_own_session():
     assert metrics["app1.jvm.old_used_mb"] == metrics["app1.jvm.live_mb"]
 
 
-def test_sessions_of_session_clients_stay_on_the_reference_engine():
-    """A session client's session is named by its number, which the compiled loop does not
-    keep: such a model runs on the reference engine, the feature named."""
+def test_a_session_clients_session_lives_on_after_it():
+    """Twenty client sessions of three requests each, one node, a timeout longer than the run:
+    twenty HTTP sessions at the end, each made at its first request and touched by the two
+    others, and kept after the client session ended (the compiled engine reuses its rows)."""
     data = {
-        "clients": {"kind": "sessions", "session_rate_per_s": 2.0, "requests_per_session": 3},
-        "backends": [deterministic_node(jvm(creates_sessions=True))],
-        "run": {"duration_s": 10.0},
+        "clients": {
+            "kind": "sessions",
+            "session_rate_per_s": 50.0,
+            "requests_per_session": 3,
+            "fixed_length": True,
+            "think": {"dist": "deterministic", "value": 0.05},
+            "total_sessions": 20,
+        },
+        "backends": [
+            deterministic_node(jvm(creates_sessions=True, session_bytes=10_000, allocation_kb=0))
+        ],
+        "run": {"max_duration_s": 100.0},
     }
-    assert any("appserver.jvm_sessions.sessions" in r for r in unsupported(model_from(data)))
+    reference, compiled = both(data)
+    same(reference, compiled)
+    metrics = compiled.metrics
+    assert metrics["count.completed"] == 60
+    assert metrics["app1.jvm.sessions"] == 20
+    assert metrics["app1.jvm.live_mb"] == 4 + 20 * 10_000 / 2**20

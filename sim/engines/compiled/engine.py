@@ -137,11 +137,13 @@ class _Tables:
         jvms = plan.jvms
         self.jv = jvms.jv.copy()
         self.jvf = jvms.jvf.copy()
-        # the sessions' expiry times: a queue per JVM, or with cookies a place per key, and
-        # then the keys' neighbours in least-recent order
-        width = jvms.keys if jvms.cookies else SESSIONS_AT_START
-        self.jse = np.zeros((jvms.jv.shape[0], max(width, 1)), dtype=np.float64)
-        self.jl = np.full((jvms.jv.shape[0], max(2 * jvms.keys, 2)), k.NOT_HELD, dtype=np.int64)
+        # the sessions' places in access order (expiry, key) and, with cookies, each key's
+        # place: a key per user (or session client's row) and node
+        count = jvms.jv.shape[0]
+        self.jse = np.zeros((count, SESSIONS_AT_START), dtype=np.float64)
+        self.jqk = np.full((count, SESSIONS_AT_START), k.NO_KEY, dtype=np.int64)
+        keys = self.users_int.shape[0] * int(plan.config[k.C_N_NODES]) if jvms.cookies else 1
+        self.jm = np.full((count, keys), -1, dtype=np.int64)
         self.jh = jvms.holders.copy()
         # ab run again: the recorder's row at the start and the end of each run
         runs = max(int(plan.config[k.C_REPEAT]), 1) + 1
@@ -280,7 +282,8 @@ class _Tables:
             self.jvf,
             self.jse,
             self.jh,
-            self.jl,
+            self.jm,
+            self.jqk,
             self.brows,
             self.bhist,
         )
@@ -373,26 +376,37 @@ class _Tables:
             counters[k.I_CN_FREE_TOP] = top + more
 
     def _grow_sessions(self) -> None:
-        """The JVMs' sessions: the live ones moved to the front of their rows (the expired
-        ones are gone), and the table doubled when that leaves too little room
-        (`kernel._jvm_needs_room`)."""
-        jv, jse = self.jv, self.jse
-        if not self.config[k.C_N_JVMS] or self.config[k.C_JVM_COOKIES]:
+        """The JVMs' sessions: the places still held moved to the front of their rows (the
+        expired and the left ones are gone), the table doubled when that leaves too little
+        room (`kernel._jvm_needs_room`), and with cookies a key for every user row."""
+        if not self.config[k.C_N_JVMS]:
             return
+        jv, jse, jqk, jm = self.jv, self.jse, self.jqk, self.jm
+        keys = self.users_int.shape[0] * int(self.config[k.C_N_NODES])
+        if self.config[k.C_JVM_COOKIES] and keys > jm.shape[1]:
+            self.jm = np.concatenate([jm, np.full((jm.shape[0], keys - jm.shape[1]), -1)], axis=1)
+            jm = self.jm
         worst = int(self.config[k.C_LEVELS] * self.counters[k.I_REQ_USED]) + 8
         heads, tails = jv[:, k.JV_SESS_HEAD], jv[:, k.JV_SESS_TAIL]
         if int((tails + worst).max()) <= jse.shape[1]:
             return
-        held = tails - heads
+        kept = [
+            np.flatnonzero(jqk[v, heads[v] : tails[v]] != k.DEAD) + heads[v] for v in range(len(jv))
+        ]
         size = jse.shape[1]
-        while int(held.max()) + worst > size // 2:
+        while max(len(places) for places in kept) + worst > size // 2:
             size *= 2
-        table = np.zeros((jse.shape[0], size), dtype=np.float64)
-        for v in range(jse.shape[0]):
-            table[v, : held[v]] = jse[v, heads[v] : tails[v]]
-        jv[:, k.JV_SESS_HEAD] = 0
-        jv[:, k.JV_SESS_TAIL] = held
-        self.jse = table
+        times = np.zeros((jse.shape[0], size), dtype=np.float64)
+        owners = np.full((jse.shape[0], size), k.NO_KEY, dtype=np.int64)
+        for v, places in enumerate(kept):
+            held = len(places)
+            times[v, :held] = jse[v, places]
+            owners[v, :held] = jqk[v, places]
+            keyed = owners[v, :held] >= 0
+            jm[v, owners[v, :held][keyed]] = np.flatnonzero(keyed)
+            jv[v, k.JV_SESS_HEAD] = 0
+            jv[v, k.JV_SESS_TAIL] = held
+        self.jse, self.jqk = times, owners
 
 
 def _rows(count: int, fields: int, entry: int) -> np.ndarray:

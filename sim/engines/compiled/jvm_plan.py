@@ -37,9 +37,7 @@ class JvmTables:
     holders: np.ndarray = field(default_factory=lambda: np.zeros((1, 1), dtype=np.int64))
     views: list[JvmView] = field(default_factory=list)
     station_jvm: list[int] = field(default_factory=list)  # per node: its JVM row, or -1
-    # the clients keep cookies (`jvm.cookies`): a session per key node x users + user
-    cookies: bool = False
-    keys: int = 0
+    cookies: bool = False  # the clients keep cookies (`jvm.cookies`): sessions have keys
 
     @property
     def count(self) -> int:
@@ -52,8 +50,6 @@ def jvm_tables(model: Model, model_plan: ModelPlan, node_cpus: list[int]) -> Jvm
     stack = model_plan.stack
     assert stack is not None
     cookies = stack.keeps_sessions  # connect's hook `jvm.cookies`
-    # closed users are 0 .. users - 1 (session clients' sessions stay on the reference)
-    keys = len(nodes) * getattr(model.clients, "users", 0) if cookies else 0
     rows: list[tuple[int, str, JvmSpec]] = []  # (node index, node name, its JVM)
     station_jvm = []
     for index, planned in enumerate(nodes):
@@ -62,7 +58,7 @@ def jvm_tables(model: Model, model_plan: ModelPlan, node_cpus: list[int]) -> Jvm
         if spec is not None:
             rows.append((index, planned.name, spec))
     if not rows:
-        return JvmTables(station_jvm=station_jvm, cookies=cookies, keys=keys)
+        return JvmTables(station_jvm=station_jvm, cookies=cookies)
     jv = np.zeros((len(rows), k.N_JV), dtype=np.int64)
     jvf = np.zeros((len(rows), k.N_JVF), dtype=np.float64)
     holders = np.zeros((len(rows), max(len(nodes), 1)), dtype=np.int64)
@@ -74,8 +70,6 @@ def jvm_tables(model: Model, model_plan: ModelPlan, node_cpus: list[int]) -> Jvm
         row, values = jv[v], jvf[v]
         row[k.JV_CPU] = node_cpus[index]
         row[k.JV_NODE] = index
-        if cookies:  # an empty list of keys
-            row[k.JV_SESS_HEAD] = row[k.JV_SESS_TAIL] = -1
         row[k.JV_CREATES] = int(spec.creates_sessions)
         row[k.JV_OVERHEAD_LIMIT] = int(spec.gc_overhead_limit)
         row[k.JV_WARMS] = int(spec.jit_warmup_requests > 0)
@@ -129,5 +123,4 @@ def jvm_tables(model: Model, model_plan: ModelPlan, node_cpus: list[int]) -> Jvm
         views=views,
         station_jvm=station_jvm,
         cookies=cookies,
-        keys=keys,
     )

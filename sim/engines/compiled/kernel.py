@@ -158,7 +158,8 @@ STATE_FIELDS = (
     "JVF",  # per JVM: its sizes, costs and heap state (JVF_*)
     "JSE",  # per JVM: the expiry times of the sessions it holds, oldest first
     "JH",  # per JVM: the JVMs that hold replicas of its sessions
-    "JL",  # per JVM, with cookies: each session's neighbours in least-recent order
+    "JM",  # per JVM, with cookies: each key's session (its place in JSE), or -1
+    "JQK",  # per JVM: the key of each place in JSE (NO_KEY, or DEAD once moved on)
     "BROWS",  # ab run again: the recorder's row at the start and at the end of each run
     "BHIST",  # ... and the cumulative histogram there
 )
@@ -2291,12 +2292,14 @@ def _acked(S, j):
 # pauses of the node's CPU (`ProcessorSharingCPU.pause`), the sessions it holds (its own and
 # the replicas of other nodes'), OutOfMemoryError and the JIT's warm-up; and `ab` run again
 # (`ApacheBench` with `repeat`), whose runs are windows of their own.  A JVM's sessions are
-# its `OrderedDict` of expiry times, least recently accessed first: for clients that keep
-# no cookies (every request makes a new session) a queue in creation order (JSE[v, head:
-# tail]); for closed users, who keep theirs, a list linked through JL in which a session
-# touched again moves to the end, its key node x users + user and its expiry JSE[v, key].
-# Session clients' sessions are named by a number the engine does not keep (feature
-# `appserver.jvm_sessions.sessions`, on the reference engine).
+# its `OrderedDict` of expiry times, least recently accessed first: a queue of places
+# (JSE[v, head:tail]) in access order.  Clients that keep no cookies make a new session per
+# request (NO_KEY).  With cookies a session's key is user x nodes + node (a closed user, or
+# a session client's row; `JM[v, key]` its place): a session touched again takes a new
+# place at the end and leaves its old one DEAD, which the sweep skips, as
+# `OrderedDict.move_to_end` moves it.  When a session client's row is taken by a new
+# session, the old session's places lose their key (`_jvm_session_began`): it stays held
+# until it expires, as the reference's (node, session number) does.
 (
     JV_CPU,  # the node's CPU
     JV_YOUNG_GCS,
@@ -2318,7 +2321,7 @@ def _acked(S, j):
     JV_FROZEN_TAIL,
     N_JV,
 ) = range(19)
-NOT_HELD = -2  # JL: a key with no session
+NO_KEY, DEAD = -1, -2  # JQK: a session nobody touches again; a place its session left
 (
     JVF_HEAP,  # [bytes]
     JVF_YOUNG,
@@ -2465,75 +2468,65 @@ def _jvm_start(S):
 @njit(cache=True)
 def _jvm_sweep(S, v):
     """Jvm._sweep: expired sessions become garbage in the old generation."""
-    JV, JSE, JL = S.JV, S.JSE, S.JL
+    JV, JSE, JQK = S.JV, S.JSE, S.JQK
     now = S.F[F_NOW]
-    head = JV[v, JV_SESS_HEAD]
-    if S.C[C_JVM_COOKIES]:
-        while head >= 0 and JSE[v, head] <= now:
-            after = JL[v, 2 * head + 1]
-            JL[v, 2 * head] = NOT_HELD
-            JL[v, 2 * head + 1] = NOT_HELD
+    head, tail = JV[v, JV_SESS_HEAD], JV[v, JV_SESS_TAIL]
+    while head < tail:
+        key = JQK[v, head]
+        if key != DEAD:
+            if JSE[v, head] > now:
+                break
+            if key >= 0:
+                S.JM[v, key] = -1
             JV[v, JV_SESSIONS] -= 1
-            head = after
-        JV[v, JV_SESS_HEAD] = head
-        if head >= 0:
-            JL[v, 2 * head] = -1
-        else:
-            JV[v, JV_SESS_TAIL] = -1
-    else:
-        tail = JV[v, JV_SESS_TAIL]
-        while head < tail and JSE[v, head] <= now:
-            head += 1
-            JV[v, JV_SESSIONS] -= 1
-        JV[v, JV_SESS_HEAD] = head
+        head += 1
+    JV[v, JV_SESS_HEAD] = head
     push(S, now + S.JVF[v, JVF_EXPIRY_CHECK], EV_SWEEP, v)
 
 
 @njit(cache=True)
 def _jvm_hold(S, v, key, expires):
-    """Jvm._hold: create or touch a session (without cookies a new one, `key` unused);
-    returns the live bytes newly allocated for it."""
-    JV, JSE = S.JV, S.JSE
-    if not S.C[C_JVM_COOKIES]:
-        tail = JV[v, JV_SESS_TAIL]
-        JSE[v, tail] = expires
-        JV[v, JV_SESS_TAIL] = tail + 1
-        JV[v, JV_SESSIONS] += 1
-        return S.JVF[v, JVF_SESSION_BYTES]
-    JL = S.JL
-    new = JL[v, 2 * key] == NOT_HELD
-    if not new:  # touched: out of its place, to the end (OrderedDict.move_to_end)
-        before, after = JL[v, 2 * key], JL[v, 2 * key + 1]
-        if before >= 0:
-            JL[v, 2 * before + 1] = after
-        else:
-            JV[v, JV_SESS_HEAD] = after
-        if after >= 0:
-            JL[v, 2 * after] = before
-        else:
-            JV[v, JV_SESS_TAIL] = before
+    """Jvm._hold: create or touch the session `key` (NO_KEY: a new one); returns the live
+    bytes newly allocated for it."""
+    JV, JQK = S.JV, S.JQK
     tail = JV[v, JV_SESS_TAIL]
-    JL[v, 2 * key] = tail
-    JL[v, 2 * key + 1] = -1
-    if tail >= 0:
-        JL[v, 2 * tail + 1] = key
-    else:
-        JV[v, JV_SESS_HEAD] = key
-    JV[v, JV_SESS_TAIL] = key
-    JSE[v, key] = expires
-    if new:
-        JV[v, JV_SESSIONS] += 1
-        return S.JVF[v, JVF_SESSION_BYTES]
-    return 0.0
+    S.JSE[v, tail] = expires
+    JQK[v, tail] = key
+    JV[v, JV_SESS_TAIL] = tail + 1
+    if key >= 0:
+        JM = S.JM
+        held = JM[v, key]
+        JM[v, key] = tail
+        if held >= 0:  # touched: from its place to the end (OrderedDict.move_to_end)
+            JQK[v, held] = DEAD
+            return 0.0
+    JV[v, JV_SESSIONS] += 1
+    return S.JVF[v, JVF_SESSION_BYTES]
+
+
+@njit(cache=True)
+def _jvm_session_began(S, row):
+    """A session client's row begins a new session: the old session's sessions in the JVMs
+    keep their places but no longer answer to the row's keys."""
+    JM, JQK = S.JM, S.JQK
+    nodes = S.C[C_N_NODES]
+    for v in range(S.C[C_N_JVMS]):
+        for node in range(nodes):
+            key = row * nodes + node
+            if key < JM.shape[1]:
+                held = JM[v, key]
+                if held >= 0:
+                    JQK[v, held] = NO_KEY
+                    JM[v, key] = -1
 
 
 @njit(cache=True)
 def _jvm_needs_room(S):
     """Room for the sessions of the worst event: every live visit ending on a node at once,
-    each adding at most one session (its own or a replica) to a JVM.  With cookies the table
-    has a place per key."""
-    if S.C[C_JVM_COOKIES]:
-        return False
+    each taking at most one place (a session, its own or a replica) in a JVM; and, with
+    cookies, room for the keys of every user (or session client's row)."""
+    if S.C[C_JVM_COOKIES] and S.UI.shape[0] * S.C[C_N_NODES] > S.JM.shape[1]:
+        return True
     JV = S.JV
     last = 0
     for v in range(S.C[C_N_JVMS]):
@@ -2627,8 +2620,9 @@ def _jvm_served(S, v, r):
     live = 0.0
     if JV[v, JV_CREATES]:
         expires = S.F[F_NOW] + JVF[v, JVF_SESSION_TIMEOUT]
-        # with cookies the key (node name, user); else a new session's
-        key = JV[v, JV_NODE] * S.C[C_USERS] + S.RI[r, R_USER] if S.C[C_JVM_COOKIES] else -1
+        # with cookies the key (node name, user); else a new session
+        cookies = S.C[C_JVM_COOKIES]
+        key = S.RI[r, R_USER] * S.C[C_N_NODES] + JV[v, JV_NODE] if cookies else NO_KEY
         live = _jvm_hold(S, v, key, expires)
         for i in range(JV[v, JV_HOLDERS]):  # Jvm.hold_replica
             h = S.JH[v, i]
@@ -3371,7 +3365,8 @@ def _borrowed(S):
         _borrow(S.JVF),
         _borrow(S.JSE),
         _borrow(S.JH),
-        _borrow(S.JL),
+        _borrow(S.JM),
+        _borrow(S.JQK),
         _borrow(S.BROWS),
         _borrow(S.BHIST),
     )
@@ -3540,6 +3535,8 @@ def _run(S):
             counters[I_UFREE_TOP] = top
             counters[I_USR_USED] += 1
             session = S.UFREE[top]
+            if C[C_JVM_COOKIES]:
+                _jvm_session_began(S, session)
             counters[I_SESS_STARTED] += 1
             UI[session, U_ROUTE] = -1
             UI[session, U_REFS] = 1  # the session itself

@@ -24,14 +24,14 @@ policies with sticky sessions; synchronous session replication (`cluster.replica
 acknowledgements; total or buddy scope, every trigger, several tiers); `ab` run again
 (`clients.repeat`, each run's window as `batch.K.*`); the nodes' JVMs (`backends.N.jvm`: the
 heap, young and full collections as stop-the-world pauses of the node's CPU, OutOfMemoryError,
-the GC overhead limit, JIT warm-up, the sessions of clients that keep no cookies and of closed
-users, who keep theirs, with their replicas on other nodes, the expiry sweep).  Everything
+the GC overhead limit, JIT warm-up, the sessions its application creates, per request for
+clients that keep no cookies, per user or client session for those that keep them, with their
+replicas on other nodes, the expiry sweep).  Everything
 else runs on the reference engine: ramps and rate schedules, request classes, mixes and
 scripts, the load generator's CPU (`clients.host`), mod_jk's ajp13 and lb workers, refusals
 by a node while requests wait for a pooled connection (a `max` below a child's threads with
-an accept queue), a JVM's sessions made by session clients (`clients.kind = "sessions"`),
-asynchronous replication (flow-control credits), crashes, and the load-aware or per-client
-policies.
+an accept queue), asynchronous replication (flow-control credits), crashes, and the
+load-aware or per-client policies.
 
 An engine says what it implements (`IMPLEMENTS`, a set of features as the model's components
 declare them: `sim.model.stack`); `run.engine = "auto"` runs a model here only when the
@@ -180,7 +180,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "backends.N.jvm.baseline_mb": (MODELLED, ""),
     "backends.N.jvm.creates_sessions": (
         MODELLED,
-        "refused with session clients (appserver.jvm_sessions.sessions)",
+        "with cookies, per client kind (appserver.jvm_sessions.KIND)",
     ),
     "backends.N.jvm.session_bytes": (MODELLED, "also each replica's size"),
     "backends.N.jvm.session_timeout_s": (MODELLED, ""),
@@ -292,7 +292,9 @@ IMPLEMENTS: frozenset[str] = frozenset(
         # the JVM: heap, collections as pauses of the node's CPU, sessions of clients that
         # keep no cookies and their replicas, OutOfMemoryError, JIT warm-up
         "appserver.jvm",
-        "appserver.jvm_sessions.closed",  # closed users' sessions, touched at each request
+        # the sessions of clients that keep cookies, touched at each request
+        "appserver.jvm_sessions.closed",
+        "appserver.jvm_sessions.sessions",
     }
 )
 
