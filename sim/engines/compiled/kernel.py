@@ -2297,8 +2297,8 @@ def _acked(S, j):
 # request (NO_KEY).  With cookies a session's key is user x nodes + node (a closed user, or
 # a session client's row; `JM[v, key]` its place): a session touched again takes a new
 # place at the end and leaves its old one DEAD, which the sweep skips, as
-# `OrderedDict.move_to_end` moves it.  When a session client's row is taken by a new
-# session, the old session's places lose their key (`_jvm_session_began`): it stays held
+# `OrderedDict.move_to_end` moves it.  When a session client's row is freed for a new
+# session, the old session's places lose their key (`_jvm_session_ended`): it stays held
 # until it expires, as the reference's (node, session number) does.
 (
     JV_CPU,  # the node's CPU
@@ -2505,9 +2505,10 @@ def _jvm_hold(S, v, key, expires):
 
 
 @njit(cache=True)
-def _jvm_session_began(S, row):
-    """A session client's row begins a new session: the old session's sessions in the JVMs
-    keep their places but no longer answer to the row's keys."""
+def _jvm_session_ended(S, row):
+    """A session client's row is free (its session and every request of it ended): the
+    session's sessions in the JVMs keep their places but no longer answer to the row's keys,
+    which the row's next session will use."""
     JM, JQK = S.JM, S.JQK
     nodes = S.C[C_N_NODES]
     for v in range(S.C[C_N_JVMS]):
@@ -2822,6 +2823,8 @@ def _session_unref(S, session):
     UI, counters = S.UI, S.I
     UI[session, U_REFS] -= 1
     if UI[session, U_REFS] == 0:
+        if S.C[C_JVM_COOKIES]:  # nothing of the session is left to touch its sessions
+            _jvm_session_ended(S, session)
         top = counters[I_UFREE_TOP]
         S.UFREE[top] = session
         counters[I_UFREE_TOP] = top + 1
@@ -3535,8 +3538,6 @@ def _run(S):
             counters[I_UFREE_TOP] = top
             counters[I_USR_USED] += 1
             session = S.UFREE[top]
-            if C[C_JVM_COOKIES]:
-                _jvm_session_began(S, session)
             counters[I_SESS_STARTED] += 1
             UI[session, U_ROUTE] = -1
             UI[session, U_REFS] = 1  # the session itself
