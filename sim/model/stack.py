@@ -182,6 +182,14 @@ def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
             out.setdefault("connector.connection_setup", f"{node.path}.connection_setup")
         if group.jvm is not None:
             out.setdefault("appserver.jvm", f"{node.path}.jvm")
+            if group.jvm.creates_sessions and plan.keeps_sessions:
+                # clients that keep cookies touch their session again at each request; how
+                # their sessions are named depends on the client kind
+                out.setdefault(
+                    f"appserver.jvm_sessions.{clients.kind}",
+                    f"{node.path}.jvm.creates_sessions with clients.kind = {clients.kind!r} "
+                    "(clients that keep cookies reuse their session)",
+                )
         if group.events:
             out.setdefault("backends.events", f"{node.path}.events")
         if group.db_calls and group.jdbc_pool is not None:

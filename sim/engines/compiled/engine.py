@@ -21,6 +21,7 @@ import numpy as np
 from sim.engines.compiled import kernel as k
 from sim.engines.compiled.classes import chain_choice
 from sim.engines.compiled.first_use import announced
+from sim.engines.compiled.jvm_plan import SESSIONS_AT_START
 from sim.engines.compiled.plan import Plan, build_plan
 from sim.model.classes import class_names
 from sim.model.plan import Plan as ModelPlan
@@ -146,6 +147,23 @@ class _Tables:
         self.class_log = np.zeros((1024 if plan.config[k.C_CLASSES] else 1, 2), dtype=np.float64)
         self.class_rows = np.zeros(rows, dtype=np.int64)
         self.token = token
+        # the JVMs: their rows, the sessions each holds, who holds replicas of them
+        jvms = plan.jvms
+        self.jv = jvms.jv.copy()
+        self.jvf = jvms.jvf.copy()
+        # the sessions' places in access order (expiry, key) and, with cookies, each key's
+        # place: a key per user (or session client's row) and node
+        count = jvms.jv.shape[0]
+        self.jse = np.zeros((count, SESSIONS_AT_START), dtype=np.float64)
+        self.jqk = np.full((count, SESSIONS_AT_START), k.NO_KEY, dtype=np.int64)
+        keys = self.users_int.shape[0] * int(plan.config[k.C_N_NODES]) if jvms.cookies else 1
+        self.jm = np.full((count, keys), -1, dtype=np.int64)
+        self.jh = jvms.holders.copy()
+        # ab run again: the recorder's row at the start and the end of each run
+        runs = max(int(plan.config[k.C_REPEAT]), 1) + 1
+        self.brows = np.zeros((runs, len(plan.columns)), dtype=np.float64)
+        self.bhist = np.zeros((runs, bins.n_bins), dtype=np.int64)
+        self.counters[k.I_AB_BATCH] = 1
 
         self.counters[k.I_RFREE_TOP] = requests
         self.counters[k.I_UFREE_TOP] = users
@@ -280,6 +298,14 @@ class _Tables:
             self.class_rows,
             self.backend_pools_float,
             self.token,
+            self.jv,
+            self.jvf,
+            self.jse,
+            self.jh,
+            self.jm,
+            self.jqk,
+            self.brows,
+            self.bhist,
         )
 
     def grow(self) -> None:
@@ -361,6 +387,7 @@ class _Tables:
             free[top : top + more] = np.arange(size + more - 1, size - 1, -1)
             self.free_backend = free
             counters[k.I_BC_FREE_TOP] = top + more
+        self._grow_sessions()
         size = self.connections.shape[0]
         users = max(int(self.config[k.C_USERS]), 1)
         if self.config[k.C_CLIENT_KEEP_ALIVE] and 2 * counters[k.I_CN_USED] + users + 16 > size:
@@ -375,6 +402,39 @@ class _Tables:
             free[top : top + more] = np.arange(size + more - 1, size - 1, -1)
             self.free_connections = free
             counters[k.I_CN_FREE_TOP] = top + more
+
+    def _grow_sessions(self) -> None:
+        """The JVMs' sessions: the places still held moved to the front of their rows (the
+        expired and the left ones are gone), the table doubled when that leaves too little
+        room (`kernel._jvm_needs_room`), and with cookies a key for every user row."""
+        if not self.config[k.C_N_JVMS]:
+            return
+        jv, jse, jqk, jm = self.jv, self.jse, self.jqk, self.jm
+        keys = self.users_int.shape[0] * int(self.config[k.C_N_NODES])
+        if self.config[k.C_JVM_COOKIES] and keys > jm.shape[1]:
+            self.jm = np.concatenate([jm, np.full((jm.shape[0], keys - jm.shape[1]), -1)], axis=1)
+            jm = self.jm
+        worst = int(self.config[k.C_LEVELS] * self.counters[k.I_REQ_USED]) + 8
+        heads, tails = jv[:, k.JV_SESS_HEAD], jv[:, k.JV_SESS_TAIL]
+        if int((tails + worst).max()) <= jse.shape[1]:
+            return
+        kept = [
+            np.flatnonzero(jqk[v, heads[v] : tails[v]] != k.DEAD) + heads[v] for v in range(len(jv))
+        ]
+        size = jse.shape[1]
+        while max(len(places) for places in kept) + worst > size // 2:
+            size *= 2
+        times = np.zeros((jse.shape[0], size), dtype=np.float64)
+        owners = np.full((jse.shape[0], size), k.NO_KEY, dtype=np.int64)
+        for v, places in enumerate(kept):
+            held = len(places)
+            times[v, :held] = jse[v, places]
+            owners[v, :held] = jqk[v, places]
+            keyed = owners[v, :held] >= 0
+            jm[v, owners[v, :held][keyed]] = np.flatnonzero(keyed)
+            jv[v, k.JV_SESS_HEAD] = 0
+            jv[v, k.JV_SESS_TAIL] = held
+        self.jse, self.jqk = times, owners
 
 
 def _rows(count: int, fields: int, entry: int) -> np.ndarray:
@@ -509,6 +569,19 @@ def run_trace(
     run = model.run
     if plan.config[k.C_CLASSES]:
         metrics.update(class_percentiles(model, tables, end, units))
+    # ab run again: each run's window, as the reference's `_record_batches` marks it
+    brows, bhist = tables.brows, tables.bhist
+    for batch in range(1, int(counters[k.I_AB_MARKS])):
+        window = window_metrics(
+            plan.columns,
+            brows[batch - 1],
+            brows[batch],
+            bhist[batch] - bhist[batch - 1],
+            BINS,
+            plan.probes,
+        )
+        metrics.update({f"batch.{batch}.{name}": value for name, value in window.items()})
+        units.update({f"batch.{batch}.{name}": units[name] for name in window if name in units})
     notes: list[str] = []
     finished = True
     if model.finite:  # as the reference reports a finite workload

@@ -160,6 +160,15 @@ STATE_FIELDS = (
     "KROWS",  # per recorder row: the class completions logged when it was taken
     "BPF",  # per backend pool: mod_jk's last maintenance of it (`JkBackendPool.maintained`)
     "TOKEN",  # the driver's id for refilling random blocks
+    # the JVMs (`sim.tiers.appserver.jvm`) and ab run again (`clients.repeat`)
+    "JV",  # per JVM: its counters, flags and pause state (JV_*)
+    "JVF",  # per JVM: its sizes, costs and heap state (JVF_*)
+    "JSE",  # per JVM: the expiry times of the sessions it holds, oldest first
+    "JH",  # per JVM: the JVMs that hold replicas of its sessions
+    "JM",  # per JVM, with cookies: each key's session (its place in JSE), or -1
+    "JQK",  # per JVM: the key of each place in JSE (NO_KEY, or DEAD once moved on)
+    "BROWS",  # ab run again: the recorder's row at the start and at the end of each run
+    "BHIST",  # ... and the cumulative histogram there
 )
 structref.define_proxy(State, StateType, list(STATE_FIELDS))
 
@@ -237,8 +246,10 @@ def new_state(*tables):
     I_UNSUPPORTED,  # a refusal where the engine cannot answer it (see `_bp_unanswerable`)
     I_KLOG_N,  # request classes: completions logged in KLOG
     I_FRONT_504,  # error responses with status 504 (mod_jk's reply timeout)
+    I_AB_BATCH,  # ab run again: the run under way (1-based)
+    I_AB_MARKS,  # ab run again: rows taken in BROWS
     N_I,
-) = range(64)
+) = range(66)
 
 # float scalars
 F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
@@ -313,8 +324,11 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     C_ST_HOST_DEMAND,  # clients.host.demand's stream
     C_ST_HOST_CONNECTION,  # clients.host.connection_demand's stream, or -1
     C_MOD_JK,  # the backend pools are mod_jk's ajp13 workers (`sim.tiers.proxy.mod_jk`)
+    C_REPEAT,  # ab run again: clients.repeat
+    C_N_JVMS,  # JVMs modelled (backends.N.jvm)
+    C_JVM_COOKIES,  # the clients keep cookies: a JVM's sessions are (node, user) keys
     N_C,
-) = range(68)
+) = range(71)
 
 # float configuration
 (
@@ -353,8 +367,9 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     ST_FAILED,
     ST_IN_PROGRESS,
     ST_NODE,
+    ST_JVM,  # the node's JVM (a JV row), or -1
     N_STI,
-) = range(16)
+) = range(17)
 STF_WAIT, STF_RESIDENCE, STF_DOWNSTREAM, N_STF = range(4)
 
 # pools
@@ -384,8 +399,9 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
     CP_COMPLETED,
     CP_RUN_HEAD,
     CP_RUN_TAIL,
+    CP_JVM,  # the JVM whose collections pause this CPU (a JV row), or -1
     N_CPI,
-) = range(11)
+) = range(12)
 (
     CPF_SPEED,
     CPF_VIRTUAL,
@@ -633,7 +649,10 @@ STREAM_BLOCK, STREAM_CONSTANT = range(2)
     EV_ACQUIRE,  # mod_proxy `acquire`: a request waited too long for a connection
     EV_READ,  # the front's read timeout: the node never accepted the connection
     EV_MOD_JK,  # mod_jk's timers, their kind in the argument's low bits (`_jk_event`)
-) = range(26)
+    EV_CPU_RESUME,  # a JVM's stop-the-world pause ends: its CPU's bursts go on
+    EV_JVM_RESUME,  # a request held through the collection it triggered goes on
+    EV_SWEEP,  # a JVM's session manager expires sessions
+) = range(29)
 KIND_BITS = 5
 KIND_MASK = 31
 
@@ -954,6 +973,11 @@ def cpu_run(S, c, demand, j):
         CPI[c, CP_N] += 1
         CPF[c, CPF_SIGNED] -= now
         push(S, now + demand / CPF[c, CPF_SPEED], EV_DEDICATED_BURST, j)
+        return
+    # a stop-the-world pause holds the burst until its end (a JVM's CPU is never dedicated)
+    v = CPI[c, CP_JVM]
+    if v >= 0 and S.JV[v, JV_PAUSED]:
+        _frozen_append(S, v, j, demand)
         return
     n = CPI[c, CP_N]
     unshared = CPI[c, CP_UNSHARED]
@@ -2240,6 +2264,8 @@ def _jk_carrier(S, j):
     S.RI[r, R_STATE] = CARRIER
     S.RI[r, R_JK_CALL] = j
     S.RI[r, R_JK_ABANDONED] = 0
+    # the node serves the call's own request (the reference passes it): its class's work
+    S.RI[r, R_CLASS] = S.RI[j // levels, R_CLASS]
     visit = r * levels + j % levels
     S.JI[visit, J_STATION] = S.JI[j, J_STATION]
     S.JI[visit, J_VIA_MEMBER] = -1  # the call answers the balancer
@@ -2474,8 +2500,8 @@ def _computed(S, j):
         push(S, S.F[F_NOW] + draw(S, io), EV_IO, j)
     elif STI[s, ST_DISK_POOL] >= 0:
         _disk_start(S, j)
-    elif STI[s, ST_NODE] >= 0 and S.C[C_N_TIERS] > 0:
-        _replicate(S, j, 0)
+    elif STI[s, ST_NODE] >= 0 and (S.C[C_N_TIERS] > 0 or STI[s, ST_JVM] >= 0):
+        _after_request(S, j)
     else:
         _finish(S, j, True)
 
@@ -2673,6 +2699,425 @@ def _acked(S, j):
     _replicate(S, j, tier + 1)
 
 
+# --------------------------------------------------------------------------- the JVM, ab run again
+# `sim.tiers.appserver.jvm`: a node's heap, its young and full collections as stop-the-world
+# pauses of the node's CPU (`ProcessorSharingCPU.pause`), the sessions it holds (its own and
+# the replicas of other nodes'), OutOfMemoryError and the JIT's warm-up; and `ab` run again
+# (`ApacheBench` with `repeat`), whose runs are windows of their own.  A JVM's sessions are
+# its `OrderedDict` of expiry times, least recently accessed first: a queue of places
+# (JSE[v, head:tail]) in access order.  Clients that keep no cookies make a new session per
+# request (NO_KEY).  With cookies a session's key is user x nodes + node (a closed user, or
+# a session client's row; `JM[v, key]` its place): a session touched again takes a new
+# place at the end and leaves its old one DEAD, which the sweep skips, as
+# `OrderedDict.move_to_end` moves it.  When a session client's row is freed for a new
+# session, the old session's places lose their key (`_jvm_session_ended`): it stays held
+# until it expires, as the reference's (node, session number) does.
+(
+    JV_CPU,  # the node's CPU
+    JV_YOUNG_GCS,
+    JV_FULL_GCS,
+    JV_OVER_LIMIT,  # full collections in a row over both GC overhead limits
+    JV_OOM,  # OutOfMemoryError: 0 none, OOM_HEAP_SPACE, OOM_OVERHEAD
+    JV_SERVED,  # requests served (the JIT's warm-up)
+    JV_SESS_HEAD,  # the live sessions: JSE[v, head:tail]; with cookies the first key (or -1)
+    JV_SESS_TAIL,  # ... with cookies the last key (or -1)
+    JV_SESSIONS,  # sessions held
+    JV_NODE,  # the node's index (its sessions' keys with cookies)
+    JV_CREATES,  # jvm.creates_sessions
+    JV_OVERHEAD_LIMIT,  # -XX:+UseGCOverheadLimit
+    JV_WARMS,  # jvm.jit_warmup_requests > 0
+    JV_HOLDERS,  # JVMs holding replicas of its sessions: JH[v, :this]
+    JV_PAUSED,  # its CPU is inside a stop-the-world pause
+    JV_RESUME,  # the sequence number of the pause's end (EV_CPU_RESUME)
+    JV_FROZEN_HEAD,  # the bursts the pause holds, in order (linked by J_NEXT; work in JF_TAG)
+    JV_FROZEN_TAIL,
+    N_JV,
+) = range(19)
+NO_KEY, DEAD = -1, -2  # JQK: a session nobody touches again; a place its session left
+(
+    JVF_HEAP,  # [bytes]
+    JVF_YOUNG,
+    JVF_EDEN,
+    JVF_OLD_CAPACITY,
+    JVF_BASELINE,
+    JVF_SESSION_BYTES,
+    JVF_ALLOCATION,
+    JVF_SESSION_TIMEOUT,  # [s]
+    JVF_EXPIRY_CHECK,
+    JVF_YOUNG_PAUSE,
+    JVF_YOUNG_PER_MB,
+    JVF_FULL_PAUSE,
+    JVF_FULL_PER_MB,
+    JVF_TIME_LIMIT,
+    JVF_FREE_LIMIT,
+    JVF_NON_HEAP_MB,
+    JVF_COLD,
+    JVF_WARM,
+    JVF_WARMUP,
+    JVF_EDEN_USED,  # the heap's state [bytes]
+    JVF_NEW_LIVE,
+    JVF_OLD_USED,
+    JVF_YOUNG_RESIDENT,
+    JVF_HIGH_WATER,
+    JVF_TOUCHED,
+    JVF_FACTOR,  # the JIT's demand multiplier now
+    JVF_PAUSED_UNTIL,  # the end of the latest collection
+    JVF_GC_TIME,
+    JVF_LAST_FULL_END,
+    JVF_GC_AT_LAST_FULL,
+    JVF_CPU_UNTIL,  # the end of the CPU's pause
+    N_JVF,
+) = range(32)
+OOM_HEAP_SPACE, OOM_OVERHEAD = 1, 2
+MIB = 1024.0 * 1024.0
+OVERHEAD_LIMIT_COLLECTIONS = 5  # HotSpot AdaptiveSizePolicyGCTimeLimitThreshold
+
+
+@njit(cache=True)
+def _frozen_append(S, v, j, work):
+    """A burst held by JVM v's pause (`_PausedCPU.run`): it runs `work` when the pause ends."""
+    JV, JI = S.JV, S.JI
+    S.JF[j, JF_TAG] = work
+    JI[j, J_NEXT] = -1
+    tail = JV[v, JV_FROZEN_TAIL]
+    if tail >= 0:
+        JI[tail, J_NEXT] = j
+    else:
+        JV[v, JV_FROZEN_HEAD] = j
+    JV[v, JV_FROZEN_TAIL] = j
+
+
+@njit(cache=True)
+def _cpu_pause(S, c, until):
+    """ProcessorSharingCPU.pause: freeze every burst on CPU c until `until`; bursts due now
+    finish, the others keep their remaining work; a pause inside a pause extends it."""
+    CPI, CPF, JI, JF, JV, JVF = S.CPI, S.CPF, S.JI, S.JF, S.JV, S.JVF
+    v = CPI[c, CP_JVM]
+    now = S.F[F_NOW]
+    if JV[v, JV_PAUSED]:
+        if until > JVF[v, JVF_CPU_UNTIL]:
+            JVF[v, JVF_CPU_UNTIL] = until
+            JV[v, JV_RESUME] = push(S, now + (until - now), EV_CPU_RESUME, c)
+        return
+    if until <= now:
+        return
+    _advance(S, c, now)
+    speed = CPF[c, CPF_SPEED]
+    if CPI[c, CP_UNSHARED]:
+        kept = 0
+        j = CPI[c, CP_RUN_HEAD]
+        while j >= 0:
+            after = JI[j, J_NEXT]
+            finish = JF[j, JF_FINISH]
+            if finish <= now:
+                kept += 1  # its calendar entry is due at this instant
+            else:
+                _run_remove(S, c, j)
+                JI[j, J_BURST_SEQ] = -1  # its calendar entry is stale
+                _frozen_append(S, v, j, (finish - now) * speed)
+            j = after
+        CPI[c, CP_N] = kept
+    else:
+        CPI[c, CP_WAKEUP] = -1
+        heap = S.CPH[c]
+        size = CPI[c, CP_HEAP_N]
+        virtual = CPF[c, CPF_VIRTUAL]
+        while size > 0:  # in (tag, sequence) order
+            j = heap[0]
+            size -= 1
+            if size > 0:
+                heap[0] = heap[size]
+                _tag_siftup(heap, JF, JI, size, 0)
+            left = JF[j, JF_TAG] - virtual
+            _frozen_append(S, v, j, left if left > 0.0 else 0.0)
+        CPI[c, CP_HEAP_N] = 0
+        CPI[c, CP_UNSHARED] = 1
+        CPI[c, CP_N] = 0
+        CPF[c, CPF_RATE] = 0.0
+    JVF[v, JVF_CPU_UNTIL] = until
+    JV[v, JV_RESUME] = push(S, now + (until - now), EV_CPU_RESUME, c)
+    JV[v, JV_PAUSED] = 1
+
+
+@njit(cache=True)
+def _cpu_resumed(S, c):
+    """ProcessorSharingCPU._resumed: the held bursts run, in the order they were held."""
+    JV, JI = S.JV, S.JI
+    v = S.CPI[c, CP_JVM]
+    JV[v, JV_PAUSED] = 0
+    JV[v, JV_RESUME] = -1
+    S.CPF[c, CPF_LAST] = S.F[F_NOW]
+    j = JV[v, JV_FROZEN_HEAD]
+    JV[v, JV_FROZEN_HEAD] = -1
+    JV[v, JV_FROZEN_TAIL] = -1
+    while j >= 0:
+        after = JI[j, J_NEXT]
+        cpu_run(S, c, S.JF[j, JF_TAG], j)
+        j = after
+
+
+@njit(cache=True)
+def _jvm_start(S):
+    """Each JVM that creates sessions starts its expiry sweep (Jvm.__init__), node by node."""
+    JV, JVF = S.JV, S.JVF
+    now = S.F[F_NOW]
+    for v in range(S.C[C_N_JVMS]):
+        if JV[v, JV_CREATES]:
+            push(S, now + JVF[v, JVF_EXPIRY_CHECK], EV_SWEEP, v)
+
+
+@njit(cache=True)
+def _jvm_sweep(S, v):
+    """Jvm._sweep: expired sessions become garbage in the old generation."""
+    JV, JSE, JQK = S.JV, S.JSE, S.JQK
+    now = S.F[F_NOW]
+    head, tail = JV[v, JV_SESS_HEAD], JV[v, JV_SESS_TAIL]
+    while head < tail:
+        key = JQK[v, head]
+        if key != DEAD:
+            if JSE[v, head] > now:
+                break
+            if key >= 0:
+                S.JM[v, key] = -1
+            JV[v, JV_SESSIONS] -= 1
+        head += 1
+    JV[v, JV_SESS_HEAD] = head
+    push(S, now + S.JVF[v, JVF_EXPIRY_CHECK], EV_SWEEP, v)
+
+
+@njit(cache=True)
+def _jvm_hold(S, v, key, expires):
+    """Jvm._hold: create or touch the session `key` (NO_KEY: a new one); returns the live
+    bytes newly allocated for it."""
+    JV, JQK = S.JV, S.JQK
+    tail = JV[v, JV_SESS_TAIL]
+    S.JSE[v, tail] = expires
+    JQK[v, tail] = key
+    JV[v, JV_SESS_TAIL] = tail + 1
+    if key >= 0:
+        JM = S.JM
+        held = JM[v, key]
+        JM[v, key] = tail
+        if held >= 0:  # touched: from its place to the end (OrderedDict.move_to_end)
+            JQK[v, held] = DEAD
+            return 0.0
+    JV[v, JV_SESSIONS] += 1
+    return S.JVF[v, JVF_SESSION_BYTES]
+
+
+@njit(cache=True)
+def _jvm_session_ended(S, row):
+    """A session client's row is free (its session and every request of it ended): the
+    session's sessions in the JVMs keep their places but no longer answer to the row's keys,
+    which the row's next session will use."""
+    JM, JQK = S.JM, S.JQK
+    nodes = S.C[C_N_NODES]
+    for v in range(S.C[C_N_JVMS]):
+        for node in range(nodes):
+            key = row * nodes + node
+            if key < JM.shape[1]:
+                held = JM[v, key]
+                if held >= 0:
+                    JQK[v, held] = NO_KEY
+                    JM[v, key] = -1
+
+
+@njit(cache=True)
+def _jvm_needs_room(S):
+    """Room for the sessions of the worst event: every live visit ending on a node at once,
+    each taking at most one place (a session, its own or a replica) in a JVM; and, with
+    cookies, room for the keys of every user (or session client's row)."""
+    if S.C[C_JVM_COOKIES] and S.UI.shape[0] * S.C[C_N_NODES] > S.JM.shape[1]:
+        return True
+    JV = S.JV
+    last = 0
+    for v in range(S.C[C_N_JVMS]):
+        last = max(last, JV[v, JV_SESS_TAIL])
+    return last + S.C[C_LEVELS] * S.I[I_REQ_USED] + 8 > S.JSE.shape[1]
+
+
+@njit(cache=True)
+def _jvm_live(S, v):
+    """Jvm.live_bytes: the baseline and every session held."""
+    JVF = S.JVF
+    return JVF[v, JVF_BASELINE] + S.JV[v, JV_SESSIONS] * JVF[v, JVF_SESSION_BYTES]
+
+
+@njit(cache=True)
+def _jvm_full_collection(S, v, begin, young_pause):
+    """Jvm._full_collection: mark-sweep-compact after a failed promotion; returns its pause."""
+    JV, JVF = S.JV, S.JVF
+    live = _jvm_live(S, v)
+    pause = JVF[v, JVF_FULL_PAUSE] + JVF[v, JVF_FULL_PER_MB] * live / MIB
+    JV[v, JV_FULL_GCS] += 1
+    capacity = JVF[v, JVF_OLD_CAPACITY]
+    old = live if live <= capacity else capacity
+    JVF[v, JVF_OLD_USED] = old
+    if old > JVF[v, JVF_HIGH_WATER]:
+        JVF[v, JVF_HIGH_WATER] = old
+    resident = live - old
+    JVF[v, JVF_YOUNG_RESIDENT] = resident
+    if resident >= JVF[v, JVF_EDEN]:
+        JV[v, JV_OOM] = OOM_HEAP_SPACE
+        return pause
+    # -XX:+UseGCOverheadLimit, judged over the time since the previous full collection
+    end = begin + young_pause + pause
+    gc_time_at_end = JVF[v, JVF_GC_TIME] + young_pause + pause
+    elapsed = end - JVF[v, JVF_LAST_FULL_END]
+    in_gc = (gc_time_at_end - JVF[v, JVF_GC_AT_LAST_FULL]) / elapsed if elapsed > 0 else 1.0
+    heap = JVF[v, JVF_HEAP]
+    over = in_gc > JVF[v, JVF_TIME_LIMIT] and heap - live < JVF[v, JVF_FREE_LIMIT] * heap
+    JV[v, JV_OVER_LIMIT] = JV[v, JV_OVER_LIMIT] + 1 if over else 0
+    if JV[v, JV_OVERHEAD_LIMIT] and JV[v, JV_OVER_LIMIT] >= OVERHEAD_LIMIT_COLLECTIONS:
+        JV[v, JV_OOM] = OOM_OVERHEAD
+    JVF[v, JVF_LAST_FULL_END] = end
+    JVF[v, JVF_GC_AT_LAST_FULL] = gc_time_at_end
+    return pause
+
+
+@njit(cache=True)
+def _jvm_allocate(S, v, nbytes, live):
+    """Jvm._allocate: a full eden triggers a young collection (and perhaps a full one), a
+    pause of the node's CPU; returns how long from now the node is paused (0: none)."""
+    JV, JVF = S.JV, S.JVF
+    JVF[v, JVF_EDEN_USED] += nbytes
+    JVF[v, JVF_NEW_LIVE] += live
+    if JVF[v, JVF_EDEN_USED] < JVF[v, JVF_EDEN] - JVF[v, JVF_YOUNG_RESIDENT]:
+        return 0.0
+    now = S.F[F_NOW]
+    paused_until = JVF[v, JVF_PAUSED_UNTIL]
+    begin = paused_until if paused_until > now else now  # after a pause under way
+    JVF[v, JVF_TOUCHED] = JVF[v, JVF_YOUNG]
+    promoted = JVF[v, JVF_NEW_LIVE]
+    young_pause = JVF[v, JVF_YOUNG_PAUSE] + JVF[v, JVF_YOUNG_PER_MB] * promoted / MIB
+    JV[v, JV_YOUNG_GCS] += 1
+    JVF[v, JVF_EDEN_USED] = 0.0
+    JVF[v, JVF_NEW_LIVE] = 0.0
+    pause = young_pause
+    if JVF[v, JVF_OLD_USED] + promoted <= JVF[v, JVF_OLD_CAPACITY]:
+        JVF[v, JVF_OLD_USED] += promoted
+        if JVF[v, JVF_OLD_USED] > JVF[v, JVF_HIGH_WATER]:
+            JVF[v, JVF_HIGH_WATER] = JVF[v, JVF_OLD_USED]
+    else:
+        pause += _jvm_full_collection(S, v, begin, young_pause)
+    until = begin + pause
+    JVF[v, JVF_PAUSED_UNTIL] = until
+    JVF[v, JVF_GC_TIME] += pause
+    _cpu_pause(S, JV[v, JV_CPU], until)
+    return until - now
+
+
+@njit(cache=True)
+def _jvm_served(S, v, r):
+    """Jvm.served: request r ends on JVM v's node: the JIT's count, its session (and the
+    replicas), its allocation.  Returns how long its response waits for a collection it
+    triggered (0: none), or -1 once the JVM has thrown OutOfMemoryError."""
+    JV, JVF = S.JV, S.JVF
+    if JV[v, JV_OOM]:
+        return -1.0
+    JV[v, JV_SERVED] += 1
+    if JV[v, JV_WARMS]:
+        cold, warm = JVF[v, JVF_COLD], JVF[v, JVF_WARM]
+        JVF[v, JVF_FACTOR] = warm + (cold - warm) * math.exp(-JV[v, JV_SERVED] / JVF[v, JVF_WARMUP])
+    live = 0.0
+    if JV[v, JV_CREATES]:
+        expires = S.F[F_NOW] + JVF[v, JVF_SESSION_TIMEOUT]
+        # with cookies the key (node name, user); else a new session
+        cookies = S.C[C_JVM_COOKIES]
+        owner = r
+        if S.RI[r, R_STATE] == CARRIER:  # a mod_jk attempt: the call's request is served
+            owner = S.RI[r, R_JK_CALL] // S.C[C_LEVELS]
+        key = S.RI[owner, R_USER] * S.C[C_N_NODES] + JV[v, JV_NODE] if cookies else NO_KEY
+        live = _jvm_hold(S, v, key, expires)
+        for i in range(JV[v, JV_HOLDERS]):  # Jvm.hold_replica
+            h = S.JH[v, i]
+            if JV[h, JV_OOM]:
+                continue
+            replica = _jvm_hold(S, h, key, expires)
+            if replica:
+                _jvm_allocate(S, h, replica, replica)
+    wait = _jvm_allocate(S, v, JVF[v, JVF_ALLOCATION], live)
+    if JV[v, JV_OOM]:
+        return -1.0
+    return wait
+
+
+@njit(cache=True)
+def _after_request(S, j):
+    """Station.post of a node: the JVM's accounting (JvmAfterRequest), holding the thread
+    through a collection the request triggered, then session replication."""
+    v = S.STI[S.JI[j, J_STATION], ST_JVM]
+    if v >= 0:
+        wait = _jvm_served(S, v, j // S.C[C_LEVELS])
+        if wait < 0:
+            _finish(S, j, False)  # OutOfMemoryError: the container answers 500
+            return
+        if wait > 0:
+            push(S, S.F[F_NOW] + wait, EV_JVM_RESUME, j)
+            return
+    _replicate(S, j, 0)
+
+
+@njit(cache=True)
+def _jvm_snapshot(S, row, k):
+    """Each JVM's counters (`Jvm.counters`) into `row` from column k; the next column."""
+    JV, JVF = S.JV, S.JVF
+    v = row
+    for m in range(S.C[C_N_JVMS]):
+        v[k] = JV[m, JV_YOUNG_GCS]
+        v[k + 1] = JV[m, JV_FULL_GCS]
+        v[k + 2] = JVF[m, JVF_GC_TIME]
+        v[k + 3] = JV[m, JV_SESSIONS]
+        v[k + 4] = _jvm_live(S, m) / MIB
+        v[k + 5] = JVF[m, JVF_OLD_USED] / MIB
+        touched, eden = JVF[m, JVF_TOUCHED], JVF[m, JVF_EDEN_USED]
+        v[k + 6] = (
+            JVF[m, JVF_NON_HEAP_MB]
+            + ((touched if touched >= eden else eden) + JVF[m, JVF_HIGH_WATER]) / MIB
+        )
+        v[k + 7] = 1.0 if JV[m, JV_OOM] else 0.0
+        k += 8
+    return k
+
+
+@njit(cache=True)
+def _ab_queue(S, loop):
+    """An ab loop to send once the current continuation returns (`_ab_send_queued`)."""
+    counters = S.I
+    queue = S.UFREE
+    tail = (counters[I_AB_HEAD] + counters[I_AB_WAITING]) % queue.shape[0]
+    queue[tail] = loop
+    counters[I_AB_WAITING] += 1
+
+
+@njit(cache=True)
+def _ab_mark(S):
+    """ab run again: the recorder's row and histogram at a run's start or end
+    (`_record_batches`' marks)."""
+    counters = S.I
+    m = counters[I_AB_MARKS]
+    _snapshot(S, S.BROWS[m])
+    _copy_histogram(S.HIST, S.BHIST, m)
+    counters[I_AB_MARKS] = m + 1
+
+
+@njit(cache=True)
+def _ab_run_ended(S):
+    """ApacheBench.done at a run's last outcome: its window ends; ab starts again (its -c
+    loops in order, the servers' state carried over) until `repeat` runs were made."""
+    C, counters = S.C, S.I
+    if C[C_REPEAT] > 1:
+        _ab_mark(S)
+    if counters[I_AB_BATCH] >= C[C_REPEAT]:
+        _clients_finished(S)
+        return
+    counters[I_AB_BATCH] += 1
+    counters[I_ISSUED] = 0
+    counters[I_OUTCOMES] = 0
+    for loop in range(C[C_USERS]):
+        _ab_queue(S, loop)
+
+
 # --------------------------------------------------------------------------- balancer
 @njit(cache=True)
 def _pick(S):
@@ -2785,6 +3230,8 @@ def _session_unref(S, session):
     UI, counters = S.UI, S.I
     UI[session, U_REFS] -= 1
     if UI[session, U_REFS] == 0:
+        if S.C[C_JVM_COOKIES]:  # nothing of the session is left to touch its sessions
+            _jvm_session_ended(S, session)
         top = counters[I_UFREE_TOP]
         S.UFREE[top] = session
         counters[I_UFREE_TOP] = top + 1
@@ -2894,13 +3341,13 @@ def _done(S, user):
         if counters[I_OUTCOMES] < C[C_TOTAL]:
             # Queued, and sent by the loop as soon as the continuation that ended the request
             # returns (`_ab_send_queued`): sending from here would make the compiled functions
-            # recursive (send -> reply -> done -> send), which numba's cache cannot load.
-            queue = S.UFREE
-            tail = (counters[I_AB_HEAD] + counters[I_AB_WAITING]) % queue.shape[0]
-            queue[tail] = user
-            counters[I_AB_WAITING] += 1
+            # recursive (send -> reply -> done -> send), which numba's cache cannot load.  A
+            # loop with nothing left to send is not queued (ab's `_issue` returns at once): a
+            # run that starts again before the queue is served must not send for it.
+            if counters[I_ISSUED] < C[C_TOTAL]:
+                _ab_queue(S, user)
         else:
-            _clients_finished(S)
+            _ab_run_ended(S)
 
 
 @njit(cache=True)
@@ -3106,13 +3553,20 @@ CHOICE_MIX, CHOICE_USERS, CHOICE_SCRIPT, CHOICE_CHAIN = range(4)
 STEP_CLASS, STEP_THINK, N_STEP = range(3)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # numba's own inlining: LLVM left it a call (2-3 %)
 def _burst(S, s, j):
-    """Visit j's next burst at station s: its class's sampler (`ClassedVisit.burst`)."""
+    """Visit j's next burst at station s: its class's sampler (`ClassedVisit.burst`), times
+    its node's JVM's JIT factor of the moment (`Jvm.burst_sampler` wraps the classes' samplers
+    too)."""
     C = S.C
     if C[C_CLASSES] == 0:
-        return draw(S, S.STI[s, ST_BURST])
-    return draw(S, S.KST[s, S.RI[j // C[C_LEVELS], R_CLASS]])
+        demand = draw(S, S.STI[s, ST_BURST])
+    else:
+        demand = draw(S, S.KST[s, S.RI[j // C[C_LEVELS], R_CLASS]])
+    v = S.STI[s, ST_JVM]
+    if v >= 0:
+        return demand * S.JVF[v, JVF_FACTOR]
+    return demand
 
 
 @njit(cache=True)
@@ -3321,6 +3775,7 @@ def _snapshot(S, v):
         v[k + 7] = counters[I_FRONT_503]
         v[k + 8] = counters[I_FRONT_504]
         k += 9
+    k = _jvm_snapshot(S, v, k)  # each JVM's probe (`Jvm.fields`)
     BN = S.BN
     for node in range(C[C_N_NODES]):
         if BN[node, BN_POOLED]:  # the node's BackendPool probe (plan.BACKEND_FIELDS)
@@ -3438,6 +3893,7 @@ def _finish_recording(S):
 def _start(S):
     C, CF, counters, UI = S.C, S.CF, S.I, S.UI
     now = S.F[F_NOW]
+    _jvm_start(S)  # the JVMs' session sweeps, scheduled as the nodes are built
     if C[C_CHILDREN]:  # ChildProcesses, made with the components: StartServers children
         _fork(S, C[C_START_CHILDREN])
         if C[C_MANAGED]:  # the parent's clock: the ticks before the load, then the next one
@@ -3461,6 +3917,8 @@ def _start(S):
         if grid == GRID_TIME:
             push(S, now + CF[CF_GRID_STEP], EV_CHECKPOINT, 1)
     kind = C[C_CLIENT]
+    if C[C_REPEAT] > 1:  # ab run again: the first run's window starts here
+        _ab_mark(S)
     if kind == CLIENT_CLOSED:
         for user in range(C[C_USERS]):
             UI[user, U_ROUTE] = -1
@@ -3493,6 +3951,8 @@ def _needs_room(S):
         return True  # an event opens at most a backend connection per request
     if C[C_CLASSES] and counters[I_KLOG_N] + used + 8 > S.KLOG.shape[0]:
         return True  # an event completes at most the requests in use
+    if C[C_N_JVMS] and _jvm_needs_room(S):
+        return True
     return C[C_CLIENT] == CLIENT_SESSIONS and 2 * counters[I_USR_USED] + 8 > S.UI.shape[0]
 
 
@@ -3580,6 +4040,14 @@ def _borrowed(S):
         _borrow(S.KROWS),
         _borrow(S.BPF),
         S.TOKEN,
+        _borrow(S.JV),
+        _borrow(S.JVF),
+        _borrow(S.JSE),
+        _borrow(S.JH),
+        _borrow(S.JM),
+        _borrow(S.JQK),
+        _borrow(S.BROWS),
+        _borrow(S.BHIST),
     )
 
 
@@ -3702,8 +4170,8 @@ def _run(S):
             s = JI[arg, J_STATION]
             if STI[s, ST_DISK_POOL] >= 0:
                 _disk_start(S, arg)
-            elif STI[s, ST_NODE] >= 0 and C[C_N_TIERS] > 0:
-                _replicate(S, arg, 0)
+            elif STI[s, ST_NODE] >= 0 and (C[C_N_TIERS] > 0 or STI[s, ST_JVM] >= 0):
+                _after_request(S, arg)
             else:
                 _finish(S, arg, True)
         elif kind == EV_LINK_SENT:  # Link._sent: the link is free for the next frame
@@ -3808,6 +4276,13 @@ def _run(S):
             _jk_event(S, arg, seq)
         elif kind == EV_LINGER:
             _release_worker(S, arg)
+        elif kind == EV_CPU_RESUME:
+            if S.JV[CPI[arg, CP_JVM], JV_RESUME] == seq:  # not extended since
+                _cpu_resumed(S, arg)
+        elif kind == EV_JVM_RESUME:
+            _replicate(S, arg, 0)  # JvmAfterRequest._resume: then session replication
+        elif kind == EV_SWEEP:
+            _jvm_sweep(S, arg)
         elif kind == EV_WARMUP:
             _start_recording(S)
         elif kind == EV_STOP:
@@ -3860,6 +4335,8 @@ def empty_state_sizes() -> dict[str, int]:
         "KF": N_KF,
         "KSTEP": N_STEP,
         "BPF": N_BPF,
+        "JV": N_JV,
+        "JVF": N_JVF,
     }
 
 

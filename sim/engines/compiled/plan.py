@@ -19,6 +19,7 @@ import numpy as np
 
 from sim.engines.compiled import kernel as k
 from sim.engines.compiled.classes import ClassView, client_tables, station_tables
+from sim.engines.compiled.jvm_plan import JvmTables, jvm_tables
 from sim.engines.compiled.support import BLIND_CLASSES, LOAD_CLASSES
 from sim.engines.reference.assemble import MOD_JK_POLL_S
 from sim.kernel.cpu import ProcessorSharingCPU
@@ -257,6 +258,7 @@ class Plan:
     class_stations: np.ndarray = field(default_factory=lambda: np.zeros((1, 2), dtype=np.int64))
     class_steps: np.ndarray = field(default_factory=lambda: np.zeros((1, k.N_STEP), dtype=np.int64))
     class_table: np.ndarray = field(default_factory=lambda: np.zeros((1, k.N_KF)))
+    jvms: JvmTables = field(default_factory=JvmTables)  # the nodes' JVMs (backends.N.jvm)
 
 
 def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
@@ -303,6 +305,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
             "accepts": 0,
             "node": -1,
             "work": None,  # request classes: (its stream's purpose, Work -> (demand, calls))
+            "jvm": -1,
         }
         record.update(fields)
         stations.append(record)
@@ -364,8 +367,10 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
                 if limited
                 else -1
             )
-        # replication work runs beside the request threads: the CPU may then be shared
-        threads = None if model.cluster.active else group.request_threads
+        # replication work runs beside the request threads, and a JVM pauses the CPU, which
+        # only the processor-sharing form supports: the CPU may then be shared
+        shared = model.cluster.active or group.jvm is not None
+        threads = None if shared else group.request_threads
         fields["cpu"] = cpu(name, group.cores, group.speed, threads)
         fields["burst"] = stream(f"{name}.demand", as_distribution(group.demand), group.db_calls)
         fields["work"] = (f"{name}.demand", _node_work(group))
@@ -376,6 +381,9 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
 
     for index, node in enumerate(nodes):
         stations[node]["node"] = index
+    jvms = jvm_tables(model, model_plan, [stations[node]["cpu"] for node in nodes])
+    for node, v in zip(nodes, jvms.station_jvm):
+        stations[node]["jvm"] = v
     replication, replication_probes, replication_links = _replication(
         model, names, nodes, pool, streams, constants
     )
@@ -455,6 +463,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         row[k.ST_DISK_STREAM] = record["disk_stream"]
         row[k.ST_ACCEPTS] = record["accepts"]
         row[k.ST_NODE] = record["node"]
+        row[k.ST_JVM] = record["jvm"]
     if host_cpu >= 0:
         station_table = _host_station(station_table, host_cpu)
 
@@ -477,6 +486,9 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         cpus_int[c, k.CP_RUN_HEAD] = -1
         cpus_int[c, k.CP_RUN_TAIL] = -1
         cpus_float[c, k.CPF_SPEED] = speed
+    cpus_int[:, k.CP_JVM] = -1
+    for v in range(jvms.count):
+        cpus_int[jvms.jv[v, k.JV_CPU], k.CP_JVM] = v
 
     member_table = np.zeros((max(len(nodes), 1), k.N_BI), dtype=np.int64)
     for m, node in enumerate(nodes):
@@ -498,6 +510,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         probes += [ConnectionsView(), StatusView()]
     if server_close is not None:
         probes.append(server_close)
+    probes += jvms.views  # after the extra probes, before the backend pools (Assembly.probes)
     backend, backend_float = _backend_pools(model, model_plan, pins)
     jk = model.proxy is not None and model.proxy.backend_pool.module == "mod_jk"
     view = JkBackendPoolView if jk else BackendPoolView
@@ -577,6 +590,8 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     config[k.C_N_TIERS] = len(replication_probes)
     config[k.C_SAMPLE] = 0  # --timeseries: the engine switches it on with a sink
     config[k.C_N_NODES] = len(nodes)
+    config[k.C_N_JVMS] = jvms.count
+    config[k.C_JVM_COOKIES] = int(jvms.cookies)
     if replication_probes:
         cluster = model.cluster
         switched = cluster.network == "switched"
@@ -613,6 +628,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         class_stations=class_stations,
         class_steps=class_steps,
         class_table=class_table,
+        jvms=jvms,
     )
 
 
@@ -792,10 +808,11 @@ def _clients(model: Model, streams: list[Stream], constants: list) -> tuple:
         config[k.C_ST_THINK] = stream("clients.think", as_distribution(spec.think))
         if spec.requests_per_user is not None:
             config[k.C_PER_USER] = spec.requests_per_user
-    elif isinstance(spec, AbClients):  # ab -c concurrency -n requests (repeat 1)
+    elif isinstance(spec, AbClients):  # ab -c concurrency -n requests, run `repeat` times
         config[k.C_CLIENT] = k.CLIENT_AB
         config[k.C_USERS] = users = spec.concurrency
         config[k.C_TOTAL] = spec.requests
+        config[k.C_REPEAT] = spec.repeat
     elif isinstance(spec, OpenClients):
         config[k.C_CLIENT] = k.CLIENT_OPEN
         arrivals: Distribution

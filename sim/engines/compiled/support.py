@@ -31,14 +31,18 @@ several tiers); request classes with their own demands and calls at each tier (`
 a class the proxy serves itself, one that writes the replicated session or never does), picked
 by a mix per request or per user (`clients.mix`, `mix_by`) or by a session script, walked in
 order or by a Markov chain between its steps, with think times per step (`clients.script`),
-and their `class.NAME.*` metrics.
-Everything else runs on the reference engine: ramps and rate schedules, ab run again
-(`clients.repeat`), mod_jk's lb worker (several nodes behind mod_jk), refusals by a node
-while requests wait for a mod_proxy connection (a `max` below a child's threads with an
-accept queue), JVMs,
-asynchronous replication (flow-control credits), crashes, the other load-aware policies and
-the per-client ones, and a load-aware policy's stale view of the load
-(`balancer.report_interval_s`).
+and their `class.NAME.*` metrics; `ab` run again (`clients.repeat`, each run's window as
+`batch.K.*`); the nodes' JVMs (`backends.N.jvm`: the heap, young and full collections as
+stop-the-world pauses of the node's CPU, OutOfMemoryError, the GC overhead limit, JIT warm-up,
+the sessions its application creates, per request for clients that keep no cookies, per user
+or client session for those that keep them, with their replicas on other nodes, the expiry
+sweep).
+Everything else runs on the reference engine: ramps and rate schedules, mod_jk's lb worker
+(several nodes behind mod_jk), refusals by a node while requests wait for a mod_proxy
+connection (a `max` below a child's threads with an accept queue), a node's serialised
+connection set-up (`backends.N.connection_setup`), asynchronous replication (flow-control
+credits), crashes, the other load-aware policies and the per-client ones, and a load-aware
+policy's stale view of the load (`balancer.report_interval_s`).
 
 An engine says what it implements (`IMPLEMENTS`, a set of features as the model's components
 declare them: `sim.model.stack`); `run.engine = "auto"` runs a model here only when the
@@ -127,7 +131,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "clients.total_sessions": (MODELLED, "a finite workload"),
     "clients.concurrency": (MODELLED, "ab -c"),
     "clients.requests": (MODELLED, "ab -n"),
-    "clients.repeat": (REFUSED, "above 1: ab run again, batch.K.* metrics"),
+    "clients.repeat": (MODELLED, "ab run again, batch.K.* metrics"),
     "proxy.cores": (MODELLED, ""),
     "proxy.speed": (MODELLED, ""),
     "proxy.workers": (MODELLED, "MaxRequestWorkers as httpd runs it (Processes.workers)"),
@@ -212,7 +216,29 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "backends.N.connection_idle_timeout_s": (MODELLED, "closes an idle pooled connection"),
     "backends.N.max_connections": (MODELLED, "connection slots pinned by backend pools"),
     "backends.N.connection_setup": (REFUSED, "above 0: a new connection's serialised set-up"),
-    "backends.N.jvm": (REFUSED, ""),
+    "backends.N.jvm.heap_mb": (MODELLED, ""),
+    "backends.N.jvm.young_mb": (MODELLED, ""),
+    "backends.N.jvm.survivor_ratio": (MODELLED, ""),
+    "backends.N.jvm.baseline_mb": (MODELLED, ""),
+    "backends.N.jvm.creates_sessions": (
+        MODELLED,
+        "with cookies, per client kind (appserver.jvm_sessions.KIND)",
+    ),
+    "backends.N.jvm.session_bytes": (MODELLED, "also each replica's size"),
+    "backends.N.jvm.session_timeout_s": (MODELLED, ""),
+    "backends.N.jvm.expiry_check_s": (MODELLED, ""),
+    "backends.N.jvm.allocation_kb": (MODELLED, ""),
+    "backends.N.jvm.young_pause_s": (MODELLED, ""),
+    "backends.N.jvm.young_s_per_mb": (MODELLED, ""),
+    "backends.N.jvm.full_pause_s": (MODELLED, ""),
+    "backends.N.jvm.full_s_per_mb": (MODELLED, ""),
+    "backends.N.jvm.gc_overhead_limit": (MODELLED, ""),
+    "backends.N.jvm.gc_time_limit": (MODELLED, ""),
+    "backends.N.jvm.gc_heap_free_limit": (MODELLED, ""),
+    "backends.N.jvm.non_heap_mb": (MODELLED, "the resident-memory metric"),
+    "backends.N.jvm.jit_cold_factor": (MODELLED, ""),
+    "backends.N.jvm.jit_warm_factor": (MODELLED, ""),
+    "backends.N.jvm.jit_warmup_requests": (MODELLED, ""),
     "backends.N.events": (REFUSED, ""),
     "database.cores": (MODELLED, ""),
     "database.speed": (MODELLED, ""),
@@ -322,6 +348,13 @@ IMPLEMENTS: frozenset[str] = frozenset(
         "classes",
         "clients.mix",
         "clients.script",
+        "clients.ab.repeat",  # ab run again: each run a window (batch.K.*)
+        # the JVM: heap, collections as pauses of the node's CPU, sessions of clients that
+        # keep no cookies and their replicas, OutOfMemoryError, JIT warm-up
+        "appserver.jvm",
+        # the sessions of clients that keep cookies, touched at each request
+        "appserver.jvm_sessions.closed",
+        "appserver.jvm_sessions.sessions",
     }
 )
 
