@@ -163,7 +163,7 @@ STATE_FIELDS = (
     # the JVMs (`sim.tiers.appserver.jvm`) and ab run again (`clients.repeat`)
     "JV",  # per JVM: its counters, flags and pause state (JV_*)
     "JVF",  # per JVM: its sizes, costs and heap state (JVF_*)
-    "JSE",  # per JVM: the expiry times of the sessions it holds, oldest first
+    "JSE",  # per JVM: the expiry times of the sessions it holds, least recently accessed first
     "JH",  # per JVM: the JVMs that hold replicas of its sessions
     "JM",  # per JVM, with cookies: each key's session (its place in JSE), or -1
     "JQK",  # per JVM: the key of each place in JSE (NO_KEY, or DEAD once moved on)
@@ -326,7 +326,7 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     C_MOD_JK,  # the backend pools are mod_jk's ajp13 workers (`sim.tiers.proxy.mod_jk`)
     C_REPEAT,  # ab run again: clients.repeat
     C_N_JVMS,  # JVMs modelled (backends.N.jvm)
-    C_JVM_COOKIES,  # the clients keep cookies: a JVM's sessions are (node, user) keys
+    C_JVM_COOKIES,  # the clients keep cookies: a JVM's sessions have keys (user, node)
     N_C,
 ) = range(71)
 
@@ -2719,9 +2719,9 @@ def _acked(S, j):
     JV_OVER_LIMIT,  # full collections in a row over both GC overhead limits
     JV_OOM,  # OutOfMemoryError: 0 none, OOM_HEAP_SPACE, OOM_OVERHEAD
     JV_SERVED,  # requests served (the JIT's warm-up)
-    JV_SESS_HEAD,  # the live sessions: JSE[v, head:tail]; with cookies the first key (or -1)
-    JV_SESS_TAIL,  # ... with cookies the last key (or -1)
-    JV_SESSIONS,  # sessions held
+    JV_SESS_HEAD,  # the sessions' places: JSE[v, head:tail] (some DEAD with cookies)
+    JV_SESS_TAIL,
+    JV_SESSIONS,  # sessions held (the places not DEAD)
     JV_NODE,  # the node's index (its sessions' keys with cookies)
     JV_CREATES,  # jvm.creates_sessions
     JV_OVERHEAD_LIMIT,  # -XX:+UseGCOverheadLimit
