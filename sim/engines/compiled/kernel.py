@@ -3559,10 +3559,8 @@ def _burst(S, s, j):
     its node's JVM's JIT factor of the moment (`Jvm.burst_sampler` wraps the classes' samplers
     too)."""
     C = S.C
-    if C[C_CLASSES] == 0:
-        demand = draw(S, S.STI[s, ST_BURST])
-    else:
-        demand = draw(S, S.KST[s, S.RI[j // C[C_LEVELS], R_CLASS]])
+    stream = S.STI[s, ST_BURST] if C[C_CLASSES] == 0 else S.KST[s, S.RI[j // C[C_LEVELS], R_CLASS]]
+    demand = draw(S, stream)
     v = S.STI[s, ST_JVM]
     if v >= 0:
         return demand * S.JVF[v, JVF_FACTOR]

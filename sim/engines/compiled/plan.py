@@ -21,7 +21,6 @@ from sim.engines.compiled import kernel as k
 from sim.engines.compiled.classes import ClassView, client_tables, station_tables
 from sim.engines.compiled.jvm_plan import JvmTables, jvm_tables
 from sim.engines.compiled.support import BLIND_CLASSES, LOAD_CLASSES
-from sim.engines.reference.assemble import MOD_JK_POLL_S
 from sim.kernel.cpu import ProcessorSharingCPU
 from sim.kernel.slots import INFINITE, Pool
 from sim.model.classes import Work, class_names
@@ -40,6 +39,7 @@ from sim.tiers.proxy.client_connections import (
     StatusProbe,
     linger_hold_s,
 )
+from sim.tiers.proxy.mod_jk import POLL_S as JK_POLL_S
 from sim.tiers.proxy.mod_jk import SYN_RETRIES, SYN_RTO_S, JkBackendPool, JkWorker
 from sim.tiers.proxy.mpm import mpm as mpm_class
 from sim.tiers.proxy.process_management import GRACEFUL_HOLD_OFF
@@ -754,7 +754,7 @@ def _jk_worker(row: np.ndarray, times: np.ndarray, settings, limit, maintain_s: 
     row[k.BN_JK_MIN_SIZE] = 0 if limit is None else (limit + 1) // 2
     row[k.BN_JK_RETRIES] = worker.retries
     row[k.BN_JK_RECOVERABLE] = int(worker.recoverable_after_reply_timeout())
-    times[k.BNF_JK_POLL] = MOD_JK_POLL_S
+    times[k.BNF_JK_POLL] = JK_POLL_S
     times[k.BNF_JK_POOL_TIMEOUT] = -1.0 if settings.ttl_s is None else settings.ttl_s
     times[k.BNF_JK_MAINTAIN] = maintain_s
     times[k.BNF_JK_REPLY] = -1.0 if worker.reply_timeout_s is None else worker.reply_timeout_s

@@ -39,6 +39,7 @@ from sim.tiers.database.disks import Disks
 from sim.tiers.proxy.backend_pool import BackendPool
 from sim.tiers.proxy.children import ChildProcesses
 from sim.tiers.proxy.client_connections import FrontConnections
+from sim.tiers.proxy.mod_jk import POLL_S as JK_POLL_S
 from sim.tiers.proxy.mod_jk import JkBackendPool, JkWorker
 from sim.tiers.proxy.mpm import mpm as mpm_class
 from sim.tiers.proxy.process_management import Spawner
@@ -360,9 +361,6 @@ def dispatcher(
     return made
 
 
-MOD_JK_POLL_S = 0.1  # JK_SLEEP_DEF, jk_util.h: mod_jk's endpoint-acquire polling interval
-
-
 def replicate(
     model: Model, kernel: Kernel, nodes: list[Station], pool, streams: Streams, assembly
 ) -> list[Replicator]:
@@ -438,7 +436,7 @@ def make_backend_pool(
         idle_timeout_s=group.connection_idle_timeout_s,
         children=children,
         reslist=per_child is None or per_child > 1,
-        poll_s=MOD_JK_POLL_S if settings.module == "mod_jk" else None,
+        poll_s=JK_POLL_S if settings.module == "mod_jk" else None,
         disable_reuse=settings.disable_reuse,
         read_timeout_status=read_timeout_status,
         setup=None if setup is None else setup[0],

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from sim.kernel.calendar import Wakeup
     from sim.kernel.request import Reply
 
+POLL_S = 0.1  # JK_SLEEP_DEF, jk_util.h: how often a request looks again for a free endpoint
 GATEWAY_TIME_OUT = 504  # JK_HTTP_GATEWAY_TIME_OUT: the last attempt's reply timed out
 RECOVER_ABORT_IF_TCGETREQUEST = 0x0001
 RECOVER_ABORT_IF_TCSENDHEADER = 0x0002
