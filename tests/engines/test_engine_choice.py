@@ -39,3 +39,18 @@ def test_small_runs_go_to_the_reference_engine_until_they_add_up():
     engines = seen["engines"]
     assert engines[: 2 * 1] == ["reference", "reference"]  # one run: one engine for both
     assert engines[2:] == ["reference"] * (on_reference - 1) + ["compiled"] * (8 - on_reference + 1)
+
+
+def test_every_bundled_model_runs_on_the_compiled_engine():
+    """The compiled engine implements every feature the bundled models use: `auto` runs each
+    of them compiled (once past the small-run rule) and `run.engine = "compiled"` accepts it."""
+    from pathlib import Path
+
+    from sim.engines.compiled.support import missing
+    from sim.model.load import load_model
+    from sim.model.plan import compile_plan
+
+    paths = sorted((Path(__file__).parents[2] / "models").glob("*.toml"))
+    assert len(paths) >= 16
+    lacking = {path.name: missing(compile_plan(load_model(path))) for path in paths}
+    assert {name: what for name, what in lacking.items() if what} == {}
