@@ -324,12 +324,9 @@ class _Tables:
             self.jobs_float = _extend(self.jobs_float, more * levels)
             self.scratch = np.zeros(2 * requests * levels, dtype=np.int64)
             self.cpu_heaps = np.concatenate([self.cpu_heaps, np.zeros_like(self.cpu_heaps)], axis=1)
-            top = counters[k.I_RFREE_TOP]
-            free = np.zeros(2 * requests, dtype=np.int64)
-            free[:top] = self.free_requests[:top]
-            free[top : top + more] = np.arange(2 * requests - 1, requests - 1, -1)
-            self.free_requests = free
-            counters[k.I_RFREE_TOP] = top + more
+            self.free_requests = _grown_free_rows(
+                self.free_requests, counters, k.I_RFREE_TOP, requests, more
+            )
             requests *= 2
         needed = self._calendar_size(requests)
         size = self.times.shape[0]
@@ -348,12 +345,9 @@ class _Tables:
         users = self.users_int.shape[0]
         if self.config[k.C_CLIENT] == k.CLIENT_SESSIONS and 2 * counters[k.I_USR_USED] + 8 > users:
             self.users_int = np.concatenate([self.users_int, np.full_like(self.users_int, -1)])
-            top = counters[k.I_UFREE_TOP]
-            free = np.zeros(2 * users, dtype=np.int64)
-            free[:top] = self.free_users[:top]
-            free[top : top + users] = np.arange(2 * users - 1, users - 1, -1)
-            self.free_users = free
-            counters[k.I_UFREE_TOP] = top + users
+            self.free_users = _grown_free_rows(
+                self.free_users, counters, k.I_UFREE_TOP, users, users
+            )
         size = self.children.shape[0]
         if self.config[k.C_CHILDREN] and counters[k.I_CH_PRESENT] + 40 > size:
             self.children = _extend(self.children, size)
@@ -364,12 +358,9 @@ class _Tables:
                 self.backend_pools_float = np.concatenate(
                     [maintained, np.full_like(maintained, -np.inf)]
                 )
-            top = counters[k.I_CH_FREE_TOP]
-            free = np.zeros(2 * size, dtype=np.int64)
-            free[:top] = self.free_children[:top]
-            free[top : top + size] = np.arange(2 * size - 1, size - 1, -1)
-            self.free_children = free
-            counters[k.I_CH_FREE_TOP] = top + size
+            self.free_children = _grown_free_rows(
+                self.free_children, counters, k.I_CH_FREE_TOP, size, size
+            )
         size = self.backend_connections.shape[0]
         requests = self.requests_int.shape[0]
         if self.config[k.C_BACKEND_POOLS] and counters[k.I_BC_USED] + requests + 16 > size:
@@ -381,12 +372,9 @@ class _Tables:
                 ]
             )
             self.backend_released = _extend(self.backend_released, more)
-            top = counters[k.I_BC_FREE_TOP]
-            free = np.zeros(size + more, dtype=np.int64)
-            free[:top] = self.free_backend[:top]
-            free[top : top + more] = np.arange(size + more - 1, size - 1, -1)
-            self.free_backend = free
-            counters[k.I_BC_FREE_TOP] = top + more
+            self.free_backend = _grown_free_rows(
+                self.free_backend, counters, k.I_BC_FREE_TOP, size, more
+            )
         self._grow_sessions()
         size = self.connections.shape[0]
         users = max(int(self.config[k.C_USERS]), 1)
@@ -396,12 +384,9 @@ class _Tables:
                 [self.connections, _rows(more, self.connections.shape[1], k.CN_IDLE_ENTRY)]
             )
             self.connection_times = _extend(self.connection_times, more)
-            top = counters[k.I_CN_FREE_TOP]
-            free = np.zeros(size + more, dtype=np.int64)
-            free[:top] = self.free_connections[:top]
-            free[top : top + more] = np.arange(size + more - 1, size - 1, -1)
-            self.free_connections = free
-            counters[k.I_CN_FREE_TOP] = top + more
+            self.free_connections = _grown_free_rows(
+                self.free_connections, counters, k.I_CN_FREE_TOP, size, more
+            )
 
     def _grow_sessions(self) -> None:
         """The JVMs' sessions: the places still held moved to the front of their rows (the
@@ -446,6 +431,19 @@ def _rows(count: int, fields: int, entry: int) -> np.ndarray:
 
 def _extend(array: np.ndarray, more: int) -> np.ndarray:
     return np.concatenate([array, np.zeros((more, *array.shape[1:]), dtype=array.dtype)])
+
+
+def _grown_free_rows(
+    free: np.ndarray, counters: np.ndarray, top_index: int, size: int, more: int
+) -> np.ndarray:
+    """A stack of free row numbers (top at counters[top_index]) after its table grew from
+    `size` to `size + more` rows: the new rows pushed, the lowest on top, as the kernel pops."""
+    top = int(counters[top_index])
+    grown = np.zeros(size + more, dtype=np.int64)
+    grown[:top] = free[:top]
+    grown[top : top + more] = np.arange(size + more - 1, size - 1, -1)
+    counters[top_index] = top + more
+    return grown
 
 
 def _sampler(
