@@ -218,6 +218,11 @@ class FreeSpec(_Table):
     when: dict[str, Selector] = Field(
         default_factory=dict, description="the rows it applies to: column = value(s)"
     )
+    whole: bool = Field(
+        False,
+        description="a count (children, threads, connections): every value the fit, its "
+        "finite differences and its draws try is rounded to the nearest whole number",
+    )
 
     LIMITS: ClassVar[str] = "bounds"
 
@@ -240,6 +245,8 @@ class FreeSpec(_Table):
             )
         if self.start is not None and not low <= self.start <= high:
             raise ValueError(f"start = {self.start:g} is outside {key} [{low:g}, {high:g}]")
+        if self.whole and not (float(low).is_integer() and float(high).is_integer()):
+            raise ValueError(f"whole = true needs whole-number {key}; got [{low:g}, {high:g}]")
         return self
 
 

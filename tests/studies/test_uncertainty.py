@@ -264,3 +264,45 @@ def test_a_positive_figures_interval_is_log_normal_and_never_below_zero():
     low, high = relative_interval(100.0, 0.01)
     assert (low, high) == (pytest.approx(99.0, abs=0.01), pytest.approx(101.0, abs=0.01))
     assert relative_interval(-5.0, 0.2) == (pytest.approx(-6.0), pytest.approx(-4.0))
+
+
+def test_a_whole_number_unknown_is_only_ever_tried_at_whole_numbers(tmp_path, monkeypatch):
+    """A count (here the server's threads, 1-4) declared `whole = true`: the model refuses a
+    fractional thread count, so the fit, its finite differences and every fold's run must
+    round; with one request at a time in service (M/M/1 with one core) more threads change
+    little, and the rows still run."""
+    folder = write_experiment(
+        tmp_path,
+        """
+        [[unknown]]
+        parameter = "backends.0.threads"
+        range = [1, 4]
+        scale = "linear"
+        whole = true
+        provenance = "a test: a thread pool of one to four threads"
+        """,
+    )
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["reproduce", folder, "--cross-validate", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    threads = [o.split("=", 1)[1] for r in rows for o in r["overrides"] if "threads" in o]
+    assert threads and all(float(t).is_integer() for t in threads), threads
+    calibration = CliRunner().invoke(main, ["calibrate", folder, "--no-cache", "--json"])
+    entry = json.loads(calibration.output)["parameters"][1]
+    assert entry["whole"] is True and float(entry["value"]).is_integer()
+
+
+def test_a_whole_number_unknown_needs_whole_limits(tmp_path):
+    folder = write_experiment(
+        tmp_path,
+        """
+        [[unknown]]
+        parameter = "backends.0.threads"
+        range = [1, 4.5]
+        whole = true
+        provenance = "a test"
+        """,
+    )
+    with pytest.raises(ExperimentError, match=r"whole = true needs whole-number range"):
+        load_experiment(folder)

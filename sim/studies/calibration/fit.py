@@ -310,6 +310,7 @@ def calibrate(
                 "low": p.low,
                 "high": p.high,
                 "scale": "log" if p.log else "linear",
+                "whole": p.whole,
                 "at_bound": gap <= 1e-3 * span,
                 "when": p.when,
                 "fitted_to": [g.label for g in goals if p.applies(g.record)],

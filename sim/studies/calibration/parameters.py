@@ -30,6 +30,9 @@ class FreeParameter:
     # value lies in (the prior), fitted only as far as the figures pin it
     kind: str = "calibrate"
     provenance: str = ""
+    # a count (StartServers, threads): the model takes whole numbers only, so every value
+    # tried is rounded; the unit scale stays continuous for the fit's arithmetic
+    whole: bool = False
 
     # A uniform over the range, centred on the unit scale; its Gaussian stand-in is the prior
     # of the linearised fit (sim.studies.calibration.linear).
@@ -43,8 +46,10 @@ class FreeParameter:
     def from_unit(self, u: float) -> float:
         u = min(max(float(u), 1.0), 2.0)
         if self.log:
-            return self.low * (self.high / self.low) ** (u - 1.0)
-        return self.low + (u - 1.0) * (self.high - self.low)
+            value = self.low * (self.high / self.low) ** (u - 1.0)
+        else:
+            value = self.low + (u - 1.0) * (self.high - self.low)
+        return float(round(value)) if self.whole else value
 
     def applies(self, record: dict[str, str]) -> bool:
         return all(matches(record.get(k), v) for k, v in self.when.items())
@@ -79,4 +84,8 @@ def _parameter(entry: FreeSpec, kind: str) -> FreeParameter:
     start = entry.start
     if start is None:
         start = math.sqrt(low * high) if log else (low + high) / 2
-    return FreeParameter(entry.parameter, low, high, start, log, entry.when, kind, entry.provenance)
+    if entry.whole:
+        start = float(round(start))
+    return FreeParameter(
+        entry.parameter, low, high, start, log, entry.when, kind, entry.provenance, entry.whole
+    )

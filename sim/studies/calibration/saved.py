@@ -379,5 +379,6 @@ def _parameter(entry, where: str, i: int) -> tuple[FreeParameter, float]:
         when if isinstance(when, dict) else {},
         str(entry.get("kind", "calibrate")),
         str(entry.get("provenance", "")),
+        bool(entry.get("whole", False)),
     )
     return parameter, numbers["value"]
