@@ -1,5 +1,7 @@
 """mod_jk 1.2.48's own timeouts, retries and error state, and Jetty's usable thread budget:
-exact event times on tiny scenarios with deterministic demands.
+exact event times on tiny scenarios with deterministic demands, on both engines where the
+compiled engine implements the scenario (its lb worker it does not), every metric bit for bit
+alike.
 
 The expected times follow `ajp_service` (jk_ajp_common.c: `retries` attempts, the first
 counted, `retry_interval` between them, `reply_timeout` per attempt, 504 after a reply timeout,
@@ -8,10 +10,14 @@ error state, forced recovery)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
+from sim.engines.compiled.support import missing as compiled_lacks
 from sim.engines.reference.assemble import assemble
 from sim.model.load import ModelError, parse_model
+from sim.model.plan import compile_plan
 from sim.random.streams import Streams
 from sim.run.replication import run_replication
 from tests.conftest import model_from
@@ -45,8 +51,33 @@ def jk_stack(demand: float = 3.0, threads: int = 4, clients: dict | None = None,
     }
 
 
+def prefork(data: dict, workers: int = 4) -> dict:
+    """The same front as prefork children (one thread each: one cached endpoint)."""
+    data["proxy"].update(mpm="prefork", workers=workers)
+    del data["proxy"]["threads_per_child"]
+    return data
+
+
 def metrics(data: dict) -> dict:
-    return run_replication(model_from(data, warmup="none"), 0).metrics
+    """The replication's metrics on the reference engine and, when it implements the model,
+    on the compiled engine, which must agree on every one."""
+    reference = run_replication(model_from(data, warmup="none", engine="reference"), 0)
+    model = model_from(data, warmup="none", engine="compiled")
+    if compiled_lacks(compile_plan(model)):
+        return reference.metrics
+    compiled = run_replication(model, 0)
+    assert compiled.engine == "compiled"
+    assert list(compiled.metrics) == list(reference.metrics)
+    different = {
+        name: (value, compiled.metrics[name])
+        for name, value in reference.metrics.items()
+        if not (
+            value == compiled.metrics[name]
+            or (math.isnan(value) and math.isnan(compiled.metrics[name]))
+        )
+    }
+    assert not different
+    return reference.metrics
 
 
 def test_a_reply_timeout_is_retried_then_answered_504():
@@ -168,11 +199,57 @@ def test_the_kernel_retransmits_the_syn_until_the_node_accepts(idle_timeout, com
     )
     data["backends"][0]["accept_queue"] = 0
     data["backends"][0]["connection_idle_timeout_s"] = idle_timeout
-    data["proxy"]["mpm"] = "prefork"
-    del data["proxy"]["threads_per_child"]
-    m = metrics(data)
+    m = metrics(prefork(data))
     assert (m["count.completed"], m["count.errors"]) == (completed, 2 - completed)
     assert m["makespan"] == pytest.approx(end)
+
+
+def test_a_reply_in_time_cancels_the_timer_and_keeps_the_connection():
+    """A 0.5-s request under a 1-s reply timeout: one attempt, answered at 0.5; the second
+    request (after 2 s of thinking) reuses the pooled connection."""
+    user = {"kind": "closed", "users": 1, "requests_per_user": 2, "think": deterministic(2.0)}
+    m = metrics(jk_stack(demand=0.5, clients=user))
+    assert (m["count.completed"], m["count.errors"]) == (2, 0)
+    assert m["makespan"] == pytest.approx(0.5 + 2.0 + 0.5 + 2.0)
+    assert m["tomcat1.jk.attempts"] == 2
+    assert m["tomcat1.jk.reply_timeouts"] == 0
+    assert m["tomcat1.connections.open_now"] == 1
+
+
+@pytest.mark.parametrize(
+    "service, completed, end",
+    [
+        (1.0, 1, 1.0),  # both look at 0 and 0.1 and give up at 0.2: 503, 503
+        (0.15, 1, 0.2),  # freed at 0.15, after their last look: both still give up at 0.2
+        (0.05, 2, 0.2),  # freed at 0.05: the first finds it at 0.1; the second gives up at 0.2
+    ],
+)
+def test_the_endpoint_limit_per_child_makes_requests_look_every_100_ms(service, completed, end):
+    """One child of 3 threads, connection_pool_size 1, ab -c 3 -n 3 (no reply timeout):
+    request 1 takes the child's one endpoint; requests 2 and 3 find none and look again 100 ms
+    later, giving up at connection_acquire_timeout (200 ms) with 503."""
+    data = jk_stack(demand=service, clients={"kind": "ab", "concurrency": 3, "requests": 3}, max=1)
+    del data["proxy"]["backend_pool"]["reply_timeout_s"]
+    data["proxy"].update(workers=3, threads_per_child=3)
+    m = metrics(data)
+    assert m["count.completed"] == completed
+    assert m["count.errors"] == 3 - completed
+    assert m["tomcat1.acquire_timeouts"] == 3 - completed
+    assert m["proxy.responses.503"] == 3 - completed
+    assert m["tomcat1.jk.attempts"] == completed
+    assert m["makespan"] == pytest.approx(end)
+
+
+def test_several_nodes_keep_mod_jk_on_the_reference_engine():
+    """Several nodes make the balancer mod_jk's lb worker (failover, error state, recovery),
+    which the compiled engine does not implement: `auto` runs such a model on the reference."""
+    from sim.engines import choose
+
+    data = jk_stack()
+    data["backends"][0]["count"] = 2
+    choice = choose(model_from(data))
+    assert choice.engine == "reference"
+    assert "mod_jk.lb" in choice.note
 
 
 def two_members(first: dict, second: dict, clients: dict | None = None, **balancer) -> dict:
@@ -354,10 +431,8 @@ def test_connection_pool_timeout_acts_at_the_maintenance_a_request_runs(think, c
     70 + 1 s in runs the maintenance first, which closes it (unused for 70 s > 10 s), and opens
     a new one.  mod_proxy's ttl would have closed it in both cases (and not with prefork)."""
     user = {"kind": "closed", "users": 1, "requests_per_user": 2, "think": deterministic(think)}
-    data = jk_stack(demand=1.0, threads=1, clients=user, ttl_s=10.0)
+    data = prefork(jk_stack(demand=1.0, threads=1, clients=user, ttl_s=10.0), workers=1)
     del data["proxy"]["backend_pool"]["reply_timeout_s"]
-    data["proxy"].update(mpm="prefork", workers=1)
-    del data["proxy"]["threads_per_child"]
     m = metrics(data)
     assert m["count.completed"] == 2
     assert m["tomcat1.connections.ttl_closed"] == closed
