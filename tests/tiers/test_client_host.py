@@ -77,3 +77,40 @@ def test_an_open_load_beyond_the_generators_core_is_refused_as_unstable():
     )
     (problem,) = overloads(model)
     assert problem.path == "clients.host.cores" and problem.utilization == pytest.approx(1.2)
+
+
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
+def test_a_request_sent_as_keep_alive_times_out_goes_on_a_new_connection(engine):
+    """One user, two requests, 1 s of thinking, 0.2 s of the generator's CPU before each send,
+    0.5 s on the server, a prefork front with KeepAliveTimeout 1.1 s.  Request 1 is answered at
+    0.7; the user picks its kept connection at 1.7, but the front closes it at 1.8, before the
+    send at 1.9: the request goes on a new connection (two opened, not one), answered at 2.4,
+    and the front closes that one at 3.5 -- the run's last close, on both engines."""
+    from sim.run.replication import run_replication
+    from tests.conftest import model_from
+
+    data = {
+        "clients": {
+            "kind": "closed",
+            "users": 1,
+            "requests_per_user": 2,
+            "think": {"dist": "deterministic", "value": 1.0},
+            "keep_alive": True,
+            "host": {"cores": 1, "demand": {"dist": "deterministic", "value": 0.2}},
+        },
+        "proxy": {"workers": 2, "mpm": "prefork", "keep_alive_timeout_s": 1.1, "linger_s": 0.0},
+        "backends": [
+            {
+                "name": "app",
+                "threads": 1,
+                "cores": 1,
+                "demand": {"dist": "deterministic", "value": 0.5},
+            }
+        ],
+    }
+    m = run_replication(model_from(data, warmup="none", engine=engine), 0).metrics
+    assert m["count.completed"] == 2
+    assert m["proxy.connections.opened"] == 2
+    assert m["response.mean"] == pytest.approx(0.7)  # 0.2 on the generator, 0.5 served
+    assert m["makespan"] == pytest.approx(2.4 + 1.0)  # the user's last think ends the run
+    assert m["elapsed.server_close"] == pytest.approx(3.5)

@@ -1542,6 +1542,15 @@ def _front_reuses_worker(S, j):
     if c < 0:
         return False
     CN = S.CN
+    if not CN[c, CN_OPEN]:
+        # KeepAliveTimeout closed it while the client's own CPU was sending on it: the client
+        # sends again on a new connection (as the reference does)
+        CN[c, CN_OPEN] = 1
+        CN[c, CN_REQUESTS] = 0
+        CN[c, CN_CHILD] = -1
+        CN[c, CN_HOLDS] = 0
+        CN[c, CN_KEPT] = 0
+        return False
     if CN[c, CN_IDLE_SEQ] >= 0:
         CN[c, CN_IDLE_SEQ] = -1  # the calendar entry goes stale
         _conn_unref(S, c)

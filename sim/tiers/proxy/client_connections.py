@@ -150,6 +150,17 @@ class FrontConnections:
         connection = request.connection
         if connection is None:
             return False
+        if not connection.open:
+            # KeepAliveTimeout closed it while the client was still sending on it (its own
+            # CPU, `clients.host`, sat between choosing the connection and the send): the
+            # client sees the close and sends the request again on a new connection (RFC 9112
+            # section 9.3.1: a request on a kept-alive connection that closes may be retried),
+            # which waits for a worker like any new one.
+            connection.open = True
+            connection.requests = 0
+            connection.worker = None
+            connection.holds_worker = False
+            return False
         if connection.idle_timer is not None:  # the next request came inside KeepAliveTimeout
             connection.idle_timer.cancel()
             connection.idle_timer = None
