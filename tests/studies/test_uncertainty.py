@@ -306,3 +306,15 @@ def test_a_whole_number_unknown_needs_whole_limits(tmp_path):
     )
     with pytest.raises(ExperimentError, match=r"whole = true needs whole-number range"):
         load_experiment(folder)
+
+
+@pytest.mark.parametrize("low, high, log", [(10, 20, False), (5, 150, False), (2, 64, True)])
+def test_a_whole_parameters_smallest_step_always_moves_it(low, high, log):
+    """Finite differences on a count: a step of `min_unit_step` from any point of the range
+    lands on another whole number, so the derivative is never a rounded-away zero."""
+    from sim.studies.calibration.parameters import FreeParameter
+
+    p = FreeParameter("proxy.start_servers", low, high, low, log, whole=True)
+    step = p.min_unit_step()
+    for u in np.linspace(1.0, 2.0 - step, 97):
+        assert p.from_unit(u + step) != p.from_unit(u), u

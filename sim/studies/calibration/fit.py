@@ -164,7 +164,8 @@ def _least_squares(
             residuals,
             start,
             bounds=(1.0, 2.0),
-            diff_step=DIFF_STEP,
+            # a whole parameter's difference must move it by one at least
+            diff_step=np.array([max(DIFF_STEP, p.min_unit_step()) for p in parameters]),
             ftol=TOLERANCE,
             xtol=TOLERANCE,
             gtol=TOLERANCE,

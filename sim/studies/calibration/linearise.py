@@ -126,10 +126,12 @@ def linearise(
     u0 = np.array([p.to_unit(v) for p, v in zip(parameters, values)])
     jacobian = np.zeros((len(figures), len(parameters)))
     for j, parameter in enumerate(parameters):
-        size = UNKNOWN_STEP if parameter.kind == "unknown" else STEP
+        size = max(UNKNOWN_STEP if parameter.kind == "unknown" else STEP, parameter.min_unit_step())
         step = size if u0[j] + size <= 2.0 else -size
         moved = list(values)
         moved[j] = parameter.from_unit(u0[j] + step)
+        # a whole parameter moved to the nearest whole number: divide by the step it took
+        step = parameter.to_unit(moved[j]) - u0[j]
         at = simulate_figures(folder, spec, parameters, figures, tuple(moved), replications, map_)
         jacobian[:, j] = (at.mean - base.mean) / published / step
         if progress is not None:

@@ -49,7 +49,18 @@ class FreeParameter:
             value = self.low * (self.high / self.low) ** (u - 1.0)
         else:
             value = self.low + (u - 1.0) * (self.high - self.low)
-        return float(round(value)) if self.whole else value
+        # half up, not Python's half to even: a step of one must always move it by one
+        return float(math.floor(value + 0.5)) if self.whole else value
+
+    def min_unit_step(self) -> float:
+        """The smallest step on the unit scale that moves a whole parameter by at least one
+        anywhere in its range (0 for a continuous one): a finite difference shorter than that
+        would round back to the same value and see no derivative at all."""
+        if not self.whole:
+            return 0.0
+        if self.log:
+            return math.log((self.low + 1.0) / self.low) / math.log(self.high / self.low)
+        return 1.0 / (self.high - self.low)
 
     def applies(self, record: dict[str, str]) -> bool:
         return all(matches(record.get(k), v) for k, v in self.when.items())
@@ -85,7 +96,7 @@ def _parameter(entry: FreeSpec, kind: str) -> FreeParameter:
     if start is None:
         start = math.sqrt(low * high) if log else (low + high) / 2
     if entry.whole:
-        start = float(round(start))
+        start = float(math.floor(start + 0.5))
     return FreeParameter(
         entry.parameter, low, high, start, log, entry.when, kind, entry.provenance, entry.whole
     )

@@ -155,7 +155,8 @@ class FrontConnections:
             # CPU, `clients.host`, sat between choosing the connection and the send): the
             # client sees the close and sends the request again on a new connection (RFC 9112
             # section 9.3.1: a request on a kept-alive connection that closes may be retried),
-            # which waits for a worker like any new one.
+            # which waits for a worker like any new one.  The resend's handshake
+            # (`clients.connect`) and connection CPU are not charged: the gap is one send.
             connection.open = True
             connection.requests = 0
             connection.worker = None
