@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 import os
 
 import pytest
@@ -28,6 +29,19 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # They use 99 % intervals so that a correct model fails a given fixed-seed test with
 # probability about 1 %, not 5 %; the interval is still computed, never a fixed tolerance.
 THEORY_LEVEL = 0.99
+
+
+def differing(first: dict, second: dict) -> dict:
+    """The metrics two runs disagree on, bit for bit (NaN equals NaN; a metric only one run
+    has counts too): the engines' equality tests assert this is empty."""
+    out = {
+        name: (value, second.get(name))
+        for name, value in first.items()
+        if name not in second
+        or not (value == second[name] or (math.isnan(value) and math.isnan(second[name])))
+    }
+    out.update({name: (None, value) for name, value in second.items() if name not in first})
+    return out
 
 
 def model_from(data: dict, **run_control):

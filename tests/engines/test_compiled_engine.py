@@ -28,7 +28,7 @@ from sim.engines.compiled.support import unsupported
 from sim.model.load import load_model
 from sim.run.replication import RunawayQueue, run_replication
 from sim.run.simulate import simulate
-from tests.conftest import model_from
+from tests.conftest import differing, model_from
 
 EXP = "exponential"
 
@@ -990,15 +990,7 @@ def test_the_engines_compute_the_same_replication(name):
     reference, compiled = both(MODELS[name])
     assert reference.engine == "reference" and compiled.engine == "compiled"
     assert list(compiled.metrics) == list(reference.metrics)
-    different = {
-        metric: (value, compiled.metrics[metric])
-        for metric, value in reference.metrics.items()
-        if not (
-            value == compiled.metrics[metric]
-            or (math.isnan(value) and math.isnan(compiled.metrics[metric]))
-        )
-    }
-    assert not different
+    assert not differing(reference.metrics, compiled.metrics)
     assert compiled.units == reference.units
     assert compiled.warmup_s == reference.warmup_s
     assert compiled.batch_size == reference.batch_size
@@ -1047,10 +1039,7 @@ def test_a_run_of_replications_gives_the_same_figures_on_both_engines(name):
     assert compiled.units == reference.units
     for a, b in zip(reference.replications, compiled.replications):
         assert a.warmup_s == b.warmup_s
-        assert all(
-            v == b.metrics[m] or (math.isnan(v) and math.isnan(b.metrics[m]))
-            for m, v in a.metrics.items()
-        )
+        assert not differing(a.metrics, b.metrics)
 
 
 def test_the_demo_model_runs_the_same_on_both_engines():
@@ -1495,10 +1484,7 @@ def test_random_models_compute_the_same_replication_on_both_engines(data):
         assert compiled == reference
         return
     assert list(compiled.metrics) == list(reference.metrics)
-    assert all(
-        v == compiled.metrics[m] or (math.isnan(v) and math.isnan(compiled.metrics[m]))
-        for m, v in reference.metrics.items()
-    )
+    assert not differing(reference.metrics, compiled.metrics)
     assert compiled.units == reference.units
     assert compiled.warmup_s == reference.warmup_s
     assert compiled.notes[1:] == reference.notes[1:]
@@ -1553,12 +1539,9 @@ def test_timeseries_samples_are_the_same_on_both_engines(name):
     assert len(samples["compiled"]) == len(samples["reference"]) > 10
     for (r1, t1, m1), (r2, t2, m2) in zip(samples["reference"], samples["compiled"]):
         assert (r1, t1) == (r2, t2) and list(m1) == list(m2)
-        assert all(v == m2[m] or (math.isnan(v) and math.isnan(m2[m])) for m, v in m1.items())
+        assert not differing(m1, m2)
     plain = run_replication(model_from(data, engine="compiled"), 0, 3).metrics
-    assert all(
-        v == plain[m] or (math.isnan(v) and math.isnan(plain[m]))
-        for m, v in results["compiled"].metrics.items()
-    )
+    assert not differing(results["compiled"].metrics, plain)
 
 
 def test_numba_is_loaded_only_for_the_compiled_engine():

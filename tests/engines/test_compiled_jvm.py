@@ -16,7 +16,7 @@ from sim.engines.compiled import kernel as k
 from sim.engines.compiled.engine import simulate as compiled_run
 from sim.engines.compiled.jvm_plan import SESSIONS_AT_START
 from sim.run.replication import run_replication
-from tests.conftest import model_from
+from tests.conftest import differing, model_from
 
 EXP = "exponential"
 
@@ -200,15 +200,7 @@ MODELS = {
 def same(reference, compiled) -> None:
     assert reference.engine == "reference" and compiled.engine == "compiled"
     assert list(compiled.metrics) == list(reference.metrics)
-    different = {
-        metric: (value, compiled.metrics[metric])
-        for metric, value in reference.metrics.items()
-        if not (
-            value == compiled.metrics[metric]
-            or (math.isnan(value) and math.isnan(compiled.metrics[metric]))
-        )
-    }
-    assert not different
+    assert not differing(reference.metrics, compiled.metrics)
     assert compiled.units == reference.units
     assert compiled.warmup_s == reference.warmup_s
     assert compiled.notes[1:] == reference.notes[1:]
@@ -268,7 +260,7 @@ def test_timeseries_samples_are_the_same_on_both_engines():
     assert len(samples["compiled"]) == len(samples["reference"]) > 10
     for (t1, m1), (t2, m2) in zip(samples["reference"], samples["compiled"]):
         assert t1 == t2 and list(m1) == list(m2)
-        assert all(v == m2[m] or (math.isnan(v) and math.isnan(m2[m])) for m, v in m1.items())
+        assert not differing(m1, m2)
 
 
 # ------------------------------------------------------------------ event times by hand

@@ -10,8 +10,6 @@ error state, forced recovery)."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from sim.engines.compiled.support import missing as compiled_lacks
@@ -20,7 +18,7 @@ from sim.model.load import ModelError, parse_model
 from sim.model.plan import compile_plan
 from sim.random.streams import Streams
 from sim.run.replication import run_replication
-from tests.conftest import model_from
+from tests.conftest import differing, model_from
 from tests.engines.test_engine_exact import _Silent
 
 
@@ -68,15 +66,7 @@ def metrics(data: dict) -> dict:
     compiled = run_replication(model, 0)
     assert compiled.engine == "compiled"
     assert list(compiled.metrics) == list(reference.metrics)
-    different = {
-        name: (value, compiled.metrics[name])
-        for name, value in reference.metrics.items()
-        if not (
-            value == compiled.metrics[name]
-            or (math.isnan(value) and math.isnan(compiled.metrics[name]))
-        )
-    }
-    assert not different
+    assert not differing(reference.metrics, compiled.metrics)
     return reference.metrics
 
 
