@@ -23,6 +23,7 @@ from sim.studies.calibration.linear import (
     Problem,
     describe,
     first_order_shares,
+    interval_factor,
     posterior,
     predict,
     unidentified,
@@ -64,7 +65,7 @@ def interval_parts(
         "sd_measurement": figure.measurement_sd,
     }
     total = math.sqrt(sum(v**2 for v in parts.values()))
-    z = float(stats.norm.ppf(0.5 + LEVEL / 2))
+    z = interval_factor(post, total, LEVEL)
     centre = figure.published * (1 + relative)
     low, high = relative_interval(centre, z * total)
     return {"predicted": centre, "pi_low": low, "pi_high": high, **parts}

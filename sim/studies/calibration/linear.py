@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 
 UNIFORM_SD = 1.0 / math.sqrt(12.0)  # sd of a uniform over the unit range [1, 2]
 # A direction the figures inform less than the declared range does is "not identified": its
@@ -117,6 +118,21 @@ def posterior(
         _, _, mean = step(delta2)
     _, cov, _ = step(delta2)
     return Posterior(mean, cov, math.sqrt(delta2), dof, known, declared)
+
+
+def interval_factor(post: Posterior, total_sd: float, level: float) -> float:
+    """The multiple of a prediction's total relative sd that spans its central `level`
+    interval.  The model error is not known but estimated from `post.dof` degrees of freedom,
+    so the prediction is Student-t, not normal (the textbook prediction interval of a
+    regression whose variance is estimated); with known parts added, the degrees of freedom
+    of the sum are Welch–Satterthwaite's, nu * (total variance / model-error variance)^2.
+    A declared or zero model error is treated as known: the normal quantile."""
+    upper = 0.5 + level / 2
+    model_var = post.discrepancy**2
+    if not post.discrepancy_known or post.discrepancy_declared or model_var <= 0.0:
+        return float(stats.norm.ppf(upper))
+    dof = post.dof * (max(total_sd**2, model_var) / model_var) ** 2
+    return float(stats.t.ppf(upper, dof))
 
 
 def predict(problem: Problem, post: Posterior, index: int) -> tuple[float, float]:
