@@ -25,6 +25,7 @@ from sim.studies.calibration.linear import (
     Problem,
     describe,
     first_order_shares,
+    interval_factor,
     posterior,
     predict,
     unidentified,
@@ -84,6 +85,34 @@ def test_model_error_is_the_residual_excess_over_noise():
     estimated = posterior(problem, range(n), declared_discrepancy=0.11)
     assert not estimated.discrepancy_declared
     assert estimated.discrepancy == pytest.approx(post.discrepancy)
+
+
+def test_an_estimated_model_error_gives_student_t_intervals_that_cover():
+    """Six figures scattered by 10 % (0.1 % noise) around a one-parameter fit, a seventh
+    predicted: the model error is estimated from five degrees of freedom, so the 90 %
+    interval is Student-t's (t_0.95(5) = 2.015 against the normal 1.645) and covers the
+    seventh figure 90 % of the time, where the normal one covers about 85 % (1000 trials,
+    fixed seed; binomial sd 0.95 %)."""
+    rng = np.random.default_rng(7)
+    trials, n = 1000, 6
+    covered = {"t": 0, "normal": 0}
+    z = stats.norm.ppf(0.95)
+    for _ in range(trials):
+        residuals = rng.normal(0.0, 0.10, n + 1)
+        problem = linear_problem(np.ones((n + 1, 1)), residuals, np.full(n + 1, 0.001))
+        post = posterior(problem, range(n))
+        relative, variance = predict(problem, post, n)
+        total = math.sqrt(variance + 0.001**2 + post.discrepancy**2)
+        factor = interval_factor(post, total, 0.90)
+        assert factor > z  # the estimate's own uncertainty widens it
+        error = abs(relative)  # the left-out figure's distance from its prediction
+        covered["t"] += error <= factor * total
+        covered["normal"] += error <= z * total
+    assert abs(covered["t"] / trials - 0.90) < 3 * 0.0095
+    assert covered["normal"] / trials < covered["t"] / trials
+    # a declared model error is taken as known: the normal quantile
+    declared = posterior(problem, [0], declared_discrepancy=0.1)
+    assert interval_factor(declared, 0.1, 0.90) == pytest.approx(z)
 
 
 @pytest.mark.parametrize(
