@@ -43,3 +43,17 @@ def jk_acts(model: Any) -> bool:
     return proxy.backend_pool.reply_timeout_s is not None or any(
         group.events for group in model.backends
     )
+
+
+def connects_can_fail(proxy: Any, group: Any, connector: Any) -> bool:
+    """Can the front hold more connections to a node than the node takes (its pinned threads
+    or connection slots, `connector.pinned_capacity`) and queues (`accept_queue`)?  Then a
+    connect can meet a full accept queue, wait for SYN retransmissions and fail, putting a
+    mod_proxy worker in error state.  The front holds at most one connection per busy or
+    caching worker thread, so MaxRequestWorkers bounds its connections to one node."""
+    if group.accept_queue is None:
+        return False
+    capacity = connector.pinned_capacity(group)
+    if capacity is None:
+        return False
+    return proxy.workers is None or proxy.workers > capacity + group.accept_queue

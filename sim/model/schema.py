@@ -1120,7 +1120,8 @@ class Balancer(Strict):
         60.0,
         ge=0,
         description="a member whose connections fail stays in error state this long before real "
-        "traffic tries it again [s] (mod_proxy retry, default 60; mod_jk recover_time, 60; lighttpd disable-time, 1)",
+        "traffic tries it again [s] (mod_proxy retry, default 60; mod_jk recover_time, 60; lighttpd disable-time, 1); "
+        "also a lone mod_proxy worker's error state after a connect that timed out",
     )
     max_attempts: int | None = Field(
         None,

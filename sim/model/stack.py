@@ -19,7 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.model.backend_pools import backend_pool_applies, jk_acts, pool_limit_binds
+from sim.model.backend_pools import (
+    backend_pool_applies,
+    connects_can_fail,
+    jk_acts,
+    pool_limit_binds,
+)
 from sim.model.schema import AbClients, ClosedClients, Model, OpenClients
 from sim.random.distributions import as_distribution
 from sim.tiers.appserver.connectors import Connector, connector_class
@@ -142,6 +147,18 @@ def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
             out[f"proxy.backend_pool.{module}"] = (
                 f"the front's backend connection pools (proxy.backend_pool.module = {module!r})"
             )
+        failing = [
+            node.path
+            for node, pooled, connector in zip(nodes, plan.backend_pools, plan.connectors)
+            if pooled and connects_can_fail(proxy, node.spec, connector)
+        ]
+        # (mod_jk's own connects, SYNs dropped and retried, are `mod_jk.ajp13`'s)
+        if failing and proxy.backend_pool.module == "mod_proxy":
+            out["proxy.backend_pool.connect_failures"] = (
+                f"{failing[0]}: more connections from the front than its threads or "
+                "max_connections plus accept_queue take: connects wait for SYN retransmissions, "
+                "fail after connectiontimeout, and put the worker in error state (retry)"
+            )
         if plan.jk_acts:
             timeout = proxy.backend_pool.reply_timeout_s
             out["mod_jk.ajp13"] = (
@@ -165,9 +182,9 @@ def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
             # (mod_jk: nobody waits in line for an endpoint, and a connection the node cannot
             # queue has its SYN dropped and retried: no error comes back at once)
             if refusing and proxy.backend_pool.module == "mod_proxy":
-                # a request the node refuses (or a connection it cannot queue) answers with an
-                # error while others wait for the pool: its connection or slot passes to the
-                # next waiting request, whose own refusal nests inside the first
+                # a request the node refuses answers with an error while others wait for the
+                # pool: its connection passes to the next waiting request, whose own refusal
+                # nests inside the first
                 out["proxy.backend_pool.refusals"] = (
                     f"proxy.backend_pool.max = {proxy.backend_pool.max} with "
                     f"{refusing[0]}.accept_queue: refusals while requests wait for a connection"

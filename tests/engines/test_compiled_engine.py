@@ -644,7 +644,9 @@ MODELS = {
                 "threads": 6,
                 "cores": 2,
                 "max_connections": 24,
-                "accept_queue": 4,
+                # a queue the front's 64 workers cannot overflow (else connects can fail:
+                # the reference engine's alone)
+                "accept_queue": 40,
                 "connection_idle_timeout_s": 2.0,
                 "demand": {"dist": EXP, "mean": 0.03},
             }
@@ -678,8 +680,9 @@ MODELS = {
         "run": {"duration_s": 100.0},
     },
     # ajp: a read timeout is a 503, which drops the client's connection; disablereuse closes
-    # each backend connection after its response; a full accept queue refuses a connection
-    "mod_proxy pools: ajp, disablereuse, refused connections, prefork children": {
+    # each backend connection after its response (a connect to a full accept queue waits and
+    # can fail, the reference engine's alone: tests/tiers/test_mod_proxy_connect.py)
+    "mod_proxy pools: ajp, disablereuse, prefork children": {
         "clients": {**closed(25, 0.5), "keep_alive": True, "timeout_s": 3.0},
         "proxy": {
             "workers": 20,
@@ -695,7 +698,7 @@ MODELS = {
                 "threads": 8,
                 "cores": 2,
                 "max_connections": 4,
-                "accept_queue": 6,
+                "accept_queue": 16,
                 "demand": {"dist": EXP, "mean": 0.05},
             }
         ],
@@ -721,7 +724,7 @@ MODELS = {
                 "name": "jboss",
                 "connector": "blocking",
                 "threads": 10,
-                "accept_queue": 5,
+                "accept_queue": 14,
                 "cores": 2,
                 "connection_idle_timeout_s": 0.7,
                 "demand": {"dist": EXP, "mean": 0.03},
@@ -1331,6 +1334,10 @@ def core_models(draw):
                 "scheme": draw(st.sampled_from(["http", "ajp"])),
                 "disable_reuse": draw(st.booleans()),
             }
+            if backend.get("connector") == "blocking" or backend.get("max_connections"):
+                # a connect the node can neither take nor queue waits and can fail: the
+                # reference's alone (`connects_can_fail`; tests/tiers/test_mod_proxy_connect.py)
+                backend["accept_queue"] = None
         if backend["count"] == 1 and draw(st.booleans()):
             # mod_jk's ajp13 worker instead (one node: several make the balancer its lb
             # worker, the reference's): polled endpoints, reply timeouts and retries, dropped

@@ -517,9 +517,9 @@ def simulate(
         k.SCRIPTS.pop(token, None)
     if status == k.UNSUPPORTED:
         raise RuntimeError(
-            "the compiled engine met a refusal below a response (a backend pool's max below a "
-            "child's threads with an accept queue), which its features should have kept on the "
-            "reference engine: run the model with run.engine = 'reference'"
+            "the compiled engine met a node that could neither take nor queue a new backend "
+            "connection (proxy.backend_pool.connect_failures), which its features should have "
+            "kept on the reference engine: run the model with run.engine = 'reference'"
         )
     if status == k.RUNAWAY:
         inside = int(tables.counters[k.I_RUNAWAY])

@@ -1726,9 +1726,10 @@ def _release_worker(S, child):
 # reference these calls nest: a response hands its connection to a waiting request, whose node
 # may refuse it, whose error goes back up before the first response does.  numba's cache cannot
 # load recursive functions, so what runs below `reply_up` or a pool's hand-over uses variants
-# that cannot answer (`_nested`): there a refusal needs `max` below a child's threads with an
-# accept queue on the node, a mechanism of its own (`proxy.backend_pool.refusals`) that keeps
-# such a model on the reference engine.  Should one happen anyway, the run stops loudly.
+# that cannot answer (`_nested`).  A new connection the node can neither take nor queue waits
+# for SYN retransmissions and may fail and put the worker in error state, a mechanism of its
+# own (`proxy.backend_pool.connect_failures`) that keeps such a model on the reference engine:
+# here the node never refuses a connection.  Should it happen anyway, the run stops loudly.
 @njit(cache=True)
 def _forward(S, j, s, member):
     """A call to node station s: through the front's pool of connections to it, if built."""
@@ -1942,8 +1943,8 @@ def _bp_bind(S, c, j):
 
 @njit(cache=True)
 def _bp_send(S, c, j):
-    """BackendPool._send, from the front's own call: the request goes to the node on c; a
-    new connection the node refuses is a 503 at once."""
+    """BackendPool._send, from the front's own call: the request goes to the node on c (a
+    connection the node cannot queue is the reference's: see above)."""
     JI = S.JI
     if S.BC[c, BC_THREAD]:
         JI[j, J_BCONN] = c
@@ -1953,13 +1954,8 @@ def _bp_send(S, c, j):
     if status == GRANTED:
         JI[j, J_BCONN] = c
         arrive(S, j, JI[j, J_STATION], JI[j, J_VIA_MEMBER], -1)
-    elif status == REFUSED:  # never established
-        pool, node = S.BC[c, BC_POOL], S.BC[c, BC_NODE]
-        JI[j, J_BCONN] = -1
-        _bp_forget(S, c)
-        S.RI[j // S.C[C_LEVELS], R_STATUS] = 503
-        reply_up(S, j, REPLY_FAIL)
-        _bp_next_waiter(S, pool, node)
+    elif status == REFUSED:
+        _bp_unanswerable(S)
 
 
 @njit(cache=True)

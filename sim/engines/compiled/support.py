@@ -38,8 +38,9 @@ the sessions its application creates, per request for clients that keep no cooki
 or client session for those that keep them, with their replicas on other nodes, the expiry
 sweep).
 Everything else runs on the reference engine: ramps and rate schedules, mod_jk's lb worker
-(several nodes behind mod_jk), refusals by a node while requests wait for a mod_proxy
-connection (a `max` below a child's threads with an accept queue), a node's serialised
+(several nodes behind mod_jk), mod_proxy connects that a node's full accept queue leaves
+waiting and that fail into the worker's error state (more connections from the front than the
+node's threads or `max_connections` plus `accept_queue`), a node's serialised
 connection set-up (`backends.N.connection_setup`), asynchronous replication (flow-control
 credits), crashes, the other load-aware policies and the per-client ones, and a load-aware
 policy's stale view of the load (`balancer.report_interval_s`).
@@ -324,7 +325,7 @@ IMPLEMENTS: frozenset[str] = frozenset(
         "proxy.process_management",  # StartServers, spare servers / threads, spawn rate
         "proxy.children",  # httpd's children as individuals: the accept line, event's limit
         # the front's pools of connections to the nodes, per child (mod_proxy), and max below
-        # a child's threads (refusals while requests wait for a connection are not)
+        # a child's threads (connects that can fail, and the worker's error state, are not)
         "proxy.backend_pool.mod_proxy",
         # mod_jk's ajp13 worker in front of one node: its endpoint cache per child, looked
         # for every 100 ms, connection_pool_timeout at the maintenance; reply_timeout,

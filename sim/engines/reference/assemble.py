@@ -11,6 +11,7 @@ from sim.engines.reference.connect import Parts, connect
 from sim.kernel.calendar import Kernel
 from sim.kernel.cpu import DedicatedCPU, ProcessorSharingCPU
 from sim.kernel.slots import Pool
+from sim.model.backend_pools import connects_can_fail
 from sim.model.classes import Work
 from sim.model.plan import Plan, compile_plan
 from sim.model.schema import (
@@ -36,7 +37,7 @@ from sim.tiers.cluster.session_replication import (
     Replicator,
 )
 from sim.tiers.database.disks import Disks
-from sim.tiers.proxy.backend_pool import BackendPool
+from sim.tiers.proxy.backend_pool import BackendPool, FailingConnectsPool
 from sim.tiers.proxy.children import ChildProcesses
 from sim.tiers.proxy.client_connections import FrontConnections
 from sim.tiers.proxy.mod_jk import POLL_S as JK_POLL_S
@@ -213,6 +214,8 @@ def assemble(
                     setup.sampler(streams.generator(f"{name}.connection_setup")),
                     pool(f"{name}.connection_setup", 1),
                 ),
+                connects_fail=model.proxy is not None
+                and connects_can_fail(model.proxy, group, connector_kind),
             )
             assembly.backend_pools.append(backend_pool)
             entries.append(backend_pool)
@@ -308,6 +311,7 @@ def assemble(
             replicators=list(zip(tiers, replicators)),
             dispatcher=assembly.dispatcher,
             clients=assembly.clients,
+            members=entries,
             writes_session=classes.writes_session(model),
         )
     )
@@ -411,6 +415,7 @@ def make_backend_pool(
     group,
     children: ChildProcesses | None,
     setup: tuple[Any, Pool] | None = None,
+    connects_fail: bool = False,
 ) -> BackendPool:
     """The front's pool of connections to `node`; `setup` is the node's set-up of each new
     connection (`backends.N.connection_setup`: its sampler, and the lock it is serialised on)."""
@@ -421,10 +426,16 @@ def make_backend_pool(
     # read timeout: see sim.tiers.proxy.mod_jk)
     mod_proxy_ajp = settings.module == "mod_proxy" and settings.scheme == "ajp"
     read_timeout_status = 503 if mod_proxy_ajp else 502
-    jk: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    kind: type[BackendPool] = BackendPool
     if settings.module == "mod_jk":  # its ajp13 worker: reply_timeout, retries (mod_jk.py)
-        jk = dict(jk=JkWorker.of(settings), maintain_s=model.balancer.maintain_s)
-    return (JkBackendPool if jk else BackendPool)(
+        kind = JkBackendPool
+        extra = dict(jk=JkWorker.of(settings), maintain_s=model.balancer.maintain_s)
+    elif connects_fail:
+        # a connect can time out: the worker's error state for `retry` (ProxyPass retry=)
+        kind = FailingConnectsPool
+        extra = dict(retry_s=model.balancer.retry_s)
+    return kind(
         kernel,
         node,
         pins,
@@ -441,7 +452,9 @@ def make_backend_pool(
         read_timeout_status=read_timeout_status,
         setup=None if setup is None else setup[0],
         setup_lock=None if setup is None else setup[1],
-        **jk,
+        # mod_proxy connectiontimeout: the worker's timeout unless set apart
+        connect_timeout_s=settings.connect_timeout_s if settings.module == "mod_proxy" else None,
+        **extra,
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, cast
 
 from sim.tiers.appserver.jvm import Jvm, JvmAfterRequest
@@ -22,6 +23,7 @@ from sim.tiers.cluster.session_replication import (
     ClassedAfterRequest,
     Replicator,
 )
+from sim.tiers.proxy.backend_pool import FailingConnectsPool
 from sim.tiers.station import Station
 
 if TYPE_CHECKING:
@@ -52,6 +54,7 @@ class Parts:
     dispatcher: Dispatcher | None
     clients: Clients  # a client population
     writes_session: tuple | None = None  # per request class: True, False or None (the trigger)
+    members: list | None = None  # what the balancer sends to, in member order (a node or its pool)
 
 
 def hooks(parts: Parts) -> list[Hook]:
@@ -62,6 +65,11 @@ def hooks(parts: Parts) -> list[Hook]:
     web = [replicator for tier, replicator in replicators if tier == "web"]
     any_jvm = any(jvm is not None for jvm in jvms)
     keeps_sessions = bool(getattr(clients, "keeps_sessions", False))
+    failing = [
+        (index, member)
+        for index, member in enumerate(parts.members or [])
+        if isinstance(member, FailingConnectsPool)
+    ]
 
     def replicate_after_requests() -> None:
         writes = parts.writes_session
@@ -98,6 +106,11 @@ def hooks(parts: Parts) -> list[Hook]:
     def end_sessions() -> None:
         assert dispatcher is not None  # applies only with a balancer
         clients.on_session_end = dispatcher.session_ended
+
+    def members_in_error() -> None:
+        assert dispatcher is not None  # applies only with a balancer
+        for index, pool in failing:
+            pool.on_disabled = partial(dispatcher.member_in_error, index)
 
     def cookies() -> None:
         for jvm in jvms:
@@ -140,6 +153,12 @@ def hooks(parts: Parts) -> list[Hook]:
             dispatcher is not None and keeps_sessions,
             end_sessions,
             lambda: clients.on_session_end is not None,
+        ),
+        Hook(
+            "backend_pool.on_disabled -> the balancer stops choosing a member in error state",
+            dispatcher is not None and bool(failing),
+            members_in_error,
+            lambda: all(pool.on_disabled is not None for _, pool in failing),
         ),
         Hook(
             "jvm.cookies <- whether the clients keep sessions",

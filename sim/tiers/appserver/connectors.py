@@ -88,6 +88,12 @@ class Connector:
         front's pool of connections changes what the node can serve."""
         return False
 
+    @classmethod
+    def pinned_capacity(cls, group: ConnectorSettings) -> int | None:
+        """How many open connections the node takes at once (the rest wait in its accept
+        queue, then have their SYNs dropped); None: as many as come."""
+        return None
+
 
 class Blocking(Connector):
     """Tomcat BIO, Jetty `SocketConnector` / `Ajp13SocketConnector`: a thread per connection for
@@ -103,6 +109,10 @@ class Blocking(Connector):
     @classmethod
     def pins_per_connection(cls, group: ConnectorSettings) -> bool:
         return True
+
+    @classmethod
+    def pinned_capacity(cls, group: ConnectorSettings) -> int | None:
+        return group.request_threads
 
 
 class NonBlocking(Connector):
@@ -127,6 +137,10 @@ class NonBlocking(Connector):
     @classmethod
     def pins_per_connection(cls, group: ConnectorSettings) -> bool:
         return group.max_connections is not None
+
+    @classmethod
+    def pinned_capacity(cls, group: ConnectorSettings) -> int | None:
+        return group.max_connections
 
 
 def connector_class(kind: str) -> type[Connector]:

@@ -168,6 +168,11 @@ class Dispatcher:
         self.policy.membership_changed()
         self.kernel.after(self.retry_s, self._retry, index)
 
+    def member_in_error(self, index: int) -> None:
+        """The member's own worker went into error state (a connect that timed out,
+        `ap_proxy_connect_backend`): the balancer stops choosing it for `retry`."""
+        self._error(index)
+
     def _retry(self, index: int) -> None:
         """`retry` has elapsed: the member is a candidate again; real traffic probes it."""
         self.usable[index] = True

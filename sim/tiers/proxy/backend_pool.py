@@ -29,8 +29,17 @@ no reslist: it caches one connection, so `ttl` and `acquire` do not apply
 (`ap_proxy_acquire_connection`).  Without children (an unbounded front) one pool stands for
 the whole front.
 
+A connect to a node whose accept queue is full is not refused: Linux drops the SYN
+(tcp_abort_on_overflow = 0) and the front's kernel retransmits it (1 s, doubling,
+tcp_syn_retries = 6), so connect() waits -- the child with it -- until the queue has room at a
+retransmission or mod_proxy's `connectiontimeout` (default the worker's `timeout`) expires.
+A failed connect puts the worker in error state for `retry` seconds (default 60;
+`ap_proxy_connect_backend`, "disabling worker", httpd 2.2 and 2.4): every request for the node
+in that time is answered 503 at once (`ap_proxy_acquire_connection`), and the first one after
+it tries the node again.  mod_jk's connects are `sim.tiers.proxy.mod_jk`'s.
+
 A failed request carries the status the front answers with: 503 when no connection could be
-had (mod_proxy `acquire`, mod_jk's endpoint wait, a refused connect); on the read timeout
+had (mod_proxy `acquire`, mod_jk's endpoint wait, a failed connect, a worker in error); on the read timeout
 mod_proxy_ajp answers 503 for an idempotent request with no body sent (`ajp_read_header`
 failing, `mod_proxy_ajp.c`), mod_proxy_http 502 ("Error reading from remote server",
 `mod_proxy_http.c`).  mod_jk has no read timeout on Unix; its reply timeout, retries and
@@ -39,6 +48,7 @@ connect failures are `sim.tiers.proxy.mod_jk`'s.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, cast
@@ -55,6 +65,12 @@ if TYPE_CHECKING:
     Waiting = tuple[Waiter, Request, Reply, Wakeup | None]
 
 UNAVAILABLE = 503  # HTTP_SERVICE_UNAVAILABLE
+# The front host's TCP stack retransmitting an unanswered SYN (Linux defaults: the first
+# retransmission after TCP_TIMEOUT_INIT = 1 s, doubling; net.ipv4.tcp_syn_retries = 6, so
+# connect() fails 127 s after it started when nothing else bounds it).
+SYN_RTO_S = 1.0
+SYN_RETRIES = 6
+SYN_GIVE_UP_S = SYN_RTO_S * (2 ** (SYN_RETRIES + 1) - 1)
 
 
 class ChildPool:
@@ -92,7 +108,11 @@ class BackendPool:
         "_single",
         "acquire_timeout_s",
         "acquire_timeouts",
+        "connect_failures",
+        "connect_timeout_s",
         "disable_reuse",
+        "disabled_refusals",
+        "disabled_until",
         "exit_closes",
         "idle_closes",
         "idle_timeout_s",
@@ -100,6 +120,7 @@ class BackendPool:
         "max_connections",
         "name",
         "node",
+        "on_disabled",
         "open_connections",
         "pins",
         "poll_s",
@@ -107,6 +128,7 @@ class BackendPool:
         "read_timeout_status",
         "read_timeouts",
         "reslist",
+        "retry_s",
         "setup",
         "setup_lock",
         "ttl_closes",
@@ -131,6 +153,8 @@ class BackendPool:
         read_timeout_status: int = 502,
         setup: Callable[[], float] | None = None,
         setup_lock: Pool | None = None,
+        connect_timeout_s: float | None = None,
+        retry_s: float | None = None,
     ) -> None:
         self.kernel = kernel
         self.node = node  # a Station without a pool: the thread is held by the connection
@@ -160,6 +184,15 @@ class BackendPool:
         # (one lock for the node), paid before the connection's first request is served
         self.setup = setup
         self.setup_lock = setup_lock
+        # mod_proxy `connectiontimeout` (None: the kernel's SYN retransmissions bound it) and
+        # `retry`, the worker's error state after a failed connect (None: no error state)
+        self.connect_timeout_s = connect_timeout_s
+        self.retry_s = retry_s
+        self.disabled_until = -math.inf
+        self.connect_failures = 0
+        self.disabled_refusals = 0
+        # a balancer in front hears of the error state too (it stops choosing the member)
+        self.on_disabled: Callable[[], None] | None = None
         # One pool per child process (by the child), or one for the whole front.
         self._single: ChildPool | None = None
         self._pools: dict = {}
@@ -181,6 +214,12 @@ class BackendPool:
 
     # ------------------------------------------------------------------ the front's side
     def serve(self, request: Request, reply: Reply) -> None:
+        if self.kernel.now < self.disabled_until:
+            # `ap_proxy_acquire_connection`: the worker is in error state, "disabled connection"
+            self.disabled_refusals += 1
+            request.status = UNAVAILABLE
+            reply(request, False)
+            return
         pool = self._pool_of(request.worker)
         connection = self._pop_idle(pool)
         if connection is None and (
@@ -254,20 +293,58 @@ class BackendPool:
             self._serve_on(connection, request, _Returned(self, connection, reply))
             return
         # A new connection: the backend must accept it onto a thread first.
+        self._connect_to_node(connection, request, reply, self.kernel.now, 0)
+
+    def _connect_to_node(
+        self,
+        connection: BackendConnection,
+        request: Request,
+        reply: Reply,
+        started: float,
+        syns: int,
+    ) -> None:
+        """connect(): the node's connector accepts the connection onto what it pins, queues
+        it, or (its accept queue full) drops the SYN, which is sent again later."""
         status = self.pins.acquire(self._bound, connection)
         if status == GRANTED:
             connection.thread = True
             self._serve_on(connection, request, _Returned(self, connection, reply))
         elif status == REFUSED:
-            self._forget(connection)  # never established
-            request.status = UNAVAILABLE
-            reply(request, False)
-            self._next_waiter(connection.pool)
+            give_up = SYN_GIVE_UP_S
+            if self.connect_timeout_s is not None:
+                give_up = min(give_up, self.connect_timeout_s)
+            next_syn = SYN_RTO_S * (2 ** (syns + 1) - 1)  # after the start, RTO doubling
+            if syns < SYN_RETRIES and next_syn < give_up:
+                self.kernel.call_after(
+                    started + next_syn - self.kernel.now,
+                    lambda _arg: self._connect_to_node(
+                        connection, request, reply, started, syns + 1
+                    ),
+                )
+            else:
+                self.kernel.call_after(
+                    started + give_up - self.kernel.now,
+                    lambda _arg: self._connect_failed(connection, request, reply),
+                )
         else:
             timer = None
             if self.read_timeout_s is not None:
                 timer = self.kernel.after(self.read_timeout_s, self._read_expired, connection)
             connection.waiting = (cast(Waiter, status), request, reply, timer)  # queued
+
+    def _connect_failed(
+        self, connection: BackendConnection, request: Request, reply: Reply
+    ) -> None:
+        """connect() timed out: 503, and the worker goes into error state for `retry`."""
+        self.connect_failures += 1
+        self._forget(connection)  # never established
+        if self.retry_s is not None:
+            self.disabled_until = self.kernel.now + self.retry_s
+            if self.on_disabled is not None:
+                self.on_disabled()
+        request.status = UNAVAILABLE
+        reply(request, False)
+        self._next_waiter(connection.pool)
 
     def _bound(self, connection: BackendConnection) -> None:
         """A backend thread took the connection out of the accept queue: serve its request."""
@@ -429,6 +506,30 @@ class BackendPool:
             if timer is not None:
                 timer.cancel()
             self._send(self._open(pool), request, reply)
+
+
+class FailingConnectsPool(BackendPool):
+    """mod_proxy's worker to a node that can leave its connects unanswered (more connections
+    from the front than the node takes and queues: `sim.model.backend_pools.connects_can_fail`):
+    the pool with its worker's error state (`retry`) and their counts."""
+
+    __slots__ = ()
+
+    fields: tuple[str, ...] = (*BackendPool.fields, "connect_failures", "disabled_refusals")
+
+    def counters(self, now: float) -> tuple[float, ...]:
+        return (
+            *super().counters(now),
+            float(self.connect_failures),
+            float(self.disabled_refusals),
+        )
+
+    def metrics(self, w: Window) -> Iterator[Metric]:
+        yield from super().metrics(w)
+        # connects that timed out (each put the worker in error state), and the requests
+        # answered 503 at once while it was
+        yield "connect_failures", w.delta["connect_failures"], REQUESTS
+        yield "disabled_refusals", w.delta["disabled_refusals"], REQUESTS
 
 
 class _Returned:

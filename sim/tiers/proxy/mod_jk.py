@@ -55,7 +55,15 @@ from typing import TYPE_CHECKING, NamedTuple
 from sim.kernel.request import Request
 from sim.kernel.slots import GRANTED, REFUSED, Waiter
 from sim.observe.probes import REQUESTS, Metric, Window
-from sim.tiers.proxy.backend_pool import UNAVAILABLE, BackendConnection, BackendPool, ChildPool
+from sim.tiers.proxy.backend_pool import (
+    SYN_GIVE_UP_S,
+    SYN_RETRIES,
+    SYN_RTO_S,
+    UNAVAILABLE,
+    BackendConnection,
+    BackendPool,
+    ChildPool,
+)
 
 if TYPE_CHECKING:
     from sim.kernel.calendar import Wakeup
@@ -67,10 +75,6 @@ RECOVER_ABORT_IF_TCGETREQUEST = 0x0001
 RECOVER_ABORT_IF_TCSENDHEADER = 0x0002
 RECOVER_ALWAYS_HTTP_HEAD = 0x0008
 RECOVER_ALWAYS_HTTP_GET = 0x0010
-# The front host's TCP stack retransmitting an unanswered SYN (Linux defaults: the first
-# retransmission after TCP_TIMEOUT_INIT = 1 s, doubling; net.ipv4.tcp_syn_retries = 6).
-SYN_RTO_S = 1.0
-SYN_RETRIES = 6
 
 
 class JkWorker(NamedTuple):
@@ -235,7 +239,7 @@ class JkBackendPool(BackendPool):
             # up at socket_connect_timeout, or after the kernel's last retransmission.
             give_up = self.jk.connect_timeout_s
             if give_up is None:
-                give_up = SYN_RTO_S * (2 ** (SYN_RETRIES + 1) - 1)
+                give_up = SYN_GIVE_UP_S
             next_syn = SYN_RTO_S * (2 ** (syns + 1) - 1)  # after the start, RTO doubling
             if syns < SYN_RETRIES and next_syn < give_up:
                 self.kernel.call_after(
