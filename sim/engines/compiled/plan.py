@@ -32,7 +32,7 @@ from sim.random.distributions import Deterministic, Distribution, Exponential, a
 from sim.tiers.appserver.connectors import Blocking
 from sim.tiers.balancer.dispatcher import BALANCER_COUNTS, DispatchProbe
 from sim.tiers.cluster.session_replication import ReplicationProbe
-from sim.tiers.proxy.backend_pool import BackendPool
+from sim.tiers.proxy.backend_pool import SYN_RETRIES, SYN_RTO_S, BackendPool
 from sim.tiers.proxy.client_connections import (
     ConnectionsProbe,
     ServerCloseProbe,
@@ -40,7 +40,7 @@ from sim.tiers.proxy.client_connections import (
     linger_hold_s,
 )
 from sim.tiers.proxy.mod_jk import POLL_S as JK_POLL_S
-from sim.tiers.proxy.mod_jk import SYN_RETRIES, SYN_RTO_S, JkBackendPool, JkWorker
+from sim.tiers.proxy.mod_jk import JkBackendPool, JkWorker
 from sim.tiers.proxy.mpm import mpm as mpm_class
 from sim.tiers.proxy.process_management import GRACEFUL_HOLD_OFF
 from sim.tiers.station import Station

@@ -73,6 +73,16 @@ SYN_RETRIES = 6
 SYN_GIVE_UP_S = SYN_RTO_S * (2 ** (SYN_RETRIES + 1) - 1)
 
 
+def after_dropped_syn(started: float, syns: int, give_up: float) -> tuple[float, bool]:
+    """A connect begun at `started` has had its SYN and `syns` retransmissions dropped: when
+    the next thing happens, and whether it is another retransmission (True; RTO doubling from
+    the start) or connect() giving up at `give_up` after the start (False)."""
+    next_syn = SYN_RTO_S * (2 ** (syns + 1) - 1)
+    if syns < SYN_RETRIES and next_syn < give_up:
+        return started + next_syn, True
+    return started + give_up, False
+
+
 class ChildPool:
     """One child's connections to the node (an apr_reslist; a mod_jk endpoint cache)."""
 
@@ -313,17 +323,17 @@ class BackendPool:
             give_up = SYN_GIVE_UP_S
             if self.connect_timeout_s is not None:
                 give_up = min(give_up, self.connect_timeout_s)
-            next_syn = SYN_RTO_S * (2 ** (syns + 1) - 1)  # after the start, RTO doubling
-            if syns < SYN_RETRIES and next_syn < give_up:
+            at, again = after_dropped_syn(started, syns, give_up)
+            if again:
                 self.kernel.call_after(
-                    started + next_syn - self.kernel.now,
+                    at - self.kernel.now,
                     lambda _arg: self._connect_to_node(
                         connection, request, reply, started, syns + 1
                     ),
                 )
             else:
                 self.kernel.call_after(
-                    started + give_up - self.kernel.now,
+                    at - self.kernel.now,
                     lambda _arg: self._connect_failed(connection, request, reply),
                 )
         else:

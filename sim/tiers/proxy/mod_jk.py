@@ -57,12 +57,11 @@ from sim.kernel.slots import GRANTED, REFUSED, Waiter
 from sim.observe.probes import REQUESTS, Metric, Window
 from sim.tiers.proxy.backend_pool import (
     SYN_GIVE_UP_S,
-    SYN_RETRIES,
-    SYN_RTO_S,
     UNAVAILABLE,
     BackendConnection,
     BackendPool,
     ChildPool,
+    after_dropped_syn,
 )
 
 if TYPE_CHECKING:
@@ -240,15 +239,15 @@ class JkBackendPool(BackendPool):
             give_up = self.jk.connect_timeout_s
             if give_up is None:
                 give_up = SYN_GIVE_UP_S
-            next_syn = SYN_RTO_S * (2 ** (syns + 1) - 1)  # after the start, RTO doubling
-            if syns < SYN_RETRIES and next_syn < give_up:
+            at, again = after_dropped_syn(started, syns, give_up)
+            if again:
                 self.kernel.call_after(
-                    started + next_syn - self.kernel.now,
+                    at - self.kernel.now,
                     lambda _arg: self._connect(call, connection, started, syns + 1),
                 )
             else:
                 self.kernel.call_after(
-                    started + give_up - self.kernel.now,
+                    at - self.kernel.now,
                     lambda _arg: self._attempt_failed(
                         call, UNAVAILABLE, "connect", recoverable=True
                     ),
