@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 from sim.studies.calibration.parameters import FreeParameter
-from sim.studies.calibration.saved import Alternative, Calibrated
+from sim.studies.calibration.saved import Alternative, Calibrated, saved_model_error_dof
 from sim.studies.capacity.search import CapacityResult, Evaluation
 from sim.studies.capacity.slo import parse_slo
 from sim.studies.capacity.uncertain import capacity_range, moved
@@ -180,3 +180,30 @@ def test_calibrate_and_run_with_the_calibration_give_the_same_interval(tmp_path)
     assert p95["pi_high"] - p95["pi_low"] > 4 * (withheld["ci_high"] - withheld["ci_low"])
     held = replace(cal, alternatives=())
     assert held.describe().count("with the experiment's settings") == 1
+
+
+@pytest.mark.parametrize("dof", [None, 3.0])
+def test_model_error_quantiles_are_student_t_on_the_fit_s_degrees_of_freedom(dof):
+    """A model error estimated from 3 degrees of freedom is drawn from Student-t (its 20
+    stratified quantiles are t_3's at (k + 0.5) / 20, in some order); a declared or zero one
+    from the normal, as the cross-validation's intervals are."""
+    points = replace(calibrated(0.1), model_error_dof=dof).points(20, seed=3)
+    expected = (
+        stats.norm.ppf((np.arange(20) + 0.5) / 20)
+        if dof is None
+        else stats.t.ppf((np.arange(20) + 0.5) / 20, dof)
+    )
+    assert np.allclose(sorted(p.model_error_z for p in points), expected)
+
+
+@pytest.mark.parametrize(
+    "model, dof",
+    [
+        ({"sd": 0.1, "estimated": True, "declared": False, "degrees_of_freedom": 4.5}, 4.5),
+        ({"sd": 0.1, "estimated": False, "declared": True, "degrees_of_freedom": 0.2}, None),
+        ({"sd": 0.0, "estimated": True, "declared": False, "degrees_of_freedom": 6.0}, None),
+        ({"sd": 0.1, "estimated": True}, None),  # no degrees of freedom saved: normal
+    ],
+)
+def test_a_saved_fit_s_model_error_keeps_its_degrees_of_freedom(model, dof):
+    assert saved_model_error_dof(model) == dof

@@ -26,6 +26,7 @@ from sim.studies.calibration.linear import (
     describe,
     first_order_shares,
     interval_factor,
+    model_error_dof,
     posterior,
     predict,
     unidentified,
@@ -103,7 +104,7 @@ def test_an_estimated_model_error_gives_student_t_intervals_that_cover():
         post = posterior(problem, range(n))
         relative, variance = predict(problem, post, n)
         total = math.sqrt(variance + 0.001**2 + post.discrepancy**2)
-        factor = interval_factor(post, total, 0.90)
+        factor = interval_factor(total, post.discrepancy, model_error_dof(post), 0.90)
         assert factor > z  # the estimate's own uncertainty widens it
         error = abs(relative)  # the left-out figure's distance from its prediction
         covered["t"] += error <= factor * total
@@ -112,7 +113,8 @@ def test_an_estimated_model_error_gives_student_t_intervals_that_cover():
     assert covered["normal"] / trials < covered["t"] / trials
     # a declared model error is taken as known: the normal quantile
     declared = posterior(problem, [0], declared_discrepancy=0.1)
-    assert interval_factor(declared, 0.1, 0.90) == pytest.approx(z)
+    assert model_error_dof(declared) is None
+    assert interval_factor(0.1, 0.1, model_error_dof(declared), 0.90) == pytest.approx(z)
 
 
 @pytest.mark.parametrize(

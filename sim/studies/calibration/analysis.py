@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 from sim.studies.calibration.figures import Figure, declared_model_error, published_figures
 from sim.studies.calibration.linear import (
@@ -24,6 +23,8 @@ from sim.studies.calibration.linear import (
     describe,
     first_order_shares,
     interval_factor,
+    model_error_dof,
+    model_error_quantile,
     posterior,
     predict,
     unidentified,
@@ -65,7 +66,7 @@ def interval_parts(
         "sd_measurement": figure.measurement_sd,
     }
     total = math.sqrt(sum(v**2 for v in parts.values()))
-    z = interval_factor(post, total, LEVEL)
+    z = interval_factor(total, post.discrepancy, model_error_dof(post), LEVEL)
     centre = figure.published * (1 + relative)
     low, high = relative_interval(centre, z * total)
     return {"predicted": centre, "pi_low": low, "pi_high": high, **parts}
@@ -144,7 +145,7 @@ def analyse_fit(
         parts = interval_parts(problem, post, figure, i, float(lin.base.noise_sd[i]))
         shares = first_order_shares(problem, post, i)
         if sampled is not None:
-            parts = _sampled_parts(parts, sampled[i], figure, row.simulated)
+            parts = _sampled_parts(parts, sampled[i], figure, row.simulated, model_error_dof(post))
             shares = np.asarray(sampled[i]["first_order"])
         _fill(row, figure, parts, shares, names)
     report = {
@@ -184,10 +185,13 @@ def analyse_fit(
     return report, lin, figures
 
 
-def _sampled_parts(parts: dict, summary: dict, figure: Figure, centre: float) -> dict:
+def _sampled_parts(
+    parts: dict, summary: dict, figure: Figure, centre: float, dof: float | None
+) -> dict:
     """The draws' 90 % interval (parameters and noise, through the model's non-linearity),
-    widened by the model and measurement errors, which no simulation holds."""
-    z = float(stats.norm.ppf(0.5 + LEVEL / 2))
+    widened by the model and measurement errors, which no simulation holds (the model
+    error's quantile Student-t on the `dof` it was estimated from)."""
+    z = model_error_quantile(0.5 + LEVEL / 2, dof)
     outside = z * math.hypot(parts["sd_model"], parts["sd_measurement"]) * abs(centre)
     below = max(centre - summary["low"], 0.0)
     above = max(summary["high"] - centre, 0.0)

@@ -120,19 +120,32 @@ def posterior(
     return Posterior(mean, cov, math.sqrt(delta2), dof, known, declared)
 
 
-def interval_factor(post: Posterior, total_sd: float, level: float) -> float:
+def model_error_dof(post: Posterior) -> float | None:
+    """The degrees of freedom the model error was estimated from; None when it is taken as
+    known (declared, or zero: the residuals are within their noise)."""
+    if not post.discrepancy_known or post.discrepancy_declared or post.discrepancy <= 0.0:
+        return None
+    return post.dof
+
+
+def model_error_quantile(probability: float, dof: float | None) -> float:
+    """A quantile of the model error in units of its sd: Student-t on the degrees of freedom
+    it was estimated from (the textbook prediction of a regression whose variance is
+    estimated), normal when it is known."""
+    if dof is None:
+        return float(stats.norm.ppf(probability))
+    return float(stats.t.ppf(probability, dof))
+
+
+def interval_factor(total_sd: float, model_sd: float, dof: float | None, level: float) -> float:
     """The multiple of a prediction's total relative sd that spans its central `level`
-    interval.  The model error is not known but estimated from `post.dof` degrees of freedom,
-    so the prediction is Student-t, not normal (the textbook prediction interval of a
-    regression whose variance is estimated); with known parts added, the degrees of freedom
-    of the sum are Welch–Satterthwaite's, nu * (total variance / model-error variance)^2.
-    A declared or zero model error is treated as known: the normal quantile."""
-    upper = 0.5 + level / 2
-    model_var = post.discrepancy**2
-    if not post.discrepancy_known or post.discrepancy_declared or model_var <= 0.0:
-        return float(stats.norm.ppf(upper))
-    dof = post.dof * (max(total_sd**2, model_var) / model_var) ** 2
-    return float(stats.t.ppf(upper, dof))
+    interval, when `model_sd` of it is a model error estimated from `dof` degrees of freedom:
+    with known parts added, the sum's degrees of freedom are Welch–Satterthwaite's,
+    dof * (total variance / model-error variance)^2."""
+    model_var = model_sd**2
+    if dof is not None and model_var > 0.0:
+        dof = dof * (max(total_sd**2, model_var) / model_var) ** 2
+    return model_error_quantile(0.5 + level / 2, dof)
 
 
 def predict(problem: Problem, post: Posterior, index: int) -> tuple[float, float]:

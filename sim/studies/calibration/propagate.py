@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from sim.studies.calibration.linear import model_error_quantile
 from sim.studies.calibration.linearise import SEED_OFFSET
 from sim.studies.calibration.saved import Calibrated
 
@@ -121,7 +122,8 @@ def propagate(
         noise.append({k: _mean_sd(i) for k, i in summary.items()})
         kept.append(m)
     predictions = {}
-    z = float(stats.norm.ppf(0.5 + LEVEL / 2))
+    # the model error's quantile: Student-t on the degrees of freedom it was estimated from
+    z = model_error_quantile(0.5 + LEVEL / 2, calibrated.model_error_dof)
     tail = (1 - LEVEL) / 2
     kept_units = units[kept] if kept else units[:0]
     for metric, centre in nominal.items():

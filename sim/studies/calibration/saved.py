@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sim.studies.calibration.linear import model_error_quantile
 from sim.studies.calibration.linearise import draw_units
 from sim.studies.calibration.parameters import FreeParameter
 
@@ -62,6 +63,9 @@ class Calibrated:
     model_error_sd: float  # relative sd of the model's error beyond noise (0 if unknown)
     model_error_estimated: bool
     left_out: tuple[str, ...]  # row-specific parameters, not applied
+    # the degrees of freedom it was estimated from (None: taken as known, declared or zero):
+    # its quantiles are Student-t's (`linear.model_error_quantile`)
+    model_error_dof: float | None = None
     chosen: tuple[str, ...] = ()  # [[choose]]'s chosen settings (e.g. backends.0.cores=1)
     # the settings every row of the experiment was run with (its think time, threads, the
     # shape of a wait): the values were fitted with them
@@ -109,9 +113,10 @@ class Calibrated:
         counts = _shares(count, [w for _, w, _, _ in structures])
         base = seed if self.draw_seed is None else self.draw_seed
         rng = np.random.default_rng(base)
-        from scipy import stats
-
-        z = stats.norm.ppf((rng.permutation(count) + 0.5) / count)
+        z = [
+            model_error_quantile(float(u), self.model_error_dof)
+            for u in (rng.permutation(count) + 0.5) / count
+        ]
         out: list[Point] = []
         for k, ((chosen, _, mean, cov), n) in enumerate(zip(structures, counts)):
             if n == 0:
@@ -156,6 +161,17 @@ class Calibrated:
                 "(a load level past the knee would decide)"
             )
         return text
+
+
+def saved_model_error_dof(model: dict) -> float | None:
+    """The degrees of freedom a saved fit's model error (`uncertainty.model_error`) was
+    estimated from; None when it was declared, not estimated, or is zero."""
+    dof = model.get("degrees_of_freedom")
+    if not model.get("estimated") or model.get("declared") or not model.get("sd"):
+        return None
+    if isinstance(dof, bool) or not isinstance(dof, (int, float)) or not dof > 0:
+        return None
+    return float(dof)
 
 
 def load_calibration(path: str | Path) -> Calibrated:
@@ -229,6 +245,7 @@ def from_document(document, where: str) -> Calibrated:
         model_error_estimated=bool(model.get("estimated", False))
         if isinstance(model, dict)
         else False,
+        model_error_dof=saved_model_error_dof(model) if isinstance(model, dict) else None,
         left_out=tuple(left_out),
         chosen=_chosen(document, where),
         settings=_settings(document, where),

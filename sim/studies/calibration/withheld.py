@@ -14,8 +14,10 @@ import numpy as np
 from scipy import stats
 
 from sim.studies.calibration.analysis import relative_interval
+from sim.studies.calibration.linear import interval_factor
 from sim.studies.calibration.linearise import STEP, UNKNOWN_STEP
 from sim.studies.calibration.parameters import free_parameters
+from sim.studies.calibration.saved import saved_model_error_dof
 from sim.studies.experiment import figures_of
 from sim.studies.records import load_experiment, model_column, row_run, run_row
 
@@ -67,7 +69,8 @@ def withheld_intervals(
     cov = np.asarray(uncertainty["posterior"]["cov"], dtype=float)
     model = uncertainty["model_error"]
     model_sd = model["sd"] if model["estimated"] or model.get("declared") else 0.0
-    z95, z90 = stats.norm.ppf(0.975), stats.norm.ppf(0.95)
+    dof = saved_model_error_dof(model)
+    z95 = stats.norm.ppf(0.975)
     # every row's runs first, then all of them at once on `map_` (the same numbers in any order)
     todo_rows, steps, tasks = [], [], []
     for record, wanted, rows in withheld_rows(spec, records, todo, "column"):
@@ -99,7 +102,8 @@ def withheld_intervals(
             g = gradient[col]
             sd = math.sqrt(float(g @ cov @ g) + noise**2 + (model_sd * row.simulated) ** 2)
             scale = abs(row.simulated) if row.simulated else 1.0
-            row.pi_low, row.pi_high = relative_interval(row.simulated, z90 * sd / scale)
+            factor = interval_factor(sd / scale, model_sd * abs(row.simulated) / scale, dof, 0.90)
+            row.pi_low, row.pi_high = relative_interval(row.simulated, factor * sd / scale)
 
 
 def _sampled(
