@@ -31,8 +31,14 @@ from sim.exit_codes import ExitCode
     help="leave each published figure out, fit on the others, predict it with its 90 % "
     "prediction interval (the experiment's calibration, from its cache, is the starting point)",
 )
+@click.option(
+    "--exact",
+    is_flag=True,
+    help="with --cross-validate: refit every fold from the parameters' starts (a whole "
+    "calibration per figure, minutes each) instead of one linearised step from the calibration",
+)
 @click.option("--json", "as_json", is_flag=True, help="print a JSON list of rows")
-def reproduce(experiment, replications, run_on, cross_validate, as_json) -> None:
+def reproduce(experiment, replications, run_on, cross_validate, exact, as_json) -> None:
     """Run an experiment's published table (experiments/EXPERIMENT) and compare."""
     from sim.studies.executor import LostWork
     from sim.studies.experiment import ExperimentError
@@ -40,7 +46,29 @@ def reproduce(experiment, replications, run_on, cross_validate, as_json) -> None
     from sim.studies.reproduce import reproduce as run_experiment
 
     run_on.check()
+    if exact and not cross_validate:
+        fail("--exact refits the folds of --cross-validate: add --cross-validate", ExitCode.USAGE)
     try:
+        if cross_validate and exact:
+            from sim.studies.crossval import exact_cross_validate
+            from sim.studies.crossval import render as render_cv
+
+            with run_on.executor() as executor, progress_reporter("rows") as progress:
+                result = exact_cross_validate(
+                    experiment,
+                    replications=replications,
+                    progress=evaluations_to(progress),
+                    row_progress=progress.update,
+                    fold_progress=progress.say,
+                    executor=executor,
+                )
+            if as_json:
+                click.echo(
+                    json.dumps([r.as_dict() for r in result.rows], indent=2, allow_nan=False)
+                )
+            else:
+                render_cv(result, console())
+            return
         if cross_validate:
             from sim.studies.calibration.fit import default_cache
             from sim.studies.crossval import cross_validate as leave_one_out

@@ -22,13 +22,14 @@ from dataclasses import dataclass
 
 from sim.studies.calibration.analysis import LEVEL, interval_parts, parameter_name
 from sim.studies.calibration.figures import declared_model_error, published_figures
-from sim.studies.calibration.fit import calibrate
+from sim.studies.calibration.fit import calibrate, experiment_name
 from sim.studies.calibration.linear import first_order_shares, posterior
 from sim.studies.calibration.parameters import free_parameters
 from sim.studies.calibration.view import render_intervals
 from sim.studies.experiment import figures_of
 from sim.studies.records import load_experiment
 from sim.studies.rows import Row
+from sim.studies.spec import FittedSpec
 
 
 @dataclass
@@ -124,6 +125,60 @@ def cross_validate(
             row.most_sensitive = f"{names[best]} ({float(shares[best]):.0%})"
         out.append(row)
     return CrossValidation(calibration.experiment, out, names)
+
+
+def exact_cross_validate(
+    name: str,
+    replications: int | None = None,
+    workers: int = 1,
+    progress=None,
+    row_progress=None,
+    fold_progress=None,
+    executor=None,
+) -> CrossValidation:
+    """Every fold a full calibration: the parameters fitted from their starts to every other
+    published figure, the left-out figure then predicted at that fit with its interval.
+    A fold costs a whole fit (tens of evaluations), not algebra, so this is the check on the
+    one-step folds of `cross_validate` where the model is far from linear between the
+    calibration and a fold's fit (a parameter only the left-out figure pinned, a collapse)."""
+    folder, spec, records = load_experiment(name)
+    source = folder / "experiment.toml"
+    names = [parameter_name(p) for p in free_parameters(spec, source)]
+    figures = published_figures(spec, records, source)
+    usable = [i for i, f in enumerate(figures) if not f.excluded]
+    # a fold's rows come in the table's order: each record's figures in turn
+    position = {
+        pair: j
+        for j, pair in enumerate((id(r), w.column) for r in records for w in figures_of(spec, r))
+    }
+    out = []
+    for n, i in enumerate(usable):
+        figure = figures[i]
+        others = [
+            FittedSpec(figure=figures[k].column, selectors=dict(figures[k].record))
+            for k in usable
+            if k != i
+        ]
+        if fold_progress is not None:
+            fold_progress(f"fold {n + 1}/{len(usable)}: {figure.label} left out")
+        fold = calibrate(
+            name,
+            replications=replications,
+            cache=None,  # the file's cache holds the fit to the file's [[fitted]] figures
+            progress=progress,
+            row_progress=row_progress,
+            workers=workers,
+            executor=executor,
+            fitted=others,
+        )
+        row = copy(fold.rows[position[(id(figure.record), figure.column)]])
+        row.fitted = False
+        row.note = (row.note + "; " if row.note else "") + (
+            f"exact fold: refitted on {len(others)} figures"
+            + ("" if fold.converged else f" (not converged: {fold.message})")
+        )
+        out.append(row)
+    return CrossValidation(experiment_name(folder, spec), out, names)
 
 
 def render(result: CrossValidation, console) -> None:

@@ -349,3 +349,31 @@ def test_a_whole_parameters_smallest_step_always_moves_it(low, high, log):
     step = p.min_unit_step()
     for u in np.linspace(1.0, 2.0 - step, 97):
         assert p.from_unit(u + step) != p.from_unit(u), u
+
+
+def test_an_exact_fold_refits_without_the_figure_it_leaves_out(tmp_path, monkeypatch):
+    """`--cross-validate --exact`: each fold a whole calibration on the other figures.  Row a
+    is published at twice the M/M/1 truth (0.4 s for R = D / (1 - lambda D) = 0.2 s): its own
+    fold, fitted on b and c alone, predicts about 0.2 s and does not cover 0.4; the folds that
+    keep a in their fit are pulled above the truth of b and c."""
+    folder = write_experiment(tmp_path, "")
+    (tmp_path / "published.csv").write_text("row,rate,response_s\na,5,0.4\nb,3,0.143\nc,2,0.125\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        main, ["reproduce", folder, "--cross-validate", "--exact", "--json", "-r", "2"]
+    )
+    assert result.exit_code == 0, result.output
+    rows = {r["figure"].split()[0]: r for r in json.loads(result.output)}
+    assert set(rows) == {"a", "b", "c"}
+    for row in rows.values():
+        assert "exact fold: refitted on 2 figures" in row["note"], row
+        assert not row["fitted"]
+    assert rows["a"]["simulated"] == pytest.approx(0.2, rel=0.1)
+    assert rows["a"]["covered"] is False
+    assert rows["b"]["simulated"] > 0.143 * 1.1 and rows["c"]["simulated"] > 0.125 * 1.1
+
+
+def test_exact_needs_cross_validate(tmp_path):
+    folder = write_experiment(tmp_path, "")
+    result = CliRunner().invoke(main, ["reproduce", folder, "--exact"])
+    assert result.exit_code == 2 and "add --cross-validate" in result.output

@@ -42,7 +42,7 @@ from sim.studies.experiment import ExperimentError, factor_overrides, figures_of
 from sim.studies.measured_table import CANDIDATE
 from sim.studies.records import check_runs, load_experiment, model_column, published_value
 from sim.studies.rows import Row, simulate_rows
-from sim.studies.spec import ExperimentSpec
+from sim.studies.spec import ExperimentSpec, FittedSpec
 
 # The search runs on u in [1, 2] for every parameter, so that least_squares' relative
 # difference step (DIFF_STEP x |u|) is a fixed share of each parameter's range (1-2 %), wide
@@ -235,14 +235,21 @@ def calibrate(
     draws: int = 0,
     draw_replications: int = 2,
     executor: Executor | None = None,
+    fitted: list[FittedSpec] | None = None,
 ) -> Calibration:
     """Fit the experiment's [[calibrate]] parameters to its [[fitted]] figures; simulate every row
     with the fitted values.  `cache=None` keeps no cache.  An evaluation's rows run on
     `executor` (`sim.studies.executor`: processes, a Dask cluster; the caller closes it), else
     in `workers` processes (1: here); each run keeps its own seeds, so the fit is the same.
     `analyse` adds the parameters' intervals and every row's prediction interval (linear, or
-    from `draws` sampled parameter points of `draw_replications` replications each)."""
+    from `draws` sampled parameter points of `draw_replications` replications each).
+    `fitted` replaces the experiment's [[fitted]] entries (the targets; an exact
+    cross-validation fold names every figure but the one it leaves out)."""
     folder, spec, records = load_experiment(name)
+    if fitted is not None:
+        # another set of targets than the file's [[fitted]] (an exact leave-one-out fold):
+        # the fit, its model error and its intervals all read the spec, so it is replaced whole
+        spec = spec.model_copy(update={"fitted": fitted})
     source = folder / "experiment.toml"
     parameters = free_parameters(spec, source)
     goals = targets(spec, records, source)
