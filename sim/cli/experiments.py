@@ -59,7 +59,7 @@ def reproduce(experiment, replications, run_on, cross_validate, exact, as_json) 
                     replications=replications,
                     progress=evaluations_to(progress),
                     row_progress=progress.update,
-                    fold_progress=progress.say,
+                    fold_progress=progress.milestone,
                     executor=executor,
                 )
             if as_json:

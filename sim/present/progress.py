@@ -179,6 +179,14 @@ class Reporter:
         ):
             self._line(f"{text} ({_duration(now - self.started)} elapsed)")
 
+    def milestone(self, text: str) -> None:
+        """A rare event that starts a long stretch of work (a cross-validation fold): always
+        printed, also off a terminal, where `say` keeps to its rate."""
+        if self.live:
+            self.say(text)
+            return
+        self._line(f"{text} ({_duration(self.clock() - self.started)} elapsed)")
+
     # ------------------------------------------------------------------ plain lines
     def _progress_text(self, done: int, total: int | None, fraction, now: float) -> str:
         elapsed = now - self.started

@@ -214,6 +214,23 @@ def test_events_are_rate_limited_off_a_terminal():
     ]  # fmt: skip
 
 
+def test_a_milestone_is_never_rate_limited():
+    """A cross-validation fold's start (`milestone`) is printed off a terminal even right after
+    another line, where an event (`say`) keeps to its rate."""
+    from sim.present.progress import Reporter
+
+    clock, stream = Clock(), io.StringIO()
+    with Reporter(Console(), "rows", live=False, stream=stream, clock=clock, bar=False) as r:
+        clock.now = 1.0
+        r.milestone("fold 1/2: a left out")
+        r.say("evaluation 1")
+        clock.now = 1.5
+        r.milestone("fold 2/2: b left out")
+    assert stream.getvalue().splitlines() == [
+        "fold 1/2: a left out (1 s elapsed)", "fold 2/2: b left out (2 s elapsed)",
+    ]  # fmt: skip
+
+
 def test_no_live_bar_in_a_notebook_nor_a_pipe(monkeypatch):
     from sim.present.progress import live_terminal
 
