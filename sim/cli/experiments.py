@@ -50,13 +50,17 @@ def reproduce(experiment, replications, run_on, cross_validate, exact, as_json) 
         fail("--exact refits the folds of --cross-validate: add --cross-validate", ExitCode.USAGE)
     try:
         if cross_validate and exact:
+            from sim.studies.calibration.fit import default_cache
             from sim.studies.crossval import exact_cross_validate
             from sim.studies.crossval import render as render_cv
+            from sim.studies.records import load_experiment
 
+            folder, spec, _ = load_experiment(experiment)
             with run_on.executor() as executor, progress_reporter("rows") as progress:
                 result = exact_cross_validate(
                     experiment,
                     replications=replications,
+                    cache=default_cache(folder, spec),
                     progress=evaluations_to(progress),
                     row_progress=progress.update,
                     fold_progress=progress.milestone,

@@ -130,22 +130,41 @@ def cross_validate(
 def exact_cross_validate(
     name: str,
     replications: int | None = None,
+    cache=None,
     workers: int = 1,
     progress=None,
     row_progress=None,
     fold_progress=None,
     executor=None,
 ) -> CrossValidation:
-    """Every fold a full calibration: the parameters fitted from their starts to every other
-    published figure, the left-out figure then predicted at that fit with its interval.
-    A fold costs a whole fit (tens of evaluations), not algebra, so this is the check on the
-    one-step folds of `cross_validate` where the model is far from linear between the
-    calibration and a fold's fit (a parameter only the left-out figure pinned, a collapse)."""
+    """Every fold a full calibration: the parameters fitted to every other published figure,
+    the left-out figure then predicted at that fit with its interval.  A fold costs a whole
+    fit (tens of evaluations), not algebra, so this is the check on the one-step folds of
+    `cross_validate` where the model is far from linear between the calibration and a fold's
+    fit (a parameter only the left-out figure pinned, a collapse).
+
+    A fold's fit starts from that fold's one-step estimate, not from the declared starts:
+    a start may have been read off the very figure the fold leaves out (a hand fit, or the
+    bottleneck law on that row), and where the other figures pin a parameter only weakly the
+    fit stops near its start, so the left-out figure would be in its own prediction."""
+    calibration = calibrate(
+        name,
+        replications=replications,
+        cache=cache,
+        progress=progress,
+        row_progress=row_progress,
+        workers=workers,
+        executor=executor,
+    )
     folder, spec, records = load_experiment(name)
     source = folder / "experiment.toml"
-    names = [parameter_name(p) for p in free_parameters(spec, source)]
+    parameters = free_parameters(spec, source)
+    names = [parameter_name(p) for p in parameters]
     figures = published_figures(spec, records, source)
     usable = [i for i, f in enumerate(figures) if not f.excluded]
+    lin = calibration.linearisation
+    assert lin is not None  # calibrate() always linearises the fit it returns
+    declared = declared_model_error(spec)
     # a fold's rows come in the table's order: each record's figures in turn
     position = {
         pair: j
@@ -161,6 +180,10 @@ def exact_cross_validate(
         ]
         if fold_progress is not None:
             fold_progress(f"fold {n + 1}/{len(usable)}: {figure.label} left out")
+        step = posterior(lin.problem, [k for k in usable if k != i], declared_discrepancy=declared)
+        starts = tuple(
+            p.from_unit(float(min(2.0, max(1.0, u)))) for p, u in zip(parameters, step.mean)
+        )
         fold = calibrate(
             name,
             replications=replications,
@@ -170,6 +193,7 @@ def exact_cross_validate(
             workers=workers,
             executor=executor,
             fitted=others,
+            starts=starts,
         )
         row = copy(fold.rows[position[(id(figure.record), figure.column)]])
         row.fitted = False

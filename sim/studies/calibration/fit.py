@@ -192,13 +192,15 @@ def _missed(evaluate: Evaluator, values: tuple[float, ...]) -> list[str]:
     ]
 
 
-def _fit(evaluate: Evaluator, budget: int) -> tuple[bool, str, tuple[float, ...]]:
+def _fit(
+    evaluate: Evaluator, budget: int, start_values: tuple[float, ...] | None = None
+) -> tuple[bool, str, tuple[float, ...]]:
     """The local fit from the declared starts.  A fit can stop where a parameter has no effect
     (seed 004's node demand below the database's leaves the one-node throughput set by the
     database: the node's column of the Jacobian is zero), short of the figures: then it says
     which figures it missed and by how many sds, and, when there are no more figures than
     parameters (so each should be met), does not count as converged."""
-    converged, message, values = _least_squares(evaluate, budget)
+    converged, message, values = _least_squares(evaluate, budget, start_values)
     missed = _missed(evaluate, values)
     if not missed:
         return converged, message, values
@@ -236,6 +238,7 @@ def calibrate(
     draw_replications: int = 2,
     executor: Executor | None = None,
     fitted: list[FittedSpec] | None = None,
+    starts: tuple[float, ...] | None = None,
 ) -> Calibration:
     """Fit the experiment's [[calibrate]] parameters to its [[fitted]] figures; simulate every row
     with the fitted values.  `cache=None` keeps no cache.  An evaluation's rows run on
@@ -244,7 +247,9 @@ def calibrate(
     `analyse` adds the parameters' intervals and every row's prediction interval (linear, or
     from `draws` sampled parameter points of `draw_replications` replications each).
     `fitted` replaces the experiment's [[fitted]] entries (the targets; an exact
-    cross-validation fold names every figure but the one it leaves out)."""
+    cross-validation fold names every figure but the one it leaves out), and `starts` the
+    parameters' declared starts (the fold's one-step estimate, free of the figure it leaves
+    out, where a declared start may have been read off that very figure)."""
     folder, spec, records = load_experiment(name)
     if fitted is not None:
         # another set of targets than the file's [[fitted]] (an exact leave-one-out fold):
@@ -269,8 +274,10 @@ def calibrate(
             "each parameter needs at least one figure of its own ([[fitted]])"
         )
     # every row's run, at the start values, before the fit: not after it
-    starts = tuple(p.start for p in parameters)
-    check_runs(folder, spec, records, lambda record: free_overrides(parameters, starts, record))
+    if starts is None:
+        starts = tuple(p.start for p in parameters)
+    first = starts
+    check_runs(folder, spec, records, lambda record: free_overrides(parameters, first, record))
     with contextlib.ExitStack() as stack:
         # the studies' executor: the same numbers serially, in processes or on a cluster
         if executor is None:
@@ -279,7 +286,9 @@ def calibrate(
             )
         map_: Callable[..., Iterator] = executor.map
         evaluate = Evaluator(folder, spec, parameters, goals, replications, cache, progress, map_)
-        converged, message, values = _fit(evaluate, max_evaluations or 30 * (len(parameters) + 1))
+        converged, message, values = _fit(
+            evaluate, max_evaluations or 30 * (len(parameters) + 1), starts
+        )
         memo = RunMemo(map_)  # the rows and the linearisation's base point are the same runs
         rows = simulate_rows(
             name,
