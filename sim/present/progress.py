@@ -180,12 +180,16 @@ class Reporter:
             self._line(f"{text} ({_duration(now - self.started)} elapsed)")
 
     def milestone(self, text: str) -> None:
-        """A rare event that starts a long stretch of work (a cross-validation fold): always
-        printed, also off a terminal, where `say` keeps to its rate."""
+        """A rare event that starts a long stretch of work (a cross-validation fold): printed
+        off a terminal too, where `say` keeps to its rate, once the command has run past its
+        first quiet seconds (a command of a few seconds says nothing)."""
         if self.live:
             self.say(text)
             return
-        self._line(f"{text} ({_duration(self.clock() - self.started)} elapsed)")
+        now = self.clock()
+        if self.last_line is None and now - self.started < QUIET_S:
+            return
+        self._line(f"{text} ({_duration(now - self.started)} elapsed)")
 
     # ------------------------------------------------------------------ plain lines
     def _progress_text(self, done: int, total: int | None, fraction, now: float) -> str:

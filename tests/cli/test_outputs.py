@@ -214,20 +214,22 @@ def test_events_are_rate_limited_off_a_terminal():
     ]  # fmt: skip
 
 
-def test_a_milestone_is_never_rate_limited():
+def test_a_milestone_is_not_rate_limited_after_the_quiet_start():
     """A cross-validation fold's start (`milestone`) is printed off a terminal even right after
-    another line, where an event (`say`) keeps to its rate."""
-    from sim.present.progress import Reporter
+    another line, where an event (`say`) keeps to its rate; in a command's first quiet
+    seconds it says nothing, as everything else."""
+    from sim.present.progress import QUIET_S, Reporter
 
     clock, stream = Clock(), io.StringIO()
     with Reporter(Console(), "rows", live=False, stream=stream, clock=clock, bar=False) as r:
-        clock.now = 1.0
-        r.milestone("fold 1/2: a left out")
+        r.milestone("fold 1/3: a left out")
+        clock.now = QUIET_S + 1.0
+        r.milestone("fold 2/3: b left out")
         r.say("evaluation 1")
-        clock.now = 1.5
-        r.milestone("fold 2/2: b left out")
-    assert stream.getvalue().splitlines() == [
-        "fold 1/2: a left out (1 s elapsed)", "fold 2/2: b left out (2 s elapsed)",
+        clock.now = QUIET_S + 1.4
+        r.milestone("fold 3/3: c left out")
+    assert [line.split(" (")[0] for line in stream.getvalue().splitlines()] == [
+        "fold 2/3: b left out", "fold 3/3: c left out",
     ]  # fmt: skip
 
 
