@@ -34,8 +34,8 @@ from sim.exit_codes import ExitCode
 @click.option(
     "--exact",
     is_flag=True,
-    help="with --cross-validate: refit every fold from the parameters' starts (a whole "
-    "calibration per figure, minutes each) instead of one linearised step from the calibration",
+    help="with --cross-validate: refit every fold (a whole calibration per figure, minutes "
+    "each, started from the fold's one-step estimate) instead of one linearised step",
 )
 @click.option("--json", "as_json", is_flag=True, help="print a JSON list of rows")
 def reproduce(experiment, replications, run_on, cross_validate, exact, as_json) -> None:
@@ -49,45 +49,26 @@ def reproduce(experiment, replications, run_on, cross_validate, exact, as_json) 
     if exact and not cross_validate:
         fail("--exact refits the folds of --cross-validate: add --cross-validate", ExitCode.USAGE)
     try:
-        if cross_validate and exact:
+        if cross_validate:
             from sim.studies.calibration.fit import default_cache
+            from sim.studies.crossval import cross_validate as leave_one_out
             from sim.studies.crossval import exact_cross_validate
             from sim.studies.crossval import render as render_cv
             from sim.studies.records import load_experiment
 
             folder, spec, _ = load_experiment(experiment)
             with run_on.executor() as executor, progress_reporter("rows") as progress:
-                result = exact_cross_validate(
-                    experiment,
-                    replications=replications,
-                    cache=default_cache(folder, spec),
-                    progress=evaluations_to(progress),
-                    row_progress=progress.update,
-                    fold_progress=progress.milestone,
-                    executor=executor,
-                )
-            if as_json:
-                click.echo(
-                    json.dumps([r.as_dict() for r in result.rows], indent=2, allow_nan=False)
-                )
-            else:
-                render_cv(result, console())
-            return
-        if cross_validate:
-            from sim.studies.calibration.fit import default_cache
-            from sim.studies.crossval import cross_validate as leave_one_out
-            from sim.studies.crossval import render as render_cv
-            from sim.studies.records import load_experiment
-
-            folder, spec, _ = load_experiment(experiment)
-            with run_on.executor() as executor, progress_reporter("rows") as progress:
-                result = leave_one_out(
-                    experiment,
+                run = dict(
                     replications=replications,
                     cache=default_cache(folder, spec),
                     progress=evaluations_to(progress),  # the fit: minutes without a row
                     row_progress=progress.update,
                     executor=executor,
+                )
+                result = (
+                    exact_cross_validate(experiment, fold_progress=progress.milestone, **run)
+                    if exact
+                    else leave_one_out(experiment, **run)
                 )
             if as_json:
                 scored = [row.as_dict() for row in result.rows]

@@ -21,8 +21,8 @@ from copy import copy
 from dataclasses import dataclass
 
 from sim.studies.calibration.analysis import LEVEL, interval_parts, parameter_name
-from sim.studies.calibration.figures import declared_model_error, published_figures
-from sim.studies.calibration.fit import calibrate, experiment_name
+from sim.studies.calibration.figures import Figure, declared_model_error, published_figures
+from sim.studies.calibration.fit import Calibration, calibrate
 from sim.studies.calibration.linear import first_order_shares, posterior
 from sim.studies.calibration.parameters import free_parameters
 from sim.studies.calibration.view import render_intervals
@@ -61,6 +61,43 @@ def summarise(rows: list[Row]) -> dict:
     }
 
 
+@dataclass
+class _Folds:
+    """What both kinds of fold start from: the experiment's calibration, linearised, and its
+    published figures in the order of the calibration's rows."""
+
+    calibration: Calibration
+    parameters: list
+    figures: list[Figure]
+    usable: list[int]  # the figures a fold may leave out (not excluded by an operational law)
+    pairs: list[tuple[int, str]]  # each row's (record, figure column), in the rows' order
+    declared: float | None
+
+    def training(self, i: int) -> list[int]:
+        return [k for k in self.usable if k != i]
+
+    def posterior(self, i: int):
+        """The one-step fold that leaves figure i out."""
+        lin = self.calibration.linearisation
+        assert lin is not None  # calibrate() always linearises the fit it returns
+        return posterior(lin.problem, self.training(i), declared_discrepancy=self.declared)
+
+
+def _folds(name: str, **run) -> _Folds:
+    calibration = calibrate(name, **run)
+    folder, spec, records = load_experiment(name)
+    source = folder / "experiment.toml"
+    figures = published_figures(spec, records, source)
+    return _Folds(
+        calibration,
+        free_parameters(spec, source),
+        figures,
+        [i for i, f in enumerate(figures) if not f.excluded],
+        [(id(r), w.column) for r in records for w in figures_of(spec, r)],
+        declared_model_error(spec),
+    )
+
+
 def cross_validate(
     name: str,
     replications: int | None = None,
@@ -72,7 +109,7 @@ def cross_validate(
 ) -> CrossValidation:
     """The folds: the calibration's runs (its evaluations' rows and the linearisation's p + 1
     runs of the table) on `executor` (else `workers` processes); each fold is then algebra."""
-    calibration = calibrate(
+    folds = _folds(
         name,
         replications=replications,
         cache=cache,
@@ -81,27 +118,22 @@ def cross_validate(
         workers=workers,
         executor=executor,
     )
-    folder, spec, records = load_experiment(name)
-    parameters = free_parameters(spec, folder / "experiment.toml")
-    names = [parameter_name(p) for p in parameters]
-    figures = published_figures(spec, records, folder / "experiment.toml")
+    calibration, figures = folds.calibration, folds.figures
+    names = [parameter_name(p) for p in folds.parameters]
     lin = calibration.linearisation
-    assert lin is not None  # calibrate() always linearises the fit it returns
+    assert lin is not None
     problem = lin.problem
-    usable = [i for i, f in enumerate(figures) if not f.excluded]
-    declared = declared_model_error(spec)
     by_position = {(id(f.record), f.column): i for i, f in enumerate(figures)}
-    pairs = [(id(r), w.column) for r in records for w in figures_of(spec, r)]
     out = []
-    for base, pair in zip(calibration.rows, pairs):
+    for base, pair in zip(calibration.rows, folds.pairs):
         row = copy(base)
         i = by_position.get(pair)
         if i is None:  # withheld: nothing to leave out
             out.append(row)
             continue
         figure = figures[i]
-        training = [k for k in usable if k != i]
-        post = posterior(problem, training, declared_discrepancy=declared)
+        training = folds.training(i)
+        post = folds.posterior(i)
         parts = interval_parts(problem, post, figure, i, float(lin.base.noise_sd[i]))
         shift = parts["predicted"] - base.simulated
         row.simulated = parts["predicted"]
@@ -147,7 +179,7 @@ def exact_cross_validate(
     a start may have been read off the very figure the fold leaves out (a hand fit, or the
     bottleneck law on that row), and where the other figures pin a parameter only weakly the
     fit stops near its start, so the left-out figure would be in its own prediction."""
-    calibration = calibrate(
+    folds = _folds(
         name,
         replications=replications,
         cache=cache,
@@ -156,34 +188,19 @@ def exact_cross_validate(
         workers=workers,
         executor=executor,
     )
-    folder, spec, records = load_experiment(name)
-    source = folder / "experiment.toml"
-    parameters = free_parameters(spec, source)
-    names = [parameter_name(p) for p in parameters]
-    figures = published_figures(spec, records, source)
-    usable = [i for i, f in enumerate(figures) if not f.excluded]
-    lin = calibration.linearisation
-    assert lin is not None  # calibrate() always linearises the fit it returns
-    declared = declared_model_error(spec)
-    # a fold's rows come in the table's order: each record's figures in turn
-    position = {
-        pair: j
-        for j, pair in enumerate((id(r), w.column) for r in records for w in figures_of(spec, r))
-    }
+    figures, usable = folds.figures, folds.usable
+    position = {pair: j for j, pair in enumerate(folds.pairs)}
     out = []
     for n, i in enumerate(usable):
         figure = figures[i]
         others = [
             FittedSpec(figure=figures[k].column, selectors=dict(figures[k].record))
-            for k in usable
-            if k != i
+            for k in folds.training(i)
         ]
         if fold_progress is not None:
             fold_progress(f"fold {n + 1}/{len(usable)}: {figure.label} left out")
-        step = posterior(lin.problem, [k for k in usable if k != i], declared_discrepancy=declared)
-        starts = tuple(
-            p.from_unit(float(min(2.0, max(1.0, u)))) for p, u in zip(parameters, step.mean)
-        )
+        step = folds.posterior(i)
+        starts = tuple(p.from_unit(float(u)) for p, u in zip(folds.parameters, step.mean))
         fold = calibrate(
             name,
             replications=replications,
@@ -202,7 +219,8 @@ def exact_cross_validate(
             + ("" if fold.converged else f" (not converged: {fold.message})")
         )
         out.append(row)
-    return CrossValidation(experiment_name(folder, spec), out, names)
+    names = [parameter_name(p) for p in folds.parameters]
+    return CrossValidation(folds.calibration.experiment, out, names)
 
 
 def render(result: CrossValidation, console) -> None:

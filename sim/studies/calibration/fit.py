@@ -195,7 +195,7 @@ def _missed(evaluate: Evaluator, values: tuple[float, ...]) -> list[str]:
 def _fit(
     evaluate: Evaluator, budget: int, start_values: tuple[float, ...] | None = None
 ) -> tuple[bool, str, tuple[float, ...]]:
-    """The local fit from the declared starts.  A fit can stop where a parameter has no effect
+    """The local fit from `start_values` (default the declared starts).  A fit can stop where a parameter has no effect
     (seed 004's node demand below the database's leaves the one-node throughput set by the
     database: the node's column of the Jacobian is zero), short of the figures: then it says
     which figures it missed and by how many sds, and, when there are no more figures than
@@ -274,10 +274,10 @@ def calibrate(
             "each parameter needs at least one figure of its own ([[fitted]])"
         )
     # every row's run, at the start values, before the fit: not after it
-    if starts is None:
-        starts = tuple(p.start for p in parameters)
-    first = starts
-    check_runs(folder, spec, records, lambda record: free_overrides(parameters, first, record))
+    start_values = starts if starts is not None else tuple(p.start for p in parameters)
+    check_runs(
+        folder, spec, records, lambda record: free_overrides(parameters, start_values, record)
+    )
     with contextlib.ExitStack() as stack:
         # the studies' executor: the same numbers serially, in processes or on a cluster
         if executor is None:
@@ -287,7 +287,7 @@ def calibrate(
         map_: Callable[..., Iterator] = executor.map
         evaluate = Evaluator(folder, spec, parameters, goals, replications, cache, progress, map_)
         converged, message, values = _fit(
-            evaluate, max_evaluations or 30 * (len(parameters) + 1), starts
+            evaluate, max_evaluations or 30 * (len(parameters) + 1), start_values
         )
         memo = RunMemo(map_)  # the rows and the linearisation's base point are the same runs
         rows = simulate_rows(
