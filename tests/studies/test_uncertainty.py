@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import stats
 
 from sim.cli import main
@@ -34,6 +36,7 @@ from sim.studies.calibration.linear import (
 from sim.studies.coverage import trial
 from sim.studies.experiment import ExperimentError
 from sim.studies.records import load_experiment
+from sim.studies.rows import Row
 
 
 def linear_problem(jacobian, residuals, sigma, u0=None) -> Problem:
@@ -377,3 +380,63 @@ def test_exact_needs_cross_validate(tmp_path):
     folder = write_experiment(tmp_path, "")
     result = CliRunner().invoke(main, ["reproduce", folder, "--exact"])
     assert result.exit_code == 2 and "add --cross-validate" in result.output
+
+
+def _scored(centre: float, spread: float, published: float) -> Row:
+    from sim.studies.calibration.analysis import relative_interval
+
+    low, high = relative_interval(centre, spread)
+    return Row(
+        experiment="x",
+        figure=f"{centre} {published}",
+        published=published,
+        simulated=centre,
+        ci_low=centre,
+        ci_high=centre,
+        rel_error=(centre - published) / published,
+        fitted=False,
+        pi_low=low,
+        pi_high=high,
+        covered=low <= published <= high,
+    )
+
+
+def test_a_figures_distance_is_in_half_widths_on_its_intervals_scale():
+    """A log-normal interval 100 x exp(+-0.1): 100 x exp(0.2) lies two half-widths out, on
+    either side; a symmetric interval (a negative prediction) counts in plain units."""
+    from sim.studies.crossval import distance
+
+    assert distance(_scored(100.0, 0.1, 100.0 * math.exp(0.2))) == pytest.approx(2.0)
+    assert distance(_scored(100.0, 0.1, 100.0 * math.exp(-0.05))) == pytest.approx(0.5)
+    assert distance(_scored(-5.0, 0.2, -7.0)) == pytest.approx(2.0)  # interval [-6, -4]
+
+
+@given(
+    st.lists(
+        st.tuples(st.floats(1.0, 1e4), st.floats(0.01, 1.0), st.floats(-3.0, 3.0)),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_the_widening_holds_ninety_percent_and_no_smaller_factor_does(cases):
+    """Whatever the figures: widening every interval's spread by `widening` holds at least
+    ceil(0.9 n) of them, and any factor below it holds fewer."""
+    from sim.studies.calibration.analysis import relative_interval
+    from sim.studies.crossval import distance, summarise
+
+    rows = [_scored(c, s, c * math.exp(z * s)) for c, s, z in cases]
+    k = summarise(rows)["widening"]
+    need = math.ceil(0.9 * len(rows))
+
+    def inside(factor: float) -> int:
+        count = 0
+        for r in rows:
+            spread = math.log(r.pi_high / r.simulated) * factor
+            low, high = relative_interval(r.simulated, spread)
+            count += low * (1 - 1e-9) <= r.published <= high * (1 + 1e-9)
+        return count
+
+    assert inside(k) >= need
+    smaller = [d for d in (distance(r) for r in rows) if d < k]
+    if smaller and k > 0:
+        assert inside(max(smaller) + (k - max(smaller)) / 2) < need
