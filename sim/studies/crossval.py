@@ -19,11 +19,12 @@ import math
 import statistics
 from copy import copy
 from dataclasses import dataclass
+from functools import cached_property
 
 from sim.studies.calibration.analysis import LEVEL, interval_parts, parameter_name
 from sim.studies.calibration.figures import Figure, declared_model_error, published_figures
 from sim.studies.calibration.fit import Calibration, calibrate
-from sim.studies.calibration.linear import first_order_shares, posterior
+from sim.studies.calibration.linear import cooks_distance, first_order_shares, posterior
 from sim.studies.calibration.parameters import free_parameters
 from sim.studies.calibration.view import render_intervals
 from sim.studies.experiment import figures_of
@@ -119,6 +120,17 @@ class _Folds:
         assert lin is not None  # calibrate() always linearises the fit it returns
         return posterior(lin.problem, self.training(i), declared_discrepancy=self.declared)
 
+    @cached_property
+    def full(self):
+        """The one-step fit on every usable figure, which each fold leaves one of."""
+        lin = self.calibration.linearisation
+        assert lin is not None
+        return posterior(lin.problem, self.usable, declared_discrepancy=self.declared)
+
+    def influence(self, fold) -> float:
+        """Cook's distance of a fold: how far its figure, left out, moves the full fit."""
+        return cooks_distance(self.full, fold)
+
 
 def _folds(name: str, **run) -> _Folds:
     calibration = calibrate(name, **run)
@@ -182,10 +194,17 @@ def cross_validate(
         row.excluded = figure.excluded
         row.sd_parameters, row.sd_noise = parts["sd_parameters"], parts["sd_noise"]
         row.sd_model, row.sd_measurement = parts["sd_model"], parts["sd_measurement"]
+        influence = folds.influence(post)
         row.note = (
             (row.note + "; " if row.note else "")
             + ("" if post.discrepancy_known else "model error not estimable in this fold; ")
             + f"fold fit on {len(training)} figures"
+            + (
+                f"; influential (Cook's distance {influence:.1f}): the one-step fold moves "
+                "furthest here, check it with --exact"
+                if influence > 1.0
+                else ""
+            )
         )
         shares = first_order_shares(problem, post, i)
         row.most_sensitive = None

@@ -440,3 +440,33 @@ def test_the_widening_holds_ninety_percent_and_no_smaller_factor_does(cases):
     smaller = [d for d in (distance(r) for r in rows) if d < k]
     if smaller and k > 0:
         assert inside(max(smaller) + (k - max(smaller)) / 2) < need
+
+
+def test_cooks_distance_singles_out_the_figure_that_pulls_the_fit():
+    """A straight line through eight figures, the last far out on the x axis and off the line
+    by 15 %: leaving it out moves the fit by more than the fit's 50 % region (Cook's distance
+    above 1); leaving out any of the others moves it by a fraction of that."""
+    from sim.studies.calibration.linear import Problem, cooks_distance, posterior
+
+    x = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 3.0])
+    jacobian = np.column_stack([np.ones_like(x), x]) * 0.1
+    truth = np.array([0.2, -0.1])  # u - u0 at the truth
+    residuals = -jacobian @ truth + np.array(
+        [0.004, -0.003, 0.002, -0.004, 0.003, -0.002, 0.001, 0.15]
+    )
+    problem = Problem(
+        u0=np.array([1.5, 1.5]),
+        residuals=residuals,
+        jacobian=jacobian,
+        sigma=np.full(len(x), 0.01),
+        prior_mean=np.array([1.5, 1.5]),
+        prior_sd=np.array([100.0, 100.0]),
+    )
+    everything = list(range(len(x)))
+    full = posterior(problem, everything)
+    distances = [
+        cooks_distance(full, posterior(problem, [k for k in everything if k != i]))
+        for i in everything
+    ]
+    assert distances[-1] > 1.0, distances
+    assert max(distances[:-1]) < 0.5 * distances[-1], distances

@@ -120,6 +120,16 @@ def posterior(
     return Posterior(mean, cov, math.sqrt(delta2), dof, known, declared)
 
 
+def cooks_distance(full: Posterior, fold: Posterior) -> float:
+    """How far leaving one figure out moves the fit, in the fit's own uncertainty: Cook's
+    distance (Cook 1977), (u_fold - u_full)' C_full^-1 (u_fold - u_full) / p.  Above 1 the
+    fold's estimate lies outside the full fit's 50 % region: the figure pulls the fit hard,
+    so its one-step fold extrapolates furthest from the linearisation and is the one to
+    check with a whole refit."""
+    step = fold.mean - full.mean
+    return float(step @ np.linalg.solve(full.cov, step)) / len(step)
+
+
 def model_error_dof(post: Posterior) -> float | None:
     """The degrees of freedom the model error was estimated from; None when it is taken as
     known (declared, or zero: the residuals are within their noise)."""
