@@ -445,7 +445,8 @@ def test_the_widening_holds_ninety_percent_and_no_smaller_factor_does(cases):
 def test_cooks_distance_singles_out_the_figure_that_pulls_the_fit():
     """A straight line through eight figures, the last far out on the x axis and off the line
     by 15 %: leaving it out moves the fit by more than the fit's 50 % region (Cook's distance
-    above 1); leaving out any of the others moves it by a fraction of that."""
+    above 1, which names a fold influential); leaving out any of the others moves it by less
+    than half of that threshold."""
     from sim.studies.calibration.linear import Problem, cooks_distance, posterior
 
     x = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 3.0])
@@ -469,4 +470,4 @@ def test_cooks_distance_singles_out_the_figure_that_pulls_the_fit():
         for i in everything
     ]
     assert distances[-1] > 1.0, distances
-    assert max(distances[:-1]) < 0.5 * distances[-1], distances
+    assert max(distances[:-1]) < 0.5, distances  # none of the others crosses the flag's 1
