@@ -438,7 +438,8 @@ def test_the_widening_holds_ninety_percent_and_no_smaller_factor_does(cases):
 
     assert inside(k) >= need
     smaller = [d for d in (distance(r) for r in rows) if d < k]
-    if smaller and k > 0:
+    # a factor closer to `widening` than `inside`'s rounding tolerance counts the same figures
+    if smaller and k - max(smaller) > 1e-6:
         assert inside(max(smaller) + (k - max(smaller)) / 2) < need
 
 
