@@ -377,6 +377,9 @@ def test_calibrate_save_writes_a_calibration_that_run_can_use(tmp_path):
     calibrated = load_calibration(saved)
     assert calibrated.values == (document["parameters"][0]["value"],)
     assert calibrated.overrides() == [f"backends.0.demand.mean={calibrated.values[0]!r}"]
+    # the model error's estimate comes with the noise it was separated from
+    model_error = document["uncertainty"]["model_error"]
+    assert calibrated.residual_noise_sd == model_error["noise_sd"] >= 0.0
     low, high = document["parameters"][0]["interval"]
     sd = math.sqrt(calibrated.cov[0, 0])
     p = calibrated.parameters[0]

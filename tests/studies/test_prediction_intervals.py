@@ -167,6 +167,10 @@ def test_capacity_with_a_calibration_answers_with_a_range_that_holds_theory(tmp_
         ),
         (lambda d: d["parameters"][0].update(value="x"), "parameters[0].value = 'x'"),
         (
+            lambda d: d["uncertainty"].setdefault("model_error", {}).update(noise_sd=-0.1),
+            "uncertainty.model_error.noise_sd = -0.1 must be a number >= 0",
+        ),
+        (
             lambda d: d["parameters"][0].update(when={"row": "a"}),
             "every fitted parameter applies to some rows only",
         ),

@@ -201,7 +201,7 @@ def test_model_error_quantiles_are_student_t_on_the_fit_s_degrees_of_freedom(dof
     [
         ({"sd": 0.1, "estimated": True, "declared": False, "degrees_of_freedom": 4.5}, 4.5),
         ({"sd": 0.1, "estimated": False, "declared": True, "degrees_of_freedom": 0.2}, None),
-        ({"sd": 0.0, "estimated": True, "declared": False, "degrees_of_freedom": 6.0}, None),
+        ({"sd": 0.0, "estimated": True, "declared": False, "degrees_of_freedom": 6.0}, 6.0),
         ({"sd": 0.1, "estimated": True}, None),  # no degrees of freedom saved: normal
     ],
 )

@@ -21,6 +21,7 @@ from sim.studies.calibration.linear import (
     Posterior,
     Problem,
     describe,
+    estimated_sd,
     first_order_shares,
     interval_factor,
     model_error_dof,
@@ -66,7 +67,7 @@ def interval_parts(
         "sd_measurement": figure.measurement_sd,
     }
     total = math.sqrt(sum(v**2 for v in parts.values()))
-    z = interval_factor(total, post.discrepancy, model_error_dof(post), LEVEL)
+    z = interval_factor(total, estimated_sd(variance, post), model_error_dof(post), LEVEL)
     centre = figure.published * (1 + relative)
     low, high = relative_interval(centre, z * total)
     return {"predicted": centre, "pi_low": low, "pi_high": high, **parts}
@@ -145,7 +146,7 @@ def analyse_fit(
         parts = interval_parts(problem, post, figure, i, float(lin.base.noise_sd[i]))
         shares = first_order_shares(problem, post, i)
         if sampled is not None:
-            parts = _sampled_parts(parts, sampled[i], figure, row.simulated, model_error_dof(post))
+            parts = _sampled_parts(parts, sampled[i], figure, row.simulated, post)
             shares = np.asarray(sampled[i]["first_order"])
         _fill(row, figure, parts, shares, names)
     report = {
@@ -171,6 +172,8 @@ def analyse_fit(
             "estimated": post.discrepancy_known,
             "declared": post.discrepancy_declared,
             "degrees_of_freedom": post.dof,
+            # the fitted figures' mean known noise (relative sd), estimated with the model error
+            "noise_sd": math.sqrt(post.noise_var),
         },
         # The Gaussian the intervals come from, on each parameter's unit scale (1-2 over its
         # range, log or linear as `scale` says): what `tiersim run/capacity --calibration`
@@ -186,21 +189,31 @@ def analyse_fit(
 
 
 def _sampled_parts(
-    parts: dict, summary: dict, figure: Figure, centre: float, dof: float | None
+    parts: dict, summary: dict, figure: Figure, centre: float, post: Posterior
 ) -> dict:
     """The draws' 90 % interval (parameters and noise, through the model's non-linearity),
-    widened by the model and measurement errors, which no simulation holds (the model
-    error's quantile Student-t on the `dof` it was estimated from)."""
-    z = model_error_quantile(0.5 + LEVEL / 2, dof)
-    outside = z * math.hypot(parts["sd_model"], parts["sd_measurement"]) * abs(centre)
-    below = max(centre - summary["low"], 0.0)
-    above = max(summary["high"] - centre, 0.0)
+    widened by the model and measurement errors, which no simulation holds.  Where the model
+    error was estimated, the whole interval takes the Student-t quantile `interval_factor`
+    gives the linear one (the draws are Gaussian, so their spread is scaled by its ratio to
+    the normal quantile)."""
     scale = abs(figure.published)
+    sd_parameters = summary["sd_parameters"] / scale
+    total = math.sqrt(
+        sd_parameters**2
+        + (summary["sd_noise"] / scale) ** 2
+        + parts["sd_model"] ** 2
+        + parts["sd_measurement"] ** 2
+    )
+    z = interval_factor(total, estimated_sd(sd_parameters**2, post), model_error_dof(post), LEVEL)
+    ratio = z / model_error_quantile(0.5 + LEVEL / 2, None)
+    outside = z * math.hypot(parts["sd_model"], parts["sd_measurement"]) * abs(centre)
+    below = max(centre - summary["low"], 0.0) * ratio
+    above = max(summary["high"] - centre, 0.0) * ratio
     return {
         **parts,
         "pi_low": centre - math.hypot(below, outside),
         "pi_high": centre + math.hypot(above, outside),
-        "sd_parameters": summary["sd_parameters"] / scale,
+        "sd_parameters": sd_parameters,
         "sd_noise": summary["sd_noise"] / scale,
     }
 

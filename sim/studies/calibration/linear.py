@@ -15,7 +15,9 @@ error (discrepancy) common to the experiment's figures, estimated as the sd `del
 the weighted residual sum equal its degrees of freedom (n minus the effective number of
 parameters, the trace of the hat matrix) -- Birge's ratio made additive.  It widens both the
 parameters' covariance and every prediction.  With no degrees of freedom left it cannot be
-estimated and is reported as unknown (0 in the arithmetic, flagged).
+estimated and is reported as unknown (0 in the arithmetic, flagged).  A prediction's interval
+is Student-t's on those degrees of freedom for the part of its variance the residuals
+estimate (`estimated_sd`, `interval_factor`), also when the estimate is zero.
 """
 
 from __future__ import annotations
@@ -53,6 +55,9 @@ class Posterior:
     dof: float  # figures minus effective parameters
     discrepancy_known: bool  # False: no degrees of freedom to estimate it
     discrepancy_declared: bool = False  # not estimable: the experiment's declared value
+    # the mean known variance (measurement and simulation noise) of the fitted figures: with
+    # the model error it is the residuals' scale, which is what the figures estimate
+    noise_var: float = 0.0
 
     @property
     def sd(self) -> np.ndarray:
@@ -117,7 +122,7 @@ def posterior(
         delta2, declared = declared_discrepancy**2, True
         _, _, mean = step(delta2)
     _, cov, _ = step(delta2)
-    return Posterior(mean, cov, math.sqrt(delta2), dof, known, declared)
+    return Posterior(mean, cov, math.sqrt(delta2), dof, known, declared, float(np.mean(variance)))
 
 
 def cooks_distance(full: Posterior, fold: Posterior) -> float:
@@ -132,8 +137,11 @@ def cooks_distance(full: Posterior, fold: Posterior) -> float:
 
 def model_error_dof(post: Posterior) -> float | None:
     """The degrees of freedom the model error was estimated from; None when it is taken as
-    known (declared, or zero: the residuals are within their noise)."""
-    if not post.discrepancy_known or post.discrepancy_declared or post.discrepancy <= 0.0:
+    known (declared, or not estimable).  An estimate of zero (the residuals within their
+    noise) keeps its degrees of freedom: from a few figures, zero is an estimate, not a
+    fact -- random-effects meta-analysis makes the same point (Higgins, Thompson &
+    Spiegelhalter 2009, the prediction interval on t whatever the estimated spread)."""
+    if not post.discrepancy_known or post.discrepancy_declared or not post.dof > 0.0:
         return None
     return post.dof
 
@@ -147,14 +155,22 @@ def model_error_quantile(probability: float, dof: float | None) -> float:
     return float(stats.t.ppf(probability, dof))
 
 
-def interval_factor(total_sd: float, model_sd: float, dof: float | None, level: float) -> float:
+def estimated_sd(parameter_var: float, post: Posterior) -> float:
+    """The part of a prediction's relative sd that the figures' residuals estimate: the model
+    error, the residuals' known noise it was separated from (its estimate is as uncertain as
+    their whole scale), and the parameters' variance (weighted by that scale)."""
+    return math.sqrt(max(parameter_var, 0.0) + post.discrepancy**2 + post.noise_var)
+
+
+def interval_factor(total_sd: float, estimated: float, dof: float | None, level: float) -> float:
     """The multiple of a prediction's total relative sd that spans its central `level`
-    interval, when `model_sd` of it is a model error estimated from `dof` degrees of freedom:
-    with known parts added, the sum's degrees of freedom are Welch–Satterthwaite's,
-    dof * (total variance / model-error variance)^2."""
-    model_var = model_sd**2
-    if dof is not None and model_var > 0.0:
-        dof = dof * (max(total_sd**2, model_var) / model_var) ** 2
+    interval, when the `estimated` part of that sd comes from residuals with `dof` degrees of
+    freedom: Welch–Satterthwaite's dof * (total variance / estimated variance)^2.  In the
+    textbook regression (all of it estimated) that is `dof` itself, Student-t's prediction
+    interval; a large known part (a noisy figure) brings it towards the normal; a figure
+    less noisy than the fitted ones, below `dof` -- never below one, Cauchy's tail."""
+    if dof is not None and estimated > 0.0:
+        dof = max(dof * (total_sd**2 / estimated**2) ** 2, 1.0)
     return model_error_quantile(0.5 + level / 2, dof)
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from sim.studies.calibration.linear import model_error_quantile
+from sim.studies.calibration.linear import interval_factor, model_error_quantile
 from sim.studies.calibration.linearise import SEED_OFFSET
 from sim.studies.calibration.saved import Calibrated
 
@@ -122,8 +122,7 @@ def propagate(
         noise.append({k: _mean_sd(i) for k, i in summary.items()})
         kept.append(m)
     predictions = {}
-    # the model error's quantile: Student-t on the degrees of freedom it was estimated from
-    z = model_error_quantile(0.5 + LEVEL / 2, calibrated.model_error_dof)
+    normal = model_error_quantile(0.5 + LEVEL / 2, None)
     tail = (1 - LEVEL) / 2
     kept_units = units[kept] if kept else units[:0]
     for metric, centre in nominal.items():
@@ -134,9 +133,23 @@ def propagate(
             continue
         total = float(np.var(y, ddof=1))
         noise_var = float(np.mean(np.square([d[metric] for d in noise])))
+        # where the fit estimated its model error, the whole interval takes the Student-t
+        # quantile the linear intervals take (`interval_factor`); the draws are Gaussian, so
+        # their spread is scaled by its ratio to the normal quantile
+        relative = abs(centre) if centre else 1.0
+        parameter_var = max(total - noise_var, 0.0) / relative**2
+        estimated = math.sqrt(
+            parameter_var + calibrated.model_error_sd**2 + calibrated.residual_noise_sd**2
+        )
+        z = interval_factor(
+            math.sqrt(total / relative**2 + calibrated.model_error_sd**2),
+            estimated,
+            calibrated.model_error_dof,
+            LEVEL,
+        )
         outside = z * calibrated.model_error_sd * abs(centre)
-        below = max(centre - float(np.quantile(y, tail)), 0.0)
-        above = max(float(np.quantile(y, 1 - tail)) - centre, 0.0)
+        below = max(centre - float(np.quantile(y, tail)), 0.0) * z / normal
+        above = max(float(np.quantile(y, 1 - tail)) - centre, 0.0) * z / normal
         shares = [
             float(np.corrcoef(kept_units[:, j], y)[0, 1] ** 2)
             if np.std(kept_units[:, j]) > 0 and np.std(y) > 0

@@ -63,9 +63,13 @@ class Calibrated:
     model_error_sd: float  # relative sd of the model's error beyond noise (0 if unknown)
     model_error_estimated: bool
     left_out: tuple[str, ...]  # row-specific parameters, not applied
-    # the degrees of freedom it was estimated from (None: taken as known, declared or zero):
+    # the degrees of freedom it was estimated from, also of an estimate of zero (None: taken
+    # as known, declared, or not estimable):
     # its quantiles are Student-t's (`linear.model_error_quantile`)
     model_error_dof: float | None = None
+    # the fitted figures' mean known noise (relative sd), estimated together with the model
+    # error: its share of an interval is as uncertain as the model error's
+    residual_noise_sd: float = 0.0
     chosen: tuple[str, ...] = ()  # [[choose]]'s chosen settings (e.g. backends.0.cores=1)
     # the settings every row of the experiment was run with (its think time, threads, the
     # shape of a wait): the values were fitted with them
@@ -165,9 +169,10 @@ class Calibrated:
 
 def saved_model_error_dof(model: dict) -> float | None:
     """The degrees of freedom a saved fit's model error (`uncertainty.model_error`) was
-    estimated from; None when it was declared, not estimated, or is zero."""
+    estimated from (also when the estimate is zero); None when it was declared or could not
+    be estimated."""
     dof = model.get("degrees_of_freedom")
-    if not model.get("estimated") or model.get("declared") or not model.get("sd"):
+    if not model.get("estimated") or model.get("declared"):
         return None
     if isinstance(dof, bool) or not isinstance(dof, (int, float)) or not dof > 0:
         return None
@@ -246,6 +251,7 @@ def from_document(document, where: str) -> Calibrated:
         if isinstance(model, dict)
         else False,
         model_error_dof=saved_model_error_dof(model) if isinstance(model, dict) else None,
+        residual_noise_sd=_residual_noise_sd(model, where),
         left_out=tuple(left_out),
         chosen=_chosen(document, where),
         settings=_settings(document, where),
@@ -254,6 +260,17 @@ def from_document(document, where: str) -> Calibrated:
         weight=_chosen_weight(document),
         caveats=_caveats(document, found),
     )
+
+
+def _residual_noise_sd(model: object, where: str) -> float:
+    """`uncertainty.model_error.noise_sd`; 0 in a fit saved before it was kept."""
+    sd = model.get("noise_sd", 0.0) if isinstance(model, dict) else 0.0
+    if isinstance(sd, bool) or not isinstance(sd, (int, float)) or not math.isfinite(sd) or sd < 0:
+        raise CalibrationFileError(
+            f"--calibration {where}: uncertainty.model_error.noise_sd = {sd!r} must be a "
+            "number >= 0 (or absent)"
+        )
+    return float(sd)
 
 
 def _caveats(document: dict, found: dict) -> tuple[str, ...]:

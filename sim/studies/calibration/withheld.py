@@ -70,6 +70,7 @@ def withheld_intervals(
     model = uncertainty["model_error"]
     model_sd = model["sd"] if model["estimated"] or model.get("declared") else 0.0
     dof = saved_model_error_dof(model)
+    noise_sd = float(model.get("noise_sd", 0.0))  # absent in fits saved before it was kept
     z95 = stats.norm.ppf(0.975)
     # every row's runs first, then all of them at once on `map_` (the same numbers in any order)
     todo_rows, steps, tasks = [], [], []
@@ -100,9 +101,11 @@ def withheld_intervals(
         for col, row in rows.items():
             noise = (row.ci_high - row.ci_low) / 2 / z95
             g = gradient[col]
-            sd = math.sqrt(float(g @ cov @ g) + noise**2 + (model_sd * row.simulated) ** 2)
+            parameter_var = float(g @ cov @ g)
+            sd = math.sqrt(parameter_var + noise**2 + (model_sd * row.simulated) ** 2)
             scale = abs(row.simulated) if row.simulated else 1.0
-            factor = interval_factor(sd / scale, model_sd * abs(row.simulated) / scale, dof, 0.90)
+            estimated = math.sqrt(parameter_var / scale**2 + model_sd**2 + noise_sd**2)
+            factor = interval_factor(sd / scale, estimated, dof, 0.90)
             row.pi_low, row.pi_high = relative_interval(row.simulated, factor * sd / scale)
 
 
