@@ -108,7 +108,12 @@ def test_an_estimated_model_error_gives_student_t_intervals_that_cover():
         post = posterior(problem, range(n))
         relative, variance = predict(problem, post, n)
         total = math.sqrt(variance + 0.001**2 + post.discrepancy**2)
-        factor = interval_factor(total, estimated_sd(variance, post), model_error_dof(post), 0.90)
+        factor = interval_factor(
+            total,
+            estimated_sd(variance, post.discrepancy, math.sqrt(post.noise_var)),
+            model_error_dof(post),
+            0.90,
+        )
         assert factor > z  # the estimate's own uncertainty widens it
         error = abs(relative)  # the left-out figure's distance from its prediction
         covered["t"] += error <= factor * total
@@ -138,7 +143,12 @@ def _prediction_coverage(n, noise, model_error, trials, seed, rule):
 
 
 def _student_t(total, variance, post):
-    return interval_factor(total, estimated_sd(variance, post), model_error_dof(post), 0.90)
+    return interval_factor(
+        total,
+        estimated_sd(variance, post.discrepancy, math.sqrt(post.noise_var)),
+        model_error_dof(post),
+        0.90,
+    )
 
 
 def _rule_before(total, variance, post):

@@ -67,7 +67,8 @@ def interval_parts(
         "sd_measurement": figure.measurement_sd,
     }
     total = math.sqrt(sum(v**2 for v in parts.values()))
-    z = interval_factor(total, estimated_sd(variance, post), model_error_dof(post), LEVEL)
+    estimated = estimated_sd(variance, post.discrepancy, math.sqrt(post.noise_var))
+    z = interval_factor(total, estimated, model_error_dof(post), LEVEL)
     centre = figure.published * (1 + relative)
     low, high = relative_interval(centre, z * total)
     return {"predicted": centre, "pi_low": low, "pi_high": high, **parts}
@@ -204,7 +205,8 @@ def _sampled_parts(
         + parts["sd_model"] ** 2
         + parts["sd_measurement"] ** 2
     )
-    z = interval_factor(total, estimated_sd(sd_parameters**2, post), model_error_dof(post), LEVEL)
+    estimated = estimated_sd(sd_parameters**2, post.discrepancy, math.sqrt(post.noise_var))
+    z = interval_factor(total, estimated, model_error_dof(post), LEVEL)
     ratio = z / model_error_quantile(0.5 + LEVEL / 2, None)
     outside = z * math.hypot(parts["sd_model"], parts["sd_measurement"]) * abs(centre)
     below = max(centre - summary["low"], 0.0) * ratio

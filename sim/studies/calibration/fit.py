@@ -195,11 +195,11 @@ def _missed(evaluate: Evaluator, values: tuple[float, ...]) -> list[str]:
 def _fit(
     evaluate: Evaluator, budget: int, start_values: tuple[float, ...] | None = None
 ) -> tuple[bool, str, tuple[float, ...]]:
-    """The local fit from `start_values` (default the declared starts).  A fit can stop where a parameter has no effect
-    (seed 004's node demand below the database's leaves the one-node throughput set by the
-    database: the node's column of the Jacobian is zero), short of the figures: then it says
-    which figures it missed and by how many sds, and, when there are no more figures than
-    parameters (so each should be met), does not count as converged."""
+    """The local fit from `start_values` (default the declared starts).  A fit can stop where
+    a parameter has no effect (seed 004's node demand below the database's leaves the one-node
+    throughput set by the database: the node's column of the Jacobian is zero), short of the
+    figures: then it says which figures it missed and by how many sds, and, when there are no
+    more figures than parameters (so each should be met), does not count as converged."""
     converged, message, values = _least_squares(evaluate, budget, start_values)
     missed = _missed(evaluate, values)
     if not missed:

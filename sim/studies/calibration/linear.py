@@ -155,11 +155,12 @@ def model_error_quantile(probability: float, dof: float | None) -> float:
     return float(stats.t.ppf(probability, dof))
 
 
-def estimated_sd(parameter_var: float, post: Posterior) -> float:
+def estimated_sd(parameter_var: float, model_sd: float, noise_sd: float) -> float:
     """The part of a prediction's relative sd that the figures' residuals estimate: the model
-    error, the residuals' known noise it was separated from (its estimate is as uncertain as
-    their whole scale), and the parameters' variance (weighted by that scale)."""
-    return math.sqrt(max(parameter_var, 0.0) + post.discrepancy**2 + post.noise_var)
+    error `model_sd`, the fitted figures' known noise `noise_sd` it was separated from (its
+    estimate is as uncertain as their whole scale), and the parameters' variance (weighted by
+    that scale)."""
+    return math.sqrt(max(parameter_var, 0.0) + model_sd**2 + noise_sd**2)
 
 
 def interval_factor(total_sd: float, estimated: float, dof: float | None, level: float) -> float:

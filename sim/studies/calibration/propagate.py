@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from sim.studies.calibration.linear import interval_factor, model_error_quantile
+from sim.studies.calibration.linear import estimated_sd, interval_factor, model_error_quantile
 from sim.studies.calibration.linearise import SEED_OFFSET
 from sim.studies.calibration.saved import Calibrated
 
@@ -138,8 +138,8 @@ def propagate(
         # their spread is scaled by its ratio to the normal quantile
         relative = abs(centre) if centre else 1.0
         parameter_var = max(total - noise_var, 0.0) / relative**2
-        estimated = math.sqrt(
-            parameter_var + calibrated.model_error_sd**2 + calibrated.residual_noise_sd**2
+        estimated = estimated_sd(
+            parameter_var, calibrated.model_error_sd, calibrated.residual_noise_sd
         )
         z = interval_factor(
             math.sqrt(total / relative**2 + calibrated.model_error_sd**2),

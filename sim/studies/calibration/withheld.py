@@ -14,7 +14,7 @@ import numpy as np
 from scipy import stats
 
 from sim.studies.calibration.analysis import relative_interval
-from sim.studies.calibration.linear import interval_factor
+from sim.studies.calibration.linear import estimated_sd, interval_factor
 from sim.studies.calibration.linearise import STEP, UNKNOWN_STEP
 from sim.studies.calibration.parameters import free_parameters
 from sim.studies.calibration.saved import saved_model_error_dof
@@ -104,7 +104,7 @@ def withheld_intervals(
             parameter_var = float(g @ cov @ g)
             sd = math.sqrt(parameter_var + noise**2 + (model_sd * row.simulated) ** 2)
             scale = abs(row.simulated) if row.simulated else 1.0
-            estimated = math.sqrt(parameter_var / scale**2 + model_sd**2 + noise_sd**2)
+            estimated = estimated_sd(parameter_var / scale**2, model_sd, noise_sd)
             factor = interval_factor(sd / scale, estimated, dof, 0.90)
             row.pi_low, row.pi_high = relative_interval(row.simulated, factor * sd / scale)
 
