@@ -93,9 +93,18 @@ def check_cut(format: str, files: list[str], options: ImportOptions) -> None:
         )
 
 
+def run_stem(path: str) -> str:
+    """A file's run id: its name less its format's suffix and a compression's (`users20.jtl.gz`
+    is run `users20`, as `users20.jtl` is, so that `--fit users20` names either)."""
+    name = Path(path)
+    if name.suffix.lower() == ".gz":
+        name = name.with_suffix("")
+    return name.stem
+
+
 def _run_names(files: list[str]) -> list[str]:
     """Each file's run id: its stem, or its name where stems collide."""
-    stems = [Path(f).stem for f in files]
+    stems = [run_stem(f) for f in files]
     names = [s if stems.count(s) == 1 else Path(f).name for s, f in zip(stems, files)]
     return [n if names.count(n) == 1 else f for n, f in zip(names, files)]
 

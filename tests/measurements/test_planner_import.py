@@ -125,7 +125,22 @@ def test_gzip_reads_as_the_plain_file(tmp_path):
     from sim.measurements.table import frame
 
     pd.testing.assert_frame_equal(frame(a).drop(columns="run"), frame(b).drop(columns="run"))
-    assert b[0]["run"] == "packed.jtl"
+    assert b[0]["run"] == "packed"  # the run of packed.jtl.gz is named as packed.jtl's
+
+
+def test_a_gzip_runs_name_is_the_plain_files_and_fits(tmp_path):
+    """`--fit users2` names the run of users2.jtl.gz (it was `users2.jtl`, which no --fit found)."""
+    (tmp_path / "users2.jtl.gz").write_bytes(gzip.compress(JTL.encode()))
+    (tmp_path / "users9.jtl").write_text(JTL)
+    (tmp_path / "other.JTL.GZ").write_bytes(gzip.compress(JTL.encode()))
+    files = [str(tmp_path / n) for n in ("users2.jtl.gz", "users9.jtl", "other.JTL.GZ")]
+    runs = [r["run"] for r in total_rows(import_files("jtl", files, ImportOptions()))]
+    assert runs == ["users2", "users9", "other"]
+    # two files of one stem keep their names apart, as plain files do
+    (tmp_path / "users9.jtl.gz").write_bytes(gzip.compress(JTL.encode()))
+    files = [str(tmp_path / n) for n in ("users9.jtl", "users9.jtl.gz")]
+    runs = [r["run"] for r in total_rows(import_files("jtl", files, ImportOptions()))]
+    assert runs == ["users9.jtl", "users9.jtl.gz"]
 
 
 def test_progress_is_reported_while_a_big_file_is_read(tmp_path):
