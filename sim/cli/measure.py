@@ -15,12 +15,17 @@ from sim.exit_codes import ExitCode
 if TYPE_CHECKING:
     from sim.present.progress import Reporter
 
+DATABASE_FORMATS = ("pg-stat", "pg-log", "mysql-slow", "mysql-digest")
+
 
 @click.command("import")
 @click.argument(
     "format",
     metavar="FORMAT",
-    type=click.Choice(["jtl", "ab", "ab-gnuplot", "access-log", "locust"]),
+    type=click.Choice(
+        # load tests, then the database's evidence (a table of its own)
+        ["jtl", "ab", "ab-gnuplot", "access-log", "locust", "k6", "k6-summary", "gatling", "gatling-stats", "otel", *DATABASE_FORMATS]
+    ),
 )
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option(
@@ -94,6 +99,30 @@ if TYPE_CHECKING:
     help="leave out the samples that complete after this second after time zero (the drain "
     "after the test's end); default the last completion",
 )
+@click.option(
+    "--tier",
+    "tier_rules",
+    multiple=True,
+    metavar="TIER=FIELD:REGEX",
+    help="otel: spans whose FIELD (name, kind or an attribute such as service.name) matches "
+    "REGEX are TIER, before the default rules (database, front, app; repeatable)",
+)
+@click.option(
+    "--table",
+    "table_file",
+    type=click.Path(dir_okay=False),
+    metavar="TABLE",
+    help="pg-stat, pg-log, mysql-slow, mysql-digest: the load test's measurement table "
+    "(its runs' users and successful requests, for the calls per request)",
+)
+@click.option(
+    "--log-min-duration",
+    "min_duration_ms",
+    type=float,
+    metavar="MS",
+    help="pg-log, mysql-slow: the server's threshold (log_min_duration_statement, "
+    "long_query_time x 1000); 0 means every statement is in the log",
+)
 def import_command(
     format,
     files,
@@ -108,23 +137,54 @@ def import_command(
     start,
     warmup_s,
     until_s,
+    tier_rules,
+    table_file,
+    min_duration_ms,
 ) -> None:
     """Read load-test FILES of FORMAT into a measurement table (docs/measurement-table.md).
 
     FORMAT: jtl (JMeter CSV or XML), ab (ab's report), ab-gnuplot (ab -g), access-log
-    (Apache, with --log-format), locust (_stats.csv or _stats_history.csv). Files may be
+    (Apache, with --log-format), locust (_stats.csv or _stats_history.csv), k6 (--out json
+    or --out csv), k6-summary (--summary-export or handleSummary JSON), gatling (the text
+    simulation.log of Gatling 3.11 or earlier), gatling-stats (the report's js/stats.json),
+    otel (OTLP JSON traces; also writes the per-tier table OUTPUT.tiers.csv). Files may be
     gzip-compressed (.gz). Throughput and response times are the successful samples'; the
     failed are counted apart (count.timed_out, count.errors).
+
+    The database's evidence, per run, into a database evidence table: pg-stat
+    (pg_stat_statements snapshots RUN.before.csv and RUN.after.csv), pg-log (PostgreSQL's
+    stderr log or csvlog, one per run), mysql-slow (the slow query log, one per run),
+    mysql-digest (events_statements_summary_by_digest snapshots, as pg-stat); with --table.
     """
     need_pandas()
+    if format in DATABASE_FORMATS:
+        load_test_options = {
+            "--window": window_s is not None,
+            "--utilisation": bool(utilisation),
+            "--log-format": log_format is not None,
+            "--start": start is not None,
+            "--class": bool(patterns),
+            "--warmup/--until": bool(warmup_s) or until_s is not None,
+        }
+        _import_database(
+            format, files, output, table_file, run_name, min_duration_ms, load_test_options
+        )
+        return
+    if table_file is not None or min_duration_ms is not None:
+        fail(
+            f"--{'table' if table_file is not None else 'log-min-duration'} is for the "
+            f"database's files (pg-stat, pg-log, mysql-slow, mysql-digest), not {format}",
+            ExitCode.USAGE,
+        )
     from sim.measurements import table
     from sim.measurements.classes import TOTAL, ClassMap, ClassPatternError
     from sim.measurements.errors import MeasurementError
     from sim.measurements.formats.accesslog import LogFormatError
+    from sim.measurements.formats.otel_tiers import TierRuleError
     from sim.measurements.importer import (
         ImportOptions,
         ImportUsageError,
-        import_files,
+        import_runs,
         parse_start,
     )
     from sim.measurements.windows import Cut
@@ -148,10 +208,15 @@ def import_command(
                 encoding=encoding,
                 cut=cut,
                 progress=progress,
+                tier_rules=list(tier_rules),
             )
-            rows = import_files(format, list(files), options)
+            rows, tiers = import_runs(format, list(files), options)
         table.write(rows, output)
-    except (ImportUsageError, ClassPatternError, LogFormatError) as exc:
+        if tiers:
+            from sim.measurements.trace_import import tiers_path, write_tiers
+
+            write_tiers(tiers, tiers_path(output))
+    except (ImportUsageError, ClassPatternError, LogFormatError, TierRuleError) as exc:
         fail(str(exc), ExitCode.USAGE)
     except MeasurementError as exc:
         fail(str(exc), ExitCode.MODEL)
@@ -163,6 +228,50 @@ def import_command(
     err.print(
         f"wrote {output}: {len(rows)} rows, {len(runs)} run(s), {windows} window(s), "
         f"classes {', '.join(classes)}",
+        markup=False,
+    )
+    if tiers:
+        from sim.measurements.trace_import import summary_lines
+
+        for line in summary_lines(tiers, output):
+            err.print(line, markup=False)
+
+
+def _import_database(
+    format, files, output, table_file, run_name, min_duration_ms, load_test_options
+):
+    """`tiersim import pg-stat|pg-log|mysql-slow|mysql-digest`: the database evidence table."""
+    from sim.measurements.database.importer import DatabaseUsageError, import_database
+    from sim.measurements.errors import MeasurementError
+
+    for option, given in load_test_options.items():
+        if given:
+            fail(
+                f"{option} is for load-test files; {format} evidence is per run (snapshot the "
+                "statistics, or cut the log, at the run's ends instead)",
+                ExitCode.USAGE,
+            )
+    for path in (*files, *([table_file] if table_file else [])):
+        readable_file(path)
+    if not output.lower().endswith(".csv"):
+        fail(f"-o {output}: the database evidence table is CSV; give a .csv name", ExitCode.USAGE)
+    try:
+        rows = import_database(format, list(files), table_file, run_name, min_duration_ms)
+        from sim.measurements.database.evidence import write
+
+        write(rows, output)
+    except DatabaseUsageError as exc:
+        fail(str(exc), ExitCode.USAGE)
+    except MeasurementError as exc:
+        fail(str(exc), ExitCode.MODEL)
+    except OSError as exc:
+        fail(f"{output}: cannot write ({exc.strerror})", ExitCode.USAGE)
+    runs = list(dict.fromkeys(str(r["run"]) for r in rows))
+    statements = len({(r["source"], r["statement_id"]) for r in rows})
+    gaps = sum(1 for r in rows if r["missing"])
+    err.print(
+        f"wrote {output}: {len(rows)} rows, {len(runs)} run(s), {statements} statement(s)"
+        + (f"; {gaps} row(s) name missing evidence (column missing)" if gaps else ""),
         markup=False,
     )
 
