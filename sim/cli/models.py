@@ -185,7 +185,7 @@ def run(
 )
 def validate(model_files, overrides) -> None:
     """Check model files without running them."""
-    from sim.model.load import ModelError, load_model
+    from sim.model.load import ModelError, constant_times, load_model
     from sim.model.stability import overloads
     from sim.model.workload import check, estimate, warning
 
@@ -210,6 +210,13 @@ def validate(model_files, overrides) -> None:
             worst = max(worst, ExitCode.MODEL)
             continue
         click.echo(f"{path}: ok ({model.meta.name})")
+        for field, value in constant_times(model):
+            err.print(
+                f"note: {path}: {field} = {value:g} is a constant (a bare number is "
+                f'deterministic); write {field} = {{dist = "exponential", mean = {value:g}}} '
+                "for a random one",
+                markup=False,
+            )
         note = warning(work)
         if note is not None:
             err.print(f"warning: {path}: {note}", markup=False)

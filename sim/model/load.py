@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import math
 import tomllib
 import types
 import typing
@@ -122,14 +123,74 @@ def apply_override(data: dict[str, Any], override: str, source: str = "<model>")
     last = keys[-1]
     if isinstance(node, list):
         index = _index(last, node, keys, override)
+        _keeps_its_family(node[index], value, ".".join(keys), source)
         node[index] = value
     elif isinstance(node, dict):
+        _keeps_its_family(node.get(last), value, ".".join(keys), source)
         node[last] = value
     else:
         raise ModelError(
             f"--set {_short(override)}: {'.'.join(keys[:-1])} is a value, not a table; "
             f"set {'.'.join(keys[:-1])} itself"
         )
+
+
+def _keeps_its_family(current: Any, value: Any, path: str, source: str) -> None:
+    """Refuse a bare number over a random distribution: in a model file a bare number is a
+    deterministic time, so `--set backends.0.demand=0.01` over `{dist = "exponential", ...}`
+    would silently drop the randomness that `backends.0.demand.mean=0.01` keeps (a different
+    queue: every replication the same).  Zero is no time in any family, so it stays allowed;
+    a non-finite or negative number is left to validation, which names it."""
+    if not (isinstance(current, dict) and isinstance(current.get("dist"), str)):
+        return
+    family = current["dist"]
+    if family == "deterministic" or isinstance(value, bool):
+        return
+    if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        return
+    table = f'{path}={{dist="deterministic", value={value!r}}}'
+    keep = (
+        f"write {path}.mean={value!r} to keep its {family} shape, or {table}"
+        if "mean" in current
+        else f"give its {family} table, or {table} for a constant"
+    )
+    article = "an" if family[0] in "aeiou" else "a"
+    raise ModelError(
+        f"{source}: --set {path}={value!r}: {path} is {article} {family} distribution and a bare number would make "
+        f"it deterministic; {keep}"
+    )
+
+
+def constant_times(model: BaseModel, path: str = "") -> list[tuple[str, float]]:
+    """(dotted path, value) of every distribution the model file (or an override) gives as a
+    bare number above zero: a constant, as documented, which `tiersim validate` names so that
+    nobody reads `demand = 0.01` as an exponential demand of that mean.  Defaults are not
+    named: nobody wrote them."""
+    found: list[tuple[str, float]] = []
+    for name, field in type(model).model_fields.items():
+        if name not in model.model_fields_set:
+            continue
+        value = getattr(model, name)
+        where = f"{path}.{name}" if path else name
+        distribution = any(m.__name__ == "DeterministicSpec" for m in _flatten(field.annotation))
+        if distribution and isinstance(value, (int, float)) and not isinstance(value, bool):
+            if value > 0:
+                found.append((where, float(value)))
+        else:
+            found += _constant_times_in(value, where)
+    return found
+
+
+def _constant_times_in(value: Any, where: str) -> list[tuple[str, float]]:
+    if isinstance(value, BaseModel):
+        return constant_times(value, where)
+    if isinstance(value, (list, tuple)):
+        return [t for i, item in enumerate(value) for t in _constant_times_in(item, f"{where}.{i}")]
+    if isinstance(value, dict):
+        return [
+            t for key, item in value.items() for t in _constant_times_in(item, f"{where}.{key}")
+        ]
+    return []
 
 
 def parse_value(text: str) -> Any:
