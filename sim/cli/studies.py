@@ -154,6 +154,12 @@ def report(source, output) -> None:
     show_default=True,
     help="stop when the bracket is narrower than this fraction of the value (whole numbers: at least 1)",
 )
+@click.option(
+    "--error-budget",
+    type=click.FloatRange(0, 1, max_open=True),
+    help="share of requests that may fail (refused, errors, timeouts) at a value that meets the "
+    "SLO, decided on its interval's upper bound [default: the sweep file's, else 0.01]",
+)
 @click.option("--min", "minimum", type=float, help="smallest value to try")
 @click.option("--max", "maximum", type=float, help="largest value to try")
 @click.option(
@@ -199,6 +205,7 @@ def capacity(
     replications,
     seed,
     tolerance,
+    error_budget,
     minimum,
     maximum,
     knee_points,
@@ -212,6 +219,7 @@ def capacity(
     """Largest load (or smallest cluster) of SOURCE (a model or sweep file) that meets an SLO;
     given a calibration, a range over its parameters' uncertainty."""
     need_sweep_extra()
+    from sim.present.failures import percent
     from sim.studies.capacity.question import SearchRangeError, answer, answer_range, ask
     from sim.studies.capacity.search import CapacityError
     from sim.studies.capacity.slo import SloError
@@ -237,7 +245,16 @@ def capacity(
         err.print(calibrated.describe(), markup=False)
     try:
         question = ask(
-            source, slos, path, direction, overrides, replications, seed, minimum, maximum
+            source,
+            slos,
+            path,
+            direction,
+            overrides,
+            replications,
+            seed,
+            minimum,
+            maximum,
+            error_budget=error_budget,
         )
     except SloError as exc:
         fail(str(exc), ExitCode.USAGE)
@@ -254,8 +271,10 @@ def capacity(
         nonlocal evaluations
         evaluations += 1
         verdict = "meets" if evaluation.met else "does not meet"
+        failed = percent(evaluation.failed_share[0])
         reporter.say(
-            f"  evaluation {evaluations}: {question.path} = {evaluation.value:g}: {verdict}"
+            f"  evaluation {evaluations}: {question.path} = {evaluation.value:g}: {verdict} "
+            f"({failed} of requests failed)"
         )
 
     spread: CapacityRange | None = None

@@ -19,7 +19,7 @@ from sim.studies.capacity.search import (
     search,
     search_base,
 )
-from sim.studies.capacity.slo import Slo, check_metrics, parse_slo
+from sim.studies.capacity.slo import Slo, check_error_budget, check_metrics, parse_slo
 from sim.studies.capacity.uncertain import CapacityRange, capacity_range
 from sim.studies.metrics import metric_names
 
@@ -40,6 +40,10 @@ class Question:
     start: float  # the base model's value
     bounds: tuple[float, float]
 
+    @property
+    def error_budget(self) -> float:
+        return self.base.error_budget
+
 
 def ask(
     source: str | Path,
@@ -51,12 +55,16 @@ def ask(
     seed: int | None = None,
     minimum: float | None = None,
     maximum: float | None = None,
+    error_budget: float | None = None,
 ) -> Question:
-    """The question checked before any simulation: the SLOs parse (`SloError`), the source and
-    the path exist (`SweepError`, `CapacityError`), the model produces every SLO's metric
+    """The question checked before any simulation: the SLOs parse (`SloError`), the error
+    budget is a share (`SloError`; default: the sweep file's, else 1 %), the source and the
+    path exist (`SweepError`, `CapacityError`), the model produces every SLO's metric
     (`SloError`), and the range holds values (`SearchRangeError`)."""
     objectives = [parse_slo(text) for text in slos]
-    base = search_base(source, tuple(overrides), replications, seed)
+    if error_budget is not None:
+        check_error_budget(error_budget)
+    base = search_base(source, tuple(overrides), replications, seed, error_budget)
     path, integer, start = resolve_path(base, vary)
     direction = direction or default_direction(path)
     check_metrics(objectives, metric_names(base.model()))

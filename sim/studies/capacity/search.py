@@ -9,7 +9,11 @@
    W points per round (W+1-section).
 
 Each evaluation is a full run with replications; "meets the SLO" is decided on the interval
-(`sim.studies.capacity.slo`), and the estimate is reported beside it.  Every evaluation uses the same
+(`sim.studies.capacity.slo`), and the estimate is reported beside it.  A latency is measured on
+the answered requests only, so a load also meets the SLO only while the share of requests that
+failed (refused, errors, given up after a timeout; `sim.present.failures`) is within the error
+budget, decided on that share's interval alike: a load at which most requests are refused is
+not one that meets `p95<1`, and the search does not double on past it.  Every evaluation uses the same
 root seed (common random numbers): the estimated curve is then smooth in the varied parameter,
 and the bisection does not chase the noise between independent streams.
 """
@@ -23,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from sim.model.load import ModelError, parse_model
+from sim.present.failures import FAILED_SHARE
 from sim.studies.capacity.knee import knee
-from sim.studies.capacity.slo import Slo
+from sim.studies.capacity.slo import DEFAULT_ERROR_BUDGET, Slo, within_budget
 from sim.studies.sweep.design import toml_literal
 from sim.studies.sweep.point import PointTask
 from sim.studies.sweep.spec import SweepError, has_path, load_sweep, read_sweep_toml
@@ -52,6 +57,9 @@ class SearchBase:
     overrides: tuple[str, ...]
     replications: int
     seed: int
+    # the share of requests that may fail at a load that meets the SLO (`--error-budget`, or
+    # the sweep file's `error_budget`)
+    error_budget: float = DEFAULT_ERROR_BUDGET
 
     def model(self, extra: tuple[str, ...] = ()):
         return parse_model(
@@ -60,9 +68,14 @@ class SearchBase:
 
 
 def search_base(
-    path: str | Path, overrides: tuple[str, ...], replications: int | None, seed: int | None
+    path: str | Path,
+    overrides: tuple[str, ...],
+    replications: int | None,
+    seed: int | None,
+    error_budget: float | None = None,
 ) -> SearchBase:
-    """From a model file, or from a sweep file (its base model, fixed overrides, replications, seed)."""
+    """From a model file, or from a sweep file (its base model, fixed overrides, replications,
+    seed and error budget)."""
     path = Path(path)
     raw = read_sweep_toml(path, "model or sweep file")
     if "sweep" in raw:
@@ -71,6 +84,7 @@ def search_base(
         raw, source, fixed = plan.base_raw, plan.base_path, (*sweep.set, *overrides)
         replications = replications or sweep.replications
         seed = sweep.seed if seed is None else seed
+        error_budget = sweep.error_budget if error_budget is None else error_budget
     else:
         source, fixed = path, tuple(overrides)
     base = SearchBase(raw, str(source), str(source.parent), fixed, 0, 0)
@@ -91,6 +105,7 @@ def search_base(
         fixed,
         replications,
         model.run.seed if seed is None else seed,
+        DEFAULT_ERROR_BUDGET if error_budget is None else error_budget,
     )
 
 
@@ -132,12 +147,26 @@ def default_direction(path: str) -> str:
     return "smallest"
 
 
+NO_SHARE = (math.nan, math.nan, math.nan)
+OVER_BUDGET = "over the error budget"
+
+
 @dataclass
 class Evaluation:
     value: float
     metrics: dict[str, tuple[float, float, float]]  # metric -> (mean, ci_low, ci_high)
     met: bool
     note: str = ""  # why a point without metrics counts as not meeting (unstable, unfinished)
+    # the share of requests that failed (mean, ci_low, ci_high) and the failed and answered
+    # requests per replication (means): what every latency above is read beside
+    failed_share: tuple[float, float, float] = NO_SHARE
+    failed: float = math.nan
+    completed: float = math.nan
+
+    @property
+    def over_budget(self) -> bool:
+        """The latency meets the SLO, but too many requests failed for the load to count."""
+        return self.note == OVER_BUDGET
 
 
 @dataclass
@@ -152,6 +181,7 @@ class CapacityResult:
     guess_note: str
     knee: Evaluation | None = None
     notes: list[str] = field(default_factory=list)
+    error_budget: float = DEFAULT_ERROR_BUDGET
 
     def as_dict(self) -> dict:
         def ev(e: Evaluation | None):
@@ -164,13 +194,22 @@ class CapacityResult:
                 "metrics": {
                     m: {"mean": v[0], "ci_low": v[1], "ci_high": v[2]} for m, v in e.metrics.items()
                 },
+                FAILED_SHARE: {
+                    "mean": e.failed_share[0],
+                    "ci_low": e.failed_share[1],
+                    "ci_high": e.failed_share[2],
+                },
+                "failed_per_replication": e.failed,
+                "completed_per_replication": e.completed,
             }
 
         return {
             "parameter": self.path,
             "direction": self.direction,
             "slo": [str(s) for s in self.slos],
-            "decision": "interval bound (upper for <, lower for >)",
+            "error_budget": self.error_budget,
+            "decision": "interval bound (upper for <, lower for >); and the failed share's upper "
+            "bound within the error budget",
             "best": ev(self.best),
             "neighbour": ev(self.neighbour),
             "analytic_guess": self.guess,
@@ -321,7 +360,7 @@ def search(
         todo = [v for v in dict.fromkeys(values) if v not in done]
         tasks = [_task(base, path, v, integer, metrics, i) for i, v in enumerate(todo)]
         for record in executor.map_unordered(tasks):
-            evaluation = _evaluation(record, path, slos, metrics)
+            evaluation = _evaluation(record, path, slos, metrics, base.error_budget)
             done[evaluation.value] = evaluation
             if on_evaluation is not None:
                 on_evaluation(evaluation)
@@ -352,6 +391,7 @@ def search(
         done.get(infeasible) if infeasible is not None else None,
         guess,
         note,
+        error_budget=base.error_budget,
     )
     if feasible is None:
         result.notes.append(f"no value of {path} in [{bounds[0]:g}, {bounds[1]:g}] meets the SLO")
@@ -433,15 +473,32 @@ def _task(
     )
 
 
-def _evaluation(record: dict, path: str, slos: list[Slo], metrics) -> Evaluation:
+def _evaluation(
+    record: dict, path: str, slos: list[Slo], metrics, error_budget: float
+) -> Evaluation:
     value = record[path]
     if record["status"] != "ok":
         if record["error_kind"] in ("unstable", "unfinished"):
             return Evaluation(value, {}, False, note=record["error_kind"])
         raise CapacityError(f"{path} = {value:g}: {record['error']}")
     values = {m: (record[m], record[f"{m}.ci_low"], record[f"{m}.ci_high"]) for m in metrics}
-    met = all(slo.met(values[slo.metric][1], values[slo.metric][2]) for slo in slos)
-    return Evaluation(value, values, met)
+    share = (
+        record[FAILED_SHARE],
+        record[f"{FAILED_SHARE}.ci_low"],
+        record[f"{FAILED_SHARE}.ci_high"],
+    )
+    latency = all(slo.met(values[slo.metric][1], values[slo.metric][2]) for slo in slos)
+    budget = within_budget(share[2], error_budget)
+    note = OVER_BUDGET if latency and not budget else ""
+    return Evaluation(
+        value,
+        values,
+        latency and budget,
+        note=note,
+        failed_share=share,
+        failed=record["count.failed"],
+        completed=record["count.completed"],
+    )
 
 
 def _literal(value: float, integer: bool) -> str:

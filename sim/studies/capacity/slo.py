@@ -17,8 +17,32 @@ from sim.studies.metrics import metric_name
 _FORM = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(<=|>=|<|>)\s*([-+\w.]+)\s*$")
 
 
+# The share of requests that may fail at a load judged to meet an SLO: a latency is measured
+# on the answered requests only (sim.present.failures), so without it a configuration that
+# refuses most of its load would "meet" any latency target.
+DEFAULT_ERROR_BUDGET = 0.01
+
+
 class SloError(ValueError):
     pass
+
+
+def within_budget(failed_high: float, budget: float) -> bool:
+    """Whether the failed share is within the error budget, decided as a `<=` SLO on the
+    share's interval: its upper bound at or below the budget.  No share (no request ended in
+    the window) is no decision in favour."""
+    if math.isnan(failed_high):
+        return False
+    return failed_high <= budget
+
+
+def check_error_budget(budget: float, where: str = "--error-budget") -> float:
+    if not (isinstance(budget, (int, float)) and 0 <= budget < 1):
+        raise SloError(
+            f"{where} {budget!r}: give the share of requests that may fail at a load that meets "
+            "the SLO, from 0 (none) to below 1, e.g. 0.01 for 1 %"
+        )
+    return float(budget)
 
 
 @dataclass(frozen=True)

@@ -1,36 +1,58 @@
-"""The capacity search as a person reads it: every evaluation with its interval and decision,
-the boundary, its failing neighbour, the analytic first guess and the knee."""
+"""The capacity search as a person reads it: every evaluation with its interval, the share of
+its requests that failed and its decision, the boundary, its failing neighbour, the analytic
+first guess and the knee."""
 
 from __future__ import annotations
 
 import math
 
+from sim.present.failures import budget_percent, percent
 from sim.studies.capacity.search import CapacityResult, Evaluation
 from sim.studies.capacity.slo import Slo
 
 
 def render(result: CapacityResult, console) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     metric = result.slos[0].metric
-    table = Table(header_style="bold", title=f"evaluations of {result.path}", title_justify="left")
+    budget = budget_percent(result.error_budget)
+    judged = " and ".join(map(str, result.slos)) + f" with ≤ {budget} of requests failed"
+    table = Table(
+        header_style="bold",
+        title=escape(f"evaluations of {result.path}; meets: {judged}"),
+        title_justify="left",
+    )
+    table.add_column(result.path, justify="right", min_width=len(result.path), no_wrap=True)
     for column in (
-        result.path,
-        f"{metric} (estimate)",
+        metric,
         "interval",
-        "meets " + " and ".join(map(str, result.slos)),
+        "failed [interval]",
+        "failed / sent",
+        "meets",
     ):
-        table.add_column(column, justify="right")
+        table.add_column(escape(column), justify="right", no_wrap=column != "failed / sent")
     for e in sorted(result.evaluations, key=lambda e: e.value):
         mean, low, high = e.metrics.get(metric, (math.nan, math.nan, math.nan))
         marks = " ← boundary" if e is result.best else " ← knee" if e is result.knee else ""
+        verdict = "yes" if e.met else f"no: over {budget}" if e.over_budget else "no"
+        share, share_low, share_high = e.failed_share
         table.add_row(
             f"{e.value:g}",
             f"{mean:.4g}",
             f"[{low:.4g}, {high:.4g}]" if e.metrics else e.note,
-            ("yes" if e.met else "no") + marks,
+            f"{percent(share)} [{percent(share_low)}, {percent(share_high)}]" if e.metrics else "-",
+            "-" if math.isnan(e.failed) else f"{e.failed:,.0f} of {e.failed + e.completed:,.0f}",
+            verdict + marks,
         )
     console.print(table)
+    console.print(
+        "failed: requests refused (a full accept queue or backlog), answered with an error, or "
+        "given up after a timeout and the last retry (failed / sent: per replication); a latency is of the "
+        "answered requests only, so a value meets the SLO only while the failed share's upper "
+        f"bound is ≤ {budget} (--error-budget)",
+        markup=False,
+    )
     bound = "upper" if result.slos[0].upper else "lower"
     guess = "none" if result.guess is None else f"{result.guess:g}"
     console.print(f"analytic first guess: {guess} — {result.guess_note}", markup=False)
@@ -39,7 +61,7 @@ def render(result: CapacityResult, console) -> None:
     if result.best is not None:
         console.print(
             f"{result.direction} {result.path} meeting {' and '.join(map(str, result.slos))}: "
-            f"[bold]{result.best.value:g}[/bold] — {_describe(result.best, result.slos)} "
+            f"[bold]{result.best.value:g}[/bold] — {escape(_describe(result.best, result.slos))} "
             f"(decided on the interval's {bound} bound)"
         )
     if result.neighbour is not None:
@@ -59,8 +81,10 @@ def render(result: CapacityResult, console) -> None:
 def _describe(e: Evaluation, slos: list[Slo]) -> str:
     if not e.metrics:
         return e.note
-    return ", ".join(
+    latencies = ", ".join(
         f"{s.metric} {e.metrics[s.metric][0]:.4g} [{e.metrics[s.metric][1]:.4g}, "
         f"{e.metrics[s.metric][2]:.4g}]"
         for s in slos
     )
+    share, low, high = e.failed_share
+    return f"{latencies}, {percent(share)} of requests failed [{percent(low)}, {percent(high)}]"

@@ -17,6 +17,7 @@ from typing import Any
 
 from sim import __version__
 from sim.exit_codes import ExitCode
+from sim.present.failures import FAILED_SHARE
 from sim.studies.calibration.saved import Calibrated
 
 # Failure kinds, each with the CLI's exit code for it.
@@ -77,6 +78,16 @@ def run_point(task: PointTask) -> dict[str, Any]:
         "model": None,
         "tiersim_version": __version__,
         "units": None,  # JSON: each kept metric's unit, as the run declared it
+        # what every latency is read beside (sim.present.failures): the requests that failed,
+        # the window each replication measured, the warm-up it removed, the run's warnings
+        FAILED_SHARE: math.nan,
+        f"{FAILED_SHARE}.ci_low": math.nan,
+        f"{FAILED_SHARE}.ci_high": math.nan,
+        "count.failed": math.nan,
+        "count.completed": math.nan,
+        "window_s": math.nan,
+        "warmup_s": math.nan,
+        "warnings": "[]",  # JSON list
     }
     for metric in task.metrics:
         record[metric] = record[f"{metric}.ci_low"] = record[f"{metric}.ci_high"] = math.nan
@@ -107,6 +118,7 @@ def run_point(task: PointTask) -> dict[str, Any]:
                 record[metric] = interval.mean
                 record[f"{metric}.ci_low"] = interval.low
                 record[f"{metric}.ci_high"] = interval.high
+        _failures_and_window(record, result)
         if task.calibrated is not None and outcome.ok:
             _prediction_intervals(task, record, {k: i.mean for k, i in result.summary.items()})
     if not outcome.ok:
@@ -114,6 +126,32 @@ def run_point(task: PointTask) -> dict[str, Any]:
     record["runtime_s"] = time.perf_counter() - started
     record["_available_metrics"] = available  # for the sweep's report, not stored
     return record
+
+
+def _failures_and_window(record: dict[str, Any], result) -> None:
+    """The failed share (with its interval), the mean counts per replication, the window's
+    length and the warm-up removed, and the run's warnings, beside the point's metrics."""
+    from sim.present.failures import failed_share
+
+    replications = [rep.metrics for rep in result.replications]
+    share = failed_share(replications, result.confidence)
+    if share is not None:
+        record[FAILED_SHARE] = share.mean
+        record[f"{FAILED_SHARE}.ci_low"] = share.low
+        record[f"{FAILED_SHARE}.ci_high"] = share.high
+    for name, column in (
+        ("count.failed", "count.failed"),
+        ("count.completed", "count.completed"),
+        ("elapsed", "window_s"),
+    ):
+        interval = result.summary.get(name)
+        if interval is not None:
+            record[column] = interval.mean
+    if result.replications:
+        record["warmup_s"] = sum(rep.warmup_s for rep in result.replications) / len(
+            result.replications
+        )
+    record["warnings"] = json.dumps(list(result.warnings))
 
 
 def _prediction_intervals(task: PointTask, record: dict[str, Any], nominal: dict) -> None:

@@ -84,6 +84,14 @@ class Sweep(_Strict):
         min_length=1,
         description="metrics to keep (mean and interval of each)",
     )
+    error_budget: float = Field(
+        0.01,
+        ge=0,
+        lt=1,
+        description="the share of requests that may fail (refused, errors, timeouts) at a point "
+        "that meets an SLO: `tiersim capacity` on this file judges with it, and the report marks "
+        "the points beyond it",
+    )
     calibration: str | None = Field(
         None,
         description="a calibration file (`tiersim calibrate EXPERIMENT --save FILE`, relative to "
@@ -262,7 +270,8 @@ def has_path(node: Any, keys: list[str]) -> bool:
 
 _FIXES = {
     "extra_forbidden": "unknown field (a sweep file has [sweep]: base, set, design, points, replications, seed, "
-    "random_numbers, metrics, name, description; and [factors])",
+    "random_numbers, metrics, error_budget, calibration, draws, draw_replications, name, description; "
+    "and [factors])",
     "missing": "required",
 }
 

@@ -1,0 +1,72 @@
+"""The share of requests that failed, which every latency is shown beside.
+
+A response time is measured on the requests that were answered; the requests a full accept
+queue refused (Tomcat `acceptCount`), that ended in an error or that the user gave up on after
+a timeout are in no percentile.  A configuration that refuses most of its load therefore looks
+fast, so no table, figure or SLO judgement reads a latency without this share beside it.
+
+The share is of the requests the users sent, not of the attempts: `count.failed` counts a
+request once, when its user gives up on it (after the last of `clients.retry.max_retries`), and a
+request answered on a retry is a success whose response time includes the retries.  Per
+replication it is failed / (completed + failed) over the replication's window; its interval is
+Student-t across replications, as every other metric's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from sim.stats.confidence import Interval, t_interval
+
+FAILED_SHARE = "share.failed"  # the column and JSON name, beside `count.failed`
+FAILED_SHARE_MEANING = (
+    "share of requests that failed: refused (a full accept queue or listen backlog), an error "
+    "response, or given up after a timeout and the last retry"
+)
+
+
+def replication_failed_share(metrics: Mapping[str, float]) -> float:
+    """failed / (completed + failed) of one replication's window; NaN when no request ended."""
+    completed = metrics.get("count.completed", math.nan)
+    failed = metrics.get("count.failed", math.nan)
+    ended = completed + failed
+    if not ended > 0:  # NaN included
+        return math.nan
+    return failed / ended
+
+
+def failed_share(replications: Sequence[Mapping[str, float]], level: float) -> Interval | None:
+    """The share over the replications (their metrics), with its Student-t interval at `level`;
+    None when no replication had a request end."""
+    shares = [replication_failed_share(metrics) for metrics in replications]
+    finite = [share for share in shares if not math.isnan(share)]
+    if not finite:
+        return None
+    interval = t_interval(finite, level)
+    # a share lies in [0, 1]: the interval is clipped there, as other lower bounds are at 0
+    return Interval(
+        interval.mean,
+        interval.half_width,
+        max(0.0, interval.low) if not math.isnan(interval.low) else interval.low,
+        min(1.0, interval.high) if not math.isnan(interval.high) else interval.high,
+        interval.n,
+        interval.level,
+    )
+
+
+def budget_percent(budget: float) -> str:
+    """An error budget as it was given: `1 %`, `0.5 %`, `20 %`."""
+    return f"{100 * budget:g} %"
+
+
+def percent(share: float) -> str:
+    """A measured share as people read it: `0 %`, `0.31 %`, `94.2 %`; `-` when unknown.  From
+    10 % on, one decimal, so that a share just over a budget of 20 % does not read `20 %`."""
+    if share is None or math.isnan(share):
+        return "-"
+    if share == 0:
+        return "0 %"
+    value = 100 * share
+    text = f"{value:.2g}" if value < 10 else f"{value:.1f}"
+    return f"{text} %"
