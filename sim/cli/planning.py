@@ -83,6 +83,19 @@ from sim.exit_codes import ExitCode
     "set instead of fitted (its shape matters past the knee)",
 )
 @click.option(
+    "--jmx",
+    "jmx_file",
+    type=click.Path(dir_okay=False),
+    metavar="PLAN",
+    help="the JMeter test plan (.jmx) the runs were made with: the think time is its timers' "
+    "(Constant, Uniform, Gaussian, Poisson Random Timer), as JMeter draws them",
+)
+@click.option(
+    "--jmx-group",
+    metavar="NAME",
+    help="--jmx: the thread group that is the users (where the plan has several)",
+)
+@click.option(
     "--threads",
     default=None,
     help="Tomcat maxThreads (server.xml): one value is set, several (8,16,200) are [[choose]] "
@@ -101,6 +114,8 @@ def plan_command(
     shape_format,
     threads,
     think,
+    jmx_file,
+    jmx_group,
 ) -> None:
     """An experiment folder for `tiersim calibrate` from a measurement TABLE (tiersim import):
     the template model, the runs to fit, and search ranges from the operational laws."""
@@ -125,6 +140,11 @@ def plan_command(
             "8,16,200",
             ExitCode.USAGE,
         )
+    think_said = None
+    if jmx_file is not None:
+        think, think_said = _think_of_plan(jmx_file, jmx_group, think, warmup_s)
+    elif jmx_group is not None:
+        fail("--jmx-group names a thread group of --jmx PLAN; give the plan", ExitCode.USAGE)
     shape = None
     if shape_file is not None:
         readable_file(shape_file)
@@ -142,6 +162,7 @@ def plan_command(
             shape=shape,
             threads=thread_counts,
             think=think,
+            think_said=think_said,
         )
     except (MeasurementError, ExperimentError) as exc:
         fail(str(exc), ExitCode.MODEL)
@@ -168,6 +189,72 @@ def plan_command(
             "server.xml, or --threads 8,16,200 to choose among candidates"
         )
     click.echo(f"next: tiersim calibrate {folder}")
+
+
+def _think_of_plan(jmx_file, group_name, think, warmup_s) -> tuple[str | None, str | None]:
+    """The think time of the JMeter plan's users (a model-file spec) and where it comes from;
+    (None, None) when a timer of the plan is one the model cannot draw (then it is fitted)."""
+    from sim.measurements.errors import MeasurementError
+    from sim.measurements.formats import jmeter_plan
+
+    if think is not None:
+        fail("--think and --jmx both give the think time; give one", ExitCode.USAGE)
+    readable_file(jmx_file)
+    try:
+        plan = jmeter_plan.read(jmx_file)
+        groups = plan.groups
+        if group_name is not None:
+            groups = [g for g in groups if g.name == group_name]
+            if not groups:
+                names = ", ".join(repr(g.name) for g in plan.groups) or "none"
+                fail(
+                    f"--jmx-group {group_name!r}: {jmx_file} has no enabled thread group of that "
+                    f"name (its thread groups: {names})",
+                    ExitCode.USAGE,
+                )
+        if not groups:
+            fail(
+                f"{jmx_file}: no JMeter ThreadGroup; its thread groups are plugins' "
+                f"({'; '.join(plan.unknown)}), whose load the planner does not read: give "
+                "--think instead",
+                ExitCode.MODEL,
+            )
+        thinks = [g.think(jmx_file) for g in groups]
+    except MeasurementError as exc:
+        fail(str(exc), ExitCode.MODEL)
+    if len({t.inline() for t in thinks}) > 1:
+        names = "; ".join(f"{g.name!r}: {t.said.split(': ', 1)[1]}" for g, t in zip(groups, thinks))
+        fail(
+            f"{jmx_file}: {len(groups)} thread groups with different timers ({names}); the "
+            "model's users are one population: give --jmx-group NAME",
+            ExitCode.USAGE,
+        )
+    group, found = groups[0], thinks[0]
+    for other in plan.unknown:
+        click.echo(f"{jmx_file}: left out, a thread group the planner does not read: {other}")
+    if group.unknown:
+        click.echo(
+            f"{jmx_file}: thread group {group.name!r} has timers the model cannot draw "
+            f"({'; '.join(group.unknown)}): the think time is fitted by the response-time law"
+        )
+        return None, None
+    threads = group.threads
+    users = (
+        f"{threads.number:g} threads" + (f" ({threads.note})" if threads.note else "")
+        if threads.number is not None
+        else f"threads {threads.written!r} ({threads.note})"
+    )
+    click.echo(
+        f"think time from {found.said}: {found.spec['dist']} (mean {found.mean_s * 1000:.4g} ms, "
+        f"sd {found.sd_s * 1000:.4g} ms); the plan's {users}"
+    )
+    ramp = group.ramp_up_s.number
+    if ramp is not None and ramp > warmup_s:
+        click.echo(
+            f"the plan ramps its threads up over {ramp:g} s: give --warmup {ramp:g} or more, "
+            "so that the runs are measured at their full load"
+        )
+    return found.inline(), found.said
 
 
 COMMANDS = [plan_command]

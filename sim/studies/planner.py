@@ -58,13 +58,15 @@ def scaffold(
     shape=None,
     threads: tuple[int, ...] = (),
     think: str | None = None,
+    think_said: str | None = None,
 ) -> dict:
     """Write the experiment folder; returns what was estimated (runs, think, demand).
     `predict`: user counts to predict that no run measured; each becomes a run `usersN` of the
     copied table with its users and no figures (withheld: predicted with an interval, never
     scored).  `shape`: a light level's `ShapeFit` (the thread-holding wait's distribution);
     `threads`: Tomcat maxThreads, set (one value) or chosen among (several); `think`: the
-    load generator's timer as a distribution spec (TOML inline table), set instead of fitted."""
+    load generator's timer as a distribution spec (TOML inline table), set instead of fitted;
+    `think_said`: where it comes from, for the experiment's comment (a JMeter plan's timers)."""
     from sim.measurements.laws import run_laws
     from sim.measurements.table import read, table_format
 
@@ -190,7 +192,7 @@ def scaffold(
         ]
     if think is not None:
         lines += [
-            f"# the think time is the test plan's timer ({think}); the response-time law on",
+            f"# the think time is the test plan's timer ({think_said or think}); the response-time law on",
             f"# the fitted runs agrees or not: Z = N/X - R = {think_s * 1000:.4g} ms",
             "",
         ]
