@@ -13,8 +13,9 @@ from sim.measurements.errors import MeasurementError
 from sim.measurements.table import Row
 from sim.measurements.windows import Cut, SampleLog, merge, sample_rows
 
-PER_SAMPLE = ("jtl", "ab-gnuplot", "access-log")
-AGGREGATED = ("ab", "locust")
+PER_SAMPLE = ("jtl", "ab-gnuplot", "access-log", "k6", "gatling", "otel")
+AGGREGATED = ("ab", "locust", "k6-summary", "gatling-stats")
+WHOLE_RUN = ("ab", "k6-summary", "gatling-stats")  # one aggregate, no windows
 FORMATS = (*PER_SAMPLE, *AGGREGATED)
 
 
@@ -31,6 +32,8 @@ class ImportOptions:
     log_format: str | None = None
     encoding: str = "utf-8"
     cut: Cut = field(default_factory=Cut)
+    # otel: --tier rules mapping spans to tiers (sim/measurements/formats/otel_tiers.py)
+    tier_rules: list[str] = field(default_factory=list)
     # progress(what, done, total) while a big file is read ("reading run.jtl", lines) and
     # while its windows' statistics are computed ("statistics of run", windows)
     progress: Callable[[str, int, int], None] | None = None
@@ -117,9 +120,14 @@ def _reporter(options: ImportOptions, what: str) -> Callable[[int, int], None] |
 
 
 def read_samples(format: str, path: str, options: ImportOptions) -> SampleLog:
-    """The samples of one per-sample file (jtl, ab-gnuplot, access-log)."""
+    """The samples of one per-sample file (jtl, ab-gnuplot, access-log, k6, gatling, otel)."""
     progress = _reporter(options, f"reading {Path(path).name}")
-    if format == "jtl":
+    if format in ("k6", "gatling", "otel"):
+        from sim.measurements.formats import gatling, k6, otel
+
+        reader = {"k6": k6.read, "gatling": gatling.read, "otel": otel.read}[format]
+        log = reader(path, options.encoding, progress)
+    elif format == "jtl":
         from sim.measurements.formats import jtl
 
         log = jtl.read(path, options.encoding, progress)
@@ -144,6 +152,12 @@ def read_samples(format: str, path: str, options: ImportOptions) -> SampleLog:
 
 def import_files(format: str, files: list[str], options: ImportOptions) -> list[Row]:
     """All rows of the files: one run per file, or one run of all files with `options.run`."""
+    return import_runs(format, files, options)[0]
+
+
+def import_runs(format: str, files: list[str], options: ImportOptions) -> tuple[list[Row], list]:
+    """The rows of the files, and for traces (otel) each run's per-tier breakdown
+    (`otel_tiers.TierBreakdown`); an empty list for the other formats."""
     if format not in FORMATS:
         raise ImportUsageError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
     if not files:
@@ -160,14 +174,21 @@ def import_files(format: str, files: list[str], options: ImportOptions) -> list[
             f"--run joins files into one run by their timestamps; {format} files are each a "
             "whole run: leave --run out"
         )
-    if format == "ab" and options.window_s is not None:
-        raise ImportUsageError("--window: an ab report is one aggregate over the whole run")
+    if format in WHOLE_RUN and options.window_s is not None:
+        raise ImportUsageError(f"--window: a {format} file is one aggregate over the whole run")
+    if options.tier_rules and format != "otel":
+        raise ImportUsageError(f"--tier maps trace spans to tiers; a {format} file has no spans")
     check_cut(format, files, options)
     from sim.measurements.formats import sar
 
     intervals = [(u, sar.read(u, options.encoding)) for u in options.utilisation]
     runs: list[tuple[str, list[Row], float | None]] = []
-    if format in PER_SAMPLE:
+    tiers: list = []
+    if format == "otel":
+        from sim.measurements.trace_import import trace_runs
+
+        runs, tiers = trace_runs(files, _run_names(files), options)
+    elif format in PER_SAMPLE:
         logs = [read_samples(format, f, options) for f in files]
         groups = (
             [(options.run, logs)]
@@ -175,12 +196,15 @@ def import_files(format: str, files: list[str], options: ImportOptions) -> list[
             else [(name, [log]) for name, log in zip(_run_names(files), logs)]
         )
         for name, members in groups:
+            cut = options.cut
+            if format == "gatling" and cut.start_s is None:
+                cut = _gatling_start(members, cut, options.encoding)
             rows, zero = sample_rows(
                 merge(members),
                 name,
                 options.window_s,
                 options.classes,
-                options.cut,
+                cut,
                 _reporter(options, f"statistics of {name}"),
             )
             runs.append((name, rows, zero))
@@ -191,6 +215,15 @@ def import_files(format: str, files: list[str], options: ImportOptions) -> list[
                 from sim.measurements.formats import ab
 
                 rows = ab.aggregate_rows(path, name, options.classes, options.encoding)
+                zero = None
+            elif format == "k6-summary":
+                from sim.measurements.formats import k6_summary
+
+                rows, zero = k6_summary.aggregate_rows(path, name, options.encoding), None
+            elif format == "gatling-stats":
+                from sim.measurements.formats import gatling_stats
+
+                rows = gatling_stats.aggregate_rows(path, name, options.classes, options.encoding)
                 zero = None
             else:
                 from sim.measurements.formats import locust
@@ -214,10 +247,24 @@ def import_files(format: str, files: list[str], options: ImportOptions) -> list[
                 raise MeasurementError(
                     path,
                     None,
-                    f"a {format} {'report' if format == 'ab' else 'summary'} carries no "
+                    f"a {format} {'report' if format in WHOLE_RUN else 'summary'} carries no "
                     "timestamps, so --utilisation cannot be aligned to it; expected a per-sample "
                     "file (or Locust's _stats_history.csv)",
                 )
             for upath, uintervals in intervals:
                 attach(rows, zero, uintervals, upath)
-    return [row for _, rows, _ in runs for row in rows]
+    return [row for _, rows, _ in runs for row in rows], tiers
+
+
+def _gatling_start(logs: list[SampleLog], cut: Cut, encoding: str) -> Cut:
+    """Gatling's RUN record is the test's start: time zero, as --start would give it (the
+    earliest of the joined runs'), so --warmup counts from the start as Gatling's report does."""
+    from dataclasses import replace
+
+    from sim.measurements.formats import gatling
+
+    starts = [gatling.run_start(log.path, encoding) for log in logs]
+    known = [s for s in starts if s is not None]
+    if len(known) != len(starts):
+        return cut
+    return replace(cut, start_s=min(known))

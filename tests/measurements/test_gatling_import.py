@@ -1,0 +1,138 @@
+"""`tiersim import gatling` and `gatling-stats` against a Gatling 3.9.5 run's simulation.log
+and its HTML report's js/stats.json (tests/fixtures/measurements/gatling, see its README).
+
+Gatling's report rounds its figures: response times to a whole millisecond, the run's
+length to whole seconds (its requests per second are count / whole seconds). The import
+keeps the log's exact figures, so the agreement is checked against Gatling's own rounding:
+the report's figure is the log's figure rounded as Gatling rounds it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from sim.cli import main
+from sim.measurements.classes import ClassMap
+from sim.measurements.errors import MeasurementError
+from sim.measurements.formats.gatling import error_kind
+from sim.measurements.importer import ImportOptions, import_files
+from sim.measurements.windows import Cut
+
+pytest.importorskip("pandas")
+
+GATLING = Path(__file__).resolve().parents[1] / "fixtures" / "measurements" / "gatling"
+LOG, STATS = GATLING / "simulation.log", GATLING / "js" / "stats.json"
+
+
+def report():
+    return json.loads(STATS.read_text())
+
+
+def log_requests():
+    """(name, start ms, end ms, status) of each REQUEST line, split by hand."""
+    lines = [line.rstrip("\n").split("\t") for line in LOG.open()]
+    return [(f[2], int(f[3]), int(f[4]), f[5]) for f in lines if f[0] == "REQUEST"]
+
+
+def test_the_log_gives_the_reports_figures_as_gatling_rounds_them():
+    rows = import_files("gatling", [str(LOG)], ImportOptions())
+    stats = report()
+    for row in rows:
+        entry = (
+            stats["stats"]
+            if row["class"] == "total"
+            else next(c["stats"] for c in stats["contents"].values() if c["name"] == row["class"])
+        )
+        assert row["count.completed"] == entry["numberOfRequests"]["ok"]
+        assert round(row["response.mean"] * 1000) == entry["meanResponseTime"]["ok"]
+        # Gatling's 95th is a t-digest's, rounded: within a millisecond of the exact one
+        assert abs(row["response.p95"] * 1000 - entry["percentiles3"]["ok"]) <= 1.0
+        # its rate is count / the run's whole seconds, the run starting at the RUN record
+        rate = entry["meanNumberOfRequestsPerSecond"]["ok"]
+        assert row["count.completed"] / math.floor(row["window_end_s"]) == pytest.approx(rate)
+
+
+def test_time_zero_is_the_run_records_start_and_the_response_time_is_end_minus_start():
+    requests = log_requests()
+    rows = import_files("gatling", [str(LOG)], ImportOptions())
+    row = next(r for r in rows if r["class"] == "total")
+    run_start_ms = 1767826090117  # the RUN line
+    assert row["window_end_s"] == pytest.approx(
+        (max(e for _, _, e, _ in requests) - run_start_ms) / 1000
+    )
+    elapsed = np.array([e - s for _, s, e, _ in requests]) / 1000.0
+    assert row["response.mean"] == pytest.approx(elapsed.mean())
+    assert row["response.p95"] == pytest.approx(np.percentile(elapsed, 95))
+    # --warmup counts from the run's start, as Gatling's own time axis does
+    cut = import_files("gatling", [str(LOG)], ImportOptions(cut=Cut(warmup_s=5.0)))
+    done = np.array([(e - run_start_ms) / 1000 for _, _, e, _ in requests])
+    assert next(r for r in cut if r["class"] == "total")["count.completed"] == (done >= 5.0).sum()
+
+
+def test_the_reports_stats_json_is_read_as_its_successes_figures():
+    rows = import_files("gatling-stats", [str(STATS)], ImportOptions())
+    row = next(r for r in rows if r["class"] == "total")
+    assert row["count.completed"] == 60 and row["count.errors"] == 0
+    assert row["throughput"] == 5.0 and row["window_end_s"] == 12.0
+    assert row["response.mean"] == 0.022 and row["response.p95"] == 0.034
+    assert math.isnan(row["response.p90"])  # Gatling's 2nd percentile is the 75th
+    joined = import_files(
+        "gatling-stats",
+        [str(STATS)],
+        ImportOptions(classes=ClassMap.parse("label", ["^0[12]_=read"])),
+    )
+    read = next(r for r in joined if r["class"] == "read")
+    assert read["count.completed"] == 40 and read["response.mean"] == pytest.approx(0.023)
+    assert math.isnan(read["response.p95"])  # percentiles of two requests cannot be combined
+
+
+def test_a_binary_log_of_gatling_312_or_later_is_refused_naming_what_to_import(tmp_path):
+    # Gatling 3.12's binary log starts with the RUN record's header byte 0 (RecordHeader.Run)
+    binary = tmp_path / "simulation.log"
+    binary.write_bytes(b"\x00\x00\x00\x063.13.1" + bytes(range(1, 40)))
+    with pytest.raises(
+        MeasurementError, match=r"simulation.log:1: a binary simulation.log: Gatling 3.12"
+    ) as caught:
+        import_files("gatling", [str(binary)], ImportOptions())
+    assert "js/stats.json) as gatling-stats" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "message, kind",
+    [
+        ("status.find.in(200,201,202,203,204,205,206,207,208,209,304), found 503", "5xx"),
+        ("status.find.is(200), but actually found 404", "4xx"),
+        (
+            "i.n.h.s.TimeoutException: Request timeout to localhost/127.0.0.1:8080 after 60000 ms",
+            "timeout",
+        ),
+        ("j.n.ConnectException: Connection refused: localhost/127.0.0.1:8080", "connect"),
+        ("jsonPath($.id).find.exists, found nothing", "other"),
+    ],
+)
+def test_a_kos_message_gives_its_kind(message, kind):
+    assert error_kind(message) == kind
+
+
+def test_a_line_that_is_not_a_record_is_named(tmp_path):
+    lines = LOG.read_text().splitlines()
+    lines[10] = "REQUEST\t\tbroken\t1767826091361"
+    broken = tmp_path / "simulation.log"
+    broken.write_text("\n".join(lines) + "\n")
+    with pytest.raises(MeasurementError, match=r"simulation.log:11: a REQUEST line without"):
+        import_files("gatling", [str(broken)], ImportOptions())
+
+
+def test_cli_imports_the_log_and_names_a_report_given_as_a_log(tmp_path):
+    out = tmp_path / "g.csv"
+    result = CliRunner().invoke(main, ["import", "gatling", str(LOG), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(main, ["import", "gatling", str(STATS), "-o", str(out)])
+    assert result.exit_code == 3 and "gatling-stats" in result.output
+    assert len(result.output.strip().splitlines()) == 1
