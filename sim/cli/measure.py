@@ -24,7 +24,19 @@ DATABASE_FORMATS = ("pg-stat", "pg-log", "mysql-slow", "mysql-digest")
     metavar="FORMAT",
     type=click.Choice(
         # load tests, then the database's evidence (a table of its own)
-        ["jtl", "ab", "ab-gnuplot", "access-log", "locust", *DATABASE_FORMATS]
+        [
+            "jtl",
+            "ab",
+            "ab-gnuplot",
+            "access-log",
+            "locust",
+            "k6",
+            "k6-summary",
+            "gatling",
+            "gatling-stats",
+            "otel",
+            *DATABASE_FORMATS,
+        ]
     ),
 )
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
@@ -100,6 +112,14 @@ DATABASE_FORMATS = ("pg-stat", "pg-log", "mysql-slow", "mysql-digest")
     "after the test's end); default the last completion",
 )
 @click.option(
+    "--tier",
+    "tier_rules",
+    multiple=True,
+    metavar="TIER=FIELD:REGEX",
+    help="otel: spans whose FIELD (name, kind or an attribute such as service.name) matches "
+    "REGEX are TIER, before the default rules (database, front, app; repeatable)",
+)
+@click.option(
     "--table",
     "table_file",
     type=click.Path(dir_okay=False),
@@ -129,13 +149,17 @@ def import_command(
     start,
     warmup_s,
     until_s,
+    tier_rules,
     table_file,
     min_duration_ms,
 ) -> None:
     """Read load-test FILES of FORMAT into a measurement table (docs/measurement-table.md).
 
     FORMAT: jtl (JMeter CSV or XML), ab (ab's report), ab-gnuplot (ab -g), access-log
-    (Apache, with --log-format), locust (_stats.csv or _stats_history.csv). Files may be
+    (Apache, with --log-format), locust (_stats.csv or _stats_history.csv), k6 (--out json
+    or --out csv), k6-summary (--summary-export or handleSummary JSON), gatling (the text
+    simulation.log of Gatling 3.11 or earlier), gatling-stats (the report's js/stats.json),
+    otel (OTLP JSON traces; also writes the per-tier table OUTPUT.tiers.csv). Files may be
     gzip-compressed (.gz). Throughput and response times are the successful samples'; the
     failed are counted apart (count.timed_out, count.errors).
 
@@ -171,10 +195,11 @@ def import_command(
     from sim.measurements.classes import TOTAL, ClassMap, ClassPatternError
     from sim.measurements.errors import MeasurementError
     from sim.measurements.formats.accesslog import LogFormatError
+    from sim.measurements.formats.otel_tiers import TierRuleError
     from sim.measurements.importer import (
         ImportOptions,
         ImportUsageError,
-        import_files,
+        import_runs,
         parse_start,
     )
     from sim.measurements.windows import Cut
@@ -198,10 +223,15 @@ def import_command(
                 encoding=encoding,
                 cut=cut,
                 progress=progress,
+                tier_rules=list(tier_rules),
             )
-            rows = import_files(format, list(files), options)
+            rows, tiers = import_runs(format, list(files), options)
         table.write(rows, output)
-    except (ImportUsageError, ClassPatternError, LogFormatError) as exc:
+        if tiers:
+            from sim.measurements.trace_import import tiers_path, write_tiers
+
+            write_tiers(tiers, tiers_path(output))
+    except (ImportUsageError, ClassPatternError, LogFormatError, TierRuleError) as exc:
         fail(str(exc), ExitCode.USAGE)
     except MeasurementError as exc:
         fail(str(exc), ExitCode.MODEL)
@@ -215,6 +245,11 @@ def import_command(
         f"classes {', '.join(classes)}",
         markup=False,
     )
+    if tiers:
+        from sim.measurements.trace_import import summary_lines
+
+        for line in summary_lines(tiers, output):
+            err.print(line, markup=False)
 
 
 def _import_database(

@@ -434,6 +434,8 @@ def test_cli_imports_the_evidence_and_refuses_what_does_not_fit(tmp_path):
         ),
         (["pg-stat", *snapshots(PG, "csv"), "--log-min-duration", "0"], "count every call"),
         (["pg-stat", *snapshots(PG, "csv"), "--run", "x"], "leave --run out"),
+        (["pg-stat", *snapshots(PG, "csv"), "--encoding", "latin-1"], "--encoding is for"),
+        (["mysql-slow", str(MY / "clients1.slow.log.gz"), "--class-by", "url"], "--class-by is"),
         (
             ["jtl", str(PG / "clients1.pgbench.txt"), "--table", str(table)],
             "--table is for the database's files",
