@@ -5,10 +5,10 @@ The package's face, for notebooks and scripts (docs/api.md):
     import sim
     model = sim.load_model("models/demo.toml", ["clients.users=200"])
     run = sim.simulate(model, replications=3)
-    run.to_frame()                     # one row per metric: mean, low, high, unit
+    run.to_frame()                     # one row per metric: mean, ci_low, ci_high, unit
 
     table = sim.import_measurements("jtl", ["users8.jtl"], window_s=10)
-    sim.estimate(table)                # service demands (the utilisation law)
+    sim.estimate(table)                # service demands (the utilisation law), a DataFrame
     fit = sim.calibrate("experiments/seed004")
     sim.predict("models/x.toml", fit)  # prediction intervals over the fit's parameters
     sim.capacity("models/demo.toml", "p95<1.0", vary="clients.users")
@@ -32,16 +32,18 @@ _FACE = {
     "parse_model": "sim.model.load",
     "ModelError": "sim.model.load",
     "Model": "sim.model.schema",
+    "ArgumentError": "sim.api.arguments",
     "simulate": "sim.api.runs",
     "Simulation": "sim.api.runs",
     "SimulationError": "sim.api.runs",
     "solve": "sim.api.runs",
-    "import_measurements": "sim.api.runs",
-    "read_measurements": "sim.api.runs",
-    "write_measurements": "sim.api.runs",
-    "estimate": "sim.api.runs",
-    "operational_laws": "sim.api.runs",
-    "plan_experiment": "sim.api.runs",
+    "NotProductForm": "sim.analytic.model_solver",
+    "import_measurements": "sim.api.measurements",
+    "read_measurements": "sim.api.measurements",
+    "write_measurements": "sim.api.measurements",
+    "estimate": "sim.api.measurements",
+    "operational_laws": "sim.api.measurements",
+    "plan_experiment": "sim.api.measurements",
     "calibrate": "sim.api.studies",
     "CalibrationResult": "sim.api.studies",
     "reproduce": "sim.api.studies",
@@ -57,10 +59,12 @@ _FACE = {
 _MODULES = {"theory": "sim.theory", "lessons": "sim.present.lessons"}
 
 __all__ = [
+    "ArgumentError",
     "CalibrationResult",
     "Capacity",
     "Model",
     "ModelError",
+    "NotProductForm",
     "Prediction",
     "Simulation",
     "SimulationError",

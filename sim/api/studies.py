@@ -4,21 +4,29 @@ each one call of the library the `tiersim` commands use."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sim.api import arguments
+from sim.api.arguments import ArgumentError
+from sim.api.frames import parameters_frame
 from sim.api.runs import Simulation, SimulationError
+from sim.model.schema import Model
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from sim.run.simulate import Outcome
     from sim.studies.calibration.fit import Calibration
     from sim.studies.calibration.propagate import Propagation
     from sim.studies.calibration.saved import Calibrated
+    from sim.studies.capacity.question import Question
     from sim.studies.capacity.search import CapacityResult
     from sim.studies.capacity.uncertain import CapacityRange
+    from sim.studies.executor import Executor
     from sim.studies.rows import Row
 
 
@@ -48,9 +56,10 @@ class CalibrationResult:
         Path(path).write_text(text + "\n", encoding="utf-8")
 
     def parameters_frame(self) -> pd.DataFrame:
-        import pandas as pd
-
-        return pd.DataFrame(self.fit.parameters)
+        """One row per fitted parameter: `parameter`, `value`, `start`, `range_low` /
+        `range_high` (the range searched), `ci_low` / `ci_high` (its 95 % interval, with
+        uncertainty), `at_bound`, ..."""
+        return parameters_frame(self.fit.parameters)
 
     def rows_frame(self) -> pd.DataFrame:
         """Every figure: published, simulated, interval, error, prediction interval, unit."""
@@ -63,30 +72,72 @@ def rows_frame(rows: list[Row]) -> pd.DataFrame:
     return pd.DataFrame([row.as_dict() for row in rows])
 
 
-def calibrate(experiment: str | Path, **options: Any) -> CalibrationResult:
+def _experiment(value: Any) -> str:
+    """A bundled experiment's name (`seed003`) or a folder with an `experiment.toml`."""
+    return str(arguments.path(value, "experiment", "experiment folder"))
+
+
+def calibrate(
+    experiment: str | Path,
+    *,
+    replications: int | None = None,
+    cache: str | Path | None = None,
+    max_evaluations: int | None = None,
+    workers: int | None = 1,
+    executor: Executor | None = None,
+    analyse: bool = True,
+    draws: int | None = None,
+    draw_replications: int = 2,
+    progress: Callable | None = None,
+    row_progress: Callable | None = None,
+) -> CalibrationResult:
     """Fit an experiment's `[[calibrate]]` parameters to its `[[fitted]]` figures and predict
     the rest (`tiersim calibrate`), one calibration per candidate of its `[[choose]]` entries.
-    `options`: replications, cache (a path; default none), max_evaluations, workers (or executor), analyse,
-    draws, draw_replications, progress, row_progress."""
+    `cache`: a file of finished evaluations (none by default); `workers`: processes (1: this
+    one, None: one per core) unless an `executor` of `sim.studies.executor` is given (you close
+    it); `analyse=False`: no intervals; `draws`: sampled parameter points for the intervals
+    (None: the experiment's default; 0: linear)."""
     from sim.studies.calibration.fit import calibrate as fit
     from sim.studies.choose import calibrate_choosing
+    from sim.studies.executor import Executor as Base
 
-    best, choices = calibrate_choosing(str(experiment), fit, **options)
+    if executor is not None and not isinstance(executor, Base):
+        raise ArgumentError(
+            "executor", f"expected a sim.studies.executor executor, not {executor!r}"
+        )
+    pool = arguments.workers(workers)
+    options: dict[str, Any] = {
+        "replications": arguments.replications(replications),
+        "cache": arguments.optional_path(cache, "cache", "cache file"),
+        "max_evaluations": arguments.optional_integer(max_evaluations, "max_evaluations", 1),
+        "analyse": arguments.flag(analyse, "analyse"),
+        "draws": arguments.optional_integer(draws, "draws", 0),
+        "draw_replications": arguments.integer(draw_replications, "draw_replications", 1),
+        "progress": arguments.callback(progress, "progress"),
+        "row_progress": arguments.callback(row_progress, "row_progress"),
+    }
+    if executor is not None:
+        options["executor"] = executor
+    else:
+        options["workers"] = pool or os.cpu_count() or 1
+    best, choices = calibrate_choosing(_experiment(experiment), fit, **options)
     return CalibrationResult(best, choices)
 
 
-def reproduce(experiment: str, replications: int | None = None) -> pd.DataFrame:
-    """An experiment's table simulated beside its published figures (`tiersim reproduce`)."""
+def reproduce(experiment: str | Path, replications: int | None = None) -> pd.DataFrame:
+    """An experiment's table simulated beside its published figures (`tiersim reproduce`):
+    one row per figure, `published`, `simulated`, `ci_low`, `ci_high`, `rel_error`, `unit`."""
     from sim.studies.reproduce import reproduce as run_rows
 
-    return rows_frame(run_rows(experiment, replications=replications))
+    count = arguments.replications(replications)
+    return rows_frame(run_rows(_experiment(experiment), replications=count))
 
 
 def load_calibration(path: str | Path) -> Calibrated:
     """A saved calibration (`Calibrated.save`, `tiersim calibrate --save`)."""
     from sim.studies.calibration.saved import load_calibration as read
 
-    return read(path)
+    return read(arguments.path(path, "path", "calibration file"))
 
 
 @dataclass
@@ -111,25 +162,54 @@ class Prediction:
         return frame
 
 
-def _calibration(calibration: Calibrated | CalibrationResult | str | Path) -> Calibrated:
-    """A saved calibration, from a file or from `calibrate`'s result (saved and read back, so
-    that it is exactly what `tiersim run --calibration` would read)."""
-    import tempfile
-
+def _calibration(calibration: Any, parameter: str = "calibration") -> Calibrated:
+    """A saved calibration: as given, read from its file, or read from `calibrate`'s result
+    (its document, checked exactly as `tiersim run --calibration` checks the file)."""
     from sim.studies.calibration.saved import Calibrated as Saved
+    from sim.studies.calibration.saved import from_document
 
     if isinstance(calibration, Saved):
         return calibration
     if isinstance(calibration, CalibrationResult):
-        with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / "calibration.json"
-            calibration.save(path)
-            return load_calibration(path)
-    return load_calibration(calibration)
+        return from_document(calibration.as_dict(), "calibrate()'s result")
+    if isinstance(calibration, (str, Path)):
+        return load_calibration(calibration)
+    raise ArgumentError(
+        parameter,
+        "expected calibrate()'s result, a load_calibration() value or a saved calibration's "
+        f"path, not {type(calibration).__name__}",
+    )
+
+
+def _raw(model: Model) -> dict[str, Any]:
+    """The model's data as written (the fields a file or an override set): parsed again with
+    more overrides it gives the same model, plus them."""
+    return model.model_dump(exclude_unset=True)
+
+
+def _source(model: Model) -> str:
+    return f"<model {model.meta.name}>" if model.meta.name else "<model>"
+
+
+@dataclass(frozen=True)
+class _ModelDraw:
+    """One parameter draw's run of a `Model` (plain data, for any executor)."""
+
+    raw: dict[str, Any]
+    source: str
+    user_overrides: tuple[str, ...]
+    draw_replications: int
+
+    def __call__(self, drawn: list[str], draw_seed: int) -> Outcome:
+        from sim.model.load import parse_model
+        from sim.run.simulate import simulate
+
+        at = (*drawn, *self.user_overrides, f"run.seed={draw_seed}")
+        return simulate(parse_model(self.raw, self.source, at), replications=self.draw_replications)
 
 
 def predict(
-    model_file: str | Path,
+    model: Model | str | Path,
     calibration: Calibrated | CalibrationResult | str | Path,
     overrides: Sequence[str] = (),
     *,
@@ -139,20 +219,41 @@ def predict(
     draw_replications: int = 2,
     progress: Callable[[int, int], None] | None = None,
 ) -> Prediction:
-    """`tiersim run MODEL --calibration FILE`: the model at the calibration's fitted values
-    (`overrides` win), then at `draws` parameter draws, each with its own seed."""
+    """`tiersim run MODEL --calibration FILE`: the model (a `Model` or its file) at the
+    calibration's fitted values (`overrides` win), then at `draws` parameter draws, each with
+    its own seed and `draw_replications` replications."""
+    from sim.studies.predict import CalibratedPrediction
     from sim.studies.predict import predict as predict_at
 
-    found = predict_at(
-        model_file,
-        _calibration(calibration),
-        overrides,
-        replications,
-        seed,
-        draws,
-        draw_replications,
-        progress,
-    )
+    source = arguments.model_source(model)
+    extra = arguments.overrides(overrides)
+    calibrated = _calibration(calibration)
+    count = arguments.replications(replications)
+    root = arguments.seed(seed)
+    points = arguments.integer(draws, "draws", 2, fix=" (an interval needs two draws or more)")
+    each = arguments.integer(draw_replications, "draw_replications", 1)
+    on_progress = arguments.callback(progress, "progress")
+    if isinstance(source, Model):
+        from sim.model.load import parse_model
+        from sim.run.simulate import Status, simulate
+        from sim.studies.calibration.propagate import propagate
+
+        raw, name = _raw(source), _source(source)
+        nominal = simulate(
+            parse_model(raw, name, (*calibrated.overrides(), *extra)),
+            replications=count,
+            seed=root,
+        )
+        spread = None
+        if nominal.status is Status.OK and nominal.result is not None:
+            means = {k: i.mean for k, i in nominal.result.summary.items()}
+            draw = _ModelDraw(raw, name, extra, each)
+            spread = propagate(
+                draw, means, calibrated, points, each, nominal.result.seed, on_progress
+            )
+        found = CalibratedPrediction(nominal, spread)
+    else:
+        found = predict_at(source, calibrated, extra, count, root, points, each, on_progress)
     if found.outcome.result is None or found.propagation is None:
         raise SimulationError(found.outcome.message, found.outcome.status.value)
     return Prediction(Simulation(found.outcome), found.propagation)
@@ -192,7 +293,7 @@ class Capacity:
 
 
 def capacity(
-    source: str | Path,
+    source: Model | str | Path,
     slo: str | Sequence[str],
     vary: str,
     *,
@@ -209,25 +310,92 @@ def capacity(
     calibration: Calibrated | CalibrationResult | str | Path | None = None,
     draws: int = 8,
 ) -> Capacity:
-    """`tiersim capacity`: the largest load (or smallest cluster) of a model or sweep file whose
-    interval meets every SLO (`"p95<1.0"`, ...), varying `vary`; with a calibration, the search
-    again at its parameter draws, as a range.  `workers` = 1 runs in this process."""
-    from sim.studies.capacity.question import answer, answer_range, ask
+    """`tiersim capacity`: the largest load (or smallest cluster) of a model (a `Model`, a
+    model file or a sweep file) whose interval meets every SLO (`"p95<1.0"`, ...), varying
+    `vary`; with a calibration, the search again at its parameter draws, as a range.
+    `workers` = 1 runs in this process, None one process per core."""
+    from sim.studies.capacity.question import answer, answer_range
     from sim.studies.executor import ProcessExecutor, SerialExecutor
 
-    slos = [slo] if isinstance(slo, str) else list(slo)
+    where = arguments.model_source(source, "source")
+    slos = [slo] if isinstance(slo, str) else list(arguments.strings(slo, "slo", "p95<1.0"))
+    if not isinstance(vary, str) or not vary:
+        raise ArgumentError(
+            "vary", f"expected a parameter's dotted path, e.g. 'clients.users', not {vary!r}"
+        )
+    extra = arguments.overrides(overrides)
+    chosen = arguments.optional_choice(direction, "direction", ("largest", "smallest"))
+    count = arguments.replications(replications, low=2)
+    root = arguments.seed(seed)
+    width = arguments.number(tolerance, "tolerance", above=0.0, below=1.0)
+    low = arguments.optional_number(minimum, "minimum")
+    high = arguments.optional_number(maximum, "maximum")
+    knee = arguments.integer(knee_points, "knee_points", 0, 100)
+    analytic = arguments.flag(use_analytic, "use_analytic")
+    pool = arguments.workers(workers)
     calibrated = None if calibration is None else _calibration(calibration)
-    fixed = (*calibrated.overrides(), *overrides) if calibrated is not None else tuple(overrides)
-    question = ask(source, slos, vary, direction, fixed, replications, seed, minimum, maximum)
+    points = arguments.integer(draws, "draws", 2, 1024)
+    fixed = (*calibrated.overrides(), *extra) if calibrated is not None else extra
+    question = _question(where, slos, vary, chosen, fixed, count, root, low, high)
 
-    with SerialExecutor() if workers == 1 else ProcessExecutor(workers) as pool:
-        result = answer(question, pool, pool.slots, tolerance, use_analytic, knee_points)
+    with SerialExecutor() if pool == 1 else ProcessExecutor(pool) as executor:
+        result = answer(question, executor, executor.slots, width, analytic, knee)
         spread = None
         if calibrated is not None:
-            spread = answer_range(
-                question, result, calibrated, draws, pool, tolerance, tuple(overrides)
-            )
+            spread = answer_range(question, result, calibrated, points, executor, width, extra)
     return Capacity(result, spread)
+
+
+def _question(
+    source: Model | Path,
+    slos: list[str],
+    vary: str,
+    direction: str | None,
+    fixed: tuple[str, ...],
+    replications: int | None,
+    seed: int | None,
+    minimum: float | None,
+    maximum: float | None,
+) -> Question:
+    """The capacity question, checked before any simulation, of a file or of a `Model`."""
+    from sim.model.load import parse_model
+    from sim.studies.capacity.question import Question, SearchRangeError, ask
+    from sim.studies.capacity.search import (
+        CapacityError,
+        SearchBase,
+        default_direction,
+        resolve_path,
+    )
+    from sim.studies.capacity.slo import check_metrics, parse_slo
+    from sim.studies.metrics import metric_names
+
+    if not isinstance(source, Model):
+        return ask(source, slos, vary, direction, fixed, replications, seed, minimum, maximum)
+    # `ask`'s checks, on the Model's own data instead of a file's: every evaluation parses
+    # that data with its point's value, never a file
+    objectives = [parse_slo(text) for text in slos]
+    raw, name = _raw(source), _source(source)
+    model = parse_model(raw, name, fixed)
+    count = replications or model.run.replications
+    if count < 2:
+        raise CapacityError(
+            f"{count} replication gives no interval to decide an SLO on; give replications=2 or more"
+        )
+    base = SearchBase(
+        raw, name, str(Path.cwd()), fixed, count, model.run.seed if seed is None else seed
+    )
+    path, integer, start = resolve_path(base, vary)
+    check_metrics(objectives, metric_names(model))
+    low = minimum if minimum is not None else (1.0 if integer else start / 2**20)
+    high = maximum if maximum is not None else start * 2**20
+    if low >= high:
+        raise SearchRangeError(
+            f"minimum/maximum leave no range to search for {path} (from {low:g} to {high:g}): "
+            "give both"
+        )
+    return Question(
+        base, path, objectives, direction or default_direction(path), integer, start, (low, high)
+    )
 
 
 def sweep(
@@ -235,15 +403,19 @@ def sweep(
 ) -> pd.DataFrame:
     """`tiersim sweep`: run every point of a sweep file into its results directory (default
     results/<name>; a rerun resumes), and return every point as one row: the factors, each
-    metric's mean, ci_low and ci_high, status and provenance (units in `attrs["units"]`)."""
+    metric's mean, `.ci_low` and `.ci_high`, status and provenance (units in
+    `attrs["units"]`).  `workers` = 1 runs in this process, None one process per core."""
     from sim.studies.executor import ProcessExecutor, SerialExecutor
     from sim.studies.sweep.execute import run_sweep
     from sim.studies.sweep.spec import load_sweep
     from sim.studies.sweep.store import ResultStore, load_results
 
-    plan = load_sweep(sweep_file)
-    store = ResultStore(results or Path("results") / Path(sweep_file).stem)
-    with SerialExecutor() if workers == 1 else ProcessExecutor(workers) as executor:
+    path = arguments.path(sweep_file, "sweep_file", "sweep file")
+    folder = arguments.optional_path(results, "results", "results folder")
+    pool = arguments.workers(workers)
+    plan = load_sweep(path)
+    store = ResultStore(folder or Path("results") / path.stem)
+    with SerialExecutor() if pool == 1 else ProcessExecutor(pool) as executor:
         run_sweep(plan, store, executor)
     frame = load_results(store.root)
     units: dict[str, str] = {}

@@ -1,0 +1,197 @@
+"""Measurements on the package's face (`import sim`; docs/api.md): load-test files imported as
+the tidy measurement table, service demands, operational laws, and an experiment planned from
+them -- each one call of the library `tiersim import`, `estimate` and `plan` use."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sim.api import arguments
+from sim.api.arguments import ArgumentError
+from sim.api.frames import demands_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from sim.measurements.shape import ShapeFit
+
+
+def import_measurements(
+    format: str,
+    files: Sequence[str | Path],
+    output: str | Path | None = None,
+    *,
+    window_s: float | None = None,
+    utilisation: Sequence[str | Path] = (),
+    run: str | None = None,
+    classes: Sequence[str] = (),
+    class_by: str = "label",
+    log_format: str | None = None,
+    encoding: str = "utf-8",
+    warmup_s: float = 0.0,
+    until_s: float | None = None,
+    start: str | float | None = None,
+) -> pd.DataFrame:
+    """Load-test files of `format` as the tidy measurement table (`tiersim import`;
+    docs/measurement-table.md), also written to `output` (.csv or .parquet) when given.
+    The options are `tiersim import`'s: `window_s` (--window), `utilisation` (sar or CSV files),
+    `run` (one run of all files), `classes` ("PATTERN=NAME", matched by `class_by`: label or
+    url), `log_format` (access-log's LogFormat), `encoding`, and the cut: `warmup_s`, `until_s`
+    (seconds after time zero) and `start` (time zero: seconds since the epoch, or ISO 8601)."""
+    from sim.measurements import table
+    from sim.measurements.classes import ClassMap
+    from sim.measurements.importer import FORMATS as KNOWN
+    from sim.measurements.importer import ImportOptions, import_files, parse_start
+    from sim.measurements.windows import Cut
+
+    arguments.choice(format, "format", KNOWN)
+    names = [str(f) for f in arguments.paths(files, "files", "load-test file")]
+    if not names:
+        raise ArgumentError("files", "no files given: name one load-test file or more")
+    written = arguments.optional_path(output, "output", "table file")
+    if start is not None and (isinstance(start, bool) or not isinstance(start, (str, int, float))):
+        raise ArgumentError("start", f"expected seconds since the epoch or ISO 8601, not {start!r}")
+    cut = Cut(
+        start_s=None if start is None else parse_start(str(start)),
+        warmup_s=arguments.number(warmup_s, "warmup_s", at_least=0.0, unit=" [s]"),
+        until_s=arguments.optional_number(until_s, "until_s", above=0.0, unit=" [s]"),
+    )
+    if written is not None:
+        table.table_format(written)  # an unknown suffix refused before the files are read
+    options = ImportOptions(
+        window_s=arguments.optional_number(window_s, "window_s", above=0.0, unit=" [s]"),
+        classes=ClassMap.parse(
+            arguments.choice(class_by, "class_by", ("label", "url")),
+            list(arguments.strings(classes, "classes", "^/search=search")),
+        ),
+        run=arguments.optional_text(run, "run"),
+        utilisation=[str(p) for p in arguments.paths(utilisation, "utilisation", "sar or CSV")],
+        log_format=arguments.optional_text(log_format, "log_format"),
+        encoding=arguments.optional_text(encoding, "encoding") or "utf-8",
+        cut=cut,
+    )
+    rows = import_files(format, names, options)
+    if written is not None:
+        table.write(rows, written)
+    return table.frame(rows)
+
+
+def _table_frame(table: Any, parameter: str = "table") -> pd.DataFrame:
+    import pandas as pd
+
+    if isinstance(table, pd.DataFrame):
+        return table
+    if isinstance(table, (str, Path)):
+        return read_measurements(table)
+    raise ArgumentError(
+        parameter,
+        f"expected a measurement table (a DataFrame) or its file's path, not {type(table).__name__}",
+    )
+
+
+def write_measurements(table: pd.DataFrame, path: str | Path) -> None:
+    """Write a measurement table as `tiersim import` does (.csv or .parquet by the suffix)."""
+    import pandas as pd
+
+    from sim.measurements.table import write
+
+    if not isinstance(table, pd.DataFrame):
+        raise ArgumentError("table", f"expected a DataFrame, not {type(table).__name__}")
+    write(table.to_dict("records"), arguments.path(path, "path", "table file"))
+
+
+def read_measurements(path: str | Path) -> pd.DataFrame:
+    """A measurement table written by `tiersim import` or `import_measurements`."""
+    from sim.measurements.table import read
+
+    return read(arguments.path(path, "path", "table file"))
+
+
+def estimate(
+    table: pd.DataFrame | str | Path,
+    *,
+    host: str | None = None,
+    background: bool = False,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Service demands of a measurement table (`tiersim estimate`; a frame or a table file) by
+    the utilisation law: one row per host and class with `demand`, `std_error`, `ci_low`,
+    `ci_high` (seconds of the whole host per request: times its cores for CPU-seconds), `unit`,
+    `at_bound`; `background=True` adds the host's own load as the class "(background)".
+    `attrs["warnings"]` names classes the windows cannot tell apart."""
+    from sim.measurements.estimate import estimate as estimate_demands
+
+    options: dict[str, Any] = {
+        "host": arguments.optional_text(host, "host"),
+        "background": arguments.flag(background, "background"),
+        "level": arguments.number(level, "level", above=0.0, below=1.0),
+        "source": str(table) if isinstance(table, (str, Path)) else "<table>",
+    }
+    found = estimate_demands(_table_frame(table), **options)
+    return demands_frame(found)
+
+
+def operational_laws(table: pd.DataFrame | str | Path, warmup_s: float = 0.0) -> pd.DataFrame:
+    """Each run's operational laws (utilisation, Little, response time: the think time it
+    implies), one row per run."""
+    import pandas as pd
+
+    from sim.measurements.laws import run_laws
+
+    start = arguments.number(warmup_s, "warmup_s", at_least=0.0, unit=" [s]")
+    frame = _table_frame(table)
+    return pd.DataFrame([law.as_dict() for law in run_laws(frame, start)])
+
+
+def plan_experiment(
+    table: str | Path,
+    fit: Sequence[str],
+    folder: str | Path,
+    *,
+    model: str | Path | None = None,
+    cores: int | Sequence[int] | None = None,
+    warmup_s: float = 0.0,
+    duration_s: float | None = None,
+    predict: int | Sequence[int] = (),
+    threads: int | Sequence[int] = (),
+    think: str | None = None,
+    shape: str | Path | ShapeFit | None = None,
+) -> dict:
+    """`tiersim plan`: write an experiment folder for a measurement table file (the template
+    model or `model`, the runs in `fit` to fit to, the search placed by the operational laws).
+    `cores`: the host's core counts to choose among; `predict`: user counts to predict that no
+    run measured; `threads`: Tomcat maxThreads, set or chosen among; `think`: the load
+    generator's timer as a model-file distribution (e.g. '{dist="uniform", low=0.4,
+    high=0.6}'); `shape`: a light level's JTL (its samples after `warmup_s`) or a fitted
+    `sim.measurements.shape` result.  Returns what was estimated."""
+    from sim.studies.planner import scaffold
+
+    source = arguments.path(table, "table", "measurement table")
+    runs = list(arguments.strings(fit, "fit", "users2"))
+    options: dict[str, Any] = {
+        "warmup_s": arguments.number(warmup_s, "warmup_s", at_least=0.0, unit=" [s]"),
+        "duration_s": arguments.optional_number(duration_s, "duration_s", above=0.0, unit=" [s]"),
+        "predict": arguments.counts(predict, "predict"),
+        "threads": arguments.counts(threads, "threads"),
+        "think": arguments.optional_text(think, "think"),
+    }
+    if model is not None:
+        options["model"] = arguments.path(model, "model", "model file")
+    if cores is not None:
+        options["cores"] = arguments.counts(cores, "cores")
+    if isinstance(shape, (str, Path)):
+        from sim.measurements.shape import fit_shape, samples_of_file
+
+        samples = samples_of_file(str(shape), "jtl", options["warmup_s"], None)
+        options["shape"] = fit_shape(samples, source=str(shape))
+    elif shape is not None:
+        from sim.measurements.shape import ShapeFit
+
+        if not isinstance(shape, ShapeFit):
+            raise ArgumentError(
+                "shape", f"expected a JTL's path or a ShapeFit, not {type(shape).__name__}"
+            )
+        options["shape"] = shape
+    return scaffold(source, runs, arguments.path(folder, "folder", "folder"), **options)
