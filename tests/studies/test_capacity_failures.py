@@ -11,6 +11,7 @@ requests alone, "p95 < 1 s" holds at any arrival rate, and a search would double
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -187,3 +188,41 @@ def test_a_sweep_file_carries_the_error_budget(tmp_path):
         assert "error_budget" in str(exc)
     else:
         raise AssertionError("an error budget of 1 (every request may fail) was accepted")
+
+
+TEMPLATE = Path(__file__).resolve().parents[2] / "models" / "planner-apache-tomcat.toml"
+
+
+def _failed_share_of_template(*overrides: str) -> float:
+    from sim.files import read_toml
+    from sim.run.simulate import simulate
+
+    outcome = simulate(
+        read_toml(TEMPLATE, "model file"),
+        seed=5,
+        replications=2,
+        # 60 users on 2 threads and acceptCount 10: far more requests than threads and
+        # acceptCount at once, as in a load test past saturation
+        overrides=(
+            "clients.users=60",
+            "backends.0.threads=2",
+            "backends.0.accept_queue=10",
+            "run.duration_s=20",
+            *overrides,
+        ),
+        source=str(TEMPLATE),
+        base_dir=TEMPLATE.parent,
+    )
+    assert outcome.ok, outcome.message
+    share = failed_share([rep.metrics for rep in outcome.result.replications], 0.95)
+    assert share is not None
+    return share.mean
+
+
+def test_the_planner_template_queues_what_a_real_nio_connector_queues():
+    # Tomcat NIO (maxConnections 8192 since Tomcat 9; 10000 in 8.5) keeps every connection the
+    # front opens and queues its requests for a thread: acceptCount is the backlog beyond
+    # maxConnections only.  Unbounded connections would make acceptCount bound the requests
+    # waiting for a thread, and refuse a tenth of these.
+    assert _failed_share_of_template() == 0.0
+    assert _failed_share_of_template('backends.0.max_connections="none"') > 0.05
