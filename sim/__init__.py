@@ -28,8 +28,8 @@ __version__ = "0.1.0"
 
 # name on the face -> the module that defines it
 _FACE = {
-    "load_model": "sim.model.load",
-    "parse_model": "sim.model.load",
+    "load_model": "sim.api.models",
+    "parse_model": "sim.api.models",
     "ModelError": "sim.model.load",
     "Model": "sim.model.schema",
     "ArgumentError": "sim.api.arguments",

@@ -26,9 +26,9 @@ from sim.api.studies import predict as predict
 from sim.api.studies import reproduce as reproduce
 from sim.api.studies import rows_frame as rows_frame
 from sim.api.studies import sweep as sweep
+from sim.api.models import load_model as load_model
+from sim.api.models import parse_model as parse_model
 from sim.model.load import ModelError as ModelError
-from sim.model.load import load_model as load_model
-from sim.model.load import parse_model as parse_model
 from sim.model.schema import Model as Model
 from sim.present import lessons as lessons
 

@@ -67,8 +67,16 @@ class CalibrationResult:
 
 
 def rows_frame(rows: list[Row]) -> pd.DataFrame:
+    """Rows of an experiment (`reproduce`, a calibration's `rows`) as a frame, one per figure:
+    `published`, `simulated`, `ci_low`, `ci_high`, `rel_error`, `pi_low`, `pi_high`, `unit`."""
     import pandas as pd
 
+    from sim.studies.rows import Row as Figure
+
+    if not isinstance(rows, Sequence) or not all(isinstance(r, Figure) for r in rows):
+        raise ArgumentError(
+            "rows", "expected a list of an experiment's rows (sim.studies.rows.Row)"
+        )
     return pd.DataFrame([row.as_dict() for row in rows])
 
 

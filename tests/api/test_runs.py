@@ -141,3 +141,31 @@ def test_an_unstable_model_is_a_simulation_error(mm1_file):
     with pytest.raises(sim.SimulationError) as caught:
         sim.simulate(mm1_file, ["clients.rate_per_s=20"])
     assert caught.value.status == "unstable"
+
+
+@pytest.mark.parametrize(
+    "call, parameter",
+    [
+        (lambda path: sim.load_model(3), "path"),
+        (lambda path: sim.load_model(None), "path"),
+        (lambda path: sim.load_model(path, "clients.rate_per_s=2"), "overrides"),
+        (lambda path: sim.parse_model("clients"), "data"),
+        (lambda path: sim.parse_model({}, source=3), "source"),
+        (lambda path: sim.parse_model({}, overrides="run.seed=2"), "overrides"),
+        (lambda path: sim.parse_model({}, base_dir=3), "base_dir"),
+    ],
+)
+def test_loading_refuses_an_argument_it_cannot_use(mm1_file, call, parameter):
+    with pytest.raises(sim.ArgumentError) as caught:
+        call(mm1_file)
+    assert caught.value.parameter == parameter and "\n" not in str(caught.value)
+
+
+def test_parse_model_resolves_files_from_base_dir(tmp_path):
+    (tmp_path / "demand.csv").write_text("demand_s\n0.1\n0.2\n")
+    data = tomllib.loads(MM1)
+    data["backends"][0]["demand"] = {"dist": "empirical", "csv": "demand.csv", "column": "demand_s"}
+    model = sim.parse_model(data, source="mm1", base_dir=tmp_path)
+    assert model.backends[0].demand.csv == str(tmp_path / "demand.csv")
+    with pytest.raises(sim.ModelError, match=r"demand\.csv"):
+        sim.parse_model(data, source="mm1", base_dir=tmp_path / "elsewhere")

@@ -57,6 +57,8 @@ def test_reproduce_gives_the_rows_with_their_interval(fitted):
     fit = rows.iloc[0]
     assert fit["ci_low"] <= fit["simulated"] <= fit["ci_high"] and fit["unit"] == "s"
     assert sim.rows_frame([]).empty
+    with pytest.raises(sim.ArgumentError, match=r"^rows: "):
+        sim.rows_frame(rows)  # type: ignore[arg-type]  # a frame, not the rows
 
 
 def test_predict_a_model_or_its_file_alike(fitted):
