@@ -419,6 +419,13 @@ def estimate_command(
         )
     laws = run_laws(kept)
     responses = level_responses(kept)
+    from sim.measurements.table import nan_to_none
+    from sim.measurements.tier_evidence import print_tiers, read_tiers, tiers_path
+
+    try:
+        tiers = read_tiers(table_file)  # a traced run's per-tier table beside the table
+    except MeasurementError as exc:
+        fail(str(exc), ExitCode.MODEL)
     results = []
     if hosts_of(kept) or host is not None or not laws:
         try:
@@ -438,16 +445,27 @@ def estimate_command(
     if as_json:
         document = {"table": table_file, "level": level, "hosts": [r.as_dict() for r in results]}
         if laws:
-            document["runs"] = [law.as_dict() for law in laws]
+            # a run whose file names no users (k6, Gatling, a trace) has no N nor Z: null
+            document["runs"] = [
+                {k: nan_to_none(v) if isinstance(v, float) else v for k, v in law.as_dict().items()}
+                for law in laws
+            ]
         document["responses"] = [r.as_dict() for r in responses]
         if shape is not None:
             document["shape"] = shape.as_dict()
+        if tiers is not None:
+            document["tiers"] = [
+                {k: nan_to_none(v) if isinstance(v, float) else v for k, v in row.items()}
+                for row in tiers
+            ]
         click.echo(json.dumps(document, indent=2, allow_nan=False))
         return
     report.print_demands(results, level)
     if laws:
         report.print_laws(laws, table_file, results)
     report.print_responses(responses)
+    if tiers:
+        print_tiers(tiers, tiers_path(table_file))
     if shape is not None:
         report.print_shape(shape, shape_csv)
 

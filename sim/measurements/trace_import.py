@@ -94,10 +94,9 @@ def write_tiers(breakdowns: list[otel_tiers.TierBreakdown], path: str) -> None:
 
 def tiers_path(table_path: str) -> str:
     """Where the per-tier table of a measurement table is written: beside it, `NAME.tiers.csv`."""
-    from pathlib import Path
+    from sim.measurements.tier_evidence import tiers_path as beside
 
-    table = Path(table_path)
-    return str(table.with_name(table.stem + ".tiers.csv"))
+    return str(beside(table_path))
 
 
 def summary_lines(breakdowns: list[otel_tiers.TierBreakdown], table_path: str) -> list[str]:

@@ -141,3 +141,12 @@ def test_cli_imports_k6_and_reports_errors_on_one_line(tmp_path):
     result = CliRunner().invoke(main, ["import", "k6", str(SUMMARY), "-o", str(out)])
     assert result.exit_code == 3
     assert len(result.output.strip().splitlines()) == 1 and "summary.json:1:" in result.output
+
+
+def test_estimate_reads_a_k6_table_whose_runs_name_no_users(tmp_path):
+    out = tmp_path / "k6.csv"
+    assert CliRunner().invoke(main, ["import", "k6", str(NDJSON), "-o", str(out)]).exit_code == 0
+    result = CliRunner().invoke(main, ["estimate", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    run = json.loads(result.output)["runs"][0]
+    assert run["users"] is None and run["think_s"] is None and run["completed"] == 1294

@@ -185,3 +185,22 @@ def test_cli_writes_the_tier_table_beside_the_measurement_table(tmp_path):
         main, ["import", "otel", str(TRACE), "-o", str(out), "--tier", "front"]
     )
     assert result.exit_code == 2 and "TIER=FIELD:REGEX" in result.output
+
+
+def test_estimate_shows_the_tier_table_beside_its_measurement_table(tmp_path):
+    out = tmp_path / "traced.csv"
+    assert CliRunner().invoke(main, ["import", "otel", str(TRACE), "-o", str(out)]).exit_code == 0
+    shown = CliRunner().invoke(main, ["estimate", str(out)])
+    assert shown.exit_code == 0, shown.output
+    assert "per-tier time per request (traces, traced.tiers.csv" in shown.output
+    as_json = CliRunner().invoke(main, ["estimate", str(out), "--json"])
+    assert as_json.exit_code == 0, as_json.output
+    document = json.loads(as_json.output)
+    database = next(
+        t for t in document["tiers"] if t["class"] == "GET /search" and t["tier"] == "database"
+    )
+    assert database["calls_per_request"] == 3.0
+    assert document["runs"][0]["users"] is None  # a trace names no users: null, not NaN
+    (tmp_path / "traced.tiers.csv").write_text("run,class,tier\n")
+    broken = CliRunner().invoke(main, ["estimate", str(out)])
+    assert broken.exit_code == 3 and "traced.tiers.csv:1: header lacks" in broken.output
