@@ -136,3 +136,32 @@ def test_cli_imports_the_log_and_names_a_report_given_as_a_log(tmp_path):
     result = CliRunner().invoke(main, ["import", "gatling", str(STATS), "-o", str(out)])
     assert result.exit_code == 3 and "gatling-stats" in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_every_text_layout_of_a_request_line_is_read(tmp_path):
+    """The fixture's lines rewritten in the layouts of other Gatling versions (the writers'
+    field orders: 3.0-3.4 with the user id, 2.x with scenario and user id) and with a request
+    named like a number: the same figures."""
+    lines = LOG.read_text().splitlines()
+    layouts = {
+        "3.0": lambda f: [f[0], "7", *f[1:]],
+        "2.2": lambda f: [f[0], "Advanced API Load Test", "7", *f[1:]],
+        "named 404": lambda f: [f[0], f[1], "404", *f[3:]],
+    }
+    expected = next(
+        r for r in import_files("gatling", [str(LOG)], ImportOptions()) if r["class"] == "total"
+    )
+    for name, layout in layouts.items():
+        rewritten = [
+            "\t".join(layout(line.split("\t"))) if line.startswith("REQUEST") else line
+            for line in lines
+        ]
+        path = tmp_path / f"{name}.log"
+        path.write_text("\n".join(rewritten) + "\n")
+        row = next(
+            r
+            for r in import_files("gatling", [str(path)], ImportOptions())
+            if r["class"] == "total"
+        )
+        assert row["count.completed"] == expected["count.completed"], name
+        assert row["response.mean"] == pytest.approx(expected["response.mean"]), name

@@ -80,11 +80,17 @@ def error_kind(message: str) -> str:
     return kind if kind != "other" else ("assertion" if "check" in lowered else "other")
 
 
+def _epoch_ms(text: str) -> bool:
+    """A timestamp in ms since the epoch (12 digits or more since 1973): not a request named
+    `404` or a user id."""
+    return len(text) >= 12 and text.isdigit()
+
+
 def _request(path, number: int, fields: list[str]) -> tuple:
     """(start_s, elapsed_s, label, failed, kind) of a REQUEST line of any text layout: the
     status follows the timestamps, the name precedes them."""
     for at in range(3, len(fields)):
-        if fields[at] in STATUSES and fields[at - 1].isdigit() and fields[at - 2].isdigit():
+        if fields[at] in STATUSES and _epoch_ms(fields[at - 1]) and _epoch_ms(fields[at - 2]):
             break
     else:
         raise MeasurementError(
@@ -95,7 +101,7 @@ def _request(path, number: int, fields: list[str]) -> tuple:
         )
     first = at - 2
     # Gatling 2.0 wrote four timestamps (request start/end, response start/end)
-    while first - 1 >= 2 and fields[first - 1].isdigit() and at - (first - 1) <= 4:
+    while first - 1 >= 2 and _epoch_ms(fields[first - 1]) and at - (first - 1) <= 4:
         first -= 1
     start_ms, end_ms = int(fields[first]), int(fields[at - 1])
     if end_ms < start_ms:
