@@ -317,11 +317,14 @@ def capacity(
     workers: int | None = 1,
     calibration: Calibrated | CalibrationResult | str | Path | None = None,
     draws: int = 8,
+    error_budget: float | None = None,
 ) -> Capacity:
     """`tiersim capacity`: the largest load (or smallest cluster) of a model (a `Model`, a
     model file or a sweep file) whose interval meets every SLO (`"p95<1.0"`, ...), varying
     `vary`; with a calibration, the search again at its parameter draws, as a range.
-    `workers` = 1 runs in this process, None one process per core."""
+    `error_budget`: the share of requests that may fail at a value that meets the SLOs
+    (`--error-budget`; None: the sweep file's, else 1 %).  `workers` = 1 runs in this
+    process, None one process per core."""
     from sim.studies.capacity.question import answer, answer_range
     from sim.studies.executor import ProcessExecutor, SerialExecutor
 
@@ -343,8 +346,9 @@ def capacity(
     pool = arguments.workers(workers)
     calibrated = None if calibration is None else _calibration(calibration)
     points = arguments.integer(draws, "draws", 2, 1024)
+    budget = arguments.optional_number(error_budget, "error_budget", at_least=0.0, below=1.0)
     fixed = (*calibrated.overrides(), *extra) if calibrated is not None else extra
-    question = _question(where, slos, vary, chosen, fixed, count, root, low, high)
+    question = _question(where, slos, vary, chosen, fixed, count, root, low, high, budget)
 
     with SerialExecutor() if pool == 1 else ProcessExecutor(pool) as executor:
         result = answer(question, executor, executor.slots, width, analytic, knee)
@@ -364,6 +368,7 @@ def _question(
     seed: int | None,
     minimum: float | None,
     maximum: float | None,
+    error_budget: float | None,
 ) -> Question:
     """The capacity question, checked before any simulation, of a file or of a `Model`."""
     from sim.model.load import parse_model
@@ -374,11 +379,13 @@ def _question(
         default_direction,
         resolve_path,
     )
-    from sim.studies.capacity.slo import check_metrics, parse_slo
+    from sim.studies.capacity.slo import DEFAULT_ERROR_BUDGET, check_metrics, parse_slo
     from sim.studies.metrics import metric_names
 
     if not isinstance(source, Model):
-        return ask(source, slos, vary, direction, fixed, replications, seed, minimum, maximum)
+        return ask(
+            source, slos, vary, direction, fixed, replications, seed, minimum, maximum, error_budget
+        )
     # `ask`'s checks, on the Model's own data instead of a file's: every evaluation parses
     # that data with its point's value, never a file
     objectives = [parse_slo(text) for text in slos]
@@ -390,7 +397,13 @@ def _question(
             f"{count} replication gives no interval to decide an SLO on; give replications=2 or more"
         )
     base = SearchBase(
-        raw, name, str(Path.cwd()), fixed, count, model.run.seed if seed is None else seed
+        raw,
+        name,
+        str(Path.cwd()),
+        fixed,
+        count,
+        model.run.seed if seed is None else seed,
+        DEFAULT_ERROR_BUDGET if error_budget is None else error_budget,
     )
     path, integer, start = resolve_path(base, vary)
     check_metrics(objectives, metric_names(model))

@@ -75,10 +75,11 @@ def test_predict_a_model_or_its_file_alike(fitted):
 def test_capacity_of_a_model_or_its_file_alike(mm1_file):
     """M/M/1 (D = 0.1 s): R < 0.5 s holds below 8/s; the search's answer, decided on the
     interval's upper bound, is below that and the same for the file and the Model."""
-    asked = {"replications": 2, "knee_points": 0, "maximum": 9.5}
+    asked = {"replications": 2, "knee_points": 0, "maximum": 9.5, "error_budget": 0.05}
     by_file = sim.capacity(mm1_file, "mean<0.5", "clients.rate_per_s", **asked)
     by_model = sim.capacity(sim.load_model(mm1_file), "mean<0.5", "clients.rate_per_s", **asked)
     assert by_file.as_dict() == by_model.as_dict()
+    assert by_model.result.error_budget == 0.05
     assert by_file.best is not None and by_file.best < 8.0
     frame = by_file.to_frame()
     assert {"clients.rate_per_s", "met", "response.mean.ci_low", "response.mean.ci_high"} <= set(
@@ -122,6 +123,9 @@ def test_sweep_returns_every_point_with_its_interval(tmp_path, mm1_file):
         ({"calibration": 3}, "calibration"),
         ({"draws": 1}, "draws"),
         ({"overrides": "clients.rate_per_s=2"}, "overrides"),
+        ({"error_budget": 1.0}, "error_budget"),
+        ({"error_budget": -0.1}, "error_budget"),
+        ({"error_budget": "1%"}, "error_budget"),
     ],
 )
 def test_capacity_refuses_an_argument_it_cannot_use(mm1_file, arguments, parameter):
