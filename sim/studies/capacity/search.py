@@ -1,9 +1,10 @@
 """`tiersim capacity`: the largest load, or the smallest cluster, that meets an SLO.
 
 1. First guess from queueing theory (`sim.analytic.model_solver`: exact MVA or a Jackson
-   network) where the model maps onto one; a percentile is guessed from the mean as if the
-   response time were exponential (p = -mean ln(1 - q)).  When the solver refuses, the search
-   starts from the model's own value and doubles (or halves).
+   network) only where the solver's network is the model (`unmodelled_by_solver`: no
+   approximation, no pool that fills up); a percentile is guessed from the mean as if the
+   response time were exponential (p = -mean ln(1 - q)).  Otherwise the search starts from
+   the model's own value and doubles (or halves).
 2. Bracket on simulation: step away from the first value until the SLO flips.
 3. Bisect on simulation until the bracket is narrower than the tolerance; with W workers,
    W points per round (W+1-section).
@@ -222,6 +223,31 @@ class CapacityResult:
 
 
 # --------------------------------------------------------------------------- analytic first guess
+class _LeftOut(Exception):
+    """The solver's answer at a value leaves out part of the model: no guess is shown."""
+
+
+def unmodelled_by_solver(plan, answer=None) -> list[str]:
+    """What of the model the analytic solver leaves out: the one condition under which no
+    analytic first guess is shown.  A network without Tomcat's `maxThreads` or Apache's
+    `MaxRequestWorkers` gave 715 users where the simulation answers 91: a guess is worth
+    printing only where the solver's network is the model.
+
+    Before solving (`answer` None), the plan's approximations (`sim.model.plan.Approximation`:
+    a blocking connector, timeouts, a JVM, a refusing accept queue ...), which no value of
+    the varied parameter removes, so no solve is spent on them; at a solved value, every
+    caveat of the answer: those, and the slot pools that fill up at that load (threads,
+    workers, a JDBC pool: a slot held across downstream calls is a nested hold)."""
+    if answer is None:
+        return [str(approximation) for approximation in plan.approximations]
+    return list(answer.caveats)
+
+
+def _left_out_note(left_out: list[str], where: str = "") -> str:
+    more = f" (and {len(left_out) - 1} more)" if len(left_out) > 1 else ""
+    return f"the solver leaves out {left_out[0]}{more}{where}; `tiersim solve` lists it all"
+
+
 def analytic_guess(
     base: SearchBase,
     path: str,
@@ -232,22 +258,28 @@ def analytic_guess(
     bounds: tuple[float, float],
 ) -> tuple[float | None, str]:
     from sim.analytic.model_solver import NotProductForm, solve_model
+    from sim.model.plan import compile_plan
 
     for slo in slos:
         if slo.metric not in ("throughput", "response.mean") and not slo.metric.startswith(
             "response.p"
         ):
             return None, f"no analytic counterpart of {slo.metric}"
-    exactness: list[bool] = []
+    left_out = unmodelled_by_solver(compile_plan(base.model()))
+    if left_out:
+        return None, _left_out_note(left_out)
 
     def meets(value: float) -> bool:
+        model = base.model((f"{path}={_literal(value, integer)}",))
         try:
-            answer = solve_model(base.model((f"{path}={_literal(value, integer)}",)))
+            answer = solve_model(model)
         except NotProductForm as exc:
             if "grows without bound" in str(exc):
                 return False  # unstable: certainly not meeting the SLO
             raise
-        exactness.append(answer.exact)
+        left = unmodelled_by_solver(None, answer)
+        if left:
+            raise _LeftOut(_left_out_note(left, f" at {path} = {value:g}"))
         for slo in slos:
             if slo.metric == "throughput":
                 estimate = answer.throughput_per_s
@@ -262,6 +294,8 @@ def analytic_guess(
 
     try:
         found = _boundary(meets, direction, integer, start, bounds, factor=2.0, tolerance=1e-4)
+    except _LeftOut as exc:
+        return None, str(exc)
     except NotProductForm as exc:
         return None, f"the analytic solver refuses: {exc}"
     except ModelError as exc:
@@ -271,10 +305,11 @@ def analytic_guess(
         )
     if found is None:
         return None, "no value in range meets the SLO analytically"
-    label = "exact" if exactness and all(exactness) else "approximate, see tiersim solve"
     return (
         found,
-        f"{'largest' if direction == 'largest' else 'smallest'} value meeting it analytically ({label})",
+        f"{'largest' if direction == 'largest' else 'smallest'} value meeting it analytically "
+        "(exact: the solver's network holds every part of the model; a percentile from the mean "
+        "as if the response time were exponential)",
     )
 
 
