@@ -9,15 +9,26 @@ requests are found, so a request's spans join across files; without it each file
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from sim.measurements.classes import ClassMap
 from sim.measurements.errors import MeasurementError
 from sim.measurements.formats import otel, otel_tiers
 from sim.measurements.table import Row
-from sim.measurements.windows import sample_rows
+from sim.measurements.windows import Cut, sample_rows
 
-if TYPE_CHECKING:
-    from sim.measurements.importer import ImportOptions
+
+class ImportOptions(Protocol):
+    """What a trace import reads of the importer's options (`importer.ImportOptions`, which
+    imports this module: named here by shape, not imported back)."""
+
+    run: str | None
+    classes: ClassMap
+    cut: Cut
+    window_s: float | None
+    encoding: str
+    tier_rules: list[str]
+    progress: Callable[[str, int, int], None] | None
 
 
 def _progress(options: ImportOptions, what: str) -> Callable[[int, int], None] | None:
