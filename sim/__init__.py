@@ -51,8 +51,8 @@ _FACE = {
     "load_calibration": "sim.api.studies",
     "predict": "sim.api.studies",
     "Prediction": "sim.api.studies",
-    "capacity": "sim.api.studies",
-    "Capacity": "sim.api.studies",
+    "capacity": "sim.api.capacity",
+    "Capacity": "sim.api.capacity",
     "sweep": "sim.api.studies",
 }
 # modules on the face -> their module

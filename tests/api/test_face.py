@@ -95,3 +95,10 @@ def test_import_sim_stays_cheap():
 def test_an_unknown_name_is_an_attribute_error():
     with pytest.raises(AttributeError, match="simulte"):
         sim.simulte  # noqa: B018
+
+
+def test_every_public_function_is_called_by_these_tests():
+    """A function added to the face comes with its tests here (its calls and its errors)."""
+    text = "".join(p.read_text(encoding="utf-8") for p in Path(__file__).parent.glob("test_*.py"))
+    missing = [name for name in public_callables() if f"sim.{name}(" not in text]
+    assert missing == []

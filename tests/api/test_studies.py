@@ -39,9 +39,9 @@ def test_a_saved_calibration_and_the_result_are_the_same_calibration(fitted, tmp
     _, result = fitted
     result.save(tmp_path / "fit.json")
     loaded = sim.load_calibration(tmp_path / "fit.json")
-    from sim.api.studies import _calibration
+    from sim.api.studies import as_calibration
 
-    passed = _calibration(result)  # in memory: no file between
+    passed = as_calibration(result)  # in memory: no file between
     assert passed.overrides() == loaded.overrides()
     for drawn, read in zip(passed.draws(4, seed=9), loaded.draws(4, seed=9)):
         assert np.array_equal(drawn, read)

@@ -1,0 +1,174 @@
+"""Capacity on the package's face (`import sim`; docs/api.md): the search `tiersim capacity`
+runs, of a model file, a sweep file or a `Model`, and with a calibration its range."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sim.api import arguments
+from sim.api.arguments import ArgumentError
+from sim.api.studies import CalibrationResult, as_calibration, model_data, model_label
+from sim.model.schema import Model
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from sim.studies.calibration.saved import Calibrated
+    from sim.studies.capacity.question import Question
+    from sim.studies.capacity.search import CapacityResult
+    from sim.studies.capacity.uncertain import CapacityRange
+
+
+@dataclass
+class Capacity:
+    """A capacity answer: `result` (the search: best value, its neighbour, every evaluation,
+    the knee) and, with a calibration, `range` over its parameters' uncertainty."""
+
+    result: CapacityResult
+    range: CapacityRange | None = None
+
+    @property
+    def best(self) -> float | None:
+        return None if self.result.best is None else self.result.best.value
+
+    def as_dict(self) -> dict:
+        """The document `tiersim capacity --json` prints."""
+        document = self.result.as_dict()
+        if self.range is not None:
+            document["calibrated_range"] = self.range.as_dict()
+        return document
+
+    def to_frame(self) -> pd.DataFrame:
+        """Every evaluation of the search: the value tried, whether it met the SLOs, and each
+        SLO metric's mean and interval."""
+        import pandas as pd
+
+        rows = []
+        for e in sorted(self.result.evaluations, key=lambda e: e.value):
+            row: dict[str, Any] = {self.result.path: e.value, "met": e.met, "note": e.note}
+            for metric, (mean, low, high) in e.metrics.items():
+                row |= {metric: mean, f"{metric}.ci_low": low, f"{metric}.ci_high": high}
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+
+def capacity(
+    source: Model | str | Path,
+    slo: str | Sequence[str],
+    vary: str,
+    *,
+    direction: str | None = None,
+    overrides: Sequence[str] = (),
+    replications: int | None = None,
+    seed: int | None = None,
+    tolerance: float = 0.02,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    knee_points: int = 8,
+    use_analytic: bool = True,
+    workers: int | None = 1,
+    calibration: Calibrated | CalibrationResult | str | Path | None = None,
+    draws: int = 8,
+    error_budget: float | None = None,
+) -> Capacity:
+    """`tiersim capacity`: the largest load (or smallest cluster) of a model (a `Model`, a
+    model file or a sweep file) whose interval meets every SLO (`"p95<1.0"`, ...), varying
+    `vary`; with a calibration, the search again at its parameter draws, as a range.
+    `error_budget`: the share of requests that may fail at a value that meets the SLOs
+    (`--error-budget`; None: the sweep file's, else 1 %).  `workers` = 1 runs in this
+    process, None one process per core."""
+    from sim.studies.capacity.question import answer, answer_range
+    from sim.studies.executor import ProcessExecutor, SerialExecutor
+
+    where = arguments.model_source(source, "source")
+    slos = [slo] if isinstance(slo, str) else list(arguments.strings(slo, "slo", "p95<1.0"))
+    if not isinstance(vary, str) or not vary:
+        raise ArgumentError(
+            "vary", f"expected a parameter's dotted path, e.g. 'clients.users', not {vary!r}"
+        )
+    extra = arguments.overrides(overrides)
+    chosen = arguments.optional_choice(direction, "direction", ("largest", "smallest"))
+    count = arguments.replications(replications, low=2)
+    root = arguments.seed(seed)
+    width = arguments.number(tolerance, "tolerance", above=0.0, below=1.0)
+    low = arguments.optional_number(minimum, "minimum")
+    high = arguments.optional_number(maximum, "maximum")
+    knee = arguments.integer(knee_points, "knee_points", 0, 100)
+    analytic = arguments.flag(use_analytic, "use_analytic")
+    pool = arguments.workers(workers)
+    calibrated = None if calibration is None else as_calibration(calibration)
+    points = arguments.integer(draws, "draws", 2, 1024)
+    budget = arguments.optional_number(error_budget, "error_budget", at_least=0.0, below=1.0)
+    fixed = (*calibrated.overrides(), *extra) if calibrated is not None else extra
+    question = _question(where, slos, vary, chosen, fixed, count, root, low, high, budget)
+
+    with SerialExecutor() if pool == 1 else ProcessExecutor(pool) as executor:
+        result = answer(question, executor, executor.slots, width, analytic, knee)
+        spread = None
+        if calibrated is not None:
+            spread = answer_range(question, result, calibrated, points, executor, width, extra)
+    return Capacity(result, spread)
+
+
+def _question(
+    source: Model | Path,
+    slos: list[str],
+    vary: str,
+    direction: str | None,
+    fixed: tuple[str, ...],
+    replications: int | None,
+    seed: int | None,
+    minimum: float | None,
+    maximum: float | None,
+    error_budget: float | None,
+) -> Question:
+    """The capacity question, checked before any simulation, of a file or of a `Model`."""
+    from sim.model.load import parse_model
+    from sim.studies.capacity.question import Question, SearchRangeError, ask
+    from sim.studies.capacity.search import (
+        CapacityError,
+        SearchBase,
+        default_direction,
+        resolve_path,
+    )
+    from sim.studies.capacity.slo import DEFAULT_ERROR_BUDGET, check_metrics, parse_slo
+    from sim.studies.metrics import metric_names
+
+    if not isinstance(source, Model):
+        return ask(
+            source, slos, vary, direction, fixed, replications, seed, minimum, maximum, error_budget
+        )
+    # `ask`'s checks, on the Model's own data instead of a file's: every evaluation parses
+    # that data with its point's value, never a file
+    objectives = [parse_slo(text) for text in slos]
+    raw, name = model_data(source), model_label(source)
+    model = parse_model(raw, name, fixed)
+    count = replications or model.run.replications
+    if count < 2:
+        raise CapacityError(
+            f"{count} replication gives no interval to decide an SLO on; give replications=2 or more"
+        )
+    base = SearchBase(
+        raw,
+        name,
+        str(Path.cwd()),
+        fixed,
+        count,
+        model.run.seed if seed is None else seed,
+        DEFAULT_ERROR_BUDGET if error_budget is None else error_budget,
+    )
+    path, integer, start = resolve_path(base, vary)
+    check_metrics(objectives, metric_names(model))
+    low = minimum if minimum is not None else (1.0 if integer else start / 2**20)
+    high = maximum if maximum is not None else start * 2**20
+    if low >= high:
+        raise SearchRangeError(
+            f"minimum/maximum leave no range to search for {path} (from {low:g} to {high:g}): "
+            "give both"
+        )
+    return Question(
+        base, path, objectives, direction or default_direction(path), integer, start, (low, high)
+    )
