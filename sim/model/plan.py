@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from sim.model.classes import Work, class_names, request_fractions, works
+from sim.model.features import solver_caveat
 from sim.model.schema import (
     AbClients,
     Backend,
     ClosedClients,
+    Database,
     Model,
     OpenClients,
     SessionClients,
@@ -80,6 +82,8 @@ class Approximation:
 
     path: str
     reason: str
+    # the feature it stands for (`sim.model.features`); "" for a limit no feature names
+    feature: str = ""
 
     def __str__(self) -> str:
         # "proxy.workers = 5 can fill up ..." reads on; any other reason follows a colon
@@ -164,14 +168,39 @@ class Plan:
 def compile_plan(model: Model) -> Plan:
     """Read the model once into the plan every consumer shares."""
     nodes = _nodes(model)
+    stack = stack_plan(model, nodes)
     return Plan(
         model=model,
         nodes=nodes,
         stations=_stations(model, nodes),
         pools=_pools(model, nodes),
-        approximations=tuple(_approximations(model, nodes)),
+        approximations=_with_declared(_approximations(model, nodes), stack),
         classes=class_names(model),
-        stack=stack_plan(model, nodes),
+        stack=stack,
+    )
+
+
+def _with_declared(specific: list[Approximation], stack: StackPlan) -> tuple[Approximation, ...]:
+    """The approximations written for this model's settings, and for every other feature it
+    uses that is not product-form, the caveat its declaration gives (`sim.model.features`):
+    a mechanism no one wrote an approximation for is never solved "exact"."""
+    covered = {a.feature for a in specific}
+    declared = [
+        Approximation(setting, caveat, feature)
+        for feature, setting in stack.features.items()
+        if feature not in covered and (caveat := solver_caveat(feature)) is not None
+    ]
+    return (*specific, *declared)
+
+
+def lock_hold_s(db: Database) -> float:
+    """The mean time a call that takes `[database.lock]` holds it when nothing else is in its
+    way: its hold, its CPU demand and its disk work (the commit's flush) [s]."""
+    assert db.lock is not None
+    return (
+        as_distribution(db.lock.hold).mean
+        + as_distribution(db.demand).mean / db.speed
+        + as_distribution(db.disk_demand).mean
     )
 
 
@@ -320,6 +349,17 @@ def _class_stations(model: Model, nodes: tuple[NodePlan, ...], work: Work) -> li
                 db.disks,
             )
         )
+        if db.lock is not None:
+            # the lock is held through the call's own CPU and disk work (an approximation
+            # the feature declares: simultaneous possession counted as one more station)
+            out.append(
+                StationPlan(
+                    "database.lock",
+                    "database.lock.permits",
+                    db_visits * db.lock.share * lock_hold_s(db),
+                    db.lock.permits,
+                )
+            )
     return out
 
 
@@ -372,6 +412,7 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
                 if split in ("even", "weighted")
                 else f"{model.balancer.policy} is treated as an even random split (its split "
                 "depends on the load or elects one node)",
+                feature=policy_class(model.balancer.policy).feature,
             )
         )
     if len(nodes) > 1 and model.balancer.sticky_session and clients.kind in ("closed", "sessions"):
@@ -379,6 +420,7 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
             Approximation(
                 "balancer.sticky_session",
                 "pins each user's session to one node; the network routes every request at random",
+                feature="balancer.sticky_session",
             )
         )
     if len(nodes) > 1 and model.balancer.report_interval_s is not None:
@@ -386,6 +428,7 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
             Approximation(
                 "balancer.report_interval_s",
                 "the balancer acts on stale load reports (herding), which no routing matrix describes",
+                feature="balancer.report_interval_s",
             )
         )
     if clients.timeout_s is not None:
@@ -393,12 +436,15 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
             Approximation(
                 "clients.timeout_s",
                 f"= {clients.timeout_s} is ignored (no abandonment in the network)",
+                feature="clients.timeouts",
             )
         )
     if clients.retry.max_retries:
         out.append(
             Approximation(
-                "clients.retry", "is ignored (retries are extra load the network does not see)"
+                "clients.retry",
+                "is ignored (retries are extra load the network does not see)",
+                feature="clients.timeouts",
             )
         )
     if isinstance(clients, AbClients):
@@ -407,6 +453,7 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
                 "clients.requests",
                 f"ab -n {clients.requests} is a finite run; the answer is its steady state "
                 "(start-up and drain excluded)",
+                feature="clients.finite",
             )
         )
     px = model.proxy
@@ -423,6 +470,7 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
                     "clients.keep_alive",
                     f"with the {px.mpm} MPM a persistent connection holds its worker through the "
                     f"think time (up to proxy.keep_alive_timeout_s = {px.keep_alive_timeout_s:g} s)",
+                    feature="clients.keep_alive",
                 )
             )
         if clients.keep_alive and as_distribution(px.connection_demand).mean > 0:
@@ -431,6 +479,7 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
                     "proxy.connection_demand",
                     "is paid once per connection, and the requests per connection depend on the "
                     "keep-alive timing",
+                    feature="proxy.connection_demand",
                 )
             )
         if workers_bounded and linger_hold_s(px.mpm, px.linger_s, clients.close_delay_s) > 0:
@@ -438,6 +487,7 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
                 Approximation(
                     "proxy.linger_s",
                     "a lingering close holds the worker while the client is slow to close",
+                    feature="proxy.lingering_close",
                 )
             )
         if px.start_servers is not None:
@@ -445,6 +495,7 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
                 Approximation(
                     "proxy.start_servers",
                     "children are spawned over time (process management): the start is a transient",
+                    feature="proxy.process_management",
                 )
             )
         if workers_bounded and px.listen_backlog is not None:
@@ -462,6 +513,7 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
                     f"still serves it) and sends the request again, up to retries = "
                     f"{pool.retries} attempts {pool.retry_interval_s:g} s apart, then to other "
                     "members (lb retries, lb_retries): extra load that depends on the response time",
+                    feature="mod_jk.ajp13",
                 )
             )
         processes = px.processes
@@ -472,6 +524,7 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
                     "proxy.backend_pool.max",
                     f"= {pool.max} below the threads of a child ({per_child}): requests "
                     "wait for a pooled connection while holding their worker (a nested hold)",
+                    feature="proxy.backend_pool.max",
                 )
             )
         if (
@@ -514,6 +567,7 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
                 Approximation(
                     f"{path}.connector",
                     "blocking: each pooled connection pins a thread while idle (seed 001's stall)",
+                    feature=f"connector.{group.connector}",
                 )
             )
         if group.jvm is not None:
@@ -522,11 +576,16 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
                     f"{path}.jvm",
                     "garbage-collection pauses stop the node's CPU and JIT warm-up changes the "
                     "demand over time; neither is in a product-form network",
+                    feature="appserver.jvm",
                 )
             )
         if group.events:
             out.append(
-                Approximation(f"{path}.events", "crashes and slow-downs make the load time-varying")
+                Approximation(
+                    f"{path}.events",
+                    "crashes and slow-downs make the load time-varying",
+                    feature="backends.events",
+                )
             )
         if group.accept_queue is not None and group.threads is not None:
             out.append(
@@ -545,6 +604,7 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
                     if spec.mode == "sync"
                     else ""
                 ),
+                feature=f"replication.{spec.mode}",
             )
         )
     db = model.database
@@ -560,7 +620,9 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
     if isinstance(clients, (OpenClients, SessionClients)) and model.finite:
         out.append(
             Approximation(
-                "clients", "a finite workload; the answer is the steady state of its rate"
+                "clients",
+                "a finite workload; the answer is the steady state of its rate",
+                feature="clients.finite",
             )
         )
     return out

@@ -68,6 +68,9 @@ class Connector:
 
     kind: ClassVar[str]
     feature: ClassVar[str]
+    # what `tiersim solve` does with it (`sim.model.features`): exactly one is set by a kind
+    product_form: ClassVar[str | None] = None
+    approximation: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -101,6 +104,7 @@ class Blocking(Connector):
     connections waiting for a thread)."""
 
     kind = "blocking"
+    approximation = "each pooled connection pins a thread while idle (seed 001's stall)"
 
     def __init__(self, group: ConnectorSettings, node: str, make_pool: MakePool) -> None:
         super().__init__(group, node, make_pool)
@@ -123,6 +127,7 @@ class NonBlocking(Connector):
     queue; without it `accept_queue` bounds the requests waiting for a thread."""
 
     kind = "nonblocking"
+    product_form = "the request threads (maxThreads): a slot pool, named when it can fill up"
 
     def __init__(self, group: ConnectorSettings, node: str, make_pool: MakePool) -> None:
         super().__init__(group, node, make_pool)

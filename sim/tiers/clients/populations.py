@@ -44,6 +44,9 @@ class Clients:
     returning_users = False
     keeps_sessions = False
     kind: ClassVar[str]  # `clients.kind`
+    # what `tiersim solve` does with it (`sim.model.features`): exactly one is set by a kind
+    product_form: ClassVar[str | None] = None
+    approximation: ClassVar[str | None] = None
     feature: ClassVar[str]  # `clients.<kind>`: what an engine must declare to run it
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -278,6 +281,7 @@ class ClosedPopulation(Clients):
     """
 
     kind = "closed"
+    product_form = "a closed network with the think time as its delay (exact MVA)"
     returning_users = True
     keeps_sessions = True
 
@@ -367,6 +371,7 @@ class OpenArrivals(Clients):
     """Poisson (or renewal, or piecewise-rate) arrivals, one request each."""
 
     kind = "open"
+    product_form = "Poisson arrivals: an open (Jackson) network"
 
     def __init__(
         self,
@@ -437,6 +442,7 @@ class Sessions(Clients):
     process; each sends a sequence of requests separated by think times, then leaves."""
 
     kind = "sessions"
+    product_form = "partly-open sessions: Jackson's response time is insensitive to the session structure"
     returning_users = True
     keeps_sessions = True
 
@@ -494,6 +500,7 @@ class Sessions(Clients):
 
 class ApacheBench(Clients):
     kind = "ab"
+    product_form = "ab -c N: a closed network without think time"
 
     """`ab -c C -n N [-k]`: C loops each sending back-to-back until N requests were sent.
 

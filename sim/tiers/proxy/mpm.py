@@ -23,6 +23,11 @@ from typing import Any, ClassVar
 class Mpm:
     name: ClassVar[str]
     feature: ClassVar[str]  # `mpm.<name>`: what an engine must declare to run it
+    # what `tiersim solve` does with it (`sim.model.features`)
+    product_form: ClassVar[str | None] = (
+        "the MPM decides what holds a worker; each such hold is its own feature"
+    )
+    approximation: ClassVar[str | None] = None
     # one thread per child process (prefork): children are workers
     single_threaded_children: ClassVar[bool] = False
     # the listener, not a worker, holds idle keep-alive and lingering connections (event)

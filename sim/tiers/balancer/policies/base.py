@@ -40,6 +40,13 @@ class Policy:
     parameters: ClassVar[tuple[str, ...]] = ()
     Parameters: ClassVar[type[BaseModel] | None] = None  # the policy's own [balancer] fields
     feature: ClassVar[str] = "policy"
+    # what `tiersim solve` does with it (`sim.model.features`): the network splits requests
+    # at random by share, whatever the policy
+    product_form: ClassVar[str | None] = None
+    approximation: ClassVar[str | None] = (
+        "treated as a random split by share (a rotation or a load-aware choice balances "
+        "differently; the answer is pessimistic for a rotation)"
+    )
     # How the long-run split over members is known, for the stability check
     # (sim.model.stability): "even" (state-blind and equal shares), "weighted" (shares in
     # proportion to `weight`), "adaptive" (follows the load, stable up to the pooled

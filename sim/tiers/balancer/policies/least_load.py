@@ -16,6 +16,8 @@ class UniformRandom(Policy):
     src: mod_proxy_core.c `proxy_backend_balancer`); so is JBoss `RandomRobin` and Envoy `RANDOM`."""
 
     policy_names = ("random", "lighttpd_round_robin", "jboss_random_robin")  # balancer.policy
+    product_form = "a random split by share: Bernoulli routing"
+    approximation = None
 
     __slots__ = ("draw",)
 
