@@ -1045,6 +1045,36 @@ class Backend(Host):
         return self
 
 
+class DatabaseLock(Strict):
+    """A serialised section of the database shared by every node (`[database.lock]`): a hot
+    row every transaction updates (PostgreSQL's row lock: a second `UPDATE` of the row waits,
+    `log_lock_waits`, until the first transaction's `COMMIT`), a sequence, a table lock.
+
+    A database call that takes it (`share` of the calls) waits first-come first-served for
+    one of `permits`, holding its JDBC connection and request thread; it then holds the lock
+    through `hold` (the statements and round trips between the locking statement and the
+    `COMMIT`) and through its own CPU and disk work (the commit's WAL flush: PostgreSQL
+    `synchronous_commit = on` waits for the flush before releasing its locks).  The lock's
+    busy share (`database.lock.utilization`) is what bounds a cluster sharing one database:
+    adding nodes adds waiters, not throughput."""
+
+    share: float = Field(
+        1.0,
+        gt=0,
+        le=1,
+        description="share of the database calls that take the lock (a transaction modelled as one "
+        "call that updates the hot row: 1; one of db_calls = 3 statements: 1/3)",
+    )
+    permits: int = Field(
+        1, ge=1, le=4096, description="holders at once: 1 for a row, a sequence or a table lock"
+    )
+    hold: DistributionSpec = Field(
+        0.0,
+        description="time the lock is held before the call's own CPU and disk work [s]: the "
+        "statements and round trips between the locking statement and the COMMIT",
+    )
+
+
 class Database(Host):
     """The shared database host."""
 
@@ -1064,6 +1094,11 @@ class Database(Host):
         ge=1,
         le=4096,
         description="disk spindles serving the calls' I/O, each one at a time (FCFS)",
+    )
+    lock: DatabaseLock | None = Field(
+        None,
+        description="a serialised section shared by every node (a hot row, a sequence, a table "
+        "lock); none = no call waits for another",
     )
 
 
@@ -1487,6 +1522,16 @@ class Model(Strict):
         _check_connection_setup(self)
         if any(b.db_calls for b in self.backends) and self.database is None:
             raise ValueError("a backend has db_calls > 0 but there is no [database]")
+        if (
+            self.database is not None
+            and self.database.lock is not None
+            and not any(b.db_calls for b in self.backends)
+        ):
+            # a lock no call takes would do nothing: say so rather than ignore it
+            raise ValueError(
+                "database.lock: no backend calls the database (backends.N.db_calls = 0); set "
+                "db_calls or drop [database.lock]"
+            )
         check_classes(self)
         finite = _is_finite(self.clients)
         if not finite and self.run.duration_s is None and self.run.requests is None:

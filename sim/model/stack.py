@@ -220,6 +220,8 @@ def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
             out["balancer.report_interval_s"] = "balancer.report_interval_s"
     if model.database is not None:
         out["database"] = "[database]"
+        if model.database.lock is not None:
+            out["database.lock"] = "[database.lock] (a serialised section every node shares)"
     for index, spec in model.cluster.active:
         out[f"replication.{spec.mode}"] = f"cluster.replication.{index}.mode = {spec.mode!r}"
     return out

@@ -247,6 +247,10 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "database.demand": (MODELLED, ""),
     "database.disk_demand": (MODELLED, ""),
     "database.disks": (MODELLED, ""),
+    # [database.lock]: the shared lock runs on the reference engine (feature database.lock)
+    "database.lock.share": (REFUSED, ""),
+    "database.lock.permits": (REFUSED, ""),
+    "database.lock.hold": (REFUSED, ""),
     "cluster.replication.N.tier": (MODELLED, "names the probe"),
     "cluster.replication.N.enabled": (MODELLED, ""),
     "cluster.replication.N.mode": (MODELLED, "sync; async (flow-control credits) is refused"),

@@ -37,6 +37,7 @@ from sim.tiers.cluster.session_replication import (
     Replicator,
 )
 from sim.tiers.database.disks import Disks
+from sim.tiers.database.lock import shared_lock
 from sim.tiers.proxy.backend_pool import BackendPool, FailingConnectsPool
 from sim.tiers.proxy.children import ChildProcesses
 from sim.tiers.proxy.client_connections import FrontConnections
@@ -139,6 +140,10 @@ def assemble(
             )
         assembly.stations.append(database)
         database_call = database.serve
+        if db.lock is not None:
+            database_call = shared_lock(
+                kernel, db.lock, pool("database.lock", db.lock.permits), database_call, streams
+            )
 
     stack = plan.stack
     assert stack is not None  # compile_plan always decides the stack

@@ -1,0 +1,93 @@
+"""A serialised section of the shared database: a hot row, a sequence, a table lock
+(`[database.lock]`).
+
+Every node's database calls reach one database; a call that updates the hot row waits for the
+transaction before it to commit.  PostgreSQL takes the row's lock at the `UPDATE` and releases
+it at the end of the transaction, after the `COMMIT`'s WAL flush (`synchronous_commit = on`):
+a second `UPDATE` of the row sleeps on the first transaction's id ("still waiting for
+ShareLock on transaction", `log_lock_waits`), holding its JDBC connection and its request
+thread.  So the section's length is the work between the locking statement and the commit
+(`hold`) plus the commit's own CPU and flush; its throughput is bounded by permits / length
+whatever the number of nodes, which is why a second Tomcat in front of such a database buys
+little (the database's own statistics show it: the `UPDATE`'s `mean_exec_time` in
+`pg_stat_statements` grows with the load while the statements outside the lock do not).
+
+The lock is a `Pool` (one class for every slot pool: its probe gives `database.lock.*` —
+utilisation, wait, holders, waiters) wrapped around the database's call: waiters queue
+first-come first-served, as PostgreSQL's lock manager grants a row's waiters in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sim.kernel.request import Reply, Request
+from sim.kernel.slots import Pool
+from sim.random.distributions import Uniform, as_distribution
+from sim.random.streams import Streams, sampler
+from sim.tiers.station import Call, PooledCall
+
+
+def shared_lock(kernel, spec, pool: Pool, target: Call, streams: Streams) -> SharedLock:
+    """The lock of `[database.lock]` (`spec`: share, permits, hold) around the database's
+    call `target`, with its own random streams: `database.lock` decides which calls take it
+    (none drawn when every call does), `database.lock.hold` draws the hold."""
+    takes = None
+    if spec.share < 1:
+        draw = Uniform(0.0, 1.0).sampler(streams.generator("database.lock"))
+        share = spec.share
+
+        def takes() -> bool:
+            return draw() < share
+
+    hold = None
+    if as_distribution(spec.hold).mean > 0:
+        hold = sampler(spec.hold, streams, "database.lock.hold")
+    return SharedLock(kernel, pool, target, takes, hold)
+
+
+class SharedLock:
+    """`target` (the database's call) behind the lock, for the calls that take it.
+
+    `takes()` says whether this call takes the lock (None: every call does); `hold()` draws the
+    time held before the call's own work [s] (None: no such time).  The lock is taken as a
+    JDBC connection is (`PooledCall`): held for the whole call, released before the caller
+    resumes, so it is released after the commit's flush."""
+
+    __slots__ = ("locked", "takes", "target")
+
+    def __init__(
+        self,
+        kernel,
+        pool: Pool,
+        target: Call,
+        takes: Callable[[], bool] | None,
+        hold: Callable[[], float] | None,
+    ) -> None:
+        self.target = target
+        self.takes = takes
+        self.locked = PooledCall(pool, target if hold is None else _HoldThen(kernel, hold, target))
+
+    def __call__(self, request: Request, reply: Reply) -> None:
+        if self.takes is None or self.takes():
+            self.locked(request, reply)
+        else:
+            self.target(request, reply)
+
+
+class _HoldThen:
+    """Holding the lock for `hold()` before the call's own work: the statements and round
+    trips between the locking statement and the commit."""
+
+    __slots__ = ("hold", "kernel", "target")
+
+    def __init__(self, kernel, hold: Callable[[], float], target: Call) -> None:
+        self.kernel = kernel
+        self.hold = hold
+        self.target = target
+
+    def __call__(self, request: Request, reply: Reply) -> None:
+        self.kernel.call_after(self.hold(), self._work, (request, reply))
+
+    def _work(self, pair: tuple[Request, Reply]) -> None:
+        self.target(*pair)
