@@ -65,7 +65,8 @@ def trace_runs(
             raise MeasurementError(
                 where,
                 None,
-                "--class-by url, but a request span has no url.path; expected --class-by label",
+                "--class-by url, but a request span has no url.path, http.target, url.full or "
+                "http.url; expected --class-by label",
             )
         rows, zero = sample_rows(
             log,

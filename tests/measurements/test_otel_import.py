@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from sim.cli import main
+from sim.measurements.classes import ClassMap
 from sim.measurements.errors import MeasurementError
 from sim.measurements.importer import ImportOptions, ImportUsageError, import_runs
 from sim.measurements.windows import Cut
@@ -204,3 +205,12 @@ def test_estimate_shows_the_tier_table_beside_its_measurement_table(tmp_path):
     (tmp_path / "traced.tiers.csv").write_text("run,class,tier\n")
     broken = CliRunner().invoke(main, ["estimate", str(out)])
     assert broken.exit_code == 3 and "traced.tiers.csv:1: header lacks" in broken.output
+
+
+def test_class_by_url_takes_the_path_of_the_older_conventions_full_url():
+    # the WSGI instrumentation writes http.url (the conventions before url.full / url.path)
+    rows, breakdowns = import_runs(
+        "otel", [str(TRACE)], ImportOptions(classes=ClassMap.parse("url", []))
+    )
+    assert {r["class"] for r in rows} == {"/catalog", "/search", "/order", "total"}
+    assert tier_rows(breakdowns, "/search")["database"]["calls_per_request"] == 3.0

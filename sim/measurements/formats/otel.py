@@ -13,8 +13,9 @@ before OTLP 0.15) -> `spans[]` with `traceId` and `spanId` (hex, as OTLP JSON re
 A request is a root SERVER span: one with no parent among the spans read (the load generator
 may have sent a `traceparent` of its own). Its start and end are the request's; its label the
 span's name (by the semantic conventions low-cardinality, `GET /orders/{id}`), its URL
-`url.path` (`http.target` in the older conventions). It failed when its status is an error or
-its HTTP status (`http.response.status_code`, formerly `http.status_code`) is 400 or more.
+`url.path` (`http.target` in the older conventions, else the path of `url.full`, formerly
+`http.url`). It failed when its status is an error or its HTTP status
+(`http.response.status_code`, formerly `http.status_code`) is 400 or more.
 The spans under it split its time between the tiers (`otel_tiers`).
 """
 
@@ -24,6 +25,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from sim.measurements.errors import MeasurementError, shorten
 from sim.measurements.formats.http import status_kind
@@ -37,7 +39,8 @@ EXPECTED = (
 KINDS = {0: "unspecified", 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
 STATUS_ERROR = 2
 HTTP_STATUS = ("http.response.status_code", "http.status_code")
-URL_PATH = ("url.path", "http.target", "http.route")
+URL_PATH = ("url.path", "http.target")
+FULL_URL = ("url.full", "http.url")
 
 
 @dataclass
@@ -255,13 +258,25 @@ def outcome(span: Span) -> tuple[bool, str]:
     return False, ""
 
 
+def url_of(span: Span) -> str | None:
+    """The request's path: `url.path` (`http.target` in the older conventions), else the path
+    of the full URL (`url.full`, formerly `http.url`)."""
+    for name in URL_PATH:
+        if name in span.attributes:
+            return str(span.attributes[name])
+    for name in FULL_URL:
+        if name in span.attributes:
+            return urlsplit(str(span.attributes[name])).path or "/"
+    return None
+
+
 def sample_log(path: str, requests: list[Span]) -> SampleLog:
     import pandas as pd
 
     rows = []
     for span in requests:
         failed, kind = outcome(span)
-        url = next((span.attributes[n] for n in URL_PATH if n in span.attributes), None)
+        url = url_of(span)
         rows.append((span.start_s, span.duration_s, span.name, url, failed, kind, math.nan))
     frame = pd.DataFrame.from_records(
         rows, columns=["start_s", "elapsed_s", "label", "url", "failed", "error_kind", "users"]

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.measurements.classes import TOTAL, ClassMap
-from sim.measurements.formats.otel import Span, outcome
+from sim.measurements.formats.otel import Span, outcome, url_of
 
 DATABASE, FRONT, APP, UNMAPPED = "database", "front", "app", "unmapped"
 DB_SYSTEM = ("db.system", "db.system.name")
@@ -157,8 +157,8 @@ def breakdown(
         done = (request.start_s - zero_s) + request.duration_s  # as the table counts it
         if not (low_s <= done <= high_s) or outcome(request)[0]:
             continue
-        key = request.attributes.get("url.path") if classes.by == "url" else request.name
-        name = classes.name(str(key if key is not None else request.name))
+        key = url_of(request) if classes.by == "url" else request.name
+        name = classes.name(key if key is not None else request.name)
         tiers = request_tiers(request, rules, unmapped)
         for group in (name, TOTAL):
             per_class.setdefault(group, []).append(tiers)
