@@ -11,9 +11,13 @@ named, with the line and column of the first byte that is not UTF-8.
 from __future__ import annotations
 
 import codecs
+import errno
 import os
+import re
 import stat
 import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +27,97 @@ MAX_TEXT_BYTES = 16 * 2**20
 MAX_DEPTH = 32
 
 
+@dataclass(frozen=True)
+class Limit:
+    """A bound on what a reader of configuration or measurement files accepts, so that a few
+    hostile lines (a value that doubles itself, an XML entity that expands a billion times, a
+    gzip bomb, an `Include` that fans out) are refused in one line, in bounded time and memory,
+    instead of exhausting the machine.  Each is far above what a genuine file needs, and an
+    environment variable raises it for the rare genuine file beyond it."""
+
+    what: str  # what is counted, for the message: "characters of one expanded value"
+    default: int
+    variable: str  # the environment variable that raises it
+
+    @property
+    def value(self) -> int:
+        text = os.environ.get(self.variable, "").strip()
+        if not text:
+            return self.default
+        try:
+            value = int(float(text))
+        except (ValueError, OverflowError):
+            raise FileProblem(
+                f"{self.variable}={text!r}: expected a whole number (the limit on {self.what})"
+            ) from None
+        if value < 1:
+            raise FileProblem(f"{self.variable}={text!r}: expected a number >= 1")
+        return value
+
+    def exceeded(self, found: str) -> str:
+        """What passed the limit, and the limit: `found: more than the limit of N what`."""
+        return f"{found}: more than the limit of {self.value:,} {self.what}"
+
+    @property
+    def fix(self) -> str:
+        return f"if the file is genuine, raise the limit with {self.variable}={self.value * 4}"
+
+    def refusal(self, found: str) -> str:
+        """The whole message after `file:line: `."""
+        return f"{self.exceeded(found)}; {self.fix}"
+
+
+# Expanding `$(name)` (workers.properties), `${NAME}` (httpd) or an XML entity: a genuine
+# value is a host name or a path, a genuine line a few hundred characters.
+MAX_EXPANDED = Limit("characters of one expanded value", 2**20, "TIERSIM_MAX_EXPANDED_CHARS")
+# XML entities: the characters they may add to a whole document beyond what it spells out.
+MAX_ENTITY_TEXT = Limit("characters added by XML entities", 2**20, "TIERSIM_MAX_ENTITY_CHARS")
+# One server's configuration, includes followed: Debian's httpd reads about 100 files, 60 kB.
+MAX_CONFIG_FILES = Limit("files read for one configuration", 4096, "TIERSIM_MAX_CONFIG_FILES")
+MAX_CONFIG_BYTES = Limit("bytes of configuration", 64 * 2**20, "TIERSIM_MAX_CONFIG_BYTES")
+# A measurement file as text (a gzip file's once decompressed): a million JMeter samples are
+# about 150 MB.  Refused before it is read (or, compressed, as its text passes the limit).
+MAX_MEASUREMENT_BYTES = Limit(
+    "bytes of measurement text", 256 * 2**20, "TIERSIM_MAX_MEASUREMENT_BYTES"
+)
+# gzip's best on genuine logs is about 20:1; a bomb of repeated bytes reaches 1000:1.
+MAX_GZIP_RATIO = Limit("bytes of text per compressed byte", 100, "TIERSIM_MAX_GZIP_RATIO")
+
+
 class FileProblem(ValueError):
     """A file that cannot be read as the text it should be; the message says why and the fix."""
+
+
+class Refused(FileProblem):
+    """A file refused before it is read whole: what was found (with the limit), and the fix,
+    apart, for readers whose messages place them (`file:line: found; fix`)."""
+
+    def __init__(self, found: str, fix: str) -> None:
+        self.found = found
+        self.fix = fix
+        super().__init__(f"{found}; {fix}")
+
+
+def read_bytes_within(path: str | Path, limit: Limit, used: int = 0) -> bytes:
+    """A regular file's bytes, refused (`Refused`) when it is a pipe or device (read forever)
+    or would bring the bytes read so far (`used`) past `limit`.  OSError passes through."""
+    path = Path(path)
+    info = path.stat()
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if not stat.S_ISREG(info.st_mode):
+        raise Refused(
+            "not a regular file (a pipe, device or socket, which could be read forever)",
+            "save it to a file and give that file",
+        )
+    maximum = limit.value - used
+    if info.st_size > maximum:
+        raise Refused(limit.exceeded(f"{used + info.st_size:,} bytes"), limit.fix)
+    with path.open("rb") as handle:
+        data = handle.read(maximum + 1)
+    if len(data) > maximum:  # it grew since stat()
+        raise Refused(limit.exceeded(f"over {limit.value:,} bytes"), limit.fix)
+    return data
 
 
 def read_text(path: str | Path, what: str = "file", max_bytes: int = MAX_TEXT_BYTES) -> str:
@@ -166,3 +259,65 @@ def check_output(path: str | Path, option: str) -> Path:
     if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise FileProblem(f"{option} {path}: not writable (permission denied); write elsewhere")
     return path
+
+
+def bounded_sub(
+    pattern: re.Pattern[str], text: str, replace: Callable[[re.Match[str]], str], limit: int
+) -> str | None:
+    """`pattern.sub(replace, text)`, or None as soon as the result would pass `limit`
+    characters: a value that names itself twice doubles with each line that does so, and is
+    refused before it is built."""
+    parts: list[str] = []
+    size = 0
+    last = 0
+    for match in pattern.finditer(text):
+        piece = replace(match)
+        size += match.start() - last + len(piece)
+        if size > limit:
+            return None
+        parts += [text[last : match.start()], piece]
+        last = match.end()
+    if size + len(text) - last > limit:
+        return None
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+class XmlGuard:
+    """Bounds what an expat parser may expand, and reads no other file.
+
+    An internal entity may expand to many times its definition ("billion laughs": ten
+    references to ten references...); expat bounds that in attribute values but hands element
+    text over a piece at a time.  Every reader counts its text here (`text`), and a document
+    whose text passes its own size by more than `MAX_ENTITY_TEXT` is refused at once.  An
+    external entity (`<!ENTITY x SYSTEM "file">`) is refused where it is used: expat would skip
+    it and leave its content silently out; no file or URL is ever opened."""
+
+    def __init__(
+        self, parser: Any, document_size: int, refuse: Callable[[int, str, str], Exception]
+    ) -> None:
+        """`refuse(line, found, fix)` is the reader's own one-line error."""
+        from xml.parsers import expat
+
+        self.parser = parser
+        self.refuse = refuse
+        self.allowed = document_size + MAX_ENTITY_TEXT.value
+        self.seen = 0
+        parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+        parser.ExternalEntityRefHandler = self._external
+
+    def text(self, size: int) -> None:
+        self.seen += size
+        if self.seen > self.allowed:
+            raise self.refuse(
+                self.parser.CurrentLineNumber,
+                MAX_ENTITY_TEXT.exceeded("XML entities expand far past the document's own text"),
+                MAX_ENTITY_TEXT.fix,
+            )
+
+    def _external(self, context: Any, base: Any, system_id: Any, public_id: Any) -> int:
+        raise self.refuse(
+            self.parser.CurrentLineNumber,
+            f"an external XML entity ({system_id or public_id}): another file, which is not read",
+            "write its content in place of the entity reference",
+        )

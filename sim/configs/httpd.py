@@ -31,6 +31,14 @@ from sim.configs.httpd_syntax import (
     version_matches,
     words,
 )
+from sim.files import (
+    MAX_CONFIG_BYTES,
+    MAX_CONFIG_FILES,
+    MAX_EXPANDED,
+    Refused,
+    bounded_sub,
+    read_bytes_within,
+)
 
 CONDITIONALS = {"ifmodule", "ifdefine", "ifversion", "iffile", "ifdirective", "ifsection"}
 # Modules compiled into Debian's apache2 (`apache2 -l`); upstream's default build has core.c,
@@ -137,6 +145,7 @@ class _Reader:
     def __init__(self, config: HttpdConfig, root_given: bool) -> None:
         self.config = config
         self.root_given = root_given
+        self.bytes_read = 0  # of every file so far: an Include fan-out is bounded by it too
 
     def read(
         self,
@@ -151,14 +160,24 @@ class _Reader:
                 f"includes nested deeper than {MAX_INCLUDE_DEPTH} files (AP_MAX_INCLUDE_DEPTH)",
                 "remove the Include that leads back to an including file",
             )
+        if len(self.config.files) >= MAX_CONFIG_FILES.value:
+            raise ConfigError(
+                included_at or path,
+                MAX_CONFIG_FILES.exceeded(f"Include reaches {path}"),
+                f"{MAX_CONFIG_FILES.fix} (includes of includes multiply: check the wildcards)",
+            )
         try:
-            text = path.read_bytes().decode("utf-8", errors="replace")
+            data = read_bytes_within(path, MAX_CONFIG_BYTES, self.bytes_read)
+        except Refused as exc:
+            raise ConfigError(included_at or path, f"{path}: {exc.found}", exc.fix) from None
         except OSError as exc:
             raise ConfigError(
                 included_at or path,
                 f"cannot read {path} ({exc.strerror})",
                 "give the path of a readable httpd configuration file",
             ) from None
+        self.bytes_read += len(data)
+        text = data.decode("utf-8", errors="replace")
         self.config.files.append(path)
         chain = (*chain, path.resolve())
         frames: list[_Frame] = []
@@ -207,7 +226,7 @@ class _Reader:
             self.config.notes.append(f"{where}: <Macro> not expanded (mod_macro's Use)")
             return _Frame(name, where, False, None)
         if lowered in CONDITIONALS:
-            resolved, undefined = self._resolve(argument)
+            resolved, undefined = self._resolve(where, argument)
             if undefined:
                 self._undefined(where, name, undefined)
             return _Frame(name, where, self._condition(where, lowered, resolved), None)
@@ -215,7 +234,7 @@ class _Reader:
             self.config.notes.append(
                 f"{where}: <{name}> is evaluated per request; its directives are read as a section's"
             )
-        resolved, _ = self._resolve(argument)
+        resolved, _ = self._resolve(where, argument)
         return _Frame(name, where, True, Section(name, resolved.strip("\"'"), where))
 
     def _close(self, where: Where, line: str, frames: list[_Frame]) -> None:
@@ -252,7 +271,7 @@ class _Reader:
     def _directive(
         self, where: Where, line: str, sections: tuple[Section, ...], chain: tuple[Path, ...]
     ) -> None:
-        resolved, undefined = self._resolve(line)
+        resolved, undefined = self._resolve(where, line)
         split = words(where, resolved)
         name, args = split[0], tuple(split[1:])
         check_name(where, name)
@@ -293,7 +312,7 @@ class _Reader:
             raise ConfigError(where, f"{name} takes one path", f"write {name} PATH")
         pattern = self._root_relative(args[0])
         if any(ch in str(pattern) for ch in "*?["):
-            found = glob_paths(pattern)
+            found = glob_paths(where, pattern, MAX_CONFIG_FILES)
             strict = not optional and self.config.version >= (2, 3, 6)
             if not found and strict:
                 raise ConfigError(
@@ -302,7 +321,7 @@ class _Reader:
                     "fix the path, or use IncludeOptional for a set that may be empty",
                 )
         elif pattern.is_dir():
-            found = sorted(p for p in pattern.rglob("*") if p.is_file())
+            found = glob_paths(where, pattern, MAX_CONFIG_FILES)
         elif pattern.exists():
             found = [pattern]
         elif optional:
@@ -327,8 +346,10 @@ class _Reader:
         path = Path(text.strip("\"'"))
         return path if path.is_absolute() else self.config.server_root / path
 
-    def _resolve(self, text: str) -> tuple[str, list[str]]:
-        """`ap_resolve_env`: `${NAME}` from the Defines; what none gives stays as written."""
+    def _resolve(self, where: Where, text: str) -> tuple[str, list[str]]:
+        """`ap_resolve_env`: `${NAME}` from the Defines; what none gives stays as written.  A
+        `Define X ${X}${X}` doubles X, so a line is refused as soon as it would pass
+        `MAX_EXPANDED` (httpd itself stops at its line length, MAX_STRING_LEN)."""
         undefined: list[str] = []
 
         def value(match: re.Match[str]) -> str:
@@ -338,7 +359,12 @@ class _Reader:
             undefined.append(name)
             return match.group(0)
 
-        return VARIABLE.sub(value, text), undefined
+        resolved = bounded_sub(VARIABLE, text, value, MAX_EXPANDED.value)
+        if resolved is None:
+            raise ConfigError(
+                where, MAX_EXPANDED.exceeded("its ${NAME} variables expand"), MAX_EXPANDED.fix
+            )
+        return resolved, undefined
 
     def _undefined(self, where: Where, name: str, undefined: list[str]) -> None:
         raise ConfigError(

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from sim.configs.errors import ConfigError, Where
+from sim.files import Limit
 
 # The sections httpd 2.4 and its common modules define; anything else in `<...>` is not httpd
 # configuration (an XML file, a typo), which httpd would refuse as an invalid command.
@@ -133,9 +134,36 @@ def short(text: str, limit: int = 60) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
-def glob_paths(pattern: Path) -> list[Path]:
+def glob_paths(where: Where, pattern: Path, limit: Limit) -> list[Path]:
     """Wildcards in any part of the path, each part matched in alphabetical order; a matched
-    directory contributes every file below it."""
+    directory contributes every file below it.  Refused once more than `limit` files match
+    (or sixteen times as many entries are looked at): `Include /` would walk the disk."""
+    try:
+        return _glob_paths(where, pattern, limit)
+    except OSError as exc:
+        raise ConfigError(
+            where,
+            f"a readable path for {pattern}, but {exc.filename} cannot be read ({exc.strerror})",
+            "fix the path (httpd fails on it too)",
+        ) from None
+
+
+def _glob_paths(where: Where, pattern: Path, limit: Limit) -> list[Path]:
+    maximum = limit.value
+    looked_at = 0
+
+    def visit(entries):
+        nonlocal looked_at
+        for entry in entries:
+            looked_at += 1
+            if looked_at > 16 * maximum:
+                raise ConfigError(
+                    where,
+                    limit.exceeded(f"{pattern} reaches over {16 * maximum:,} paths"),
+                    limit.fix,
+                )
+            yield entry
+
     parts = pattern.parts
     paths = [Path(parts[0])]
     for part in parts[1:]:
@@ -144,7 +172,7 @@ def glob_paths(pattern: Path) -> list[Path]:
             if any(ch in part for ch in "*?["):
                 if base.is_dir():
                     following += sorted(
-                        p for p in base.iterdir() if fnmatch.fnmatchcase(p.name, part)
+                        p for p in visit(base.iterdir()) if fnmatch.fnmatchcase(p.name, part)
                     )
             else:
                 following.append(base / part)
@@ -152,9 +180,13 @@ def glob_paths(pattern: Path) -> list[Path]:
     found: list[Path] = []
     for path in paths:
         if path.is_dir():
-            found += sorted(p for p in path.rglob("*") if p.is_file())
+            found += sorted(p for p in visit(path.rglob("*")) if p.is_file())
         elif path.exists():
             found.append(path)
+        if len(found) > maximum:
+            raise ConfigError(
+                where, limit.exceeded(f"{pattern} matches {len(found):,} files"), limit.fix
+            )
     return found
 
 

@@ -16,12 +16,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sim.configs.errors import ConfigError, Where
+from sim.files import (
+    MAX_CONFIG_BYTES,
+    MAX_EXPANDED,
+    Limit,
+    Refused,
+    bounded_sub,
+    read_bytes_within,
+)
 
 REFERENCE = re.compile(r"\$\(([^)]+)\)")
 MAX_REFERENCE_DEPTH = 20  # jk_map.c JK_MAP_RECURSION
 # Properties whose repeats are joined into one list (jk_util.c unique_properties' complement).
 LIST_PROPERTIES = ("worker.list", "balance_workers", "balanced_workers", "mount", "user")
 WORKER_TYPES = ("ajp13", "ajp12", "ajp14", "lb", "status", "jni")
+# Every worker copying a template of every property would be their product: a real file has a
+# few dozen workers of a few dozen properties.
+MAX_PROPERTIES = Limit(
+    "properties once references are copied", 200_000, "TIERSIM_MAX_WORKER_PROPERTIES"
+)
 
 
 @dataclass(frozen=True)
@@ -95,7 +108,9 @@ def read_workers_properties(
     lines: list[tuple[str, Where]] = []
     if path is not None:
         try:
-            text = Path(path).read_bytes().decode("utf-8", errors="replace")
+            text = read_bytes_within(path, MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
+        except Refused as exc:
+            raise ConfigError(path, exc.found, exc.fix) from None
         except OSError as exc:
             raise ConfigError(
                 path,
@@ -138,7 +153,9 @@ def _read_line(result: WorkersProperties, raw: str, where: Where) -> None:
 
 
 def _replace(result: WorkersProperties, value: str, where: Where) -> str:
-    """`$(name)`: a property read before this line (mod_jk also tries the environment)."""
+    """`$(name)`: a property read before this line (mod_jk also tries the environment).  A
+    value that names a property twice doubles it, and forty such lines would be terabytes:
+    a value is refused as soon as it would pass `MAX_EXPANDED`."""
 
     def one(match: re.Match[str]) -> str:
         found = result.properties.get(match.group(1))
@@ -150,18 +167,34 @@ def _replace(result: WorkersProperties, value: str, where: Where) -> str:
             )
         return found.value
 
-    return REFERENCE.sub(one, value)
+    replaced = bounded_sub(REFERENCE, value, one, MAX_EXPANDED.value)
+    if replaced is None:
+        raise ConfigError(
+            where, MAX_EXPANDED.exceeded("its $(name) references expand"), MAX_EXPANDED.fix
+        )
+    return replaced
 
 
 def _resolve_references(result: WorkersProperties) -> None:
     """`worker.X.reference=worker.Y`: X inherits Y's properties it does not set itself."""
+    index: dict[str, list[str]] = {}  # "worker.Y" -> its property names, in the file's order
+    for key in result.properties:
+        if key.startswith("worker.") and key.count(".") >= 2:
+            index.setdefault(key.rsplit(".", 1)[0], []).append(key)
+    done: set[str] = set()
     for worker in sorted(result.workers()):
-        _inherit(result, worker, (worker,))
+        _inherit(result, worker, (worker,), index, done)
 
 
-def _inherit(result: WorkersProperties, worker: str, seen: tuple[str, ...]) -> None:
+def _inherit(
+    result: WorkersProperties,
+    worker: str,
+    seen: tuple[str, ...],
+    index: dict[str, list[str]],
+    done: set[str],
+) -> None:
     reference = result.properties.get(f"worker.{worker}.reference")
-    if reference is None:
+    if reference is None or worker in done:
         return
     target = reference.value.strip()
     prefix = target.rstrip(".") + "."
@@ -172,18 +205,35 @@ def _inherit(result: WorkersProperties, worker: str, seen: tuple[str, ...]) -> N
             f"worker.{worker}.reference={target} leads back to itself ({' -> '.join(seen)})",
             "break the cycle of references",
         )
-    if not any(key.startswith(prefix) for key in result.properties):
+    if not _with_prefix(result, index, prefix):
         raise ConfigError(
             reference.where,
             f"worker.{worker}.reference names a worker with properties, but {target} has none",
             f"define {prefix}* properties or fix the name (reference=worker.NAME)",
         )
-    _inherit(result, source, (*seen, source))
-    for key, value in list(result.properties.items()):
-        if key.startswith(prefix) and not key.endswith(".reference"):
-            own = f"worker.{worker}.{key[len(prefix) :]}"
+    _inherit(result, source, (*seen, source), index, done)
+    own_prefix = f"worker.{worker}."
+    limit = MAX_PROPERTIES.value
+    for key in _with_prefix(result, index, prefix):
+        if not key.endswith(".reference"):
+            own = own_prefix + key[len(prefix) :]
             if own not in result.properties:
-                result.properties[own] = value
+                result.properties[own] = result.properties[key]
+                index.setdefault(own.rsplit(".", 1)[0], []).append(own)
+    if len(result.properties) > limit:
+        raise ConfigError(
+            reference.where,
+            MAX_PROPERTIES.exceeded(f"worker.{worker}.reference copies {target}'s properties"),
+            MAX_PROPERTIES.fix,
+        )
+    done.add(worker)
+
+
+def _with_prefix(result: WorkersProperties, index: dict[str, list[str]], prefix: str) -> list[str]:
+    found = index.get(prefix[:-1])
+    if found is None:  # a prefix that is not `worker.NAME`: look through every property
+        return [key for key in result.properties if key.startswith(prefix)]
+    return list(found)
 
 
 def _names(text: str) -> list[str]:

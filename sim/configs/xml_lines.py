@@ -11,6 +11,7 @@ from pathlib import Path
 from xml.parsers import expat
 
 from sim.configs.errors import ConfigError, Where
+from sim.files import MAX_CONFIG_BYTES, Refused, XmlGuard, read_bytes_within
 
 
 @dataclass
@@ -40,29 +41,39 @@ class Element:
 
 
 def read_xml(path: Path, kind: str, option: str) -> Element:
-    """The root element of `path`; a file that is not XML is a one-line error."""
+    """The root element of `path`; a file that is not XML is a one-line error, and so is one
+    that is too large or whose entities expand without bound (`sim.files.XmlGuard`)."""
     try:
-        data = Path(path).read_bytes()
+        data = read_bytes_within(path, MAX_CONFIG_BYTES)
+    except Refused as exc:
+        raise ConfigError(path, f"a {kind} of reasonable size: {exc.found}", exc.fix) from None
     except OSError as exc:
         raise ConfigError(
             path, f"a readable {kind} ({exc.strerror})", f"fix the path given to {option}"
         ) from None
     lines = tuple(data.decode("utf-8", errors="replace").splitlines())
     parser = expat.ParserCreate()
+    guard = XmlGuard(
+        parser, len(data), lambda line, found, fix: ConfigError(Where(Path(path), line), found, fix)
+    )
     stack: list[Element] = []
+    texts: list[list[str]] = []  # each open element's text, in pieces: joined once, at its end
     roots: list[Element] = []
 
     def start(tag: str, attributes: dict[str, str]) -> None:
+        guard.text(sum(len(value) for value in attributes.values()))
         element = Element(tag, attributes, Where(Path(path), parser.CurrentLineNumber), lines=lines)
         (stack[-1].children if stack else roots).append(element)
         stack.append(element)
+        texts.append([])
 
     def end(tag: str) -> None:
-        stack.pop()
+        stack.pop().text = "".join(texts.pop())
 
     def text(data: str) -> None:
-        if stack:
-            stack[-1].text += data
+        guard.text(len(data))
+        if texts:
+            texts[-1].append(data)
 
     parser.StartElementHandler = start
     parser.EndElementHandler = end
@@ -70,6 +81,12 @@ def read_xml(path: Path, kind: str, option: str) -> Element:
     try:
         parser.Parse(data, True)
     except expat.ExpatError as exc:
+        if "amplification" in expat.ErrorString(exc.code):  # expat's own bound (attributes)
+            raise ConfigError(
+                Where(Path(path), exc.lineno),
+                "XML entities expand far past the document's own text (expat's limit)",
+                "write the values in place of the entities",
+            ) from None
         raise ConfigError(
             Where(Path(path), exc.lineno),
             f"well-formed XML for {kind} ({expat.ErrorString(exc.code)})",

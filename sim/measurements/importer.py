@@ -40,11 +40,12 @@ class ImportOptions:
 
 
 EPOCH_MS_ABOVE = 1e11  # an epoch in seconds passes 1e11 in the year 5138; in ms it did in 1973
+EPOCH_US_ABOVE = 1e14  # the same two dates in milliseconds and microseconds
 
 
 def parse_start(text: str) -> float:
-    """The test's start (`--start`) as seconds since the epoch: seconds or milliseconds since
-    the epoch (JMeter's `timeStamp` unit), or an ISO 8601 time with its zone
+    """The test's start (`--start`) as seconds since the epoch: seconds, milliseconds (JMeter's
+    `timeStamp` unit) or microseconds since the epoch, told apart by magnitude, or an ISO 8601 time with its zone
     (2026-11-23T19:26:24Z, 2026-11-23 20:26:24+01:00)."""
     try:
         value = float(text)
@@ -53,6 +54,8 @@ def parse_start(text: str) -> float:
     else:
         if not math.isfinite(value) or value <= 0:
             raise ImportUsageError(f"--start {text}: expected a time since the epoch > 0")
+        if value > EPOCH_US_ABOVE:
+            return value / 1e6
         return value / 1000.0 if value > EPOCH_MS_ABOVE else value
     try:
         when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))

@@ -11,14 +11,16 @@ magic bytes, whatever their name, and read as the text they hold.
 from __future__ import annotations
 
 import codecs
-import gzip
 import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+from sim.files import MAX_GZIP_RATIO, MAX_MEASUREMENT_BYTES, Refused, read_bytes_within
 from sim.measurements.errors import MeasurementError
 
 _SNIFF = 8192
+_CHUNK = 2**16  # compressed bytes decompressed at a time
+_RATIO_FROM = 2**24  # the ratio is judged once this much text is out: small files vary widely
 PROGRESS_EVERY = 20_000  # lines between progress reports while a file is parsed
 # progress(lines read, lines in the file), called every PROGRESS_EVERY lines
 Progress = Callable[[int, int], None] | None
@@ -28,11 +30,13 @@ def read_lines(path: str | Path, expected: str, encoding: str = "utf-8") -> list
     """The file's lines without line endings. `expected` names the format for messages
     (e.g. "a JMeter CSV results file with a header line")."""
     try:
-        data = Path(path).read_bytes()
+        data = read_bytes_within(path, MAX_MEASUREMENT_BYTES)
     except FileNotFoundError:
         raise MeasurementError(path, None, "no such file") from None
     except IsADirectoryError:
         raise MeasurementError(path, None, f"a directory; expected {expected}") from None
+    except Refused as exc:
+        raise MeasurementError(path, None, str(exc)) from None
     except OSError as exc:
         raise MeasurementError(path, None, f"cannot read ({exc.strerror})") from None
     if not data.strip():
@@ -46,15 +50,7 @@ def read_lines(path: str | Path, expected: str, encoding: str = "utf-8") -> list
             "(convert it: iconv -f UTF-16 -t UTF-8)",
         )
     if data.startswith(b"\x1f\x8b"):
-        try:
-            data = gzip.decompress(data)
-        except (EOFError, OSError, zlib.error) as exc:
-            raise MeasurementError(
-                path,
-                None,
-                f"a damaged or truncated gzip file ({exc}); expected {expected}, compressed whole "
-                "(check it with gzip -t)",
-            ) from None
+        data = _gunzip(path, data, expected)
         if not data.strip():
             raise MeasurementError(path, 1, f"the compressed file is empty; expected {expected}")
     head = data[:_SNIFF]
@@ -77,3 +73,53 @@ def read_lines(path: str | Path, expected: str, encoding: str = "utf-8") -> list
     except LookupError:
         raise MeasurementError(path, None, f"unknown encoding {encoding!r}") from None
     return text.splitlines()
+
+
+def _gunzip(path: str | Path, data: bytes, expected: str) -> bytes:
+    """A gzip file's text, decompressed a piece at a time: refused as soon as it passes
+    `MAX_MEASUREMENT_BYTES`, or `MAX_GZIP_RATIO` times the compressed bytes read so far (a
+    bomb of a few megabytes that would expand to gigabytes is stopped after a few hundred)."""
+    limit, ratio = MAX_MEASUREMENT_BYTES.value, MAX_GZIP_RATIO.value
+    pieces: list[bytes] = []
+    size = offset = 0
+    try:
+        while True:
+            member = zlib.decompressobj(wbits=31)  # one gzip member; `cat a.gz b.gz` has two
+            while not member.eof:
+                chunk = member.unconsumed_tail
+                if not chunk:
+                    if offset >= len(data):
+                        raise EOFError("the compressed data ends before its end marker")
+                    chunk = data[offset : offset + _CHUNK]
+                    offset += len(chunk)
+                piece = member.decompress(chunk, _CHUNK * 16)
+                size += len(piece)
+                pieces.append(piece)
+                consumed = offset - len(member.unconsumed_tail) - len(member.unused_data)
+                _check_expansion(path, size, max(consumed, 1), limit, ratio)
+            offset -= len(member.unused_data)
+            if data[offset : offset + 2] != b"\x1f\x8b":
+                break  # the end, or trailing bytes after the last member (gzip ignores them)
+    except (EOFError, OSError, zlib.error) as exc:
+        raise MeasurementError(
+            path,
+            None,
+            f"a damaged or truncated gzip file ({exc}); expected {expected}, compressed whole "
+            "(check it with gzip -t)",
+        ) from None
+    return b"".join(pieces)
+
+
+def _check_expansion(path: str | Path, size: int, compressed: int, limit: int, ratio: int) -> None:
+    if size > limit:
+        raise MeasurementError(
+            path, None, MAX_MEASUREMENT_BYTES.refusal("decompressed, the file is larger")
+        )
+    if size > min(_RATIO_FROM, limit // 4) and size > ratio * compressed:
+        raise MeasurementError(
+            path,
+            None,
+            MAX_GZIP_RATIO.refusal(
+                f"decompresses to {size / compressed:,.0f} bytes per compressed byte (a gzip bomb?)"
+            ),
+        )

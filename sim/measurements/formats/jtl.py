@@ -1,6 +1,7 @@
 """JMeter results files (JTL): CSV with a header line, or XML.
 
-CSV fields used (JMeter's names): `timeStamp` (ms since the epoch; the sample's start with
+CSV fields used (JMeter's names): `timeStamp` (ms since the epoch — seconds and microseconds
+are told apart by their magnitude, `epoch.py` — the sample's start with
 JMeter's shipped `sampleresult.timestamp.start=true`), `elapsed` (ms, the whole sample),
 `label`, `success` (true/false), `responseCode`, `URL` (optional: needs
 `jmeter.save.saveservice.url=true`), `allThreads` (optional: active threads of all thread
@@ -17,7 +18,9 @@ import math
 from pathlib import Path
 from xml.parsers import expat
 
+from sim.files import XmlGuard
 from sim.measurements.errors import MeasurementError, shorten
+from sim.measurements.formats.epoch import Clock
 from sim.measurements.formats.http import exception_kind, status_kind
 from sim.measurements.text import PROGRESS_EVERY, Progress, read_lines
 from sim.measurements.windows import SampleLog
@@ -99,6 +102,7 @@ def _read_csv(path, lines: list[str], progress: Progress = None) -> SampleLog:
     body = io.StringIO("\n".join(lines[header_index + 1 :]))
     reader = csv.reader(body, delimiter=delimiter)
     previous_end = 0
+    clock = Clock(path, "timeStamp")
     for record in reader:
         line = header_index + 2 + previous_end
         previous_end = reader.line_num
@@ -120,6 +124,7 @@ def _read_csv(path, lines: list[str], progress: Progress = None) -> SampleLog:
             record[at["timeStamp"]],
             "milliseconds since the epoch (jmeter.save.saveservice.timestamp_format=ms)",
         )
+        start = clock.seconds(start, line)
         elapsed = _number(path, line, "elapsed", record[at["elapsed"]], "milliseconds >= 0")
         success = _success(path, line, "success", record[at["success"]])
         code = record[code_at] if code_at is not None else ""
@@ -129,7 +134,7 @@ def _read_csv(path, lines: list[str], progress: Progress = None) -> SampleLog:
             users = _number(path, line, "allThreads", record[users_at], "a thread count >= 0")
         rows.append(
             (
-                start / 1000.0,
+                start,
                 elapsed / 1000.0,
                 record[at["label"]],
                 record[url_at] if url_at is not None else None,
@@ -147,15 +152,20 @@ def _read_csv(path, lines: list[str], progress: Progress = None) -> SampleLog:
 
 def _read_xml(path, text: str, progress: Progress = None, total_lines: int = 0) -> SampleLog:
     parser = expat.ParserCreate()
+    guard = XmlGuard(
+        parser, len(text), lambda line, found, fix: MeasurementError(path, line, f"{found}; {fix}")
+    )
     rows: list[tuple] = []
     depth = 0
     current: dict | None = None  # the top-level sample being read, with its line
     in_url = False
     url_text: list[str] = []
     has_url = False
+    clock = Clock(path, "ts")
 
     def start(name: str, attributes: dict[str, str]) -> None:
         nonlocal depth, current, in_url, url_text
+        guard.text(sum(len(value) for value in attributes.values()))
         depth += 1
         line = parser.CurrentLineNumber
         if depth == 1 and name != "testResults":
@@ -176,13 +186,14 @@ def _read_xml(path, text: str, progress: Progress = None, total_lines: int = 0) 
             current["url"] = "".join(url_text).strip()
             has_url = True
         elif depth == 2 and current is not None:
-            rows.append(_xml_row(path, current))
+            rows.append(_xml_row(path, current, clock))
             current = None
             if progress is not None and len(rows) % PROGRESS_EVERY == 0:
                 progress(parser.CurrentLineNumber, total_lines)
         depth -= 1
 
     def characters(data: str) -> None:
+        guard.text(len(data))
         if in_url:
             url_text.append(data)
 
@@ -211,7 +222,7 @@ def _read_xml(path, text: str, progress: Progress = None, total_lines: int = 0) 
     return _frame(path, rows, has_url)
 
 
-def _xml_row(path, sample: dict) -> tuple:
+def _xml_row(path, sample: dict, clock: Clock) -> tuple:
     line = sample["line"]
     for attribute, meaning in (("ts", "timestamp"), ("t", "elapsed time"), ("s", "success")):
         if attribute not in sample:
@@ -221,14 +232,16 @@ def _xml_row(path, sample: dict) -> tuple:
                 f"a sample without the {attribute}= attribute ({meaning}); expected "
                 "JMeter's saved fields ts, t, lb, s",
             )
-    start = _number(path, line, "ts", sample["ts"], "milliseconds since the epoch")
+    start = clock.seconds(
+        _number(path, line, "ts", sample["ts"], "milliseconds since the epoch"), line
+    )
     elapsed = _number(path, line, "t", sample["t"], "milliseconds >= 0")
     success = _success(path, line, "s", sample["s"])
     users = math.nan
     if "na" in sample:
         users = _number(path, line, "na", sample["na"], "a thread count >= 0")
     return (
-        start / 1000.0,
+        start,
         elapsed / 1000.0,
         sample.get("lb", ""),
         sample.get("url"),
