@@ -136,6 +136,8 @@ def test_cli_imports_the_log_and_names_a_report_given_as_a_log(tmp_path):
     result = CliRunner().invoke(main, ["import", "gatling", str(STATS), "-o", str(out)])
     assert result.exit_code == 3 and "gatling-stats" in result.output
     assert len(result.output.strip().splitlines()) == 1
+    result = CliRunner().invoke(main, ["import", "gatling-stats", str(LOG), "-o", str(out)])
+    assert result.exit_code == 3 and "import it as gatling" in result.output
 
 
 def test_every_text_layout_of_a_request_line_is_read(tmp_path):

@@ -93,11 +93,12 @@ def aggregate_rows(
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        hint = (
-            " (js/stats.js is the same figures as JavaScript: import js/stats.json)"
-            if text.lstrip().startswith("var ")
-            else ""
-        )
+        start = text.lstrip()
+        hint = ""
+        if start.startswith("var "):
+            hint = " (js/stats.js is the same figures as JavaScript: import js/stats.json)"
+        elif start.startswith(("ASSERTION\t", "RUN\t", "USER\t", "REQUEST\t")):
+            hint = " (a simulation.log: import it as gatling)"
         raise MeasurementError(
             path, exc.lineno, f"not JSON ({exc.msg}){hint}; expected {EXPECTED}"
         ) from None
