@@ -55,12 +55,25 @@ def failed_share(replications: Sequence[Mapping[str, float]], level: float) -> I
     )
 
 
+def is_latency(metric: str, unit: str | None = None) -> bool:
+    """Whether a metric is a time a request took or waited (a response time, a station's wait
+    or residence, in seconds): what is read beside the failed share.  The window's length
+    (`elapsed`) is in seconds too, and is no latency."""
+    if metric == "elapsed":
+        return False
+    return (
+        unit == "s"
+        or f".{metric}".find(".response.") >= 0
+        or metric.endswith((".wait", ".residence", ".service"))
+    )
+
+
 def budget_percent(budget: float) -> str:
     """An error budget as it was given: `1 %`, `0.5 %`, `20 %`."""
     return f"{100 * budget:g} %"
 
 
-def percent(share: float) -> str:
+def percent(share: float | None) -> str:
     """A measured share as people read it: `0 %`, `0.31 %`, `94.2 %`; `-` when unknown.  From
     10 % on, one decimal, so that a share just over a budget of 20 % does not read `20 %`."""
     if share is None or math.isnan(share):

@@ -3,8 +3,11 @@
 From a sweep's results directory: each kept metric against its factor with the confidence
 band (one factor), a heatmap plus one line per value of the second factor (two factors on a
 grid), or the metric against each factor with interval bars (space-filling designs); failed
-points are listed.  From a `tiersim reproduce NAME --json` file (or `tiersim calibrate NAME --json`,
-with its fitted values): published against simulated.
+points are listed.  A latency is measured on the answered requests only, so every figure and
+table of one shows the share of requests that failed beside it (`sim.present.failures`), and
+the summary gives each point's replications, window and warm-up, and the runs' warnings.
+From a `tiersim reproduce NAME --json` file (or `tiersim calibrate NAME --json`, with its
+fitted values): published against simulated.
 
 plotly.js is embedded once, so the file opens anywhere without a network.  A `window.onerror`
 hook records any script error on the page (`data-js-error` on <html>), for the test that
@@ -21,7 +24,12 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from sim.present.failures import FAILED_SHARE, is_latency, percent
+
 BAND = "rgba(31, 119, 180, 0.2)"
+FAILED_COLOUR = "rgb(214, 39, 40)"
+# what a results directory of a tiersim before the failed share was recorded lacks
+NOT_RECORDED = "failed share not recorded in this results directory: rerun the sweep to see it"
 
 
 class ReportError(ValueError):
@@ -93,20 +101,24 @@ def _sweep_report(root: Path, read_sweep: SweepReader):
     for metric in metrics:
         if ok.empty or metric not in ok or ok[metric].isna().all():
             continue
+        latency = _is_latency(metric, ok)
         if len(factors) == 1:
-            figures.append(_band_figure(ok, factors[0], metric))
+            figures.append(_band_figure(ok, factors[0], metric, failed=latency))
         elif len(factors) == 2 and manifest.get("design") == "grid":
-            figures.append(_heatmap(ok, factors[0], factors[1], metric))
-            figures.append(_lines(ok, factors[0], factors[1], metric))
+            figures.append(_heatmap(ok, factors[0], factors[1], metric, failed=latency))
+            figures.append(_lines(ok, factors[0], factors[1], metric, failed=latency))
         else:
             figures.extend(
-                _band_figure(ok, factor, metric, markers_only=True) for factor in factors
+                _band_figure(ok, factor, metric, markers_only=True, failed=latency)
+                for factor in factors
             )
     summary = _sweep_summary(manifest, frame)
     return manifest.get("name", str(root)), figures, summary
 
 
-def _band_figure(frame, factor: str, metric: str, markers_only: bool = False) -> go.Figure:
+def _band_figure(
+    frame, factor: str, metric: str, markers_only: bool = False, failed: bool = False
+) -> go.Figure:
     data = frame.sort_values(factor)
     x = data[factor].tolist()
     figure = go.Figure()
@@ -130,12 +142,58 @@ def _band_figure(frame, factor: str, metric: str, markers_only: bool = False) ->
         )
         figure.add_trace(go.Scatter(x=x, y=data[metric], mode="lines+markers", name=metric))
     figure.update_layout(
-        title=f"{metric} against {factor}", xaxis_title=factor, yaxis_title=_axis(metric, frame)
+        title=f"{metric} against {factor}"
+        + (" and the share of requests that failed" if failed else ""),
+        xaxis_title=factor,
+        yaxis_title=_axis(metric, frame),
     )
+    if failed and _failed_axis(figure, frame):
+        figure.add_trace(_share_trace(data, x, "failed share", FAILED_COLOUR))
     return figure
 
 
-def _heatmap(frame, x_factor: str, y_factor: str, metric: str) -> go.Figure:
+def _is_latency(metric: str, frame) -> bool:
+    return is_latency(metric, _unit_of(metric, frame))
+
+
+def _share_trace(data, x, name: str, colour: str | None = None) -> go.Scatter:
+    """The failed share at the same points as a latency's trace, on the figure's second axis:
+    a latency of the answered requests read without it flatters whatever refuses its load."""
+    return go.Scatter(
+        x=x,
+        y=data[FAILED_SHARE],
+        mode="lines+markers",
+        name=name,
+        yaxis="y2",
+        line={"dash": "dot", "color": colour},
+        marker={"symbol": "x"},
+        error_y=_error_bars(data, FAILED_SHARE),
+        hovertemplate="%{x}: %{y:.2%} of requests failed<extra></extra>",
+    )
+
+
+def _failed_axis(figure: go.Figure, frame) -> bool:
+    """Give a latency's figure the failed share's axis; False (and a note on the figure) when
+    the results directory did not record the share."""
+    recorded = FAILED_SHARE in frame and not frame[FAILED_SHARE].isna().all()
+    if not recorded:
+        figure.add_annotation(
+            text=NOT_RECORDED, xref="paper", yref="paper", x=0, y=1.08, showarrow=False
+        )
+    figure.update_layout(
+        yaxis2={
+            "title": f"{FAILED_SHARE}: requests failed (refused, errors, timeouts)",
+            "overlaying": "y",
+            "side": "right",
+            "tickformat": ".0%",
+            "rangemode": "tozero",
+        },
+        legend={"x": 1.1},
+    )
+    return recorded
+
+
+def _heatmap(frame, x_factor: str, y_factor: str, metric: str, failed: bool = False) -> go.Figure:
     table = frame.pivot_table(index=y_factor, columns=x_factor, values=metric, aggfunc="first")
     low = frame.pivot_table(
         index=y_factor, columns=x_factor, values=f"{metric}.ci_low", aggfunc="first"
@@ -147,18 +205,32 @@ def _heatmap(frame, x_factor: str, y_factor: str, metric: str) -> go.Figure:
         [f"[{lo:.4g}, {hi:.4g}]" for lo, hi in zip(row_lo, row_hi)]
         for row_lo, row_hi in zip(low.values, high.values)
     ]
+    shares = None
+    if failed:
+        if FAILED_SHARE in frame and not frame[FAILED_SHARE].isna().all():
+            shares = frame.pivot_table(
+                index=y_factor, columns=x_factor, values=FAILED_SHARE, aggfunc="first"
+            ).reindex(index=table.index, columns=table.columns)
+            text = [
+                [f"{cell}, {percent(share)} failed" for cell, share in zip(row, row_shares)]
+                for row, row_shares in zip(text, shares.values)
+            ]
+        else:
+            text = [[f"{cell}, {NOT_RECORDED}" for cell in row] for row in text]
     figure = go.Figure(
         go.Heatmap(
             z=table.values,
             x=[str(v) for v in table.columns],
             y=[str(v) for v in table.index],
             text=text,
+            texttemplate="%{z:.3g}<br>%{text}" if failed else None,
             colorbar={"title": _axis(metric, frame)},
             hovertemplate=f"{x_factor}=%{{x}}<br>{y_factor}=%{{y}}<br>{metric}=%{{z:.4g}} %{{text}}<extra></extra>",
         )
     )
     figure.update_layout(
-        title=f"{metric}: {x_factor} × {y_factor}",
+        title=f"{metric}: {x_factor} × {y_factor}"
+        + (" (each cell: the interval and the share of requests that failed)" if failed else ""),
         xaxis_title=x_factor,
         yaxis_title=y_factor,
         xaxis_type="category",
@@ -167,8 +239,9 @@ def _heatmap(frame, x_factor: str, y_factor: str, metric: str) -> go.Figure:
     return figure
 
 
-def _lines(frame, x_factor: str, group_factor: str, metric: str) -> go.Figure:
+def _lines(frame, x_factor: str, group_factor: str, metric: str, failed: bool = False) -> go.Figure:
     figure = go.Figure()
+    recorded = failed and _failed_axis(figure, frame)
     for value, group in frame.groupby(group_factor, sort=True):
         data = group.sort_values(x_factor)
         figure.add_trace(
@@ -180,8 +253,13 @@ def _lines(frame, x_factor: str, group_factor: str, metric: str) -> go.Figure:
                 error_y=_error_bars(data, metric),
             )
         )
+        if recorded:
+            figure.add_trace(
+                _share_trace(data, data[x_factor], f"failed share, {group_factor}={value}")
+            )
     figure.update_layout(
-        title=f"{metric} against {x_factor}, one line per {group_factor}",
+        title=f"{metric} against {x_factor}, one line per {group_factor}"
+        + (" (dotted: the share of requests that failed)" if failed else ""),
         xaxis_title=x_factor,
         yaxis_title=_axis(metric, frame),
     )
@@ -197,14 +275,19 @@ def _error_bars(data, metric: str) -> dict:
     }
 
 
-def _axis(metric: str, frame) -> str:
-    """The axis label: the metric with the unit its run declared (stored with each point)."""
-    unit = None
+def _unit_of(metric: str, frame) -> str | None:
+    """The unit its run declared for the metric (stored with each point)."""
     if "units" in frame:
         for cell in frame["units"].dropna():
             unit = json.loads(cell).get(metric)
             if unit:
-                break
+                return str(unit)
+    return None
+
+
+def _axis(metric: str, frame) -> str:
+    """The axis label: the metric with the unit its run declared (stored with each point)."""
+    unit = _unit_of(metric, frame)
     return f"{metric} [{unit}]" if unit else metric
 
 
@@ -215,6 +298,7 @@ def _not_run(points: Any, stored: int) -> Any:
 
 def _sweep_summary(manifest: dict, frame) -> str:
     failed = frame[frame["status"] != "ok"] if not frame.empty else frame
+    ok = frame[frame["status"] == "ok"] if not frame.empty else frame
     facts = {
         "sweep file": manifest.get("source"),
         "base model": manifest.get("base"),
@@ -223,6 +307,9 @@ def _sweep_summary(manifest: dict, frame) -> str:
         "points finished": f"{len(frame) - len(failed)} of {manifest.get('points')}",
         "failed": len(failed),
         "not run yet": _not_run(manifest.get("points"), len(frame)),
+        "replications per point": _spread(ok, "replications", "{:.0f}"),
+        "window per replication (after the warm-up)": _spread(ok, "window_s", "{:.4g} s"),
+        "warm-up removed": _spread(ok, "warmup_s", "{:.4g} s"),
         "seed": manifest.get("seed"),
         "tiersim": manifest.get("tiersim_version"),
     }
@@ -231,6 +318,8 @@ def _sweep_summary(manifest: dict, frame) -> str:
         for k, v in facts.items()
     )
     out = f"<table>{rows}</table>"
+    out += _points_table(manifest, ok)
+    out += _warnings(ok)
     if len(failed):
         lines = "".join(
             f"<tr><td>{r.point_index}</td><td>{html.escape(' '.join(r.overrides))}</td>"
@@ -240,6 +329,80 @@ def _sweep_summary(manifest: dict, frame) -> str:
         header = "<tr><th>point</th><th>overrides</th><th>kind</th><th>error</th></tr>"
         out += f"<h2>Failed points</h2><table>{header}{lines}</table>"
     return out
+
+
+def _spread(frame, column: str, form: str) -> str:
+    """A column's value over the points: one value, or its range; "not recorded" when the
+    results directory predates it."""
+    if frame.empty or column not in frame or frame[column].isna().all():
+        return "not recorded (a results directory of an older tiersim: rerun the sweep)"
+    low, high = frame[column].min(), frame[column].max()
+    return form.format(low) if low == high else f"{form.format(low)} to {form.format(high)}"
+
+
+def _points_table(manifest: dict, ok) -> str:
+    """Every finished point: its factors, each kept metric and, beside any latency, the share
+    of its requests that failed, with its replications, window and warm-up."""
+    if ok.empty:
+        return ""
+    factors, metrics = manifest["factors"], manifest["metrics"]
+    latency = any(_is_latency(metric, ok) for metric in metrics)
+    columns = [(factor, factor) for factor in factors]
+    columns += [(metric, metric) for metric in metrics if metric in ok]
+    if latency:
+        columns.append((f"{FAILED_SHARE} (requests failed)", FAILED_SHARE))
+        columns.append(("failed / replication", "count.failed"))
+    columns += [
+        ("replications", "replications"),
+        ("window [s]", "window_s"),
+        ("warm-up [s]", "warmup_s"),
+    ]
+    header = "".join(f"<th>{html.escape(label)}</th>" for label, _ in columns)
+    body = ""
+    for row in ok.to_dict("records"):
+        cells = "".join(f"<td>{html.escape(_cell(row, name))}</td>" for _, name in columns)
+        body += f"<tr>{cells}</tr>"
+    return f"<h2>Points</h2><table><tr>{header}</tr>{body}</table>"
+
+
+def _cell(row: dict, name: str) -> str:
+    value = row.get(name)
+    if name == FAILED_SHARE:
+        if value is None or value != value:  # NaN: not recorded
+            return "not recorded"
+        return (
+            f"{percent(value)} [{percent(row.get(f'{name}.ci_low'))}, "
+            f"{percent(row.get(f'{name}.ci_high'))}]"
+        )
+    if isinstance(value, float):
+        if value != value:
+            return "-"
+        low, high = row.get(f"{name}.ci_low"), row.get(f"{name}.ci_high")
+        if isinstance(low, float) and isinstance(high, float) and low == low and high == high:
+            return f"{value:.4g} [{low:.4g}, {high:.4g}]"
+        return f"{value:.4g}"
+    return "-" if value is None else str(value)
+
+
+def _warnings(ok) -> str:
+    """The runs' warnings (steady state not reached, too few replications ...), by point."""
+    if ok.empty or "warnings" not in ok:
+        return ""
+    lines = ""
+    for row in ok.itertuples():
+        try:
+            warnings = json.loads(row.warnings) if isinstance(row.warnings, str) else []
+        except ValueError:
+            warnings = [str(row.warnings)]
+        for warning in warnings:
+            lines += (
+                f"<tr><td>{row.point_index}</td><td>{html.escape(' '.join(row.overrides))}</td>"
+                f"<td>{html.escape(str(warning))}</td></tr>"
+            )
+    if not lines:
+        return ""
+    header = "<tr><th>point</th><th>overrides</th><th>warning</th></tr>"
+    return f"<h2>Warnings of the runs</h2><table>{header}{lines}</table>"
 
 
 # --------------------------------------------------------------------------- reproductions

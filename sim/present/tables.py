@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from sim.present.failures import FAILED_SHARE, FAILED_SHARE_MEANING, failed_share
 from sim.run.replications import RunResult
 from sim.stats.confidence import Interval
 
@@ -52,7 +53,7 @@ def result_document(result: RunResult, source: str, overrides: list[str]) -> dic
         },
         "metrics": {
             name: {**interval_json(interval), "unit": units.get(name)}
-            for name, interval in result.summary.items()
+            for name, interval in _with_failed_share(result).items()
         },
         "replications": [
             {
@@ -121,7 +122,8 @@ def render(result: RunResult, console: Console, source: str) -> None:
         else f"steady state, warm-up: {model.run.warmup}"
     )
     console.print(
-        f"{reps} replication{'s' if reps != 1 else ''}, seed {result.seed}, {workload}; "
+        f"{reps} replication{'s' if reps != 1 else ''}, seed {result.seed}, {workload}"
+        f"{_window(result)}; "
         f"{level}% intervals (Student-t across replications; percentiles pooled, by sectioning; "
         f"lower bounds clipped at 0); stopped by {result.stopped_by}; {result.wall_s:.1f} s wall"
     )
@@ -129,6 +131,9 @@ def render(result: RunResult, console: Console, source: str) -> None:
     # read without the warning.
     for warning in result.warnings:
         console.print(f"[bold red]warning:[/bold red] {escape(warning)}")
+
+    summary = _with_failed_share(result)
+    units = {**units, FAILED_SHARE: "fraction"}
 
     def section(title: str, rows: list[tuple[str, str]]) -> None:
         present = [(label, name) for label, name in rows if name in summary]
@@ -141,7 +146,12 @@ def render(result: RunResult, console: Console, source: str) -> None:
             _row(table, label, summary.get(name), units.get(name, ""))
         console.print(table)
 
-    headline = [("throughput", "throughput"), ("response mean", "response.mean")]
+    # the failed share beside the latencies: they are of the answered requests only
+    headline = [
+        ("throughput", "throughput"),
+        ("requests failed (share)", FAILED_SHARE),
+        ("response mean", "response.mean"),
+    ]
     headline += [(f"response p{p}", f"response.p{p}") for p in (50, 90, 95, 99)]
     if model.finite:
         headline.insert(0, ("makespan", "makespan"))
@@ -154,6 +164,7 @@ def render(result: RunResult, console: Console, source: str) -> None:
             for name in classes
             for label, metric in (
                 ("throughput", "throughput"),
+                ("requests failed (share)", FAILED_SHARE),
                 ("response mean", "response.mean"),
                 ("response p95", "response.p95"),
             )
@@ -246,6 +257,45 @@ def render(result: RunResult, console: Console, source: str) -> None:
     notes = sorted({note for rep in result.replications for note in rep.notes})
     for note in notes:
         console.print(f"[yellow]note:[/yellow] {note}")
+    if FAILED_SHARE in summary:
+        console.print(
+            f"requests failed (share): {FAILED_SHARE_MEANING}; the response times are of the "
+            "answered requests only",
+            markup=False,
+        )
+
+
+def _window(result: RunResult) -> str:
+    """The window each replication measured and the warm-up removed before it."""
+    windows = [rep.metrics.get("elapsed", math.nan) for rep in result.replications]
+    windows = [w for w in windows if math.isfinite(w)]
+    if not windows:
+        return ""
+    warmups = [rep.warmup_s for rep in result.replications]
+    removed = (
+        f" after {_fmt(sum(warmups) / len(warmups))} s of warm-up removed" if any(warmups) else ""
+    )
+    return f", a window of {_fmt(sum(windows) / len(windows))} s per replication{removed}"
+
+
+def _with_failed_share(result: RunResult) -> dict[str, Interval]:
+    """The run's summary with the share of requests that failed (`sim.present.failures`), and
+    each request class's; a metric `share.failed` the run reported itself wins."""
+    out = dict(result.summary)
+    metrics = [rep.metrics for rep in result.replications]
+    share = failed_share(metrics, result.confidence)
+    if share is not None:
+        out.setdefault(FAILED_SHARE, share)
+    for name in result.model.classes:
+        prefix = f"class.{name.name}."
+        per_class = [
+            {k.removeprefix(prefix): v for k, v in m.items() if k.startswith(prefix)}
+            for m in metrics
+        ]
+        share = failed_share(per_class, result.confidence)
+        if share is not None:
+            out.setdefault(f"{prefix}{FAILED_SHARE}", share)
+    return out
 
 
 def _nonzero(summary: dict[str, Interval], name: str) -> bool:
