@@ -146,7 +146,7 @@ def operational_laws(table: pd.DataFrame | str | Path, warmup_s: float = 0.0) ->
 
 
 def plan_experiment(
-    table: str | Path,
+    table: pd.DataFrame | str | Path,
     fit: Sequence[str],
     folder: str | Path,
     *,
@@ -159,17 +159,22 @@ def plan_experiment(
     think: str | None = None,
     shape: str | Path | ShapeFit | None = None,
 ) -> dict:
-    """`tiersim plan`: write an experiment folder for a measurement table file (the template
-    model or `model`, the runs in `fit` to fit to, the search placed by the operational laws).
+    """`tiersim plan`: write an experiment folder for a measurement table -- a frame (written
+    into the folder as its `measured.csv`) or its file -- with the template model or `model`,
+    the runs in `fit` to fit to, the search placed by the operational laws.
     `cores`: the host's core counts to choose among; `predict`: user counts to predict that no
     run measured; `threads`: Tomcat maxThreads, set or chosen among; `think`: the load
     generator's timer as a model-file distribution (e.g. '{dist="uniform", low=0.4,
     high=0.6}'); `shape`: a light level's JTL (its samples after `warmup_s`) or a fitted
     `sim.measurements.shape` result.  Returns what was estimated."""
+    import pandas as pd
+
     from sim.studies.planner import scaffold
 
-    source = arguments.path(table, "table", "measurement table")
+    if not isinstance(table, pd.DataFrame):
+        arguments.path(table, "table", "measurement table")
     runs = list(arguments.strings(fit, "fit", "users2"))
+    out = arguments.path(folder, "folder", "folder")
     options: dict[str, Any] = {
         "warmup_s": arguments.number(warmup_s, "warmup_s", at_least=0.0, unit=" [s]"),
         "duration_s": arguments.optional_number(duration_s, "duration_s", above=0.0, unit=" [s]"),
@@ -194,4 +199,11 @@ def plan_experiment(
                 "shape", f"expected a JTL's path or a ShapeFit, not {type(shape).__name__}"
             )
         options["shape"] = shape
-    return scaffold(source, runs, arguments.path(folder, "folder", "folder"), **options)
+    if isinstance(table, pd.DataFrame):
+        # the experiment reads its table from its folder: the frame is written there, once
+        out.mkdir(parents=True, exist_ok=True)
+        write_measurements(table, out / "measured.csv")
+        source = out / "measured.csv"
+    else:
+        source = Path(table)
+    return scaffold(source, runs, out, **options)

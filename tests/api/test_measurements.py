@@ -141,9 +141,23 @@ def test_the_table_functions_refuse_what_is_not_a_table(tmp_path):
         sim.operational_laws(None)  # type: ignore[arg-type]
 
 
+def test_plan_experiment_takes_the_frame_itself(measured, tmp_path):
+    """No file to write first: the frame becomes the folder's measured.csv, the same plan."""
+    table, path = measured
+    from_frame = sim.plan_experiment(table, ["users1", "users4"], tmp_path / "a", cores=2)
+    from_file = sim.plan_experiment(path, ["users1", "users4"], tmp_path / "b", cores=2)
+    assert {k: v for k, v in from_frame.items() if k != "folder"} == {
+        k: v for k, v in from_file.items() if k != "folder"
+    }
+    assert sim.read_measurements(tmp_path / "a" / "measured.csv").equals(
+        sim.read_measurements(tmp_path / "b" / "measured.csv")
+    )
+
+
 @pytest.mark.parametrize(
     "arguments, parameter",
     [
+        ({"table": 3}, "table"),
         ({"fit": "users1"}, "fit"),
         ({"cores": 0}, "cores"),
         ({"cores": "2"}, "cores"),
