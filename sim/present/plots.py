@@ -7,6 +7,8 @@ import csv
 import io
 from pathlib import Path
 
+from sim.present.failures import FAILED_SHARE, is_latency, replication_failed_share
+
 
 def read_timeseries(path: str | Path, replication: int = 0) -> dict[str, list[float]]:
     """Columns of one replication's rows; empty cells (undefined metrics) become None.
@@ -99,14 +101,65 @@ def timeseries_figure(columns: dict[str, list], names: list[str] | None = None, 
                 legendgrouptitle_text=tier,
             )
         )
+    latency = any(is_latency(name) for name in chosen)
     figure.update_layout(
         title=title,
         xaxis_title="simulated time [s]",
-        yaxis_title="number at the sampling instant [count]",
+        yaxis_title="number at the sampling instant [count]"
+        if all(name.endswith("_now") for name in chosen)
+        else "value over each interval",
         legend_title="sampled at each interval",
         legend_groupclick="toggleitem",
     )
+    if latency:
+        _failed_share_over_time(figure, columns)
     return figure
+
+
+def _failed_share_over_time(figure, columns: dict[str, list]) -> None:
+    """Beside a latency (of the answered requests only), the share of the interval's requests
+    that failed, on a second axis; a file without the counts says so on the figure."""
+    import plotly.graph_objects as go
+
+    completed, failed = columns.get("count.completed"), columns.get("count.failed")
+    if completed is None or failed is None:
+        figure.add_annotation(
+            text="no count.completed / count.failed in this file: the share of requests that "
+            "failed cannot be shown beside the latency",
+            xref="paper",
+            yref="paper",
+            x=0,
+            y=1.08,
+            showarrow=False,
+        )
+        return
+    shares = [
+        replication_failed_share({"count.completed": c, "count.failed": f})
+        if c is not None and f is not None
+        else None
+        for c, f in zip(completed, failed)
+    ]
+    figure.add_trace(
+        go.Scatter(
+            x=columns["time"],
+            y=[None if share is None or share != share else share for share in shares],
+            mode="lines",
+            line_shape="hv",
+            line={"color": "rgb(214, 39, 40)", "dash": "dot"},
+            name="failed share (of the requests ended in the interval)",
+            yaxis="y2",
+        )
+    )
+    figure.update_layout(
+        yaxis2={
+            "title": f"{FAILED_SHARE}: requests failed (refused, errors, timeouts)",
+            "overlaying": "y",
+            "side": "right",
+            "tickformat": ".0%",
+            "rangemode": "tozero",
+        },
+        legend={"x": 1.1},
+    )
 
 
 # One colour family per tier (the part of a metric's name before its first dot), distinct

@@ -180,3 +180,20 @@ def test_an_older_results_directory_says_the_share_was_not_recorded(tmp_path):
         if figure_shows_latency(figure):
             notes = [a.text for a in figure.layout.annotations]
             assert any("not recorded" in note for note in notes)
+
+
+def test_a_timeseries_figure_of_a_latency_shows_the_failed_share(tmp_path):
+    from sim.present.plots import read_timeseries, timeseries_figure
+
+    path = tmp_path / "refusing.toml"
+    path.write_text(REFUSING.replace("users = 1", "users = 6"), encoding="utf-8")
+    series = tmp_path / "series.csv"
+    outcome = CliRunner().invoke(main, ["run", str(path), "--timeseries", str(series)])
+    assert outcome.exit_code == 0, outcome.output
+    columns = read_timeseries(series)
+    figure = timeseries_figure(columns, ["response.p95"])
+    assert figure_shows_failed_share(figure)
+    share = next(trace for trace in figure.data if trace.yaxis == "y2")
+    assert max(value for value in share.y if value is not None) > 0.2
+    counts = timeseries_figure(columns)  # the *_now counts: no latency, no share needed
+    assert not any(trace.yaxis == "y2" for trace in counts.data)
