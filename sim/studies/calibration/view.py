@@ -43,19 +43,22 @@ def render(calibration: Calibration, console, chosen: tuple[str, ...] = ()) -> N
         )
     console.print(table)
     state = "converged" if calibration.converged else "NOT converged"
+    # plain text: a message names `[[calibrate]]`, which terminal markup would take for a tag
     console.print(
         f"{state}: {calibration.message} ({calibration.evaluations} evaluations simulated, "
-        f"{calibration.cached} from the cache)"
+        f"{calibration.cached} from the cache)",
+        markup=False,
     )
     if any(p["at_bound"] for p in calibration.parameters):
         console.print(
             "a parameter ended at a bound: widen its [[calibrate]] bounds, or the figures cannot be met "
-            "by this parameter alone"
+            "by this parameter alone",
+            markup=False,
         )
     found = calibration.uncertainty
     if found is not None:
         for sentence in found["not_identified"]:
-            console.print(f"not identified: {sentence}")
+            console.print(f"not identified: {sentence}", markup=False)
         model = found["model_error"]
         if model["estimated"]:
             text = (
@@ -113,7 +116,11 @@ def render_intervals(rows: list[Row], console, title: str) -> None:
         "most sensitive to",
     ):
         table.add_column(
-            column, justify="left" if column in ("figure", "most sensitive to") else "right"
+            column,
+            justify="left" if column in ("figure", "most sensitive to") else "right",
+            # a narrow terminal folds a parameter's dotted path onto the next line instead of
+            # cutting it (`backends.0.i…` names no parameter)
+            overflow="fold",
         )
     for r in rows:
         pi = "" if r.pi_low is None else f"[{r.pi_low:.4g}, {r.pi_high:.4g}]"
@@ -139,4 +146,4 @@ def render_intervals(rows: list[Row], console, title: str) -> None:
     console.print(table)
     for r in rows:
         if r.excluded:
-            console.print(f"excluded: {r.figure}: {r.excluded}")
+            console.print(f"excluded: {r.figure}: {r.excluded}", markup=False)
