@@ -59,9 +59,22 @@ def load_or_fail(path: str, overrides: tuple[str, ...]):
     from sim.model.load import ModelError, load_model  # here: `tiersim --help` needs no schema
 
     try:
-        return load_model(path, overrides)
+        model = load_model(path, overrides)
     except ModelError as exc:
         fail(str(exc), ExitCode.MODEL)
+    refuse_placeholders(path, overrides)
+    return model
+
+
+def refuse_placeholders(path: str, overrides: tuple[str, ...]) -> None:
+    """Exit 3 naming every placeholder of a `from-config` model that nothing has filled."""
+    from sim.configs.placeholders import refusal, unfilled
+
+    left = unfilled(path, overrides)
+    if left:
+        context = click.get_current_context(silent=True)
+        command = context.command_path if context is not None else "this command"
+        fail(refusal(path, left, command), ExitCode.MODEL)
 
 
 class Commands(click.Group):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from sim.cli.common import err, fail
+from sim.cli.common import err, fail, refuse_placeholders
 from sim.exit_codes import ExitCode
 
 
@@ -184,6 +184,7 @@ def export_lqn_command(model_file, overrides, output) -> None:
         model = load_model(model_file, overrides)
     except ModelError as exc:
         fail(str(exc), ExitCode.MODEL)
+    refuse_placeholders(model_file, overrides)
     try:
         exported = export_lqn(model, compile_plan(model), name=Path(model_file).stem)
     except LqnError as exc:

@@ -32,7 +32,9 @@ class Draft:
         self.put(path, default.value if value is None else value, default.reference)
 
     def placeholder(self, path: str, value: Any, why: str) -> None:
-        self.put(path, value, f"placeholder: {why}")
+        from sim.configs.placeholders import provenance
+
+        self.put(path, value, provenance(value, why))
         self.placeholders.append(path)
 
     def missing(self, where: Where | str, directive: str, why: str) -> None:

@@ -8,6 +8,7 @@ selectors) run on the server's thread pool for ever (AbstractConnector.doStart).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -115,7 +116,7 @@ def jetty_backend(
     found = _setting(server.pool, ("maxThreads",)) if server.pool is not None else None
     if found:
         values["threads"], sources["threads"] = (
-            int(found[0]),
+            _count(found, "maxThreads"),
             f"{found[1]}: QueuedThreadPool maxThreads={found[0]}",
         )
     else:
@@ -161,7 +162,7 @@ def jetty_backend(
         )
     idle = connector.setting("maxIdleTime", "idleTimeout")
     if idle:
-        ms = float(idle[0])
+        ms = _milliseconds(idle, "maxIdleTime/idleTimeout")
         values["connection_idle_timeout_s"] = ms / 1000 if ms > 0 else None
         sources["connection_idle_timeout_s"] = f"{idle[1]}: maxIdleTime/idleTimeout={idle[0]} ms"
     else:
@@ -171,6 +172,30 @@ def jetty_backend(
             f"{release} connector idle timeout default {ms:g} ms (AbstractConnector)"
         )
     return values, sources
+
+
+def _count(found: tuple[str, Where], name: str) -> int:
+    """A whole number > 0 (a pool's size), as Jetty's XmlConfiguration would convert it."""
+    text = found[0].strip()
+    if not text.isdigit() or int(text) < 1:
+        raise ConfigError(
+            found[1], f"{name} a whole number >= 1, not {text[:40]!r}", f"write {name} as digits"
+        )
+    return int(text)
+
+
+def _milliseconds(found: tuple[str, Where], name: str) -> float:
+    """Milliseconds (<= 0: no timeout, as Jetty reads it)."""
+    text = found[0].strip()
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise ConfigError(
+            found[1], f"{name} in milliseconds, not {text[:40]!r}", f"write {name} as digits"
+        )
+    return value
 
 
 def _setting(element: Element, names: tuple[str, ...]) -> tuple[str, Where] | None:

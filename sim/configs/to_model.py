@@ -6,6 +6,7 @@ with no model parameter is listed as not modelled."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,6 +61,12 @@ def assemble(sources: Sources) -> Assembled:
             "from-config",
             "the backends' configuration (Tomcat's server.xml or Jetty's jetty.xml)",
             "pass --tomcat FILE or --jetty FILE",
+        )
+    if not re.fullmatch(r"\d{1,3}\.\d{1,3}(\.\d{1,4})?", sources.httpd_version.strip()):
+        raise ConfigError(
+            f"--httpd-version {sources.httpd_version!r}",
+            "an httpd release MAJOR.MINOR[.PATCH] (<IfVersion> and the defaults depend on it)",
+            "give it as `httpd -v` prints it, e.g. 2.4.62 or 2.2.22",
         )
     config: HttpdConfig | None = None
     if sources.httpd is not None:

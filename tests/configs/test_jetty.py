@@ -58,3 +58,22 @@ def test_jetty6_select_channel_connector(tmp_path):
     assert values["backends.0.threads"] == 250 and values["backends.0.acceptors"] == 2
     assert values["backends.0.connector"] == "nonblocking"
     assert values["backends.0.connection_idle_timeout_s"] == 30
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        ('default="200"', "maxThreads a whole number >= 1, not 'many'"),
+        ('default="30000"', "idleTimeout in milliseconds, not 'soon'"),  # the connector's
+    ],
+)
+def test_a_non_numeric_property_default_is_named_with_its_line(tmp_path, setting, expected):
+    """A Property default that is no number: one line naming jetty.xml's line, not a crash."""
+    text = (JETTY / "jetty9.xml").read_text()
+    bad = "many" if "200" in setting else "soon"
+    changed = tmp_path / "jetty.xml"
+    changed.write_text(text.replace(setting, setting.replace(setting.split('"')[1], bad), 1))
+    with pytest.raises(ConfigError, match=expected) as raised:
+        proxied(tmp_path, "http://jetty:8080/", changed)
+    line = next(i for i, t in enumerate(changed.read_text().splitlines(), 1) if f'"{bad}"' in t)
+    assert str(raised.value).startswith(f"{changed}:{line}: ")

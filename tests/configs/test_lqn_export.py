@@ -172,9 +172,72 @@ def test_a_from_config_model_exports(tmp_path):
     (tmp_path / "m.toml").write_text(text)
     args = ["export", "lqn", str(tmp_path / "m.toml"), "-o", str(tmp_path / "m.lqnx")]
     args += ["--set", "clients.concurrency=100", "--set", "backends.0.demand.mean=0.01"]
+    # placeholders are not zeros: the export refuses until every one is given
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 3 and not (tmp_path / "m.lqnx").exists()
+    assert "--set proxy.demand.mean=SECONDS" in refused.stderr
+    assert "backends.0.demand.mean" not in refused.stderr  # given
+    for given in (
+        "proxy.cores=1",
+        "proxy.demand.mean=0.0002",
+        "backends.0.cores=4",
+        "backends.0.io_wait=0",  # said, not assumed: the application waits on nothing
+        "clients.kind=ab",
+        "clients.requests=10000",
+    ):
+        args += ["--set", given]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     root = ET.fromstring((tmp_path / "m.lqnx").read_text().split("-->", 1)[1])
     tasks = {t.get("name"): t.get("multiplicity") for t in root.iter("task")}
     assert tasks == {"proxy": "400", "tomcat1": "200", "clients": "100"}
     assert "proxy.start_servers" in result.stderr  # process management: LQN has none
+
+
+def test_run_and_solve_refuse_a_model_whose_placeholders_are_unfilled(tmp_path):
+    """A 0 s demand left as from-config wrote it would be a 0 s response (and solve divided by
+    it); each unfilled placeholder is named with the --set that fills it, and an edit of the
+    file fills one as well as --set does."""
+    from pathlib import Path
+
+    from sim.configs.to_model import Sources, assemble
+
+    directory = Path(__file__).resolve().parents[1] / "fixtures" / "configs"
+    directory /= "apache24-event-tomcat10"
+    text = assemble(
+        Sources(httpd=directory / "httpd.conf", tomcat=[(None, directory / "server.xml")])
+    ).text
+    model = tmp_path / "m.toml"
+    model.write_text(text.replace("cores = 1\n", "cores = 8\n", 1))  # the front's, edited
+    for command in (["run", "-r", "1"], ["solve"]):
+        result = CliRunner().invoke(main, [command[0], str(model), *command[1:]])
+        assert result.exit_code == 3, result.output
+        line = result.stderr.strip()
+        assert len(line.splitlines()) == 1
+        assert f"tiersim {command[0]}" in line or f"main {command[0]}" in line
+        assert "--set backends.0.demand.mean=SECONDS" in line
+        assert "--set backends.0.cores=N" in line and "proxy.cores" not in line
+
+
+def test_each_caveat_is_said_once_and_a_stock_connection_limit_is_none():
+    """A stock Tomcat NIO connector (acceptCount 100, maxConnections 8192, 200 threads) behind
+    a front of 400 workers: the accept queue is named once (the plan's words), and 8192
+    connections are no limit "below the threads"; 100 of them, below 400 workers, are."""
+    from sim.configs.lqn import unsaid_by_lqn
+
+    data = {**LAYERED, "backends": [{**LAYERED["backends"][0], "accept_queue": 100}]}
+    data["backends"][0]["max_connections"] = 8192
+    model = parse_model(data, source="<test>")
+    said = unsaid_by_lqn(model, compile_plan(model))
+    assert sum("backends.0.accept_queue" in line for line in said) == 1
+    assert not any("max_connections" in line for line in said)
+    data["backends"][0]["max_connections"] = 100
+    model = parse_model(data, source="<test>")
+    said = unsaid_by_lqn(model, compile_plan(model))
+    assert [line for line in said if "max_connections" in line] == [
+        "backends.0.max_connections = 100: a connection limit below the node's 200 threads"
+    ]
+    data["backends"][0]["max_connections"] = 300  # above the threads, below the 400 workers
+    model = parse_model(data, source="<test>")
+    limit = [line for line in unsaid_by_lqn(model, compile_plan(model)) if "max_conn" in line]
+    assert limit and "wait in the accept queue" in limit[0]
