@@ -214,3 +214,20 @@ def test_class_by_url_takes_the_path_of_the_older_conventions_full_url():
     )
     assert {r["class"] for r in rows} == {"/catalog", "/search", "/order", "total"}
     assert tier_rows(breakdowns, "/search")["database"]["calls_per_request"] == 3.0
+
+
+def test_the_trace_agrees_with_the_drivers_own_summary_of_the_run():
+    """make_trace.py's client loop recorded each request's path, status and times
+    (driver-summary.json): the trace's requests are the same, class by class."""
+    driver = json.loads((OTEL / "driver-summary.json").read_text())
+    rows, _ = import_runs("otel", [str(TRACE)], ImportOptions(classes=ClassMap.parse("url", [])))
+    for path in ("/catalog", "/search", "/order"):
+        row = next(r for r in rows if r["class"] == path)
+        assert row["count.completed"] == driver["by_path_and_status"].get(f"{path} 200", 0)
+        assert row["count.errors"] == driver["by_path_and_status"].get(f"{path} 500", 0)
+    total = next(r for r in rows if r["class"] == "total")
+    succeeded = sum(n for key, n in driver["by_path_and_status"].items() if key.endswith(" 200"))
+    # the driver's span (first send to last answer) holds the servers' (first request span's
+    # start to the last one's end) within the client's own few milliseconds
+    span = driver["last_answered_s"] - driver["first_sent_s"]
+    assert total["throughput"] == pytest.approx(succeeded / span, rel=0.005)
