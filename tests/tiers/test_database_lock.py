@@ -116,3 +116,53 @@ def test_solve_counts_the_lock_and_says_it_is_an_approximation():
     assert any("database.lock" in caveat for caveat in answer.caveats)
     lock = next(s for s in answer.stations if s.name == "database.lock")
     assert lock.utilization == pytest.approx(0.8)
+
+
+def _cluster(nodes: int, users: int) -> dict:
+    """Closed users (think 0.5 s) over `nodes` nodes of 4 threads, each request waiting 30 ms
+    on its thread and then running one transaction that holds the one hot-row lock for 5 ms:
+    the lock alone bounds the cluster at 200 requests/s."""
+    return {
+        "clients": {
+            "kind": "closed",
+            "users": users,
+            "think": {"dist": "exponential", "mean": 0.5},
+        },
+        "balancer": {"policy": "round_robin"},
+        "backends": [
+            {
+                "name": "tomcat",
+                "count": nodes,
+                "threads": 4,
+                "cores": 2,
+                "demand": {"dist": "exponential", "mean": 0.001},
+                "io_wait": {"dist": "deterministic", "value": 0.03},
+                "db_calls": 1,
+                "jdbc_pool": 3,
+            }
+        ],
+        "database": {
+            "cores": 2,
+            "demand": {"dist": "exponential", "mean": 0.001},
+            "lock": {"hold": {"dist": "deterministic", "value": 0.004}},
+        },
+        "run": {"duration_s": 80.0, "warmup": 10.0},
+    }
+
+
+def test_a_second_node_buys_little_once_the_lock_is_the_bottleneck():
+    """One node's 4 threads bound it near 4 / 0.035 s = 114/s; the lock, whatever the nodes, at
+    1 / 5 ms = 200/s.  With 200 users (offered about 400/s) one node serves about 114/s, two
+    nodes up to the lock's 200/s, and a third node adds nothing: the lock is saturated."""
+    summary = {
+        nodes: simulate(_cluster(nodes, 200), replications=4, seed=31).summary
+        for nodes in (1, 2, 3)
+    }
+    throughput = {nodes: s["throughput"] for nodes, s in summary.items()}
+    for nodes in (1, 2, 3):
+        # never beyond the lock's bound (a saturated lock's throughput barely varies)
+        assert throughput[nodes].mean <= 200.0 * 1.01
+    assert throughput[1].high < 120.0
+    assert throughput[2].low > 1.4 * throughput[1].high  # the second node still helps
+    assert summary[3]["database.lock.utilization"].low > 0.95
+    assert throughput[3].high < 1.05 * throughput[2].low  # the third buys under 5 %
