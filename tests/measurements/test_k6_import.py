@@ -150,3 +150,18 @@ def test_estimate_reads_a_k6_table_whose_runs_name_no_users(tmp_path):
     assert result.exit_code == 0, result.output
     run = json.loads(result.output)["runs"][0]
     assert run["users"] is None and run["think_s"] is None and run["completed"] == 1294
+
+
+def test_a_time_without_its_zone_is_refused_not_read_as_local_time(tmp_path):
+    with gzip.open(NDJSON, "rt") as handle:
+        lines = handle.read().splitlines()
+    first = next(
+        i for i, line in enumerate(lines) if '"Point"' in line and "http_req_duration" in line
+    )
+    lines[first] = lines[first].replace('Z"', '"', 1)
+    edited = tmp_path / "local.ndjson"
+    edited.write_text("\n".join(lines) + "\n")
+    with pytest.raises(
+        MeasurementError, match=rf"local.ndjson:{first + 1}: time = .*with its zone"
+    ):
+        import_files("k6", [str(edited)], ImportOptions())

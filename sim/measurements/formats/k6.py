@@ -96,11 +96,14 @@ def _row(path, line: int, end_s: float, duration_ms: float, tags: dict) -> tuple
 
 def _time(path, line: int, text: str) -> float:
     try:
-        return datetime.fromisoformat(_trim_nanoseconds(text).replace("Z", "+00:00")).timestamp()
-    except (ValueError, TypeError):
+        when = datetime.fromisoformat(_trim_nanoseconds(text).replace("Z", "+00:00"))
+    except (ValueError, TypeError, AttributeError):
+        when = None
+    if when is None or when.tzinfo is None:  # a time without its zone would be read as local
         raise MeasurementError(
             path, line, f"time = {shorten(str(text))}; expected an RFC 3339 time with its zone"
-        ) from None
+        )
+    return when.timestamp()
 
 
 def _trim_nanoseconds(text: str) -> str:
