@@ -218,15 +218,15 @@ def unsaid_by_lqn(model: Model, plan: Plan) -> list[str]:
             out.append("mod_jk's retries and recovery (retries, retry_interval, recover_time)")
         if pool.ttl_s is not None:
             out.append("proxy.backend_pool.ttl_s: connections closed when idle")
+    said = {a.path for a in plan.approximations}  # each said once, in the plan's words
     for index, group in enumerate(model.backends):
-        if group.accept_queue is not None:
+        if group.accept_queue is not None and f"backends.{index}.accept_queue" not in said:
             out.append(
                 f"backends.{index}.accept_queue: a full queue refuses; LQN queues are unbounded"
             )
-        if group.max_connections is not None:
-            out.append(
-                f"backends.{index}.max_connections: a connection limit below the task's threads"
-            )
+        limit = _connection_limit(model, index)
+        if limit is not None:
+            out.append(limit)
         if group.connection_idle_timeout_s is not None:
             out.append(f"backends.{index}.connection_idle_timeout_s: idle connections closed")
         if group.connector == "blocking":
@@ -248,6 +248,28 @@ def unsaid_by_lqn(model: Model, plan: Plan) -> list[str]:
             "clients.keep_alive: a persistent connection's hold on a worker between requests"
         )
     return list(dict.fromkeys(out))
+
+
+def _connection_limit(model: Model, index: int) -> str | None:
+    """Tomcat NIO's `maxConnections` where it can bind: below the node's threads (a request
+    then waits for a connection, not a thread), or below the connections the clients can hold
+    open at once (a front's workers, or one per user without a front).  The 8192 of a stock
+    Tomcat behind a front of a few hundred workers binds nothing: an LQN leaves nothing out."""
+    group = model.backends[index]
+    limit = group.max_connections
+    if limit is None:
+        return None
+    path = f"backends.{index}.max_connections = {limit}"
+    if group.threads is not None and limit < group.threads:
+        return f"{path}: a connection limit below the node's {group.threads} threads"
+    # the front opens at most a connection per worker to each node; without a front, each
+    # user keeps one (open arrivals: any number)
+    opened = (
+        model.proxy.workers if model.proxy is not None else getattr(model.clients, "users", None)
+    )
+    if opened is None or opened > limit:
+        return f"{path}: connections beyond it wait in the accept queue; LQN has no such limit"
+    return None
 
 
 def _number(value: float) -> str:
