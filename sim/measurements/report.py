@@ -35,20 +35,41 @@ def print_responses(responses) -> None:
     )
     heads = [c.removeprefix("response.") for c in RESPONSE]
     click.echo(f"  {'run':<20} {'samples':>8} " + " ".join(f"{h:>16}" for h in heads))
+    why: dict[str, list[str]] = {}  # the reason a run's cells are empty -> the runs
     for level in responses:
         cells = []
         for column in RESPONSE:
             value, error = level.values[column], level.std_errors[column]
             if not math.isfinite(value):
-                cells.append("")
+                cells.append("n/a")
+                why.setdefault(_no_value(level, column), []).append(level.run)
             else:
                 shown = f"{error * 1000:.2g}" if math.isfinite(error) else "-"
                 cells.append(f"{_ms(value)} ± {shown}")
         click.echo(f"  {level.run:<20} {level.samples:>8} " + " ".join(f"{c:>16}" for c in cells))
+    for reason, runs in why.items():
+        named = ", ".join(dict.fromkeys(runs))
+        click.echo(f"  n/a ({named}): {reason}")
     needs = ", ".join(
         [f"mean {min_samples(None)}", *(f"p{p} {min_samples(p)}" for p in PERCENTILES)]
     )
     click.echo(f"  samples an error needs, n >= 20/(1 - p): {needs}")
+
+
+def _no_value(level, column: str) -> str:
+    """Why a run has no value in a response-time column, with what would give one."""
+    if level.samples == 0:
+        return "no successful sample in the kept windows"
+    if level.windows > 1 and column != "response.mean":
+        return (
+            f"the run is cut into {level.windows} windows, and the percentiles of windows do not "
+            "make the run's: import it as one window per run (`tiersim import` without "
+            "--window) to see its percentiles"
+        )
+    return (
+        "the table holds none for this run (its load-test file reports no such figure); "
+        "import the per-sample file (a JTL, k6's JSON) to get them"
+    )
 
 
 def _with_error(value: float, error: float, scale: float = 1000.0) -> str:

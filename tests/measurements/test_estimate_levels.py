@@ -119,3 +119,18 @@ def test_estimate_bad_input_is_one_line(planning_table, tmp_path, extra, code, w
     assert result.exit_code == code, result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0], result.stderr
+
+
+def test_an_empty_percentile_says_why(tmp_path):
+    """A run imported in several windows has no percentile of the whole run (the windows'
+    percentiles do not combine): the cell says n/a and a line under the table says why and how
+    to get it, instead of a blank."""
+    path = tmp_path / "windows.csv"
+    files = [str(PLANNING / f"users{n}.jtl") for n in (4, 32)]
+    table.write(import_files("jtl", files, ImportOptions(window_s=10.0)), path)
+    result = CliRunner().invoke(main, ["estimate", str(path)])
+    assert result.exit_code == 0, result.output
+    responses = result.output[result.output.index("response times per run") :]
+    assert "n/a" in responses
+    assert "percentiles of windows do not make the run's" in responses
+    assert "users32" in responses.split("n/a (", 1)[1]
