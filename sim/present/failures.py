@@ -55,6 +55,15 @@ def failed_share(replications: Sequence[Mapping[str, float]], level: float) -> I
     )
 
 
+def within_budget(failed_high: float | None, budget: float) -> bool:
+    """Whether the failed share is within an error budget, decided as a `<=` SLO on the
+    share's interval: its upper bound at or below the budget.  No share (no request ended in
+    the window, or not recorded) is no decision in favour."""
+    if failed_high is None or math.isnan(failed_high):
+        return False
+    return failed_high <= budget
+
+
 def is_latency(metric: str, unit: str | None = None) -> bool:
     """Whether a metric is a time a request took or waited (a response time, a station's wait
     or residence, in seconds): what is read beside the failed share.  The window's length

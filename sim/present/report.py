@@ -24,7 +24,13 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from sim.present.failures import FAILED_SHARE, is_latency, percent
+from sim.present.failures import (
+    FAILED_SHARE,
+    budget_percent,
+    is_latency,
+    percent,
+    within_budget,
+)
 
 BAND = "rgba(31, 119, 180, 0.2)"
 FAILED_COLOUR = "rgb(214, 39, 40)"
@@ -349,9 +355,12 @@ def _points_table(manifest: dict, ok) -> str:
     latency = any(_is_latency(metric, ok) for metric in metrics)
     columns = [(factor, factor) for factor in factors]
     columns += [(metric, metric) for metric in metrics if metric in ok]
+    budget = manifest.get("error_budget")
     if latency:
         columns.append((f"{FAILED_SHARE} (requests failed)", FAILED_SHARE))
         columns.append(("failed / replication", "count.failed"))
+        if isinstance(budget, (int, float)):
+            columns.append((f"within the error budget ({budget_percent(budget)})", "_budget"))
     columns += [
         ("replications", "replications"),
         ("window [s]", "window_s"),
@@ -360,6 +369,15 @@ def _points_table(manifest: dict, ok) -> str:
     header = "".join(f"<th>{html.escape(label)}</th>" for label, _ in columns)
     body = ""
     for row in ok.to_dict("records"):
+        if isinstance(budget, (int, float)):
+            high = row.get(f"{FAILED_SHARE}.ci_high")
+            row["_budget"] = (
+                "yes"
+                if within_budget(high, budget)
+                else "not recorded"
+                if not isinstance(high, float) or high != high
+                else "NO: too many of its requests failed for its latencies to stand"
+            )
         cells = "".join(f"<td>{html.escape(_cell(row, name))}</td>" for _, name in columns)
         body += f"<tr>{cells}</tr>"
     return f"<h2>Points</h2><table><tr>{header}</tr>{body}</table>"

@@ -197,3 +197,13 @@ def test_a_timeseries_figure_of_a_latency_shows_the_failed_share(tmp_path):
     assert max(value for value in share.y if value is not None) > 0.2
     counts = timeseries_figure(columns)  # the *_now counts: no latency, no share needed
     assert not any(trace.yaxis == "y2" for trace in counts.data)
+
+
+def test_the_points_beyond_the_sweep_s_error_budget_are_marked(tmp_path):
+    results = run_sweep(tmp_path, "one factor")  # the default budget: 1 %
+    frame = load_results(results).set_index("clients.users")
+    assert frame.loc[1, f"{FAILED_SHARE}.ci_high"] <= 0.01 < frame.loc[6, FAILED_SHARE]
+    _, _, summary = build_report(results, read_sweep)
+    assert "within the error budget (1 %)" in summary
+    points = summary[summary.index("<h2>Points</h2>") :].split("<tr>")[2:4]
+    assert "<td>yes</td>" in points[0] and "NO: too many of its requests failed" in points[1]

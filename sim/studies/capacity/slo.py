@@ -12,7 +12,10 @@ import math
 import re
 from dataclasses import dataclass
 
+from sim.present.failures import within_budget
 from sim.studies.metrics import metric_name
+
+__all__ = ["DEFAULT_ERROR_BUDGET", "Slo", "SloError", "within_budget"]
 
 _FORM = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(<=|>=|<|>)\s*([-+\w.]+)\s*$")
 
@@ -25,15 +28,6 @@ DEFAULT_ERROR_BUDGET = 0.01
 
 class SloError(ValueError):
     pass
-
-
-def within_budget(failed_high: float, budget: float) -> bool:
-    """Whether the failed share is within the error budget, decided as a `<=` SLO on the
-    share's interval: its upper bound at or below the budget.  No share (no request ended in
-    the window) is no decision in favour."""
-    if math.isnan(failed_high):
-        return False
-    return failed_high <= budget
 
 
 def check_error_budget(budget: float, where: str = "--error-budget") -> float:

@@ -89,6 +89,9 @@ def manifest(plan: SweepPlan, points: list[Point]) -> dict:
         "points": len(points),
         "seed": sweep.seed,
         "replications": sweep.replications,
+        # the failed share a point may have and count as meeting an SLO: the report marks
+        # the points beyond it (not in the fingerprint: it judges the results, not makes them)
+        "error_budget": sweep.error_budget,
         "tiersim_version": __version__,
     }
 
