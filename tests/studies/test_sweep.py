@@ -222,13 +222,13 @@ base = "tiny.toml"
 set = ["clients={kind='open', rate_per_s=5.0}"]
 replications = 2
 [factors]
-"backends.0.demand" = [0.05, 0.5, -1.0]
+"backends.0.demand.mean" = [0.05, 0.5, -1.0]
 """
     path = write_sweep(tmp_path, text)
     result = CliRunner().invoke(
         main, ["sweep", str(path), "--results", str(tmp_path / "r"), "--serial"]
     )
-    frame = load_results(tmp_path / "r").set_index("backends.0.demand")
+    frame = load_results(tmp_path / "r").set_index("backends.0.demand.mean")
     assert list(frame["status"]) == ["ok", "failed", "failed"]
     assert (
         frame.loc[0.5, "error_kind"] == "unstable" and "backends.0.cores" in frame.loc[0.5, "error"]
