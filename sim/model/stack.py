@@ -221,7 +221,7 @@ def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
     if model.database is not None:
         out["database"] = "[database]"
         if model.database.lock is not None:
-            out["database.lock"] = "[database.lock] (a serialised section every node shares)"
+            out["database.lock"] = "database.lock"
     for index, spec in model.cluster.active:
         out[f"replication.{spec.mode}"] = f"cluster.replication.{index}.mode = {spec.mode!r}"
     return out

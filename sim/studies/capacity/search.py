@@ -163,6 +163,8 @@ class Evaluation:
     failed_share: tuple[float, float, float] = NO_SHARE
     failed: float = math.nan
     completed: float = math.nan
+    # each resource's busy share (`database.lock.utilization`: mean), for the bottleneck
+    utilization: dict[str, float] = field(default_factory=dict)
 
     @property
     def over_budget(self) -> bool:
@@ -389,13 +391,15 @@ def search(
         else (None, "not asked for")
     )
     metrics = tuple(dict.fromkeys(s.metric for s in slos))
+    busy = _utilization_metrics(base)
     done: dict[float, Evaluation] = {}
 
     def evaluate(values: list[float]) -> None:
         todo = [v for v in dict.fromkeys(values) if v not in done]
-        tasks = [_task(base, path, v, integer, metrics, i) for i, v in enumerate(todo)]
+        asked = (*metrics, *busy)
+        tasks = [_task(base, path, v, integer, asked, i) for i, v in enumerate(todo)]
         for record in executor.map_unordered(tasks):
-            evaluation = _evaluation(record, path, slos, metrics, base.error_budget)
+            evaluation = _evaluation(record, path, slos, metrics, base.error_budget, busy)
             done[evaluation.value] = evaluation
             if on_evaluation is not None:
                 on_evaluation(evaluation)
@@ -434,9 +438,40 @@ def search(
         result.notes.append(
             f"every value of {path} tried meets the SLO, up to the bound {feasible:g}"
         )
+    said = _bottleneck_note(result, path)
+    if said:
+        result.notes.append(said)
     if knee_points and result.best is not None:
         _knee(result, evaluate, done, integer, knee_points, bounds)
     return result
+
+
+def _utilization_metrics(base: SearchBase) -> tuple[str, ...]:
+    """The busy share of every resource a run of the base model reports (its CPUs and slot
+    pools, the database's lock), to name the bottleneck at the answer."""
+    from sim.studies.metrics import metric_names
+
+    try:
+        names = metric_names(base.model())
+    except Exception:  # the base is checked elsewhere; naming a bottleneck is not essential
+        return ()
+    return tuple(sorted(n for n in names if n.endswith(".utilization") and "." in n[:-12]))
+
+
+def _bottleneck_note(result: CapacityResult, path: str) -> str:
+    """The bottleneck where the SLO stops being met: at the first value beyond the answer, or,
+    when no value meets it, at the value tried farthest toward meeting it (the most nodes)."""
+    from sim.studies.capacity.bottleneck import bottleneck
+
+    at = result.neighbour or result.best
+    if result.best is None and result.evaluations:
+        tried = [e for e in result.evaluations if e.utilization]
+        if tried:
+            at = (max if result.direction == "smallest" else min)(tried, key=lambda e: e.value)
+    if at is None or not at.utilization:
+        return ""
+    found = bottleneck(at.utilization)
+    return "" if found is None else found.sentence(path, at.value)
 
 
 def _bracket(evaluate, done, first, direction, integer, factor, bounds, workers):
@@ -509,7 +544,7 @@ def _task(
 
 
 def _evaluation(
-    record: dict, path: str, slos: list[Slo], metrics, error_budget: float
+    record: dict, path: str, slos: list[Slo], metrics, error_budget: float, busy=()
 ) -> Evaluation:
     value = record[path]
     if record["status"] != "ok":
@@ -533,6 +568,7 @@ def _evaluation(
         failed_share=share,
         failed=record["count.failed"],
         completed=record["count.completed"],
+        utilization={m: record[m] for m in busy if m in record and record[m] == record[m]},
     )
 
 
