@@ -154,6 +154,8 @@ def test_capacity_command_says_how_many_failed_at_each_load(tmp_path):
     )
     assert "no: over 20 %" in result.output  # a load whose latency held but refusals did not
     assert "of requests failed" in result.output  # beside the boundary's latency
+    # how each value was measured, beside its latencies
+    assert "each value: 5 replications of a window of 200 s after 20 s of warm-up" in result.output
     bad = CliRunner().invoke(
         main,
         [

@@ -21,6 +21,7 @@ and the bisection does not chase the noise between independent streams.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -163,6 +164,12 @@ class Evaluation:
     failed_share: tuple[float, float, float] = NO_SHARE
     failed: float = math.nan
     completed: float = math.nan
+    # how it was measured: replications, each one's window after the warm-up, the warm-up
+    # removed (means over the replications, s), and the run's warnings
+    replications: int = 0
+    window_s: float = math.nan
+    warmup_s: float = math.nan
+    warnings: tuple[str, ...] = ()
     # each resource's busy share (`database.lock.utilization`: mean), for the bottleneck
     utilization: dict[str, float] = field(default_factory=dict)
 
@@ -204,6 +211,10 @@ class CapacityResult:
                 },
                 "failed_per_replication": e.failed,
                 "completed_per_replication": e.completed,
+                "replications": e.replications,
+                "window_s": e.window_s,
+                "warmup_s": e.warmup_s,
+                "warnings": list(e.warnings),
             }
 
         return {
@@ -568,6 +579,10 @@ def _evaluation(
         failed_share=share,
         failed=record["count.failed"],
         completed=record["count.completed"],
+        replications=int(record["replications"]),
+        window_s=record["window_s"],
+        warmup_s=record["warmup_s"],
+        warnings=tuple(json.loads(record["warnings"])),
         utilization={m: record[m] for m in busy if m in record and record[m] == record[m]},
     )
 

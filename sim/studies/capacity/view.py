@@ -53,6 +53,21 @@ def render(result: CapacityResult, console) -> None:
         f"bound is ≤ {budget} (--error-budget)",
         markup=False,
     )
+    measured = [e for e in result.evaluations if e.replications]
+    if measured:
+        console.print(
+            f"each value: {_spread([e.replications for e in measured], '{:.0f}')} replications "
+            f"of a window of {_spread([e.window_s for e in measured], '{:.4g}')} s after "
+            f"{_spread([e.warmup_s for e in measured], '{:.4g}')} s of warm-up",
+            markup=False,
+        )
+    warned: dict[str, list[float]] = {}
+    for e in sorted(result.evaluations, key=lambda e: e.value):
+        for warning in e.warnings:
+            warned.setdefault(warning, []).append(e.value)
+    for warning, values in warned.items():
+        at = ", ".join(f"{v:g}" for v in values)
+        console.print(f"warning at {result.path} = {at}: {warning}", markup=False)
     bound = "upper" if result.slos[0].upper else "lower"
     guess = "none" if result.guess is None else f"{result.guess:g}"
     console.print(f"analytic first guess: {guess} — {result.guess_note}", markup=False)
@@ -88,3 +103,12 @@ def _describe(e: Evaluation, slos: list[Slo]) -> str:
     )
     share, low, high = e.failed_share
     return f"{latencies}, {percent(share)} of requests failed [{percent(low)}, {percent(high)}]"
+
+
+def _spread(values: list[float], form: str) -> str:
+    """One value, or the range the evaluations spread over."""
+    finite = [v for v in values if not math.isnan(v)]
+    if not finite:
+        return "?"
+    low, high = min(finite), max(finite)
+    return form.format(low) if low == high else f"{form.format(low)} to {form.format(high)}"
