@@ -17,6 +17,7 @@ import click
 from rich.console import Console
 
 from sim.exit_codes import ExitCode
+from sim.files import FileProblem
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -79,19 +80,72 @@ def refuse_placeholders(path: str, overrides: tuple[str, ...]) -> None:
 
 class Commands(click.Group):
     """The command group; a reader that closes the pipe early (`tiersim schema | head -1`) ends
-    the command quietly with exit 0: nothing went wrong that the user did not choose."""
+    the command quietly with exit 0: nothing went wrong that the user did not choose.
+
+    Ctrl-C, and SIGTERM (a scheduler's or `kill`'s polite stop, made an interrupt here), end
+    every command in one line with 130 (143 for SIGTERM), whichever command it is: one that
+    keeps finished work says where before it exits; click's own "Aborted!" and exit 1 (the code
+    of a bug) are never reached."""
 
     def invoke(self, ctx: click.Context):
+        previous = catch_termination()
+        try:
+            return self._invoke(ctx)
+        finally:
+            if previous is not None:  # a command run inside another program (a test's runner)
+                import signal
+
+                signal.signal(signal.SIGTERM, previous)
+
+    def _invoke(self, ctx: click.Context):
         try:
             try:
-                return super().invoke(ctx)
-            finally:
-                sys.stdout.flush()  # here, where a closed pipe can still be told apart
-        except OSError as exc:
-            if exc.errno != errno.EPIPE:
-                raise
-            silence_stdout()
-            sys.exit(ExitCode.OK)
+                try:
+                    return super().invoke(ctx)
+                finally:
+                    sys.stdout.flush()  # here, where a closed pipe can still be told apart
+            except OSError as exc:
+                if exc.errno != errno.EPIPE:
+                    raise
+                silence_stdout()
+                sys.exit(ExitCode.OK)
+        except KeyboardInterrupt:
+            err.print("interrupted", markup=False, highlight=False)
+            sys.exit(ExitCode.INTERRUPTED)
+        except FileProblem as exc:  # a file, or a limit's setting (TIERSIM_MAX_...), named
+            fail(str(exc), ExitCode.USAGE)
+        except SystemExit as exc:
+            if exc.code == ExitCode.INTERRUPTED and _terminated:
+                sys.exit(TERMINATED)
+            raise
+
+
+TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process SIGTERM ended
+_terminated = False
+
+
+def catch_termination():
+    """SIGTERM raises KeyboardInterrupt, so that it ends a command as Ctrl-C does (finished
+    work kept, one line) and the exit code is 143 rather than Python's silent death.  The
+    handler it replaces is returned (None off the main thread, where none can be set)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None  # a signal handler can only be set in the main thread
+
+    installed_by = os.getpid()
+
+    def terminate(signum, frame) -> None:
+        global _terminated
+        if os.getpid() != installed_by:  # a forked worker: it ends as a worker should
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        _terminated = True
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, terminate)
 
 
 def silence_stdout() -> None:

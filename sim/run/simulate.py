@@ -132,6 +132,8 @@ def simulate(
     except KeyboardInterrupt:
         return Outcome(Status.INTERRUPTED, "interrupted before any replication finished", model)
     except Exception as exc:  # a bug: say so, with where it happened
+        if _interrupted(exc):
+            return Outcome(Status.INTERRUPTED, "interrupted before any replication finished", model)
         where = traceback.format_exc(limit=-1).strip().splitlines()[-3:]
         return Outcome(
             Status.INTERNAL,
@@ -151,3 +153,16 @@ def simulate(
             result,
         )
     return Outcome(Status.OK, "", model, plan, result)
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Ctrl-C that landed inside a C extension's call (numpy's generator taking its lock)
+    comes out as a SystemError whose context is the KeyboardInterrupt: an interrupt still."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

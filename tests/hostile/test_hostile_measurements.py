@@ -14,6 +14,15 @@ from tests.hostile.bounded import read_bounded, refused
 HEADER = "timeStamp,elapsed,label,success\n"
 
 
+def span(path) -> tuple[int, float]:
+    """How many samples a JTL holds and the seconds between the first and last start (read
+    in this process: these files are small and harmless, their reading is what is tested)."""
+    from sim.measurements.formats import jtl
+
+    starts = jtl.read(path).frame["start_s"]
+    return len(starts), round(float(starts.max() - starts.min()), 6)
+
+
 def gzip_of_zeros(path, megabytes: int) -> None:
     """A gzip stream of `megabytes` MiB of one repeated byte (compressed about 1000:1)."""
     packer = zlib.compressobj(9, zlib.DEFLATED, 31)
@@ -68,7 +77,7 @@ def test_concatenated_gzip_members_are_read_whole(tmp_path):
     second = "".join(f"{1700000010000 + 1000 * i},5,a,true\n" for i in range(10))
     path = tmp_path / "joined.jtl.gz"
     path.write_bytes(gzip.compress(first.encode()) + gzip.compress(second.encode()))
-    assert read_bounded("jtl", path).lines == ["read 20 samples over 19 s"]
+    assert span(path) == (20, 19.0)
 
 
 def test_a_truncated_gzip_file(tmp_path):
@@ -130,7 +139,7 @@ def test_time_stamps_in_any_epoch_unit_give_the_same_window(tmp_path, scale, uni
     path = tmp_path / f"{unit}.jtl"
     path.write_text(HEADER + "".join(f"{t * scale},0,a,true\n" for t in ONE_PER_SECOND))
     # a 1/s test stays 1/s whatever the unit: the samples span 10 s
-    assert read_bounded("jtl", path).lines == ["read 11 samples over 10 s"]
+    assert span(path) == (11, 10.0)
 
 
 def test_time_stamps_that_mix_seconds_and_milliseconds(tmp_path):
@@ -146,7 +155,7 @@ def test_xml_time_stamps_in_seconds(tmp_path):
     path = tmp_path / "run.jtl"
     samples = "".join(f'<httpSample ts="{t}" t="5" lb="a" s="true"/>\n' for t in ONE_PER_SECOND)
     path.write_text(f'<?xml version="1.0"?>\n<testResults>\n{samples}</testResults>\n')
-    assert read_bounded("jtl", path).lines == ["read 11 samples over 10 s"]
+    assert span(path) == (11, 10.0)
 
 
 def test_a_time_stamp_past_microseconds(tmp_path):

@@ -1,0 +1,124 @@
+"""Ctrl-C (SIGINT) and SIGTERM sent to a running `tiersim`: exit 130 (143), one line, no
+traceback, finished work kept, the interrupted piece never stored as a result, and a rerun
+resumes.  The signal is sent to a real process, as a terminal or a scheduler sends it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "models" / "demo.toml"
+
+
+def start(*args: str) -> subprocess.Popen:
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    env.pop("TIERSIM_DEBUG", None)
+    return subprocess.Popen(
+        [sys.executable, "-m", "sim.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
+
+
+def stop(process: subprocess.Popen, sent: int) -> tuple[int, str]:
+    """Send `sent`; the exit code and standard error, within the second the issue allows
+    (a few more on a loaded machine)."""
+    process.send_signal(sent)
+    sent_at = time.monotonic()
+    try:
+        _, stderr = process.communicate(timeout=15)
+    finally:
+        process.kill()
+    assert time.monotonic() - sent_at < 10, "the command did not answer the signal"
+    assert "Traceback" not in stderr, stderr
+    assert "internal error" not in stderr, stderr
+    return process.returncode, stderr
+
+
+def wait_for(condition, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the command did not get that far"
+        time.sleep(0.05)
+
+
+def sweep_file(tmp_path: Path) -> Path:
+    (tmp_path / "base.toml").write_text(DEMO.read_text())
+    path = tmp_path / "sweep.toml"
+    path.write_text(
+        '[sweep]\nname = "interrupted"\nbase = "base.toml"\nreplications = 1\nseed = 3\n'
+        'set = ["run.duration_s=1500"]\nmetrics = ["throughput"]\n\n'
+        '[factors]\n"clients.users" = [10, 20]\n'
+    )
+    return path
+
+
+def test_sweep_keeps_finished_points_and_a_rerun_redoes_the_interrupted_one(tmp_path):
+    import pandas as pd
+
+    sweep = sweep_file(tmp_path)
+    results = tmp_path / "results"
+    points = results / "points"
+    process = start("sweep", str(sweep), "--serial", "--results", str(results))
+    wait_for(lambda: points.is_dir() and any(points.glob("*.parquet")))
+    returncode, stderr = stop(process, signal.SIGINT)
+    assert returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1].startswith("interrupted")
+    kept = sorted(points.glob("*.parquet"))
+    assert len(kept) == 1  # the finished points, not the one interrupted
+    statuses = [pd.read_parquet(p)["status"].iloc[0] for p in kept]
+    assert statuses == ["ok"] * len(kept)
+    rerun = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sim.cli",
+            "sweep",
+            str(sweep),
+            "--serial",
+            "--results",
+            str(results),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert rerun.returncode == 0, rerun.stderr
+    assert "2 points, 1 run serially, 1 already in" in rerun.stdout
+    assert len(list(points.glob("*.parquet"))) == 2
+
+
+@pytest.mark.parametrize(("sent", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_long_run(sent, code):
+    process = start("run", str(DEMO), "--set", "run.duration_s=40000", "-r", "1")
+    time.sleep(3)  # past start-up, into the replication
+    returncode, stderr = stop(process, sent)
+    assert returncode == code, stderr
+    assert stderr.strip().splitlines()[-1].startswith("interrupted")
+
+
+def test_import_writes_nothing_when_interrupted(tmp_path):
+    jtl = tmp_path / "big.jtl"
+    with jtl.open("w") as handle:
+        handle.write("timeStamp,elapsed,label,success\n")
+        handle.writelines(
+            f"{1700000000000 + 7 * i},{5 + i % 40},home,true\n" for i in range(600_000)
+        )
+    output = tmp_path / "table.csv"
+    process = start("import", "jtl", str(jtl), "-o", str(output))
+    time.sleep(2.5)  # reading the file takes several seconds
+    returncode, stderr = stop(process, signal.SIGINT)
+    assert returncode == 130, stderr
+    assert stderr.strip().splitlines() == ["interrupted"]
+    assert not output.exists()  # no half table left behind
