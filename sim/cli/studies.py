@@ -80,6 +80,16 @@ def sweep(sweep_file, results, run_on, retry_failed) -> None:
     )
     if outcome.dropped_duplicates:
         click.echo(f"  ({outcome.dropped_duplicates} duplicate point(s) of the design dropped)")
+    from sim.present.failures import budget_percent
+    from sim.studies.sweep.budget import points_over_budget
+
+    over, finished = points_over_budget(store.root, plan.spec.sweep.error_budget)
+    if over:
+        click.echo(
+            f"  {over} of {finished} points had more than {budget_percent(plan.spec.sweep.error_budget)} "
+            "of their requests fail (error_budget): their latencies are of the answered requests "
+            "only; `tiersim report` marks them"
+        )
     missing = [
         m for m in plan.metrics if outcome.available_metrics and m not in outcome.available_metrics
     ]

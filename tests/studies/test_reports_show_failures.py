@@ -207,3 +207,7 @@ def test_the_points_beyond_the_sweep_s_error_budget_are_marked(tmp_path):
     assert "within the error budget (1 %)" in summary
     points = summary[summary.index("<h2>Points</h2>") :].split("<tr>")[2:4]
     assert "<td>yes</td>" in points[0] and "NO: too many of its requests failed" in points[1]
+    # and `tiersim sweep` says how many (a rerun resumes: it reads them from the store)
+    again = ["sweep", str(tmp_path / "sweep.toml"), "--results", str(results), "--serial"]
+    said = CliRunner().invoke(main, again).output
+    assert "1 of 2 points had more than 1 % of their requests fail" in said
