@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from sim.cli.common import err, fail
+from sim.cli.common import err, fail, writable
 from sim.cli.measured_files import fit_shape_of_file, need_pandas, readable_file
 from sim.exit_codes import ExitCode
 
@@ -206,6 +206,7 @@ def import_command(
 
     for path in (*files, *utilisation):
         readable_file(path)
+    writable(output, "-o")  # a missing folder said before the files are read
     try:
         table.table_format(output)
         cut = Cut(
@@ -268,6 +269,7 @@ def _import_database(
             )
     for path in (*files, *([table_file] if table_file else [])):
         readable_file(path)
+    writable(output, "-o")
     if not output.lower().endswith(".csv"):
         fail(f"-o {output}: the database evidence table is CSV; give a .csv name", ExitCode.USAGE)
     try:
