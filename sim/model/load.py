@@ -19,6 +19,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from sim.files import FileProblem, parse_toml, read_text, too_deep
+from sim.model.autoscale import refuse_autoscale
 from sim.model.schema import Model
 
 
@@ -49,7 +50,10 @@ def parse_model(
     source: str = "<model>",
     overrides: Iterable[str] = (),
     base_dir: Path | None = None,
+    check_only: bool = False,
 ) -> Model:
+    """The model, validated; `check_only` also returns one with a table no engine simulates
+    yet (`tiersim from-config` checks what it writes), which is otherwise refused."""
     data = copy.deepcopy(raw)
     for override in overrides:
         apply_override(data, override, source)
@@ -61,11 +65,15 @@ def parse_model(
             + "\n".join(f"  {old} is now {new}{why}: rename it" for old, new, why in renamed)
         )
     try:
-        return Model.model_validate(data, context={"base_dir": base_dir or Path.cwd()})
+        model = Model.model_validate(data, context={"base_dir": base_dir or Path.cwd()})
     except ValidationError as exc:
         raise ModelError(format_validation_error(exc, source)) from None
     except RecursionError:  # data built in code, not read by parse_toml's depth check
         raise ModelError(f"{source}: values nested too deeply to be a model") from None
+    refused = None if check_only else refuse_autoscale(model.backends, source)
+    if refused is not None:  # a parameter that silently did nothing would be a defect
+        raise ModelError(refused)
+    return model
 
 
 def renamed_parameters(data: dict[str, Any]) -> list[tuple[str, str, str]]:

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from sim.model.autoscale import Autoscale
 from sim.model.backend_pools import backend_pool_applies, jk_acts
 from sim.model.classes import RequestClass, Script, check_classes
 from sim.random.distributions import DistributionSpec, as_distribution
@@ -996,6 +997,11 @@ class Backend(Host):
     events: list[BackendEvent] = Field(
         default_factory=list,
         description='crashes, recoveries and slow-downs at given times, e.g. {at_s = 60, kind = "crash"}',
+    )
+    autoscale: Autoscale | None = Field(
+        None,
+        description="[backends.autoscale]: a Kubernetes HPA on the group and the life of the nodes "
+        "it adds (read and checked, refused at load: not simulated yet); none = a fixed count",
     )
 
     @field_validator("connector")

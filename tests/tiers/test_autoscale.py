@@ -320,3 +320,71 @@ def test_a_metric_is_seen_as_of_its_last_scrape_and_after_its_delay():
     delayed.record(0.0, 1.0)
     delayed.record(20.0, 2.0)
     assert [delayed.read(t) for t in (9.0, 34.0, 40.0)] == [None, 1.0, 2.0]
+
+
+# ------------------------------------------------------------------- the model file's table
+def _model_with(autoscale: dict) -> dict:
+    return {
+        "clients": {"kind": "closed", "users": 10, "think": 1.0},
+        "backends": [{"name": "tomcat", "count": 2, "demand": 0.01, "autoscale": autoscale}],
+        "run": {"duration_s": 10.0},
+    }
+
+
+HPA_TABLE = {
+    "max_replicas": 8,
+    "target": 60,
+    "cpu_request_cores": 0.5,
+    "scale_down": {
+        "stabilization_window_s": 60,
+        "policies": [{"type": "pods", "value": 1, "period_s": 60}],
+    },
+}
+
+
+def test_the_loader_refuses_autoscale_in_one_line_until_an_engine_runs_it():
+    """A table that no engine simulates must not be silently ignored."""
+    from sim.model.load import ModelError, parse_model
+
+    with pytest.raises(ModelError) as refused:
+        parse_model(_model_with(HPA_TABLE), source="m.toml")
+    message = str(refused.value)
+    assert "\n" not in message
+    assert message.startswith("m.toml: backends.0.autoscale: [autoscale] is read and checked")
+    assert "not simulated yet" in message and "--set backends.0.autoscale=none" in message
+    fixed = parse_model(_model_with(HPA_TABLE), overrides=["backends.0.autoscale=none"])
+    assert fixed.backends[0].autoscale is None
+
+
+def test_the_table_is_checked_with_its_defaults():
+    """check_only (from-config's check) returns the table: the HPA's API defaults fill what
+    the file leaves out (scale up by 100 % or 4 pods per 15 s, no window; 15 s sync)."""
+    from sim.model.load import parse_model
+
+    table = parse_model(_model_with(HPA_TABLE), check_only=True).backends[0].autoscale
+    assert table is not None
+    assert table.scale_up.stabilization_window_s == 0
+    assert [(p.type, p.value, p.period_s) for p in table.scale_up.policies] == [
+        ("percent", 100, 15.0),
+        ("pods", 4, 15.0),
+    ]
+    assert (table.sync_period_s, table.scale_down.stabilization_window_s) == (15.0, 60)
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        ({"min_replicas": 9}, "min_replicas = 9 is above max_replicas = 8"),
+        ({"cpu_request_cores": None}, "give cpu_request_cores"),
+        ({"scale_up": {"stabilization_window_s": 0, "policies": []}}, "policies"),
+        ({"target": 0}, "target"),
+    ],
+)
+def test_a_wrong_table_is_named(change, needle):
+    from sim.model.load import ModelError, parse_model
+
+    table = {**HPA_TABLE, **change}
+    table = {k: v for k, v in table.items() if v is not None}
+    with pytest.raises(ModelError, match=r"backends\.0\.autoscale") as wrong:
+        parse_model(_model_with(table), source="m.toml", check_only=True)
+    assert needle in str(wrong.value)

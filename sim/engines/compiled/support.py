@@ -241,6 +241,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "backends.N.jvm.jit_warm_factor": (MODELLED, ""),
     "backends.N.jvm.jit_warmup_requests": (MODELLED, ""),
     "backends.N.events": (REFUSED, ""),
+    "backends.N.autoscale": (REFUSED, "the loader refuses it: no engine simulates it yet"),
     "database.cores": (MODELLED, ""),
     "database.speed": (MODELLED, ""),
     "database.connections": (MODELLED, ""),

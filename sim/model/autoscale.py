@@ -1,0 +1,174 @@
+"""`[backends.autoscale]`: an autoscaler for a backend group, and the life of a node it adds.
+
+The table is read and checked like any other, but no engine simulates it yet: the loader
+refuses a model that has one (`refuse_autoscale`) rather than run the group at a fixed
+`count` while the file says it scales.  Its decision is `sim.tiers.cluster.autoscale.hpa`
+(Kubernetes' HPA, autoscaling/v2); the field names follow the HPA's spec, in this project's
+snake case with units.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from sim.tiers.cluster.autoscale.hpa_metrics import METRIC_KINDS
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class RatePolicy(_Strict):
+    """One `behavior.scaleUp/scaleDown.policies` entry (`HPAScalingPolicy`)."""
+
+    type: Literal["pods", "percent"] = Field(
+        ..., description="Pods: so many pods per period; Percent: so many per cent of the group"
+    )
+    value: int = Field(..., ge=1, description="pods, or per cent, per period (`value`)")
+    period_s: float = Field(
+        ..., gt=0, le=1800, description="`periodSeconds` (Kubernetes allows 1..1800) [s]"
+    )
+
+
+class Direction(_Strict):
+    """`behavior.scaleUp` or `behavior.scaleDown` (`HPAScalingRules`)."""
+
+    stabilization_window_s: float = Field(
+        ...,
+        ge=0,
+        le=3600,
+        description="`stabilizationWindowSeconds`: growing takes the lowest, shrinking the highest "
+        "recommendation of this long (0..3600) [s]",
+    )
+    policies: list[RatePolicy] = Field(..., min_length=1, description="the rate limits")
+    select_policy: Literal["max", "min", "disabled"] = Field(
+        "max",
+        description="`selectPolicy`: Max takes the policy allowing the largest change, Min the "
+        "smallest, Disabled forbids this direction",
+    )
+    tolerance: float = Field(
+        0.1,
+        ge=0,
+        description="`tolerance` (Kubernetes 1.33+; before, --horizontal-pod-autoscaler-tolerance "
+        "for both): no change while the metric is within this fraction of its target",
+    )
+
+
+def _scale_up() -> Direction:
+    return Direction(
+        stabilization_window_s=0.0,
+        policies=[
+            RatePolicy(type="percent", value=100, period_s=15.0),
+            RatePolicy(type="pods", value=4, period_s=15.0),
+        ],
+    )
+
+
+def _scale_down() -> Direction:
+    return Direction(
+        stabilization_window_s=300.0,
+        policies=[RatePolicy(type="percent", value=100, period_s=15.0)],
+    )
+
+
+class Autoscale(_Strict):
+    """A Kubernetes HorizontalPodAutoscaler on the group (autoscaling/v2), and how a node it
+    adds comes to serve and how one it removes goes.  `backends.N.count` is the group's size
+    at the start (the Deployment's `spec.replicas`)."""
+
+    policy: Literal["hpa"] = Field("hpa", description="the autoscaler: Kubernetes' HPA")
+    min_replicas: int = Field(1, ge=1, le=1024, description="`minReplicas`")
+    max_replicas: int = Field(..., ge=1, le=1024, description="`maxReplicas`")
+    metric: Literal[METRIC_KINDS] = Field(  # type: ignore[valid-type]
+        "cpu_utilization",
+        description="cpu_utilization (Resource cpu, averageUtilization of the request), pods (a "
+        "per-pod averageValue: requests per second), external (an External value, e.g. p95 "
+        "response time), external_average (an External averageValue per pod)",
+    )
+    target: float = Field(
+        ...,
+        gt=0,
+        description="the metric's target: per cent of the CPU request, requests/s per pod, or "
+        "the external value in its unit (seconds for a response time)",
+    )
+    cpu_request_cores: float | None = Field(
+        None,
+        gt=0,
+        description="the pod's `resources.requests.cpu` in cores (500m = 0.5); cpu_utilization "
+        "is measured against it",
+    )
+    sync_period_s: float = Field(
+        15.0,
+        gt=0,
+        description="kube-controller-manager --horizontal-pod-autoscaler-sync-period [s]",
+    )
+    scrape_interval_s: float = Field(
+        15.0,
+        gt=0,
+        description="how old the metric the HPA reads may be: metrics-server --metric-resolution "
+        "(15 s), or Prometheus scrape_interval (1 m) behind prometheus-adapter [s]",
+    )
+    scale_up: Direction = Field(default_factory=_scale_up, description="`behavior.scaleUp`")
+    scale_down: Direction = Field(default_factory=_scale_down, description="`behavior.scaleDown`")
+    provisioning_s: float = Field(
+        0.0,
+        ge=0,
+        description="from the decision to a started container: scheduling and image pull on a "
+        "node with room, or a new node's provisioning (cluster-autoscaler: minutes) [s]",
+    )
+    jvm_start_s: float = Field(
+        0.0,
+        ge=0,
+        description="the JVM and server start (Tomcat logs `Server startup in [N] milliseconds`) [s]",
+    )
+    readiness_delay_s: float = Field(
+        0.0,
+        ge=0,
+        description="readinessProbe.initialDelaySeconds (default 0) before the first probe [s]",
+    )
+    readiness_period_s: float = Field(
+        10.0,
+        gt=0,
+        description="readinessProbe.periodSeconds (default 10): a started node is seen ready at "
+        "the next probe [s]",
+    )
+    slow_start_s: float = Field(
+        0.0,
+        ge=0,
+        description="the balancer's ramp of a new member's share from 0 to its weight (HAProxy "
+        "`slowstart`, AWS target group `slow_start.duration_seconds`); 0 = full share at once [s]",
+    )
+    drain_s: float = Field(
+        30.0,
+        ge=0,
+        description="a removed node finishes its requests for up to this long "
+        "(terminationGracePeriodSeconds, default 30) [s]",
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Autoscale:
+        if self.min_replicas > self.max_replicas:
+            raise ValueError(
+                f"min_replicas = {self.min_replicas} is above max_replicas = {self.max_replicas}"
+            )
+        if self.metric == "cpu_utilization" and self.cpu_request_cores is None:
+            raise ValueError(
+                "metric = cpu_utilization is a share of the pod's CPU request: give "
+                "cpu_request_cores (its resources.requests.cpu in cores)"
+            )
+        return self
+
+
+def refuse_autoscale(backends: list, source: str) -> str | None:
+    """The one line that refuses a model whose backend group has `[autoscale]`, or None."""
+    for index, group in enumerate(backends):
+        if getattr(group, "autoscale", None) is not None:
+            return (
+                f"{source}: backends.{index}.autoscale: [autoscale] is read and checked but not "
+                f"simulated yet; the group would run at a fixed backends.{index}.count = "
+                f"{group.count}: remove the table, or --set backends.{index}.autoscale=none to "
+                "run that fixed count"
+            )
+    return None
