@@ -100,6 +100,13 @@ def _defines(values: tuple[str, ...]) -> dict[str, str]:
     help="the placeholder load: ab -c/-n, or closed users with a think time (tiersim plan's)",
 )
 @click.option(
+    "--kubernetes",
+    "kubernetes",
+    multiple=True,
+    metavar="FILE",
+    help="the backends' Deployment and HorizontalPodAutoscaler manifests (YAML)",
+)
+@click.option(
     "-o", "--output", required=True, type=click.Path(dir_okay=False), help="the model file to write"
 )
 def from_config_command(
@@ -113,6 +120,7 @@ def from_config_command(
     tomcat_version,
     jetty,
     clients,
+    kubernetes,
     output,
 ) -> None:
     """A model file from the stack's configuration files, every value with its provenance."""
@@ -138,6 +146,7 @@ def from_config_command(
         jetty=_named_files(jetty, "--jetty"),
         tomcat_version=(major, minor),
         clients=clients,
+        kubernetes=[path for _, path in _named_files(kubernetes, "--kubernetes")],
     )
     try:
         assembled = assemble(sources)

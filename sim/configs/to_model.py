@@ -44,6 +44,7 @@ class Sources:
     jetty: list[tuple[str | None, Path]] = field(default_factory=list)
     tomcat_version: tuple[int, int] = (10, 1)
     clients: str = "ab"  # the placeholder clients: "ab" (ab -c -n) or "closed" (users, think)
+    kubernetes: list[Path] = field(default_factory=list)  # Deployment + HPA manifests
 
 
 @dataclass
@@ -92,6 +93,10 @@ def assemble(sources: Sources) -> Assembled:
     else:
         members = _direct_members(files)
     read_backends(members, files, draft)
+    if sources.kubernetes:
+        from sim.configs.kubernetes import read_kubernetes
+
+        read_kubernetes(sources.kubernetes, draft)
     if sources.clients == "closed":
         draft.placeholder("clients.kind", "closed", CLOSED_PLACEHOLDER)
         draft.placeholder("clients.users", 1, CLOSED_PLACEHOLDER)
@@ -150,7 +155,8 @@ def _check(draft: Draft, sources: Sources) -> None:
     from sim.model.load import ModelError, parse_model
 
     try:
-        parse_model(draft.nested(), source="the assembled model")
+        # check_only: an [autoscale] table is checked here, and refused when the model is run
+        parse_model(draft.nested(), source="the assembled model", check_only=True)
     except ModelError as exc:
         problem = " ".join(str(exc).split("\n")[1:]).strip() or str(exc)
         raise ConfigError(
@@ -176,6 +182,8 @@ def _header(sources: Sources, config: HttpdConfig | None) -> list[str]:
         )
     for key, path in sources.jetty:
         lines.append(f"  Jetty: {path}" + (f" ({key})" if key else ""))
+    for path in sources.kubernetes:
+        lines.append(f"  Kubernetes manifests: {path}")
     lines += [
         "Every value's source is in [meta.provenance]: file:line, or the upstream default with its",
         "reference.  The clients, the application's demands and the hosts' cores are placeholders",

@@ -1,0 +1,120 @@
+"""`tiersim from-config --kubernetes`: a Deployment and its HorizontalPodAutoscaler as the
+backend group's size, cores and `[backends.autoscale]`, and one line for a bad manifest."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from sim.configs.errors import ConfigError
+from sim.configs.to_model import Sources, assemble
+from sim.model.load import ModelError, parse_model
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "configs"
+SERVER = FIXTURES / "debian-tomcat10" / "server.xml"
+WALKTHROUGH = FIXTURES / "kubernetes-hpa" / "php-apache.yaml"
+
+
+def from_config(*manifests: Path):
+    return assemble(Sources(tomcat=[(None, SERVER)], kubernetes=list(manifests)))
+
+
+def test_the_walkthrough_manifest_round_trips_into_the_model_file():
+    """The HPA walkthrough: replicas unset (1), CPU limit 500m (one core at speed 0.5),
+    request 200m, 50 % of it as the target, min 1, max 10, the documentation's scale-down
+    policies with selectPolicy Min; the written TOML reads back to the same table."""
+    assembled = from_config(WALKTHROUGH)
+    model = parse_model(tomllib.loads(assembled.text), source="written", check_only=True)
+    group = model.backends[0]
+    assert (group.count, group.cores, group.speed) == (1, 1, 0.5)
+    table = group.autoscale
+    assert table is not None
+    assert (table.min_replicas, table.max_replicas) == (1, 10)
+    assert (table.metric, table.target, table.cpu_request_cores) == ("cpu_utilization", 50, 0.2)
+    assert table.scale_down.select_policy == "min"
+    assert table.scale_down.stabilization_window_s == 300
+    assert [(p.type, p.value, p.period_s) for p in table.scale_down.policies] == [
+        ("pods", 4, 60.0),
+        ("percent", 10, 60.0),
+    ]
+    assert table.scale_up.policies[1].value == 4  # untouched: the API's default
+    assert (table.readiness_delay_s, table.readiness_period_s, table.drain_s) == (5, 10, 30)
+    provenance = tomllib.loads(assembled.text)["meta"]["provenance"]
+    assert provenance["backends.0.autoscale.max_replicas"].endswith(
+        "HorizontalPodAutoscaler/php-apache spec.maxReplicas 10"
+    )
+    assert any("CFS quota" in note for note in assembled.draft.notes)
+    assert "backends.0.cores" not in assembled.draft.placeholders  # the limit gives them
+
+
+def test_the_written_model_is_refused_at_run_until_autoscaling_is_simulated():
+    text = from_config(WALKTHROUGH).text
+    with pytest.raises(ModelError, match="not simulated yet"):
+        parse_model(tomllib.loads(text), source="written")
+
+
+def test_a_deployment_alone_sets_the_size_and_cores(tmp_path):
+    manifest = tmp_path / "d.yaml"
+    manifest.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 3\n"
+        "  template:\n    spec:\n      containers:\n      - name: tomcat\n"
+        "        resources: {limits: {cpu: '2'}, requests: {cpu: 1500m}}\n"
+    )
+    model = parse_model(tomllib.loads(from_config(manifest).text), source="written")
+    assert (model.backends[0].count, model.backends[0].cores) == (3, 2)
+    assert model.backends[0].autoscale is None
+
+
+BAD = {
+    "alias": ("a: &x {b: 1}\nc: *x\n", "aliases"),
+    "syntax": ("kind: Deployment\n  bad: [\n", "YAML"),
+    "not an object": ("- 1\n- 2\n", "a Kubernetes object"),
+    "no deployment": ("kind: Service\nmetadata: {name: s}\n", "one Deployment (found 0)"),
+    "quantity": (
+        "kind: Deployment\nmetadata: {name: w}\nspec:\n  template:\n    spec:\n      containers:\n"
+        "      - resources: {limits: {cpu: lots}}\n",
+        "resources.limits.cpu: a quantity, not 'lots'",
+    ),
+    "hpa v1": (
+        "kind: Deployment\nmetadata: {name: w}\nspec:\n  template:\n    spec:\n      containers:\n"
+        "      - {name: t}\n---\napiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\n"
+        "metadata: {name: h}\nspec: {maxReplicas: 3}\n",
+        "HorizontalPodAutoscaler/h apiVersion: autoscaling/v2",
+    ),
+    "memory metric": (
+        "kind: Deployment\nmetadata: {name: w}\nspec:\n  template:\n    spec:\n      containers:\n"
+        "      - {name: t}\n---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\n"
+        "metadata: {name: h}\nspec:\n  scaleTargetRef: {name: w}\n  maxReplicas: 3\n  metrics:\n"
+        "  - type: Resource\n    resource: {name: memory, target: {type: Utilization, "
+        "averageUtilization: 60}}\n",
+        "a metric the model reads, not Resource memory Utilization",
+    ),
+    "cpu without request": (
+        "kind: Deployment\nmetadata: {name: w}\nspec:\n  template:\n    spec:\n      containers:\n"
+        "      - {name: t}\n---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\n"
+        "metadata: {name: h}\nspec:\n  scaleTargetRef: {name: w}\n  maxReplicas: 3\n",
+        "set resources.requests.cpu",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_a_bad_manifest_gets_one_line_naming_the_file_the_field_and_the_fix(tmp_path, name):
+    text, needle = BAD[name]
+    manifest = tmp_path / "bad.yaml"
+    manifest.write_text(text)
+    with pytest.raises(ConfigError) as bad:
+        from_config(manifest)
+    message = str(bad.value)
+    assert "\n" not in message and str(manifest) in message
+    assert needle in message
+
+
+def test_a_huge_manifest_is_refused_before_it_is_parsed(tmp_path):
+    manifest = tmp_path / "huge.yaml"
+    manifest.write_text("# " + "x" * (2**20 + 10) + "\n")
+    with pytest.raises(ConfigError, match="too large"):
+        from_config(manifest)
