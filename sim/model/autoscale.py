@@ -121,7 +121,7 @@ class Autoscale(_Strict):
     jvm_start_s: float = Field(
         0.0,
         ge=0,
-        description="the JVM and server start (Tomcat logs `Server startup in [N] milliseconds`) [s]",
+        description="the JVM and server start (Tomcat logs `Server startup in N ms`) [s]",
     )
     readiness_delay_s: float = Field(
         0.0,
