@@ -101,6 +101,25 @@ from sim.exit_codes import ExitCode
     help="Tomcat maxThreads (server.xml): one value is set, several (8,16,200) are [[choose]] "
     "candidates [default: the model's]",
 )
+@click.option(
+    "--database",
+    "database_file",
+    type=click.Path(dir_okay=False),
+    metavar="EVIDENCE",
+    help="the database evidence table (tiersim import pg-stat|pg-log|mysql-slow|mysql-digest ... "
+    "-o database.csv): the nodes share one database whose transaction takes one lock, its time, "
+    "share and lock waits from the database's statistics [template: "
+    "models/planner-apache-tomcat-database.toml]",
+)
+@click.option(
+    "--jdbc-pool",
+    "jdbc_pool",
+    type=int,
+    default=None,
+    metavar="N",
+    help="--database: the node's JDBC pool, context.xml <Resource> maxTotal [default: the "
+    "template's 8, tomcat-dbcp's default]",
+)
 def plan_command(
     table_file,
     fit,
@@ -116,15 +135,20 @@ def plan_command(
     think,
     jmx_file,
     jmx_group,
+    database_file,
+    jdbc_pool,
 ) -> None:
     """An experiment folder for `tiersim calibrate` from a measurement TABLE (tiersim import):
     the template model, the runs to fit, and search ranges from the operational laws."""
     need_pandas()
     from sim.measurements.errors import MeasurementError
+    from sim.studies.database_plan import TEMPLATE as DATABASE_TEMPLATE
     from sim.studies.experiment import ExperimentError
     from sim.studies.planner import TEMPLATE, scaffold
 
     readable_file(table_file)
+    if database_file is not None:
+        readable_file(database_file)
     try:
         counts = tuple(int(c) for c in cores.split(","))
     except ValueError:
@@ -154,7 +178,7 @@ def plan_command(
             table_file,
             list(fit),
             folder,
-            model=model or TEMPLATE,
+            model=model or (TEMPLATE if database_file is None else DATABASE_TEMPLATE),
             cores=counts,
             warmup_s=warmup_s,
             duration_s=duration_s,
@@ -163,6 +187,8 @@ def plan_command(
             threads=thread_counts,
             think=think,
             think_said=think_said,
+            database=database_file,
+            jdbc_pool=jdbc_pool,
         )
     except (MeasurementError, ExperimentError) as exc:
         fail(str(exc), ExitCode.MODEL)
@@ -183,6 +209,13 @@ def plan_command(
             f"the wait a request thread holds: {shape.best.name} (offset "
             f"{shape.best.offset_s * 1000:.4g} ms, cv {shape.best.cv:.3g}); {found['split']}"
         )
+    if found["database"] is not None:
+        click.echo(f"the shared database: {found['database']}")
+        if jdbc_pool is None:
+            click.echo(
+                "JDBC pool: the template's 8 (tomcat-dbcp's maxTotal default); give --jdbc-pool N "
+                "from your context.xml <Resource maxTotal=...>"
+            )
     if not thread_counts:
         click.echo(
             "maxThreads: the model's (Tomcat's default 200); give --threads N from your "

@@ -4,8 +4,9 @@ Columns (documented with every statistic's definition in docs/measurement-table.
 `run`, `window_start_s`, `window_end_s`, `class`, `users`, `arrival_rate_per_s`, `throughput`,
 `response.mean`, `response.p50`, `response.p90`, `response.p95`, `response.p99`,
 `count.completed`, `count.errors`, `count.timed_out`, the measurement errors
-`response.mean.std_error` ... `response.p99.std_error`, `count.error.<kind>` and
-`<host>.cpu.utilization`.
+`response.mean.std_error` ... `response.p99.std_error`, `count.error.<kind>`,
+`<host>.cpu.utilization` and the database's own figures `database.<metric>` (such as
+`database.lock.wait`, which `tiersim plan --database` writes from the database's statistics).
 The names are tiersim's metric names, so a measured table and a simulated one line up.
 An empty cell means the source file does not say; a value is never filled in by guess.
 """
@@ -37,22 +38,25 @@ FIXED = [
 ]
 ERROR_PREFIX = "count.error."
 CPU_SUFFIX = ".cpu.utilization"
+DATABASE_PREFIX = "database."  # the shared database's figures, named as its simulated metrics
 SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 Row = dict[str, Any]
 
 
 def column_order(rows: Iterable[Row]) -> list[str]:
-    """The fixed columns, then error kinds, then hosts' utilisation, each sorted by name."""
+    """The fixed columns, then error kinds, then hosts' utilisation, then the database's figures
+    (with their `.std_error`), each sorted by name."""
     extra: set[str] = set()
     for row in rows:
         extra.update(k for k in row if k not in FIXED)
-    unknown = sorted(k for k in extra if not (k.startswith(ERROR_PREFIX) or k.endswith(CPU_SUFFIX)))
+    hosts = sorted(k for k in extra if k.endswith(CPU_SUFFIX))  # a host "database" too
+    database = sorted(k for k in extra if k.startswith(DATABASE_PREFIX) and k not in hosts)
+    errors = sorted(k for k in extra if k.startswith(ERROR_PREFIX))
+    unknown = sorted(extra - set(database) - set(hosts) - set(errors))
     if unknown:
         raise ValueError(f"not a measurement-table column: {', '.join(unknown)}")
-    errors = sorted(k for k in extra if k.startswith(ERROR_PREFIX))
-    hosts = sorted(k for k in extra if k.endswith(CPU_SUFFIX))
-    return [*FIXED, *errors, *hosts]
+    return [*FIXED, *errors, *hosts, *database]
 
 
 def frame(rows: list[Row]):

@@ -28,6 +28,13 @@ server.xml) is set, several are `[[choose]]` candidates.  The measured percentil
 (`response.p50` ... `response.p99`, with their errors from the samples) are figures beside the
 means, and the p95 is fitted: the shape decides the tail, and nothing else checks it.
 
+With `--database` (the database evidence table, `tiersim import pg-stat ... -o database.csv`)
+the template is `models/planner-apache-tomcat-database.toml`: the node calls one shared
+database whose transaction takes one lock every node shares, its time, its lock's share and its
+lock waits per run from the database's own statistics (`sim.studies.database_plan`); the lock
+waits are figures the fit must meet, and the node's own start values leave the transaction's
+time out.  `--jdbc-pool` is the node's JDBC pool (context.xml `Resource` `maxTotal`).
+
 Nothing is set to meet a figure: the ranges only place the search, and `tiersim calibrate`
 fits within them.
 """
@@ -38,6 +45,7 @@ import json
 import shutil
 from pathlib import Path
 
+from sim.studies.database_plan import LOCK_WAIT
 from sim.studies.experiment import ExperimentError
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "models" / "planner-apache-tomcat.toml"
@@ -59,6 +67,8 @@ def scaffold(
     threads: tuple[int, ...] = (),
     think: str | None = None,
     think_said: str | None = None,
+    database: str | Path | None = None,
+    jdbc_pool: int | None = None,
 ) -> dict:
     """Write the experiment folder; returns what was estimated (runs, think, demand).
     `predict`: user counts to predict that no run measured; each becomes a run `usersN` of the
@@ -66,7 +76,9 @@ def scaffold(
     scored).  `shape`: a light level's `ShapeFit` (the thread-holding wait's distribution);
     `threads`: Tomcat maxThreads, set (one value) or chosen among (several); `think`: the
     load generator's timer as a distribution spec (TOML inline table), set instead of fitted;
-    `think_said`: where it comes from, for the experiment's comment (a JMeter plan's timers)."""
+    `think_said`: where it comes from, for the experiment's comment (a JMeter plan's timers).
+    `database`: the database evidence table (the shared tier and its lock, `sim.studies.
+    database_plan`); `jdbc_pool`: the node's JDBC pool (context.xml `Resource` `maxTotal`)."""
     from sim.measurements.laws import run_laws
     from sim.measurements.table import read, table_format
 
@@ -89,6 +101,22 @@ def scaffold(
     think_s = sum(law.think_s for law in chosen) / len(chosen)
     lightest = min(chosen, key=lambda law: law.users)
     demand_s = lightest.response_mean_s
+    if jdbc_pool is not None and database is None:
+        raise ExperimentError(
+            f"--jdbc-pool {jdbc_pool}: the JDBC pool is the database tier's; give --database "
+            "database.csv (tiersim import pg-stat ...) to plan the database"
+        )
+    if jdbc_pool is not None and jdbc_pool < 1:
+        raise ExperimentError(f"--jdbc-pool {jdbc_pool}: expected the pool's size >= 1")
+    tier, waits, database_s = None, {}, 0.0
+    if database is not None:  # read and checked before anything is written
+        from sim.studies.database_plan import database_lines, read_evidence
+
+        evidence = read_evidence(database, lightest.run)
+        waits, database_s = evidence.waits, evidence.transaction_s
+        # the lock waits fit the hold where a fitted run measured one
+        tier = database_lines(evidence, demand_s, any(run in waits for run in fit), jdbc_pool)
+    waits_fitted = [run for run in fit if run in waits]
     model_path = Path(model).resolve()
     if not model_path.is_file():
         raise ExperimentError(f"--model {model}: no such model file")
@@ -99,6 +127,10 @@ def scaffold(
         _with_levels(table, predict, warmup_s, table_path, out / name)
     elif Path(table_path).resolve() != (out / name).resolve():
         shutil.copyfile(table_path, out / name)
+    if waits:
+        from sim.studies.database_plan import write_lock_waits
+
+        write_lock_waits(out / name, waits)
     settings = ["clients.users={value}"]
     if think is not None:
         from sim.model.load import ModelError, load_model
@@ -129,9 +161,11 @@ def scaffold(
         for c in PERCENTILE_FIGURES
         if one_window and c in table.columns and table[c].notna().any()
     ]
-    split = _split(table, chosen, lightest, shape, cores) if shape is not None else None
+    split = _split(table, chosen, lightest, shape, cores, database_s) if shape is not None else None
     if split is not None:
         settings += split["settings"]
+    if tier is not None:
+        settings += tier["settings"]
     lines = [
         f"# Written by `tiersim plan {Path(table_path).name} "
         + " ".join(f"--fit {run}" for run in fit)
@@ -159,12 +193,23 @@ def scaffold(
     ]
     for column in percentiles:  # measured with their errors from the samples
         lines += ["[[figures]]", f'column = "{column}"', ""]
+    if waits:
+        lines += [
+            "# the locking statement's growth over its light time per call: the lock's wait per",
+            "# acquisition, measured by the database (a figure of the runs heavier than the light one)",
+            "[[figures]]",
+            f'column = "{LOCK_WAIT}"',
+            'unit = "s"',
+            "",
+        ]
     fitted_columns = ["throughput", "response.mean"]
     if split is not None and FITTED_PERCENTILE in percentiles:
         fitted_columns.append(FITTED_PERCENTILE)  # the tail the shape decides
     for run in fit:  # by figure, so that a figure added later is compared, not fitted
         for column in fitted_columns:
             lines += ["[[fitted]]", f'run = "{run}"', f'figure = "{column}"', ""]
+    for run in waits_fitted:
+        lines += ["[[fitted]]", f'run = "{run}"', f'figure = "{LOCK_WAIT}"', ""]
     if len(threads) > 1:
         lines += [
             "# Tomcat maxThreads: one calibration per candidate, the best fit kept",
@@ -173,6 +218,8 @@ def scaffold(
             f"values = [{', '.join(str(t) for t in threads)}]",
             "",
         ]
+    if tier is not None:
+        lines += tier["lines"]
     if split is not None:
         lines += split["lines"]
     else:
@@ -183,11 +230,12 @@ def scaffold(
             f"values = [{', '.join(str(c) for c in cores)}]",
             "",
             f"# at most the lightest fitted run's response time ({lightest.run}: "
-            f"{demand_s * 1000:.4g} ms at {lightest.users:.3g} users)",
+            f"{demand_s * 1000:.4g} ms at {lightest.users:.3g} users)"
+            + ("; it starts without the database's" if database_s else ""),
             "[[calibrate]]",
             'parameter = "backends.0.demand.mean"',
             f"bounds = [{demand_s / 20!r}, {demand_s * 1.5!r}]",
-            f"start = {demand_s * 0.75!r}",
+            f"start = {max(demand_s / 20, (demand_s - database_s) * 0.75)!r}",
             "",
         ]
     if think is not None:
@@ -213,8 +261,9 @@ def scaffold(
         "demand_bound_s": demand_s,
         "runs": [law.as_dict() for law in laws.values()],
         "split": None if split is None else split["said"],
-        "figures": ["throughput", "response.mean", *percentiles],
+        "figures": ["throughput", "response.mean", *percentiles] + ([LOCK_WAIT] if waits else []),
         "percentiles_pooled": not one_window,  # runs of several windows: no percentile figures
+        "database": None if tier is None else tier["said"],
     }
 
 
@@ -233,10 +282,12 @@ def _host_utilisation(table, run: str) -> tuple[str, float] | None:
     return None if value != value else (columns[0], value)
 
 
-def _split(table, chosen, lightest, shape, cores: tuple[int, ...]) -> dict:
+def _split(table, chosen, lightest, shape, cores: tuple[int, ...], database_s: float = 0.0) -> dict:
     """The light response split into CPU (`backends.0.demand`) and the wait a request thread
     holds (`backends.0.io_wait`, of the samples' shape): the settings, the experiment's lines
-    and a sentence saying how the split was made."""
+    and a sentence saying how the split was made.  `database_s`: the shared database's time
+    per request at light load, a part of that wait the database tier models itself (the
+    wait's search starts without it)."""
     best = shape.best
     family = best.spec()  # the varying part: {"dist", "mean", ("cv" | "scv")}
     offset = best.offset_s
@@ -326,7 +377,7 @@ def _split(table, chosen, lightest, shape, cores: tuple[int, ...]) -> dict:
             "[[calibrate]]",
             'parameter = "backends.0.io_wait.offset"',
             f"bounds = [0.0, {max(1.5 * offset, light_s)!r}]",
-            f"start = {offset!r}",
+            f"start = {max(0.0, offset - database_s)!r}",
             "",
         ]
     else:
@@ -335,7 +386,7 @@ def _split(table, chosen, lightest, shape, cores: tuple[int, ...]) -> dict:
             "[[calibrate]]",
             'parameter = "backends.0.io_wait.mean"',
             f"bounds = [{mean / 4!r}, {mean * 3!r}]",
-            f"start = {mean!r}",
+            f"start = {max(mean / 4, mean - database_s)!r}",
             "",
         ]
     return {"settings": settings, "lines": lines, "said": said}

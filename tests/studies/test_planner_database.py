@@ -1,0 +1,261 @@
+"""`tiersim plan --database`: the shared database tier and its lock from the database's own
+evidence, on the real fixtures of tests/fixtures/measurements/postgres/ (pgbench at 1, 2 and 4
+clients running one hot-row transaction, with pg_stat_statements snapshots and the statement
+log of each level).  The load test's table is pgbench's own report per level: a transaction is
+a request, its latency average the response time."""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sim.cli import main
+
+pytest.importorskip("pandas")
+
+POSTGRES = Path(__file__).resolve().parents[1] / "fixtures" / "measurements" / "postgres"
+LEVELS = POSTGRES / "levels"
+CLIENTS = (1, 2, 4)
+UPDATE = "UPDATE counters SET hits = hits + $1 WHERE id = $2"
+
+
+def pgbench(clients: int) -> tuple[int, float, float]:
+    """pgbench's transactions, tps and latency average [s] at this level."""
+    text = (LEVELS / f"clients{clients}.pgbench.txt").read_text()
+    done = int(re.search(r"actually processed: (\d+)/", text).group(1))
+    tps = float(re.search(r"tps = ([\d.]+)", text).group(1))
+    latency = float(re.search(r"latency average = ([\d.]+) ms", text).group(1)) / 1000
+    return done, tps, latency
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory) -> Path:
+    """The load test's table (one window per level) and the database evidence of both sources."""
+    from sim.measurements.database.evidence import write as write_evidence
+    from sim.measurements.database.importer import import_database
+    from sim.measurements.table import write
+
+    folder = tmp_path_factory.mktemp("pgbench")
+    rows = []
+    for clients in CLIENTS:
+        done, tps, latency = pgbench(clients)
+        rows.append(
+            {
+                "run": f"clients{clients}",
+                "window_start_s": 0.0,
+                "window_end_s": done / tps,
+                "class": "total",
+                "users": float(clients),
+                "throughput": tps,
+                "response.mean": latency,
+                "count.completed": float(done),
+                "count.errors": 0.0,
+                "count.timed_out": 0.0,
+            }
+        )
+    write(rows, folder / "measured.csv")
+    snapshots = [str(LEVELS / f"clients{c}.{k}.csv") for c in CLIENTS for k in ("before", "after")]
+    table = folder / "measured.csv"
+    write_evidence(import_database("pg-stat", snapshots, table), folder / "pgstat.csv")
+    logs = [str(LEVELS / f"clients{c}.postgresql.log.gz") for c in CLIENTS]
+    write_evidence(import_database("pg-log", logs, table, None, 0.0), folder / "pglog.csv")
+    return folder
+
+
+def snapshot_time_per_call(clients: int, statement: str) -> float:
+    """The statement's time per call at this level straight from the two snapshots [s]."""
+
+    def read(kind: str) -> dict[str, tuple[float, float]]:
+        with open(LEVELS / f"clients{clients}.{kind}.csv", newline="") as handle:
+            return {
+                r["query"]: (float(r["calls"]), float(r["total_exec_time"]))
+                for r in csv.DictReader(handle)
+            }
+
+    before, after = read("before"), read("after")
+    calls = after[statement][0] - before.get(statement, (0.0, 0.0))[0]
+    total_ms = after[statement][1] - before.get(statement, (0.0, 0.0))[1]
+    return total_ms / calls / 1000
+
+
+def plan(folder: Path, out: Path, *args: str):
+    return CliRunner().invoke(
+        main,
+        ["plan", str(folder / "measured.csv"), "-o", str(out), "--cores", "1", *args],
+    )
+
+
+def experiment(out: Path) -> dict:
+    return tomllib.loads((out / "experiment.toml").read_text())
+
+
+def entry(entries: list[dict], parameter: str) -> dict:
+    (found,) = [e for e in entries if e["parameter"] == parameter]
+    return found
+
+
+def test_plan_writes_the_shared_database_and_its_lock_from_pg_stat_statements(measured, tmp_path):
+    out = tmp_path / "exp"
+    args = ["--fit", "clients1", "--fit", "clients2", "--database", str(measured / "pgstat.csv")]
+    result = plan(measured, out, *args, "--jdbc-pool", "5")
+    assert result.exit_code == 0, result.output
+    assert "time per call x" in result.output  # the UPDATE named by its growth
+    spec = experiment(out)
+    assert spec["models"]["model"].endswith("planner-apache-tomcat-database.toml")
+    settings = spec["factors"]["users"]["*"]
+    assert "backends.0.jdbc_pool=5" in settings and "database.lock.share=1.0" in settings
+
+    # the lock's wait per acquisition: the UPDATE's time per call less its light time, as the
+    # snapshots themselves say, written into the experiment's copy of the table
+    from sim.measurements.table import read
+
+    table = read(out / "measured.csv").set_index("run")
+    light = snapshot_time_per_call(1, UPDATE)
+    for clients in (2, 4):
+        expected = snapshot_time_per_call(clients, UPDATE) - light
+        assert table.loc[f"clients{clients}", "database.lock.wait"] == pytest.approx(expected)
+    assert math.isnan(table.loc["clients1", "database.lock.wait"])  # no wait to compare there
+    assert {"column": "database.lock.wait", "unit": "s"} in spec["figures"]
+    fitted = {(f["run"], f["figure"]) for f in spec["fitted"]}
+    assert ("clients2", "database.lock.wait") in fitted
+    assert ("clients4", "database.lock.wait") not in fitted  # predicted, not fitted
+
+    # the transaction's light time: every statement's calls per request x time per call
+    with open(LEVELS / "clients1.after.csv", newline="") as handle:
+        queries = [r["query"] for r in csv.DictReader(handle)]
+    statements = [q for q in queries if _ran(q, 1)]
+    done, _, latency = pgbench(1)
+    transaction = sum(snapshot_time_per_call(1, q) * _calls(q, 1) / done for q in statements)
+    demand = entry(spec["unknown"], "database.demand.value")
+    assert demand["range"] == pytest.approx([0.01 * transaction, transaction - light])
+    assert "pg_stat_wal" in demand["provenance"]
+    # a fitted run measured the wait: the hold is searched between the UPDATE's own light
+    # time and the light response less the database's least work
+    hold = entry(spec["calibrate"], "database.lock.hold.value")
+    assert hold["bounds"] == pytest.approx([light, latency - 0.01 * transaction])
+
+    # the experiment loads, with the figure on every heavier run and the lock in its model
+    from sim.model.load import load_model
+    from sim.studies.records import load_experiment
+
+    _, loaded, _ = load_experiment(str(out))
+    compared = {(f.when["run"], f.column) for f in loaded.figures}
+    assert {("clients2", "database.lock.wait"), ("clients4", "database.lock.wait")} <= compared
+    model = load_model(spec["models"]["model"], settings[1:])
+    assert model.database.lock is not None and model.backends[0].jdbc_pool == 5
+    assert model.backends[0].db_calls == 1
+
+
+def _calls(statement: str, clients: int) -> float:
+    with open(LEVELS / f"clients{clients}.before.csv", newline="") as handle:
+        before = {r["query"]: float(r["calls"]) for r in csv.DictReader(handle)}
+    with open(LEVELS / f"clients{clients}.after.csv", newline="") as handle:
+        after = {r["query"]: float(r["calls"]) for r in csv.DictReader(handle)}
+    return after[statement] - before.get(statement, 0.0)
+
+
+def _ran(statement: str, clients: int) -> bool:
+    return _calls(statement, clients) > 0
+
+
+def test_the_log_names_the_locking_statement_by_its_lock_waits(measured, tmp_path):
+    out = tmp_path / "exp"
+    args = ["--fit", "clients1", "--fit", "clients4", "--database", str(measured / "pglog.csv")]
+    result = plan(measured, out, *args)
+    assert result.exit_code == 0, result.output
+    assert "1065 lock waits logged at clients4" in result.output
+    spec = experiment(out)
+    assert "UPDATE counters" in (out / "experiment.toml").read_text()
+    assert ("clients4", "database.lock.wait") in {(f["run"], f["figure"]) for f in spec["fitted"]}
+    assert "JDBC pool: the template's 8" in result.output
+
+
+def test_without_a_fitted_wait_the_hold_is_an_unknown(measured, tmp_path):
+    """The evidence of clients1 and clients4 only: the fitted clients2 measured no wait, so no
+    figure pins the hold, and it is carried over its range (clients4's wait is still a figure)."""
+    from sim.measurements.database import evidence
+
+    rows = [r for r in evidence.read(measured / "pgstat.csv") if r["run"] != "clients2"]
+    evidence.write(rows, tmp_path / "partial.csv")
+    out = tmp_path / "exp"
+    args = ["--fit", "clients1", "--fit", "clients2", "--database", str(tmp_path / "partial.csv")]
+    result = plan(measured, out, *args)
+    assert result.exit_code == 0, result.output
+    spec = experiment(out)
+    assert all(e["parameter"] != "database.lock.hold.value" for e in spec.get("calibrate", []))
+    hold = entry(spec["unknown"], "database.lock.hold.value")
+    assert hold["range"][0] < hold["range"][1] and "locking statement" in hold["provenance"]
+    assert all(f["figure"] != "database.lock.wait" for f in spec["fitted"])
+    assert {"column": "database.lock.wait", "unit": "s"} in spec["figures"]
+
+
+@pytest.mark.parametrize(
+    ("keep", "fit", "message"),
+    [
+        # only the light run: nothing grows, and the snapshots log no lock waits
+        (("clients1",), ("clients1", "clients2"), "the evidence shows no shared lock"),
+        # the lightest fitted run is not in the evidence
+        (("clients2", "clients4"), ("clients1", "clients2"), "no statement of run 'clients1'"),
+    ],
+)
+def test_evidence_that_cannot_give_the_tier_is_one_line(measured, tmp_path, keep, fit, message):
+    from sim.measurements.database import evidence
+
+    rows = [r for r in evidence.read(measured / "pgstat.csv") if r["run"] in keep]
+    evidence.write(rows, tmp_path / "partial.csv")
+    args = [a for run in fit for a in ("--fit", run)]
+    result = plan(measured, tmp_path / "exp", *args, "--database", str(tmp_path / "partial.csv"))
+    assert result.exit_code != 0
+    assert message in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "exp" / "experiment.toml").exists()  # nothing half-written
+
+
+def test_a_jdbc_pool_without_the_database_is_refused(measured, tmp_path):
+    result = plan(
+        measured, tmp_path / "exp", "--fit", "clients1", "--fit", "clients2", "--jdbc-pool", "8"
+    )
+    assert result.exit_code != 0 and "give --database" in result.output
+
+
+def test_calibrate_compares_the_simulated_lock_wait(measured, tmp_path):
+    """One evaluation of the planned experiment (short runs): the simulated metric
+    `database.lock.wait` exists and is compared at every run with a measured wait, and at the
+    same parameters it grows with the users (more clients queue for the one row)."""
+    import json
+
+    out = tmp_path / "exp"
+    args = ["--fit", "clients1", "--fit", "clients2", "--database", str(measured / "pgstat.csv")]
+    assert plan(measured, out, *args, "--duration", "5").exit_code == 0
+    result = CliRunner().invoke(
+        main,
+        [
+            "calibrate",
+            str(out),
+            "--no-cache",
+            "-r",
+            "2",
+            "--max-evaluations",
+            "1",
+            "--no-uncertainty",
+            "--draws",
+            "0",
+            "--serial",
+            "--save",
+            str(tmp_path / "cal.json"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    document = json.loads((tmp_path / "cal.json").read_text())
+    targets = {t["figure"]: t for t in document["targets"]}
+    assert "run=clients2 database.lock.wait" in targets
+    waits = {
+        r["figure"]: r["simulated"] for r in document["rows"] if r["metric"] == "database.lock.wait"
+    }
+    assert 0 < waits["clients2 database.lock.wait"] < waits["clients4 database.lock.wait"]
+    assert waits["clients1 database.lock.wait"] == 0  # one client never waits for itself
