@@ -7,6 +7,8 @@ rule moved.  CPU samples are cores used by a pod whose request is one core (1000
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from sim.tiers.cluster.autoscale import PodSample
@@ -388,3 +390,47 @@ def test_a_wrong_table_is_named(change, needle):
     with pytest.raises(ModelError, match=r"backends\.0\.autoscale") as wrong:
         parse_model(_model_with(table), source="m.toml", check_only=True)
     assert needle in str(wrong.value)
+
+
+# ------------------------------------------------------------------- AWS target tracking
+def tracking(**spec):
+    from sim.tiers.cluster.autoscale.aws_target import TargetTracking, TargetTrackingSpec
+
+    spec.setdefault("target", 50.0)
+    spec.setdefault("min_capacity", 2)
+    spec.setdefault("max_capacity", 20)
+    return TargetTracking(TargetTrackingSpec(**spec))
+
+
+def test_target_tracking_scales_out_after_three_datapoints_in_proportion():
+    """Target 50 % CPU, 4 instances at 80 %: the high alarm needs 3 datapoints above 50, so
+    t=0 and t=60 change nothing; at t=120, ceil(4 * 80 / 50) = ceil(6.4) = 7."""
+    policy = tracking()
+    assert [policy.decide(t, 4, 80.0).desired for t in (0.0, 60.0, 120.0)] == [4, 4, 7]
+
+
+def test_target_tracking_scale_out_cooldown_counts_the_added_capacity():
+    """From 4 at 80 %: 7 at t=120.  t=180, still 80 % (the new instances not yet in the
+    metric): ceil(4 * 80 / 50) = 7 from the capacity before the cooldown, not more than 7:
+    nothing.  t=240 at 110 %: ceil(4 * 110 / 50) = ceil(8.8) = 9 > 7: scale out to 9 (a
+    larger scale out).  t=541 at 60 %, the cooldown over: ceil(9 * 60 / 50) = ceil(10.8) = 11."""
+    policy = tracking()
+    for t in (0.0, 60.0, 120.0):
+        decision = policy.decide(t, 4, 80.0)
+    assert decision.desired == 7
+    assert policy.decide(180.0, 7, 80.0).desired == 7
+    assert policy.decide(240.0, 7, 110.0).desired == 9
+    assert policy.decide(541.0, 9, 60.0).desired == 11
+
+
+def test_target_tracking_scales_in_slowly_and_never_past_the_target():
+    """10 instances at 20 % of a 50 % target: the low alarm (below 45 %) needs 15 datapoints:
+    at the 15th (t=840) ceil(10 * 20 / 50) = 4; at 44.9 % it counts as low, at 45 % not; with
+    DisableScaleIn nothing is removed."""
+    policy = tracking()
+    decisions = [policy.decide(60.0 * k, 10, 20.0).desired for k in range(15)]
+    assert decisions == [10] * 14 + [4]
+    edge = tracking(scale_in_datapoints=1)
+    assert edge.decide(0.0, 10, 44.9).desired == math.ceil(10 * 44.9 / 50)  # 9
+    assert tracking(scale_in_datapoints=1).decide(0.0, 10, 45.0).desired == 10
+    assert tracking(scale_in_datapoints=1, disable_scale_in=True).decide(0.0, 10, 1.0).desired == 10
