@@ -8,6 +8,7 @@ import errno
 import functools
 import io
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -210,6 +211,7 @@ class RunOn:
     scheduler: str | None = None
     local_cluster: int | None = None
     default_workers: int | None = None  # without any option: 1 runs serially, None one per core
+    connect_timeout_s: float = 10.0
 
     def given(self) -> list[str]:
         return [
@@ -241,7 +243,66 @@ class RunOn:
             and not self.scheduler
             and not self.local_cluster
         )
-        return executor_for(serial, workers, self.scheduler, self.local_cluster)
+        if self.scheduler:
+            check_scheduler(self.scheduler)
+            probe_scheduler(self.scheduler, self.connect_timeout_s)
+        return executor_for(
+            serial, workers, self.scheduler, self.local_cluster, self.connect_timeout_s
+        )
+
+
+SCHEDULER = re.compile(r"(?:(tcp|tls|ucx|ws|wss)://)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.-]+):(\d{1,5})")
+
+
+def check_scheduler(address: str) -> None:
+    """Exit 2 before any work when `--scheduler` is no Dask address (`tcp://host:8786`)."""
+    text = address.strip()
+    if text.startswith("inproc://"):
+        return  # a cluster in this very process (tests, notebooks)
+    match = SCHEDULER.fullmatch(text)
+    if match is not None and 0 < int(match.group(3)) < 65536:
+        return
+    if match is not None:
+        why = f"port {match.group(3)} is not a TCP port (1 to 65535)"
+    elif "://" in text and text.split("://", 1)[0] not in ("tcp", "tls", "ucx", "ws", "wss"):
+        why = (
+            f"{text.split('://', 1)[0]}:// is not a Dask scheduler's protocol (the dashboard's "
+            "http:// page is not the scheduler)"
+        )
+    else:
+        why = "expected PROTOCOL://HOST:PORT"
+    fail(
+        f"--scheduler {address}: {why}; give the scheduler's address, e.g. tcp://host:8786",
+        ExitCode.USAGE,
+    )
+
+
+def probe_scheduler(address: str, timeout_s: float) -> None:
+    """Exit 2 within `timeout_s` when no Dask scheduler answers at a tcp:// address: nothing
+    listens (refused, unreachable), or something accepts and stays silent, where a scheduler
+    sends its handshake at once (distributed.comm.tcp).  Dask's own connect retries for
+    minutes in the second case."""
+    import socket
+
+    match = SCHEDULER.fullmatch(address.strip())
+    if match is None or match.group(1) not in (None, "tcp"):
+        return  # tls, ucx, websockets: Dask's own connect (with --connect-timeout) says
+    host, port = match.group(2).strip("[]"), int(match.group(3))
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s) as connection:
+            connection.settimeout(timeout_s)
+            if connection.recv(1):
+                return
+            problem = "the connection was closed without a word"
+    except TimeoutError:
+        problem = f"nothing answered within {timeout_s:g} s"
+    except OSError as exc:
+        problem = exc.strerror or str(exc) or type(exc).__name__
+    fail(
+        f"--scheduler {address}: no Dask scheduler there ({problem}); check the address and "
+        "that the scheduler runs (a slow network: --connect-timeout SECONDS)",
+        ExitCode.USAGE,
+    )
 
 
 def executor_options(
@@ -258,8 +319,12 @@ def executor_options(
 
     def decorate(command):
         @functools.wraps(command)
-        def with_run_on(*args, serial, workers, scheduler, local_cluster, **kwargs):
-            run_on = RunOn(serial, workers, scheduler, local_cluster, default_workers)
+        def with_run_on(
+            *args, serial, workers, scheduler, local_cluster, connect_timeout, **kwargs
+        ):
+            run_on = RunOn(
+                serial, workers, scheduler, local_cluster, default_workers, connect_timeout
+            )
             return command(*args, run_on=run_on, **kwargs)
 
         options = [
@@ -278,6 +343,15 @@ def executor_options(
                 help=f"run {what} on an existing Dask cluster, e.g. tcp://host:8786",
             ),
             click.option(
+                "--connect-timeout",
+                "connect_timeout",
+                type=click.FloatRange(0.1, 3600),
+                default=10.0,
+                show_default=True,
+                metavar="SECONDS",
+                help="how long to wait for --scheduler to answer before saying it does not",
+            ),
+            click.option(
                 "--local-cluster",
                 "local_cluster",
                 type=click.IntRange(1, 4096),
@@ -293,7 +367,11 @@ def executor_options(
 
 
 def executor_for(
-    serial: bool, workers: int | None, scheduler: str | None, local_cluster: int | None
+    serial: bool,
+    workers: int | None,
+    scheduler: str | None,
+    local_cluster: int | None,
+    connect_timeout_s: float = 10.0,
 ):
     from sim.studies.executor import DaskExecutor, ProcessExecutor, SerialExecutor
 
@@ -301,14 +379,22 @@ def executor_for(
         return SerialExecutor()
     if scheduler or local_cluster:
         try:
-            return DaskExecutor(address=scheduler, local_workers=local_cluster)
+            return DaskExecutor(
+                address=scheduler, local_workers=local_cluster, connect_timeout_s=connect_timeout_s
+            )
         except ImportError:
             fail(
                 "--scheduler / --local-cluster need dask.distributed: pip install 'tiersim[sweep]'",
                 ExitCode.USAGE,
             )
         except (OSError, TimeoutError) as exc:
-            fail(f"--scheduler {scheduler}: cannot connect ({exc})", ExitCode.USAGE)
+            first = " ".join(str(exc).split())[:200] or type(exc).__name__
+            fail(
+                f"--scheduler {scheduler}: no Dask scheduler answered within "
+                f"{connect_timeout_s:g} s ({first}); check the address and that the scheduler "
+                "runs, or wait longer with --connect-timeout SECONDS",
+                ExitCode.USAGE,
+            )
     return ProcessExecutor(workers)
 
 

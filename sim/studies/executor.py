@@ -146,7 +146,11 @@ class DaskExecutor(Executor):
     """An existing Dask cluster (`address`) or a `LocalCluster` of `local_workers` processes."""
 
     def __init__(
-        self, address: str | None = None, local_workers: int | None = None, processes: bool = True
+        self,
+        address: str | None = None,
+        local_workers: int | None = None,
+        processes: bool = True,
+        connect_timeout_s: float = 10.0,
     ) -> None:
         from dask.distributed import Client, LocalCluster
 
@@ -160,7 +164,8 @@ class DaskExecutor(Executor):
             )
             self.client = Client(self.cluster)
         else:
-            self.client = Client(address, timeout="20s")
+            # a dead or silent scheduler is said in seconds, not after minutes of retries
+            self.client = Client(address, timeout=f"{connect_timeout_s}s")
         self.address = address
 
     @property

@@ -122,3 +122,48 @@ def test_import_writes_nothing_when_interrupted(tmp_path):
     assert returncode == 130, stderr
     assert stderr.strip().splitlines() == ["interrupted"]
     assert not output.exists()  # no half table left behind
+
+
+@pytest.mark.parametrize(
+    ("address", "said"),
+    [
+        ("notanaddress", "expected PROTOCOL://HOST:PORT"),
+        ("http://localhost:8786", "http:// is not a Dask scheduler's protocol"),
+        ("tcp://host:99999", "port 99999 is not a TCP port"),
+    ],
+)
+def test_a_scheduler_address_is_checked_before_use(tmp_path, address, said):
+    from click.testing import CliRunner
+
+    from sim.cli import main
+
+    sweep = sweep_file(tmp_path)
+    result = CliRunner().invoke(
+        main, ["sweep", str(sweep), "--scheduler", address, "--results", str(tmp_path / "r")]
+    )
+    assert result.exit_code == 2, result.output
+    assert said in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_silent_scheduler_is_reported_within_the_connect_timeout(tmp_path):
+    """A port that accepts and never answers (Dask's own connect would wait minutes)."""
+    import socket
+
+    from click.testing import CliRunner
+
+    from sim.cli import main
+
+    sweep = sweep_file(tmp_path)
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(5)
+        port = silent.getsockname()[1]
+        started = time.monotonic()
+        address = f"tcp://127.0.0.1:{port}"
+        args = ["sweep", str(sweep), "--scheduler", address, "--connect-timeout", "1"]
+        result = CliRunner().invoke(main, [*args, "--results", str(tmp_path / "r")])
+        waited = time.monotonic() - started
+    assert result.exit_code == 2, result.output
+    assert "nothing answered within 1 s" in result.stderr
+    assert waited < 10
