@@ -12,6 +12,7 @@ from pathlib import Path
 
 from sim.files import FileProblem, read_text, read_toml
 from sim.model.load import ModelError, load_model
+from sim.present.failures import FAILED_SHARE, failed_share
 from sim.studies.experiment import (
     ExperimentError,
     ExperimentSpec,
@@ -241,10 +242,15 @@ def run_row(task: tuple) -> dict[str, tuple[float, float, float, str]]:
     if outcome.result is None or outcome.status in (Status.INVALID, Status.INTERNAL):
         raise ExperimentError(f"{context}: {outcome.message}")
     units = outcome.result.units
-    return {
+    summary = {
         metric: (i.mean, i.low, i.high, units.get(metric, ""))
         for metric, i in outcome.result.summary.items()
     }
+    # the share of requests that failed, shown beside each latency row (sim.present.failures)
+    share = failed_share([rep.metrics for rep in outcome.result.replications], 0.95)
+    if share is not None:
+        summary.setdefault(FAILED_SHARE, (share.mean, share.low, share.high, "fraction"))
+    return summary
 
 
 def law_notes(spec: ExperimentSpec, records: list[dict[str, str]], source: Path) -> dict[int, str]:

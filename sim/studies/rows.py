@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import cast
 
+from sim.present.failures import FAILED_SHARE, is_latency, percent
 from sim.studies.experiment import ExperimentError, figures_of, is_fitted
 from sim.studies.records import (
     check_runs,
@@ -52,6 +53,9 @@ class Row:
     excluded: str | None = None  # why an operational law keeps the figure out of any fit
     metric: str = ""  # the simulated metric compared
     unit: str = ""  # the figure's unit (the published column's: the metric's, scaled)
+    # a latency's row: the share of the simulated requests that failed (the latency is of the
+    # answered ones only; sim.present.failures); None for other figures, or not recorded
+    failed_share: float | None = None
 
     def as_dict(self) -> dict:
         data = asdict(self)
@@ -124,6 +128,9 @@ def simulate_rows(
                     note=notes.get(id(record)),
                     metric=metric,
                     unit=figure_unit(wanted, summary[metric][3]),
+                    failed_share=summary[FAILED_SHARE][0]
+                    if FAILED_SHARE in summary and is_latency(metric, summary[metric][3])
+                    else None,
                 )
             )
     return rows
@@ -160,6 +167,7 @@ def render_rows(rows: list[Row], console) -> None:
         "simulated",
         "95% interval",
         "unit",
+        "failed",
         "rel. error",
         "flag pub/sim",
         "fitted",
@@ -172,11 +180,18 @@ def render_rows(rows: list[Row], console) -> None:
             plain(r.simulated),
             "" if math.isnan(r.ci_low) else f"[{plain(r.ci_low)}, {plain(r.ci_high)}]",
             r.unit,
+            "" if r.failed_share is None else percent(r.failed_share),
             "" if r.rel_error is None else f"{r.rel_error:+.0%}",
             "" if r.published_flag is None else f"{r.published_flag}/{r.simulated_flag}",
             "fit" if r.fitted else "",
         )
     console.print(table)
+    if any(r.failed_share is not None for r in rows):
+        console.print(
+            "failed: the share of the simulated requests that failed, beside each latency (of "
+            "the answered requests only)",
+            markup=False,
+        )
     seen = set()
     for r in rows:
         head = r.figure.split(" ")[0]

@@ -211,3 +211,43 @@ def test_the_points_beyond_the_sweep_s_error_budget_are_marked(tmp_path):
     again = ["sweep", str(tmp_path / "sweep.toml"), "--results", str(results), "--serial"]
     said = CliRunner().invoke(main, again).output
     assert "1 of 2 points had more than 1 % of their requests fail" in said
+
+
+def test_reproduction_rows_carry_the_failed_share_beside_a_latency(tmp_path):
+    from sim.studies.records import run_row
+
+    path = tmp_path / "refusing.toml"
+    path.write_text(REFUSING.replace("users = 1", "users = 6"), encoding="utf-8")
+    summary = run_row((str(path), (), 2, "test row"))
+    mean, low, high, unit = summary[FAILED_SHARE]
+    assert 0.2 < mean < 1.0 and low <= mean <= high and unit == "fraction"
+    rows = [
+        {
+            "experiment": "x",
+            "figure": "users=6 p95",
+            "metric": "response.p95",
+            "unit": "s",
+            "published": 0.3,
+            "simulated": 0.31,
+            "ci_low": 0.3,
+            "ci_high": 0.32,
+            "failed_share": mean,
+        },
+        {  # a file written before rows carried the share
+            "experiment": "x",
+            "figure": "users=1 p95",
+            "metric": "response.p95",
+            "unit": "s",
+            "published": 0.3,
+            "simulated": 0.3,
+            "ci_low": 0.29,
+            "ci_high": 0.31,
+        },
+    ]
+    document = tmp_path / "reproduce.json"
+    document.write_text(json.dumps(rows), encoding="utf-8")
+    _, figures, _ = build_report(document, read_sweep)
+    for figure in figures:
+        texts = [t for trace in figure.data for t in (trace.text or ())]
+        assert any("% failed" in t for t in texts), figure.layout.title.text
+        assert any("failed share not recorded" in t for t in texts)

@@ -103,6 +103,8 @@ def render_intervals(rows: list[Row], console, title: str) -> None:
     """Rows with their simulation interval and, separately, the prediction interval."""
     from rich.table import Table
 
+    from sim.present.failures import percent
+
     table = Table(header_style="bold", title=title)
     for column in (
         "figure",
@@ -112,6 +114,7 @@ def render_intervals(rows: list[Row], console, title: str) -> None:
         f"{LEVEL:.0%} pred. interval",
         "error",
         "in",
+        "failed",
         "sd: param / noise / model",
         "most sensitive to",
     ):
@@ -140,6 +143,7 @@ def render_intervals(rows: list[Row], console, title: str) -> None:
             pi,
             "" if r.rel_error is None else f"{r.rel_error:+.1%}",
             inside,
+            "" if r.failed_share is None else percent(r.failed_share),
             parts,
             r.most_sensitive or "",
         )
