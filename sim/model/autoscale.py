@@ -13,6 +13,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from sim.tiers.cluster.autoscale.hpa import (
+    HorizontalPodAutoscaler,
+    HpaSpec,
+    ScalingRules,
+    SelectPolicy,
+)
+from sim.tiers.cluster.autoscale.hpa import RatePolicy as HpaRatePolicy
 from sim.tiers.cluster.autoscale.hpa_metrics import METRIC_KINDS
 
 
@@ -53,6 +60,23 @@ class Direction(_Strict):
         ge=0,
         description="`tolerance` (Kubernetes 1.33+; before, --horizontal-pod-autoscaler-tolerance "
         "for both): no change while the metric is within this fraction of its target",
+    )
+
+
+SELECT_POLICIES: dict[str, SelectPolicy] = {"max": "Max", "min": "Min", "disabled": "Disabled"}
+
+
+def _rules(direction: Direction) -> ScalingRules:
+    """The direction as the controller's `HPAScalingRules`."""
+    select = SELECT_POLICIES[direction.select_policy]
+    return ScalingRules(
+        direction.stabilization_window_s,
+        tuple(
+            HpaRatePolicy("Pods" if p.type == "pods" else "Percent", p.value, p.period_s)
+            for p in direction.policies
+        ),
+        select,
+        direction.tolerance,
     )
 
 
@@ -146,6 +170,20 @@ class Autoscale(_Strict):
         description="a removed node finishes its requests for up to this long "
         "(terminationGracePeriodSeconds, default 30) [s]",
     )
+
+    def autoscaler(self) -> HorizontalPodAutoscaler:
+        """The decision this table describes, as the engines will call it."""
+        spec = HpaSpec(
+            max_replicas=self.max_replicas,
+            metric=self.metric,
+            target=self.target,
+            min_replicas=self.min_replicas,
+            scale_up=_rules(self.scale_up),
+            scale_down=_rules(self.scale_down),
+            sync_period_s=self.sync_period_s,
+            cpu_request_cores=self.cpu_request_cores or 1.0,
+        )
+        return HorizontalPodAutoscaler(spec)
 
     @model_validator(mode="after")
     def _consistent(self) -> Autoscale:

@@ -50,6 +50,23 @@ def test_the_walkthrough_manifest_round_trips_into_the_model_file():
     assert "backends.0.cores" not in assembled.draft.placeholders  # the limit gives them
 
 
+def test_the_walkthroughs_seven_replicas_from_the_table_it_writes():
+    """The walkthrough's load drives one php-apache pod to 305 % of its 200m request, and
+    `kubectl get hpa` then shows 7 replicas.  From the table from-config writes: t=0, one
+    pod at 610m: 610 * 100 // 200 = 305 %, ratio 6.1, proposal ceil(6.1) = 7; the default
+    scale-up allows max(1 + 4, ceil(1 * 2)) = 5.  t=15, the four new pods ready and the same
+    610m spread over the 5, 122m each: 610 * 100 // 1000 = 61 %, ratio 1.22, proposal ceil(6.1) = 7; allowed from 5:
+    max(9, 10): 7."""
+    from sim.tiers.cluster.autoscale import PodSample
+
+    written = tomllib.loads(from_config(WALKTHROUGH).text)
+    table = parse_model(written, source="written", check_only=True).backends[0].autoscale
+    assert table is not None
+    autoscaler = table.autoscaler()
+    assert autoscaler.decide(0.0, 1, [PodSample(0.61)]).desired == 5
+    assert autoscaler.decide(15.0, 5, [PodSample(0.122)] * 5).desired == 7
+
+
 def test_the_written_model_is_refused_at_run_until_autoscaling_is_simulated():
     text = from_config(WALKTHROUGH).text
     with pytest.raises(ModelError, match="not simulated yet"):

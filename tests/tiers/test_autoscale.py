@@ -154,6 +154,13 @@ def test_proposals_beyond_the_bounds_stop_at_them():
     assert (decision.desired, decision.reason) == (2, "TooFewReplicas")
 
 
+def test_a_group_scaled_to_zero_by_hand_is_left_alone():
+    """`scale.spec.replicas == 0` with minReplicas 1: the controller disables scaling
+    (ScalingDisabled) rather than bringing it back to 1."""
+    decision = hpa().decide(0.0, 0, [])
+    assert (decision.desired, decision.reason) == (0, "ScalingDisabled")
+
+
 # --------------------------------------------------------------------- HPA: missing metrics
 def test_no_metric_changes_nothing_and_records_nothing():
     """No pod has a sample: the controller fails to get the metric and returns before the

@@ -114,6 +114,8 @@ class HorizontalPodAutoscaler:
         spec = self.spec
         if not self.recommendations:  # recordInitialRecommendation
             self.recommendations.append((now_s, current))
+        if current == 0:  # a target scaled to zero by hand: "ScalingDisabled"
+            return Decision(0, "ScalingDisabled")
         if current > spec.max_replicas:
             return self._scaled(now_s, current, spec.max_replicas, "TooManyReplicas")
         if current < spec.min_replicas:
