@@ -228,3 +228,40 @@ def test_the_planner_template_queues_what_a_real_nio_connector_queues():
     # waiting for a thread, and refuse a tenth of these.
     assert _failed_share_of_template() == 0.0
     assert _failed_share_of_template('backends.0.max_connections="none"') > 0.05
+
+
+def test_the_old_template_s_refusing_tomcat_never_meets_the_slo():
+    # the stack in small: the template as it was (maxConnections unset, so acceptCount
+    # bounds the requests waiting for a thread), 2 threads and an accept queue of 1.  The
+    # refusals are fast 503s from Apache, so the answered requests keep p95 far below 1 s at
+    # every load -- and the search used to double on past 64 users, where a third are refused.
+    base = cap.search_base(
+        TEMPLATE,
+        (
+            "backends.0.threads=2",
+            'backends.0.max_connections="none"',
+            "backends.0.accept_queue=1",
+            "run.duration_s=20",
+        ),
+        2,
+        7,
+    )
+    with SerialExecutor() as executor:
+        result = cap.search(
+            base,
+            "clients.users",
+            [parse_slo("p95<1")],
+            direction="largest",
+            integer=True,
+            start=64,
+            executor=executor,
+            use_analytic=False,
+        )
+    assert max(e.value for e in result.evaluations) == 64  # no doubling past a refusing load
+    refusing = [e for e in result.evaluations if e.failed_share[0] > 0.3]
+    assert refusing  # a third refused at 64 users ...
+    for evaluation in result.evaluations:
+        assert evaluation.metrics["response.p95"][2] < 1.0  # ... every load answered fast ...
+    for evaluation in refusing:
+        assert not evaluation.met and evaluation.over_budget  # ... and these do not meet it
+    assert result.best is not None and result.best.failed_share[2] <= 0.01
