@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Literal
+
 import click
 
 from sim.cli.common import fail
@@ -114,11 +117,18 @@ from sim.exit_codes import ExitCode
 @click.option(
     "--jdbc-pool",
     "jdbc_pool",
-    type=int,
     default=None,
     metavar="N",
-    help="--database: the node's JDBC pool, context.xml <Resource> maxTotal [default: the "
-    "template's 8, tomcat-dbcp's default]",
+    help="--database: the node's JDBC pool, context.xml <Resource> maxTotal, or none (no limit) "
+    "[default: --context's, else the template's 8, tomcat-dbcp's default]",
+)
+@click.option(
+    "--context",
+    "context_file",
+    type=click.Path(dir_okay=False),
+    metavar="CONTEXT_XML",
+    help="--database: Tomcat's context.xml (or server.xml) whose DataSource <Resource> gives the "
+    "node's JDBC pool (maxTotal; maxActive for DBCP 1 and the Tomcat JDBC pool)",
 )
 def plan_command(
     table_file,
@@ -137,6 +147,7 @@ def plan_command(
     jmx_group,
     database_file,
     jdbc_pool,
+    context_file,
 ) -> None:
     """An experiment folder for `tiersim calibrate` from a measurement TABLE (tiersim import):
     the template model, the runs to fit, and search ranges from the operational laws."""
@@ -149,6 +160,13 @@ def plan_command(
     readable_file(table_file)
     if database_file is not None:
         readable_file(database_file)
+    if context_file is not None and database_file is None:
+        fail(
+            "--context gives the JDBC pool, the database tier's; give --database database.csv "
+            "(tiersim import pg-stat ...) to plan the database",
+            ExitCode.USAGE,
+        )
+    pool, pool_said = _jdbc_pool(jdbc_pool, context_file)
     try:
         counts = tuple(int(c) for c in cores.split(","))
     except ValueError:
@@ -188,7 +206,7 @@ def plan_command(
             think=think,
             think_said=think_said,
             database=database_file,
-            jdbc_pool=jdbc_pool,
+            jdbc_pool=pool,
         )
     except (MeasurementError, ExperimentError) as exc:
         fail(str(exc), ExitCode.MODEL)
@@ -211,10 +229,12 @@ def plan_command(
         )
     if found["database"] is not None:
         click.echo(f"the shared database: {found['database']}")
-        if jdbc_pool is None:
+        if pool_said is not None:
+            click.echo(f"JDBC pool: {pool_said}")
+        elif pool is None:
             click.echo(
-                "JDBC pool: the template's 8 (tomcat-dbcp's maxTotal default); give --jdbc-pool N "
-                "from your context.xml <Resource maxTotal=...>"
+                "JDBC pool: the template's 8 (tomcat-dbcp's maxTotal default); give --context "
+                "context.xml, or --jdbc-pool N from its <Resource maxTotal=...>"
             )
     if not thread_counts:
         click.echo(
@@ -222,6 +242,40 @@ def plan_command(
             "server.xml, or --threads 8,16,200 to choose among candidates"
         )
     click.echo(f"next: tiersim calibrate {folder}")
+
+
+def _jdbc_pool(
+    written: str | None, context_file: str | None
+) -> tuple[int | Literal["none"] | None, str | None]:
+    """The node's JDBC pool (a size, "none" for no limit, or None: the template's) from
+    --jdbc-pool or --context, and where it comes from."""
+    if written is not None and context_file is not None:
+        fail("--jdbc-pool and --context both give the JDBC pool; give one", ExitCode.USAGE)
+    if written is not None:
+        if written.strip().lower() == "none":
+            return "none", None
+        try:
+            size = int(written)
+        except ValueError:
+            size = 0
+        if size < 1:
+            fail(
+                f"--jdbc-pool {written!r}: expected the pool's size (maxTotal), a whole number "
+                ">= 1, or none (no limit)",
+                ExitCode.USAGE,
+            )
+        return size, None
+    if context_file is None:
+        return None, None
+    from sim.configs.errors import ConfigError
+    from sim.configs.tomcat_context import read_jdbc_pool
+
+    readable_file(context_file)
+    try:
+        found = read_jdbc_pool(Path(context_file))
+    except ConfigError as exc:
+        fail(str(exc), ExitCode.MODEL)
+    return ("none" if found.size is None else found.size), found.said
 
 
 def _think_of_plan(jmx_file, group_name, think, warmup_s) -> tuple[str | None, str | None]:

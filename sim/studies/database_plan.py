@@ -210,7 +210,7 @@ def database_lines(
     found: DatabaseEvidence,
     light_response_s: float,
     pinned: bool,
-    jdbc_pool: int | None,
+    jdbc_pool: int | str | None,
 ) -> dict:
     """The settings and the experiment's lines for the database tier: `pinned` when a fitted
     run has a lock wait figure (the hold is then searched, `[[calibrate]]`, else carried as an

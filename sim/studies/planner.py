@@ -44,6 +44,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Literal
 
 from sim.studies.database_plan import LOCK_WAIT
 from sim.studies.experiment import ExperimentError
@@ -68,7 +69,7 @@ def scaffold(
     think: str | None = None,
     think_said: str | None = None,
     database: str | Path | None = None,
-    jdbc_pool: int | None = None,
+    jdbc_pool: int | Literal["none"] | None = None,
 ) -> dict:
     """Write the experiment folder; returns what was estimated (runs, think, demand).
     `predict`: user counts to predict that no run measured; each becomes a run `usersN` of the
@@ -78,7 +79,8 @@ def scaffold(
     load generator's timer as a distribution spec (TOML inline table), set instead of fitted;
     `think_said`: where it comes from, for the experiment's comment (a JMeter plan's timers).
     `database`: the database evidence table (the shared tier and its lock, `sim.studies.
-    database_plan`); `jdbc_pool`: the node's JDBC pool (context.xml `Resource` `maxTotal`)."""
+    database_plan`); `jdbc_pool`: the node's JDBC pool (context.xml `Resource` `maxTotal`;
+    "none": no limit, as a negative maxTotal says)."""
     from sim.measurements.laws import run_laws
     from sim.measurements.table import read, table_format
 
@@ -106,7 +108,7 @@ def scaffold(
             f"--jdbc-pool {jdbc_pool}: the JDBC pool is the database tier's; give --database "
             "database.csv (tiersim import pg-stat ...) to plan the database"
         )
-    if jdbc_pool is not None and jdbc_pool < 1:
+    if isinstance(jdbc_pool, int) and jdbc_pool < 1:
         raise ExperimentError(f"--jdbc-pool {jdbc_pool}: expected the pool's size >= 1")
     tier, waits, database_s = None, {}, 0.0
     if database is not None:  # read and checked before anything is written

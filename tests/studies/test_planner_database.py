@@ -23,6 +23,10 @@ POSTGRES = Path(__file__).resolve().parents[1] / "fixtures" / "measurements" / "
 LEVELS = POSTGRES / "levels"
 CLIENTS = (1, 2, 4)
 UPDATE = "UPDATE counters SET hits = hits + $1 WHERE id = $2"
+# the cluster test's own Tomcat context.xml (DBCP 2, maxTotal="3")
+CLUSTER_CONTEXT = (
+    Path(__file__).resolve().parents[2] / "notebooks/data/cluster-db/setup/context.xml"
+)
 
 
 def pgbench(clients: int) -> tuple[int, float, float]:
@@ -216,10 +220,11 @@ def test_evidence_that_cannot_give_the_tier_is_one_line(measured, tmp_path, keep
     assert not (tmp_path / "exp" / "experiment.toml").exists()  # nothing half-written
 
 
-def test_a_jdbc_pool_without_the_database_is_refused(measured, tmp_path):
-    result = plan(
-        measured, tmp_path / "exp", "--fit", "clients1", "--fit", "clients2", "--jdbc-pool", "8"
-    )
+@pytest.mark.parametrize(
+    "pool", [("--jdbc-pool", "8"), ("--context", str(CLUSTER_CONTEXT))], ids=["size", "context"]
+)
+def test_a_jdbc_pool_without_the_database_is_refused(measured, tmp_path, pool):
+    result = plan(measured, tmp_path / "exp", "--fit", "clients1", "--fit", "clients2", *pool)
     assert result.exit_code != 0 and "give --database" in result.output
 
 
@@ -259,3 +264,87 @@ def test_calibrate_compares_the_simulated_lock_wait(measured, tmp_path):
     }
     assert 0 < waits["clients2 database.lock.wait"] < waits["clients4 database.lock.wait"]
     assert waits["clients1 database.lock.wait"] == 0  # one client never waits for itself
+
+
+# --- the JDBC pool from Tomcat's context.xml --------------------------------------------------
+
+CLUSTER_CONTEXT = (
+    Path(__file__).resolve().parents[2] / "notebooks/data/cluster-db/setup/context.xml"
+)
+
+
+def pool_setting(out: Path) -> list[str]:
+    return [s for s in experiment(out)["factors"]["users"]["*"] if "jdbc_pool" in s]
+
+
+def test_the_pool_is_read_from_a_real_context_xml(measured, tmp_path):
+    """The cluster test's own context.xml: DBCP 2, maxTotal="3" (its url's ${pg.port} is a
+    system property the planner does not need)."""
+    out = tmp_path / "exp"
+    args = ["--fit", "clients1", "--fit", "clients2", "--database", str(measured / "pgstat.csv")]
+    result = plan(measured, out, *args, "--context", str(CLUSTER_CONTEXT))
+    assert result.exit_code == 0, result.output
+    assert pool_setting(out) == ["backends.0.jdbc_pool=3"]
+    assert "context.xml:15: Resource 'jdbc/bank' maxTotal=3" in result.output
+
+
+@pytest.mark.parametrize(
+    ("resource", "setting"),
+    [
+        ('maxTotal="-1"', "backends.0.jdbc_pool=none"),  # DBCP 2: negative is no limit
+        ("", "backends.0.jdbc_pool=8"),  # DBCP 2's default maxTotal
+        ('factory="org.apache.tomcat.jdbc.pool.DataSourceFactory"', "backends.0.jdbc_pool=100"),
+        (
+            'factory="org.apache.tomcat.jdbc.pool.DataSourceFactory" maxActive="12" maxTotal="2"',
+            "backends.0.jdbc_pool=12",
+        ),  # the Tomcat JDBC pool reads maxActive only
+    ],
+)
+def test_each_factory_reads_its_own_attribute(measured, tmp_path, resource, setting):
+    context = tmp_path / "context.xml"
+    context.write_text(
+        f'<Context>\n  <Resource name="jdbc/x" type="javax.sql.DataSource" {resource}/>\n</Context>\n'
+    )
+    out = tmp_path / "exp"
+    args = ["--fit", "clients1", "--fit", "clients2", "--database", str(measured / "pgstat.csv")]
+    result = plan(measured, out, *args, "--context", str(context))
+    assert result.exit_code == 0, result.output
+    assert pool_setting(out) == [setting]
+    from sim.model.load import load_model
+
+    model = load_model(experiment(out)["models"]["model"], [setting])
+    assert model.backends[0].jdbc_pool == (
+        None if setting.endswith("none") else int(setting.split("=")[1])
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "args", "message"),
+    [
+        ("<Context/>", (), 'a <Resource type="javax.sql.DataSource">'),
+        (
+            '<Context><Resource name="a" type="javax.sql.DataSource"/>'
+            '<Resource name="b" type="javax.sql.DataSource"/></Context>',
+            (),
+            "not 2 ('a', 'b')",
+        ),
+        (
+            '<Context><Resource name="a" type="javax.sql.DataSource" maxTotal="${n}"/></Context>',
+            (),
+            "uses a system property",
+        ),
+        (
+            '<Context><Resource name="a" type="javax.sql.DataSource" maxTotal="ten"/></Context>',
+            (),
+            "maxTotal is a whole number, not 'ten'",
+        ),
+        ("<Context/>", ("--jdbc-pool", "4"), "give one"),
+    ],
+)
+def test_a_context_that_gives_no_pool_is_one_line(measured, tmp_path, body, args, message):
+    context = tmp_path / "context.xml"
+    context.write_text(body)
+    fit = ["--fit", "clients1", "--fit", "clients2", "--database", str(measured / "pgstat.csv")]
+    result = plan(measured, tmp_path / "exp", *fit, "--context", str(context), *args)
+    assert result.exit_code != 0 and message in result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
