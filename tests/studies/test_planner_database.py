@@ -143,6 +143,10 @@ def test_plan_writes_the_shared_database_and_its_lock_from_pg_stat_statements(me
     # time and the light response less the database's least work
     hold = entry(spec["calibrate"], "database.lock.hold.value")
     assert hold["bounds"] == pytest.approx([light, latency - 0.01 * transaction])
+    # why not the statements' time alone: with two clients a wait lasts at most the other's
+    # section, and clients2's measured wait is longer than every statement of clients1 put
+    # together (pg_stat_statements does not time the COMMIT's flush, nor the round trips)
+    assert transaction < table.loc["clients2", "database.lock.wait"] < hold["bounds"][1]
 
     # the experiment loads, with the figure on every heavier run and the lock in its model
     from sim.model.load import load_model
