@@ -215,7 +215,7 @@ def test_calibration_report_shows_the_fitted_values_and_rows(tmp_path):
     result = CliRunner().invoke(main, ["report", str(source), "-o", str(out)])
     assert result.exit_code == 0, result.output
     page = out.read_text(encoding="utf-8")
-    value = json.loads(fitted.output)["parameters"][0]["value"]
+    value = json.loads(fitted.stdout)["parameters"][0]["value"]
     assert f"<code>backends.0.demand.mean</code> = {value:.6g}" in page
     assert_every_figure_rendered(out, 2)  # the fitted row, every row
 

@@ -148,7 +148,7 @@ def test_estimate_reads_a_k6_table_whose_runs_name_no_users(tmp_path):
     assert CliRunner().invoke(main, ["import", "k6", str(NDJSON), "-o", str(out)]).exit_code == 0
     result = CliRunner().invoke(main, ["estimate", str(out), "--json"])
     assert result.exit_code == 0, result.output
-    run = json.loads(result.output)["runs"][0]
+    run = json.loads(result.stdout)["runs"][0]
     assert run["users"] is None and run["think_s"] is None and run["completed"] == 1294
 
 

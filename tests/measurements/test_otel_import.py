@@ -196,7 +196,7 @@ def test_estimate_shows_the_tier_table_beside_its_measurement_table(tmp_path):
     assert "per-tier time per request (traces, traced.tiers.csv" in shown.output
     as_json = CliRunner().invoke(main, ["estimate", str(out), "--json"])
     assert as_json.exit_code == 0, as_json.output
-    document = json.loads(as_json.output)
+    document = json.loads(as_json.stdout)
     database = next(
         t for t in document["tiers"] if t["class"] == "GET /search" and t["tier"] == "database"
     )

@@ -300,7 +300,7 @@ def test_cli_json_lists_parameters_targets_and_rows(tmp_path):
         main, ["calibrate", folder, "--json", "--cache", str(tmp_path / "c.jsonl")]
     )
     assert outcome.exit_code == 0, outcome.output
-    document = json.loads(outcome.output)
+    document = json.loads(outcome.stdout)
     assert (
         document["converged"] and document["parameters"][0]["parameter"] == "backends.0.demand.mean"
     )

@@ -326,7 +326,7 @@ def test_cross_validation_json_scores_every_figure(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the calibration cache goes to .tiersim-cache here
     result = CliRunner().invoke(main, ["reproduce", folder, "--cross-validate", "--json"])
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.output)
+    rows = json.loads(result.stdout)
     assert len(rows) == 3
     for row in rows:
         assert row["pi_low"] < row["simulated"] < row["pi_high"]
@@ -334,7 +334,7 @@ def test_cross_validation_json_scores_every_figure(tmp_path, monkeypatch):
         assert row["most_sensitive"].startswith("backends.0.demand.mean"), row
         assert not row["fitted"]
     calibration = CliRunner().invoke(main, ["calibrate", folder, "--no-cache", "--json"])
-    found = json.loads(calibration.output)["uncertainty"]
+    found = json.loads(calibration.stdout)["uncertainty"]
     demand, timeout = found["parameters"]
     assert demand["pinned"] and demand["interval"][0] < 0.1 < demand["interval"][1]
     assert not timeout["pinned"]
@@ -385,11 +385,11 @@ def test_a_whole_number_unknown_is_only_ever_tried_at_whole_numbers(tmp_path, mo
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["reproduce", folder, "--cross-validate", "--json"])
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.output)
+    rows = json.loads(result.stdout)
     threads = [o.split("=", 1)[1] for r in rows for o in r["overrides"] if "threads" in o]
     assert threads and all(float(t).is_integer() for t in threads), threads
     calibration = CliRunner().invoke(main, ["calibrate", folder, "--no-cache", "--json"])
-    entry = json.loads(calibration.output)["parameters"][1]
+    entry = json.loads(calibration.stdout)["parameters"][1]
     assert entry["whole"] is True and float(entry["value"]).is_integer()
 
 
@@ -432,7 +432,7 @@ def test_an_exact_fold_refits_without_the_figure_it_leaves_out(tmp_path, monkeyp
         main, ["reproduce", folder, "--cross-validate", "--exact", "--json", "-r", "2"]
     )
     assert result.exit_code == 0, result.output
-    rows = {r["figure"].split()[0]: r for r in json.loads(result.output)}
+    rows = {r["figure"].split()[0]: r for r in json.loads(result.stdout)}
     assert set(rows) == {"a", "b", "c"}
     for row in rows.values():
         assert "exact fold: refitted on 2 figures" in row["note"], row
