@@ -545,7 +545,9 @@ def _approximations(model: Model, nodes: tuple[NodePlan, ...]) -> list[Approxima
             processes is not None
             and processes.max_children > 1
             and any(
-                group.connector == "blocking" or group.max_connections is not None
+                # a slot per connection binds only below the connections the front can open
+                group.connector == "blocking"
+                or (group.max_connections is not None and group.max_connections < processes.workers)
                 for group in model.backends
             )
         ):
