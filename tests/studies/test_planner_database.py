@@ -352,3 +352,19 @@ def test_a_context_that_gives_no_pool_is_one_line(measured, tmp_path, body, args
     result = plan(measured, tmp_path / "exp", *fit, "--context", str(context), *args)
     assert result.exit_code != 0 and message in result.output
     assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_a_light_run_of_several_users_is_said_to_count_the_waits_short(measured, tmp_path):
+    """From clients2 the UPDATE already waits (4.8 ms a call): clients4's figure is counted from
+    there, so the plan says it is short by that wait, and a one-user light run makes it whole."""
+    out = tmp_path / "exp"
+    args = ["--fit", "clients2", "--fit", "clients4", "--database", str(measured / "pgstat.csv")]
+    result = plan(measured, out, *args)
+    assert result.exit_code == 0, result.output
+    assert "counted from clients2's time per call, 2 users that may wait already" in result.output
+    from sim.measurements.table import read
+
+    table = read(out / "measured.csv").set_index("run")
+    expected = snapshot_time_per_call(4, UPDATE) - snapshot_time_per_call(2, UPDATE)
+    assert table.loc["clients4", "database.lock.wait"] == pytest.approx(expected)
+    assert math.isnan(table.loc["clients1", "database.lock.wait"])  # lighter than the light run
