@@ -3,21 +3,31 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench bench-sweep clean notebooks notebooks-test notebooks-strip lessons
+.PHONY: demo test readme-test lint bench bench-sweep clean notebooks notebooks-test notebooks-strip lessons
 
 $(BIN)/tiersim: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test,bench,sweep,measure,lqn]'
-	# compile the compiled engine's loop once now (about a minute, announced), not at first use
+	# compile the compiled engine's loop once now, not at first use: minutes of one core,
+	# announced, with a line every few seconds while it runs
 	$(BIN)/python -m sim.engines.compiled.warm
 	touch $@
 
 demo: $(BIN)/tiersim
 	$(BIN)/tiersim run models/demo.toml
+	@echo
+	@echo "tiersim is installed in $(VENV). To use it, activate the environment in your shell:"
+	@echo "    . $(VENV)/bin/activate        (then: tiersim --help; deactivate to leave it)"
+	@echo "or call it by its path: $(BIN)/tiersim run models/demo.toml"
 
 test: $(BIN)/tiersim
 	$(BIN)/python -m pytest -q
+
+# Every command of the README typed as written, the long ones too (calibrations, capacity
+# searches, a sweep: minutes); `make test` runs the rest.
+readme-test: $(BIN)/tiersim
+	TIERSIM_README_ALL=1 $(BIN)/python -m pytest -q tests/cli/test_readme.py
 
 # The gates of CONTRIBUTING.md: zero findings from each; lint-imports checks the layers
 # contract of pyproject's [tool.importlinter]
