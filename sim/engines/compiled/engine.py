@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
@@ -506,11 +507,11 @@ def simulate(
         tables.config_float[k.CF_SAMPLE_INTERVAL] = run.timeseries_interval_s
         k.SAMPLERS[token] = _sampler(plan, tables, bins, replication, timeseries)
     try:
-        with announced():  # numba's first compilation after installing is never silent
+        with announced(), _terminable():  # numba's first compilation is never silent
             status = k.run_events(tables.state())
-        while status == k.GROW:
-            tables.grow()  # the random blocks are not reallocated: the refill stays bound
-            status = k.run_events(tables.state())
+            while status == k.GROW:
+                tables.grow()  # the random blocks are not reallocated: the refill stays bound
+                status = k.run_events(tables.state())
     finally:
         k.REFILLS.pop(token, None)
         k.SAMPLERS.pop(token, None)
@@ -528,6 +529,31 @@ def simulate(
             f"at t = {tables.floats[k.F_NOW]:.6g} s: the offered load exceeds the capacity of the model"
         )
     return plan, tables
+
+
+@contextmanager
+def _terminable():
+    """SIGTERM keeps its default action (the process ends at once) while the compiled loop
+    runs.  The loop does not return to the interpreter until it ends, and a Python handler
+    (the CLI's, which makes SIGTERM an interrupt) would wait for it, minutes on a long run.
+    Ctrl-C, too, is answered only when the loop returns: the loop has no point yet where it
+    can stop and go on."""
+    import signal
+    import threading
+
+    previous = (
+        signal.getsignal(signal.SIGTERM)
+        if threading.current_thread() is threading.main_thread()
+        else None
+    )
+    if not callable(previous):  # the default already, ignored, or not ours to change
+        yield
+        return
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def run_trace(
