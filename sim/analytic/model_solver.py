@@ -21,8 +21,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy.special import gammaln
-from scipy.stats import poisson
 
 from sim.analytic.erlang import mmc
 from sim.analytic.multiclass_mva import MultiClassNetwork, solve_closed, state_space
@@ -130,6 +128,11 @@ class Answer:
 
 def _number_pmf(station: StationAnswer, rate: float, limit: int) -> np.ndarray:
     """P(n customers present), n = 0..limit, at an open product-form station."""
+    # here, not at the top: scipy.stats costs `tiersim solve` 0.5-2 s to import, and only an
+    # open network's pool overflow needs these distributions
+    from scipy.special import gammaln
+    from scipy.stats import poisson
+
     n = np.arange(limit + 1)
     if station.kind == "delay":
         return poisson.pmf(n, rate * station.demand_s)

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -28,6 +30,34 @@ def test_help_loads_neither_the_schema_nor_numpy():
         "except SystemExit:\n"
         "    pass\n"
         "heavy = ('numpy', 'pydantic', 'scipy', 'numba', 'pandas', 'simpy')\n"
+        "print('loaded:', [name for name in heavy if name in sys.modules])\n"
+    )
+    assert out.strip().endswith("loaded: []")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate", "models/demo.toml"],
+        ["run", "--help"],
+        ["schema"],
+        ["solve", "models/demo.toml"],
+    ],
+    ids=" ".join,
+)
+def test_commands_that_print_numbers_load_no_tables_scipy_or_plotting(args):
+    """pandas, SciPy and Plotly cost a second or more to import on a busy machine, and these
+    commands print numbers without them (`solve`'s open-network distributions import
+    scipy.stats only when a model needs them)."""
+    out = _python(
+        "import contextlib, io, sys\n"
+        "from sim.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n"
+        f"        main({args!r}, standalone_mode=True)\n"
+        "    except SystemExit as exit:\n"
+        "        assert not exit.code, exit.code\n"
+        "heavy = ('pandas', 'scipy', 'plotly', 'matplotlib', 'pyarrow')\n"
         "print('loaded:', [name for name in heavy if name in sys.modules])\n"
     )
     assert out.strip().endswith("loaded: []")
