@@ -104,8 +104,8 @@ def main() -> None:
     stack = sum(t - stack_before.get(pid, 0) for pid, t in stack_after.items())
     command_s = usage.ru_utime + usage.ru_stime
     host_pct = 100.0 * (busy_after - busy_before) / (total_after - total_before)
-    stack_pct = 100.0 * (stack / CLOCK_TICKS + command_s) * CLOCK_TICKS / (
-        total_after - total_before
+    stack_pct = (
+        100.0 * (stack / CLOCK_TICKS + command_s) * CLOCK_TICKS / (total_after - total_before)
     )
     some_pct = 100.0 * (some_after - some_before) / (wall_s * 1e6)
     print(
