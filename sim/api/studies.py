@@ -15,6 +15,7 @@ from sim.api.arguments import ArgumentError
 from sim.api.frames import parameters_frame
 from sim.api.runs import Simulation, SimulationError
 from sim.model.schema import Model
+from sim.present.json_text import json_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,7 +50,7 @@ class CalibrationResult:
 
     def save(self, path: str | Path) -> None:
         """Write the calibration for `predict`, `capacity` and `tiersim run --calibration`."""
-        text = json.dumps(self.as_dict(), indent=2, allow_nan=False)
+        text, _ = json_text(self.as_dict())  # a value one replication cannot give: null
         Path(path).write_text(text + "\n", encoding="utf-8")
 
     def parameters_frame(self) -> pd.DataFrame:

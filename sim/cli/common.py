@@ -47,6 +47,18 @@ def fail(message: str, code: int) -> NoReturn:
     sys.exit(code)
 
 
+def echo_json(document, why: str = "not a number", default=None) -> None:
+    """A `--json` document on standard output as strict JSON: a value that is not a number
+    (NaN, infinity) is written as null and named on standard error, never a traceback."""
+    from sim.present.json_text import json_text, unknown_note
+
+    text, unknown = json_text(document, default=default)
+    note = unknown_note(unknown, why)
+    if note is not None:
+        err.print(f"note: {note}", markup=False, highlight=False)
+    click.echo(text)
+
+
 def load_calibration_or_fail(path: str):
     """`--calibration FILE` (run, capacity): a bad file ends in one line naming the field."""
     from sim.studies.calibration.saved import CalibrationFileError, load_calibration

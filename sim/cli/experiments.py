@@ -4,7 +4,6 @@ fitted."""
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import click
 
 from sim.cli.common import (
     console,
+    echo_json,
     err,
     executor_options,
     fail,
@@ -19,6 +19,7 @@ from sim.cli.common import (
     writable,
 )
 from sim.exit_codes import ExitCode
+from sim.present.json_text import json_text, unknown_note
 
 
 @click.command()
@@ -72,7 +73,7 @@ def reproduce(experiment, replications, run_on, cross_validate, exact, as_json) 
                 )
             if as_json:
                 scored = [row.as_dict() for row in result.rows]
-                click.echo(json.dumps(scored, indent=2, allow_nan=False))
+                echo_json(scored)
             else:
                 render_cv(result, console())
             return
@@ -88,7 +89,7 @@ def reproduce(experiment, replications, run_on, cross_validate, exact, as_json) 
         err.print("interrupted")
         sys.exit(ExitCode.INTERRUPTED)
     if as_json:
-        click.echo(json.dumps([row.as_dict() for row in rows], indent=2, allow_nan=False))
+        echo_json([row.as_dict() for row in rows])
     else:
         render(rows, console())
 
@@ -170,6 +171,15 @@ def calibrate(
     reporter = progress_reporter("rows")
 
     run_on.check()
+    if replications == 1:
+        # One replication has no interval: the [[choose]] candidates are weighed, and the rows'
+        # and the predictions' intervals built, from the simulated figures' own noise.
+        fail(
+            "calibrate -r 1: one replication gives a simulated figure no interval, and the fit "
+            "weighs [[choose]] candidates and builds the rows' intervals from it; give -r 2 or "
+            "more",
+            ExitCode.USAGE,
+        )
     if save:
         writable(save, "--save")
     path = None
@@ -210,9 +220,10 @@ def calibrate(
         err.print(f"interrupted: {kept}")
         sys.exit(ExitCode.INTERRUPTED)
     # [[choose]]'s candidates go with the fit: the chosen one's settings are part of it
-    document = json.dumps(
-        result.as_dict() | ({"choices": choices} if choices else {}), indent=2, allow_nan=False
-    )
+    document, unknown = json_text(result.as_dict() | ({"choices": choices} if choices else {}))
+    note = unknown_note(unknown, "no interval or score (a run of one replication)")
+    if note is not None and (as_json or save):
+        err.print(f"note: {note}", markup=False)
     if as_json:
         click.echo(document)
     else:

@@ -13,6 +13,7 @@ from sim.cli.common import (
     Stdout,
     announce_work,
     console,
+    echo_json,
     err,
     executor_options,
     fail,
@@ -162,7 +163,7 @@ def run(
         document = result_document(result, model_file, list(overrides))
         if propagation is not None:
             document["prediction"] = propagation.as_dict()
-        click.echo(json.dumps(document, indent=2, allow_nan=False))
+        echo_json(document)
     else:
         render(result, console(), model_file)
         if propagation is not None:
@@ -274,12 +275,12 @@ def solve(model_file, overrides, as_json) -> None:
     except NotProductForm as exc:
         message = f"{model_file}: no exact analytic solution: {exc}"
         if as_json:
-            click.echo(json.dumps({"solvable": False, "reason": str(exc)}))
+            echo_json({"solvable": False, "reason": str(exc)})
         else:
             click.echo(message)
         sys.exit(ExitCode.OK)
     if as_json:
-        click.echo(json.dumps({"solvable": True, **answer.as_dict()}, indent=2))
+        echo_json({"solvable": True, **answer.as_dict()})
     else:
         answer.render(console())
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from pathlib import Path
@@ -11,6 +10,7 @@ import click
 
 from sim.cli.common import (
     console,
+    echo_json,
     err,
     executor_options,
     fail,
@@ -332,7 +332,7 @@ def capacity(
         document = result.as_dict()
         if spread is not None:
             document["calibrated_range"] = spread.as_dict()
-        click.echo(json.dumps(document, indent=2, default=str))
+        echo_json(document, default=str)
     else:
         from sim.studies.capacity.view import render
 
