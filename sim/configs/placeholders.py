@@ -33,12 +33,15 @@ def unfilled(model_file: str | Path, overrides: Iterable[str]) -> list[str]:
     meta = document.get("meta", {})
     origins = meta.get("provenance", {}) if isinstance(meta, dict) else {}
     given = [text.split("=", 1)[0].strip() for text in overrides]
+    overridden = _overridden(document, list(overrides))
     found = []
     for path, origin in origins.items() if isinstance(origins, dict) else ():
         match = _WRITTEN.search(origin) if isinstance(origin, str) else None
         if match is None or not origin.startswith(PREFIX):
             continue
         if any(g == path or g.startswith(path + ".") for g in given):
+            continue
+        if _lookup(overridden, path) is None:  # left out by --set clients.kind=closed
             continue
         try:
             written = json.loads(match.group(1))
@@ -47,6 +50,23 @@ def unfilled(model_file: str | Path, overrides: Iterable[str]) -> list[str]:
         if _lookup(document, path) == written:
             found.append(path)
     return found
+
+
+def _overridden(document: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """The document with the overrides applied: a placeholder of a kind an override switched
+    away from is no longer in the model."""
+    import copy
+
+    from sim.model.load import ModelError, apply_override
+
+    data = copy.deepcopy(document)
+    given: list[str] = []
+    for override in overrides:
+        try:
+            apply_override(data, override, given=given)
+        except ModelError:
+            return document  # the model's loader says what is wrong with it
+    return data
 
 
 def refusal(model_file: str | Path, paths: list[str], command: str) -> str:

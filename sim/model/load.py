@@ -55,8 +55,9 @@ def parse_model(
     """The model, validated; `check_only` also returns one with a table no engine simulates
     yet (`tiersim from-config` checks what it writes), which is otherwise refused."""
     data = copy.deepcopy(raw)
+    given: list[str] = []
     for override in overrides:
-        apply_override(data, override, source)
+        apply_override(data, override, source, given)
     renamed = renamed_parameters(data)
     if renamed:
         raise ModelError(
@@ -67,7 +68,11 @@ def parse_model(
     try:
         model = Model.model_validate(data, context={"base_dir": base_dir or Path.cwd()})
     except ValidationError as exc:
-        raise ModelError(format_validation_error(exc, source)) from None
+        notes = [str(_provenance(data).get(path, "")) for path in given]
+        switched = [
+            f"  ({note})" for note in notes if note.startswith("--set ") and "left out" in note
+        ]
+        raise ModelError("\n".join([format_validation_error(exc, source), *switched])) from None
     except RecursionError:  # data built in code, not read by parse_toml's depth check
         raise ModelError(f"{source}: values nested too deeply to be a model") from None
     refused = None if check_only else refuse_autoscale(model.backends, source)
@@ -108,8 +113,16 @@ def renamed_parameters(data: dict[str, Any]) -> list[tuple[str, str, str]]:
     return found
 
 
-def apply_override(data: dict[str, Any], override: str, source: str = "<model>") -> None:
-    """`backends.0.threads=30`: the same dotted path as in the file (list items by index)."""
+def apply_override(
+    data: dict[str, Any], override: str, source: str = "<model>", given: list[str] | None = None
+) -> None:
+    """`backends.0.threads=30`: the same dotted path as in the file (list items by index).
+
+    `given` holds the paths set by the overrides before this one (this one's is appended).
+    Setting a table's tag to another kind (`clients.kind=closed` over a file's `ab` clients)
+    leaves out the fields only the old kind has (ab's `concurrency`, `requests`), as writing
+    the file anew with that kind would, and says so in `meta.provenance`; a field an override
+    gave stays, so that validation names it rather than have it silently do nothing."""
     if "=" not in override:
         raise ModelError(
             f"--set {_short(override)}: expected PATH=VALUE, e.g. backends.0.threads=30"
@@ -135,12 +148,56 @@ def apply_override(data: dict[str, Any], override: str, source: str = "<model>")
         node[index] = value
     elif isinstance(node, dict):
         _keeps_its_family(node.get(last), value, ".".join(keys), source)
+        if last in ("kind", "dist") and node.get(last) != value:
+            _switch_kind(data, node, keys, value, given or [])
         node[last] = value
     else:
         raise ModelError(
             f"--set {_short(override)}: {'.'.join(keys[:-1])} is a value, not a table; "
             f"set {'.'.join(keys[:-1])} itself"
         )
+    if given is not None:
+        given.append(".".join(keys))
+
+
+def _switch_kind(
+    data: dict[str, Any], table: dict[str, Any], keys: list[str], tag: Any, given: list[str]
+) -> None:
+    """Drop the fields of `table` that its new kind `tag` does not have (and their
+    provenance), except those an earlier override gave; record what was left out."""
+    members: dict[Any, type[BaseModel]] = {}
+    for annotation in _annotations_at(keys[:-1]):
+        members.update(_union_members(annotation).get(keys[-1], {}))
+    where, old = ".".join(keys[:-1]), table.get(keys[-1])
+    if not (isinstance(tag, str) and isinstance(old, str) and tag in members and old in members):
+        return  # an unknown kind: validation names the allowed ones
+    # only the old kind's own fields: a misspelt one stays, for validation to name
+    own = set(members[old].model_fields) - set(members[tag].model_fields)
+    dropped = [name for name in list(table) if name in own and f"{where}.{name}" not in given]
+    provenance = _provenance(data)
+    shown = []
+    for name in dropped:
+        value = table.pop(name)
+        path = f"{where}.{name}"
+        shown.append(path if isinstance(value, (dict, list)) else f"{path} = {_shown(value, 30)}")
+        for key in [p for p in provenance if p == path or p.startswith(f"{path}.")]:
+            del provenance[key]
+    switch = f"--set {'.'.join(keys)}={tag}"
+    provenance[".".join(keys)] = (
+        f"{switch} left out {', '.join(shown)}: parameters of {keys[-1]} = {old!r} that "
+        f"{keys[-1]} = {tag!r} does not have"
+        if shown
+        else switch
+    )
+
+
+def _provenance(data: dict[str, Any]) -> dict[str, Any]:
+    """The model's `meta.provenance` table (made when absent), for notes on overrides."""
+    meta = data.setdefault("meta", {})
+    if not isinstance(meta, dict):
+        return {}
+    provenance = meta.setdefault("provenance", {})
+    return provenance if isinstance(provenance, dict) else {}
 
 
 def _keeps_its_family(current: Any, value: Any, path: str, source: str) -> None:

@@ -878,15 +878,17 @@ case(
     "clients.kind = 5",
     "one of 'closed'",
 )
+# --set of another kind leaves out the old kind's own fields (as writing the file with that
+# kind would) and says which; what the new kind lacks is named, and so is a field an override
+# gives that the new kind has not
 case(
     "set-kind-open",
     "tags",
     settings_model("clients.kind=open"),
     3,
-    "clients.users = 20",
-    "a parameter of kind = 'closed', not of kind = 'open'",
-    "drop users, or set kind = 'closed'",
-    "clients.think",
+    "clients: give exactly one of clients.rate_per_s",
+    "--set clients.kind=open left out clients.users = 20, clients.think: parameters of "
+    "kind = 'closed' that kind = 'open' does not have",
 )
 case(
     "set-kind-sessions",
@@ -894,7 +896,7 @@ case(
     settings_model("clients.kind=sessions"),
     3,
     "clients.session_rate_per_s: required",
-    "clients.users = 20: a parameter of kind = 'closed'",
+    "left out clients.users = 20",
 )
 case(
     "set-kind-ab",
@@ -902,7 +904,15 @@ case(
     settings_model("clients.kind=ab"),
     3,
     "clients.concurrency: required",
-    "clients.think: a parameter of kind = 'closed' or 'sessions', not of kind = 'ab'",
+    "left out clients.users = 20, clients.think",
+)
+case(
+    "set-kind-open-with-users",
+    "tags",
+    settings_model("clients.users=30", "clients.kind=open", "clients.rate_per_s=5"),
+    3,
+    "clients.users = 30: a parameter of kind = 'closed', not of kind = 'open'",
+    "drop users, or set kind = 'closed'",
 )
 case(
     "dist-field-of-other",
