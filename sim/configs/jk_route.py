@@ -3,6 +3,7 @@ members) as the backend pool's and the balancer's parameters."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -109,6 +110,74 @@ def jk_properties(config: HttpdConfig, workers_file: Path | None) -> WorkersProp
                 "pass --workers-properties FILE",
             )
     return read_workers_properties(workers_file, extra)
+
+
+# The status workers upstream's conf/workers.properties defines (worker.jk-status.type=status,
+# read_only; worker.jk-manager.type=status) and Debian's jk.conf mounts at /jk-status and
+# /jk-manager, though Debian's workers.properties leaves their definitions out.
+STOCK_STATUS_WORKERS = ("jk-status", "jk-manager")
+
+
+def status_page(properties: WorkersProperties, worker: str) -> str | None:
+    """Why a JkMount of `worker` is mod_jk's status page rather than a route to a backend
+    (None when it is not one).  A `type=status` worker serves the status page itself
+    (jk_status.c): no backend, no AJP connection, none of a load test's requests."""
+    if worker in properties.workers() and properties.worker_type(worker) == "status":
+        unlisted = (
+            ""
+            if worker in properties.listed()
+            else " (not in worker.list: mod_jk does not create it and answers 500)"
+        )
+        return (
+            f"status worker {worker}: mod_jk's status page, not a backend{unlisted}; not modelled"
+        )
+    if worker in STOCK_STATUS_WORKERS and worker not in properties.workers():
+        source = properties.file or "the JkWorkerProperty lines"
+        return (
+            f"status worker {worker}: mod_jk's stock status page, not a backend; {source} does "
+            f"not define it (mod_jk answers 500; upstream's defines worker.{worker}.type=status); "
+            "not modelled"
+        )
+    return None
+
+
+def status_mounts(
+    config: HttpdConfig,
+    draft: Draft,
+    properties: WorkersProperties,
+    mounts: list[Directive],
+    target: Callable[[Directive], str | None],
+) -> list[Directive]:
+    """The JkMounts of mod_jk's status pages, each named as not modelled: Apache serves them
+    itself and no load test's request reaches a backend through them.  Refused in one line
+    when they are all the routes there are (Debian's stock jk.conf alone)."""
+    status = []
+    for mount in mounts:
+        why = status_page(properties, str(target(mount)))
+        if why is not None:
+            draft.missing(mount.where, shown(mount), why)
+            status.append(mount)
+    if status and len(status) == len(mounts) and not _proxied(config, target):
+        backends = [w for w in properties.listed() if mountable(properties, w)]
+        raise ConfigError(
+            config.main_file,
+            "a ProxyPass, ProxyPassMatch or JkMount that sends requests to the backends; the "
+            "JkMounts are mod_jk's status pages only ("
+            + ", ".join(f"{shown(d)} at {d.where}" for d in status)
+            + ")",
+            "mount the application's URLs on an ajp13 or lb worker of worker.list, e.g. "
+            f"JkMount /* {backends[0] if backends else 'WORKER'}",
+        )
+    return status
+
+
+def _proxied(config: HttpdConfig, target: Callable[[Directive], str | None]) -> bool:
+    """A ProxyPass or ProxyPassMatch that sends requests on (not a `!` exclusion)."""
+    return any(
+        target(d) not in (None, "!")
+        for d in config.directives
+        if d.name.lower() in ("proxypass", "proxypassmatch")
+    )
 
 
 def mountable(properties: WorkersProperties, worker: str) -> bool:

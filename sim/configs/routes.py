@@ -12,7 +12,7 @@ from sim.configs.draft import Draft
 from sim.configs.errors import ConfigError, Where
 from sim.configs.front import core_timeout, shown
 from sim.configs.httpd import Directive, HttpdConfig
-from sim.configs.jk_route import jk_properties, jk_route, mountable
+from sim.configs.jk_route import jk_properties, jk_route, mountable, status_mounts
 from sim.configs.members import Member
 
 # mod_proxy worker parameters with no model parameter
@@ -44,6 +44,9 @@ def read_routes(
     mounts = [d for d in routes if d.name.lower() == "jkmount"]
     properties = jk_properties(config, workers_file) if mounts else None
     if properties is not None:
+        status = status_mounts(config, draft, properties, mounts, _target)
+        routes = [d for d in routes if d not in status]
+        mounts = [d for d in mounts if d not in status]
         unusable = [d for d in mounts if not mountable(properties, str(_target(d)))]
         usable = [d for d in routes if d not in unusable]
         if unusable and not usable:

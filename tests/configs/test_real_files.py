@@ -1,6 +1,7 @@
 """The readers on real files: Debian 12's stock apache2 configuration, libapache2-mod-jk's
-workers.properties and tomcat10's server.xml (committed copies, tests/fixtures/configs/debian-*,
-with their copyright files), and the semantics each reader owes its server."""
+workers.properties and jk.conf (with its status pages) and tomcat10's server.xml (committed
+copies, tests/fixtures/configs/debian-*, with their copyright files), and the semantics each
+reader owes its server."""
 
 from __future__ import annotations
 
@@ -115,6 +116,117 @@ def test_debian_apache2_with_mod_jk_and_its_workers_properties(tmp_path):
     assert lb.draft.values["balancer.sticky_session"] is True  # mod_jk's default
     assert lb.draft.values["backends.0.name"] == "tomcat"
     assert "ajp13_worker" in lb.draft.provenance["backends.0.name"]
+
+
+# ---------------------------------------------------------------- libapache2-mod-jk 1.2.48
+# Debian 12's package as installed (tests/fixtures/configs/debian-libapache2-mod-jk-<version>/:
+# its PACKAGE file names the version and where each file comes from).  Its jk.conf mounts
+# mod_jk's two status pages, /jk-status and /jk-manager, which Apache serves itself.
+MOD_JK = FIXTURES / "debian-libapache2-mod-jk-1.2.48-2+deb12u2"
+# upstream's conf/workers.properties defines the two status workers Debian's file leaves out
+UPSTREAM_STATUS = (
+    "worker.list=jk-status\nworker.jk-status.type=status\nworker.jk-status.read_only=true\n"
+    "worker.list=jk-manager\nworker.jk-manager.type=status\n"
+)
+
+
+def with_mod_jk(tmp_path: Path, lines: str = "") -> Path:
+    """Debian's apache2 with `a2enmod jk` (the package's jk.load and jk.conf) and a site."""
+    return debian_with(
+        tmp_path,
+        f"Include {MOD_JK}/mods-available/jk.load\nInclude {MOD_JK}/mods-available/jk.conf\n"
+        + lines,
+    )
+
+
+def status_lines(assembled) -> list[str]:
+    return [line for line in assembled.draft.not_modelled if "status worker" in line]
+
+
+def test_debian_mod_jk_status_pages_are_named_and_left_out(tmp_path):
+    """Debian's stock files with the application mounted: the status pages, whose workers
+    Debian's workers.properties does not define, are named as not modelled, not refused."""
+    main = with_mod_jk(tmp_path, "JkMount /* ajp13_worker\n")
+    assembled = assemble(
+        Sources(
+            httpd=main,
+            server_root=DEBIAN,
+            workers_properties=MOD_JK / "workers.properties",
+            tomcat=[(None, TOMCAT_AJP)],
+        )
+    )
+    conf = MOD_JK / "mods-available" / "jk.conf"
+    assert status_lines(assembled) == [
+        f"{conf}:{line_of(conf, 'JkMount ' + name)}: JkMount {name}: status worker {name}: "
+        f"mod_jk's stock status page, not a backend; {MOD_JK / 'workers.properties'} does not "
+        f"define it (mod_jk answers 500; upstream's defines worker.{name}.type=status); "
+        "not modelled"
+        for name in ("jk-status", "jk-manager")
+    ]
+    values = assembled.draft.values
+    assert values["proxy.backend_pool.module"] == "mod_jk"
+    assert values["backends.0.name"] == "tomcat" and "backends.1.name" not in values
+    assert "ajp13_worker" in assembled.draft.provenance["backends.0.name"]
+
+
+def test_debian_mod_jk_alone_names_the_route_it_lacks(tmp_path):
+    """The package's files and nothing else mount only the status pages: one line saying so,
+    with the JkMount of Debian's ajp13_worker that sends the application to Tomcat."""
+    for workers in (None, UPSTREAM_STATUS):
+        properties = tmp_path / "workers.properties"
+        properties.write_text((MOD_JK / "workers.properties").read_text() + (workers or ""))
+        with pytest.raises(ConfigError) as refused:
+            assemble(
+                Sources(
+                    httpd=with_mod_jk(tmp_path),
+                    server_root=DEBIAN,
+                    workers_properties=properties,
+                    tomcat=[(None, TOMCAT_AJP)],
+                )
+            )
+        message = str(refused.value)
+        assert "\n" not in message
+        assert "the JkMounts are mod_jk's status pages only (JkMount jk-status at" in message
+        assert message.endswith("e.g. JkMount /* ajp13_worker")
+
+
+def test_status_workers_as_upstream_defines_them_round_trip(tmp_path):
+    """Upstream's status workers in worker.list beside Debian's lb worker: read, named, left
+    out of the balancer; the model written loads and runs."""
+    properties = tmp_path / "workers.properties"
+    properties.write_text(
+        (MOD_JK / "workers.properties").read_text() + UPSTREAM_STATUS + "worker.list=loadbalancer\n"
+    )
+    sources = Sources(
+        httpd=with_mod_jk(tmp_path, "JkMount /* loadbalancer\n"),
+        server_root=DEBIAN,
+        workers_properties=properties,
+        tomcat=[(None, TOMCAT_AJP)],
+        clients="closed",
+    )
+    assembled = assemble(sources)
+    assert [line.split(": ", 2)[2] for line in status_lines(assembled)] == [
+        f"status worker {name}: mod_jk's status page, not a backend; not modelled"
+        for name in ("jk-status", "jk-manager")
+    ]
+    values = assembled.draft.values
+    assert values["balancer.policy"] == "mod_jk_request"
+    assert values["backends.0.name"] == "tomcat" and "backends.1.name" not in values
+    path = tmp_path / "model.toml"
+    path.write_text(assembled.text)
+    assert "status worker jk-status" in path.read_text().split("# Not modelled", 1)[1]
+    model = load_model_text(path, [
+        "clients.users=20", 'clients.think={dist="exponential", mean=0.5}', "proxy.cores=1",
+        'proxy.demand={dist="exponential", mean=0.0005}', "backends.0.cores=1",
+        'backends.0.demand={dist="exponential", mean=0.01}', "run.duration_s=20",
+    ])  # fmt: skip
+    assert [group.name for group in model.backends] == ["tomcat"]
+    assert model.proxy.backend_pool.module == "mod_jk"
+    from sim.run.replications import run
+
+    summary = run(model, replications=1).summary
+    # 20 users, 0.5 s think, 10 ms of one core: nowhere near a queue, ~20 / 0.51 requests/s
+    assert summary["throughput"].mean == pytest.approx(20 / 0.51, rel=0.15)
 
 
 # ---------------------------------------------------------------- workers.properties
@@ -319,7 +431,7 @@ def test_define_on_the_command_line_picks_the_route(tmp_path):
     assert result.exit_code == 3 and "ProxyPass" in result.stderr
 
 
-def load_model_text(path: Path):
+def load_model_text(path: Path, overrides: list[str] | None = None):
     from sim.model.load import load_model
 
-    return load_model(path)
+    return load_model(path, overrides or [])
