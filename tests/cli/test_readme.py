@@ -9,8 +9,8 @@ asks a reader to bring (their Apache and Tomcat files, their JMeter results) are
 ones it names, copied in under the names it uses.
 
 Commands of minutes (a calibration, a capacity search, a sweep) run only when
-TIERSIM_README_ALL=1 (`make readme-test`); the default suite runs the rest, about a minute of
-CPU.  A command that needs a long one's output is long itself.
+TIERSIM_README_ALL=1 (`make readme-test`); the default suite runs the rest (2.5 min at a load
+average of 9 on two cores).  A command that needs a long one's output is long itself.
 """
 
 from __future__ import annotations
@@ -42,15 +42,15 @@ BROUGHT = {
     "users16.jtl": "notebooks/data/planning/users16.jtl",
     "users8.jtl": "notebooks/data/planning/users8.jtl",
 }
-# The commands of minutes (measured with a busy 2-core machine at load 5-6, whole process),
-# by the start of the typed command.
+# The commands of a minute or more, by the start of the typed command, with their whole
+# process's wall time on the project's 2-core machine at a load average of 5 to 13.
 LONG = {
-    "tiersim calibrate my-test": "a calibration, 60 s",
-    "tiersim calibrate seed003": "a calibration, 100 s",
-    "tiersim calibrate seed004": "a calibration",
-    "tiersim capacity": "a capacity search, 25 s or more",
-    "tiersim run models/seed004-jboss323-maxdb.toml": "16 draws of a calibration",
-    "tiersim sweep": "a sweep of 9 points",
+    "tiersim calibrate my-test": "a calibration, 60-115 s",
+    "tiersim calibrate seed003": "a calibration, 105 s",
+    "tiersim calibrate seed004": "a calibration, 5.6 min",
+    "tiersim capacity": "a capacity search, 25-110 s",
+    "tiersim run models/seed004-jboss323-maxdb.toml": "16 draws of a calibration, 35 s",
+    "tiersim sweep": "a sweep of 9 points, 35 s",
     "tiersim report results/demo_users": "needs the sweep's results",
 }
 SHELL_FENCES = {"", "text", "sh", "bash", "shell", "console"}
