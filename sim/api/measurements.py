@@ -39,7 +39,8 @@ def import_measurements(
     The options are `tiersim import`'s: `window_s` (--window), `utilisation` (sar or CSV files),
     `run` (one run of all files), `classes` ("PATTERN=NAME", matched by `class_by`: label or
     url), `log_format` (access-log's LogFormat), `encoding`, and the cut: `warmup_s`, `until_s`
-    (seconds after time zero) and `start` (time zero: seconds since the epoch, or ISO 8601)."""
+    (seconds after time zero) and `start` (time zero: seconds since the epoch, or ISO 8601).
+    The files each run was read from are recorded beside `output` (`NAME.sources.csv`)."""
     from sim.measurements import table
     from sim.measurements.classes import ClassMap
     from sim.measurements.importer import FORMATS as KNOWN
@@ -74,7 +75,10 @@ def import_measurements(
     )
     rows = import_files(format, names, options)
     if written is not None:
+        from sim.measurements.sources import write_sources
+
         table.write(rows, written)
+        write_sources(options.sources, written)  # the samples `plan_experiment` reads again
     return table.frame(rows)
 
 

@@ -228,6 +228,9 @@ def import_command(
             )
             rows, tiers = import_runs(format, list(files), options)
         table.write(rows, output)
+        from sim.measurements.sources import write_sources
+
+        write_sources(options.sources, output)  # the samples `tiersim plan` fits a shape from
         if tiers:
             from sim.measurements.trace_import import tiers_path, write_tiers
 

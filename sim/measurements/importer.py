@@ -10,6 +10,7 @@ from pathlib import Path
 
 from sim.measurements.classes import ClassMap
 from sim.measurements.errors import MeasurementError
+from sim.measurements.sources import SourceFile
 from sim.measurements.table import Row
 from sim.measurements.windows import Cut, SampleLog, merge, sample_rows
 
@@ -37,6 +38,9 @@ class ImportOptions:
     # progress(what, done, total) while a big file is read ("reading run.jtl", lines) and
     # while its windows' statistics are computed ("statistics of run", windows)
     progress: Callable[[str, int, int], None] | None = None
+    # filled by the import: each run's per-sample files and the span observed of each
+    # (`sim.measurements.sources`)
+    sources: list[SourceFile] = field(default_factory=list)
 
 
 EPOCH_MS_ABOVE = 1e11  # an epoch in seconds passes 1e11 in the year 5138; in ms it did in 1973
@@ -202,14 +206,17 @@ def import_runs(format: str, files: list[str], options: ImportOptions) -> tuple[
             cut = options.cut
             if format == "gatling" and cut.start_s is None:
                 cut = _gatling_start(members, cut, options.encoding)
+            joined = merge(members)
+            _record_sources(format, name, members, cut, options)
             rows, zero = sample_rows(
-                merge(members),
+                joined,
                 name,
                 options.window_s,
                 options.classes,
                 cut,
                 _reporter(options, f"statistics of {name}"),
             )
+            _users_before_drain(rows, joined, zero)
             runs.append((name, rows, zero))
     else:
         names = [options.run] if options.run else _run_names(files)
@@ -257,6 +264,64 @@ def import_runs(format: str, files: list[str], options: ImportOptions) -> tuple[
             for upath, uintervals in intervals:
                 attach(rows, zero, uintervals, upath)
     return [row for _, rows, _ in runs for row in rows], tiers
+
+
+def _zero_s(log: SampleLog, cut: Cut) -> float:
+    """The run's time zero (seconds since the epoch): --start, else its first sample's start."""
+    return float(log.frame["start_s"].min()) if cut.start_s is None else cut.start_s
+
+
+def _users_before_drain(rows: list[Row], log: SampleLog, zero_s: float) -> None:
+    """A window's users without the run's drain (`sim.measurements.drain`): the samples that
+    complete while the load generator's threads stop record 19, 18, ... 1 threads after 20, and
+    averaged in they make a run of 20 threads one of 19.9 users.  Only the `users` of the
+    windows the drain reaches change; the samples stay in every statistic."""
+    import numpy as np
+
+    from sim.measurements.drain import find_drain
+
+    if len(log.frame) == 0:
+        return
+    drain = find_drain(log, zero_s)
+    if drain is None:
+        return
+    ended = (log.frame["start_s"] + log.frame["elapsed_s"]).to_numpy(dtype=float) - zero_s
+    users = log.frame["users"].to_numpy(dtype=float)
+    last_end = max(float(row["window_end_s"]) for row in rows)
+    for low, high in {(row["window_start_s"], row["window_end_s"]) for row in rows}:
+        if high <= drain.start_s:
+            continue
+        # a sample at a window's end belongs to the next window, as the statistics count it
+        inside = (ended >= low) & ((ended < high) | (high == last_end)) & (ended <= drain.start_s)
+        if not inside.any():
+            continue
+        value = float(np.mean(users[inside]))
+        for row in rows:
+            if row["window_start_s"] == low and row["window_end_s"] == high:
+                row["users"] = value
+
+
+def _record_sources(
+    format: str, run: str, members: list[SampleLog], cut: Cut, options: ImportOptions
+) -> None:
+    """Each file of the run and the span the import observed of it, in seconds after the
+    file's own first sample started (as `sim.measurements.shape.samples_of_file` cuts)."""
+    joined_zero = _zero_s(merge(members), cut) if len(members) > 1 else None
+    for log in members:
+        if len(log.frame) == 0:
+            continue
+        first = float(log.frame["start_s"].min())
+        zero = joined_zero if joined_zero is not None else _zero_s(log, cut)
+        options.sources.append(
+            SourceFile(
+                run=run,
+                format=format,
+                file=str(Path(log.path).resolve()),
+                encoding=options.encoding,
+                from_s=cut.warmup_s + zero - first,
+                until_s=None if cut.until_s is None else cut.until_s + zero - first,
+            )
+        )
 
 
 def _gatling_start(logs: list[SampleLog], cut: Cut, encoding: str) -> Cut:
