@@ -68,7 +68,8 @@ from sim.exit_codes import ExitCode
     "shape_file",
     type=click.Path(dir_okay=False),
     help="a light level's per-sample file (a JTL): the wait a request thread holds takes the "
-    "shape of its response times (family, cv, fixed offset), and the p95 is fitted",
+    "shape of its response times (family, cv, fixed offset), and the p95 is fitted [default: "
+    "the lightest fitted run's file, as the import recorded it, or RUN.jtl beside the table]",
 )
 @click.option(
     "--shape-format",
@@ -102,7 +103,8 @@ from sim.exit_codes import ExitCode
     "--threads",
     default=None,
     help="Tomcat maxThreads (server.xml): one value is set, several (8,16,200) are [[choose]] "
-    "candidates [default: the model's]",
+    "candidates [default: --model's; with the template, powers of two from 4 below the "
+    "heaviest fitted run's users and 200, as candidates]",
 )
 @click.option(
     "--database",
@@ -207,6 +209,7 @@ def plan_command(
             think_said=think_said,
             database=database_file,
             jdbc_pool=pool,
+            find_shape=shape is None,
         )
     except (MeasurementError, ExperimentError) as exc:
         fail(str(exc), ExitCode.MODEL)
@@ -222,11 +225,12 @@ def plan_command(
             "percentiles are not figures: a run of several windows has no percentile of its "
             "own (import without --window, cutting with --warmup/--until, to fit the p95)"
         )
-    if shape is not None:
-        click.echo(
-            f"the wait a request thread holds: {shape.best.name} (offset "
-            f"{shape.best.offset_s * 1000:.4g} ms, cv {shape.best.cv:.3g}); {found['split']}"
-        )
+    if found["split"] is not None:
+        wait = found["wait"]
+        source = "" if shape is not None else f", {found['shape']}"
+        click.echo(f"the wait a request thread holds: {wait}{source}; {found['split']}")
+    elif found["shape"] is not None:
+        click.echo(found["shape"])  # no sample file: the p95 is not fitted, said plainly
     if found["database"] is not None:
         click.echo(f"the shared database: {found['database']}")
         if pool_said is not None:
@@ -236,10 +240,12 @@ def plan_command(
                 "JDBC pool: the template's 8 (tomcat-dbcp's maxTotal default); give --context "
                 "context.xml, or --jdbc-pool N from its <Resource maxTotal=...>"
             )
-    if not thread_counts:
+    if found["threads"] is not None:
+        click.echo(found["threads"])
+    elif not thread_counts:
         click.echo(
-            "maxThreads: the model's (Tomcat's default 200); give --threads N from your "
-            "server.xml, or --threads 8,16,200 to choose among candidates"
+            f"maxThreads: {model}'s; give --threads N from your server.xml, or --threads "
+            "8,16,200 to choose among candidates"
         )
     click.echo(f"next: tiersim calibrate {folder}")
 

@@ -27,6 +27,10 @@ request threads (Tomcat `maxThreads`) are `--threads`: one value (from
 server.xml) is set, several are `[[choose]]` candidates.  The measured percentiles
 (`response.p50` ... `response.p99`, with their errors from the samples) are figures beside the
 means, and the p95 is fitted: the shape decides the tail, and nothing else checks it.
+Without `--shape` the lightest fitted run's own file is fitted, where the import recorded it or
+beside the table, and without `--threads` the template's thread count is `[[choose]]`
+candidates (`sim.studies.planner_defaults`): what the planner is not told is never a confident
+guess.
 
 With `--database` (the database evidence table, `tiersim import pg-stat ... -o database.csv`)
 the template is `models/planner-apache-tomcat-database.toml`: the node calls one shared
@@ -47,7 +51,9 @@ from pathlib import Path
 from typing import Literal
 
 from sim.studies.database_plan import LOCK_WAIT
+from sim.studies.database_plan import TEMPLATE as DATABASE_TEMPLATE
 from sim.studies.experiment import ExperimentError
+from sim.studies.planner_defaults import thread_candidates
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "models" / "planner-apache-tomcat.toml"
 CORES = (1, 2, 4, 8)
@@ -70,6 +76,7 @@ def scaffold(
     think_said: str | None = None,
     database: str | Path | None = None,
     jdbc_pool: int | Literal["none"] | None = None,
+    find_shape: bool = False,
 ) -> dict:
     """Write the experiment folder; returns what was estimated (runs, think, demand).
     `predict`: user counts to predict that no run measured; each becomes a run `usersN` of the
@@ -80,7 +87,10 @@ def scaffold(
     `think_said`: where it comes from, for the experiment's comment (a JMeter plan's timers).
     `database`: the database evidence table (the shared tier and its lock, `sim.studies.
     database_plan`); `jdbc_pool`: the node's JDBC pool (context.xml `Resource` `maxTotal`;
-    "none": no limit, as a negative maxTotal says)."""
+    "none": no limit, as a negative maxTotal says).  `find_shape`: without `shape`, fit the
+    lightest fitted run's per-sample file, where the import recorded it or beside the table
+    (`sim.studies.planner_defaults`).  Without `threads`, the template's thread count is
+    `[[choose]]` candidates (a model of one's own, `--model`, keeps its own)."""
     from sim.measurements.laws import run_laws
     from sim.measurements.table import read, table_format
 
@@ -125,10 +135,14 @@ def scaffold(
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     name = TABLE_NAME[table_format(table_path)]
+    shape_said = None
+    if shape is None and find_shape:  # read before anything is written
+        shape, shape_said = _light_shape(table_path, lightest.run, warmup_s)
     if predict:
         _with_levels(table, predict, warmup_s, table_path, out / name)
     elif Path(table_path).resolve() != (out / name).resolve():
         shutil.copyfile(table_path, out / name)
+    _copy_sources(table_path, out / name)
     if waits:
         from sim.studies.database_plan import write_lock_waits
 
@@ -151,6 +165,15 @@ def scaffold(
     if any(t < 1 for t in threads):
         raise ExperimentError(
             f"--threads {threads}: expected thread counts >= 1, e.g. 8 or 8,16,200"
+        )
+    threads_said = None
+    if not threads and model_path in (TEMPLATE.resolve(), DATABASE_TEMPLATE.resolve()):
+        # Tomcat's default is no measurement of this stack: the candidates are fitted and
+        # weighed, and one the fitted runs cannot rule out widens every interval
+        threads = thread_candidates(max(law.users for law in chosen))
+        threads_said = (
+            f"maxThreads not given: candidates {', '.join(str(t) for t in threads)} "
+            "([[choose]], weighed by the fit); give --threads N from your server.xml"
         )
     if len(threads) == 1:
         settings.append(f"backends.0.threads={threads[0]}")
@@ -207,6 +230,11 @@ def scaffold(
     fitted_columns = ["throughput", "response.mean"]
     if split is not None and FITTED_PERCENTILE in percentiles:
         fitted_columns.append(FITTED_PERCENTILE)  # the tail the shape decides
+    elif shape is None and find_shape:
+        shape_said = (
+            f"the p95 is not fitted: {shape_said}; the tail is the model's assumption "
+            "(an exponential demand on processor-shared cores), give --shape LIGHT.jtl"
+        )
     for run in fit:  # by figure, so that a figure added later is compared, not fitted
         for column in fitted_columns:
             lines += ["[[fitted]]", f'run = "{run}"', f'figure = "{column}"', ""]
@@ -266,6 +294,15 @@ def scaffold(
         "figures": ["throughput", "response.mean", *percentiles] + ([LOCK_WAIT] if waits else []),
         "percentiles_pooled": not one_window,  # runs of several windows: no percentile figures
         "database": None if tier is None else tier["said"],
+        "shape": shape_said,
+        "wait": None
+        if shape is None
+        else (
+            f"{shape.best.name} (offset {shape.best.offset_s * 1000:.4g} ms, cv "
+            f"{shape.best.cv:.3g})"
+            + ("" if FITTED_PERCENTILE in fitted_columns else "; the p95 is not fitted")
+        ),
+        "threads": threads_said,
     }
 
 
@@ -392,6 +429,37 @@ def _split(table, chosen, lightest, shape, cores: tuple[int, ...], database_s: f
             "",
         ]
     return {"settings": settings, "lines": lines, "said": said}
+
+
+def _light_shape(table_path, run: str, warmup_s: float):
+    """The shape of `run`'s samples (a `ShapeFit`) and a sentence saying where they came from,
+    or None and why no per-sample file was found."""
+    from sim.measurements.shape import fit_shape, samples_of_file
+    from sim.studies.planner_defaults import light_samples
+
+    found, why = light_samples(table_path, run, warmup_s)
+    if found is None:
+        return None, why
+    try:
+        samples = samples_of_file(found.file, found.format, found.from_s, found.until_s)
+        shape = fit_shape(samples, source=found.file)
+    except ValueError as exc:
+        raise ExperimentError(f"{found.file}: elapsed: {exc}") from None
+    until = "the end" if found.until_s is None else f"{found.until_s:.4g} s"
+    said = (
+        f"the shape of {run}'s {shape.samples} samples ({found.file}, {found.found}, "
+        f"{found.from_s:.4g} s to {until})"
+    )
+    return shape, said
+
+
+def _copy_sources(table_path, copied: Path) -> None:
+    """The import's record of the table's source files, beside the experiment's copy."""
+    from sim.measurements.sources import sources_path
+
+    record, beside = sources_path(table_path), sources_path(copied)
+    if record.is_file() and record.resolve() != beside.resolve():
+        shutil.copyfile(record, beside)
 
 
 def _with_levels(table, users: tuple[int, ...], warmup_s: float, source, path: Path) -> None:

@@ -313,7 +313,11 @@ def test_plan_writes_an_experiment_from_the_laws(tmp_path):
     assert result.exit_code == 0, result.output
     _, spec, records = load_experiment(str(folder))
     assert [r["run"] for r in records] == ["users2", "users8", "users16"]
-    assert [(c.parameter, c.values) for c in spec.choose] == [("backends.0.cores", [1, 2])]
+    # no --threads: Tomcat's maxThreads is candidates below the heaviest run's 16 users, and 200
+    assert [(c.parameter, c.values) for c in spec.choose] == [
+        ("backends.0.threads", [4, 8, 200]),
+        ("backends.0.cores", [1, 2]),
+    ]
     bounds = {p.path: (p.low, p.high) for p in free_parameters(spec, folder / "experiment.toml")}
     r_min = (66 * 0.012 / 0.95 + 70 * 0.012 + 74 * 0.012 / 1.05) / 210  # users2's response
     assert bounds["backends.0.demand.mean"] == pytest.approx((r_min / 20, 1.5 * r_min))
