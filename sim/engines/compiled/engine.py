@@ -287,7 +287,7 @@ class _Tables:
     def _grow_sessions(self) -> None:
         """The JVMs' sessions: the places still held moved to the front of their rows (the
         expired and the left ones are gone), the table doubled when that leaves too little
-        room (`kernel.jvm.jvm_needs_room`), and with cookies a key for every user row."""
+        room (`kernel.jvm.needs_room`), and with cookies a key for every user row."""
         config = self["C"]
         if not config[k.C_N_JVMS]:
             return

@@ -1,6 +1,15 @@
 """Backend pools (`sim.tiers.proxy.backend_pool.BackendPool`, mod_proxy): the front's
 connections to each node, one pool per child and node (apr_reslist) or, for an unbounded
-front, one per node.
+front, one per node (a visit reaches them through `station.forward`).
+
+In the reference these calls nest: a response hands its connection to a waiting request,
+whose node may refuse it, whose error goes back up before the first response does.  numba's
+cache cannot load recursive functions, so what runs below `station.reply_up` or a pool's
+hand-over uses variants that cannot answer (`_nested`).  A new connection the node can
+neither take nor queue waits for SYN retransmissions and may fail and put the worker in
+error state, a mechanism of its own (`proxy.backend_pool.connect_failures`) that keeps such a
+model on the reference engine: here the node never refuses a connection.  Should it happen
+anyway, the run stops loudly (`_unanswerable`).
 """
 
 from __future__ import annotations
@@ -82,13 +91,13 @@ from sim.engines.compiled.kernel.layout import (
 
 
 @njit(cache=True)
-def _bp_unanswerable(S):
+def _unanswerable(S):
     S.I[I_UNSUPPORTED] = 1
     S.I[I_STOP] = 1
 
 
 @njit(cache=True)
-def bp_reset(S, ch):
+def reset(S, ch):
     """A new child's pools: empty (the reference makes them at the child's first request)."""
     if not S.C[C_BACKEND_POOLS]:
         return
@@ -105,15 +114,15 @@ def bp_reset(S, ch):
 
 
 @njit(cache=True)
-def bp_open(S, pool, node):
+def open(S, pool, node):
     """BackendPool._open: a new connection of the pool, not yet accepted by the node."""
     S.BP[pool, BP_OPEN] += 1
     S.BN[node, BN_OPEN] += 1
-    return bp_row(S, pool, node)
+    return row(S, pool, node)
 
 
 @njit(cache=True)
-def bp_row(S, pool, node):
+def row(S, pool, node):
     """A free connection row of the pool, unbound (the pool's counts are the caller's)."""
     counters, BC = S.I, S.BC
     top = counters[I_BC_FREE_TOP] - 1
@@ -131,7 +140,7 @@ def bp_row(S, pool, node):
 
 
 @njit(cache=True)
-def bp_forget(S, c):
+def forget(S, c):
     """BackendPool._forget: the connection no longer counts; its row is free (read it first)."""
     counters = S.I
     S.BP[S.BC[c, BC_POOL], BP_OPEN] -= 1
@@ -143,7 +152,7 @@ def bp_forget(S, c):
 
 
 @njit(cache=True)
-def _bp_idle_push(S, pool, c):
+def _idle_push(S, pool, c):
     BC, BP = S.BC, S.BP
     tail = BP[pool, BP_IDLE_TAIL]
     BC[c, BC_PREV] = tail
@@ -157,7 +166,7 @@ def _bp_idle_push(S, pool, c):
 
 
 @njit(cache=True)
-def bp_idle_remove(S, c):
+def idle_remove(S, c):
     BC, BP = S.BC, S.BP
     pool = BC[c, BC_POOL]
     before, after = BC[c, BC_PREV], BC[c, BC_NEXT]
@@ -173,7 +182,7 @@ def bp_idle_remove(S, c):
 
 
 @njit(cache=True)
-def _bp_wait(S, pool, node, j):
+def _wait(S, pool, node, j):
     """The request waits for a connection of its pool (FIFO)."""
     JI, BP = S.JI, S.BP
     tail = BP[pool, BP_WAIT_TAIL]
@@ -188,7 +197,7 @@ def _bp_wait(S, pool, node, j):
 
 
 @njit(cache=True)
-def _bp_unwait(S, j):
+def _unwait(S, j):
     """The request leaves its pool's waiters; its `acquire` timer goes stale."""
     JI, BP = S.JI, S.BP
     pool = JI[j, J_BPOOL]
@@ -206,7 +215,7 @@ def _bp_unwait(S, j):
 
 
 @njit(cache=True)
-def bp_serve(S, j, s, member):
+def serve(S, j, s, member):
     """BackendPool.serve: the last released idle connection of the request's child's pool, a
     new one while fewer than `max` are open, or a wait for one (mod_proxy `acquire`)."""
     JI, C = S.JI, S.C
@@ -220,40 +229,40 @@ def bp_serve(S, j, s, member):
     JI[j, J_BPOOL] = pool
     jk = C[C_MOD_JK]
     if jk and S.BNF[node, BNF_JK_POOL_TIMEOUT] >= 0:
-        mod_jk.jk_maintain_due(S, pool, node)
-    c = bp_pop_idle(S, pool)
+        mod_jk.maintain_due(S, pool, node)
+    c = pop_idle(S, pool)
     if c < 0:
         limit = S.BN[node, BN_MAX]
         if limit < 0 or S.BP[pool, BP_OPEN] < limit:
-            c = bp_open(S, pool, node)
+            c = open(S, pool, node)
     if c >= 0:
         if jk:
-            mod_jk.jk_send(S, c, j)
+            mod_jk.send(S, c, j)
         else:
-            _bp_send(S, c, j)
+            _send(S, c, j)
         return
     if jk:  # mod_jk looks again every JK_SLEEP_DEF instead of waiting in line
-        mod_jk.jk_poll(S, j, 1)
+        mod_jk.poll(S, j, 1)
         return
     acquire = S.BNF[node, BNF_ACQUIRE]
     JI[j, J_BTIMER] = calendar.push(S, S.F[F_NOW] + acquire, EV_ACQUIRE, j) if acquire >= 0 else -1
-    _bp_wait(S, pool, node, j)
+    _wait(S, pool, node, j)
 
 
 @njit(cache=True)
-def bp_pop_idle(S, pool):
+def pop_idle(S, pool):
     """BackendPool._pop_idle: the last released idle connection, its idle timeout cancelled;
     one idle for `ttl` or longer is closed instead."""
     BC, BP = S.BC, S.BP
     now = S.F[F_NOW]
     while BP[pool, BP_IDLE_TAIL] >= 0:
         c = BP[pool, BP_IDLE_TAIL]
-        bp_idle_remove(S, c)
+        idle_remove(S, c)
         node = BC[c, BC_NODE]
         ttl = S.BNF[node, BNF_TTL]
         if ttl >= 0 and now - S.BCF[c, BCF_RELEASED] >= ttl:
             S.BN[node, BN_TTL_CLOSES] += 1
-            bp_close(S, c)
+            close(S, c)
             continue
         BC[c, BC_IDLE_SEQ] = -1
         return c
@@ -261,7 +270,7 @@ def bp_pop_idle(S, pool):
 
 
 @njit(cache=True)
-def _bp_bind(S, c, j):
+def _bind(S, c, j):
     """A new connection asks the node for what it pins (`pins.acquire`): GRANTED, REFUSED, or
     QUEUED in the node's accept queue under the front's read timeout."""
     BC = S.BC
@@ -270,8 +279,8 @@ def _bp_bind(S, c, j):
     if p < 0:  # Unpinned: nothing to take
         BC[c, BC_THREAD] = 1
         return GRANTED
-    S.JI[j, J_BCONN] = c  # the hand-over (`bp_bound`) finds the connection by the visit
-    status = slots.pool_acquire(S, p, j)
+    S.JI[j, J_BCONN] = c  # the hand-over (`bound`) finds the connection by the visit
+    status = slots.acquire(S, p, j)
     if status == GRANTED:
         BC[c, BC_THREAD] = 1
     elif status == QUEUED:
@@ -283,7 +292,7 @@ def _bp_bind(S, c, j):
 
 
 @njit(cache=True)
-def _bp_send(S, c, j):
+def _send(S, c, j):
     """BackendPool._send, from the front's own call: the request goes to the node on c (a
     connection the node cannot queue is the reference's: see above)."""
     JI = S.JI
@@ -291,16 +300,16 @@ def _bp_send(S, c, j):
         JI[j, J_BCONN] = c
         station.arrive(S, j, JI[j, J_STATION], JI[j, J_VIA_MEMBER], -1)
         return
-    status = _bp_bind(S, c, j)
+    status = _bind(S, c, j)
     if status == GRANTED:
         JI[j, J_BCONN] = c
         station.arrive(S, j, JI[j, J_STATION], JI[j, J_VIA_MEMBER], -1)
     elif status == REFUSED:
-        _bp_unanswerable(S)
+        _unanswerable(S)
 
 
 @njit(cache=True)
-def bp_node_nested(S, c, j):
+def node_nested(S, c, j):
     """Station.serve on the node for a visit on the bound connection c, where the node cannot
     refuse it (see above)."""
     JI, STI = S.JI, S.STI
@@ -308,66 +317,66 @@ def bp_node_nested(S, c, j):
     s = JI[j, J_STATION]
     station.open_visit(S, j, s, JI[j, J_VIA_MEMBER], -1)
     p = STI[s, ST_POOL]
-    status = GRANTED if p < 0 else slots.pool_acquire(S, p, j)
+    status = GRANTED if p < 0 else slots.acquire(S, p, j)
     if status == GRANTED:
         STI[s, ST_IN_PROGRESS] += 1
-        cpu.cpu_run(S, STI[s, ST_CPU], classed.burst(S, s, j), j)
+        cpu.run(S, STI[s, ST_CPU], classed.burst(S, s, j), j)
     elif status == REFUSED:
         STI[s, ST_FAILED] += 1
-        _bp_unanswerable(S)
+        _unanswerable(S)
 
 
 @njit(cache=True)
-def _bp_send_nested(S, c, j):
+def _send_nested(S, c, j):
     """BackendPool._send below a response or a hand-over (see above)."""
     if S.BC[c, BC_THREAD]:
-        bp_node_nested(S, c, j)
+        node_nested(S, c, j)
         return
-    status = _bp_bind(S, c, j)
+    status = _bind(S, c, j)
     if status == GRANTED:
-        bp_node_nested(S, c, j)
+        node_nested(S, c, j)
     elif status == REFUSED:
-        _bp_unanswerable(S)
+        _unanswerable(S)
 
 
 @njit(cache=True)
-def bp_bound(S, j):
+def bound(S, j):
     """BackendPool._bound: the node took the connection out of its accept queue."""
     if S.C[C_MOD_JK]:
-        mod_jk.jk_accepted(S, j)
+        mod_jk.accepted(S, j)
         return
     BC = S.BC
     c = S.JI[j, J_BCONN]
     BC[c, BC_JOB] = -1
     BC[c, BC_THREAD] = 1
     BC[c, BC_READ_SEQ] = -1  # the read timeout goes stale
-    bp_node_nested(S, c, j)
+    node_nested(S, c, j)
 
 
 @njit(cache=True)
-def _bp_next_waiter(S, pool, node):
+def _next_waiter(S, pool, node):
     """BackendPool._next_waiter: a connection of the pool closed; a waiting request opens one."""
     j = S.BP[pool, BP_WAIT_HEAD]
     limit = S.BN[node, BN_MAX]
     if j >= 0 and (limit < 0 or S.BP[pool, BP_OPEN] < limit):
-        _bp_unwait(S, j)
-        _bp_send_nested(S, bp_open(S, pool, node), j)
+        _unwait(S, j)
+        _send_nested(S, open(S, pool, node), j)
 
 
 @njit(cache=True)
-def bp_released(S, c):
+def released(S, c):
     """BackendPool.released: the response came back on c; it goes to the pool's oldest waiting
     request, or back to the pool (its thread or slot stays pinned) under the node's idle
     timeout; with disablereuse it closes."""
     if S.C[C_DISABLE_REUSE]:
-        bp_close(S, c)
+        close(S, c)
         return
     BC = S.BC
     pool = BC[c, BC_POOL]
     j = S.BP[pool, BP_WAIT_HEAD]
     if j >= 0:
-        _bp_unwait(S, j)
-        _bp_send_nested(S, c, j)
+        _unwait(S, j)
+        _send_nested(S, c, j)
         return
     now = S.F[F_NOW]
     S.BCF[c, BCF_RELEASED] = now
@@ -386,61 +395,61 @@ def bp_released(S, c):
             deadline,
             EV_BACKEND_IDLE,
         )
-    _bp_idle_push(S, pool, c)
+    _idle_push(S, pool, c)
 
 
 @njit(cache=True)
-def bp_close(S, c):
+def close(S, c):
     """BackendPool._close: the connection closes, freeing what it pinned (which may bind a
     waiting connection at once); a request waiting for a connection may open one."""
     BC = S.BC
     BC[c, BC_IDLE_SEQ] = -1
     pool, node, bound = BC[c, BC_POOL], BC[c, BC_NODE], BC[c, BC_THREAD]
-    bp_forget(S, c)
+    forget(S, c)
     p = S.BN[node, BN_PINS]
     if bound and p >= 0:
-        slots.pool_release(S, p)
-    _bp_next_waiter(S, pool, node)
+        slots.release(S, p)
+    _next_waiter(S, pool, node)
 
 
 @njit(cache=True)
-def bp_idle_expired(S, c):
+def idle_expired(S, c):
     """The node's idle timeout (connectionTimeout / keepAliveTimeout) closes the connection."""
     S.BC[c, BC_IDLE_SEQ] = -1
-    bp_idle_remove(S, c)
+    idle_remove(S, c)
     S.BN[S.BC[c, BC_NODE], BN_IDLE_CLOSES] += 1
-    bp_close(S, c)
+    close(S, c)
 
 
 @njit(cache=True)
-def bp_acquire_expired(S, j):
+def acquire_expired(S, j):
     """mod_proxy `acquire`: no connection came in time, 503."""
     pool = S.JI[j, J_BPOOL]
-    _bp_unwait(S, j)
+    _unwait(S, j)
     S.BN[pool % S.C[C_N_NODES], BN_ACQUIRE_TIMEOUTS] += 1
     S.RI[j // S.C[C_LEVELS], R_STATUS] = 503
     station.reply_up(S, j, REPLY_FAIL)
 
 
 @njit(cache=True)
-def bp_read_expired(S, c):
+def read_expired(S, c):
     """The front's read timeout: the node never took the connection; the front gives up on
     it (withdrawn from the accept queue) and answers 502 (http) or 503 (ajp)."""
     BC = S.BC
     j, pool, node = BC[c, BC_JOB], BC[c, BC_POOL], BC[c, BC_NODE]
     BC[c, BC_READ_SEQ] = -1
     BC[c, BC_JOB] = -1
-    slots.pool_withdraw(S, S.BN[node, BN_PINS], j)
+    slots.withdraw(S, S.BN[node, BN_PINS], j)
     S.BN[node, BN_READ_TIMEOUTS] += 1
     S.JI[j, J_BCONN] = -1
-    bp_forget(S, c)
-    _bp_next_waiter(S, pool, node)
+    forget(S, c)
+    _next_waiter(S, pool, node)
     S.RI[j // S.C[C_LEVELS], R_STATUS] = S.C[C_READ_STATUS]
     station.reply_up(S, j, REPLY_FAIL)
 
 
 @njit(cache=True)
-def bp_child_exited(S, ch):
+def child_exited(S, ch):
     """BackendPool._child_exited: the child's idle connections close with it (it exits only
     when it serves nothing), oldest first."""
     C, BC, BP = S.C, S.BC, S.BP
@@ -458,12 +467,12 @@ def bp_child_exited(S, ch):
             after = BC[c, BC_NEXT]
             S.BN[node, BN_IDLE] -= 1
             S.BN[node, BN_EXIT_CLOSES] += 1
-            bp_close(S, c)
+            close(S, c)
             c = after
 
 
 @njit(cache=True)
-def bp_free_row(S, c):
+def free_row(S, c):
     """A connection row back to the free rows, without the pool's counts (an abandoned socket,
     whose count passed to its endpoint)."""
     counters = S.I
@@ -494,10 +503,10 @@ def on_event(S, kind, arg, seq, now):
             BCF_ENTRY_AT,
             EV_BACKEND_IDLE,
         ):
-            bp_idle_expired(S, arg)
+            idle_expired(S, arg)
         # else taken again in time, or closed
     elif kind == EV_ACQUIRE:
         if S.JI[arg, J_BTIMER] == seq:  # else it got a connection in time
-            bp_acquire_expired(S, arg)
+            acquire_expired(S, arg)
     elif S.BC[arg, BC_READ_SEQ] == seq:  # else the node accepted the connection in time
-        bp_read_expired(S, arg)
+        read_expired(S, arg)

@@ -143,10 +143,10 @@ def children_acquire(S, j):
         _child_accept(S, head, j)
         return GRANTED
     p = S.STI[S.C[C_FRONT], ST_POOL]
-    if slots.pool_refuses(S, p):
+    if slots.refuses(S, p):
         return REFUSED
     _disable_listeners(S)
-    slots.pool_enqueue(S, p, j)
+    slots.enqueue(S, p, j)
     return QUEUED
 
 
@@ -242,9 +242,8 @@ def fork(S, count):
         CH[ch, CH_DISABLED] = 0
         CH[ch, CH_EXITING] = 0
         CH[ch, CH_PRESENT] = 1
-        backend_pool.bp_reset(
-            S, ch
-        )  # its pools are new (the reference makes them at its first request)
+        # its pools are new (the reference makes them at its first request)
+        backend_pool.reset(S, ch)
         S.POI[p, PO_CAPACITY] += S.C[C_THREADS_PER_CHILD]
         _line_append(S, ch)
     _serve_waiters(S)
@@ -330,7 +329,7 @@ def _exit_if_done(S, ch):
     top = counters[I_CH_FREE_TOP]
     S.CHFREE[top] = ch
     counters[I_CH_FREE_TOP] = top + 1
-    backend_pool.bp_child_exited(S, ch)
+    backend_pool.child_exited(S, ch)
 
 
 # --------------------------------------------------------------------------- events

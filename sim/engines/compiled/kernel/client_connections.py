@@ -187,7 +187,7 @@ def front_granted(S, j, s):
         work += classed.burst(S, s, j)
     else:
         work = classed.burst(S, s, j)
-    cpu.cpu_run(S, STI[s, ST_CPU], work, j)
+    cpu.run(S, STI[s, ST_CPU], work, j)
 
 
 @njit(cache=True)
@@ -307,7 +307,7 @@ def release_worker(S, child):
     if S.C[C_CHILDREN]:
         children.child_free(S, child)
     else:
-        slots.pool_release(S, S.STI[S.C[C_FRONT], ST_POOL])
+        slots.release(S, S.STI[S.C[C_FRONT], ST_POOL])
 
 
 # --------------------------------------------------------------------------- events

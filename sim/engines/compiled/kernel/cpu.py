@@ -177,7 +177,7 @@ def unshare(S, c, now):
 
 
 @njit(cache=True)
-def cpu_run(S, c, demand, j):
+def run(S, c, demand, j):
     """Job j computes `demand` seconds of work (at speed 1) on CPU c, then `_computed(j)`."""
     CPI, CPF, JI, JF = S.CPI, S.CPF, S.JI, S.JF
     now = S.F[F_NOW]

@@ -95,9 +95,7 @@ from sim.engines.compiled.kernel.layout import (
 
 OOM_HEAP_SPACE, OOM_OVERHEAD = 1, 2
 
-
 MIB = 1024.0 * 1024.0
-
 
 OVERHEAD_LIMIT_COLLECTIONS = 5  # HotSpot AdaptiveSizePolicyGCTimeLimitThreshold
 
@@ -181,12 +179,12 @@ def cpu_resumed(S, c):
     JV[v, JV_FROZEN_TAIL] = -1
     while j >= 0:
         after = JI[j, J_NEXT]
-        cpu.cpu_run(S, c, S.JF[j, JF_TAG], j)
+        cpu.run(S, c, S.JF[j, JF_TAG], j)
         j = after
 
 
 @njit(cache=True)
-def jvm_start(S):
+def start(S):
     """Each JVM that creates sessions starts its expiry sweep (Jvm.__init__), node by node."""
     JV, JVF = S.JV, S.JVF
     now = S.F[F_NOW]
@@ -196,7 +194,7 @@ def jvm_start(S):
 
 
 @njit(cache=True)
-def jvm_sweep(S, v):
+def sweep(S, v):
     """Jvm._sweep: expired sessions become garbage in the old generation."""
     JV, JSE, JQK = S.JV, S.JSE, S.JQK
     now = S.F[F_NOW]
@@ -215,7 +213,7 @@ def jvm_sweep(S, v):
 
 
 @njit(cache=True)
-def _jvm_hold(S, v, key, expires):
+def _hold(S, v, key, expires):
     """Jvm._hold: create or touch the session `key` (NO_KEY: a new one); returns the live
     bytes newly allocated for it."""
     JV, JQK = S.JV, S.JQK
@@ -235,7 +233,7 @@ def _jvm_hold(S, v, key, expires):
 
 
 @njit(cache=True)
-def jvm_session_ended(S, row):
+def session_ended(S, row):
     """A session client's row is free (its session and every request of it ended): the
     session's sessions in the JVMs keep their places but no longer answer to the row's keys,
     which the row's next session will use."""
@@ -252,7 +250,7 @@ def jvm_session_ended(S, row):
 
 
 @njit(cache=True)
-def jvm_needs_room(S):
+def needs_room(S):
     """Room for the sessions of the worst event: every live visit ending on a node at once,
     each taking at most one place (a session, its own or a replica) in a JVM; and, with
     cookies, room for the keys of every user (or session client's row)."""
@@ -266,17 +264,17 @@ def jvm_needs_room(S):
 
 
 @njit(cache=True)
-def _jvm_live(S, v):
+def _live(S, v):
     """Jvm.live_bytes: the baseline and every session held."""
     JVF = S.JVF
     return JVF[v, JVF_BASELINE] + S.JV[v, JV_SESSIONS] * JVF[v, JVF_SESSION_BYTES]
 
 
 @njit(cache=True)
-def _jvm_full_collection(S, v, begin, young_pause):
+def _full_collection(S, v, begin, young_pause):
     """Jvm._full_collection: mark-sweep-compact after a failed promotion; returns its pause."""
     JV, JVF = S.JV, S.JVF
-    live = _jvm_live(S, v)
+    live = _live(S, v)
     pause = JVF[v, JVF_FULL_PAUSE] + JVF[v, JVF_FULL_PER_MB] * live / MIB
     JV[v, JV_FULL_GCS] += 1
     capacity = JVF[v, JVF_OLD_CAPACITY]
@@ -305,7 +303,7 @@ def _jvm_full_collection(S, v, begin, young_pause):
 
 
 @njit(cache=True)
-def _jvm_allocate(S, v, nbytes, live):
+def _allocate(S, v, nbytes, live):
     """Jvm._allocate: a full eden triggers a young collection (and perhaps a full one), a
     pause of the node's CPU; returns how long from now the node is paused (0: none)."""
     JV, JVF = S.JV, S.JVF
@@ -328,7 +326,7 @@ def _jvm_allocate(S, v, nbytes, live):
         if JVF[v, JVF_OLD_USED] > JVF[v, JVF_HIGH_WATER]:
             JVF[v, JVF_HIGH_WATER] = JVF[v, JVF_OLD_USED]
     else:
-        pause += _jvm_full_collection(S, v, begin, young_pause)
+        pause += _full_collection(S, v, begin, young_pause)
     until = begin + pause
     JVF[v, JVF_PAUSED_UNTIL] = until
     JVF[v, JVF_GC_TIME] += pause
@@ -337,7 +335,7 @@ def _jvm_allocate(S, v, nbytes, live):
 
 
 @njit(cache=True)
-def _jvm_served(S, v, r):
+def _served(S, v, r):
     """Jvm.served: request r ends on JVM v's node: the JIT's count, its session (and the
     replicas), its allocation.  Returns how long its response waits for a collection it
     triggered (0: none), or -1 once the JVM has thrown OutOfMemoryError."""
@@ -357,15 +355,15 @@ def _jvm_served(S, v, r):
         if S.RI[r, R_STATE] == CARRIER:  # a mod_jk attempt: the call's request is served
             owner = S.RI[r, R_JK_CALL] // S.C[C_LEVELS]
         key = S.RI[owner, R_USER] * S.C[C_N_NODES] + JV[v, JV_NODE] if cookies else NO_KEY
-        live = _jvm_hold(S, v, key, expires)
+        live = _hold(S, v, key, expires)
         for i in range(JV[v, JV_HOLDERS]):  # Jvm.hold_replica
             h = S.JH[v, i]
             if JV[h, JV_OOM]:
                 continue
-            replica = _jvm_hold(S, h, key, expires)
+            replica = _hold(S, h, key, expires)
             if replica:
-                _jvm_allocate(S, h, replica, replica)
-    wait = _jvm_allocate(S, v, JVF[v, JVF_ALLOCATION], live)
+                _allocate(S, h, replica, replica)
+    wait = _allocate(S, v, JVF[v, JVF_ALLOCATION], live)
     if JV[v, JV_OOM]:
         return -1.0
     return wait
@@ -377,7 +375,7 @@ def after_request(S, j):
     through a collection the request triggered, then session replication."""
     v = S.STI[S.JI[j, J_STATION], ST_JVM]
     if v >= 0:
-        wait = _jvm_served(S, v, j // S.C[C_LEVELS])
+        wait = _served(S, v, j // S.C[C_LEVELS])
         if wait < 0:
             station.finish(S, j, False)  # OutOfMemoryError: the container answers 500
             return
@@ -388,7 +386,7 @@ def after_request(S, j):
 
 
 @njit(cache=True)
-def jvm_snapshot(S, row, k):
+def snapshot(S, row, k):
     """Each JVM's counters (`Jvm.counters`) into `row` from column k; the next column."""
     JV, JVF = S.JV, S.JVF
     v = row
@@ -397,7 +395,7 @@ def jvm_snapshot(S, row, k):
         v[k + 1] = JV[m, JV_FULL_GCS]
         v[k + 2] = JVF[m, JVF_GC_TIME]
         v[k + 3] = JV[m, JV_SESSIONS]
-        v[k + 4] = _jvm_live(S, m) / MIB
+        v[k + 4] = _live(S, m) / MIB
         v[k + 5] = JVF[m, JVF_OLD_USED] / MIB
         touched, eden = JVF[m, JVF_TOUCHED], JVF[m, JVF_EDEN_USED]
         v[k + 6] = (
@@ -423,4 +421,4 @@ def on_event(S, kind, arg, seq, now):
     elif kind == EV_JVM_RESUME:
         session_replication.replicate(S, arg, 0)  # JvmAfterRequest._resume: then replication
     else:
-        jvm_sweep(S, arg)
+        sweep(S, arg)

@@ -71,7 +71,7 @@ from __future__ import annotations
     I_BC_FREE_TOP,
     I_BC_USED,
     I_FRONT_502,  # error responses with status 502 (mod_proxy_http's read timeout)
-    I_UNSUPPORTED,  # a refusal where the engine cannot answer it (see `backend_pool._bp_unanswerable`)
+    I_UNSUPPORTED,  # a refusal where the engine cannot answer it (see `backend_pool._unanswerable`)
     I_KLOG_N,  # request classes: completions logged in KLOG
     I_FRONT_504,  # error responses with status 504 (mod_jk's reply timeout)
     I_AB_BATCH,  # ab run again: the run under way (1-based)
@@ -79,10 +79,8 @@ from __future__ import annotations
     N_I,
 ) = range(66)
 
-
 # float scalars
 F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
-
 
 # int configuration
 (
@@ -160,7 +158,6 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     N_C,
 ) = range(71)
 
-
 # float configuration
 (
     CF_TIMEOUT,
@@ -180,7 +177,6 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     CF_UPTIME,  # proxy.uptime_s: how long httpd ran before the load (its clock's phase)
     N_CF,
 ) = range(16)
-
 
 # stations
 (
@@ -203,9 +199,7 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     N_STI,
 ) = range(17)
 
-
 STF_WAIT, STF_RESIDENCE, STF_DOWNSTREAM, N_STF = range(4)
-
 
 # pools
 (
@@ -221,9 +215,7 @@ STF_WAIT, STF_RESIDENCE, STF_DOWNSTREAM, N_STF = range(4)
     N_POI,
 ) = range(10)
 
-
 POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
-
 
 # CPUs
 (
@@ -241,7 +233,6 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
     N_CPI,
 ) = range(12)
 
-
 (
     CPF_SPEED,
     CPF_VIRTUAL,
@@ -252,7 +243,6 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
     CPF_SIGNED,
     N_CPF,
 ) = range(8)
-
 
 # jobs
 (
@@ -287,7 +277,6 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
     N_JI,
 ) = range(28)
 
-
 (
     JF_ARRIVED,
     JF_STARTED,
@@ -301,7 +290,6 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
     JF_JK_CONNECT_AT,  # mod_jk: when the connect under way started
     N_JF,
 ) = range(11)
-
 
 # requests
 # R_STATUS: the HTTP status of an error response, set where it arose (0: none, 503 at the front)
@@ -322,16 +310,12 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
     N_RI,
 ) = range(12)
 
-
 RF_SENT, N_RF = range(2)
-
 
 # balancer members
 B_STATION, B_DISPATCHED, B_OUTSTANDING, N_BI = range(4)
 
-
 BF_WEIGHT, BF_LBSTATUS, N_BF = range(3)
-
 
 # users / sessions
 # a session's row lives while the session or a request of it does (U_REFS): a request its
@@ -339,7 +323,6 @@ BF_WEIGHT, BF_LBSTATUS, N_BF = range(3)
 # session's (forgotten) route, not a new session's
 # U_STEP: a closed user's or ab loop's next step of its script's path (-1: a new path)
 U_ROUTE, U_REMAINING, U_SENT, U_CONN, U_REFS, U_STEP, N_UI = range(7)
-
 
 # client connections (`sim.tiers.proxy.client_connections.Connection`): a row lives while a
 # user, a request or a pending KeepAliveTimeout refers to it (CN_REFS)
@@ -356,9 +339,7 @@ U_ROUTE, U_REMAINING, U_SENT, U_CONN, U_REFS, U_STEP, N_UI = range(7)
     N_CN,
 ) = range(10)
 
-
 CNF_IDLE_AT, CNF_ENTRY_AT, N_CNF = range(3)
-
 
 # httpd's children (`sim.tiers.proxy.children.Child`); a row is free again once its child exited
 (
@@ -373,7 +354,6 @@ CNF_IDLE_AT, CNF_ENTRY_AT, N_CNF = range(3)
     CH_IN_LINE,
     N_CH,
 ) = range(10)
-
 
 # the front's connections to a backend node (`sim.tiers.proxy.backend_pool.BackendConnection`);
 # a row is free again once the connection is closed or forgotten
@@ -390,13 +370,10 @@ CNF_IDLE_AT, CNF_ENTRY_AT, N_CNF = range(3)
     N_BC,
 ) = range(10)
 
-
 BCF_RELEASED, BCF_IDLE_AT, BCF_ENTRY_AT, N_BCF = range(4)
-
 
 # a child's pool of connections to one node (`backend_pool.ChildPool`)
 BP_OPEN, BP_IDLE_HEAD, BP_IDLE_TAIL, BP_WAIT_HEAD, BP_WAIT_TAIL, N_BP = range(6)
-
 
 # per node: its pool's settings, and `BackendPool`'s probe counters
 (
@@ -423,7 +400,6 @@ BP_OPEN, BP_IDLE_HEAD, BP_IDLE_TAIL, BP_WAIT_HEAD, BP_WAIT_TAIL, N_BP = range(6)
     N_BN,
 ) = range(20)
 
-
 (
     BNF_TTL,
     BNF_ACQUIRE,
@@ -440,29 +416,21 @@ BP_OPEN, BP_IDLE_HEAD, BP_IDLE_TAIL, BP_WAIT_HEAD, BP_WAIT_TAIL, N_BP = range(6)
     N_BNF,
 ) = range(13)
 
-
 BPF_JK_MAINTAINED, N_BPF = range(2)
-
 
 # kinds and codes
 CLIENT_CLOSED, CLIENT_OPEN, CLIENT_SESSIONS, CLIENT_AB = range(4)
 
-
 ENTRY_STATION, ENTRY_BALANCER = range(2)
-
 
 DOWN_NONE, DOWN_STATION, DOWN_BALANCER = range(3)
 
-
 POLICY_ROUND_ROBIN, POLICY_RANDOM, POLICY_BYREQUESTS, POLICY_STATIC = range(4)
-
 
 # the load-aware policies (`dispatcher._pick_by_load`)
 POLICY_SQF, POLICY_LEAST_OUTSTANDING = range(4, 6)
 
-
 ROLE_STATION, ROLE_JDBC, ROLE_DISK, ROLE_LINK, ROLE_PIN = range(5)
-
 
 # session replication (`sim.tiers.cluster.session_replication`, synchronous): a tier's row
 (
@@ -482,7 +450,6 @@ ROLE_STATION, ROLE_JDBC, ROLE_DISK, ROLE_LINK, ROLE_PIN = range(5)
     N_RP,
 ) = range(14)
 
-
 # what a job row is doing: a visit, or replication work (jobs of rows taken for it alone)
 (
     PHASE_VISIT,
@@ -494,28 +461,20 @@ ROLE_STATION, ROLE_JDBC, ROLE_DISK, ROLE_LINK, ROLE_PIN = range(5)
     FRAME_ACK_IN,  # ... on the sender's incoming link (or the segment)
 ) = range(7)
 
-
 PHASE_CLIENT = 7  # the request's work on the load generator's CPU, before it is sent
-
 
 WARMUP_FROM_START, WARMUP_FIXED = range(2)
 
-
 GRID_NONE, GRID_TIME, GRID_REQUESTS = range(3)
-
 
 GRANTED, QUEUED, REFUSED = range(3)
 
-
 REPLY_FAIL, REPLY_OK, REPLY_REFUSED = range(3)
 
-
-# CARRIER: a row that carries one mod_jk attempt's visit to a node (`mod_jk._jk_carrier`)
+# CARRIER: a row that carries one mod_jk attempt's visit to a node (`mod_jk._carrier`)
 FREE, IN_FLIGHT, ANSWERED, ABANDONED, PENDING, CARRIER = range(6)
 
-
 STREAM_BLOCK, STREAM_CONSTANT = range(2)
-
 
 (
     EV_BURST,
@@ -543,27 +502,21 @@ STREAM_BLOCK, STREAM_CONSTANT = range(2)
     EV_BACKEND_IDLE,  # the node's idle timeout of a pooled connection
     EV_ACQUIRE,  # mod_proxy `acquire`: a request waited too long for a connection
     EV_READ,  # the front's read timeout: the node never accepted the connection
-    EV_MOD_JK,  # mod_jk's timers, their kind in the argument's low bits (`mod_jk.jk_event`)
+    EV_MOD_JK,  # mod_jk's timers, their kind in the argument's low bits (`mod_jk.event`)
     EV_CPU_RESUME,  # a JVM's stop-the-world pause ends: its CPU's bursts go on
     EV_JVM_RESUME,  # a request held through the collection it triggered goes on
     EV_SWEEP,  # a JVM's session manager expires sessions
 ) = range(29)
 
-
 KIND_BITS = 5
-
 
 KIND_MASK = 31
 
-
 DONE, GROW, RUNAWAY, UNSUPPORTED = range(4)
-
 
 NEVER = 2**62
 
-
 EPS = 1e-12  # the reference CPU's tolerance for departures due at the same virtual time
-
 
 # `sim.tiers.appserver.jvm`: a node's heap, its young and full collections as stop-the-world
 # pauses of the node's CPU (`ProcessorSharingCPU.pause`), the sessions it holds (its own and
@@ -575,7 +528,7 @@ EPS = 1e-12  # the reference CPU's tolerance for departures due at the same virt
 # a session client's row; `JM[v, key]` its place): a session touched again takes a new
 # place at the end and leaves its old one DEAD, which the sweep skips, as
 # `OrderedDict.move_to_end` moves it.  When a session client's row is freed for a new
-# session, the old session's places lose their key (`jvm.jvm_session_ended`): it stays held
+# session, the old session's places lose their key (`jvm.session_ended`): it stays held
 # until it expires, as the reference's (node, session number) does.
 (
     JV_CPU,  # the node's CPU
@@ -599,9 +552,7 @@ EPS = 1e-12  # the reference CPU's tolerance for departures due at the same virt
     N_JV,
 ) = range(19)
 
-
 NO_KEY, DEAD = -1, -2  # JQK: a session nobody touches again; a place its session left
-
 
 (
     JVF_HEAP,  # [bytes]
@@ -638,7 +589,6 @@ NO_KEY, DEAD = -1, -2  # JQK: a session nobody touches again; a place its sessio
     N_JVF,
 ) = range(32)
 
-
 # `sim.tiers.classed` and `sim.tiers.clients.scripts`: a request's class (R_CLASS) picks its
 # burst stream and downstream calls at each station (KST), and the clients count its outcomes
 # per class (KF, `sim.observe.classes.ClassStats`); the response times are logged in order
@@ -664,11 +614,8 @@ NO_KEY, DEAD = -1, -2  # JQK: a session nobody touches again; a place its sessio
     N_KF,
 ) = range(11)
 
-
 N_OUTCOMES = K_MIX
 
-
 CHOICE_MIX, CHOICE_USERS, CHOICE_SCRIPT, CHOICE_CHAIN = range(4)
-
 
 STEP_CLASS, STEP_THINK, N_STEP = range(3)

@@ -87,7 +87,7 @@ from sim.engines.compiled.kernel.state import unref
 def _start(S):
     C, CF, counters, UI = S.C, S.CF, S.I, S.UI
     now = S.F[F_NOW]
-    jvm.jvm_start(S)  # the JVMs' session sweeps, scheduled as the nodes are built
+    jvm.start(S)  # the JVMs' session sweeps, scheduled as the nodes are built
     if C[C_CHILDREN]:  # ChildProcesses, made with the components: StartServers children
         children.fork(S, C[C_START_CHILDREN])
         if C[C_MANAGED]:  # the parent's clock: the ticks before the load, then the next one
@@ -145,7 +145,7 @@ def _needs_room(S):
         return True  # an event opens at most a backend connection per request
     if C[C_CLASSES] and counters[I_KLOG_N] + used + 8 > S.KLOG.shape[0]:
         return True  # an event completes at most the requests in use
-    if C[C_N_JVMS] and jvm.jvm_needs_room(S):
+    if C[C_N_JVMS] and jvm.needs_room(S):
         return True
     return C[C_CLIENT] == CLIENT_SESSIONS and 2 * counters[I_USR_USED] + 8 > S.UI.shape[0]
 
@@ -214,6 +214,7 @@ def _handle(S, kind, arg, seq, now):
         recorder.on_event(S, kind, arg, seq, now)
 
 
+# the modules `_handle` hands events to, in its order
 HANDLERS = (
     cpu,
     station,
@@ -225,4 +226,4 @@ HANDLERS = (
     jvm,
     children,
     recorder,
-)  # the modules `_handle` hands events to, in its order
+)

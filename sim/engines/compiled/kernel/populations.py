@@ -228,7 +228,7 @@ def _session_unref(S, session):
     UI[session, U_REFS] -= 1
     if UI[session, U_REFS] == 0:
         if S.C[C_JVM_COOKIES]:  # nothing of the session is left to touch its sessions
-            jvm.jvm_session_ended(S, session)
+            jvm.session_ended(S, session)
         top = counters[I_UFREE_TOP]
         S.UFREE[top] = session
         counters[I_UFREE_TOP] = top + 1
@@ -479,7 +479,7 @@ def _host_run(S, r, new_connection):
     JI[j, J_STATION] = s
     JI[j, J_PHASE] = PHASE_CLIENT
     JI[j, J_CALLS_LEFT] = 1 if new_connection else 0  # whether it connects next
-    cpu.cpu_run(S, S.STI[s, ST_CPU], work, j)
+    cpu.run(S, S.STI[s, ST_CPU], work, j)
 
 
 @njit(cache=True)

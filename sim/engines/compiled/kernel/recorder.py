@@ -182,7 +182,7 @@ def snapshot(S, v):
         v[k + 7] = counters[I_FRONT_503]
         v[k + 8] = counters[I_FRONT_504]
         k += 9
-    k = jvm.jvm_snapshot(S, v, k)  # each JVM's probe (`Jvm.fields`)
+    k = jvm.snapshot(S, v, k)  # each JVM's probe (`Jvm.fields`)
     BN = S.BN
     for node in range(C[C_N_NODES]):
         if BN[node, BN_POOLED]:  # the node's BackendPool probe (plan.BACKEND_FIELDS)

@@ -89,7 +89,7 @@ def _serialize(S, j):
     """The sender serializes one message on its own CPU (Replicator._next)."""
     S.JI[j, J_PHASE] = PHASE_SERIALIZE
     c = S.STI[S.JI[j, J_STATION], ST_CPU]
-    cpu.cpu_run(S, c, S.RP[S.JI[j, J_REP_TIER], RP_SERIALIZE_S], j)
+    cpu.run(S, c, S.RP[S.JI[j, J_REP_TIER], RP_SERIALIZE_S], j)
 
 
 @njit(cache=True)
@@ -164,7 +164,7 @@ def _link_send(S, link, nbytes, phase, owner, peer):
     JI[f, J_PEER] = peer
     JI[f, J_LINK] = link
     JF[f, JF_TX_S] = nbytes * S.CF[CF_NET_S_PER_BYTE]
-    if slots.pool_acquire(S, link, f) == GRANTED:
+    if slots.acquire(S, link, f) == GRANTED:
         calendar.push(S, S.F[F_NOW] + JF[f, JF_TX_S], EV_LINK_SENT, f)
 
 
@@ -178,7 +178,7 @@ def _arrived(S, owner, receiver):
     JI[a, J_PHASE] = PHASE_APPLY
     JI[a, J_OWNER] = owner
     JI[a, J_PEER] = receiver
-    cpu.cpu_run(S, S.STI[station, ST_CPU], S.RP[JI[owner, J_REP_TIER], RP_APPLY_S], a)
+    cpu.run(S, S.STI[station, ST_CPU], S.RP[JI[owner, J_REP_TIER], RP_APPLY_S], a)
 
 
 @njit(cache=True)
@@ -258,7 +258,7 @@ def on_event(S, kind, arg, seq, now):
     """A frame sent on its link (`Link._sent`: the link is free for the next frame), or
     arrived after the network's latency."""
     if kind == EV_LINK_SENT:
-        slots.pool_release(S, S.JI[arg, J_LINK])
+        slots.release(S, S.JI[arg, J_LINK])
         calendar.push(S, now + S.CF[CF_NET_LATENCY], EV_LINK_ARRIVED, arg)
     else:
         link_arrived(S, arg)

@@ -53,7 +53,7 @@ from sim.engines.compiled.kernel.layout import (
 
 
 @njit(cache=True)
-def pool_acquire(S, p, j):
+def acquire(S, p, j):
     POI, POF = S.POI, S.POF
     now = S.F[F_NOW]
     capacity = POI[p, PO_CAPACITY]
@@ -62,14 +62,14 @@ def pool_acquire(S, p, j):
         POF[p, POF_BUSY] -= now
         POI[p, PO_ACQUIRED] += 1
         return GRANTED
-    if pool_refuses(S, p):
+    if refuses(S, p):
         return REFUSED
-    pool_enqueue(S, p, j)
+    enqueue(S, p, j)
     return QUEUED
 
 
 @njit(cache=True)
-def pool_refuses(S, p):
+def refuses(S, p):
     """The pool's queue is at its limit (a listen backlog, acceptCount): count a refusal."""
     POI = S.POI
     limit = POI[p, PO_QUEUE_LIMIT]
@@ -80,7 +80,7 @@ def pool_refuses(S, p):
 
 
 @njit(cache=True)
-def pool_enqueue(S, p, j):
+def enqueue(S, p, j):
     """Job j waits at the tail of the pool's FIFO queue."""
     POI, POF, JI, JF = S.POI, S.POF, S.JI, S.JF
     now = S.F[F_NOW]
@@ -97,7 +97,7 @@ def pool_enqueue(S, p, j):
 
 
 @njit(cache=True)
-def pool_release(S, p):
+def release(S, p):
     """Free a slot, or hand it straight to the oldest waiter (who continues at once)."""
     POI, POF = S.POI, S.POF
     now = S.F[F_NOW]
@@ -120,7 +120,7 @@ def pool_release(S, p):
         calendar.push(S, now + JF[j, JF_TX_S], EV_LINK_SENT, j)
         return
     if role == ROLE_PIN:  # the node accepts a pooled connection (a slot, a thread)
-        backend_pool.bp_bound(S, j)
+        backend_pool.bound(S, j)
         return
     s = JI[j, J_STATION]
     if role == ROLE_STATION:  # a worker / thread / connection for the visit itself
@@ -129,7 +129,7 @@ def pool_release(S, p):
             client_connections.front_granted(S, j, s)
             return
         STI[s, ST_IN_PROGRESS] += 1
-        cpu.cpu_run(S, STI[s, ST_CPU], classed.burst(S, s, j), j)
+        cpu.run(S, STI[s, ST_CPU], classed.burst(S, s, j), j)
     elif role == ROLE_JDBC:  # the caller's JDBC connection: its database call starts
         station.arrive_queued_target(S, j + 1, STI[s, ST_TARGET], p)
     else:  # a disk spindle
@@ -137,7 +137,7 @@ def pool_release(S, p):
 
 
 @njit(cache=True)
-def pool_withdraw(S, p, j):
+def withdraw(S, p, j):
     """Waiter.cancel: job j leaves the pool's queue (a pooled connection's read timeout)."""
     POI, JI = S.POI, S.JI
     before = -1

@@ -97,9 +97,9 @@ def arrive_queued_target(S, j, s, via_pool):
     open_visit(S, j, s, -1, via_pool)
     STI = S.STI
     p = STI[s, ST_POOL]
-    if p < 0 or slots.pool_acquire(S, p, j) == GRANTED:
+    if p < 0 or slots.acquire(S, p, j) == GRANTED:
         STI[s, ST_IN_PROGRESS] += 1
-        cpu.cpu_run(S, STI[s, ST_CPU], classed.burst(S, s, j), j)
+        cpu.run(S, STI[s, ST_CPU], classed.burst(S, s, j), j)
 
 
 @njit(cache=True)
@@ -111,20 +111,20 @@ def arrive(S, j, s, member, via_pool):
     if front and client_connections.front_reuses_worker(S, j):
         # the worker of an open connection (FrontStation.serve): nothing to accept
         STI[s, ST_IN_PROGRESS] += 1
-        cpu.cpu_run(S, STI[s, ST_CPU], classed.burst(S, s, j), j)
+        cpu.run(S, STI[s, ST_CPU], classed.burst(S, s, j), j)
         return
     p = STI[s, ST_POOL]
     status = GRANTED
     if front and S.C[C_CHILDREN]:  # httpd's children: the first listening one accepts
         status = children.children_acquire(S, j)
     elif p >= 0:
-        status = slots.pool_acquire(S, p, j)
+        status = slots.acquire(S, p, j)
     if status == GRANTED:
         if front:
             client_connections.front_granted(S, j, s)
             return
         STI[s, ST_IN_PROGRESS] += 1
-        cpu.cpu_run(S, STI[s, ST_CPU], classed.burst(S, s, j), j)
+        cpu.run(S, STI[s, ST_CPU], classed.burst(S, s, j), j)
     elif status == REFUSED:
         # The listen queue of the tier the clients connect to drops the SYN; a deeper
         # tier answers its caller with an error.
@@ -146,30 +146,20 @@ def _close_visit(S, j, ok):
     if not ok:
         STI[s, ST_FAILED] += 1
     if s == S.C[C_FRONT]:
-        client_connections.front_responded(
-            S, j, ok
-        )  # keep-alive and lingering close decide when it frees
+        # keep-alive and lingering close decide when it frees
+        client_connections.front_responded(S, j, ok)
         return
     p = STI[s, ST_POOL]
     if p >= 0:
-        slots.pool_release(S, p)
+        slots.release(S, p)
 
 
-# `sim.tiers.proxy.backend_pool.BackendPool` (mod_proxy): the front's connections to each node,
-# one pool per child and node (apr_reslist) or, for an unbounded front, one per node.  In the
-# reference these calls nest: a response hands its connection to a waiting request, whose node
-# may refuse it, whose error goes back up before the first response does.  numba's cache cannot
-# load recursive functions, so what runs below `reply_up` or a pool's hand-over uses variants
-# that cannot answer (`_nested`).  A new connection the node can neither take nor queue waits
-# for SYN retransmissions and may fail and put the worker in error state, a mechanism of its
-# own (`proxy.backend_pool.connect_failures`) that keeps such a model on the reference engine:
-# here the node never refuses a connection.  Should it happen anyway, the run stops loudly.
 @njit(cache=True)
 def forward(S, j, s, member):
     """A call to node station s: through the front's pool of connections to it, if built."""
     node = S.STI[s, ST_NODE]
     if node >= 0 and S.BN[node, BN_POOLED]:
-        backend_pool.bp_serve(S, j, s, member)
+        backend_pool.serve(S, j, s, member)
     else:
         arrive(S, j, s, member, -1)
 
@@ -186,16 +176,16 @@ def reply_up(S, j, code):
             r = j // levels
             if S.RI[r, R_STATE] == CARRIER and j % levels == S.RI[r, R_JK_CALL] % levels:
                 # a mod_jk attempt's visit answered: on to its call, unless mod_jk gave up
-                j = mod_jk.jk_answered(S, j)
+                j = mod_jk.answered(S, j)
                 if j < 0:
                     return
         c = JI[j, J_BCONN]
         if c >= 0:  # the response came back on a pooled connection: it returns first
             JI[j, J_BCONN] = -1
-            backend_pool.bp_released(S, c)
+            backend_pool.released(S, c)
         via_pool = JI[j, J_VIA_POOL]
         if via_pool >= 0:  # the JDBC connection goes back before the caller resumes
-            slots.pool_release(S, via_pool)
+            slots.release(S, via_pool)
         member = JI[j, J_VIA_MEMBER]
         if member >= 0:
             BI[member, B_OUTSTANDING] -= 1
@@ -206,7 +196,7 @@ def reply_up(S, j, code):
         JF[caller, JF_DOWNSTREAM] += now - JF[caller, JF_CALL_STARTED]
         if code == REPLY_OK:
             s = JI[caller, J_STATION]
-            cpu.cpu_run(S, STI[s, ST_CPU], classed.burst(S, s, caller), caller)
+            cpu.run(S, STI[s, ST_CPU], classed.burst(S, s, caller), caller)
             return
         _close_visit(S, caller, False)
         j = caller
@@ -223,7 +213,7 @@ def finish(S, j, ok):
 def disk_start(S, j):
     STI = S.STI
     s = S.JI[j, J_STATION]
-    if slots.pool_acquire(S, STI[s, ST_DISK_POOL], j) == GRANTED:
+    if slots.acquire(S, STI[s, ST_DISK_POOL], j) == GRANTED:
         calendar.push(S, S.F[F_NOW] + streams.draw(S, STI[s, ST_DISK_STREAM]), EV_DISK, j)
 
 
@@ -254,7 +244,7 @@ def computed(S, j):
         if p < 0:
             forward(S, j + 1, target, -1)
             return
-        status = slots.pool_acquire(S, p, j)
+        status = slots.acquire(S, p, j)
         if status == GRANTED:
             arrive(S, j + 1, target, -1, p)
         elif status == REFUSED:
@@ -288,5 +278,5 @@ def on_event(S, kind, arg, seq, now):
         else:
             finish(S, arg, True)
     else:
-        slots.pool_release(S, STI[JI[arg, J_STATION], ST_DISK_POOL])
+        slots.release(S, STI[JI[arg, J_STATION], ST_DISK_POOL])
         finish(S, arg, True)

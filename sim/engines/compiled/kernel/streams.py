@@ -14,10 +14,8 @@ from sim.engines.compiled.kernel.layout import (
 # The driver's refill callbacks, by token: refill(stream) overwrites that stream's block.
 REFILLS: dict = {}
 
-
 # The driver's --timeseries callbacks, by token: sample(first) reads the row in TSROW.
 SAMPLERS: dict = {}
-
 
 # The driver's session scripts with a Markov chain, by token: the reference's `ScriptChoice`
 # over the steps (its classes are the step numbers), drawing each path from its own stream.
