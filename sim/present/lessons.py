@@ -39,33 +39,16 @@ COMPILING = "compiling the engine once, about a minute"
 
 
 def engine_compiled() -> bool:
-    """Whether numba's on-disk cache holds the compiled engine's event loop (`run_events` of
-    `sim.engines.compiled.kernel`, written by its `@njit(cache=True)`), newer than the loop's
-    source: if not, the first simulation of this machine compiles it, 40-70 s on a laptop."""
+    """Whether numba's on-disk cache holds the compiled engine's event loop for the kernel's
+    source as it is now (`sim.engines.compiled.kernel.is_warm`): if not, the first simulation
+    of this machine compiles it, 40-70 s on a laptop."""
     import importlib.util
-    import os
-    from pathlib import Path
 
-    spec = importlib.util.find_spec("sim.engines.compiled.kernel")
-    if spec is None or spec.origin is None or importlib.util.find_spec("numba") is None:
+    if importlib.util.find_spec("numba") is None:
         return True  # no compiled engine: the reference engine compiles nothing
-    source = Path(spec.origin)
-    places = [source.parent / "__pycache__"]
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        places.append(Path(os.environ["NUMBA_CACHE_DIR"]))
-    return cached(source, "run_events", places)
+    from sim.engines.compiled.kernel import is_warm
 
-
-def cached(source, function: str, places) -> bool:
-    """Whether one of `places` holds numba's cache index of `function` of the module file
-    `source` (`<module>.<function>-<line>.py<version>.nbi`), no older than the source."""
-    built = source.stat().st_mtime
-    return any(
-        index.stat().st_mtime >= built
-        for place in places
-        if place.is_dir()
-        for index in place.rglob(f"{source.stem}.{function}-*.nbi")
-    )
+    return is_warm()
 
 
 def engine_notice() -> str:

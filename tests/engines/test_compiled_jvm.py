@@ -241,10 +241,10 @@ def test_the_models_exercise_what_they_say():
     # the session rows, the keys and the places grew as the loop asked (12 000 requests)
     grown = MODELS["session clients, sticky sessions, buddy replication, tables that grow"]
     _plan, tables = compiled_run(model_from(grown, engine="compiled"), 0, 3)
-    assert tables.users_int.shape[0] > 64 and tables.jm.shape[1] > 64 * 3
-    assert tables.jv[:, k.JV_YOUNG_GCS].min() > 0
+    assert tables["UI"].shape[0] > 64 and tables["JM"].shape[1] > 64 * 3
+    assert tables["JV"][:, k.JV_YOUNG_GCS].min() > 0
     # each request takes a place in its node's JVM and its buddy's: more than the first table
-    assert tables.counters[k.I_COMPLETED] > SESSIONS_AT_START
+    assert tables["I"][k.I_COMPLETED] > SESSIONS_AT_START
 
 
 def test_timeseries_samples_are_the_same_on_both_engines():

@@ -45,3 +45,29 @@ def test_the_cache_check_reads_numba_s_index():
 
     warm()
     assert first_use.cached()
+
+
+def test_a_stamp_that_does_not_match_the_source_is_not_warm(monkeypatch):
+    """numba's index of the loop holds entries for the package's stamp as it was when they
+    were compiled: a package edited since (another stamp) is not warm."""
+    from sim.engines.compiled import kernel
+    from sim.engines.compiled.warm import warm
+
+    warm()
+    assert kernel.is_warm()
+    index = kernel.run_events._cache._cache_file
+    monkeypatch.setattr(index, "_source_stamp", b"an edited package")
+    assert not kernel.is_warm()
+
+
+def test_a_lesson_says_when_its_first_simulation_compiles_the_engine(monkeypatch):
+    """The first lesson's 40-70 s pause is numba compiling the engine: say so, unless numba's
+    cache holds the loop for the kernel as it is (`kernel.is_warm`)."""
+    from sim.engines.compiled import kernel
+    from sim.present import lessons
+
+    monkeypatch.setattr(kernel, "is_warm", lambda: False)
+    assert lessons.COMPILING in lessons.engine_notice()
+    assert "about a minute" in lessons.COMPILING
+    monkeypatch.setattr(kernel, "is_warm", lambda: True)
+    assert lessons.engine_notice() == ""

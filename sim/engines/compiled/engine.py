@@ -64,171 +64,164 @@ def _refiller(plan: Plan, streams: Streams, block: np.ndarray):
 
 
 class _Tables:
-    """The mutable state of one replication, as the tuple the compiled loop takes."""
+    """The mutable state of one replication: the tables `kernel.tables.TABLES` declares, by
+    name (the loop's `S.RI` is `tables["RI"]`), allocated and grown by family (`ROWS`)."""
 
     def __init__(self, plan: Plan, model: Model, bins: LogBins, token: int) -> None:
-        sizes = k.empty_state_sizes()
-        levels = plan.levels
         self.plan = plan
+        levels = plan.levels
         users = plan.users
         requests = max(64, 2 * users + 16)
-        self.counters = np.zeros(sizes["I"], dtype=np.int64)
-        self.floats = np.zeros(sizes["F"], dtype=np.float64)
-        self.floats[k.F_LAST_CLOSE] = np.nan  # no client connection closed yet
-        self.requests_int = np.zeros((requests, sizes["RI"]), dtype=np.int64)
-        self.requests_float = np.zeros((requests, sizes["RF"]), dtype=np.float64)
-        self.jobs_int = np.zeros((requests * levels, sizes["JI"]), dtype=np.int64)
-        self.jobs_float = np.zeros((requests * levels, sizes["JF"]), dtype=np.float64)
-        self.free_requests = np.arange(requests - 1, -1, -1, dtype=np.int64)
-        calendar = self._calendar_size(requests)
-        self.times = np.zeros(calendar, dtype=np.float64)
-        self.sequence = np.zeros(calendar, dtype=np.int64)
-        self.payloads = np.zeros(calendar, dtype=np.int64)
-        self.cpu_heaps = np.zeros((len(plan.cpus_int), requests * levels), dtype=np.int64)
-        self.scratch = np.zeros(requests * levels, dtype=np.int64)
-        self.users_int = np.full((users, sizes["UI"]), -1, dtype=np.int64)
-        self.free_users = np.arange(users - 1, -1, -1, dtype=np.int64)
-        # the clients' connections (keep-alive): a row per connection someone refers to
-        connections = requests if model.clients.keep_alive else 1
-        self.connections = _rows(connections, sizes["CN"], k.CN_IDLE_ENTRY)
-        self.connection_times = np.zeros((connections, sizes["CNF"]), dtype=np.float64)
-        self.free_connections = np.arange(connections - 1, -1, -1, dtype=np.int64)
         # httpd's children, when they are individuals: a row per child not yet exited
         children = max(2 * plan.children + 64, 1) if plan.children else 1
-        self.children = np.zeros((children, sizes["CH"]), dtype=np.int64)
-        self.free_children = np.arange(children - 1, -1, -1, dtype=np.int64)
-        # the front's connections to the backend nodes, and their pools: one per node, or per
-        # child and node when the children are individuals (a child row's pools are reset
-        # when it forks)
-        backend_rows = requests + 64 if plan.config[k.C_BACKEND_POOLS] else 1
-        self.backend_connections = _rows(backend_rows, sizes["BC"], k.BC_IDLE_ENTRY)
-        self.backend_released = np.zeros((backend_rows, sizes["BCF"]), dtype=np.float64)
-        self.free_backend = np.arange(backend_rows - 1, -1, -1, dtype=np.int64)
         nodes = plan.backend.shape[0]
-        self.backend_pools = np.full(
-            (children * nodes if plan.children else nodes, sizes["BP"]), -1, dtype=np.int64
-        )
-        self.backend_pools[:, k.BP_OPEN] = 0
-        # mod_jk: each pool's last maintenance (none yet: the first request runs it)
-        self.backend_pools_float = np.full(
-            (self.backend_pools.shape[0], sizes["BPF"]), -np.inf, dtype=np.float64
-        )
-        self.backend = plan.backend.copy()
-        self.backend_float = plan.backend_float.copy()
-        members = plan.members.shape[0]
-        self.members_float = np.zeros((members, sizes["BF"]), dtype=np.float64)
-        self.members_float[:, k.BF_WEIGHT] = plan.weights
-        self.draws = np.zeros((max(len(plan.streams), 1), BLOCK), dtype=np.float64)
-        self.positions = np.full(self.draws.shape[0], BLOCK, dtype=np.int64)
-        self.kinds = np.full(self.draws.shape[0], k.STREAM_BLOCK, dtype=np.int64)
-        self.values = np.zeros(self.draws.shape[0], dtype=np.float64)
+        mser = model.run.warmup == "mser" and not model.finite  # the progress grid (`_grid`)
+        jvms = plan.jvms
+        # with cookies a JVM's sessions have a key per user (or session client's row) and node
+        keys = users * int(plan.config[k.C_N_NODES]) if jvms.cookies else 1
+        rows = {
+            "calendar": self._calendar_size(requests),
+            "requests": requests,
+            "jobs": requests * levels,
+            "cpus": len(plan.cpus_int),
+            "stations": len(plan.stations),
+            "pools": len(plan.pools),
+            "members": plan.members.shape[0],
+            "users": users,
+            "streams": max(len(plan.streams), 1),
+            "recorder": 2 * MAX_BATCHES + 4,
+            "bins": bins.n_bins,
+            "columns": len(plan.columns),
+            "grid": CELLS if mser else 0,
+            "candidates": CELLS // 2 + 1 if mser else 0,
+            "marks": 0,
+            # the clients' connections (keep-alive): a row per connection someone refers to
+            "connections": requests if model.clients.keep_alive else 1,
+            "children": children,
+            # the front's pools of connections to the backend nodes: one per node, or per
+            # child and node when the children are individuals (reset when a child forks)
+            "child_pools": children * nodes if plan.children else nodes,
+            "backend_connections": requests + 64 if plan.config[k.C_BACKEND_POOLS] else 1,
+            "class_log": 1024 if plan.config[k.C_CLASSES] else 1,
+            "jvms": jvms.jv.shape[0],
+            "runs": max(int(plan.config[k.C_REPEAT]), 1) + 1,  # ab run again: its windows
+        }
+        columns = {
+            "jobs": requests * levels,
+            "block": BLOCK,
+            "columns": len(plan.columns),
+            "bins": bins.n_bins,
+            "sessions": SESSIONS_AT_START,
+            "keys": keys,
+        }
+        planned = {
+            "C": plan.config,
+            "CF": plan.config_float,
+            "STI": plan.stations,
+            "POI": plan.pools,
+            "CPI": plan.cpus_int,
+            "CPF": plan.cpus_float,
+            "BI": plan.members,
+            "RP": plan.replication,
+            "BN": plan.backend,
+            "BNF": plan.backend_float,
+            "KST": plan.class_stations,
+            "KSTEP": plan.class_steps,
+            "KF": plan.class_table,
+            "JV": jvms.jv,
+            "JVF": jvms.jvf,
+            "JH": jvms.holders,
+        }
+        self.tables: dict[str, Any] = {}
+        for table in k.TABLES:
+            if table.rows == "plan":
+                self.tables[table.name] = planned[table.name].copy()
+            elif table.rows == "token":
+                self.tables[table.name] = token
+            elif table.rows == "scalars":
+                self.tables[table.name] = table.fresh(0)
+            else:
+                width = columns.get(table.columns) if isinstance(table.columns, str) else None
+                self.tables[table.name] = table.fresh(rows[table.rows], width)
+        self._first_values(plan, model, bins)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.tables[name]
+
+    def __setitem__(self, name: str, table: np.ndarray) -> None:
+        self.tables[name] = table
+
+    def _first_values(self, plan: Plan, model: Model, bins: LogBins) -> None:
+        """What is not a fresh row's value: the first free rows, the balancer's weights, the
+        constant streams, the recorder's bins and the run's settings."""
+        counters, config, config_float = self["I"], self["C"], self["CF"]
+        self["F"][k.F_LAST_CLOSE] = np.nan  # no client connection closed yet
+        self["BF"][:, k.BF_WEIGHT] = plan.weights
         for i, constant in enumerate(plan.constants):
             if constant is not None:
-                self.kinds[i] = k.STREAM_CONSTANT
-                self.values[i] = constant
-        rows = 2 * MAX_BATCHES + 4
-        self.rows = np.zeros((rows, len(plan.columns)), dtype=np.float64)
-        self.histogram_rows = np.zeros((rows, bins.n_bins), dtype=np.int64)
-        self.histogram = np.zeros(bins.n_bins, dtype=np.int64)
-        self.stations_int = plan.stations.copy()
-        self.stations_float = np.zeros((len(plan.stations), sizes["STF"]), dtype=np.float64)
-        self.pools_int = plan.pools.copy()
-        self.pools_float = np.zeros((len(plan.pools), sizes["POF"]), dtype=np.float64)
-        self.cpus_int = plan.cpus_int.copy()
-        self.cpus_float = plan.cpus_float.copy()
-        self.members_int = plan.members.copy()
-        self.config = plan.config.copy()
-        self.config_float = plan.config_float.copy()
-        self.replication = plan.replication.copy()
-        self.sample_row = np.zeros(len(plan.columns), dtype=np.float64)
-        # request classes: their tables, the log of their completions, its length per row
-        self.class_stations = plan.class_stations.copy()
-        self.class_steps = plan.class_steps.copy()
-        self.class_table = plan.class_table.copy()
-        self.class_log = np.zeros((1024 if plan.config[k.C_CLASSES] else 1, 2), dtype=np.float64)
-        self.class_rows = np.zeros(rows, dtype=np.int64)
-        self.token = token
-        # the JVMs: their rows, the sessions each holds, who holds replicas of them
-        jvms = plan.jvms
-        self.jv = jvms.jv.copy()
-        self.jvf = jvms.jvf.copy()
-        # the sessions' places in access order (expiry, key) and, with cookies, each key's
-        # place: a key per user (or session client's row) and node
-        count = jvms.jv.shape[0]
-        self.jse = np.zeros((count, SESSIONS_AT_START), dtype=np.float64)
-        self.jqk = np.full((count, SESSIONS_AT_START), k.NO_KEY, dtype=np.int64)
-        keys = self.users_int.shape[0] * int(plan.config[k.C_N_NODES]) if jvms.cookies else 1
-        self.jm = np.full((count, keys), -1, dtype=np.int64)
-        self.jh = jvms.holders.copy()
-        # ab run again: the recorder's row at the start and the end of each run
-        runs = max(int(plan.config[k.C_REPEAT]), 1) + 1
-        self.brows = np.zeros((runs, len(plan.columns)), dtype=np.float64)
-        self.bhist = np.zeros((runs, bins.n_bins), dtype=np.int64)
-        self.counters[k.I_AB_BATCH] = 1
-
-        self.counters[k.I_RFREE_TOP] = requests
-        self.counters[k.I_UFREE_TOP] = users
-        self.counters[k.I_CN_FREE_TOP] = connections
-        self.counters[k.I_CH_FREE_TOP] = children
-        self.counters[k.I_BC_FREE_TOP] = self.backend_connections.shape[0]
-        self.counters[k.I_CH_HEAD] = -1
-        self.counters[k.I_CH_TAIL] = -1
-        self.counters[k.I_SPAWN_RATE] = 1
-        self.counters[k.I_HOLD_OFF] = plan.hold_off
-        self.counters[k.I_BATCH] = 5
-        self.counters[k.I_STOP_AT] = k.NEVER
+                self["SKIND"][i] = k.STREAM_CONSTANT
+                self["SVAL"][i] = constant
+        counters[k.I_AB_BATCH] = 1
+        for table, top in (
+            ("RFREE", k.I_RFREE_TOP),
+            ("UFREE", k.I_UFREE_TOP),
+            ("CNFREE", k.I_CN_FREE_TOP),
+            ("CHFREE", k.I_CH_FREE_TOP),
+            ("BCFREE", k.I_BC_FREE_TOP),
+        ):
+            counters[top] = self[table].shape[0]  # every row free
+        counters[k.I_CH_HEAD] = -1
+        counters[k.I_CH_TAIL] = -1
+        counters[k.I_SPAWN_RATE] = 1
+        counters[k.I_HOLD_OFF] = plan.hold_off
+        counters[k.I_BATCH] = 5
+        counters[k.I_STOP_AT] = k.NEVER
         stop_after = None if model.finite else model.run.requests
-        self.counters[k.I_STOP_AFTER] = -1 if stop_after is None else stop_after
-        self.config[k.C_MAX_INSIDE] = model.run.max_in_flight
-        self.config[k.C_MAX_BATCHES] = MAX_BATCHES
-        self.config[k.C_N_BINS] = bins.n_bins
-        self.config_float[k.CF_BIN_MIN] = bins.min_value
-        self.config_float[k.CF_BIN_LOG_GROWTH] = bins._log_growth
-        self._grid(model, bins, len(plan.columns))
+        counters[k.I_STOP_AFTER] = -1 if stop_after is None else stop_after
+        config[k.C_MAX_INSIDE] = model.run.max_in_flight
+        config[k.C_MAX_BATCHES] = MAX_BATCHES
+        config[k.C_N_BINS] = bins.n_bins
+        config_float[k.CF_BIN_MIN] = bins.min_value
+        config_float[k.CF_BIN_LOG_GROWTH] = bins._log_growth
+        self._grid(model)
 
-    def _grid(self, model: Model, bins: LogBins, columns: int) -> None:
+    def _grid(self, model: Model) -> None:
         """The progress grid of an MSER run (`sim.observe.checkpoints.Checkpoints`): CELLS
         cells of simulated time, or of completions for a run of `run.requests`."""
         run = model.run
-        mser = run.warmup == "mser" and not model.finite
-        candidates = CELLS // 2 + 1 if mser else 0
-        self.grid = np.zeros((CELLS if mser else 0, 3), dtype=np.float64)
-        self.grid_rows = np.zeros((candidates, columns), dtype=np.float64)
-        self.grid_histograms = np.zeros((candidates, bins.n_bins), dtype=np.int64)
-        self.marks = np.zeros(0, dtype=np.int64)
-        self.config[k.C_CELLS] = CELLS
-        self.config[k.C_CANDIDATES] = candidates
-        if not mser:
-            self.config[k.C_GRID] = k.GRID_NONE
+        config = self["C"]
+        config[k.C_CELLS] = CELLS
+        config[k.C_CANDIDATES] = self["CKROWS"].shape[0]
+        if not self["CKF"].shape[0]:  # no MSER
+            config[k.C_GRID] = k.GRID_NONE
         elif run.duration_s is not None:
-            self.config[k.C_GRID] = k.GRID_TIME
-            self.config_float[k.CF_GRID_STEP] = run.duration_s / CELLS
+            config[k.C_GRID] = k.GRID_TIME
+            self["CF"][k.CF_GRID_STEP] = run.duration_s / CELLS
         else:
             assert run.requests is not None
-            self.config[k.C_GRID] = k.GRID_REQUESTS
-            self.marks = np.asarray(completion_marks(0, run.requests, CELLS), dtype=np.int64)
+            config[k.C_GRID] = k.GRID_REQUESTS
+            self["MARKS"] = np.asarray(completion_marks(0, run.requests, CELLS), dtype=np.int64)
 
     def candidates(self) -> WindowCandidates:
         """The replication's candidate windows, as the reference's recorder gives them."""
-        counters = self.counters
+        counters, rows, histograms = self["I"], self["ROWS"], self["HROWS"]
         end = int(counters[k.I_NROWS]) - 1
-        if self.config[k.C_GRID] == k.GRID_NONE:
-            return single_window(
-                self.rows[0], self.rows[end], self.histogram_rows[0], self.histogram_rows[end]
-            )
+        if self["C"][k.C_GRID] == k.GRID_NONE:
+            return single_window(rows[0], rows[end], histograms[0], histograms[end])
         taken = int(counters[k.I_CK_N])
-        kept = min(taken, self.grid_rows.shape[0])
-        grid = self.grid[:taken]
+        grid_rows, grid_histograms = self["CKROWS"], self["CKHIST"]
+        kept = min(taken, grid_rows.shape[0])
+        grid = self["CKF"][:taken]
         return candidates_of(
             grid[:, 0].tolist(),
             grid[:, 1].tolist(),
             grid[:, 2].tolist(),
-            [self.grid_rows[i].copy() for i in range(kept)],
-            [self.grid_histograms[i].copy() for i in range(kept)],
-            end_row=self.rows[end].copy(),
-            end_histogram=self.histogram_rows[end].copy(),
+            [grid_rows[i].copy() for i in range(kept)],
+            [grid_histograms[i].copy() for i in range(kept)],
+            end_row=rows[end].copy(),
+            end_histogram=histograms[end].copy(),
             end_completed=float(counters[k.I_COMPLETED]),
-            end_response_sum=float(self.floats[k.F_RESPONSE_SUM]),
+            end_response_sum=float(self["F"][k.F_RESPONSE_SUM]),
         )
 
     def observe_capacity(self) -> None:
@@ -236,171 +229,77 @@ class _Tables:
         now, as the reference's `ChildProcesses` does."""
         view = self.plan.workers_view
         if view is not None and self.plan.children:
-            p = int(self.stations_int[int(self.config[k.C_FRONT]), k.ST_POOL])
-            view.capacity = int(self.pools_int[p, k.PO_CAPACITY])
+            p = int(self["STI"][int(self["C"][k.C_FRONT]), k.ST_POOL])
+            view.capacity = int(self["POI"][p, k.PO_CAPACITY])
 
     def _calendar_size(self, requests: int) -> int:
         return 8 * self.plan.levels * requests + int(self.plan.config[k.C_MAX_CORES]) + 1024
 
     def state(self) -> k.State:
-        return k.new_state(
-            self.counters,
-            self.floats,
-            self.config,
-            self.config_float,
-            self.times,
-            self.sequence,
-            self.payloads,
-            self.requests_int,
-            self.requests_float,
-            self.jobs_int,
-            self.jobs_float,
-            self.stations_int,
-            self.stations_float,
-            self.pools_int,
-            self.pools_float,
-            self.cpus_int,
-            self.cpus_float,
-            self.cpu_heaps,
-            self.members_int,
-            self.members_float,
-            self.users_int,
-            self.free_requests,
-            self.free_users,
-            self.draws,
-            self.positions,
-            self.kinds,
-            self.values,
-            self.rows,
-            self.histogram_rows,
-            self.histogram,
-            self.scratch,
-            self.grid,
-            self.grid_rows,
-            self.grid_histograms,
-            self.marks,
-            self.replication,
-            self.sample_row,
-            self.connections,
-            self.connection_times,
-            self.free_connections,
-            self.children,
-            self.free_children,
-            self.backend_connections,
-            self.backend_released,
-            self.free_backend,
-            self.backend_pools,
-            self.backend,
-            self.backend_float,
-            self.class_stations,
-            self.class_steps,
-            self.class_table,
-            self.class_log,
-            self.class_rows,
-            self.backend_pools_float,
-            self.token,
-            self.jv,
-            self.jvf,
-            self.jse,
-            self.jh,
-            self.jm,
-            self.jqk,
-            self.brows,
-            self.bhist,
-        )
+        return k.new_state(self.tables)
+
+    def _grow(self, family: str, more: int, top: int | None = None) -> None:
+        """Every table of a family of rows (`kernel.tables.ROWS`), `more` rows longer; its
+        free-row stack, whose top is `counters[top]`, with the new rows pushed."""
+        for table in k.TABLES:
+            if table.rows != family:
+                continue
+            if table.free:
+                assert top is not None
+                size = self[table.name].shape[0]
+                self[table.name] = _grown_free_rows(self[table.name], self["I"], top, size, more)
+            else:
+                self[table.name] = table.grown(self[table.name], more)
 
     def grow(self) -> None:
         """Double whichever table the loop found too small (requests, calendar, sessions)."""
-        counters, levels = self.counters, self.plan.levels
-        logged = self.class_log.shape[0]
-        if self.config[k.C_CLASSES] and counters[k.I_KLOG_N] + counters[k.I_REQ_USED] + 8 > logged:
-            more = max(logged, int(counters[k.I_REQ_USED]) + 8)
-            self.class_log = _extend(self.class_log, more)
-        requests = self.requests_int.shape[0]
+        counters, config, levels = self["I"], self["C"], self.plan.levels
+        logged = self["KLOG"].shape[0]
+        if config[k.C_CLASSES] and counters[k.I_KLOG_N] + counters[k.I_REQ_USED] + 8 > logged:
+            self._grow("class_log", max(logged, int(counters[k.I_REQ_USED]) + 8))
+        requests = self["RI"].shape[0]
         if 2 * counters[k.I_REQ_USED] + 8 > requests:
-            more = requests
-            self.requests_int = _extend(self.requests_int, more)
-            self.requests_float = _extend(self.requests_float, more)
-            self.jobs_int = _extend(self.jobs_int, more * levels)
-            self.jobs_float = _extend(self.jobs_float, more * levels)
-            self.scratch = np.zeros(2 * requests * levels, dtype=np.int64)
-            self.cpu_heaps = np.concatenate([self.cpu_heaps, np.zeros_like(self.cpu_heaps)], axis=1)
-            self.free_requests = _grown_free_rows(
-                self.free_requests, counters, k.I_RFREE_TOP, requests, more
-            )
+            self._grow("requests", requests, k.I_RFREE_TOP)
+            self._grow("jobs", requests * levels)
+            self["CPH"] = np.concatenate([self["CPH"], np.zeros_like(self["CPH"])], axis=1)
             requests *= 2
         needed = self._calendar_size(requests)
-        size = self.times.shape[0]
-        if (
-            needed > size
-            or counters[k.I_HEAP_N]
-            + 4 * levels * counters[k.I_REQ_USED]
-            + self.config[k.C_MAX_CORES]
-            + 64
-            > size
-        ):
-            more = max(needed, 2 * size) - size
-            self.times = _extend(self.times, more)
-            self.sequence = _extend(self.sequence, more)
-            self.payloads = _extend(self.payloads, more)
-        users = self.users_int.shape[0]
-        if self.config[k.C_CLIENT] == k.CLIENT_SESSIONS and 2 * counters[k.I_USR_USED] + 8 > users:
-            self.users_int = np.concatenate([self.users_int, np.full_like(self.users_int, -1)])
-            self.free_users = _grown_free_rows(
-                self.free_users, counters, k.I_UFREE_TOP, users, users
-            )
-        size = self.children.shape[0]
-        if self.config[k.C_CHILDREN] and counters[k.I_CH_PRESENT] + 40 > size:
-            self.children = _extend(self.children, size)
-            pools = self.backend_pools
-            if self.config[k.C_BACKEND_POOLS]:  # a child's pools: rows child x nodes + node
-                self.backend_pools = np.concatenate([pools, np.full_like(pools, -1)])
-                maintained = self.backend_pools_float
-                self.backend_pools_float = np.concatenate(
-                    [maintained, np.full_like(maintained, -np.inf)]
-                )
-            self.free_children = _grown_free_rows(
-                self.free_children, counters, k.I_CH_FREE_TOP, size, size
-            )
-        size = self.backend_connections.shape[0]
-        requests = self.requests_int.shape[0]
-        if self.config[k.C_BACKEND_POOLS] and counters[k.I_BC_USED] + requests + 16 > size:
-            more = max(size, requests + 16)
-            self.backend_connections = np.concatenate(
-                [
-                    self.backend_connections,
-                    _rows(more, self.backend_connections.shape[1], k.BC_IDLE_ENTRY),
-                ]
-            )
-            self.backend_released = _extend(self.backend_released, more)
-            self.free_backend = _grown_free_rows(
-                self.free_backend, counters, k.I_BC_FREE_TOP, size, more
-            )
+        size = self["HT"].shape[0]
+        worst = counters[k.I_HEAP_N] + 4 * levels * counters[k.I_REQ_USED] + config[k.C_MAX_CORES]
+        if needed > size or worst + 64 > size:
+            self._grow("calendar", max(needed, 2 * size) - size)
+        users = self["UI"].shape[0]
+        if config[k.C_CLIENT] == k.CLIENT_SESSIONS and 2 * counters[k.I_USR_USED] + 8 > users:
+            self._grow("users", users, k.I_UFREE_TOP)
+        size = self["CH"].shape[0]
+        if config[k.C_CHILDREN] and counters[k.I_CH_PRESENT] + 40 > size:
+            self._grow("children", size, k.I_CH_FREE_TOP)
+            if config[k.C_BACKEND_POOLS]:  # a child's pools: rows child x nodes + node
+                self._grow("child_pools", self["BP"].shape[0])
+        size = self["BC"].shape[0]
+        if config[k.C_BACKEND_POOLS] and counters[k.I_BC_USED] + requests + 16 > size:
+            self._grow("backend_connections", max(size, requests + 16), k.I_BC_FREE_TOP)
         self._grow_sessions()
-        size = self.connections.shape[0]
-        users = max(int(self.config[k.C_USERS]), 1)
-        if self.config[k.C_CLIENT_KEEP_ALIVE] and 2 * counters[k.I_CN_USED] + users + 16 > size:
-            more = max(size, users + 16)
-            self.connections = np.concatenate(
-                [self.connections, _rows(more, self.connections.shape[1], k.CN_IDLE_ENTRY)]
-            )
-            self.connection_times = _extend(self.connection_times, more)
-            self.free_connections = _grown_free_rows(
-                self.free_connections, counters, k.I_CN_FREE_TOP, size, more
-            )
+        size = self["CN"].shape[0]
+        users = max(int(config[k.C_USERS]), 1)
+        if config[k.C_CLIENT_KEEP_ALIVE] and 2 * counters[k.I_CN_USED] + users + 16 > size:
+            self._grow("connections", max(size, users + 16), k.I_CN_FREE_TOP)
 
     def _grow_sessions(self) -> None:
         """The JVMs' sessions: the places still held moved to the front of their rows (the
         expired and the left ones are gone), the table doubled when that leaves too little
-        room (`kernel._jvm_needs_room`), and with cookies a key for every user row."""
-        if not self.config[k.C_N_JVMS]:
+        room (`kernel.jvm.needs_room`), and with cookies a key for every user row."""
+        config = self["C"]
+        if not config[k.C_N_JVMS]:
             return
-        jv, jse, jqk, jm = self.jv, self.jse, self.jqk, self.jm
-        keys = self.users_int.shape[0] * int(self.config[k.C_N_NODES])
-        if self.config[k.C_JVM_COOKIES] and keys > jm.shape[1]:
-            self.jm = np.concatenate([jm, np.full((jm.shape[0], keys - jm.shape[1]), -1)], axis=1)
-            jm = self.jm
-        worst = int(self.config[k.C_LEVELS] * self.counters[k.I_REQ_USED]) + 8
+        jv, jse, jqk, jm = self["JV"], self["JSE"], self["JQK"], self["JM"]
+        keys = self["UI"].shape[0] * int(config[k.C_N_NODES])
+        if config[k.C_JVM_COOKIES] and keys > jm.shape[1]:
+            self["JM"] = np.concatenate(
+                [jm, np.full((jm.shape[0], keys - jm.shape[1]), -1)], axis=1
+            )
+            jm = self["JM"]
+        worst = int(config[k.C_LEVELS] * self["I"][k.I_REQ_USED]) + 8
         heads, tails = jv[:, k.JV_SESS_HEAD], jv[:, k.JV_SESS_TAIL]
         if int((tails + worst).max()) <= jse.shape[1]:
             return
@@ -420,18 +319,7 @@ class _Tables:
             jm[v, owners[v, :held][keyed]] = np.flatnonzero(keyed)
             jv[v, k.JV_SESS_HEAD] = 0
             jv[v, k.JV_SESS_TAIL] = held
-        self.jse, self.jqk = times, owners
-
-
-def _rows(count: int, fields: int, entry: int) -> np.ndarray:
-    """A table of rows with a lazy timer (`kernel._timer_arm`): no calendar entry yet."""
-    rows = np.zeros((count, fields), dtype=np.int64)
-    rows[:, entry] = -1
-    return rows
-
-
-def _extend(array: np.ndarray, more: int) -> np.ndarray:
-    return np.concatenate([array, np.zeros((more, *array.shape[1:]), dtype=array.dtype)])
+        self["JSE"], self["JQK"] = times, owners
 
 
 def _grown_free_rows(
@@ -455,15 +343,15 @@ def _sampler(
     last: dict = {}
 
     def sample(first: int) -> None:
-        row = tables.sample_row.copy()
+        row = tables["TSROW"].copy()
         tables.observe_capacity()
-        histogram = tables.histogram.copy()
+        histogram = tables["HIST"].copy()
         if not first:
             metrics = window_metrics(
                 plan.columns, last["row"], row, histogram - last["hist"], bins, plan.probes
             )
-            metrics["count.in_flight"] = float(tables.counters[k.I_IN_FLIGHT])
-            sink(replication, float(tables.floats[k.F_NOW]), metrics)
+            metrics["count.in_flight"] = float(tables["I"][k.I_IN_FLIGHT])
+            sink(replication, float(tables["F"][k.F_NOW]), metrics)
         last["row"], last["hist"] = row, histogram
 
     return sample
@@ -487,24 +375,24 @@ def simulate(
     token = next(_tokens)
     tables = _Tables(plan, model, bins, token)
     if fixed_warmup is not None:
-        tables.config[k.C_WARMUP] = k.WARMUP_FIXED
-        tables.config_float[k.CF_WARMUP_S] = fixed_warmup
+        tables["C"][k.C_WARMUP] = k.WARMUP_FIXED
+        tables["CF"][k.CF_WARMUP_S] = fixed_warmup
     else:
-        tables.config[k.C_WARMUP] = k.WARMUP_FROM_START
+        tables["C"][k.C_WARMUP] = k.WARMUP_FROM_START
     warm = fixed_warmup or 0.0
-    tables.floats[k.F_UNTIL] = (
+    tables["F"][k.F_UNTIL] = (
         warm + run.duration_s
         if run.duration_s is not None and not model.finite
         else run.max_duration_s
     )
     streams = Streams(seed, replication)
-    k.REFILLS[token] = _refiller(plan, streams, tables.draws)
+    k.REFILLS[token] = _refiller(plan, streams, tables["DRAW"])
     script = chain_choice(model, streams)
     if script is not None:
         k.SCRIPTS[token] = script
     if timeseries is not None:
-        tables.config[k.C_SAMPLE] = 1
-        tables.config_float[k.CF_SAMPLE_INTERVAL] = run.timeseries_interval_s
+        tables["C"][k.C_SAMPLE] = 1
+        tables["CF"][k.CF_SAMPLE_INTERVAL] = run.timeseries_interval_s
         k.SAMPLERS[token] = _sampler(plan, tables, bins, replication, timeseries)
     try:
         with announced(), _terminable():  # numba's first compilation is never silent
@@ -523,10 +411,11 @@ def simulate(
             "kept on the reference engine: run the model with run.engine = 'reference'"
         )
     if status == k.RUNAWAY:
-        inside = int(tables.counters[k.I_RUNAWAY])
+        inside = int(tables["I"][k.I_RUNAWAY])
+        now = tables["F"][k.F_NOW]
         raise RunawayQueue(
             f"{inside} requests are inside the servers (run.max_in_flight = {run.max_in_flight}) "
-            f"at t = {tables.floats[k.F_NOW]:.6g} s: the offered load exceeds the capacity of the model"
+            f"at t = {now:.6g} s: the offered load exceeds the capacity of the model"
         )
     return plan, tables
 
@@ -568,14 +457,14 @@ def run_trace(
     started = time.perf_counter()
     plan, tables = simulate(model, replication, seed, BINS, model_plan, timeseries)
     tables.observe_capacity()
-    counters = tables.counters
+    counters = tables["I"]
     if plan.server_close is not None:
-        plan.server_close.front.last_close = float(tables.floats[k.F_LAST_CLOSE])
+        plan.server_close.front.last_close = float(tables["F"][k.F_LAST_CLOSE])
         plan.server_close.front.open = int(counters[k.I_FRONT_OPEN])
         plan.server_close.front.client_end = plan.server_close.front.last_close
         plan.server_close.front.watched = plan.server_close.front.open
     end = int(counters[k.I_NROWS]) - 1
-    rows, histograms = tables.rows, tables.histogram_rows
+    rows, histograms = tables["ROWS"], tables["HROWS"]
     candidates = tables.candidates()
     candidates.metrics_between = metrics_between(plan.columns, plan.probes)
     units: dict[str, str] = {}
@@ -594,7 +483,7 @@ def run_trace(
     if plan.config[k.C_CLASSES]:
         metrics.update(class_percentiles(model, tables, end, units))
     # ab run again: each run's window, as the reference's `_record_batches` marks it
-    brows, bhist = tables.brows, tables.bhist
+    brows, bhist = tables["BROWS"], tables["BHIST"]
     for batch in range(1, int(counters[k.I_AB_MARKS])):
         window = window_metrics(
             plan.columns,
@@ -611,7 +500,7 @@ def run_trace(
     if model.finite:  # as the reference reports a finite workload
         finished = bool(counters[k.I_FINISHED])
         metrics["makespan"] = float(
-            tables.floats[k.F_FINISHED_AT] if finished else tables.floats[k.F_NOW]
+            tables["F"][k.F_FINISHED_AT] if finished else tables["F"][k.F_NOW]
         )
         units["makespan"] = SECONDS
         if not finished:
@@ -642,7 +531,7 @@ def class_percentiles(model: Model, tables: _Tables, end: int, units: dict[str, 
     logged completions up to each row, binned as `ClassStats` bins them."""
     start = 0
     if model.run.warmup == "mser" and not model.finite:  # Recorder.batch_means
-        table = tables.rows[: end + 1]
+        table = tables["ROWS"][: end + 1]
         counts = np.diff(table[:, 1])
         sums = np.diff(table[:, 2])
         full = counts[:-1] if len(counts) > 1 else counts[:0]
@@ -651,13 +540,13 @@ def class_percentiles(model: Model, tables: _Tables, end: int, units: dict[str, 
             start = mser_truncation(means, weights=full)
     stats = ClassStats(class_names(model))
     stats.bins = BINS
-    logged = int(tables.counters[k.I_KLOG_N])
-    log = tables.class_log[:logged]
+    logged = int(tables["I"][k.I_KLOG_N])
+    log = tables["KLOG"][:logged]
     classes = len(stats.names)
     flat = log[:, 0].astype(np.int64) * BINS.n_bins + BINS.index(log[:, 1])
 
     def snapshot(row: int) -> tuple[int, np.ndarray]:
-        upto = int(tables.class_rows[row])
+        upto = int(tables["KROWS"][row])
         counts = np.bincount(flat[:upto], minlength=classes * BINS.n_bins)
         return 0, counts.reshape(classes, BINS.n_bins)
 

@@ -19,15 +19,11 @@ TICK_S = 5.0  # a line this often while compiling: never 10 s without one, even 
 
 
 def cached() -> bool:
-    """The loop's machine code is in numba's cache for this source (an edited or newly
-    installed kernel is not: numba keys the cache on the source file's timestamp)."""
-    from sim.engines.compiled import kernel
+    """The loop's machine code is in numba's cache for the kernel's source as it is now (an
+    edited or newly installed kernel is not: `sim.engines.compiled.kernel.is_warm`)."""
+    from sim.engines.compiled.kernel import is_warm
 
-    try:
-        # numba 0.68's cache index; it is empty when the stamp of the source does not match
-        return bool(kernel.run_events._cache._cache_file._load_index())  # type: ignore[attr-defined]
-    except Exception:  # another numba: announce, to be safe (a load then says nothing more)
-        return False
+    return is_warm()
 
 
 _announced = False

@@ -31,6 +31,7 @@ from sim.observe.recorder import BASE_FIELDS
 from sim.random.distributions import Deterministic, Distribution, Exponential, as_distribution
 from sim.tiers.appserver.connectors import Blocking
 from sim.tiers.balancer.dispatcher import BALANCER_COUNTS, DispatchProbe
+from sim.tiers.balancer.policies.base import Policy
 from sim.tiers.cluster.session_replication import ReplicationProbe
 from sim.tiers.proxy.backend_pool import SYN_RETRIES, SYN_RTO_S, BackendPool
 from sim.tiers.proxy.client_connections import (
@@ -89,7 +90,7 @@ for _kernel, _reference in (
     if _kernel != tuple(_reference):
         raise RuntimeError(
             f"the compiled recorder writes {_kernel} but the reference probe declares "
-            f"{tuple(_reference)}: record the new fields in sim.engines.compiled.kernel._snapshot"
+            f"{tuple(_reference)}: record the new fields in sim.engines.compiled.kernel.recorder.snapshot"
         )
 
 POLICY_CODES = {
@@ -312,25 +313,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         names.append(name)
         return len(stations) - 1
 
-    database = -1
-    if model.database is not None:
-        db = model.database
-        connections = (
-            pool("database.connections", db.connections, None, k.ROLE_STATION)
-            if db.connections
-            else -1
-        )
-        database = station(
-            "database",
-            pool=connections,
-            cpu=cpu("database", db.cores, db.speed, db.connections),
-            burst=stream("database.demand", as_distribution(db.demand)),
-            work=("database.demand", lambda work, db=db: (work.db_demand(db), 0)),
-        )
-        disk = as_distribution(db.disk_demand)
-        if disk.mean > 0:
-            stations[database]["disk_pool"] = pool("database.disks", db.disks, None, k.ROLE_DISK)
-            stations[database]["disk_stream"] = stream("database.disk", disk)
+    database = _database(model, pool, cpu, stream, station, stations)
 
     nodes: list[int] = []
     weights: list[float] = []
@@ -344,29 +327,10 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
             fields.update(calls=group.db_calls, down=k.DOWN_STATION, target=database)
             if group.jdbc_pool is not None:
                 fields["jdbc"] = pool(f"{name}.jdbc_pool", group.jdbc_pool, None, k.ROLE_JDBC)
-        if connector is Blocking:
-            # Tomcat BIO, Jetty's SocketConnector (`connectors.Blocking`): a thread is bound to
-            # each open connection for its whole life, acceptCount queues the connections
-            # beyond them, and a request holds nothing more
-            pins.append(
-                pool(f"{name}.threads", group.request_threads, group.accept_queue, k.ROLE_PIN)
-            )
-        else:
-            # the non-blocking connector's request threads (`connectors.NonBlocking`): no pool
-            # when both the threads and their queue are unbounded; with maxConnections each
-            # open connection pins a slot, acceptCount is the backlog of connections beyond
-            # them, and requests wait for a thread without limit
-            limited = group.max_connections is not None
-            thread_queue = None if limited else group.accept_queue
-            if group.request_threads is not None or thread_queue is not None:
-                fields["pool"] = pool(
-                    f"{name}.threads", group.request_threads, thread_queue, k.ROLE_STATION
-                )
-            pins.append(
-                pool(f"{name}.connections", group.max_connections, group.accept_queue, k.ROLE_PIN)
-                if limited
-                else -1
-            )
+        threads_pool, pin = _connector_pools(name, group, connector, pool)
+        if threads_pool >= 0:
+            fields["pool"] = threads_pool
+        pins.append(pin)
         # replication work runs beside the request threads, and a JVM pauses the CPU, which
         # only the processor-sharing form supports: the CPU may then be shared
         shared = model.cluster.active or group.jvm is not None
@@ -390,38 +354,16 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
 
     dispatcher = len(nodes) > 1
     keeps_sessions = dispatcher and stack.keeps_sessions  # the client class declares it
-    policies = {**BLIND_CLASSES, **LOAD_CLASSES}
-    policy = (policies.get(stack.policy) if dispatcher else None) or "static"
-    balancer_stream = -1
-    if dispatcher and policy == "random":
-        streams.append(Stream("balancer", None, reverse=True))
-        constants.append(None)
-        balancer_stream = len(streams) - 1
+    policy, balancer_stream = _balancer(stack.policy, dispatcher, streams, constants)
 
     proxy_workers = -1
     entry_kind, entry_target = k.ENTRY_STATION, nodes[0] if nodes else -1
     if dispatcher:
         entry_kind, entry_target = k.ENTRY_BALANCER, -1
     if model.proxy is not None:
-        px = model.proxy
-        processes = px.processes
-        capacity = None if processes is None else processes.workers  # MaxRequestWorkers run
-        forwards = px.forward and bool(nodes)
-        proxy_workers = pool("proxy.workers", capacity, px.listen_backlog, k.ROLE_STATION)
-        fields = {
-            "pool": proxy_workers,
-            "cpu": cpu("proxy", px.cores, px.speed, capacity),
-            "burst": stream("proxy.demand", as_distribution(px.demand), 1 if forwards else 0),
-            "accepts": 1,
-            "work": ("proxy.demand", _proxy_work(px, forwards)),
-        }
-        if forwards:
-            fields["calls"] = 1
-            if dispatcher:
-                fields["down"] = k.DOWN_BALANCER
-            else:
-                fields.update(down=k.DOWN_STATION, target=nodes[0])
-        proxy = station("proxy", **fields)
+        proxy, proxy_workers = _proxy_station(
+            model.proxy, nodes, dispatcher, pool, cpu, stream, station
+        )
         entry_kind, entry_target = k.ENTRY_STATION, proxy
         # the reference lists the proxy first
         order = [proxy, *range(len(stations) - 1)]
@@ -429,13 +371,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         for node in nodes:
             stations[node]["accepts"] = 1
         order = list(range(len(stations)))
-    renumber = {old: new for new, old in enumerate(order)}
-    stations = [stations[old] for old in order]
-    names = [names[old] for old in order]
-    for record in stations:
-        if record["target"] >= 0:
-            record["target"] = renumber[record["target"]]
-    nodes = [renumber[n] for n in nodes]
+    stations, names, nodes, renumber = _reordered(stations, names, nodes, order)
     if entry_kind == k.ENTRY_STATION:
         entry_target = renumber[entry_target]
 
@@ -443,56 +379,14 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     host = model.clients.host
     host_cpu = cpu("clients", host.cores, host.speed, None) if host is not None else -1
 
-    levels = (1 if model.proxy is not None else 0) + (1 if nodes else 0)
-    if any(stations[n]["calls"] for n in nodes):
-        levels += 1
-    levels = max(levels, 1)
+    levels = _levels(model, stations, nodes)
 
-    station_table = np.zeros((len(stations), k.N_STI), dtype=np.int64)
-    for s, record in enumerate(stations):
-        row = station_table[s]
-        row[k.ST_POOL] = record["pool"]
-        row[k.ST_CPU] = record["cpu"]
-        row[k.ST_BURST] = record["burst"]
-        row[k.ST_IO] = record["io"]
-        row[k.ST_CALLS] = record["calls"]
-        row[k.ST_DOWN] = record["down"]
-        row[k.ST_TARGET] = record["target"]
-        row[k.ST_JDBC] = record["jdbc"]
-        row[k.ST_DISK_POOL] = record["disk_pool"]
-        row[k.ST_DISK_STREAM] = record["disk_stream"]
-        row[k.ST_ACCEPTS] = record["accepts"]
-        row[k.ST_NODE] = record["node"]
-        row[k.ST_JVM] = record["jvm"]
-    if host_cpu >= 0:
-        station_table = _host_station(station_table, host_cpu)
+    station_table = _station_table(stations, host_cpu)
 
-    pool_table = np.zeros((len(pools), k.N_POI), dtype=np.int64)
-    for p, (_name, capacity, queue_limit, role) in enumerate(pools):
-        row = pool_table[p]
-        row[k.PO_CAPACITY] = -1 if capacity is None else capacity
-        row[k.PO_QUEUE_LIMIT] = -1 if queue_limit is None else queue_limit
-        row[k.PO_HEAD] = -1
-        row[k.PO_TAIL] = -1
-        row[k.PO_ROLE] = role
+    pool_table = _pool_table(pools)
 
-    cpus_int = np.zeros((len(cpus), k.N_CPI), dtype=np.int64)
-    cpus_float = np.zeros((len(cpus), k.N_CPF), dtype=np.float64)
-    for c, (_name, cores, speed, dedicated) in enumerate(cpus):
-        cpus_int[c, k.CP_CORES] = cores
-        cpus_int[c, k.CP_DEDICATED] = int(dedicated)
-        cpus_int[c, k.CP_UNSHARED] = 1
-        cpus_int[c, k.CP_WAKEUP] = -1
-        cpus_int[c, k.CP_RUN_HEAD] = -1
-        cpus_int[c, k.CP_RUN_TAIL] = -1
-        cpus_float[c, k.CPF_SPEED] = speed
-    cpus_int[:, k.CP_JVM] = -1
-    for v in range(jvms.count):
-        cpus_int[jvms.jv[v, k.JV_CPU], k.CP_JVM] = v
-
-    member_table = np.zeros((max(len(nodes), 1), k.N_BI), dtype=np.int64)
-    for m, node in enumerate(nodes):
-        member_table[m, k.B_STATION] = node
+    cpus_int, cpus_float = _cpu_tables(cpus, jvms)
+    member_table = _member_table(nodes)
 
     # The reference's probes, in its order (`Assembly.probes`): stations, pools, CPUs, then
     # the balancer.
@@ -530,12 +424,8 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         return len(streams) - 1
 
     class_table, class_steps = client_tables(model, config, stream, uniforms)
-    if host is not None:  # the request's work on the generator's CPU (kernel `_host_run`)
-        config[k.C_HOST_STATION] = len(stations)
-        config[k.C_ST_HOST_DEMAND] = stream("clients.host.demand", as_distribution(host.demand))
-        connection = as_distribution(host.connection_demand)
-        if connection.mean > 0:
-            config[k.C_ST_HOST_CONNECTION] = stream("clients.host.connection_demand", connection)
+    if host is not None:  # the request's work on the generator's CPU (kernel `host_run`)
+        _host(host, len(stations), config, stream)
     class_stations = station_tables(
         model,
         [record["work"] for record in stations],
@@ -564,45 +454,18 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     # mod_proxy_ajp answers a read timeout with 503, mod_proxy_http with 502
     config[k.C_READ_STATUS] = 503 if settings is not None and settings.scheme == "ajp" else 502
     _front(model, config, config_float, stream if front else None)
-    children = 0
-    if stack.children:  # validated: children need a proxy with finite workers
-        assert model.proxy is not None and model.proxy.processes is not None
-        processes = model.proxy.processes
-        children = processes.max_children
-        config[k.C_CHILDREN] = 1
-        config[k.C_THREADS_PER_CHILD] = processes.threads_per_child
-        config[k.C_ASYNC_FACTOR] = processes.async_factor or 0
-        config[k.C_START_CHILDREN] = processes.start
-        # httpd's process management (Spawner): StartServers given
-        config[k.C_MANAGED] = int(model.proxy.start_servers is not None)
-        config[k.C_MAX_CHILDREN] = processes.max_children
-        config[k.C_MIN_SPARE] = processes.min_spare
-        config[k.C_MAX_SPARE] = processes.max_spare
-        config[k.C_SPARE_CHILDREN] = int(mpm_class(model.proxy.mpm).single_threaded_children)
-        config_float[k.CF_UPTIME] = model.proxy.uptime_s
-        hold_off = GRACEFUL_HOLD_OFF if model.proxy.graceful_restart else 0
-        # the children's threads are the workers: the pool starts empty, each fork adds
+    children, hold_off = _children(model, stack.children, config, config_float)
+    if (
+        stack.children
+    ):  # the children's threads are the workers: the pool starts empty, each fork adds
         pool_table[proxy_workers, k.PO_CAPACITY] = 0
-    else:
-        config[k.C_CHILDREN] = 0
-        config[k.C_MANAGED] = 0
-        hold_off = 0
     config[k.C_N_TIERS] = len(replication_probes)
     config[k.C_SAMPLE] = 0  # --timeseries: the engine switches it on with a sink
     config[k.C_N_NODES] = len(nodes)
     config[k.C_N_JVMS] = jvms.count
     config[k.C_JVM_COOKIES] = int(jvms.cookies)
     if replication_probes:
-        cluster = model.cluster
-        switched = cluster.network == "switched"
-        first = replication_links
-        config[k.C_NET_SWITCHED] = int(switched)
-        config[k.C_MULTICAST] = int(cluster.multicast)
-        config[k.C_NET_TX0] = first
-        config[k.C_NET_RX0] = first + len(nodes) if switched else first
-        config_float[k.CF_NET_S_PER_BYTE] = 8.0 / cluster.bandwidth_bps
-        # full duplex: the latency is split between the sender's and the receiver's link
-        config_float[k.CF_NET_LATENCY] = cluster.latency_s / 2 if switched else cluster.latency_s
+        _network(model, config, config_float, replication_links, len(nodes))
     return Plan(
         levels=levels,
         stations=station_table,
@@ -630,6 +493,236 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         class_table=class_table,
         jvms=jvms,
     )
+
+
+def _database(model: Model, pool, cpu, stream, station, stations: list[dict]) -> int:
+    """The database's station (its connections, CPU and disks, made by `pool`, `cpu`,
+    `stream` and `station`), or -1: none."""
+    if model.database is None:
+        return -1
+    db = model.database
+    connections = (
+        pool("database.connections", db.connections, None, k.ROLE_STATION) if db.connections else -1
+    )
+    database = station(
+        "database",
+        pool=connections,
+        cpu=cpu("database", db.cores, db.speed, db.connections),
+        burst=stream("database.demand", as_distribution(db.demand)),
+        work=("database.demand", lambda work, db=db: (work.db_demand(db), 0)),
+    )
+    disk = as_distribution(db.disk_demand)
+    if disk.mean > 0:
+        stations[database]["disk_pool"] = pool("database.disks", db.disks, None, k.ROLE_DISK)
+        stations[database]["disk_stream"] = stream("database.disk", disk)
+    return database
+
+
+def _connector_pools(name: str, group, connector, pool) -> tuple[int, int]:
+    """A node's connector (`sim.tiers.appserver.connectors`) as slot pools, made by `pool`:
+    (its request threads' pool or -1, the pool of what an open connection pins or -1)."""
+    if connector is Blocking:
+        # Tomcat BIO, Jetty's SocketConnector (`connectors.Blocking`): a thread is bound to
+        # each open connection for its whole life, acceptCount queues the connections
+        # beyond them, and a request holds nothing more
+        return -1, pool(f"{name}.threads", group.request_threads, group.accept_queue, k.ROLE_PIN)
+    else:
+        # the non-blocking connector's request threads (`connectors.NonBlocking`): no pool
+        # when both the threads and their queue are unbounded; with maxConnections each
+        # open connection pins a slot, acceptCount is the backlog of connections beyond
+        # them, and requests wait for a thread without limit
+        limited = group.max_connections is not None
+        thread_queue = None if limited else group.accept_queue
+        threads = -1
+        if group.request_threads is not None or thread_queue is not None:
+            threads = pool(f"{name}.threads", group.request_threads, thread_queue, k.ROLE_STATION)
+        pin = (
+            pool(f"{name}.connections", group.max_connections, group.accept_queue, k.ROLE_PIN)
+            if limited
+            else -1
+        )
+        return threads, pin
+
+
+def _proxy_station(px, nodes: list[int], dispatcher: bool, pool, cpu, stream, station):
+    """The front's station (`proxy`), made by `pool`, `cpu`, `stream` and `station`: (the
+    station, its workers' pool)."""
+    processes = px.processes
+    capacity = None if processes is None else processes.workers  # MaxRequestWorkers run
+    forwards = px.forward and bool(nodes)
+    proxy_workers = pool("proxy.workers", capacity, px.listen_backlog, k.ROLE_STATION)
+    fields = {
+        "pool": proxy_workers,
+        "cpu": cpu("proxy", px.cores, px.speed, capacity),
+        "burst": stream("proxy.demand", as_distribution(px.demand), 1 if forwards else 0),
+        "accepts": 1,
+        "work": ("proxy.demand", _proxy_work(px, forwards)),
+    }
+    if forwards:
+        fields["calls"] = 1
+        if dispatcher:
+            fields["down"] = k.DOWN_BALANCER
+        else:
+            fields.update(down=k.DOWN_STATION, target=nodes[0])
+    return station("proxy", **fields), proxy_workers
+
+
+def _reordered(
+    stations: list[dict], names: list[str], nodes: list[int], order: list[int]
+) -> tuple[list[dict], list[str], list[int], dict[int, int]]:
+    """The stations in the reference's `order`, their targets and the nodes renumbered:
+    (stations, names, nodes, old number -> new)."""
+    renumber = {old: new for new, old in enumerate(order)}
+    stations = [stations[old] for old in order]
+    names = [names[old] for old in order]
+    for record in stations:
+        if record["target"] >= 0:
+            record["target"] = renumber[record["target"]]
+    nodes = [renumber[n] for n in nodes]
+    return stations, names, nodes, renumber
+
+
+def _host(host, row: int, config: np.ndarray, stream) -> None:
+    """The load generator's CPU (`clients.host`): its station past the probed ones (`row`),
+    its demand's streams, made by `stream`."""
+    config[k.C_HOST_STATION] = row
+    config[k.C_ST_HOST_DEMAND] = stream("clients.host.demand", as_distribution(host.demand))
+    connection = as_distribution(host.connection_demand)
+    if connection.mean > 0:
+        config[k.C_ST_HOST_CONNECTION] = stream("clients.host.connection_demand", connection)
+
+
+def _levels(model: Model, stations: list[dict], nodes: list[int]) -> int:
+    """A request's levels in the stack: the front, the nodes, the database they call."""
+    levels = (1 if model.proxy is not None else 0) + (1 if nodes else 0)
+    if any(stations[n]["calls"] for n in nodes):
+        levels += 1
+    return max(levels, 1)
+
+
+def _balancer(
+    policy_class: type[Policy],
+    dispatcher: bool,
+    streams: list[Stream],
+    constants: list[float | None],
+) -> tuple[str, int]:
+    """The balancer's policy class (`static` without a dispatcher), and the random policy's
+    stream (appended to `streams`), or -1."""
+    policies = {**BLIND_CLASSES, **LOAD_CLASSES}
+    policy = (policies.get(policy_class) if dispatcher else None) or "static"
+    if not (dispatcher and policy == "random"):
+        return policy, -1
+    streams.append(Stream("balancer", None, reverse=True))
+    constants.append(None)
+    return policy, len(streams) - 1
+
+
+def _station_table(stations: list[dict], host_cpu: int) -> np.ndarray:
+    """The stations' rows (ST_*), the load generator's past them (`_host_station`)."""
+    station_table = np.zeros((len(stations), k.N_STI), dtype=np.int64)
+    for s, record in enumerate(stations):
+        row = station_table[s]
+        row[k.ST_POOL] = record["pool"]
+        row[k.ST_CPU] = record["cpu"]
+        row[k.ST_BURST] = record["burst"]
+        row[k.ST_IO] = record["io"]
+        row[k.ST_CALLS] = record["calls"]
+        row[k.ST_DOWN] = record["down"]
+        row[k.ST_TARGET] = record["target"]
+        row[k.ST_JDBC] = record["jdbc"]
+        row[k.ST_DISK_POOL] = record["disk_pool"]
+        row[k.ST_DISK_STREAM] = record["disk_stream"]
+        row[k.ST_ACCEPTS] = record["accepts"]
+        row[k.ST_NODE] = record["node"]
+        row[k.ST_JVM] = record["jvm"]
+    if host_cpu >= 0:
+        station_table = _host_station(station_table, host_cpu)
+    return station_table
+
+
+def _pool_table(pools: list[tuple]) -> np.ndarray:
+    """The slot pools' rows (PO_*): (name, capacity, queue limit, role) each, None unbounded."""
+    pool_table = np.zeros((len(pools), k.N_POI), dtype=np.int64)
+    for p, (_name, capacity, queue_limit, role) in enumerate(pools):
+        row = pool_table[p]
+        row[k.PO_CAPACITY] = -1 if capacity is None else capacity
+        row[k.PO_QUEUE_LIMIT] = -1 if queue_limit is None else queue_limit
+        row[k.PO_HEAD] = -1
+        row[k.PO_TAIL] = -1
+        row[k.PO_ROLE] = role
+    return pool_table
+
+
+def _cpu_tables(cpus: list[tuple], jvms: JvmTables) -> tuple[np.ndarray, np.ndarray]:
+    """The CPUs' rows (CP_*, CPF_*): (name, cores, speed, dedicated) each, and the JVM whose
+    collections pause each."""
+    cpus_int = np.zeros((len(cpus), k.N_CPI), dtype=np.int64)
+    cpus_float = np.zeros((len(cpus), k.N_CPF), dtype=np.float64)
+    for c, (_name, cores, speed, dedicated) in enumerate(cpus):
+        cpus_int[c, k.CP_CORES] = cores
+        cpus_int[c, k.CP_DEDICATED] = int(dedicated)
+        cpus_int[c, k.CP_UNSHARED] = 1
+        cpus_int[c, k.CP_WAKEUP] = -1
+        cpus_int[c, k.CP_RUN_HEAD] = -1
+        cpus_int[c, k.CP_RUN_TAIL] = -1
+        cpus_float[c, k.CPF_SPEED] = speed
+    cpus_int[:, k.CP_JVM] = -1
+    for v in range(jvms.count):
+        cpus_int[jvms.jv[v, k.JV_CPU], k.CP_JVM] = v
+    return cpus_int, cpus_float
+
+
+def _member_table(nodes: list[int]) -> np.ndarray:
+    """The balancer's members (B_*): a node's station each (one row at least)."""
+    member_table = np.zeros((max(len(nodes), 1), k.N_BI), dtype=np.int64)
+    for m, node in enumerate(nodes):
+        member_table[m, k.B_STATION] = node
+    return member_table
+
+
+def _children(
+    model: Model, individuals: bool, config: np.ndarray, config_float: np.ndarray
+) -> tuple[int, int]:
+    """httpd's children as individuals (`sim.tiers.proxy.children`), when the stack has them:
+    their settings in `config`; (ServerLimit's children, the graceful restart's hold-off)."""
+    children = 0
+    if individuals:  # validated: children need a proxy with finite workers
+        assert model.proxy is not None and model.proxy.processes is not None
+        processes = model.proxy.processes
+        children = processes.max_children
+        config[k.C_CHILDREN] = 1
+        config[k.C_THREADS_PER_CHILD] = processes.threads_per_child
+        config[k.C_ASYNC_FACTOR] = processes.async_factor or 0
+        config[k.C_START_CHILDREN] = processes.start
+        # httpd's process management (Spawner): StartServers given
+        config[k.C_MANAGED] = int(model.proxy.start_servers is not None)
+        config[k.C_MAX_CHILDREN] = processes.max_children
+        config[k.C_MIN_SPARE] = processes.min_spare
+        config[k.C_MAX_SPARE] = processes.max_spare
+        config[k.C_SPARE_CHILDREN] = int(mpm_class(model.proxy.mpm).single_threaded_children)
+        config_float[k.CF_UPTIME] = model.proxy.uptime_s
+        hold_off = GRACEFUL_HOLD_OFF if model.proxy.graceful_restart else 0
+    else:
+        config[k.C_CHILDREN] = 0
+        config[k.C_MANAGED] = 0
+        hold_off = 0
+    return children, hold_off
+
+
+def _network(
+    model: Model, config: np.ndarray, config_float: np.ndarray, first: int, nodes: int
+) -> None:
+    """Session replication's network (`cluster.network`): its links are the pools from
+    `first` on."""
+    cluster = model.cluster
+    switched = cluster.network == "switched"
+    config[k.C_NET_SWITCHED] = int(switched)
+    config[k.C_MULTICAST] = int(cluster.multicast)
+    config[k.C_NET_TX0] = first
+    config[k.C_NET_RX0] = first + nodes if switched else first
+    config_float[k.CF_NET_S_PER_BYTE] = 8.0 / cluster.bandwidth_bps
+    # full duplex: the latency is split between the sender's and the receiver's link
+    config_float[k.CF_NET_LATENCY] = cluster.latency_s / 2 if switched else cluster.latency_s
 
 
 def _host_station(station_table: np.ndarray, host_cpu: int) -> np.ndarray:
