@@ -77,23 +77,3 @@ def test_the_reproduction_report_names_each_numeric_axis(tmp_path):
                 continue  # an axis of row names is labelled by its ticks
             title = axis.title.text or ""
             assert "[s]" in title and title.split("[s]")[0].strip(), (name, title)
-
-
-def test_a_lesson_says_when_its_first_simulation_compiles_the_engine(tmp_path):
-    """The first lesson's 40-70 s pause is numba compiling the engine: say so, unless numba's
-    cache already holds it (and is not older than the kernel's source)."""
-    import os
-
-    from sim.present.lessons import COMPILING, cached
-
-    source = tmp_path / "kernel.py"
-    source.write_text("# the loop", encoding="utf-8")
-    cache = tmp_path / "__pycache__"
-    cache.mkdir()
-    assert not cached(source, "run_events", [cache])
-    index = cache / "kernel.run_events-1704.py311.nbi"
-    index.write_bytes(b"")
-    assert cached(source, "run_events", [cache])
-    os.utime(index, (0, 0))  # the source edited since it was compiled: compiled again
-    assert not cached(source, "run_events", [cache])
-    assert "about a minute" in COMPILING
