@@ -17,3 +17,4 @@ class ExitCode(IntEnum):
     UNSTABLE = 4  # the offered load is beyond capacity (capacity: no value meets the SLO)
     UNFINISHED = 5  # a finite workload did not finish within run.max_duration_s
     INTERRUPTED = 130  # Ctrl-C
+    TERMINATED = 143  # SIGTERM (128 + 15, as a shell reports it): finished work kept, as for Ctrl-C

@@ -4,6 +4,7 @@ Exit codes (stable, documented in the README):
   0 success;  2 bad command-line usage;  3 invalid model file or override;
   4 the model cannot be simulated as given (unstable: offered load beyond capacity);
   5 a finite workload did not finish within run.max_duration_s;  130 interrupted (Ctrl-C);
+  143 ended by SIGTERM;
   1 an internal error (a bug: please report it with the model file).
 `tiersim sweep` exits with the code of its failed points (1 if any was a bug, else the lowest
 of 3/4/5 among them; 2 for a results directory of another sweep); `tiersim capacity` with 4

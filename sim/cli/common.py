@@ -129,12 +129,11 @@ class Commands(click.Group):
             fail(str(exc), ExitCode.USAGE)
         except SystemExit as exc:
             if exc.code == ExitCode.INTERRUPTED and _terminated:
-                sys.exit(TERMINATED)
+                sys.exit(ExitCode.TERMINATED)
             raise
 
 
-TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process SIGTERM ended
-_terminated = False
+_terminated = False  # set by SIGTERM's handler: the interrupt exits 143, not 130
 
 
 def catch_termination():
