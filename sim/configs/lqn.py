@@ -243,6 +243,17 @@ def unsaid_by_lqn(model: Model, plan: Plan) -> list[str]:
         out.append("cluster.replication: session replication between the nodes")
     if len(plan.nodes) > 1 and model.balancer.sticky_session:
         out.append("balancer.sticky_session: a session's requests pinned to one node")
+    clients = model.clients
+    if isinstance(clients, ClosedClients) and clients.ramp:
+        out.append(
+            f"clients.ramp: {len(clients.ramp)} step(s) in time; the LQN holds the peak, "
+            f"{clients.users} users, throughout (a steady state has no schedule)"
+        )
+    if isinstance(clients, ClosedClients) and clients.requests_per_user is not None:
+        out.append(
+            "clients.requests_per_user: a finite workload; the LQN is its steady state, "
+            "with no start or end"
+        )
     if model.clients.keep_alive:
         out.append(
             "clients.keep_alive: a persistent connection's hold on a worker between requests"

@@ -243,3 +243,18 @@ def test_each_caveat_is_said_once_and_a_stock_connection_limit_is_none():
     said = unsaid_by_lqn(model, compile_plan(model))
     limit = [line for line in said if line.startswith("backends.0.max_connections")]
     assert limit and "wait in the accept queue" in limit[0]
+
+
+def test_a_ramp_is_named_not_dropped():
+    """The LQN's population is the ramp's peak throughout: said, with the step count."""
+    ramp = [{"users": 10, "over_s": 50, "hold_s": 20}, {"users": 20, "over_s": 10}]
+    data = {**ONE_LAYER, "clients": {**ONE_LAYER["clients"], "ramp": ramp}}
+    _, _, lqn = exported(data)
+    said = [line for line in lqn.unsaid if line.startswith("clients.ramp")]
+    assert said == [
+        "clients.ramp: 2 step(s) in time; the LQN holds the peak, 20 users, throughout "
+        "(a steady state has no schedule)"
+    ]
+    assert "clients.ramp" in lqn.xml  # in the file's comment too
+    _, _, steady = exported(ONE_LAYER)
+    assert not any(line.startswith("clients.ramp") for line in steady.unsaid)
