@@ -124,7 +124,7 @@ class Commands(click.Group):
                 sys.exit(ExitCode.OK)
         except KeyboardInterrupt:
             err.print("interrupted", markup=False, highlight=False)
-            sys.exit(ExitCode.INTERRUPTED)
+            sys.exit(ExitCode.TERMINATED if _terminated else ExitCode.INTERRUPTED)
         except FileProblem as exc:  # a file, or a limit's setting (TIERSIM_MAX_...), named
             fail(str(exc), ExitCode.USAGE)
         except SystemExit as exc:

@@ -57,7 +57,7 @@ def sweep_file(tmp_path: Path) -> Path:
     path = tmp_path / "sweep.toml"
     path.write_text(
         '[sweep]\nname = "interrupted"\nbase = "base.toml"\nreplications = 1\nseed = 3\n'
-        'set = ["run.duration_s=1500"]\nmetrics = ["throughput"]\n\n'
+        'set = ["run.duration_s=1000"]\nmetrics = ["throughput"]\n\n'
         '[factors]\n"clients.users" = [10, 20]\n'
     )
     return path
@@ -73,7 +73,10 @@ def test_sweep_keeps_finished_points_and_a_rerun_redoes_the_interrupted_one(tmp_
     wait_for(lambda: points.is_dir() and any(points.glob("*.parquet")))
     returncode, stderr = stop(process, signal.SIGINT)
     assert returncode == 130, stderr
-    assert stderr.strip().splitlines()[-1].startswith("interrupted")
+    # the one line, beside (at most) the work estimate's warning printed before the signal
+    lines = stderr.strip().splitlines()
+    said = [line for line in lines if not line.startswith("warning:")]
+    assert len(said) == 1 and said[0].startswith("interrupted"), stderr
     kept = sorted(points.glob("*.parquet"))
     assert len(kept) == 1  # the finished points, not the one interrupted
     statuses = [pd.read_parquet(p)["status"].iloc[0] for p in kept]
@@ -99,16 +102,18 @@ def test_sweep_keeps_finished_points_and_a_rerun_redoes_the_interrupted_one(tmp_
     assert len(list(points.glob("*.parquet"))) == 2
 
 
-@pytest.mark.parametrize(("sent", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_a_long_run(sent, code):
+def test_a_long_run():
     process = start("run", str(DEMO), "--set", "run.duration_s=40000", "-r", "1")
     time.sleep(3)  # past start-up, into the replication
-    returncode, stderr = stop(process, sent)
-    assert returncode == code, stderr
-    assert stderr.strip().splitlines()[-1].startswith("interrupted")
+    returncode, stderr = stop(process, signal.SIGINT)
+    assert returncode == 130, stderr
+    # the one line, beside (at most) the work estimate's warning printed before the signal
+    lines = stderr.strip().splitlines()
+    said = [line for line in lines if not line.startswith("warning:")]
+    assert len(said) == 1 and said[0].startswith("interrupted"), stderr
 
 
-def test_import_writes_nothing_when_interrupted(tmp_path):
+def test_import_writes_nothing_when_terminated(tmp_path):
     jtl = tmp_path / "big.jtl"
     with jtl.open("w") as handle:
         handle.write("timeStamp,elapsed,label,success\n")
@@ -118,8 +123,8 @@ def test_import_writes_nothing_when_interrupted(tmp_path):
     output = tmp_path / "table.csv"
     process = start("import", "jtl", str(jtl), "-o", str(output))
     time.sleep(2.5)  # reading the file takes several seconds
-    returncode, stderr = stop(process, signal.SIGINT)
-    assert returncode == 130, stderr
+    returncode, stderr = stop(process, signal.SIGTERM)  # a scheduler's stop: as Ctrl-C, 143
+    assert returncode == 143, stderr
     assert stderr.strip().splitlines() == ["interrupted"]
     assert not output.exists()  # no half table left behind
 
