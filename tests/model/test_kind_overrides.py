@@ -70,7 +70,9 @@ def test_a_field_given_by_set_or_misspelt_is_never_dropped_silently(from_config)
         ["clients.concurrency=5", *CLOSED],
         [*CLOSED, "clients.concurrency=5"],
     ):
-        with pytest.raises(ModelError, match="clients.concurrency = 5: a parameter of kind = 'ab'"):
+        with pytest.raises(
+            ModelError, match=r"clients\.concurrency = 5: a parameter of kind = 'ab'"
+        ):
             load_model(from_config, overrides)
     text = from_config.read_text().replace("requests = 10000", "requests = 10000\nuserz = 3")
     from_config.write_text(text)
