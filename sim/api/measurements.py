@@ -40,7 +40,8 @@ def import_measurements(
     `run` (one run of all files), `classes` ("PATTERN=NAME", matched by `class_by`: label or
     url), `log_format` (access-log's LogFormat), `encoding`, and the cut: `warmup_s`, `until_s`
     (seconds after time zero) and `start` (time zero: seconds since the epoch, or ISO 8601).
-    The files each run was read from are recorded beside `output` (`NAME.sources.csv`)."""
+    The files each run was read from are recorded beside `output` (`NAME.sources.csv`) and in
+    the frame's `attrs["sources"]`."""
     from sim.measurements import table
     from sim.measurements.classes import ClassMap
     from sim.measurements.importer import FORMATS as KNOWN
@@ -79,7 +80,9 @@ def import_measurements(
 
         table.write(rows, written)
         write_sources(options.sources, written)  # the samples `plan_experiment` reads again
-    return table.frame(rows)
+    frame = table.frame(rows)
+    frame.attrs["sources"] = list(options.sources)  # the same record, for the frame itself
+    return frame
 
 
 def _table_frame(table: Any, parameter: str = "table") -> pd.DataFrame:
@@ -170,7 +173,9 @@ def plan_experiment(
     run measured; `threads`: Tomcat maxThreads, set or chosen among; `think`: the load
     generator's timer as a model-file distribution (e.g. '{dist="uniform", low=0.4,
     high=0.6}'); `shape`: a light level's JTL (its samples after `warmup_s`) or a fitted
-    `sim.measurements.shape` result.  Returns what was estimated."""
+    `sim.measurements.shape` result; without it, the lightest fitted run's file as the import
+    recorded it beside the table (or RUN.jtl beside it), and the returned `shape` says which,
+    or why none (then the p95 is not fitted).  Returns what was estimated."""
     import pandas as pd
 
     from sim.studies.planner import scaffold
@@ -208,6 +213,9 @@ def plan_experiment(
         out.mkdir(parents=True, exist_ok=True)
         write_measurements(table, out / "measured.csv")
         source = out / "measured.csv"
+        from sim.measurements.sources import write_sources
+
+        write_sources(list(table.attrs.get("sources", [])), source)  # its files, as imported
     else:
         source = Path(table)
-    return scaffold(source, runs, out, **options)
+    return scaffold(source, runs, out, find_shape=shape is None, **options)

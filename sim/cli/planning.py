@@ -210,6 +210,7 @@ def plan_command(
             database=database_file,
             jdbc_pool=pool,
             find_shape=shape is None,
+            threads_candidates=True,
         )
     except (MeasurementError, ExperimentError) as exc:
         fail(str(exc), ExitCode.MODEL)

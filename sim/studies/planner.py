@@ -77,6 +77,7 @@ def scaffold(
     database: str | Path | None = None,
     jdbc_pool: int | Literal["none"] | None = None,
     find_shape: bool = False,
+    threads_candidates: bool = False,
 ) -> dict:
     """Write the experiment folder; returns what was estimated (runs, think, demand).
     `predict`: user counts to predict that no run measured; each becomes a run `usersN` of the
@@ -89,8 +90,8 @@ def scaffold(
     database_plan`); `jdbc_pool`: the node's JDBC pool (context.xml `Resource` `maxTotal`;
     "none": no limit, as a negative maxTotal says).  `find_shape`: without `shape`, fit the
     lightest fitted run's per-sample file, where the import recorded it or beside the table
-    (`sim.studies.planner_defaults`).  Without `threads`, the template's thread count is
-    `[[choose]]` candidates (a model of one's own, `--model`, keeps its own)."""
+    (`sim.studies.planner_defaults`).  `threads_candidates`: without `threads`, the template's
+    thread count is `[[choose]]` candidates (a model of one's own, `--model`, keeps its own)."""
     from sim.measurements.laws import run_laws
     from sim.measurements.table import read, table_format
 
@@ -167,7 +168,8 @@ def scaffold(
             f"--threads {threads}: expected thread counts >= 1, e.g. 8 or 8,16,200"
         )
     threads_said = None
-    if not threads and model_path in (TEMPLATE.resolve(), DATABASE_TEMPLATE.resolve()):
+    templates = (TEMPLATE.resolve(), DATABASE_TEMPLATE.resolve())
+    if threads_candidates and not threads and model_path in templates:
         # Tomcat's default is no measurement of this stack: the candidates are fitted and
         # weighed, and one the fitted runs cannot rule out widens every interval
         threads = thread_candidates(max(law.users for law in chosen))
