@@ -436,6 +436,7 @@ def _split(table, chosen, lightest, shape, cores: tuple[int, ...], database_s: f
 def _light_shape(table_path, run: str, warmup_s: float):
     """The shape of `run`'s samples (a `ShapeFit`) and a sentence saying where they came from,
     or None and why no per-sample file was found."""
+    from sim.measurements.errors import MeasurementError
     from sim.measurements.shape import fit_shape, samples_of_file
     from sim.studies.planner_defaults import light_samples
 
@@ -445,8 +446,10 @@ def _light_shape(table_path, run: str, warmup_s: float):
     try:
         samples = samples_of_file(found.file, found.format, found.from_s, found.until_s)
         shape = fit_shape(samples, source=found.file)
+    except MeasurementError as exc:  # too few samples, a file changed since: no shape, said
+        return None, f"{run}'s samples give no shape ({exc})"
     except ValueError as exc:
-        raise ExperimentError(f"{found.file}: elapsed: {exc}") from None
+        return None, f"{run}'s samples give no shape ({found.file}: elapsed: {exc})"
     until = "the end" if found.until_s is None else f"{found.until_s:.4g} s"
     said = (
         f"the shape of {run}'s {shape.samples} samples ({found.file}, {found.found}, "

@@ -108,6 +108,15 @@ def test_without_a_sample_file_the_p95_is_said_to_be_unfitted(tmp_path):
     assert not any(figure == "response.p95" for _, figure in fitted(spec))
     assert not any(s.startswith("backends.0.io_wait") for s in spec["factors"]["users"]["*"])
 
+    # a file too short to give a shape is said, and the plan is still written
+    lines = ["timeStamp,elapsed,label,responseCode,success,grpThreads,allThreads"]
+    lines += [f"{1795575000000 + 100 * i},57,work,200,true,10,10" for i in range(12)]
+    (tmp_path / "users10.jtl").write_text("\n".join(lines) + "\n")
+    short = plan(tmp_path / "measured.csv", tmp_path / "short", "--threads", "8")
+    assert short.exit_code == 0, short.output
+    assert "the p95 is not fitted: users10's samples give no shape" in short.stdout
+    assert "at least 40" in short.stdout
+
 
 def test_threads_are_candidates_unless_given_or_the_model_is_ones_own(tmp_path):
     table = imported(tmp_path, (10, 40), "--warmup", "2")
