@@ -13,8 +13,8 @@
 # postgresql.csv.gz (PostgreSQL's csvlog), access-node<I>.log.gz (each node's access log),
 # sar.sadf.csv (CPU), sar-q.sadf.csv (run queue, load average), sar-d.sadf.csv (disks), and
 # disturbed/ for a level repeated because other work disturbed it (level.py says when).
-# Needs Debian's apache2, apache2-utils (ab), tomcat10, libpostgresql-jdbc-java, postgresql-15,
-# jmeter, sysstat, a JDK (javac), and root (PostgreSQL runs as user postgres).
+# Needs Debian's apache2, apache2-utils (ab), curl, tomcat10, libpostgresql-jdbc-java, postgresql-15,
+# jmeter and jmeter-http, sysstat, a JDK (javac), and root (PostgreSQL runs as user postgres).
 #
 # LEVELS: "USERS:SECONDS ..." (a bare USERS runs DURATION_S seconds).
 set -eu
@@ -94,6 +94,21 @@ while [ $I -le "$NODES" ]; do
   I=$((I + 1))
 done
 cat $LAB/logs/tomcat.pids >> $LAB/logs/stack.pids
+# wait until every node answers (at most 120 s each): a balancer member that refuses the first
+# connection is disabled for 60 s (mod_proxy's retry), which would leave it out of the warm-up
+I=1
+while [ $I -le "$NODES" ]; do
+  TRIES=0
+  until curl -sf -o /dev/null http://127.0.0.1:$((8195 + I))/app/work; do
+    TRIES=$((TRIES + 1))
+    if [ $TRIES -ge 60 ]; then
+      echo "run.sh: node $I (port $((8195 + I))) did not answer in 120 s, see $LAB/node$I/logs" >&2
+      exit 1
+    fi
+    sleep 2
+  done
+  I=$((I + 1))
+done
 nice -n "$NICE" apache2 -f "$HERE/apache.conf" $DEFINES -k start
 sleep 10
 cat $LAB/logs/httpd.pid >> $LAB/logs/stack.pids
@@ -173,3 +188,4 @@ while [ $I -le "$NODES" ]; do
   I=$((I + 1))
 done
 gzip -c $LAB/pg/data/log/postgresql.csv > "$OUT/postgresql.csv.gz"
+cp $LAB/logs/error.log "$OUT/apache-error.log"

@@ -138,7 +138,17 @@ def capacity(levels: list[dict[str, float]]) -> str:
 
 
 def main() -> None:
-    args = sys.argv[1:]
+    try:
+        summarise(sys.argv[1:])
+    except OSError as e:
+        raise SystemExit(f"{e.filename}: {e.strerror}; expected the files run.sh writes") from None
+    except (KeyError, ValueError, IndexError) as e:
+        raise SystemExit(
+            f"summarise.py: unexpected content ({e!r}); expected run.sh's files"
+        ) from None
+
+
+def summarise(args: list[str]) -> None:
     out = None
     if "-o" in args:
         at = args.index("-o")
