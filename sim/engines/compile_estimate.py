@@ -35,8 +35,9 @@ class Reference:
 # machine (numba 0.68, Python 3.11) at a load average of 7-10, at nice 5 beside another
 # compilation: 25.8 min of wall time.  The estimate for that run said 12-21 min (its load rose
 # from 6.8 to 10 and its niceness took a smaller share than the model gives); for the 374 s a
-# first `make demo` took at load 3 it says 6-10 min.  A kernel that grows much makes this stale:
-# measure again.
+# first `make demo` took at load 3 it says 6-10 min.  Measured on the kernel as one module; its
+# split into a package (68bc17f) then compiled in 12.9 min at load 8-10 and nice 5, where the
+# estimate at load 10 said 10-26 min.  A kernel that grows much makes this stale: measure again.
 REFERENCE = Reference(
     compile_cpu_s=248.4,
     probe_cpu_s=0.0248,
