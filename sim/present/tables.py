@@ -52,7 +52,7 @@ def result_document(result: RunResult, source: str, overrides: list[str]) -> dic
             "wall_s": result.wall_s,
         },
         "metrics": {
-            name: {**interval_json(interval), "unit": units.get(name)}
+            name: {**interval_json(interval), "unit": units.get(name) or _derived_unit(name)}
             for name, interval in _with_failed_share(result).items()
         },
         "replications": [
@@ -276,6 +276,12 @@ def _window(result: RunResult) -> str:
         f" after {_fmt(sum(warmups) / len(warmups))} s of warm-up removed" if any(warmups) else ""
     )
     return f", a window of {_fmt(sum(windows) / len(windows))} s per replication{removed}"
+
+
+def _derived_unit(name: str) -> str | None:
+    """The unit of a figure derived here rather than reported by a probe: a failed share is a
+    fraction of the requests sent."""
+    return "fraction" if name.endswith(FAILED_SHARE) else None
 
 
 def _with_failed_share(result: RunResult) -> dict[str, Interval]:
