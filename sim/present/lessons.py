@@ -35,13 +35,22 @@ def use_plotly_everywhere() -> None:
         print(notice)
 
 
-COMPILING = "compiling the engine once, about a minute"
+COMPILING = "compiling the engine once"
+
+
+def compiling() -> str:
+    """`compiling the engine once, 3–6 min here (2 cores at load 3.1; ...)`: the first compile's
+    estimate for this machine and its load (`sim.engines.compile_estimate`), not a promise."""
+    from sim.engines.compile_estimate import estimate
+
+    expected = estimate()
+    return f"{COMPILING}, {expected.phrase() if expected else 'minutes of one core'}"
 
 
 def engine_compiled() -> bool:
     """Whether numba's on-disk cache holds the compiled engine's event loop for the kernel's
     source as it is now (`sim.engines.compiled.kernel.is_warm`): if not, the first simulation
-    of this machine compiles it, 40-70 s on a laptop."""
+    of this machine compiles it (minutes of one core: `compiling()` says how long here)."""
     import importlib.util
 
     if importlib.util.find_spec("numba") is None:
@@ -56,7 +65,7 @@ def engine_notice() -> str:
     if engine_compiled():
         return ""
     return (
-        f"The first simulation on this machine starts with {COMPILING} (numba); "
+        f"The first simulation on this machine starts with {compiling()} (numba); "
         "later ones, and every later session, take seconds."
     )
 
@@ -107,7 +116,7 @@ def run_panel(controls: dict, redraw: Callable[..., Iterable], title: str = "", 
     def on_click(_button) -> None:
         button.disabled = True
         status.style.text_color = None
-        status.value = "simulating..." + (f" ({COMPILING})" if not engine_compiled() else "")
+        status.value = "simulating..." + (f" ({compiling()})" if not engine_compiled() else "")
         output.clear_output()
         started = time.perf_counter()
         try:

@@ -61,13 +61,16 @@ def test_a_stamp_that_does_not_match_the_source_is_not_warm(monkeypatch):
 
 
 def test_a_lesson_says_when_its_first_simulation_compiles_the_engine(monkeypatch):
-    """The first lesson's 40-70 s pause is numba compiling the engine: say so, unless numba's
+    """The first lesson's pause is numba compiling the engine: say so, with this machine's
+    estimate, unless numba's
     cache holds the loop for the kernel as it is (`kernel.is_warm`)."""
     from sim.engines.compiled import kernel
     from sim.present import lessons
 
     monkeypatch.setattr(kernel, "is_warm", lambda: False)
-    assert lessons.COMPILING in lessons.engine_notice()
-    assert "about a minute" in lessons.COMPILING
+    notice = lessons.engine_notice()
+    assert lessons.COMPILING in notice
+    assert "about a minute" not in notice  # an estimate for this machine, not a promise
+    assert "of CPU" in notice or "minutes of one core" in notice
     monkeypatch.setattr(kernel, "is_warm", lambda: True)
     assert lessons.engine_notice() == ""

@@ -40,10 +40,14 @@ def announced(stream=None) -> Iterator[None]:
         return
     _announced = True
     out = stream if stream is not None else sys.stderr
+    from sim.engines.compile_estimate import estimate
+
+    expected = estimate()  # this machine's speed and load; None without a load average
     started = time.perf_counter()
     print(
         "tiersim: compiling the compiled engine's loop, once after installing "
-        "(about a minute; later runs load it from the cache)",
+        f"({expected.phrase() if expected else 'minutes of one core'}; "
+        "later runs load it from the cache)",
         file=out,
         flush=True,
     )
@@ -51,11 +55,9 @@ def announced(stream=None) -> Iterator[None]:
 
     def tick() -> None:
         while not done.wait(TICK_S):
-            print(
-                f"tiersim: still compiling ({time.perf_counter() - started:.0f} s)",
-                file=out,
-                flush=True,
-            )
+            elapsed = time.perf_counter() - started
+            line = expected.progress(elapsed) if expected else f"still compiling ({elapsed:.0f} s)"
+            print(f"tiersim: {line}", file=out, flush=True)
 
     ticker = threading.Thread(target=tick, daemon=True)
     ticker.start()
