@@ -131,7 +131,12 @@ def test_a_product_form_model_stays_exact():
     data = {
         "clients": {"kind": "closed", "users": 5, "think": {"dist": "exponential", "mean": 1.0}},
         "backends": [
-            {"name": "tomcat", "threads": 50, "cores": 1, "demand": {"dist": "exponential", "mean": 0.05}}
+            {
+                "name": "tomcat",
+                "threads": 50,
+                "cores": 1,
+                "demand": {"dist": "exponential", "mean": 0.05},
+            }
         ],
     }
     answer = solve_model(model_from(data, duration_s=100.0))

@@ -442,7 +442,9 @@ class Sessions(Clients):
     process; each sends a sequence of requests separated by think times, then leaves."""
 
     kind = "sessions"
-    product_form = "partly-open sessions: Jackson's response time is insensitive to the session structure"
+    product_form = (
+        "partly-open sessions: Jackson's response time is insensitive to the session structure"
+    )
     returning_users = True
     keeps_sessions = True
 
