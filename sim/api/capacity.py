@@ -133,6 +133,7 @@ def _question(
         SearchBase,
         default_direction,
         resolve_path,
+        utilization_metrics,
     )
     from sim.studies.capacity.slo import DEFAULT_ERROR_BUDGET, check_metrics, parse_slo
     from sim.studies.metrics import metric_names
@@ -161,7 +162,8 @@ def _question(
         DEFAULT_ERROR_BUDGET if error_budget is None else error_budget,
     )
     path, integer, start = resolve_path(base, vary)
-    check_metrics(objectives, metric_names(model))
+    names = metric_names(model)
+    check_metrics(objectives, names)
     low = minimum if minimum is not None else (1.0 if integer else start / 2**20)
     high = maximum if maximum is not None else start * 2**20
     if low >= high:
@@ -170,5 +172,12 @@ def _question(
             "give both"
         )
     return Question(
-        base, path, objectives, direction or default_direction(path), integer, start, (low, high)
+        base,
+        path,
+        objectives,
+        direction or default_direction(path),
+        integer,
+        start,
+        (low, high),
+        utilization_metrics(names),
     )

@@ -18,6 +18,7 @@ from sim.studies.capacity.search import (
     resolve_path,
     search,
     search_base,
+    utilization_metrics,
 )
 from sim.studies.capacity.slo import Slo, check_error_budget, check_metrics, parse_slo
 from sim.studies.capacity.uncertain import CapacityRange, capacity_range
@@ -39,6 +40,9 @@ class Question:
     integer: bool
     start: float  # the base model's value
     bounds: tuple[float, float]
+    # every resource's busy-share metric a run reports (`tomcat1.threads.utilization`), read
+    # at each point of the nominal search to name the bottleneck at its answer
+    busy: tuple[str, ...] = ()
 
     @property
     def error_budget(self) -> float:
@@ -67,7 +71,8 @@ def ask(
     base = search_base(source, tuple(overrides), replications, seed, error_budget)
     path, integer, start = resolve_path(base, vary)
     direction = direction or default_direction(path)
-    check_metrics(objectives, metric_names(base.model()))
+    names = metric_names(base.model())
+    check_metrics(objectives, names)
     low = minimum if minimum is not None else (1.0 if integer else start / 2**20)
     high = maximum if maximum is not None else start * 2**20
     if low >= high:  # one bound given, beyond the default of the other
@@ -76,7 +81,8 @@ def ask(
             f"{given} leaves no range to search for {path} (from {low:g} to {high:g}): "
             "give both --min and --max"
         )
-    return Question(base, path, objectives, direction, integer, start, (low, high))
+    busy = utilization_metrics(names)
+    return Question(base, path, objectives, direction, integer, start, (low, high), busy)
 
 
 def answer(
@@ -103,6 +109,7 @@ def answer(
         use_analytic=use_analytic,
         knee_points=knee_points,
         on_evaluation=on_evaluation,
+        busy=question.busy,
     )
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -394,7 +394,10 @@ def search(
     use_analytic: bool = True,
     knee_points: int = 0,
     on_evaluation: Callable[[Evaluation], None] | None = None,
+    busy: tuple[str, ...] = (),
 ) -> CapacityResult:
+    """`busy`: the resources' busy-share metrics to read at each point, to name the bottleneck
+    at the answer (`utilization_metrics`); none for a draw's search, which names none."""
     bounds = bounds or ((1.0 if integer else start / 2**20), start * 2**20)
     guess, note = (
         analytic_guess(base, path, slos, direction, integer, start, bounds)
@@ -402,7 +405,6 @@ def search(
         else (None, "not asked for")
     )
     metrics = tuple(dict.fromkeys(s.metric for s in slos))
-    busy = _utilization_metrics(base)
     done: dict[float, Evaluation] = {}
 
     def evaluate(values: list[float]) -> None:
@@ -457,16 +459,11 @@ def search(
     return result
 
 
-def _utilization_metrics(base: SearchBase) -> tuple[str, ...]:
-    """The busy share of every resource a run of the base model reports (its CPUs and slot
-    pools, the database's lock), to name the bottleneck at the answer."""
-    from sim.studies.metrics import metric_names
-
-    try:
-        names = metric_names(base.model())
-    except Exception:  # the base is checked elsewhere; naming a bottleneck is not essential
-        return ()
-    return tuple(sorted(n for n in names if n.endswith(".utilization") and "." in n[:-12]))
+def utilization_metrics(names: Iterable[str]) -> tuple[str, ...]:
+    """Of a run's metric names, each resource's busy share (its CPUs and slot pools, the
+    database's lock: `<resource>.utilization`)."""
+    suffix = ".utilization"
+    return tuple(sorted(n for n in names if n.endswith(suffix) and "." in n[: -len(suffix)]))
 
 
 def _bottleneck_note(result: CapacityResult, path: str) -> str:
