@@ -107,6 +107,20 @@ from sim.exit_codes import ExitCode
     "heaviest fitted run's users and 200, as candidates]",
 )
 @click.option(
+    "--tomcat",
+    "tomcat_file",
+    type=click.Path(dir_okay=False),
+    metavar="SERVER_XML",
+    help="the node's Tomcat server.xml: its request Connector's maxThreads (the Executor's when "
+    "shared), acceptCount and maxConnections, as `from-config` reads them, instead of --threads",
+)
+@click.option(
+    "--tomcat-version",
+    default="10.1",
+    show_default=True,
+    help="--tomcat: the Tomcat release whose defaults fill what server.xml leaves out",
+)
+@click.option(
     "--database",
     "database_file",
     type=click.Path(dir_okay=False),
@@ -144,6 +158,8 @@ def plan_command(
     shape_file,
     shape_format,
     threads,
+    tomcat_file,
+    tomcat_version,
     think,
     jmx_file,
     jmx_group,
@@ -184,6 +200,9 @@ def plan_command(
             "8,16,200",
             ExitCode.USAGE,
         )
+    node, node_said = _node_of_server(tomcat_file, tomcat_version, threads)
+    if node is not None:
+        thread_counts = (node.threads,)
     think_said = None
     if jmx_file is not None:
         think, think_said = _think_of_plan(jmx_file, jmx_group, think, warmup_s)
@@ -211,6 +230,8 @@ def plan_command(
             jdbc_pool=pool,
             find_shape=shape is None,
             threads_candidates=True,
+            node_settings=() if node is None else node.settings,
+            threads_source=node_said,
         )
     except (MeasurementError, ExperimentError) as exc:
         fail(str(exc), ExitCode.MODEL)
@@ -249,6 +270,29 @@ def plan_command(
             "8,16,200 to choose among candidates"
         )
     click.echo(f"next: tiersim calibrate {folder}")
+
+
+def _node_of_server(tomcat_file, version: str, threads):
+    """The node's Connector settings from --tomcat server.xml, and where they come from."""
+    if tomcat_file is None:
+        return None, None
+    from sim.configs.errors import ConfigError
+    from sim.configs.servers import node_settings
+
+    if threads is not None:
+        fail("--threads and --tomcat both give maxThreads; give one", ExitCode.USAGE)
+    try:
+        major, minor = (int(p) for p in version.split(".")[:2])
+    except ValueError:
+        fail(f"--tomcat-version {version!r}: give MAJOR.MINOR, e.g. 10.1", ExitCode.USAGE)
+    readable_file(tomcat_file)
+    try:
+        node = node_settings(Path(tomcat_file), (major, minor))
+    except ConfigError as exc:
+        fail(str(exc), ExitCode.MODEL)
+    lines = [f"the node, from {tomcat_file}: " + "; ".join(node.said)]
+    lines += [f"  not modelled: {line}" for line in node.not_modelled]
+    return node, "\n".join(lines)
 
 
 def _jdbc_pool(

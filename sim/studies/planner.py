@@ -78,6 +78,8 @@ def scaffold(
     jdbc_pool: int | Literal["none"] | None = None,
     find_shape: bool = False,
     threads_candidates: bool = False,
+    node_settings: tuple[str, ...] = (),
+    threads_source: str | None = None,
 ) -> dict:
     """Write the experiment folder; returns what was estimated (runs, think, demand).
     `predict`: user counts to predict that no run measured; each becomes a run `usersN` of the
@@ -91,7 +93,9 @@ def scaffold(
     "none": no limit, as a negative maxTotal says).  `find_shape`: without `shape`, fit the
     lightest fitted run's per-sample file, where the import recorded it or beside the table
     (`sim.studies.planner_defaults`).  `threads_candidates`: without `threads`, the template's
-    thread count is `[[choose]]` candidates (a model of one's own, `--model`, keeps its own)."""
+    thread count is `[[choose]]` candidates (a model of one's own, `--model`, keeps its own).
+    `node_settings`: the node's other Connector settings read from its `server.xml`
+    (`backends.0.accept_queue=100`), `threads_source` where `threads` comes from."""
     from sim.measurements.laws import run_laws
     from sim.measurements.table import read, table_format
 
@@ -167,7 +171,7 @@ def scaffold(
         raise ExperimentError(
             f"--threads {threads}: expected thread counts >= 1, e.g. 8 or 8,16,200"
         )
-    threads_said = None
+    threads_said = threads_source
     templates = (TEMPLATE.resolve(), DATABASE_TEMPLATE.resolve())
     if threads_candidates and not threads and model_path in templates:
         # Tomcat's default is no measurement of this stack: the candidates are fitted and
@@ -179,6 +183,7 @@ def scaffold(
         )
     if len(threads) == 1:
         settings.append(f"backends.0.threads={threads[0]}")
+    settings += node_settings
     # a run's percentile is one of its own samples, not a pool of its windows' percentiles:
     # they are figures when each run is one window (imported without --window)
     kept = table[(table["class"] == "total") & (table["window_start_s"] >= warmup_s)]

@@ -368,3 +368,76 @@ def test_a_light_run_of_several_users_is_said_to_count_the_waits_short(measured,
     expected = snapshot_time_per_call(4, UPDATE) - snapshot_time_per_call(2, UPDATE)
     assert table.loc["clients4", "database.lock.wait"] == pytest.approx(expected)
     assert math.isnan(table.loc["clients1", "database.lock.wait"])  # lighter than the light run
+
+
+CLUSTER_SERVER = CLUSTER_CONTEXT.with_name("server.xml")
+
+
+def settings_of(out: Path) -> list[str]:
+    return experiment(out)["factors"]["users"]["*"]
+
+
+def test_the_node_is_read_from_a_real_server_xml(measured, tmp_path):
+    """The cluster test's own server.xml: one HTTP/1.1 NIO Connector with maxThreads="4" and
+    Tomcat 10.1's acceptCount and maxConnections defaults; its port is a system property the
+    planner does not need."""
+    out = tmp_path / "exp"
+    args = ["--fit", "clients1", "--fit", "clients2", "--database", str(measured / "pgstat.csv")]
+    result = plan(measured, out, *args, "--tomcat", str(CLUSTER_SERVER))
+    assert result.exit_code == 0, result.output
+    settings = settings_of(out)
+    assert "backends.0.threads=4" in settings
+    assert "backends.0.accept_queue=100" in settings
+    assert "backends.0.max_connections=8192" in settings
+    assert "server.xml:12: Connector maxThreads=4" in result.output
+    chosen = [c["parameter"] for c in experiment(out).get("choose", [])]
+    assert "backends.0.threads" not in chosen  # set from the file, not chosen among candidates
+
+
+def test_a_server_xml_without_max_threads_runs_tomcats_default(measured, tmp_path):
+    """maxThreads left out is Tomcat's 200, said with its source, never the template's guess."""
+    server = tmp_path / "server.xml"
+    server.write_text(
+        '<Server port="-1"><Service name="C"><Connector port="8080" protocol="HTTP/1.1" '
+        'acceptCount="50"/><Engine name="C" defaultHost="h"/></Service></Server>\n'
+    )
+    out = tmp_path / "exp"
+    args = ["--fit", "clients1", "--fit", "clients2"]
+    result = plan(measured, out, *args, "--tomcat", str(server))
+    assert result.exit_code == 0, result.output
+    assert "backends.0.threads=200" in settings_of(out)
+    assert "backends.0.accept_queue=50" in settings_of(out)
+    assert "maxThreads default 200" in result.output
+
+
+@pytest.mark.parametrize(
+    ("body", "args", "message"),
+    [
+        (
+            '<Server><Service name="C"><Connector port="8080" protocol="HTTP/1.1" '
+            'maxThreads="eight"/></Service></Server>',
+            (),
+            "maxThreads",
+        ),
+        (
+            '<Server><Service name="C"><Connector port="8080" protocol="HTTP/1.1"/>'
+            '<Connector port="8081" protocol="HTTP/1.1"/></Service></Server>',
+            (),
+            "one request Connector",
+        ),
+        ("<Context/>", (), "<Server>"),
+        (
+            '<Server><Service name="C"><Connector port="8080" protocol="HTTP/1.1"/>'
+            "</Service></Server>",
+            ("--threads", "8"),
+            "give one",
+        ),
+    ],
+)
+def test_a_server_xml_that_gives_no_node_is_one_line(measured, tmp_path, body, args, message):
+    server = tmp_path / "server.xml"
+    server.write_text(body)
+    fit = ["--fit", "clients1", "--fit", "clients2"]
+    result = plan(measured, tmp_path / "exp", *fit, "--tomcat", str(server), *args)
+    assert result.exit_code != 0 and message in result.output, result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
