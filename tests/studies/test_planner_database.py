@@ -441,3 +441,37 @@ def test_a_server_xml_that_gives_no_node_is_one_line(measured, tmp_path, body, a
     result = plan(measured, tmp_path / "exp", *fit, "--tomcat", str(server), *args)
     assert result.exit_code != 0 and message in result.output, result.output
     assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_a_lock_whose_wait_falls_past_the_knee_is_still_found(tmp_path):
+    """One node bound by its own threads: the locking UPDATE waits most at the middle load
+    (x3.1 at 40 users) and less at the heaviest (x1.9 at 170, where the queue has moved to the
+    threads), as on the cluster test's one-node runs; the statements outside the lock stay."""
+    from sim.studies.database_plan import read_evidence
+
+    header = (
+        "run,users,requests,failed_requests,source,statement_id,statement,calls,"
+        "calls_per_request,total_time_s,time_per_call_s,growth,rows_per_call,lock_waits,"
+        "lock_wait_s,lock_wait_per_call_s,complete,missing"
+    )
+    per_call = {  # run -> (UPDATE, pg_sleep, SELECT) time per call [ms]
+        ("users10", 10): (1.38, 4.58, 0.030),
+        ("users40", 40): (4.31, 4.71, 0.028),
+        ("users170", 170): (2.61, 4.62, 0.032),
+    }
+    lines = [header]
+    for (run, users), times in per_call.items():
+        for index, (statement, ms) in enumerate(
+            zip(("UPDATE hot", "SELECT pg_sleep", "SELECT balance"), times)
+        ):
+            lines.append(
+                f"{run},{users},1000,0,pg_stat_statements,{index},{statement},1000,1,"
+                f"{ms:g},{ms / 1000:g},,1,,,,yes,"
+            )
+    path = tmp_path / "database.csv"
+    path.write_text("\n".join(lines) + "\n")
+    found = read_evidence(path, "users10")
+    assert list(found.locking) == ["UPDATE hot"]
+    assert "x3.12 from users10 to users40" in found.locking["UPDATE hot"]
+    assert found.waits["users40"] == pytest.approx((4.31 - 1.38) / 1000)
+    assert found.waits["users170"] == pytest.approx((2.61 - 1.38) / 1000)
