@@ -328,6 +328,30 @@ def _host_utilisation(table, run: str) -> tuple[str, float] | None:
     return None if value != value else (columns[0], value)
 
 
+BACKGROUND_SHARE = 0.8  # a slope below this share of the light run's law: a busy background
+
+
+def _busy_slope(table, chosen, cores: int, column: str) -> float | None:
+    """The CPU per request without the host's background [s]: the least-squares slope of the
+    fitted runs' busy share against their throughput, times the cores (None: fewer than two
+    runs with both, or throughputs too close to tell)."""
+    points = []
+    for law in chosen:
+        rows = table[(table["run"] == law.run) & (table["class"] == "total")]
+        busy = float(rows[column].mean())
+        if busy == busy and law.throughput > 0:
+            points.append((law.throughput, busy))
+    if len(points) < 2:
+        return None
+    xs = [x for x, _ in points]
+    if max(xs) < 1.5 * min(xs):  # too close: the slope is the noise's
+        return None
+    mean_x = sum(xs) / len(xs)
+    mean_u = sum(u for _, u in points) / len(points)
+    spread = sum((x - mean_x) ** 2 for x in xs)
+    return cores * sum((x - mean_x) * (u - mean_u) for x, u in points) / spread
+
+
 def _split(table, chosen, lightest, shape, cores: tuple[int, ...], database_s: float = 0.0) -> dict:
     """The light response split into CPU (`backends.0.demand`) and the wait a request thread
     holds (`backends.0.io_wait`, of the samples' shape): the settings, the experiment's lines
@@ -347,10 +371,34 @@ def _split(table, chosen, lightest, shape, cores: tuple[int, ...], database_s: f
         column, utilisation = host
         cpu_s = utilisation * cores[0] / lightest.throughput  # the utilisation law, U x c / X
         cpu_s = min(cpu_s, 0.9 * light_s)
+        # The law gives all of the host's busy time to the requests; a host also busy without
+        # them (other processes, idle JVMs, the monitoring itself) makes it an upper bound.
+        # The fitted runs' busy share against their throughput, U = U0 + D X / c, gives D
+        # without the background U0: the CPU per request is carried between the two.
+        slope_s = _busy_slope(table, chosen, cores[0], column)
+        background = slope_s is not None and slope_s < BACKGROUND_SHARE * cpu_s
+        start_s = max(slope_s, 0.0) if background and slope_s is not None else cpu_s
         settings += [
             f"backends.0.cores={cores[0]}",
-            f'backends.0.demand={{dist = "deterministic", value = {cpu_s!r}}}',
+            f'backends.0.demand={{dist = "deterministic", value = {start_s!r}}}',
         ]
+        if background:
+            low_s = max(start_s, UNKNOWN_CPU_SHARE[0] * cpu_s)
+            lines += [
+                "# the CPU per request: the utilisation law at the light run gives it all of the",
+                "# host's busy time, an upper bound when the host is busy without the requests;",
+                "# the fitted runs' busy share against their throughput gives it without that",
+                "# background: an [[unknown]] between the two (sar of the Tomcat process alone,",
+                "# pidstat, or a level past the knee would measure it)",
+                "[[unknown]]",
+                'parameter = "backends.0.demand.value"',
+                f"range = [{low_s!r}, {cpu_s!r}]",
+                f"start = {low_s!r}",
+                f"provenance = \"{low_s * 1000:.3g} ms from the busy share's growth over the "
+                f"fitted runs to {cpu_s * 1000:.3g} ms by the utilisation law at {lightest.run}"
+                '"',
+                "",
+            ]
         # A JTL's response also holds the time outside the request thread: JMeter, Apache
         # (mod_proxy_http) and the network, which hold no Tomcat thread.  On one host that time
         # is CPU, and part of the CPU the utilisation law measured; which part, the response
@@ -365,10 +413,10 @@ def _split(table, chosen, lightest, shape, cores: tuple[int, ...], database_s: f
             "# Tomcat's access log with %D, would measure it)",
             "[[unknown]]",
             'parameter = "proxy.demand.value"',
-            f"range = [0.0, {cpu_s!r}]",
-            f"provenance = \"0 to the host's CPU per request, {cpu_s * 1000:.3g} ms by the "
-            f"utilisation law at {lightest.run}; Tomcat's access log (%D) or a level past the "
-            'knee would measure it"',
+            f"range = [0.0, {start_s!r}]",
+            f"provenance = \"0 to the host's CPU per request, {start_s * 1000:.3g} ms by the "
+            f"{'busy share over the fitted runs' if background else 'utilisation law at ' + lightest.run}; "
+            "Tomcat's access log (%D) or a level past the knee would measure it\"",
             "",
         ]
         said = (
@@ -377,6 +425,12 @@ def _split(table, chosen, lightest, shape, cores: tuple[int, ...], database_s: f
             f"{lightest.run}), of which 0 to all is spent outside the request thread "
             f"(an [[unknown]]); the rest of {light_s * 1000:.4g} ms is waiting"
         )
+        if background:
+            said += (
+                f"; the host is busy without the requests (the busy share grows only "
+                f"{start_s * 1000:.3g} ms per request over the fitted runs): the CPU per request "
+                f"is an [[unknown]] from {start_s * 1000:.3g} to {cpu_s * 1000:.3g} ms"
+            )
     else:
         low, high = (share * light_s for share in UNKNOWN_CPU_SHARE)
         settings.append(f'backends.0.demand={{dist = "deterministic", value = {low!r}}}')

@@ -475,3 +475,50 @@ def test_a_lock_whose_wait_falls_past_the_knee_is_still_found(tmp_path):
     assert "x3.12 from users10 to users40" in found.locking["UPDATE hot"]
     assert found.waits["users40"] == pytest.approx((4.31 - 1.38) / 1000)
     assert found.waits["users170"] == pytest.approx((2.61 - 1.38) / 1000)
+
+
+def test_a_host_busy_without_the_requests_leaves_the_cpu_a_range(tmp_path):
+    """The cluster test's one node at 10 and 40 users, with the host's sar: the host was 20.5 %
+    busy at 18.5 requests/s and 32.4 % at 72.9, so the utilisation law at the light run (22 ms
+    a request on 2 cores) counts the idle JVMs and the other processes too; the busy share's
+    growth between the runs gives 4.4 ms.  The CPU per request is an unknown between the two,
+    never the law's upper end set as if measured."""
+    k1 = CLUSTER_CONTEXT.parents[1] / "k1"
+    table = tmp_path / "measured.csv"
+    runner = CliRunner()
+    imported = runner.invoke(
+        main,
+        [
+            "import",
+            "jtl",
+            str(k1 / "users10.jtl"),
+            str(k1 / "users40.jtl"),
+            "--utilisation",
+            str(k1 / "sar.sadf.csv"),
+            "--warmup",
+            "2",
+            "--until",
+            "58",
+            "-o",
+            str(table),
+        ],
+    )
+    assert imported.exit_code == 0, imported.output
+    out = tmp_path / "exp"
+    result = plan(tmp_path, out, "--fit", "users10", "--fit", "users40")
+    assert result.exit_code == 0, result.output
+    (unknown,) = [
+        u for u in experiment(out)["unknown"] if u["parameter"] == "backends.0.demand.value"
+    ]
+    low, high = unknown["range"]
+    # the law: U x c / X at users10; the slope: (U40 - U10) x c / (X40 - X10)
+    from sim.measurements.table import read
+
+    rows = read(table)
+    rows = rows[rows["class"] == "total"].set_index("run")
+    u, x = rows["vm.cpu.utilization"], rows["throughput"]
+    assert high == pytest.approx(u["users10"] * 1 / x["users10"])
+    slope = (u["users40"] - u["users10"]) / (x["users40"] - x["users10"])
+    assert low == pytest.approx(slope)
+    assert low < 0.5 * high
+    assert "busy without the requests" in result.output
