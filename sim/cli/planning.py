@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Literal
+from collections.abc import Callable
+from typing import TypeVar
 
 import click
 
 from sim.cli.common import fail
 from sim.cli.measured_files import fit_shape_of_file, need_pandas, readable_file
 from sim.exit_codes import ExitCode
+
+T = TypeVar("T")
 
 
 @click.command("plan")
@@ -174,17 +176,12 @@ def plan_command(
     from sim.studies.database_plan import TEMPLATE as DATABASE_TEMPLATE
     from sim.studies.experiment import ExperimentError
     from sim.studies.planner import TEMPLATE, scaffold
+    from sim.studies.planner_inputs import jdbc_pool_input, node_input, think_input
 
     readable_file(table_file)
     if database_file is not None:
         readable_file(database_file)
-    if context_file is not None and database_file is None:
-        fail(
-            "--context gives the JDBC pool, the database tier's; give --database database.csv "
-            "(tiersim import pg-stat ...) to plan the database",
-            ExitCode.USAGE,
-        )
-    pool, pool_said = _jdbc_pool(jdbc_pool, context_file)
+    pool = _read(jdbc_pool_input, jdbc_pool, context_file, database_file is not None)
     try:
         counts = tuple(int(c) for c in cores.split(","))
     except ValueError:
@@ -200,14 +197,15 @@ def plan_command(
             "8,16,200",
             ExitCode.USAGE,
         )
-    node, node_said = _node_of_server(tomcat_file, tomcat_version, threads)
+    node = _read(node_input, tomcat_file, tomcat_version, threads is not None)
     if node is not None:
         thread_counts = (node.threads,)
+    from_plan = _read(think_input, jmx_file, jmx_group, think is not None, warmup_s)
     think_said = None
-    if jmx_file is not None:
-        think, think_said = _think_of_plan(jmx_file, jmx_group, think, warmup_s)
-    elif jmx_group is not None:
-        fail("--jmx-group names a thread group of --jmx PLAN; give the plan", ExitCode.USAGE)
+    if from_plan is not None:
+        for note in from_plan.notes:
+            click.echo(note)
+        think, think_said = from_plan.spec, from_plan.said
     shape = None
     if shape_file is not None:
         readable_file(shape_file)
@@ -227,11 +225,11 @@ def plan_command(
             think=think,
             think_said=think_said,
             database=database_file,
-            jdbc_pool=pool,
+            jdbc_pool=pool.size,
             find_shape=shape is None,
             threads_candidates=True,
             node_settings=() if node is None else node.settings,
-            threads_source=node_said,
+            threads_source=None if node is None else node.said,
         )
     except (MeasurementError, ExperimentError) as exc:
         fail(str(exc), ExitCode.MODEL)
@@ -255,13 +253,8 @@ def plan_command(
         click.echo(found["shape"])  # no sample file: the p95 is not fitted, said plainly
     if found["database"] is not None:
         click.echo(f"the shared database: {found['database']}")
-        if pool_said is not None:
-            click.echo(f"JDBC pool: {pool_said}")
-        elif pool is None:
-            click.echo(
-                "JDBC pool: the template's 8 (tomcat-dbcp's maxTotal default); give --context "
-                "context.xml, or --jdbc-pool N from its <Resource maxTotal=...>"
-            )
+        if pool.said is not None:
+            click.echo(f"JDBC pool: {pool.said}")
     if found["threads"] is not None:
         click.echo(found["threads"])
     elif not thread_counts:
@@ -272,127 +265,21 @@ def plan_command(
     click.echo(f"next: tiersim calibrate {folder}")
 
 
-def _node_of_server(tomcat_file, version: str, threads):
-    """The node's Connector settings from --tomcat server.xml, and where they come from."""
-    if tomcat_file is None:
-        return None, None
+def _read(read: Callable[..., T], *arguments) -> T:
+    """One of the planner's inputs from the stack's files (`sim.studies.planner_inputs`), its
+    refusal printed as the command's: options that cannot go together are a usage error, a file
+    that cannot be read the file's own (exit 3)."""
     from sim.configs.errors import ConfigError
-    from sim.configs.servers import node_settings
-
-    if threads is not None:
-        fail("--threads and --tomcat both give maxThreads; give one", ExitCode.USAGE)
-    try:
-        major, minor = (int(p) for p in version.split(".")[:2])
-    except ValueError:
-        fail(f"--tomcat-version {version!r}: give MAJOR.MINOR, e.g. 10.1", ExitCode.USAGE)
-    readable_file(tomcat_file)
-    try:
-        node = node_settings(Path(tomcat_file), (major, minor))
-    except ConfigError as exc:
-        fail(str(exc), ExitCode.MODEL)
-    lines = [f"the node, from {tomcat_file}: " + "; ".join(node.said)]
-    lines += [f"  not modelled: {line}" for line in node.not_modelled]
-    return node, "\n".join(lines)
-
-
-def _jdbc_pool(
-    written: str | None, context_file: str | None
-) -> tuple[int | Literal["none"] | None, str | None]:
-    """The node's JDBC pool (a size, "none" for no limit, or None: the template's) from
-    --jdbc-pool or --context, and where it comes from."""
-    if written is not None and context_file is not None:
-        fail("--jdbc-pool and --context both give the JDBC pool; give one", ExitCode.USAGE)
-    if written is not None:
-        if written.strip().lower() == "none":
-            return "none", None
-        try:
-            size = int(written)
-        except ValueError:
-            size = 0
-        if size < 1:
-            fail(
-                f"--jdbc-pool {written!r}: expected the pool's size (maxTotal), a whole number "
-                ">= 1, or none (no limit)",
-                ExitCode.USAGE,
-            )
-        return size, None
-    if context_file is None:
-        return None, None
-    from sim.configs.errors import ConfigError
-    from sim.configs.tomcat_context import read_jdbc_pool
-
-    readable_file(context_file)
-    try:
-        found = read_jdbc_pool(Path(context_file))
-    except ConfigError as exc:
-        fail(str(exc), ExitCode.MODEL)
-    return ("none" if found.size is None else found.size), found.said
-
-
-def _think_of_plan(jmx_file, group_name, think, warmup_s) -> tuple[str | None, str | None]:
-    """The think time of the JMeter plan's users (a model-file spec) and where it comes from;
-    (None, None) when a timer of the plan is one the model cannot draw (then it is fitted)."""
+    from sim.files import FileProblem
     from sim.measurements.errors import MeasurementError
-    from sim.measurements.formats import jmeter_plan
+    from sim.studies.planner_inputs import PlanOptionError
 
-    if think is not None:
-        fail("--think and --jmx both give the think time; give one", ExitCode.USAGE)
-    readable_file(jmx_file)
     try:
-        plan = jmeter_plan.read(jmx_file)
-        groups = plan.groups
-        if group_name is not None:
-            groups = [g for g in groups if g.name == group_name]
-            if not groups:
-                names = ", ".join(repr(g.name) for g in plan.groups) or "none"
-                fail(
-                    f"--jmx-group {group_name!r}: {jmx_file} has no enabled thread group of that "
-                    f"name (its thread groups: {names})",
-                    ExitCode.USAGE,
-                )
-        if not groups:
-            fail(
-                f"{jmx_file}: no JMeter ThreadGroup; its thread groups are plugins' "
-                f"({'; '.join(plan.unknown)}), whose load the planner does not read: give "
-                "--think instead",
-                ExitCode.MODEL,
-            )
-        thinks = [g.think(jmx_file) for g in groups]
-    except MeasurementError as exc:
+        return read(*arguments)
+    except PlanOptionError as exc:
+        fail(str(exc), ExitCode.USAGE)
+    except (ConfigError, FileProblem, MeasurementError) as exc:
         fail(str(exc), ExitCode.MODEL)
-    if len({t.inline() for t in thinks}) > 1:
-        names = "; ".join(f"{g.name!r}: {t.said.split(': ', 1)[1]}" for g, t in zip(groups, thinks))
-        fail(
-            f"{jmx_file}: {len(groups)} thread groups with different timers ({names}); the "
-            "model's users are one population: give --jmx-group NAME",
-            ExitCode.USAGE,
-        )
-    group, found = groups[0], thinks[0]
-    for other in plan.unknown:
-        click.echo(f"{jmx_file}: left out, a thread group the planner does not read: {other}")
-    if group.unknown:
-        click.echo(
-            f"{jmx_file}: thread group {group.name!r} has timers the model cannot draw "
-            f"({'; '.join(group.unknown)}): the think time is fitted by the response-time law"
-        )
-        return None, None
-    threads = group.threads
-    users = (
-        f"{threads.number:g} threads" + (f" ({threads.note})" if threads.note else "")
-        if threads.number is not None
-        else f"threads {threads.written!r} ({threads.note})"
-    )
-    click.echo(
-        f"think time from {found.said}: {found.spec['dist']} (mean {found.mean_s * 1000:.4g} ms, "
-        f"sd {found.sd_s * 1000:.4g} ms); the plan's {users}"
-    )
-    ramp = group.ramp_up_s.number
-    if ramp is not None and ramp > warmup_s:
-        click.echo(
-            f"the plan ramps its threads up over {ramp:g} s: give --warmup {ramp:g} or more, "
-            "so that the runs are measured at their full load"
-        )
-    return found.inline(), found.said
 
 
 COMMANDS = [plan_command]
