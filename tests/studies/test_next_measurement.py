@@ -350,3 +350,26 @@ def test_the_table_names_each_measurement_and_its_verdict():
     assert "what to measure next" in text and "today 84–92, 8" in text
     assert "clients.users=80" in text and "narrows" in text
     assert "measure response.p95 at clients.users=80: the 90% range's width would go from 8" in text
+
+
+@pytest.mark.parametrize(
+    "arguments, parameter, message",
+    [
+        ({"what_next": 1}, "what_next", "True or False"),
+        ({"what_next": True}, "what_next", "give calibration="),
+        ({"candidates": "clients.rate_per_s=4"}, "candidates", "not a string"),
+        ({"candidates": ["clients.rate_per_s=4"]}, "candidates", "give calibration="),
+        ({"candidates": ["rate=4:mean"], "calibration": True}, "candidates", "'rate=4:mean'"),
+    ],
+)
+def test_the_face_refuses_what_it_cannot_weigh(tmp_path, arguments, parameter, message):
+    import sim
+
+    (tmp_path / "m.toml").write_text(MM1)
+    (tmp_path / "cal.json").write_text(json.dumps(calibration()))
+    if arguments.get("calibration") is True:
+        arguments = {**arguments, "calibration": tmp_path / "cal.json"}
+    with pytest.raises(sim.ArgumentError) as caught:
+        sim.capacity(tmp_path / "m.toml", "mean<0.5", "clients.rate_per_s", **arguments)
+    assert caught.value.parameter == parameter
+    assert message in str(caught.value)
