@@ -7,8 +7,13 @@ from typing import TypeVar
 
 import click
 
-from sim.cli.common import fail
-from sim.cli.measured_files import fit_shape_of_file, need_pandas, readable_file
+from sim.cli.common import err, fail
+from sim.cli.measured_files import (
+    fit_shape_of_file,
+    need_pandas,
+    readable_file,
+    shape_format_option,
+)
 from sim.exit_codes import ExitCode
 
 T = TypeVar("T")
@@ -73,12 +78,16 @@ T = TypeVar("T")
     "shape of its response times (family, cv, fixed offset), and the p95 is fitted [default: "
     "the lightest fitted run's file, as the import recorded it, or RUN.jtl beside the table]",
 )
+@shape_format_option
 @click.option(
-    "--shape-format",
-    type=click.Choice(["jtl", "locust", "ab", "accesslog"]),
-    default="jtl",
-    show_default=True,
-    help="the --shape file's format",
+    "--tiers",
+    "tiers_file",
+    type=click.Path(dir_okay=False),
+    metavar="TIERS_CSV",
+    help="a trace's per-tier table (tiersim import otel TRACE --run RUN -o NAME.csv writes "
+    "NAME.tiers.csv): the lightest fitted run's time per tier places the demands (front: "
+    "proxy.demand; the app server's own time bounds its CPU; database calls: the wait) [default: "
+    "TABLE's NAME.tiers.csv beside it, if any]",
 )
 @click.option(
     "--think",
@@ -159,6 +168,7 @@ def plan_command(
     predict,
     shape_file,
     shape_format,
+    tiers_file,
     threads,
     tomcat_file,
     tomcat_version,
@@ -181,6 +191,8 @@ def plan_command(
     readable_file(table_file)
     if database_file is not None:
         readable_file(database_file)
+    if tiers_file is not None:
+        readable_file(tiers_file)
     pool = _read(jdbc_pool_input, jdbc_pool, context_file, database_file is not None)
     try:
         counts = tuple(int(c) for c in cores.split(","))
@@ -230,6 +242,7 @@ def plan_command(
             threads_candidates=True,
             node_settings=() if node is None else node.settings,
             threads_source=None if node is None else node.said,
+            tiers=tiers_file,
         )
     except (MeasurementError, ExperimentError) as exc:
         fail(str(exc), ExitCode.MODEL)
@@ -251,6 +264,8 @@ def plan_command(
         click.echo(f"the wait a request thread holds: {wait}{source}; {found['split']}")
     elif found["shape"] is not None:
         click.echo(found["shape"])  # no sample file: the p95 is not fitted, said plainly
+    if found["tiers"] is not None:
+        click.echo(found["tiers"])  # the per-tier times used, or why the table beside is not
     if found["database"] is not None:
         click.echo(f"the shared database: {found['database']}")
         if pool.said is not None:
@@ -262,6 +277,8 @@ def plan_command(
             f"maxThreads: {model}'s; give --threads N from your server.xml, or --threads "
             "8,16,200 to choose among candidates"
         )
+    for said in found["samples"]:  # a fitted run whose errors are assumed, not measured
+        err.print(f"warning: {said}", markup=False)
     click.echo(f"next: tiersim calibrate {folder}")
 
 
