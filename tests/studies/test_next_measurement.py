@@ -348,7 +348,8 @@ def test_the_table_names_each_measurement_and_its_verdict():
     render(found, console)
     text = console.export_text()
     assert "what to measure next" in text and "today 84–92, 8" in text
-    assert "clients.users=80" in text and "narrows" in text
+    narrower = f"{1 - rows[0].update.ratio:.0%} narrower"
+    assert "clients.users=80" in text and narrower in text and narrower != "0% narrower"
     assert "measure response.p95 at clients.users=80: the 90% range's width would go from 8" in text
 
 

@@ -59,9 +59,11 @@ class Update:
 
     @property
     def verdict(self) -> str:
-        """A word for the table: narrows, or why no narrowing is claimed."""
+        """For the table: how much narrower the range is expected to be, or why no narrowing is
+        claimed (a figure the draws tell apart may still buy nothing when its measurement's
+        error is larger than its spread over the draws: "0 % narrower")."""
         if self.tells:
-            return "narrows"
+            return f"{1 - self.ratio:.0%} narrower"
         if self.pairs < FEWEST_PAIRS:
             return "too few draws"
         return "cannot tell" if math.isfinite(self.correlation) else "does not vary"
@@ -74,6 +76,7 @@ class Update:
             "explained_share": self.explained,
             "resolved_share": self.resolved,
             "sd_ratio": self.ratio,
+            "expected_narrowing": 1 - self.ratio,
             "sd_ratio_interval": [self.ratio_low, self.ratio_high],
             "narrows": self.tells,
             "why_not": self.why_not,
