@@ -239,6 +239,13 @@ def import_command(
         f"classes {', '.join(classes)}",
         markup=False,
     )
+    for option, (_, name) in zip(patterns, options.classes.patterns):
+        if name not in classes:  # a pattern that matched nothing is said, not silently empty
+            err.print(
+                f"warning: --class {option!r} matched no sample's {class_by} (kept by the "
+                f"cut), so class {name!r} has no row; the unmatched are class 'other'",
+                markup=False,
+            )
     if tiers:
         from sim.measurements.trace_import import summary_lines
 

@@ -123,3 +123,19 @@ def test_estimate_shape_csv_does_nothing_silently_no_more(tmp_path):
     assert code == 2 and "give --shape FILE" in one_line(message)
     code, message = run("estimate", table, "--shape", jtl, "--shape-csv", tmp_path / "no" / "d.csv")
     assert code == 2 and "does not exist" in one_line(message)
+
+
+def test_a_class_pattern_that_matched_nothing_is_said(tmp_path):
+    jtl = tmp_path / "run.jtl"
+    jtl.write_text(JTL)
+    result = CliRunner().invoke(
+        main, ["import", "jtl", str(jtl), "-o", str(tmp_path / "t.csv"), "--class", "^sea=search"]
+    )
+    assert result.exit_code == 0, result.output
+    (warning,) = [line for line in result.output.splitlines() if line.startswith("warning:")]
+    assert "--class '^sea=search' matched no sample's label" in warning
+    assert "class 'search' has no row" in warning
+    matched = CliRunner().invoke(
+        main, ["import", "jtl", str(jtl), "-o", str(tmp_path / "u.csv"), "--class", "^ho=home"]
+    )
+    assert matched.exit_code == 0 and "warning" not in matched.output
