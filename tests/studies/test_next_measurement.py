@@ -87,7 +87,8 @@ def test_few_draws_do_not_claim_what_many_would():
     assert 0 < many.explained < 0.25
     assert many.ratio_low <= many.ratio <= many.ratio_high < 1.0
     assert expected_update(ANSWERS[:3], ANSWERS[:3], 0.0).why_not.startswith("3 draws")
-    assert "same answer" in expected_update(np.full(8, 5.0), ANSWERS, 0.0).why_not
+    assert expected_update(np.full(8, 5.0), ANSWERS, 0.0).verdict == "same answer"
+    assert expected_update(ANSWERS, np.full(8, 0.2), 0.0).verdict == "figure constant"
 
 
 def test_the_estimate_holds_the_gaussian_truth_within_its_interval():

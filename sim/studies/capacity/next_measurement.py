@@ -142,6 +142,8 @@ class NextMeasurements:
     def sentence(self) -> str:
         """The measurement to run, or that the draws single out none."""
         telling = [m for m in self.measurements if m.update.tells]
+        if self.measurements and all(m.sd_today == 0 for m in self.measurements):
+            return f"every draw gives the same {self.path}: there is no range to narrow"
         if not telling:
             return (
                 f"no candidate measurement narrows the range as far as {self.draws} draws can "

@@ -34,6 +34,7 @@ from scipy import stats
 LEVEL = 0.90
 # Fisher's z needs M - 3 > 0; with fewer draws no interval, so no claim
 FEWEST_PAIRS = 4
+SAME_ANSWER = "every draw gives the same answer: there is no range to narrow"
 # |r| is kept below 1 so that a figure exactly linear in the answer has a finite z
 _R_CAP = 1.0 - 1e-12
 
@@ -66,7 +67,9 @@ class Update:
             return f"{1 - self.ratio:.0%} narrower"
         if self.pairs < FEWEST_PAIRS:
             return "too few draws"
-        return "cannot tell" if math.isfinite(self.correlation) else "does not vary"
+        if math.isfinite(self.correlation):
+            return "cannot tell"
+        return "same answer" if self.why_not == SAME_ANSWER else "figure constant"
 
     def as_dict(self) -> dict:
         return {
@@ -100,7 +103,7 @@ def expected_update(answers: np.ndarray, figures: np.ndarray, noise_sd: float) -
     if n < FEWEST_PAIRS:
         return _no_claim(n, math.nan, resolved, f"{n} draws: too few to tell a correlation")
     if var_c == 0:
-        return _no_claim(n, math.nan, resolved, "every draw gives the same answer")
+        return _no_claim(n, math.nan, resolved, SAME_ANSWER)
     if var_y == 0:
         return _no_claim(n, math.nan, resolved, "the figure is the same at every draw")
     r = float(np.clip(np.corrcoef(c, y)[0, 1], -_R_CAP, _R_CAP))
