@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import functools
 import math
 import tomllib
 import types
@@ -30,7 +31,7 @@ class ModelError(ValueError):
 def load_model(path: str | Path, overrides: Iterable[str] = ()) -> Model:
     path = Path(path)
     try:
-        raw = parse_toml(read_text(path, "model file"), path, "model file")
+        raw = _model_file(path)
     except FileProblem as exc:
         raise ModelError(str(exc)) from None
     if "clients" not in raw and "sweep" in raw:
@@ -43,6 +44,23 @@ def load_model(path: str | Path, overrides: Iterable[str] = ()) -> Model:
             f"`tiersim reproduce {path.parent}`"
         )
     return parse_model(raw, source=str(path), overrides=overrides, base_dir=path.parent)
+
+
+# A study loads the same model file for each of its hundreds of runs (a calibration's rows, a
+# prediction's draws): the same text is parsed once in a process (read each time: the file may
+# change).  `parse_model` copies the data before any override touches it.
+_PARSED: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+def _model_file(path: Path) -> dict[str, Any]:
+    text = read_text(path, "model file")
+    raw = _PARSED.get((str(path), text))
+    if raw is None:
+        raw = parse_toml(text, path, "model file")
+        if len(_PARSED) >= 32:
+            _PARSED.clear()
+        _PARSED[str(path), text] = raw
+    return raw
 
 
 def parse_model(
@@ -75,7 +93,7 @@ def parse_model(
         raise ModelError("\n".join([format_validation_error(exc, source), *switched])) from None
     except RecursionError:  # data built in code, not read by parse_toml's depth check
         raise ModelError(f"{source}: values nested too deeply to be a model") from None
-    refused = None if check_only else refuse_autoscale(model.backends, source)
+    refused = None if check_only else refuse_autoscale(model, source)
     if refused is not None:  # a parameter that silently did nothing would be a defect
         raise ModelError(refused)
     return model
@@ -259,7 +277,16 @@ def _constant_times_in(value: Any, where: str) -> list[tuple[str, float]]:
 
 
 def parse_value(text: str) -> Any:
-    """A TOML value (`30`, `1.5`, `true`, `"x"`, `{dist="exponential", mean=0.03}`), else a bare string."""
+    """A TOML value (`30`, `1.5`, `true`, `"x"`, `{dist="exponential", mean=0.03}`), else a bare string.
+    A table or array is a fresh copy: the overrides after it may set its fields."""
+    value = _parsed_value(text)
+    return copy.deepcopy(value) if isinstance(value, (dict, list)) else value
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_value(text: str) -> Any:
+    # remembered: a study's runs repeat the same overrides (its settings, a calibration's
+    # fitted values) hundreds of times, each parsed as a TOML document
     try:
         document = tomllib.loads(f"v = {text}")
     except (ValueError, RecursionError):  # TOMLDecodeError, or an integer of 5 000 digits
