@@ -421,13 +421,19 @@ def _split(
         # without the background U0: the CPU per request is carried between the two.
         slope_s = _busy_slope(table, chosen, cores[0], column)
         background = slope_s is not None and slope_s < BACKGROUND_SHARE * cpu_s
-        start_s = max(slope_s, 0.0) if background and slope_s is not None else cpu_s
+        # (a slope at or below zero, fitted runs past the knee whose throughput no longer
+        # grows, says nothing of the CPU: the range then reaches down to 1 % of the law's)
+        start_s = (
+            max(slope_s, UNKNOWN_CPU_SHARE[0] * cpu_s)
+            if background and slope_s is not None
+            else cpu_s
+        )
         settings += [
             f"backends.0.cores={cores[0]}",
             f'backends.0.demand={{dist = "deterministic", value = {start_s!r}}}',
         ]
         if background:
-            low_s = max(start_s, UNKNOWN_CPU_SHARE[0] * cpu_s)
+            low_s = start_s
             lines += [
                 "# the CPU per request: the utilisation law at the light run gives it all of the",
                 "# host's busy time, an upper bound when the host is busy without the requests;",

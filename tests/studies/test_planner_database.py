@@ -522,3 +522,36 @@ def test_a_host_busy_without_the_requests_leaves_the_cpu_a_range(tmp_path):
     assert low == pytest.approx(slope)
     assert low < 0.5 * high
     assert "busy without the requests" in result.output
+
+
+def test_a_fitted_run_past_the_knee_leaves_every_range_open(tmp_path):
+    """planning-pool at 10, 40 and 120 users: at 120 the stack is saturated and its busy share no
+    longer grows with its throughput, so the slope says nothing of the CPU; every unknown keeps
+    a range (an empty one, [0, 0], was refused by calibrate)."""
+    pool = CLUSTER_CONTEXT.parents[2] / "planning-pool"
+    table = tmp_path / "measured.csv"
+    runs = [str(pool / f"users{n}.jtl") for n in (10, 40, 120)]
+    imported = CliRunner().invoke(
+        main,
+        [
+            "import",
+            "jtl",
+            *runs,
+            "--utilisation",
+            str(pool / "sar.sadf.csv"),
+            "--warmup",
+            "2",
+            "--until",
+            "58",
+            "-o",
+            str(table),
+        ],
+    )
+    assert imported.exit_code == 0, imported.output
+    out = tmp_path / "exp"
+    fit = ["--fit", "users10", "--fit", "users40", "--fit", "users120"]
+    result = plan(tmp_path, out, *fit)
+    assert result.exit_code == 0, result.output
+    for unknown in experiment(out)["unknown"]:
+        low, high = unknown["range"]
+        assert 0 <= low < high, unknown
