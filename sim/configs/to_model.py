@@ -155,7 +155,8 @@ def _check(draft: Draft, sources: Sources) -> None:
     from sim.model.load import ModelError, parse_model
 
     try:
-        # check_only: an [autoscale] table is checked here, and refused when the model is run
+        # check_only: an [autoscale] table is checked here; what no engine runs yet (an
+        # external metric) is refused when the model is run (`refuse_autoscale`)
         parse_model(draft.nested(), source="the assembled model", check_only=True)
     except ModelError as exc:
         problem = " ".join(str(exc).split("\n")[1:]).strip() or str(exc)

@@ -1,18 +1,20 @@
 """`[backends.autoscale]`: an autoscaler for a backend group, and the life of a node it adds.
 
-The table is read and checked like any other, but no engine simulates it yet: the loader
-refuses a model that has one (`refuse_autoscale`) rather than run the group at a fixed
-`count` while the file says it scales.  Its decision is `sim.tiers.cluster.autoscale.hpa`
-(Kubernetes' HPA, autoscaling/v2); the field names follow the HPA's spec, in this project's
-snake case with units.
+Its decision is `sim.tiers.cluster.autoscale.hpa` (Kubernetes' HPA, autoscaling/v2); the
+field names follow the HPA's spec, in this project's snake case with units.  The reference
+engine runs it (`sim.tiers.cluster.elastic_group`, `sim.tiers.cluster.node_life`; the feature
+`backends.autoscale`, which the compiled engine does not implement).  What it does not run
+yet, the loader refuses in one line (`refuse_autoscale`) rather than run the group at a fixed
+`count` while the file says it scales.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from sim.tiers.balancer.policies import policy_class
 from sim.tiers.cluster.autoscale.hpa import (
     HorizontalPodAutoscaler,
     HpaSpec,
@@ -158,6 +160,12 @@ class Autoscale(_Strict):
         description="readinessProbe.periodSeconds (default 10): a started node is seen ready at "
         "the next probe [s]",
     )
+    warm_pool: bool = Field(
+        False,
+        description="a node joins with its JVM's code already compiled (instances pre-initialised "
+        "and kept with their memory: AWS EC2 Auto Scaling warm pools in the Running or "
+        "Hibernated state); false = a fresh JVM, cold (backends.N.jvm's JIT warm-up)",
+    )
     slow_start_s: float = Field(
         0.0,
         ge=0,
@@ -199,14 +207,63 @@ class Autoscale(_Strict):
         return self
 
 
-def refuse_autoscale(backends: list, source: str) -> str | None:
-    """The one line that refuses a model whose backend group has `[autoscale]`, or None."""
-    for index, group in enumerate(backends):
-        if getattr(group, "autoscale", None) is not None:
+# the metrics the engine measures per node (`sim.tiers.cluster.elastic_group`)
+SIMULATED_METRICS = ("cpu_utilization", "pods")
+
+
+def refuse_autoscale(model: Any, source: str) -> str | None:
+    """The one line that refuses a model whose `[autoscale]` asks for what no engine runs yet
+    (`model` is a `sim.model.schema.Model`), or None."""
+    members = model.balancer.members
+    policy = model.balancer.policy
+    for index, group in enumerate(model.backends):
+        spec = getattr(group, "autoscale", None)
+        if spec is None:
+            continue
+        where = f"{source}: backends.{index}"
+        if spec.metric not in SIMULATED_METRICS:
             return (
-                f"{source}: backends.{index}.autoscale: [autoscale] is read and checked but not "
-                f"simulated yet; the group would run at a fixed backends.{index}.count = "
-                f"{group.count}: remove the table, or --set backends.{index}.autoscale=none to "
-                "run that fixed count"
+                f"{where}.autoscale.metric = {spec.metric!r} is read and checked but not "
+                f"simulated yet (the engine measures {' and '.join(SIMULATED_METRICS)} per "
+                "node): use one of those"
+            )
+        if spec.max_replicas < 2:
+            return (
+                f"{where}.autoscale.max_replicas = {spec.max_replicas} leaves the group "
+                "nothing to scale: raise max_replicas, or remove [autoscale] for a fixed count"
+            )
+        if group.count > spec.max_replicas:
+            return (
+                f"{where}.count = {group.count} is above backends.{index}.autoscale."
+                f"max_replicas = {spec.max_replicas}: lower count (the Deployment's replicas "
+                "at the start) or raise max_replicas"
+            )
+        if members is not None and group.name not in members:
+            return (
+                f"{where}: the autoscaled group {group.name!r} is not among balancer.members, "
+                "so no request reaches it: add it to balancer.members or remove [autoscale]"
+            )
+        if group.events:
+            return (
+                f"{where}.events with [autoscale] is not simulated yet (a crash and the "
+                "autoscaler's node lives are not joined): remove the events or the table"
+            )
+        if spec.slow_start_s > 0 and not policy_class(policy).reads_weights_live:
+            return (
+                f"{where}.autoscale.slow_start_s = {spec.slow_start_s:g} ramps a joining "
+                f"node's weight, which balancer.policy = {policy!r} does not read at each "
+                "pick: set balancer.policy = 'byrequests' (a weighted rotation, as HAProxy's "
+                "roundrobin) or slow_start_s = 0"
+            )
+        if model.cluster.active:
+            return (
+                f"{where}.autoscale with cluster.replication is not simulated yet (the "
+                "replication group's members are fixed): remove one of them"
+            )
+        proxy = model.proxy
+        if proxy is not None and proxy.forward and proxy.backend_pool.module == "mod_jk":
+            return (
+                f"{where}.autoscale with proxy.backend_pool.module = 'mod_jk' is not simulated "
+                "yet (mod_jk's lb worker keeps its own member states): use module = 'mod_proxy'"
             )
     return None

@@ -128,6 +128,10 @@ FEATURES: dict[str, Declaration] = {
     ),
     "appserver.jdbc_pool": exact("the JDBC pool (maxTotal): " + _POOL),
     "backends.events": approximate("crashes and slow-downs make the load time-varying"),
+    "backends.autoscale": Declaration(
+        refused="an autoscaled group changes its size over time, which no steady state has: "
+        "solve each fixed count (--set backends.N.autoscale=none --set backends.N.count=K)"
+    ),
     "balancer": exact("the split over nodes by each node's share"),
     "balancer.sticky_session": exact(
         "open arrivals carry no session; with returning users the approximation "

@@ -224,8 +224,14 @@ def _nodes(model: Model) -> tuple[NodePlan, ...]:
             share=None if shares is None else shares[g],
         )
         for g, group in groups
-        for i in range(group.count)
+        for i in range(built_nodes(group))
     )
+
+
+def built_nodes(group: Backend) -> int:
+    """The nodes a group is built with: its `count`, or an autoscaled group's `max_replicas`
+    (those it has not asked for wait outside the balancer: `sim.tiers.cluster.node_life`)."""
+    return group.count if group.autoscale is None else group.autoscale.max_replicas
 
 
 def _shares(model: Model, groups: list[tuple[int, Backend]]) -> dict[int, float] | None:
@@ -233,11 +239,11 @@ def _shares(model: Model, groups: list[tuple[int, Backend]]) -> dict[int, float]
     load-aware one.  Round robin and random split evenly whatever the nodes' speeds: a
     heterogeneous cluster is then stable only while every node keeps up with 1/N of the load."""
     split = policy_class(model.balancer.policy).split
-    nodes = sum(group.count for _, group in groups)
+    nodes = sum(built_nodes(group) for _, group in groups)
     if split == "adaptive":
         return None
     if split == "weighted":
-        total = sum(group.weight * group.count for _, group in groups)
+        total = sum(group.weight * built_nodes(group) for _, group in groups)
         return {g: group.weight / total for g, group in groups}
     if split == "single":  # everything to one elected node, which may be any of them
         return {g: 1.0 for g, _ in groups}

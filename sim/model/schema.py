@@ -1000,8 +1000,8 @@ class Backend(Host):
     )
     autoscale: Autoscale | None = Field(
         None,
-        description="a Kubernetes HPA on the group and the life of the nodes it adds (read and "
-        "checked, refused at load: not simulated yet); none = a fixed count",
+        description="a Kubernetes HPA on the group and the life of the nodes it adds (the "
+        "reference engine runs it); none = a fixed count",
     )
 
     @field_validator("connector")

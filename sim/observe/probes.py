@@ -29,6 +29,9 @@ BYTES = "bytes"
 MEBIBYTES = "MiB"
 COLLECTIONS = "collections"
 SESSIONS = "sessions"
+EVENTS = "events"  # decisions that changed something (an autoscaler's scale-ups)
+NODES = "nodes"
+NODE_SECONDS = "node-s"  # nodes x seconds they existed: what an elastic group costs
 
 Metric = tuple[str, float, str]  # (name relative to the probe, value, unit)
 

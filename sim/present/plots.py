@@ -187,3 +187,66 @@ def trace_colours(names: list[str]) -> dict[str, str]:
         for name, colour in zip(members, sample_colorscale(scale, points)):
             colours[name] = colour
     return colours
+
+
+def replicas_figure(columns: dict[str, list], group: str, title: str = ""):
+    """An autoscaled group over time: the replicas its autoscaler asked for and the nodes
+    ready (`<group>.autoscale.replicas_now`, `ready_now`, at each sampling instant) beside the
+    load offered (requests arrived per second over each interval, on a second axis), from a
+    `tiersim run --timeseries` file."""
+    import plotly.graph_objects as go
+
+    wanted = [f"{group}.autoscale.replicas_now", f"{group}.autoscale.ready_now"]
+    missing = [name for name in [*wanted, "count.arrived"] if name not in columns]
+    if missing:
+        groups = sorted(
+            name.removesuffix(".autoscale.replicas_now")
+            for name in columns
+            if name.endswith(".autoscale.replicas_now")
+        )
+        raise ValueError(
+            f"no column {', '.join(missing)} in the file; autoscaled groups in it: "
+            f"{', '.join(groups) or 'none'}"
+        )
+    times = columns["time"]
+    starts = [0.0, *times[:-1]]
+    load = [
+        None if n is None or t <= s else n / (t - s)
+        for n, t, s in zip(columns["count.arrived"], times, starts)
+    ]
+    figure = go.Figure()
+    for name, dash in zip(wanted, ("solid", "dash")):
+        figure.add_trace(
+            go.Scatter(
+                x=times,
+                y=columns[name],
+                mode="lines",
+                line_shape="hv",
+                line={"color": "rgb(31, 119, 180)", "dash": dash},
+                name=name.removesuffix("_now"),
+            )
+        )
+    figure.add_trace(
+        go.Scatter(
+            x=times,
+            y=load,
+            mode="lines",
+            line_shape="hv",
+            line={"color": "rgb(127, 127, 127)", "dash": "dot"},
+            name="load: requests arrived per second",
+            yaxis="y2",
+        )
+    )
+    figure.update_layout(
+        title=title,
+        xaxis_title="simulated time [s]",
+        yaxis={"title": "nodes [count]", "rangemode": "tozero"},
+        yaxis2={
+            "title": "requests arrived [1/s]",
+            "overlaying": "y",
+            "side": "right",
+            "rangemode": "tozero",
+        },
+        legend={"x": 1.1},
+    )
+    return figure

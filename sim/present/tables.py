@@ -241,6 +241,19 @@ def render(result: RunResult, console: Console, source: str) -> None:
             + (("out_of_memory",) if _nonzero(summary, f"{node}.jvm.out_of_memory") else ())
         ],
     )
+    elastic = [
+        name.removesuffix(".autoscale.replicas")
+        for name in whole
+        if name.endswith(".autoscale.replicas")
+    ]
+    section(
+        "Autoscaled groups (means over the window; decisions and node-seconds in it)",
+        [
+            (f"{group} {field.replace('_', ' ')}", f"{group}.autoscale.{field}")
+            for group in elastic
+            for field in ("replicas", "ready", "scale_ups", "scale_downs", "node_seconds")
+        ],
+    )
     batches = sorted({int(name.split(".")[1]) for name in summary if name.startswith("batch.")})
     rows = []
     for k in batches:

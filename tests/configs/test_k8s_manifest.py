@@ -10,7 +10,7 @@ import pytest
 
 from sim.configs.errors import ConfigError
 from sim.configs.to_model import Sources, assemble
-from sim.model.load import ModelError, parse_model
+from sim.model.load import parse_model
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "configs"
@@ -67,10 +67,15 @@ def test_the_walkthroughs_seven_replicas_from_the_table_it_writes():
     assert autoscaler.decide(15.0, 5, [PodSample(0.122)] * 5).desired == 7
 
 
-def test_the_written_model_is_refused_at_run_until_autoscaling_is_simulated():
-    text = from_config(WALKTHROUGH).text
-    with pytest.raises(ModelError, match="not simulated yet"):
-        parse_model(tomllib.loads(text), source="written")
+def test_the_written_model_runs_on_the_reference_engine():
+    """Loaded for a run (not only for from-config's check), the model keeps its autoscaler,
+    which the reference engine runs and the compiled engine does not."""
+    from sim.engines import choose
+
+    model = parse_model(tomllib.loads(from_config(WALKTHROUGH).text), source="written")
+    assert model.backends[0].autoscale is not None
+    choice = choose(model)
+    assert choice.engine == "reference" and "backends.autoscale" in choice.note
 
 
 def test_a_deployment_alone_sets_the_size_and_cores(tmp_path):

@@ -241,7 +241,9 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "backends.N.jvm.jit_warm_factor": (MODELLED, ""),
     "backends.N.jvm.jit_warmup_requests": (MODELLED, ""),
     "backends.N.events": (REFUSED, ""),
-    "backends.N.autoscale": (REFUSED, "the loader refuses it: no engine simulates it yet"),
+    # the autoscaler's control loop and the nodes' lives run on the reference engine
+    # (feature backends.autoscale)
+    "backends.N.autoscale": (REFUSED, ""),
     "database.cores": (MODELLED, ""),
     "database.speed": (MODELLED, ""),
     "database.connections": (MODELLED, ""),

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from sim.engines.reference import classes
 from sim.engines.reference.connect import Parts, connect
+from sim.engines.reference.elastic import elastic_groups
 from sim.kernel.calendar import Kernel
 from sim.kernel.cpu import DedicatedCPU, ProcessorSharingCPU
 from sim.kernel.slots import Pool
@@ -284,6 +285,9 @@ def assemble(
             node.accepts_clients = True
 
     assembly.class_stats = classes.class_stats(model)
+    # autoscaled groups (backends.N.autoscale): their control loops, measured with the rest
+    elastic = elastic_groups(model, plan, kernel, nodes, jvms, entries, assembly.dispatcher)
+    assembly.extra_probes.extend(elastic)
     # the load generator's CPU (clients.host), made before the recorder so that it is observed
     client_cpu = None if stack.clients_cpu is None else host(stack.clients_cpu)
     # what the recorder records is the stack's layout, which studies and the compiled engine
@@ -305,6 +309,7 @@ def assemble(
             clients=assembly.clients,
             members=entries,
             writes_session=classes.writes_session(model),
+            elastic=elastic,
         )
     )
     return assembly, recorder

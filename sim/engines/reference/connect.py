@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from sim.tiers.balancer.dispatcher import Dispatcher
     from sim.tiers.balancer.sessions import SessionTable
     from sim.tiers.clients.populations import Clients
+    from sim.tiers.cluster.elastic_group import ElasticGroup
 
 
 class UnconnectedHook(RuntimeError):
@@ -55,6 +56,7 @@ class Parts:
     clients: Clients  # a client population
     writes_session: tuple | None = None  # per request class: True, False or None (the trigger)
     members: list | None = None  # what the balancer sends to, in member order (a node or its pool)
+    elastic: list[ElasticGroup] | None = None  # autoscaled groups (backends.N.autoscale)
 
 
 def hooks(parts: Parts) -> list[Hook]:
@@ -112,6 +114,20 @@ def hooks(parts: Parts) -> list[Hook]:
         for index, pool in failing:
             pool.on_disabled = partial(dispatcher.member_in_error, index)
 
+    elastic = parts.elastic or []
+
+    def drain_members() -> None:
+        assert dispatcher is not None  # an autoscaled group always has a balancer
+        if len(elastic) == 1:
+            dispatcher.on_member_idle = elastic[0].member_idle
+            return
+
+        def idle(member: int) -> None:
+            for group in elastic:
+                group.member_idle(member)
+
+        dispatcher.on_member_idle = idle
+
     def cookies() -> None:
         for jvm in jvms:
             if jvm is not None:
@@ -159,6 +175,12 @@ def hooks(parts: Parts) -> list[Hook]:
             dispatcher is not None and bool(failing),
             members_in_error,
             lambda: all(pool.on_disabled is not None for _, pool in failing),
+        ),
+        Hook(
+            "balancer.on_member_idle -> a draining node of an autoscaled group goes when idle",
+            bool(elastic),
+            drain_members,
+            lambda: dispatcher is not None and dispatcher.on_member_idle is not None,
         ),
         Hook(
             "jvm.cookies <- whether the clients keep sessions",

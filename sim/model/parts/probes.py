@@ -12,8 +12,8 @@ The order is the reference assembler's: stations (the proxy, the database, the n
 pools in the order they are made (the database's, each node's JDBC pool, connector pools and
 connection set-up lock, the replication network's links, the front's workers), CPUs (the
 database's, the nodes', the proxy's, the load generator's), the extra probes (replication,
-the front's connections and statuses, `elapsed.server_close`), the JVMs, the front's backend
-connection pools, the balancer, and the request classes.
+the front's connections and statuses, `elapsed.server_close`, the autoscaled groups), the
+JVMs, the front's backend connection pools, the balancer, and the request classes.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from sim.observe.recorder import BASE_FIELDS
 from sim.tiers.appserver.connectors import Connector
 from sim.tiers.appserver.jvm import Jvm
 from sim.tiers.balancer.dispatcher import BALANCER_COUNTS, DispatchProbe
+from sim.tiers.cluster.elastic_group import ElasticGroup
 from sim.tiers.cluster.session_replication import ReplicationProbe
 from sim.tiers.proxy.backend_pool import BackendPool, FailingConnectsPool
 from sim.tiers.proxy.client_connections import ConnectionsProbe, ServerCloseProbe, StatusProbe
@@ -190,6 +191,12 @@ def probe_layout(model: Any, nodes: Sequence[Any], stack: StackParts) -> ProbeLa
             extra.append(ProbeSlot("proxy.responses", StatusProbe, _STATUS_FIELDS))
             if model.finite:
                 extra.append(ProbeSlot("elapsed", ServerCloseProbe, ()))
+    # the autoscaled groups' control loops (`sim.tiers.cluster.elastic_group`)
+    extra += [
+        ProbeSlot(f"{group.name}.autoscale", ElasticGroup, tuple(ElasticGroup.fields))
+        for group in model.backends
+        if group.autoscale is not None
+    ]
     cpus = [
         ProbeSlot(cpu.name, ProcessorSharingCPU, _CPU_FIELDS, cores=cpu.cores) for cpu in stack.cpus
     ]

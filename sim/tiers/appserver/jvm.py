@@ -101,9 +101,8 @@ class Jvm:
         self.young_touched = 0.0
         # JIT
         self.served_count = 0
-        self.demand_factor = (
-            spec.jit_cold_factor if spec.jit_warmup_requests > 0 else spec.jit_warm_factor
-        )
+        self.warming = spec.jit_warmup_requests > 0  # the demand factor still falls
+        self.demand_factor = spec.jit_cold_factor if self.warming else spec.jit_warm_factor
         # Collections
         self.paused_until = 0.0
         self.young_gcs = 0
@@ -115,6 +114,28 @@ class Jvm:
         self._over_limit = 0
         if self.creates_sessions:
             kernel.after(spec.expiry_check_s, self._sweep, None)
+
+    def restart(self, warm: bool = False) -> None:
+        """A new JVM in the node's place (a pod an autoscaler starts, `sim.tiers.cluster.
+        node_life`): interpreted code again (the JIT's cold factor), the heap at its baseline,
+        no sessions, no OutOfMemoryError.  `warm`: the JIT's code is already compiled (an
+        instance resumed from a warm pool with its memory).  The collection counters run on:
+        they are the node's, cumulative across its JVMs."""
+        spec = self.spec
+        self.sessions.clear()
+        self.eden_used = 0.0
+        self.new_live = 0.0
+        self.old_used = self.baseline
+        self.young_resident = 0.0
+        self.young_touched = 0.0
+        self.old_high_water = self.old_used
+        self.served_count = 0
+        self.warming = spec.jit_warmup_requests > 0 and not warm
+        self.demand_factor = spec.jit_cold_factor if self.warming else spec.jit_warm_factor
+        self.out_of_memory = None
+        self._last_full_end = self.kernel.now
+        self._gc_time_at_last_full = self.gc_time
+        self._over_limit = 0
 
     # ------------------------------------------------------------------ requests
     def burst_sampler(self, sample: Callable[[], float]) -> Callable[[], float]:
@@ -129,7 +150,7 @@ class Jvm:
             return -1.0
         spec = self.spec
         self.served_count += 1
-        if spec.jit_warmup_requests > 0:
+        if self.warming:
             self.demand_factor = spec.jit_warm_factor + (
                 spec.jit_cold_factor - spec.jit_warm_factor
             ) * math.exp(-self.served_count / spec.jit_warmup_requests)

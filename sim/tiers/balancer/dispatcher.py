@@ -15,7 +15,10 @@ every real balancer keeps around it:
   (Tomcat `jvmRoute`) sends a session back to the member that created it;
 * failures of members at given times (`backends.N.events`): a crash fails the requests in
   flight on the member and refuses new connections until it recovers; `slow` divides its
-  CPU speed.
+  CPU speed;
+* membership (`join`, `leave`): a node an autoscaler adds becomes a member when its readiness
+  probe passes, one it removes stops being chosen at once and is told of when it has no
+  request left (`on_member_idle`), so that it can go (`sim.tiers.cluster.node_life`).
 """
 
 from __future__ import annotations
@@ -44,8 +47,10 @@ class Dispatcher:
         "kernel",
         "load_view",
         "max_attempts",
+        "member",
         "nodes",
         "on_complete",
+        "on_member_idle",
         "outstanding",
         "policy",
         "refused_down",
@@ -83,6 +88,10 @@ class Dispatcher:
         self.usable = [True] * n  # False while in error state
         self.down = [False] * n  # the member's process has crashed: connections are refused
         self.epoch = [0] * n  # crashes so far: a session created before the last one died with it
+        self.member = [True] * n  # False while the node is not in the balancer's member list
+        # (index) -> None, when a member's last outstanding request is answered (a hook:
+        # `sim.engines.reference.connect`); None when nobody waits for a member to drain
+        self.on_member_idle: Callable[[int], None] | None = None
         self.report_interval_s = report_interval_s
         self.load_view = self.outstanding if report_interval_s is None else [0] * n
         self.retry_s = retry_s
@@ -175,6 +184,10 @@ class Dispatcher:
 
     def _retry(self, index: int) -> None:
         """`retry` has elapsed: the member is a candidate again; real traffic probes it."""
+        if not self.member[index] or self.usable[index]:
+            # it left the member list while in error state (it stays out), or it left and
+            # joined again meanwhile (usable already)
+            return
         self.usable[index] = True
         insort(self.active, index)
         self.policy.recovered(index)
@@ -218,6 +231,34 @@ class Dispatcher:
         for at_s, index, kind, factor in events:
             self.kernel.after(at_s, actions[kind], (index, factor))
 
+    # ------------------------------------------------------------------ membership
+    def track_in_flight(self) -> None:
+        """Keep the requests in flight per member from now on, so that a member killed with
+        requests outstanding (a crash, a grace period that ran out) fails them."""
+        if self.in_flight is None:
+            self.in_flight = [dict() for _ in self.nodes]
+
+    def join(self, index: int) -> None:
+        """The node becomes a member (its readiness probe passed): usable at once, a fresh
+        process (not down), its error state forgotten."""
+        self.member[index] = True
+        self.down[index] = False
+        self.usable[index] = True
+        if index not in self.active:
+            insort(self.active, index)
+        self.policy.recovered(index)
+        self.policy.membership_changed()
+
+    def leave(self, index: int) -> None:
+        """The node leaves the member list (Kubernetes removes a terminating pod from the
+        Service's endpoints): no new request goes to it, a sticky session fails over; its
+        requests outstanding still come back."""
+        self.member[index] = False
+        self.usable[index] = False
+        if index in self.active:
+            self.active.remove(index)
+            self.policy.membership_changed()
+
     # ------------------------------------------------------------------ stale reports
     def _report(self, _arg) -> None:
         self.load_view[:] = self.outstanding
@@ -252,6 +293,9 @@ class _Returned:
             dispatcher.in_flight[self.index].pop(self, None)
         if dispatcher.on_complete is not None:
             dispatcher.on_complete(self.index, request, ok, dispatcher.kernel.env._now - self.sent)
+        idle = dispatcher.on_member_idle
+        if idle is not None and not dispatcher.outstanding[self.index]:
+            idle(self.index)
         self.reply(request, ok)
 
     def failed(self, request: Request) -> None:

@@ -495,6 +495,16 @@ class BackendPool:
             self._close(connection)
         pool.idle.clear()
 
+    def close_idle(self) -> None:
+        """The node stops (a scaled-down pod): the connections kept to it close with it; a
+        node that comes back in its place starts with none.  Counted with the backend's idle
+        closes: the node closes them, not the front."""
+        for pool in self._pools_now():
+            for connection in pool.idle:
+                self.idle_closes += 1
+                self._close(connection)
+            pool.idle.clear()
+
     def _forget(self, connection: BackendConnection) -> None:
         connection.pool.open -= 1
         self.open_connections -= 1

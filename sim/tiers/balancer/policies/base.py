@@ -55,6 +55,9 @@ class Policy:
     on_dispatch = False  # call dispatched() for every request sent
     on_complete = False  # call completed() for every answer received
     uses_load = False  # reads `load` (so stale reports apply to it)
+    # reads `weights` at every pick, so that a member's weight can ramp while it runs: the
+    # balancer's slow start of a joining member (`sim.tiers.balancer.slow_start`)
+    reads_weights_live: ClassVar[bool] = False
 
     __slots__ = ("active", "load", "names", "now", "outstanding", "rng", "weights")
 

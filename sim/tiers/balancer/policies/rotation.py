@@ -47,6 +47,7 @@ class SmoothWeightedRoundRobin(Policy):
     policy_names = ("byrequests",)  # balancer.policy
 
     split = "weighted"
+    reads_weights_live = True
     __slots__ = ("lbstatus",)
 
     def __init__(self, weights, names, rng, **params) -> None:

@@ -1,0 +1,75 @@
+"""Build the autoscaled groups (`backends.N.autoscale`) over the assembled nodes.
+
+The plan builds `max_replicas` nodes for such a group (`sim.model.plan`); the first `count`
+serve from the start, the others wait outside the balancer's members until the autoscaler
+asks for them (`sim.tiers.cluster.elastic_group`, `sim.tiers.cluster.node_life`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sim.model.plan import Plan
+from sim.tiers.balancer.dispatcher import Dispatcher
+from sim.tiers.balancer.slow_start import SlowStart
+from sim.tiers.cluster.elastic_group import ElasticGroup
+from sim.tiers.cluster.node_life import NodeLife, NodeTiming
+from sim.tiers.proxy.backend_pool import BackendPool
+
+
+def elastic_groups(
+    model: Any, plan: Plan, kernel, nodes: list, jvms: list, entries: list, dispatcher
+) -> list[ElasticGroup]:
+    """One control loop per autoscaled group of `model` (its `backends`, each with its
+    `autoscale` table or None); none when no group scales."""
+    made: list[ElasticGroup] = []
+    for g, group in enumerate(model.backends):
+        spec = group.autoscale
+        if spec is None:
+            continue
+        # validated at load (`sim.model.autoscale.refuse_autoscale`): the group is a member of
+        # the balancer and can grow past one node, so a dispatcher chooses among its nodes
+        assert isinstance(dispatcher, Dispatcher)
+        dispatcher.track_in_flight()  # a node killed after its grace period fails them
+        members = [i for i, planned in enumerate(plan.nodes) if planned.group == g]
+        slow = (
+            SlowStart(kernel, dispatcher.policy.weights, spec.slow_start_s)
+            if spec.slow_start_s > 0
+            else None
+        )
+        timing = NodeTiming(
+            provisioning_s=spec.provisioning_s,
+            jvm_start_s=spec.jvm_start_s,
+            readiness_delay_s=spec.readiness_delay_s,
+            readiness_period_s=spec.readiness_period_s,
+            drain_s=spec.drain_s,
+            warm_pool=spec.warm_pool,
+        )
+        lives = [
+            NodeLife(
+                kernel,
+                dispatcher,
+                member,
+                nodes[member].name,
+                timing,
+                jvm=jvms[member],
+                connections=entries[member] if isinstance(entries[member], BackendPool) else None,
+                slow_start=slow,
+                ready=k < group.count,
+            )
+            for k, member in enumerate(members)
+        ]
+        made.append(
+            ElasticGroup(
+                kernel,
+                f"{group.name}.autoscale",
+                spec.autoscaler(),
+                spec.metric,
+                lives,
+                [nodes[m].cpu for m in members],
+                [nodes[m] for m in members],
+                spec.scrape_interval_s,
+                group.count,
+            )
+        )
+    return made
