@@ -61,6 +61,9 @@ class DatabaseEvidence:
     locking_s: float  # L: their time per request at the light run
     share: float  # the lock's share of the calls: the locking statements' calls per request
     waits: dict[str, float] = field(default_factory=dict)  # run -> wait per acquisition [s]
+    # the light run's own wait per acquisition lies in [0, this]: its time per call, when the
+    # light run has users enough to wait (each heavier run's growth is counted from it)
+    light_wait_bound_s: float = 0.0
     left_out: list[str] = field(default_factory=list)  # runs without a wait figure, and why
 
 
@@ -126,6 +129,8 @@ def read_evidence(path: str | Path, light_run: str) -> DatabaseEvidence:
         locking_s=sum(per_request[s] * _number(light[s]["time_per_call_s"]) for s in locking),
         share=min(1.0, max(per_request.values())),
     )
+    if found.light_users >= 2:
+        found.light_wait_bound_s = found.locking_s / found.share
     _waits(found, mine, light, users)
     return found
 
@@ -193,7 +198,24 @@ def _waits(found: DatabaseEvidence, mine, light, users) -> None:
             # run, within the measurement's noise, and there is no figure to meet
             found.left_out.append(f"{run}: no growth ({wait * 1000:.3g} ms)")
             continue
-        found.waits[run] = wait
+        # The growth is counted from the light run's time per call, which holds that run's
+        # own wait: the wait at this run is the growth plus a light wait somewhere in
+        # [0, light_wait_bound_s], its middle taken, its spread the figure's error
+        # (`wait_error`).  Compared with the simulated wait as it is, the growth alone is short
+        # by the light wait, and the hold fitted to it too short.
+        found.waits[run] = wait + found.light_wait_bound_s / 2
+
+
+def wait_error(found: DatabaseEvidence, runs: list[str]) -> float | None:
+    """The lock wait figures' relative error at the fitted `runs`: the light run's own wait, a
+    uniform over [0, light_wait_bound_s], as a share of each figure (the largest), or None when
+    the light run could not wait (one user)."""
+    shares = [
+        found.light_wait_bound_s / math.sqrt(12) / found.waits[run]
+        for run in runs
+        if run in found.waits
+    ]
+    return max(shares) if shares and found.light_wait_bound_s > 0 else None
 
 
 def write_lock_waits(table_path: Path, waits: dict[str, float]) -> None:

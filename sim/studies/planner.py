@@ -128,14 +128,15 @@ def scaffold(
         )
     if isinstance(jdbc_pool, int) and jdbc_pool < 1:
         raise ExperimentError(f"--jdbc-pool {jdbc_pool}: expected the pool's size >= 1")
-    tier, waits, database_s = None, {}, 0.0
+    tier, waits, database_s, lock_error = None, {}, 0.0, None
     if database is not None:  # read and checked before anything is written
-        from sim.studies.database_plan import database_lines, read_evidence
+        from sim.studies.database_plan import database_lines, read_evidence, wait_error
 
         evidence = read_evidence(database, lightest.run)
         waits, database_s = evidence.waits, evidence.transaction_s
         # the lock waits fit the hold where a fitted run measured one
         tier = database_lines(evidence, demand_s, any(run in waits for run in fit), jdbc_pool)
+        lock_error = wait_error(evidence, fit)
     waits_fitted = [run for run in fit if run in waits]
     model_path = Path(model).resolve()
     if not model_path.is_file():
@@ -257,6 +258,7 @@ def scaffold(
             "[[figures]]",
             f'column = "{LOCK_WAIT}"',
             'unit = "s"',
+            *([f"measurement_error = {lock_error!r}"] if lock_error is not None else []),
             "",
         ]
     fitted_columns = ["throughput", "response.mean"]

@@ -365,8 +365,13 @@ def test_a_light_run_of_several_users_is_said_to_count_the_waits_short(measured,
     from sim.measurements.table import read
 
     table = read(out / "measured.csv").set_index("run")
-    expected = snapshot_time_per_call(4, UPDATE) - snapshot_time_per_call(2, UPDATE)
+    # the growth, plus the middle of what clients2 itself may have waited, [0, its time per call]
+    light = snapshot_time_per_call(2, UPDATE)
+    expected = snapshot_time_per_call(4, UPDATE) - light + light / 2
     assert table.loc["clients4", "database.lock.wait"] == pytest.approx(expected)
+    # ... and that spread is the figure's error
+    (figure,) = [f for f in experiment(out)["figures"] if f["column"] == "database.lock.wait"]
+    assert figure["measurement_error"] == pytest.approx(light / math.sqrt(12) / expected)
     assert math.isnan(table.loc["clients1", "database.lock.wait"])  # lighter than the light run
 
 
@@ -473,8 +478,9 @@ def test_a_lock_whose_wait_falls_past_the_knee_is_still_found(tmp_path):
     found = read_evidence(path, "users10")
     assert list(found.locking) == ["UPDATE hot"]
     assert "x3.12 from users10 to users40" in found.locking["UPDATE hot"]
-    assert found.waits["users40"] == pytest.approx((4.31 - 1.38) / 1000)
-    assert found.waits["users170"] == pytest.approx((2.61 - 1.38) / 1000)
+    # the growth, plus the middle of the light run's own wait in [0, 1.38 ms] (10 users may wait)
+    assert found.waits["users40"] == pytest.approx((4.31 - 1.38 + 1.38 / 2) / 1000)
+    assert found.waits["users170"] == pytest.approx((2.61 - 1.38 + 1.38 / 2) / 1000)
 
 
 def test_a_host_busy_without_the_requests_leaves_the_cpu_a_range(tmp_path):
