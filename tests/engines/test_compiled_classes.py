@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from sim.engines.compiled.classes import is_chain, linear_path
+from sim.model.parts.request_classes import request_classes
 from sim.model.plan import compile_plan
 from sim.run.replication import run_replication
 from tests.conftest import model_from, on_both_engines
@@ -154,11 +154,13 @@ def test_a_retry_keeps_its_class_and_counts_in_it():
 def test_the_plan_lays_out_a_fixed_path_or_leaves_a_chain_to_the_driver():
     data = stepped(3)
     model = model_from(data, engine="reference")
-    assert not is_chain(model) and linear_path(model) == [0, 1, 2]
+    classes = request_classes(model)
+    assert not classes.chain and classes.path == (0, 1, 2)
     data["clients"]["script"]["transitions"] = {"a": {"c": 1.0}}  # one successor: still fixed
     model = model_from(data, engine="reference")
-    assert not is_chain(model) and linear_path(model) == [0, 2]
+    classes = request_classes(model)
+    assert not classes.chain and classes.path == (0, 2)
     data["clients"]["script"]["transitions"] = {"a": {"b": 0.5, "end": 0.5}}
     model = model_from(data, engine="reference")
-    assert is_chain(model)
+    assert request_classes(model).chain and request_classes(model).path == ()
     assert "clients.script" in compile_plan(model).features

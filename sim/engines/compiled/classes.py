@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from sim.engines.compiled import kernel as k
-from sim.model.classes import Work, class_names, users_per_class, works
-from sim.model.schema import Model
+from sim.model.classes import Work
+from sim.model.parts.request_classes import RequestClasses
 from sim.observe.classes import OUTCOMES, ClassProbe
 from sim.random.distributions import Distribution, as_distribution
 from sim.random.streams import Streams
@@ -63,20 +63,13 @@ class ClassView:
         self.name = f"class.{name}"
 
 
-def is_chain(model: Model) -> bool:
-    """A script whose steps have several successors: each session's path is drawn."""
-    script = model.clients.script
-    return script is not None and any(len(row) > 1 for row in script.successors())
-
-
-def chain_choice(model: Model, streams: Streams) -> ScriptChoice | None:
+def chain_choice(classes: RequestClasses, streams: Streams) -> ScriptChoice | None:
     """The reference's path drawing for a Markov-chain script (`sim.engines.reference.classes.
     class_choice`), over the step numbers (its `choose` gives the step, not its class);
     None for any other model."""
-    if not is_chain(model):
+    if not classes.chain:
         return None
-    script = model.clients.script
-    assert script is not None
+    script = classes.script
     steps = list(range(len(script.steps)))
     return ScriptChoice(
         None,
@@ -88,32 +81,18 @@ def chain_choice(model: Model, streams: Streams) -> ScriptChoice | None:
     )
 
 
-def linear_path(model: Model) -> list[int]:
-    """The steps of a script without a Markov chain, in the order every session walks them
-    (`ScriptChoice._path` with one successor per step)."""
-    script = model.clients.script
-    assert script is not None
-    successors = script.successors()
-    path: list[int] = []
-    step: int | None = 0
-    while step is not None:
-        path.append(step)
-        step = successors[step][0][0]
-    return path
-
-
 def station_tables(
-    model: Model,
+    request_classes: RequestClasses,
     works_by_station: list[StationWork | None],
     downstream: list[bool],
     bursts: list[int],
     stream: MakeStream,
 ) -> np.ndarray:
     """KST: per station (in the plan's order), each class's burst stream, then its calls."""
-    classes = works(model)
+    classes = request_classes.works
     n = len(classes)
     table = np.zeros((max(len(works_by_station), 1), 2 * max(n, 1)), dtype=np.int64)
-    if not model.classes:
+    if not request_classes.names:
         return table
     for s, station in enumerate(works_by_station):
         assert station is not None  # every station declares its work
@@ -131,11 +110,16 @@ def station_tables(
 
 
 def client_tables(
-    model: Model, config: np.ndarray, stream: MakeStream, uniforms: Callable[[str], int]
+    classes: RequestClasses,
+    kind: str,
+    config: np.ndarray,
+    stream: MakeStream,
+    uniforms: Callable[[str], int],
 ) -> tuple[np.ndarray, np.ndarray]:
     """KF (per class: zeroed outcomes, the mix's bounds, whether it writes the session) and
-    KSTEP (the script's path: each step's class and think stream); sets the clients' config."""
-    names = list(class_names(model))
+    KSTEP (the script's path: each step's class and think stream) of the request classes, for
+    clients of `kind` (`clients.kind`); sets the clients' config."""
+    names = list(classes.names)
     n = len(names)
     table = np.zeros((max(n, 1), k.N_KF), dtype=np.float64)
     steps = np.zeros((1, k.N_STEP), dtype=np.int64)
@@ -144,34 +128,33 @@ def client_tables(
     config[k.C_PATH_LEN] = 0
     if not n:
         return table, steps
-    for c, spec in enumerate(model.classes):
-        table[c, k.K_WRITES] = -1 if spec.writes_session is None else int(spec.writes_session)
-    clients = model.clients
-    if clients.mix is not None:
-        per_user = users_per_class(model)
+    for c, writes in enumerate(classes.writes_session):
+        table[c, k.K_WRITES] = -1 if writes is None else int(writes)
+    if classes.mix is not None:
+        per_user = classes.users_per_class
         if per_user is not None:  # MixPerUser
             config[k.C_CLASS_CHOICE] = k.CHOICE_USERS
             table[:, k.K_MIX] = list(accumulate(per_user))
         else:  # MixPerRequest: its cumulative probabilities, the last exactly 1
             config[k.C_CLASS_CHOICE] = k.CHOICE_MIX
-            cumulative = list(accumulate(clients.mix.get(name, 0.0) for name in names))
+            cumulative = list(accumulate(classes.mix))
             cumulative[-1] = 1.0
             table[:, k.K_MIX] = cumulative
             config[k.C_ST_MIX] = uniforms("clients.mix")
         return table, steps
-    script = clients.script
+    script = classes.script
     assert script is not None  # validated: classes need a mix or a script
-    chain = is_chain(model)
+    chain = classes.chain
     config[k.C_CLASS_CHOICE] = k.CHOICE_CHAIN if chain else k.CHOICE_SCRIPT
     # KSTEP's rows: the steps of a chain (by number), or the positions of the fixed path
-    path = list(range(len(script.steps))) if chain else linear_path(model)
+    path = list(range(len(script.steps))) if chain else list(classes.path)
     config[k.C_PATH_LEN] = len(path)
     steps = np.zeros((len(path), k.N_STEP), dtype=np.int64)
     own: dict[int, int] = {}  # a step's own think stream, made once
     for position, index in enumerate(path):
         step = script.steps[index]
         steps[position, k.STEP_CLASS] = names.index(step.class_name)
-        if step.think is None or clients.kind == "ab":
+        if step.think is None or kind == "ab":
             steps[position, k.STEP_THINK] = config[k.C_ST_THINK]
         else:
             if index not in own:
@@ -179,6 +162,6 @@ def client_tables(
                     f"clients.script.think.{step.name}", as_distribution(step.think), 0
                 )
             steps[position, k.STEP_THINK] = own[index]
-    if clients.kind == "sessions" and not chain:  # the path is the session
+    if kind == "sessions" and not chain:  # the path is the session
         config[k.C_FIXED_LENGTH] = len(path)
     return table, steps

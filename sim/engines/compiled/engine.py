@@ -391,7 +391,7 @@ def simulate(
     )
     streams = Streams(seed, replication)
     k.REFILLS[token] = _refiller(plan, streams, tables["DRAW"])
-    script = chain_choice(model, streams)
+    script = chain_choice(model_plan.stack.request_classes, streams)
     if script is not None:
         k.SCRIPTS[token] = script
     if timeseries is not None:

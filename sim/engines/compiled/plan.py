@@ -425,11 +425,13 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         constants.append(None)
         return len(streams) - 1
 
-    class_table, class_steps = client_tables(model, config, stream, uniforms)
+    class_table, class_steps = client_tables(
+        stack.request_classes, stack.clients_part.kind, config, stream, uniforms
+    )
     if stack.clients_cpu is not None:  # the request's work on the generator's CPU (`host_run`)
         _host(stack.clients_part, len(stations), config, stream)
     class_stations = station_tables(
-        model,
+        stack.request_classes,
         [record["work"] for record in stations],
         [record["down"] != k.DOWN_NONE for record in stations],
         [record["burst"] for record in stations],
