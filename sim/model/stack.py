@@ -38,6 +38,7 @@ from sim.model.parts.replication import (
     cluster_network,
     replication_parts,
 )
+from sim.model.parts.request_classes import RequestClasses, request_classes
 from sim.model.schema import AbClients, ClosedClients, Model, OpenClients
 from sim.random.distributions import as_distribution
 from sim.tiers.appserver.connectors import Connector, connector_class
@@ -70,6 +71,8 @@ class StackPlan:
     offered_load: OfferedLoad
     # the clients as the engines build them, and their random streams (`sim.model.parts.clients`)
     clients_part: ClientsPart
+    # the request classes and how the clients pick one (`sim.model.parts.request_classes`)
+    request_classes: RequestClasses
     # the parts the engines build (`sim.model.parts`): the front, the nodes (per node of
     # `Plan.nodes`), the database, and the load generator's CPU (`clients.host`)
     front: Front | None
@@ -120,6 +123,7 @@ def stack_plan(model: Model, nodes: tuple) -> StackPlan:
         connectors=connectors,
         offered_load=offered_load(model),
         clients_part=clients_part(model),
+        request_classes=request_classes(model),
         front=the_front,
         nodes=node_parts(model, nodes, connectors, pools),
         database=database_part(model),
