@@ -22,6 +22,7 @@ from sim.model.schema import (
     OpenClients,
     SessionClients,
 )
+from sim.model.shared_lock import shared_lock_part
 from sim.observe.classes import ClassStats
 from sim.observe.probes import Probe
 from sim.random.distributions import Exponential, as_distribution
@@ -37,6 +38,7 @@ from sim.tiers.cluster.session_replication import (
     Replicator,
 )
 from sim.tiers.database.disks import Disks
+from sim.tiers.database.lock import POOL as LOCK_POOL
 from sim.tiers.database.lock import shared_lock
 from sim.tiers.proxy.backend_pool import BackendPool, FailingConnectsPool
 from sim.tiers.proxy.children import ChildProcesses
@@ -140,9 +142,10 @@ def assemble(
             )
         assembly.stations.append(database)
         database_call = database.serve
-        if db.lock is not None:
+        lock = shared_lock_part(model)
+        if lock is not None:
             database_call = shared_lock(
-                kernel, db.lock, pool("database.lock", db.lock.permits), database_call, streams
+                kernel, lock, pool(LOCK_POOL, lock.permits), database_call, streams
             )
 
     stack = plan.stack
