@@ -9,6 +9,7 @@ from sim.api.arguments import ArgumentError as ArgumentError
 from sim.api.capacity import Capacity as Capacity
 from sim.api.capacity import capacity as capacity
 from sim.api.measurements import estimate as estimate
+from sim.api.measurements import import_database as import_database
 from sim.api.measurements import import_measurements as import_measurements
 from sim.api.measurements import operational_laws as operational_laws
 from sim.api.measurements import plan_experiment as plan_experiment

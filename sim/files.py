@@ -120,14 +120,29 @@ def read_bytes_within(path: str | Path, limit: Limit, used: int = 0) -> bytes:
     return data
 
 
+def not_there(path: str | Path, what: str = "file") -> str:
+    """Why a path that cannot be opened is not there, for a message: no such file, a symbolic
+    link to nothing (naming its target), or a loop of symbolic links -- each its own fix."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a loop of symbolic links (each points on to the next, back to itself)"
+    if os.path.islink(path):
+        return f"a symbolic link to {os.readlink(path)}, which does not exist"
+    return f"no such {what}"
+
+
 def read_text(path: str | Path, what: str = "file", max_bytes: int = MAX_TEXT_BYTES) -> str:
     """The UTF-8 text of a regular file (a leading byte-order mark dropped)."""
     path = Path(path)
     try:
         info = path.stat()
     except FileNotFoundError:
-        raise FileProblem(f"{path}: no such {what}") from None
+        raise FileProblem(f"{path}: {not_there(path, what)}") from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise FileProblem(f"{path}: {not_there(path, what)}") from None
         raise FileProblem(f"{path}: cannot read the {what} ({exc.strerror})") from None
     if stat.S_ISDIR(info.st_mode):
         raise FileProblem(f"{path}: is a directory; give the {what} itself")
@@ -151,15 +166,44 @@ def read_text(path: str | Path, what: str = "file", max_bytes: int = MAX_TEXT_BY
     return decode(data, path, what)
 
 
+def utf16_form(data: bytes) -> str | None:
+    """How `data` is UTF-16 text, or None: "UTF-16" when it starts with a UTF-16 byte-order
+    mark, "UTF-16LE" or "UTF-16BE" when, without one, every character of its first line(s)
+    has a NUL byte beside it (ASCII as UTF-16, a Windows tool's "Unicode" file).  A reader of
+    UTF-8 would otherwise call such a file binary, or read garbage from it."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "UTF-16"
+    head = data[:512]
+    pairs = len(head) // 2
+    if pairs < 2:
+        return None
+    low = sum(head[2 * i] == 0 for i in range(pairs))  # NULs first in each pair: big-endian
+    high = sum(head[2 * i + 1] == 0 for i in range(pairs))
+    # text of another script has fewer NULs, a binary file NULs on both sides of a pair
+    if high >= 0.9 * pairs and low == 0:
+        return "UTF-16LE"
+    if low >= 0.9 * pairs and high == 0:
+        return "UTF-16BE"
+    return None
+
+
+def utf16_said(form: str) -> str:
+    """What gave a file away as UTF-16 (`utf16_form`), for a message."""
+    if form == "UTF-16":
+        return "it starts with a UTF-16 byte-order mark"
+    return "a NUL byte beside each character, with no byte-order mark"
+
+
 def decode(data: bytes, path: str | Path, what: str = "file") -> str:
     """UTF-8 text, or a message naming the encoding problem and where it is."""
+    form = utf16_form(data)
+    if form is not None:
+        raise FileProblem(
+            f"{path}: the {what} is {form} text ({utf16_said(form)}); save it as UTF-8 "
+            f"(iconv -f {form} -t UTF-8)"
+        )
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8) :]
-    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        raise FileProblem(
-            f"{path}: the {what} is UTF-16 text (it starts with a UTF-16 byte-order mark); "
-            "save it as UTF-8"
-        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -19,6 +19,7 @@ Workloads with no steady state of this kind (ramps, schedules, renewal arrivals)
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -31,14 +32,8 @@ from sim.analytic.mva import (
     exact_mva,
     schweitzer_mva,
 )
-from sim.model.classes import (
-    request_fractions,
-    session_requests,
-    think_per_request,
-    users_per_class,
-)
+from sim.model.parts.offered_load import OfferedLoad
 from sim.model.plan import Plan, compile_plan
-from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
 
 
 class NotProductForm(ValueError):
@@ -175,28 +170,24 @@ def _caveats(plan: Plan, population: int | None) -> list[str]:
     return [str(a) for a in (*plan.approximations, *plan.pool_limits(population))]
 
 
-def solve_model(model: Model, plan: Plan | None = None) -> Answer:
-    """The product-form answer for the model's compiled plan (compiled here when not given)."""
+def solve_model(model: Any, plan: Plan | None = None) -> Answer:
+    """The product-form answer for the model's compiled plan (compiled here when not given:
+    `model`, a `sim.model.schema.Model`, is handed to `compile_plan` and not read here)."""
     plan = compile_plan(model) if plan is None else plan
-    clients = model.clients
-    if isinstance(clients, ClosedClients) and clients.ramp:
-        raise NotProductForm("clients.ramp: a changing population has no steady state to solve")
-    if isinstance(clients, OpenClients) and clients.rate_per_s is None:
-        which = "clients.schedule" if clients.schedule is not None else "clients.interarrival"
-        raise NotProductForm(
-            f"{which}: only Poisson arrivals (clients.rate_per_s) are product-form"
-        )
+    load = _offered_load(plan)
+    if load.no_steady_state is not None:
+        raise NotProductForm(load.no_steady_state)
     if plan.classes:
-        return _with_classes(plan)
-    if isinstance(clients, (ClosedClients, AbClients)):
-        assert plan.population is not None
-        return _closed(plan, plan.population, plan.think_s)
-    if isinstance(clients, OpenClients):
-        assert clients.rate_per_s is not None
-        return _open(plan, clients.rate_per_s)
-    if isinstance(clients, SessionClients):
-        return _open(plan, clients.session_rate_per_s * session_requests(clients))
-    raise NotProductForm(f"clients.kind = {clients.kind} has no analytic counterpart")
+        return _with_classes(plan, load)
+    if load.population is not None:
+        return _closed(plan, load.population, load.think_s)
+    assert load.rate_per_s is not None  # open: Poisson arrivals, or sessions
+    return _open(plan, load.rate_per_s)
+
+
+def _offered_load(plan: Plan) -> OfferedLoad:
+    assert plan.stack is not None  # compile_plan always decides the stack
+    return plan.stack.offered_load
 
 
 # Exact MVA runs one step per user; with multi-server stations each step is O(N) too.  Beyond
@@ -252,7 +243,7 @@ def _closed(plan: Plan, population: int, think: float) -> Answer:
     ]
     bounds = asymptotic_bounds(network, population)
     return Answer(
-        model=plan.model.meta.name,
+        model=plan.name,
         network=f"closed network, N = {population}, Z = {think:g} s ({method})",
         exact=not caveats,
         caveats=caveats,
@@ -299,7 +290,7 @@ def _open(plan: Plan, rate: float) -> Answer:
                 "slots held across downstream calls (nested holds) are not product-form"
             )
     return Answer(
-        model=plan.model.meta.name,
+        model=plan.name,
         network=f"open network, Poisson arrivals at {rate:g} requests/s (Jackson)",
         exact=not caveats,
         caveats=caveats,
@@ -310,29 +301,22 @@ def _open(plan: Plan, rate: float) -> Answer:
 
 
 # ------------------------------------------------------------------------ request classes
-def _with_classes(plan: Plan) -> Answer:
+def _with_classes(plan: Plan, load: OfferedLoad) -> Answer:
     """A model with request classes.  Users that each keep one class (`mix_by = "user"`) are
     separate chains with fixed populations: multi-class MVA.  Users that change class per
     request (a mix, a script) form one chain whose customers switch class; its throughput and
     queues are those of one class with the mix-weighted demands (BCMP with class switching),
     and a class's residence at a processor-sharing station is its demand times the station's
     residence per unit of demand.  Open classes likewise share an open network."""
-    model = plan.model
-    clients = model.clients
-    per_user = users_per_class(model)
-    if per_user is not None:
-        return _chains(plan, per_user)
-    fractions = request_fractions(model)
-    if isinstance(clients, (ClosedClients, AbClients)):
-        assert plan.population is not None
-        think = 0.0 if isinstance(clients, AbClients) else think_per_request(model)
-        answer = _closed(plan, plan.population, think)
+    if load.users_per_class is not None:
+        return _chains(plan, load.users_per_class, load.think_s)
+    fractions = load.class_fractions
+    if load.population is not None:
+        answer = _closed(plan, load.population, load.class_think_s)
         answer.network += ", one chain: each request draws its class"
-    elif isinstance(clients, OpenClients):
-        assert clients.rate_per_s is not None
-        answer = _open(plan, clients.rate_per_s)
     else:
-        answer = _open(plan, clients.session_rate_per_s * session_requests(clients))
+        assert load.rate_per_s is not None  # open: Poisson arrivals, or sessions
+        answer = _open(plan, load.rate_per_s)
     stretch = [s.residence_s / s.demand_s if s.demand_s > 0 else 0.0 for s in answer.stations]
     for c, name in enumerate(plan.classes):
         response = sum(d.class_demands[c] * f for d, f in zip(plan.stations, stretch))
@@ -342,13 +326,13 @@ def _with_classes(plan: Plan) -> Answer:
     return answer
 
 
-def _chains(plan: Plan, populations: tuple[int, ...]) -> Answer:
+def _chains(plan: Plan, populations: tuple[int, ...], think_s: float) -> Answer:
     demands = plan.stations
     network = MultiClassNetwork(
         tuple(d.name for d in demands),
         np.array([d.class_demands for d in demands]).reshape(len(demands), len(populations)),
         tuple(d.servers for d in demands),
-        (plan.think_s,) * len(populations),
+        (think_s,) * len(populations),
     )
     result = solve_closed(network, populations)
     total = float(result.throughput.sum())
@@ -372,8 +356,8 @@ def _chains(plan: Plan, populations: tuple[int, ...]) -> Answer:
             "limit: Schweitzer-Bard approximate MVA (typically within a few per cent)"
         )
     return Answer(
-        model=plan.model.meta.name,
-        network=f"closed multi-class network, N = {populations} by class, Z = {plan.think_s:g} s "
+        model=plan.name,
+        network=f"closed multi-class network, N = {populations} by class, Z = {think_s:g} s "
         f"({result.method})",
         exact=not caveats,
         caveats=caveats,

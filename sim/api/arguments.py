@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable, Sequence
 from numbers import Real
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from sim.model.schema import Model
@@ -185,6 +185,12 @@ def optional_choice(value: Any, parameter: str, allowed: Sequence[str]) -> str |
     return None if value is None else choice(value, parameter, allowed)
 
 
+def text(value: Any, parameter: str, example: str) -> str:
+    if isinstance(value, str) and value.strip():
+        return value
+    raise ArgumentError(parameter, f"expected a string, e.g. {example!r}, not {_shown(value)}")
+
+
 def optional_text(value: Any, parameter: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
@@ -200,6 +206,17 @@ def callback(value: Any, parameter: str) -> Callable | None:
 def workers(value: Any, parameter: str = "workers") -> int | None:
     """1: in this process; None: one process per core; n: n processes."""
     return optional_integer(value, parameter, 1, None, " (None: one process per core)")
+
+
+def optional_limit(value: Any, parameter: str) -> int | Literal["none"] | None:
+    """None, a whole number >= 1, or "none": no limit (as a pool's negative size says)."""
+    if value is None or value == "none":
+        return value
+    if isinstance(value, str):
+        raise ArgumentError(
+            parameter, f'expected a whole number >= 1 or "none" (no limit), not {_shown(value)}'
+        )
+    return integer(value, parameter, 1, None, ' or "none" (no limit)')
 
 
 def counts(value: Any, parameter: str, low: int = 1) -> tuple[int, ...]:

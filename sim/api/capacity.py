@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from sim.studies.calibration.saved import Calibrated
+    from sim.studies.capacity.next_measurement import NextMeasurements
     from sim.studies.capacity.question import Question
     from sim.studies.capacity.search import CapacityResult
     from sim.studies.capacity.uncertain import CapacityRange
@@ -25,10 +26,13 @@ if TYPE_CHECKING:
 @dataclass
 class Capacity:
     """A capacity answer: `result` (the search: best value, its neighbour, every evaluation,
-    the knee) and, with a calibration, `range` over its parameters' uncertainty."""
+    the knee) and, with a calibration, `range` over its parameters' uncertainty and, when
+    asked, `next_measurements`: the range's expected width after each candidate measurement,
+    best first."""
 
     result: CapacityResult
     range: CapacityRange | None = None
+    next_measurements: NextMeasurements | None = None
 
     @property
     def best(self) -> float | None:
@@ -39,6 +43,8 @@ class Capacity:
         document = self.result.as_dict()
         if self.range is not None:
             document["calibrated_range"] = self.range.as_dict()
+        if self.next_measurements is not None:
+            document["what_next"] = self.next_measurements.as_dict()
         return document
 
     def to_frame(self) -> pd.DataFrame:
@@ -73,13 +79,17 @@ def capacity(
     calibration: Calibrated | CalibrationResult | str | Path | None = None,
     draws: int = 8,
     error_budget: float | None = None,
+    what_next: bool = False,
+    candidates: Sequence[str] = (),
 ) -> Capacity:
     """`tiersim capacity`: the largest load (or smallest cluster) of a model (a `Model`, a
     model file or a sweep file) whose interval meets every SLO (`"p95<1.0"`, ...), varying
     `vary`; with a calibration, the search again at its parameter draws, as a range.
     `error_budget`: the share of requests that may fail at a value that meets the SLOs
     (`--error-budget`; None: the sweep file's, else 1 %).  `workers` = 1 runs in this
-    process, None one process per core."""
+    process, None one process per core.  With a calibration, `what_next` weighs the default
+    measurements and `candidates` the given ones (`--what-next`, `--candidate`)."""
+    from sim.studies.capacity.next_measurement import weigh as weigh_candidates
     from sim.studies.capacity.question import answer, answer_range
     from sim.studies.executor import ProcessExecutor, SerialExecutor
 
@@ -102,15 +112,37 @@ def capacity(
     calibrated = None if calibration is None else as_calibration(calibration)
     points = arguments.integer(draws, "draws", 2, 1024)
     budget = arguments.optional_number(error_budget, "error_budget", at_least=0.0, below=1.0)
+    weigh = arguments.flag(what_next, "what_next")
+    wanted = list(arguments.strings(candidates, "candidates", "clients.users=80:response.p95"))
+    if (weigh or wanted) and calibrated is None:
+        raise ArgumentError(
+            "what_next" if weigh else "candidates",
+            "measurements are weighed by a calibration's draws: give calibration=",
+        )
     fixed = (*calibrated.overrides(), *extra) if calibrated is not None else extra
     question = _question(where, slos, vary, chosen, fixed, count, root, low, high, budget)
+    given = _candidates(wanted, question)
 
     with SerialExecutor() if pool == 1 else ProcessExecutor(pool) as executor:
         result = answer(question, executor, executor.slots, width, analytic, knee)
-        spread = None
+        spread = weighed = None
         if calibrated is not None:
             spread = answer_range(question, result, calibrated, points, executor, width, extra)
-    return Capacity(result, spread)
+            if weigh or given:
+                weighed = weigh_candidates(
+                    question, result, spread, calibrated, given, weigh, executor, extra
+                )
+    return Capacity(result, spread, weighed)
+
+
+def _candidates(texts: list[str], question: Question) -> list:
+    """The given candidates, checked before any simulation."""
+    from sim.studies.capacity.candidates import CandidateError, parse_candidate
+
+    try:
+        return [parse_candidate(text, question.base) for text in texts]
+    except CandidateError as exc:
+        raise ArgumentError("candidates", str(exc)) from None
 
 
 def _question(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from sim.api import arguments
 from sim.api.arguments import ArgumentError
@@ -165,6 +165,13 @@ def plan_experiment(
     threads: int | Sequence[int] = (),
     think: str | None = None,
     shape: str | Path | ShapeFit | None = None,
+    database: str | Path | None = None,
+    jdbc_pool: int | Literal["none"] | None = None,
+    context: str | Path | None = None,
+    tomcat: str | Path | None = None,
+    tomcat_version: str = "10.1",
+    jmx: str | Path | None = None,
+    jmx_group: str | None = None,
 ) -> dict:
     """`tiersim plan`: write an experiment folder for a measurement table -- a frame (written
     into the folder as its `measured.csv`) or its file -- with the template model or `model`,
@@ -175,10 +182,27 @@ def plan_experiment(
     high=0.6}'); `shape`: a light level's JTL (its samples after `warmup_s`) or a fitted
     `sim.measurements.shape` result; without it, the lightest fitted run's file as the import
     recorded it beside the table (or RUN.jtl beside it), and the returned `shape` says which,
-    or why none (then the p95 is not fitted).  Returns what was estimated."""
+    or why none (then the p95 is not fitted).
+    The cluster on one shared database, as `tiersim plan`'s options: `database`, the database
+    evidence table (`import_database(..., output=...)`; the template becomes
+    models/planner-apache-tomcat-database.toml); `jdbc_pool`, the node's JDBC pool (context.xml
+    `Resource` `maxTotal`, "none": no limit) or `context`, the context.xml that declares it;
+    `tomcat`, the node's server.xml (its request Connector's maxThreads, acceptCount and
+    maxConnections, Tomcat `tomcat_version`'s defaults where it is silent) instead of `threads`;
+    `jmx`, the JMeter test plan whose timers are the think time (its thread group `jmx_group`)
+    instead of `think`.  Returns what was estimated, with where each value read from these
+    files comes from (`threads`, `jdbc_pool`, `test_plan`)."""
     import pandas as pd
 
+    from sim.studies.database_plan import TEMPLATE as DATABASE_TEMPLATE
     from sim.studies.planner import scaffold
+    from sim.studies.planner_inputs import (
+        PlanOptionError,
+        jdbc_pool_input,
+        node_input,
+        readable,
+        think_input,
+    )
 
     if not isinstance(table, pd.DataFrame):
         arguments.path(table, "table", "measurement table")
@@ -191,8 +215,17 @@ def plan_experiment(
         "threads": arguments.counts(threads, "threads"),
         "think": arguments.optional_text(think, "think"),
     }
+    evidence = arguments.optional_path(database, "database", "database evidence table")
+    pool_size = arguments.optional_limit(jdbc_pool, "jdbc_pool")
+    context_file = arguments.optional_path(context, "context", "Tomcat context.xml")
+    tomcat_file = arguments.optional_path(tomcat, "tomcat", "Tomcat server.xml")
+    version = arguments.text(tomcat_version, "tomcat_version", "10.1")
+    jmx_file = arguments.optional_path(jmx, "jmx", "JMeter test plan")
+    group = arguments.optional_text(jmx_group, "jmx_group")
     if model is not None:
         options["model"] = arguments.path(model, "model", "model file")
+    elif evidence is not None:
+        options["model"] = DATABASE_TEMPLATE
     if cores is not None:
         options["cores"] = arguments.counts(cores, "cores")
     if isinstance(shape, (str, Path)):
@@ -208,6 +241,21 @@ def plan_experiment(
                 "shape", f"expected a JTL's path or a ShapeFit, not {type(shape).__name__}"
             )
         options["shape"] = shape
+    try:  # the stack's files, read before anything is written
+        pool = jdbc_pool_input(pool_size, context_file, evidence is not None)
+        node = node_input(tomcat_file, version, bool(options["threads"]))
+        from_plan = think_input(jmx_file, group, options["think"] is not None, options["warmup_s"])
+    except PlanOptionError as exc:
+        raise ArgumentError(exc.parameter, str(exc)) from None
+    if evidence is not None:
+        readable(evidence)
+    options.update(database=evidence, jdbc_pool=pool.size)  # a pool without it: refused there
+    if node is not None:
+        options.update(
+            threads=(node.threads,), node_settings=node.settings, threads_source=node.said
+        )
+    if from_plan is not None:
+        options.update(think=from_plan.spec, think_said=from_plan.said)
     if isinstance(table, pd.DataFrame):
         # the experiment reads its table from its folder: the frame is written there, once
         out.mkdir(parents=True, exist_ok=True)
@@ -218,4 +266,57 @@ def plan_experiment(
         write_sources(list(table.attrs.get("sources", [])), source)  # its files, as imported
     else:
         source = Path(table)
-    return scaffold(source, runs, out, find_shape=shape is None, **options)
+    found = scaffold(source, runs, out, find_shape=shape is None, **options)
+    found["jdbc_pool"] = pool.said  # where the node's JDBC pool comes from (with `database`)
+    found["test_plan"] = [] if from_plan is None else list(from_plan.notes)
+    return found
+
+
+def import_database(
+    format: str,
+    files: Sequence[str | Path],
+    table: str | Path | None = None,
+    output: str | Path | None = None,
+    *,
+    run: str | None = None,
+    min_duration_ms: float | None = None,
+) -> pd.DataFrame:
+    """The database's own files of the load test's runs as the database evidence table
+    (`tiersim import pg-stat|pg-log|mysql-slow|mysql-digest`; docs/measurement-table.md): one
+    row per run and statement with its calls per request, time per call, lock waits and growth
+    with load, also written to `output` (.csv) when given.  `format`: `pg-stat`
+    (pg_stat_statements snapshots RUN.before.csv and RUN.after.csv), `pg-log` (PostgreSQL's
+    stderr log or csvlog, `log_min_duration_statement`, one per run), `mysql-slow` (the slow
+    query log, one per run), `mysql-digest` (performance_schema digest snapshots, as pg-stat);
+    `table`: the load test's measurement table file (its runs' users and successful requests,
+    for the calls per request); `run`: one run of all the log files; `min_duration_ms`: the
+    log's threshold (log_min_duration_statement, long_query_time x 1000)."""
+    import pandas as pd
+
+    from sim.measurements.database.evidence import COLUMNS, write
+    from sim.measurements.database.importer import FORMATS as KNOWN
+    from sim.measurements.database.importer import SNAPSHOTS, DatabaseUsageError
+    from sim.measurements.database.importer import import_database as import_evidence
+
+    arguments.choice(format, "format", KNOWN)
+    names = [str(f) for f in arguments.paths(files, "files", "database file")]
+    if not names:
+        raise ArgumentError("files", "no files given: name the database's files of the runs")
+    measured = arguments.optional_path(table, "table", "measurement table")
+    written = arguments.optional_path(output, "output", "evidence table")
+    if written is not None and written.suffix.lower() != ".csv":
+        raise ArgumentError(
+            "output", f"{written}: the database evidence table is CSV; give a .csv name"
+        )
+    name = arguments.optional_text(run, "run")
+    threshold = arguments.optional_number(
+        min_duration_ms, "min_duration_ms", at_least=0.0, unit=" [ms]"
+    )
+    try:
+        rows = import_evidence(format, names, measured, name, threshold)
+    except DatabaseUsageError as exc:
+        wrong = "run" if name is not None and format in SNAPSHOTS else "min_duration_ms"
+        raise ArgumentError(wrong, str(exc)) from None
+    if written is not None:
+        write(rows, written)
+    return pd.DataFrame(rows, columns=COLUMNS)

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import click
 
-from sim.cli.common import err, fail, refuse_placeholders
+from sim.cli.common import err, fail, refuse_placeholders, writable
 from sim.exit_codes import ExitCode
+from sim.files import not_there
 
 
 def _named_files(values: tuple[str, ...], option: str) -> list[tuple[str | None, Path]]:
@@ -23,7 +24,7 @@ def _named_files(values: tuple[str, ...], option: str) -> list[tuple[str | None,
             out.append((None, Path(value)))
     for _, given in out:
         if not given.is_file():
-            fail(f"{option} {given}: no such file; give the path of the file", ExitCode.USAGE)
+            fail(f"{option} {given}: {not_there(given)}; give the path of the file", ExitCode.USAGE)
     return out
 
 
@@ -132,9 +133,16 @@ def from_config_command(
     except ValueError:
         fail(f"--tomcat-version {tomcat_version!r}: give MAJOR.MINOR, e.g. 10.1", ExitCode.USAGE)
     if httpd is not None and not Path(httpd).is_file():
-        fail(f"--httpd {httpd}: no such file; give httpd's main configuration file", ExitCode.USAGE)
+        fail(
+            f"--httpd {httpd}: {not_there(httpd)}; give httpd's main configuration file",
+            ExitCode.USAGE,
+        )
     if workers_properties is not None and not Path(workers_properties).is_file():
-        fail(f"--workers-properties {workers_properties}: no such file", ExitCode.USAGE)
+        fail(
+            f"--workers-properties {workers_properties}: {not_there(workers_properties)}",
+            ExitCode.USAGE,
+        )
+    writable(output, "-o")  # a missing folder said before the files are read
     sources = Sources(
         httpd=Path(httpd) if httpd else None,
         server_root=Path(server_root) if server_root else None,
@@ -155,7 +163,7 @@ def from_config_command(
     try:
         Path(output).write_text(assembled.text)
     except OSError as exc:
-        fail(f"-o {output}: cannot write ({exc.strerror}); write elsewhere", ExitCode.USAGE)
+        fail(f"-o {output}: cannot write ({exc.strerror or exc}); write elsewhere", ExitCode.USAGE)
     draft = assembled.draft
     for line in draft.not_modelled:
         err.print(f"not modelled: {line}", markup=False, highlight=False)
@@ -194,6 +202,7 @@ def export_lqn_command(model_file, overrides, output) -> None:
     except ModelError as exc:
         fail(str(exc), ExitCode.MODEL)
     refuse_placeholders(model_file, overrides)
+    writable(output, "-o")
     try:
         exported = export_lqn(model, compile_plan(model), name=Path(model_file).stem)
     except LqnError as exc:
@@ -201,7 +210,7 @@ def export_lqn_command(model_file, overrides, output) -> None:
     try:
         Path(output).write_text(exported.xml)
     except OSError as exc:
-        fail(f"-o {output}: cannot write ({exc.strerror}); write elsewhere", ExitCode.USAGE)
+        fail(f"-o {output}: cannot write ({exc.strerror or exc}); write elsewhere", ExitCode.USAGE)
     for line in exported.unsaid:
         err.print(f"LQN cannot say: {line}", markup=False, highlight=False)
     err.print(f"wrote {output}", markup=False, highlight=False)

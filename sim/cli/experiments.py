@@ -25,7 +25,7 @@ from sim.present.json_text import json_text, unknown_note
 @click.command()
 @click.argument("experiment")
 @click.option("--replications", "-r", type=click.IntRange(1, 10_000), help="replications per row")
-@executor_options(default_workers=1, what="the rows' runs")
+@executor_options(what="the rows' runs")
 @click.option(
     "--cross-validate",
     is_flag=True,
@@ -114,7 +114,7 @@ def reproduce(experiment, replications, run_on, cross_validate, exact, as_json) 
     type=click.IntRange(1, 100_000),
     help="stop after this many evaluations [default: 30 x (parameters + 1)]",
 )
-@executor_options(default_workers=1, what="an evaluation's rows and the [[choose]] candidates")
+@executor_options(what="an evaluation's rows and the [[choose]] candidates")
 @click.option(
     "--draws",
     type=click.IntRange(0, 4096),

@@ -9,35 +9,25 @@ from typing import TYPE_CHECKING
 import click
 
 from sim.cli.common import err, fail, writable
-from sim.cli.measured_files import fit_shape_of_file, need_pandas, readable_file
+from sim.cli.measured_files import (
+    fit_shape_of_file,
+    need_pandas,
+    readable_file,
+    shape_format_option,
+)
 from sim.exit_codes import ExitCode
+from sim.measurements.format_names import DATABASE_FORMATS, FORMATS
 
 if TYPE_CHECKING:
     from sim.present.progress import Reporter
-
-DATABASE_FORMATS = ("pg-stat", "pg-log", "mysql-slow", "mysql-digest")
 
 
 @click.command("import")
 @click.argument(
     "format",
     metavar="FORMAT",
-    type=click.Choice(
-        # load tests, then the database's evidence (a table of its own)
-        [
-            "jtl",
-            "ab",
-            "ab-gnuplot",
-            "access-log",
-            "locust",
-            "k6",
-            "k6-summary",
-            "gatling",
-            "gatling-stats",
-            "otel",
-            *DATABASE_FORMATS,
-        ]
-    ),
+    # load tests, then the database's evidence (a table of its own)
+    type=click.Choice([*FORMATS, *DATABASE_FORMATS]),
 )
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option(
@@ -240,7 +230,7 @@ def import_command(
     except MeasurementError as exc:
         fail(str(exc), ExitCode.MODEL)
     except OSError as exc:
-        fail(f"{output}: cannot write ({exc.strerror})", ExitCode.USAGE)
+        fail(f"{output}: cannot write ({exc.strerror or exc})", ExitCode.USAGE)
     runs = sorted({r["run"] for r in rows})
     classes = sorted({r["class"] for r in rows if r["class"] != TOTAL})
     windows = len({(r["run"], r["window_start_s"]) for r in rows})
@@ -249,6 +239,13 @@ def import_command(
         f"classes {', '.join(classes)}",
         markup=False,
     )
+    for option, (_, name) in zip(patterns, options.classes.patterns):
+        if name not in classes:  # a pattern that matched nothing is said, not silently empty
+            err.print(
+                f"warning: --class {option!r} matched no sample's {class_by} (kept by the "
+                f"cut), so class {name!r} has no row; the unmatched are class 'other'",
+                markup=False,
+            )
     if tiers:
         from sim.measurements.trace_import import summary_lines
 
@@ -285,7 +282,7 @@ def _import_database(
     except MeasurementError as exc:
         fail(str(exc), ExitCode.MODEL)
     except OSError as exc:
-        fail(f"{output}: cannot write ({exc.strerror})", ExitCode.USAGE)
+        fail(f"{output}: cannot write ({exc.strerror or exc})", ExitCode.USAGE)
     runs = list(dict.fromkeys(str(r["run"]) for r in rows))
     statements = len({(r["source"], r["statement_id"]) for r in rows})
     gaps = sum(1 for r in rows if r["missing"])
@@ -362,13 +359,7 @@ class _Steps:
     metavar="FILE",
     help="a light load level's per-sample file: fit the demand's distribution to it",
 )
-@click.option(
-    "--shape-format",
-    type=click.Choice(["jtl", "ab-gnuplot"]),
-    default="jtl",
-    show_default=True,
-    help="the --shape file's format",
-)
+@shape_format_option
 @click.option(
     "--shape-csv",
     type=click.Path(dir_okay=False),
@@ -403,6 +394,10 @@ def estimate_command(
     readable_file(table_file)
     if shape_file is not None:
         readable_file(shape_file)
+    if shape_csv is not None:
+        if shape_file is None:
+            fail("--shape-csv writes the --shape samples; give --shape FILE", ExitCode.USAGE)
+        writable(shape_csv, "--shape-csv")  # a missing folder said before the fit
     if until_s is not None and not until_s > warmup_s:
         fail(
             f"--until {until_s:g} s is not after --warmup {warmup_s:g} s; expected --until later "

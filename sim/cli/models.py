@@ -72,7 +72,7 @@ from sim.exit_codes import ExitCode
     show_default=True,
     help="with --calibration: replications per draw",
 )
-@executor_options(default_workers=1, what="the --calibration draws")
+@executor_options(what="the --calibration draws")
 def run(
     model_file,
     overrides,

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Literal
+from collections.abc import Callable
+from typing import TypeVar
 
 import click
 
-from sim.cli.common import fail
-from sim.cli.measured_files import fit_shape_of_file, need_pandas, readable_file
+from sim.cli.common import err, fail
+from sim.cli.measured_files import (
+    fit_shape_of_file,
+    need_pandas,
+    readable_file,
+    shape_format_option,
+)
 from sim.exit_codes import ExitCode
+
+T = TypeVar("T")
 
 
 @click.command("plan")
@@ -71,12 +78,16 @@ from sim.exit_codes import ExitCode
     "shape of its response times (family, cv, fixed offset), and the p95 is fitted [default: "
     "the lightest fitted run's file, as the import recorded it, or RUN.jtl beside the table]",
 )
+@shape_format_option
 @click.option(
-    "--shape-format",
-    type=click.Choice(["jtl", "locust", "ab", "accesslog"]),
-    default="jtl",
-    show_default=True,
-    help="the --shape file's format",
+    "--tiers",
+    "tiers_file",
+    type=click.Path(dir_okay=False),
+    metavar="TIERS_CSV",
+    help="a trace's per-tier table (tiersim import otel TRACE --run RUN -o NAME.csv writes "
+    "NAME.tiers.csv): the lightest fitted run's time per tier places the demands (front: "
+    "proxy.demand; the app server's own time bounds its CPU; database calls: the wait) [default: "
+    "TABLE's NAME.tiers.csv beside it, if any]",
 )
 @click.option(
     "--think",
@@ -105,6 +116,20 @@ from sim.exit_codes import ExitCode
     help="Tomcat maxThreads (server.xml): one value is set, several (8,16,200) are [[choose]] "
     "candidates [default: --model's; with the template, powers of two from 4 below the "
     "heaviest fitted run's users and 200, as candidates]",
+)
+@click.option(
+    "--tomcat",
+    "tomcat_file",
+    type=click.Path(dir_okay=False),
+    metavar="SERVER_XML",
+    help="the node's Tomcat server.xml: its request Connector's maxThreads (the Executor's when "
+    "shared), acceptCount and maxConnections, as `from-config` reads them, instead of --threads",
+)
+@click.option(
+    "--tomcat-version",
+    default="10.1",
+    show_default=True,
+    help="--tomcat: the Tomcat release whose defaults fill what server.xml leaves out",
 )
 @click.option(
     "--database",
@@ -143,7 +168,10 @@ def plan_command(
     predict,
     shape_file,
     shape_format,
+    tiers_file,
     threads,
+    tomcat_file,
+    tomcat_version,
     think,
     jmx_file,
     jmx_group,
@@ -158,17 +186,14 @@ def plan_command(
     from sim.studies.database_plan import TEMPLATE as DATABASE_TEMPLATE
     from sim.studies.experiment import ExperimentError
     from sim.studies.planner import TEMPLATE, scaffold
+    from sim.studies.planner_inputs import jdbc_pool_input, node_input, think_input
 
     readable_file(table_file)
     if database_file is not None:
         readable_file(database_file)
-    if context_file is not None and database_file is None:
-        fail(
-            "--context gives the JDBC pool, the database tier's; give --database database.csv "
-            "(tiersim import pg-stat ...) to plan the database",
-            ExitCode.USAGE,
-        )
-    pool, pool_said = _jdbc_pool(jdbc_pool, context_file)
+    if tiers_file is not None:
+        readable_file(tiers_file)
+    pool = _read(jdbc_pool_input, jdbc_pool, context_file, database_file is not None)
     try:
         counts = tuple(int(c) for c in cores.split(","))
     except ValueError:
@@ -184,11 +209,15 @@ def plan_command(
             "8,16,200",
             ExitCode.USAGE,
         )
+    node = _read(node_input, tomcat_file, tomcat_version, threads is not None)
+    if node is not None:
+        thread_counts = (node.threads,)
+    from_plan = _read(think_input, jmx_file, jmx_group, think is not None, warmup_s)
     think_said = None
-    if jmx_file is not None:
-        think, think_said = _think_of_plan(jmx_file, jmx_group, think, warmup_s)
-    elif jmx_group is not None:
-        fail("--jmx-group names a thread group of --jmx PLAN; give the plan", ExitCode.USAGE)
+    if from_plan is not None:
+        for note in from_plan.notes:
+            click.echo(note)
+        think, think_said = from_plan.spec, from_plan.said
     shape = None
     if shape_file is not None:
         readable_file(shape_file)
@@ -208,9 +237,12 @@ def plan_command(
             think=think,
             think_said=think_said,
             database=database_file,
-            jdbc_pool=pool,
+            jdbc_pool=pool.size,
             find_shape=shape is None,
             threads_candidates=True,
+            node_settings=() if node is None else node.settings,
+            threads_source=None if node is None else node.said,
+            tiers=tiers_file,
         )
     except (MeasurementError, ExperimentError) as exc:
         fail(str(exc), ExitCode.MODEL)
@@ -232,15 +264,12 @@ def plan_command(
         click.echo(f"the wait a request thread holds: {wait}{source}; {found['split']}")
     elif found["shape"] is not None:
         click.echo(found["shape"])  # no sample file: the p95 is not fitted, said plainly
+    if found["tiers"] is not None:
+        click.echo(found["tiers"])  # the per-tier times used, or why the table beside is not
     if found["database"] is not None:
         click.echo(f"the shared database: {found['database']}")
-        if pool_said is not None:
-            click.echo(f"JDBC pool: {pool_said}")
-        elif pool is None:
-            click.echo(
-                "JDBC pool: the template's 8 (tomcat-dbcp's maxTotal default); give --context "
-                "context.xml, or --jdbc-pool N from its <Resource maxTotal=...>"
-            )
+        if pool.said is not None:
+            click.echo(f"JDBC pool: {pool.said}")
     if found["threads"] is not None:
         click.echo(found["threads"])
     elif not thread_counts:
@@ -248,107 +277,26 @@ def plan_command(
             f"maxThreads: {model}'s; give --threads N from your server.xml, or --threads "
             "8,16,200 to choose among candidates"
         )
+    for said in found["samples"]:  # a fitted run whose errors are assumed, not measured
+        err.print(f"warning: {said}", markup=False)
     click.echo(f"next: tiersim calibrate {folder}")
 
 
-def _jdbc_pool(
-    written: str | None, context_file: str | None
-) -> tuple[int | Literal["none"] | None, str | None]:
-    """The node's JDBC pool (a size, "none" for no limit, or None: the template's) from
-    --jdbc-pool or --context, and where it comes from."""
-    if written is not None and context_file is not None:
-        fail("--jdbc-pool and --context both give the JDBC pool; give one", ExitCode.USAGE)
-    if written is not None:
-        if written.strip().lower() == "none":
-            return "none", None
-        try:
-            size = int(written)
-        except ValueError:
-            size = 0
-        if size < 1:
-            fail(
-                f"--jdbc-pool {written!r}: expected the pool's size (maxTotal), a whole number "
-                ">= 1, or none (no limit)",
-                ExitCode.USAGE,
-            )
-        return size, None
-    if context_file is None:
-        return None, None
+def _read(read: Callable[..., T], *arguments) -> T:
+    """One of the planner's inputs from the stack's files (`sim.studies.planner_inputs`), its
+    refusal printed as the command's: options that cannot go together are a usage error, a file
+    that cannot be read the file's own (exit 3)."""
     from sim.configs.errors import ConfigError
-    from sim.configs.tomcat_context import read_jdbc_pool
-
-    readable_file(context_file)
-    try:
-        found = read_jdbc_pool(Path(context_file))
-    except ConfigError as exc:
-        fail(str(exc), ExitCode.MODEL)
-    return ("none" if found.size is None else found.size), found.said
-
-
-def _think_of_plan(jmx_file, group_name, think, warmup_s) -> tuple[str | None, str | None]:
-    """The think time of the JMeter plan's users (a model-file spec) and where it comes from;
-    (None, None) when a timer of the plan is one the model cannot draw (then it is fitted)."""
+    from sim.files import FileProblem
     from sim.measurements.errors import MeasurementError
-    from sim.measurements.formats import jmeter_plan
+    from sim.studies.planner_inputs import PlanOptionError
 
-    if think is not None:
-        fail("--think and --jmx both give the think time; give one", ExitCode.USAGE)
-    readable_file(jmx_file)
     try:
-        plan = jmeter_plan.read(jmx_file)
-        groups = plan.groups
-        if group_name is not None:
-            groups = [g for g in groups if g.name == group_name]
-            if not groups:
-                names = ", ".join(repr(g.name) for g in plan.groups) or "none"
-                fail(
-                    f"--jmx-group {group_name!r}: {jmx_file} has no enabled thread group of that "
-                    f"name (its thread groups: {names})",
-                    ExitCode.USAGE,
-                )
-        if not groups:
-            fail(
-                f"{jmx_file}: no JMeter ThreadGroup; its thread groups are plugins' "
-                f"({'; '.join(plan.unknown)}), whose load the planner does not read: give "
-                "--think instead",
-                ExitCode.MODEL,
-            )
-        thinks = [g.think(jmx_file) for g in groups]
-    except MeasurementError as exc:
+        return read(*arguments)
+    except PlanOptionError as exc:
+        fail(str(exc), ExitCode.USAGE)
+    except (ConfigError, FileProblem, MeasurementError) as exc:
         fail(str(exc), ExitCode.MODEL)
-    if len({t.inline() for t in thinks}) > 1:
-        names = "; ".join(f"{g.name!r}: {t.said.split(': ', 1)[1]}" for g, t in zip(groups, thinks))
-        fail(
-            f"{jmx_file}: {len(groups)} thread groups with different timers ({names}); the "
-            "model's users are one population: give --jmx-group NAME",
-            ExitCode.USAGE,
-        )
-    group, found = groups[0], thinks[0]
-    for other in plan.unknown:
-        click.echo(f"{jmx_file}: left out, a thread group the planner does not read: {other}")
-    if group.unknown:
-        click.echo(
-            f"{jmx_file}: thread group {group.name!r} has timers the model cannot draw "
-            f"({'; '.join(group.unknown)}): the think time is fitted by the response-time law"
-        )
-        return None, None
-    threads = group.threads
-    users = (
-        f"{threads.number:g} threads" + (f" ({threads.note})" if threads.note else "")
-        if threads.number is not None
-        else f"threads {threads.written!r} ({threads.note})"
-    )
-    click.echo(
-        f"think time from {found.said}: {found.spec['dist']} (mean {found.mean_s * 1000:.4g} ms, "
-        f"sd {found.sd_s * 1000:.4g} ms); the plan's {users}"
-    )
-    ramp = group.ramp_up_s.number
-    if ramp is not None and ramp > warmup_s:
-        click.echo(
-            f"the plan ramps its threads up over {ramp:g} s: give --warmup {ramp:g} or more, "
-            "so that the runs are measured at their full load"
-        )
-    return found.inline(), found.said
 
 
 COMMANDS = [plan_command]

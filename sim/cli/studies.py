@@ -206,6 +206,22 @@ def report(source, output) -> None:
     show_default=True,
     help="with --calibration: parameter draws (one search each)",
 )
+@click.option(
+    "--what-next",
+    is_flag=True,
+    help="with --calibration: the range's expected width after each of the default "
+    "measurements (another level at the fitted node count, the same level at one node more, "
+    "the database's lock wait at the heaviest fitted level), simulated at the same draws",
+)
+@click.option(
+    "--candidate",
+    "candidates",
+    multiple=True,
+    metavar="PATH=VALUE[,PATH=VALUE]:FIGURE",
+    help="with --calibration: a measurement to weigh (repeatable), e.g. "
+    '"clients.users=80,backends.0.count=2:response.p95" [default figures: throughput, '
+    "response.mean, response.p95]",
+)
 def capacity(
     source,
     slos,
@@ -225,6 +241,8 @@ def capacity(
     as_json,
     calibration,
     draws,
+    what_next,
+    candidates,
 ) -> None:
     """Largest load (or smallest cluster) of SOURCE (a model or sweep file) that meets an SLO;
     given a calibration, a range over its parameters' uncertainty."""
@@ -247,6 +265,12 @@ def capacity(
             )
     if minimum is not None and maximum is not None and minimum >= maximum:
         fail(f"--min {minimum:g} must be below --max {maximum:g}", ExitCode.USAGE)
+    if (what_next or candidates) and not calibration:
+        option = "--what-next" if what_next else "--candidate"
+        fail(
+            f"{option} weighs measurements by the calibration's draws: give --calibration FILE",
+            ExitCode.USAGE,
+        )
     calibrated = None
     user_overrides = tuple(overrides)
     if calibration:
@@ -273,6 +297,12 @@ def capacity(
             f"{source}: {exc}" if not str(exc).startswith(str(source)) else str(exc), ExitCode.MODEL
         )
     except SearchRangeError as exc:
+        fail(str(exc), ExitCode.USAGE)
+    from sim.studies.capacity.candidates import CandidateError, parse_candidate
+
+    try:  # before any simulation
+        given = [parse_candidate(text, question.base) for text in candidates]
+    except CandidateError as exc:
         fail(str(exc), ExitCode.USAGE)
     reporter = progress_reporter("capacity search", bar=False)
     evaluations = 0
@@ -328,10 +358,17 @@ def capacity(
                 lost = exc  # the answer at the fitted values is shown all the same
             except KeyboardInterrupt:
                 err.print("interrupted: the answer at the fitted values is below")
+        weighed = None
+        if spread is not None and calibrated is not None and (what_next or given):
+            weighed = _what_next(
+                question, result, spread, calibrated, given, what_next, executor, user_overrides
+            )
     if as_json:
         document = result.as_dict()
         if spread is not None:
             document["calibrated_range"] = spread.as_dict()
+        if weighed is not None:
+            document["what_next"] = weighed.as_dict()
         echo_json(document, default=str)
     else:
         from sim.studies.capacity.view import render
@@ -339,6 +376,10 @@ def capacity(
         render(result, console())
         if spread is not None:
             console().print(spread.sentence(), markup=False)
+        if weighed is not None:
+            from sim.studies.capacity.next_measurement import render as render_next
+
+            render_next(weighed, console())
     if lost is not None:
         fail(
             f"{lost}: the range over the calibration's draws was not finished (the answer at "
@@ -347,6 +388,36 @@ def capacity(
         )
     if result.best is None:
         sys.exit(ExitCode.UNSTABLE)
+
+
+def _what_next(question, result, spread, calibrated, given, defaults, executor, user_overrides):
+    """`--what-next` / `--candidate`: each measurement simulated at the range's draws; None
+    when interrupted or a worker was lost (the answer and its range are shown all the same)."""
+    from sim.studies.capacity.next_measurement import weigh
+    from sim.studies.capacity.search import CapacityError
+    from sim.studies.executor import LostWork
+
+    reporter = progress_reporter("candidate measurements (a run at each draw)")
+    try:
+        with reporter:
+            return weigh(
+                question,
+                result,
+                spread,
+                calibrated,
+                given,
+                defaults,
+                executor,
+                user_overrides,
+                reporter.update,
+            )
+    except CapacityError as exc:
+        err.print(f"what next: {exc}", markup=False)
+    except LostWork as exc:
+        err.print(f"{exc}: the measurements were not weighed; rerun the same command")
+    except KeyboardInterrupt:
+        err.print("interrupted: the measurements were not weighed")
+    return None
 
 
 COMMANDS = [sweep, report, capacity]

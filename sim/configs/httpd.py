@@ -37,7 +37,10 @@ from sim.files import (
     MAX_EXPANDED,
     Refused,
     bounded_sub,
+    not_there,
     read_bytes_within,
+    utf16_form,
+    utf16_said,
 )
 
 CONDITIONALS = {"ifmodule", "ifdefine", "ifversion", "iffile", "ifdirective", "ifsection"}
@@ -176,6 +179,14 @@ class _Reader:
                 f"cannot read {path} ({exc.strerror})",
                 "give the path of a readable httpd configuration file",
             ) from None
+        form = utf16_form(data)
+        if form is not None:  # httpd reads bytes: a "Unicode" file fails in httpd too
+            raise ConfigError(
+                included_at or path,
+                f"httpd configuration in UTF-8 or ASCII, but {path} is {form} text "
+                f"({utf16_said(form)})",
+                f"save it as UTF-8 (iconv -f {form} -t UTF-8)",
+            )
         self.bytes_read += len(data)
         text = data.decode("utf-8", errors="replace")
         self.config.files.append(path)
@@ -329,7 +340,7 @@ class _Reader:
         else:
             raise ConfigError(
                 where,
-                f"{name} of a file that exists, not {pattern}",
+                f"{name} of a file that exists, not {pattern} ({not_there(pattern)})",
                 "fix the path (relative paths start at ServerRoot; --server-root sets it)",
             )
         for path in found:

@@ -218,3 +218,59 @@ def _name(text: str, taken: set[str]) -> str:
     while name in taken:
         name, n = f"{base}{n}", n + 1
     return name
+
+
+@dataclass(frozen=True)
+class NodeSettings:
+    """What `tiersim plan --tomcat server.xml` takes from one Tomcat: the request Connector's
+    thread pool and queues, as model settings (`backends.0.threads=8`) with their sources."""
+
+    threads: int
+    settings: tuple[str, ...]  # `backends.0.<key>=<value>` besides the threads
+    said: tuple[str, ...]  # per value: where it comes from (`server.xml:69: maxThreads=8`)
+    not_modelled: tuple[str, ...]
+
+
+PLANNED_KEYS = ("connector", "accept_queue", "max_connections")
+
+
+def node_settings(path: Path, version: tuple[int, int] = (10, 1)) -> NodeSettings:
+    """The request Connector of the Tomcat `server.xml` at `path` (the only HTTP one, else the
+    only AJP one), read as `from-config` reads it: `maxThreads` (the shared Executor's when it
+    has one), `acceptCount`, `maxConnections` and the connector kind, each a written value or
+    Tomcat's documented default for `version`."""
+    from sim.configs.draft import Draft
+
+    server = read_tomcat(path, version)
+    http = [c for c in server.connectors if c.scheme == "http"]
+    candidates = http or [c for c in server.connectors if c.scheme == "ajp"]
+    if len(candidates) != 1:
+        ports = ", ".join(f"{c.port} ({c.scheme.upper()})" for c in server.connectors) or "none"
+        raise ConfigError(
+            str(path),
+            f"one request Connector (HTTP, else AJP) in server.xml, not {len(candidates)} "
+            f"(its Connectors: {ports})",
+            "give --threads N for the Connector your front talks to instead of --tomcat",
+        )
+    draft = Draft()
+    values, sources = _tomcat_backend(server, candidates[0], draft)
+    settings = []
+    for key in PLANNED_KEYS:
+        if key not in values:
+            continue
+        value = values[key]
+        text = "0" if value is None else (f'"{value}"' if isinstance(value, str) else str(value))
+        if key == "max_connections" and value is None:
+            # maxConnections -1 (no limit): the template's 8192 stays, the same for any load
+            # below 8192 open connections
+            continue
+        if key == "connector" and value == "blocking":
+            raise ConfigError(
+                str(path),
+                f"a blocking (BIO) Connector ({sources[key]}): the planner's template is a "
+                "nonblocking (NIO) Connector",
+                "write the node with `tiersim from-config` and give it as --model",
+            )
+        settings.append(f"backends.0.{key}={text}")
+    said = tuple(f"{key}: {sources[key]}" for key in ("threads", *PLANNED_KEYS) if key in sources)
+    return NodeSettings(int(values["threads"]), tuple(settings), said, tuple(draft.not_modelled))

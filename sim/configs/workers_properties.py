@@ -23,6 +23,8 @@ from sim.files import (
     Refused,
     bounded_sub,
     read_bytes_within,
+    utf16_form,
+    utf16_said,
 )
 
 REFERENCE = re.compile(r"\$\(([^)]+)\)")
@@ -108,7 +110,7 @@ def read_workers_properties(
     lines: list[tuple[str, Where]] = []
     if path is not None:
         try:
-            text = read_bytes_within(path, MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
+            data = read_bytes_within(path, MAX_CONFIG_BYTES)
         except Refused as exc:
             raise ConfigError(path, exc.found, exc.fix) from None
         except OSError as exc:
@@ -117,6 +119,14 @@ def read_workers_properties(
                 f"a readable workers.properties ({exc.strerror})",
                 "fix JkWorkersFile or pass --workers-properties FILE",
             ) from None
+        form = utf16_form(data)
+        if form is not None:  # mod_jk reads bytes: a "Unicode" file fails in mod_jk too
+            raise ConfigError(
+                path,
+                f"a workers.properties in UTF-8 or ASCII, not {form} text ({utf16_said(form)})",
+                f"save it as UTF-8 (iconv -f {form} -t UTF-8)",
+            )
+        text = data.decode("utf-8", errors="replace")
         lines = [(raw, Where(Path(path), n)) for n, raw in enumerate(text.splitlines(), start=1)]
     for raw, where in [*lines, *extra]:
         _read_line(result, raw, where)

@@ -10,14 +10,10 @@ from pathlib import Path
 
 from sim.measurements.classes import ClassMap
 from sim.measurements.errors import MeasurementError
+from sim.measurements.format_names import AGGREGATED, FORMATS, PER_SAMPLE, WHOLE_RUN
 from sim.measurements.sources import SourceFile
 from sim.measurements.table import Row
 from sim.measurements.windows import Cut, SampleLog, merge, sample_rows
-
-PER_SAMPLE = ("jtl", "ab-gnuplot", "access-log", "k6", "gatling", "otel")
-AGGREGATED = ("ab", "locust", "k6-summary", "gatling-stats")
-WHOLE_RUN = ("ab", "k6-summary", "gatling-stats")  # one aggregate, no windows
-FORMATS = (*PER_SAMPLE, *AGGREGATED)
 
 
 class ImportUsageError(ValueError):

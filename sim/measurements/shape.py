@@ -373,9 +373,13 @@ def samples_of_file(
     """The successful samples' response times (seconds, in completion order) of a per-sample
     file, those completing in [warmup_s, until_s] after its first sample's start."""
     from sim.measurements.errors import MeasurementError
+    from sim.measurements.format_names import shape_format_problem
     from sim.measurements.importer import ImportOptions, read_samples
     from sim.measurements.windows import no_success
 
+    problem = shape_format_problem(format)
+    if problem is not None:
+        raise MeasurementError(path, None, f"format {problem}")
     log = read_samples(format, path, ImportOptions(encoding=encoding))
     frame = log.frame
     ended = (frame["start_s"] + frame["elapsed_s"] - frame["start_s"].min()).to_numpy(float)

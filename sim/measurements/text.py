@@ -15,7 +15,14 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
-from sim.files import MAX_GZIP_RATIO, MAX_MEASUREMENT_BYTES, Refused, read_bytes_within
+from sim.files import (
+    MAX_GZIP_RATIO,
+    MAX_MEASUREMENT_BYTES,
+    Refused,
+    read_bytes_within,
+    utf16_form,
+    utf16_said,
+)
 from sim.measurements.errors import MeasurementError
 
 _SNIFF = 8192
@@ -41,20 +48,25 @@ def read_lines(path: str | Path, expected: str, encoding: str = "utf-8") -> list
         raise MeasurementError(path, None, f"cannot read ({exc.strerror})") from None
     if not data.strip():
         raise MeasurementError(path, 1, f"the file is empty; expected {expected}")
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        raise MeasurementError(
-            path,
-            1,
-            "UTF-16 text (byte-order mark "
-            f"{data[:2].hex(' ').upper()}); expected UTF-8 {expected} "
-            "(convert it: iconv -f UTF-16 -t UTF-8)",
-        )
+    try:
+        codec = codecs.lookup(encoding).name
+    except LookupError:
+        raise MeasurementError(path, None, f"unknown encoding {encoding!r}") from None
+    wide = codec.startswith(("utf-16", "utf-32"))  # --encoding utf-16: NULs are its text
     if data.startswith(b"\x1f\x8b"):
         data = _gunzip(path, data, expected)
         if not data.strip():
             raise MeasurementError(path, 1, f"the compressed file is empty; expected {expected}")
+    form = None if wide else utf16_form(data)
+    if form is not None:
+        raise MeasurementError(
+            path,
+            1,
+            f"{form} text ({utf16_said(form)}); expected {encoding} {expected} (read it with "
+            f"--encoding {form.lower()}, or convert it: iconv -f {form} -t UTF-8)",
+        )
     head = data[:_SNIFF]
-    if b"\x00" in head:
+    if b"\x00" in head and not wide:
         line = head[: head.index(b"\x00")].count(b"\n") + 1
         raise MeasurementError(path, line, f"binary data (a NUL byte); expected {expected}")
     if encoding.lower().replace("_", "-") in ("utf-8", "utf8") and data.startswith(codecs.BOM_UTF8):

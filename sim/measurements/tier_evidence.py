@@ -29,6 +29,11 @@ def read_tiers(table_path: str | Path) -> list[dict] | None:
     path = tiers_path(table_path)
     if not path.exists():
         return None
+    return read_tier_file(path)
+
+
+def read_tier_file(path: str | Path) -> list[dict]:
+    """The rows of a per-tier table (`tiersim import otel`'s `NAME.tiers.csv`)."""
     lines = read_lines(path, "a per-tier table (tiersim import otel)")
     reader = csv.DictReader(lines)
     missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]

@@ -18,6 +18,7 @@ them, optionally with a Markov chain between the steps -- the customer behaviour
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -370,6 +371,16 @@ class Work:
     def db_demand(self, database: Any) -> Any:
         own = None if self.spec is None else self.spec.database.demand
         return database.demand if own is None else own
+
+
+def node_work(group: Any) -> Callable[[Work], tuple[Any, int]]:
+    """What a request of each class asks of a node of `group` (`backends.N`): (its demand spec,
+    its database calls), the class's own values over the group's."""
+
+    def work(each: Work) -> tuple[Any, int]:
+        return each.demand(group), each.db_calls(group)
+
+    return work
 
 
 def works(model: Any) -> tuple[Work, ...]:

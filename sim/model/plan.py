@@ -25,7 +25,6 @@ from sim.model.features import solver_caveat
 from sim.model.schema import (
     AbClients,
     Backend,
-    ClosedClients,
     Database,
     Model,
     OpenClients,
@@ -109,6 +108,11 @@ class Plan:
         assert self.stack is not None
         return self.stack.features
 
+    @property
+    def name(self) -> str:
+        """The model's name (`meta.name`)."""
+        return self.model.meta.name
+
     @cached_property
     def split(self) -> str:
         """How the balancer's long-run split is known: even, weighted, single or adaptive."""
@@ -116,18 +120,16 @@ class Plan:
 
     @property
     def population(self) -> int | None:
-        """The closed population (users, or ab's concurrency); None for open workloads."""
-        clients = self.model.clients
-        if isinstance(clients, ClosedClients):
-            return clients.users
-        if isinstance(clients, AbClients):
-            return clients.concurrency
-        return None
+        """The closed population (users, or ab's concurrency); None for open workloads
+        (`sim.model.parts.offered_load`)."""
+        assert self.stack is not None
+        return self.stack.offered_load.population
 
     @property
     def think_s(self) -> float:
-        clients = self.model.clients
-        return as_distribution(clients.think).mean if isinstance(clients, ClosedClients) else 0.0
+        """A closed population's mean think time per request [s]; 0 for ab and open ones."""
+        assert self.stack is not None
+        return self.stack.offered_load.think_s
 
     def binding_pools(self) -> list[PoolPlan]:
         """Pools that can change the answer when they fill up.  A pool held at one station

@@ -16,7 +16,7 @@ an engine implements it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sim.model.backend_pools import (
@@ -24,6 +24,19 @@ from sim.model.backend_pools import (
     connects_can_fail,
     jk_acts,
     pool_limit_binds,
+)
+from sim.model.parts.clients import ClientsPart, clients_part
+from sim.model.parts.database import DatabasePart, database_part
+from sim.model.parts.front import Front, front_part
+from sim.model.parts.hosts import HostCpu, host_cpu
+from sim.model.parts.nodes import NodePart, node_parts
+from sim.model.parts.offered_load import OfferedLoad, offered_load
+from sim.model.parts.probes import ProbeLayout, probe_layout
+from sim.model.parts.replication import (
+    ClusterNetwork,
+    ReplicationPart,
+    cluster_network,
+    replication_parts,
 )
 from sim.model.schema import AbClients, ClosedClients, Model, OpenClients
 from sim.random.distributions import as_distribution
@@ -53,7 +66,33 @@ class StackPlan:
     # per node of `Plan.nodes`: the front's pool of connections to it is built
     backend_pools: tuple[bool, ...]
     connectors: tuple[type[Connector], ...]  # per node of `Plan.nodes`
+    # the clients as a network's customers (`sim.model.parts.offered_load`)
+    offered_load: OfferedLoad
+    # the clients as the engines build them, and their random streams (`sim.model.parts.clients`)
+    clients_part: ClientsPart
+    # the parts the engines build (`sim.model.parts`): the front, the nodes (per node of
+    # `Plan.nodes`), the database, and the load generator's CPU (`clients.host`)
+    front: Front | None
+    nodes: tuple[NodePart, ...]
+    database: DatabasePart | None
+    clients_cpu: HostCpu | None
+    # session replication (`sim.model.parts.replication`): the active replications, the network
+    replications: tuple[ReplicationPart, ...]
+    network: ClusterNetwork
+    # which probes a run records, in which order (`sim.model.parts.probes`), from the parts
+    probes: ProbeLayout = field(default_factory=lambda: ProbeLayout(()))
     features: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def cpus(self) -> tuple[HostCpu, ...]:
+        """Every host's CPU, in the order the engines make them (and probe them): the
+        database's, the nodes', the front's, the load generator's."""
+        return (
+            *(() if self.database is None else (self.database.cpu,)),
+            *(node.cpu for node in self.nodes),
+            *(() if self.front is None else (self.front.cpu,)),
+            *(() if self.clients_cpu is None else (self.clients_cpu,)),
+        )
 
 
 def stack_plan(model: Model, nodes: tuple) -> StackPlan:
@@ -61,7 +100,8 @@ def stack_plan(model: Model, nodes: tuple) -> StackPlan:
     clients = client_class(model.clients.kind)
     policy = policy_class(model.balancer.policy)
     children = children_matter(model)
-    front = model.proxy is not None and connections_matter(model, children)
+    the_front = front_part(model, children)
+    front = the_front is not None and connections_matter(model, the_front, children)
     jk = jk_acts(model)
     connectors = tuple(connector_class(node.spec.connector) for node in nodes)
     pools = tuple(
@@ -78,9 +118,24 @@ def stack_plan(model: Model, nodes: tuple) -> StackPlan:
         jk_acts=jk,
         backend_pools=pools,
         connectors=connectors,
+        offered_load=offered_load(model),
+        clients_part=clients_part(model),
+        front=the_front,
+        nodes=node_parts(model, nodes, connectors, pools),
+        database=database_part(model),
+        clients_cpu=_clients_cpu(model),
+        replications=replication_parts(model, len(nodes)),
+        network=cluster_network(model),
     )
+    plan = replace(plan, probes=probe_layout(model, nodes, plan))
     plan.features.update(_features(model, nodes, plan))
     return plan
+
+
+def _clients_cpu(model: Model) -> HostCpu | None:
+    """The load generator's CPU (`clients.host`: ab's one core), or None."""
+    host = model.clients.host
+    return None if host is None else host_cpu("clients", host.cores, host.speed, None)
 
 
 def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
@@ -120,7 +175,7 @@ def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
                 f"a lingering close holds a worker: proxy.mpm = {proxy.mpm!r} with clients.close_delay_s = "
                 f"{clients.close_delay_s} and proxy.linger_s = {proxy.linger_s:g}"
             )
-        if as_distribution(proxy.connection_demand).mean > 0:
+        if plan.front is not None and plan.front.connection_demand is not None:
             out["proxy.connection_demand"] = "proxy.connection_demand"
         if proxy.start_servers is not None:
             out["proxy.process_management"] = (
@@ -230,8 +285,8 @@ def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
 def _only_finite(model: Model, plan: StackPlan) -> bool:
     """The front's connections are entities only because the run is finite (it reports when
     the front closed its last one), not for what they hold."""
-    assert model.proxy is not None
-    return model.finite and not connections_matter(model, plan.children, finite=False)
+    assert plan.front is not None  # a question about the front
+    return model.finite and not connections_matter(model, plan.front, plan.children, finite=False)
 
 
 def children_matter(model: Model) -> bool:
@@ -259,7 +314,7 @@ def children_matter(model: Model) -> bool:
     )
 
 
-def connections_matter(model: Model, children: bool, *, finite: bool = True) -> bool:
+def connections_matter(model: Model, front: Front, children: bool, *, finite: bool = True) -> bool:
     """The front's client connections are entities when they can change the answer: clients
     that keep connections alive (keep-alive, closing after an error status), a lingering close
     that waits for clients slow to close, httpd's children as individuals, a CPU cost per
@@ -271,6 +326,6 @@ def connections_matter(model: Model, children: bool, *, finite: bool = True) -> 
         clients.keep_alive
         or linger_hold_s(px.mpm, px.linger_s, clients.close_delay_s) > 0
         or children
-        or as_distribution(px.connection_demand).mean > 0
+        or front.connection_demand is not None
         or (finite and model.finite)
     )

@@ -52,12 +52,20 @@ def window_quantiles(
     """Nearest-rank quantiles of each row of `window_histograms` (rows x bins): rows x len(qs).
     A row with no observation gives NaN."""
     counts = np.atleast_2d(window_histograms)
-    cumulative = np.cumsum(counts, axis=1)
-    total = cumulative[:, -1]
     out = np.full((counts.shape[0], len(qs)), math.nan)
+    # Only the bins some row observed: the run's histogram spans 1 us to 1e6 s (~2 800 bins)
+    # and a replication's responses a few hundred of them; outside that band every row's
+    # cumulative count is flat, so no rank is first reached there.  A replication windows up
+    # to 128 candidate starts, twice (`sim.run.finish`, then with the other replications).
+    occupied = np.flatnonzero(counts.any(axis=0))
+    if occupied.size == 0:
+        return out
+    low = int(occupied[0])
+    cumulative = np.cumsum(counts[:, low : int(occupied[-1]) + 1], axis=1)
+    total = cumulative[:, -1]
     has = total > 0
     for k, q in enumerate(qs):
         rank = np.maximum(1, np.ceil(q * total))
-        index = (cumulative >= rank[:, None]).argmax(axis=1)
+        index = (cumulative >= rank[:, None]).argmax(axis=1) + low
         out[has, k] = representative[index[has]]
     return out

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Literal
 
+from sim.run.warm import load_engines
 from sim.studies.sweep.point import run_point
 
 
@@ -61,6 +62,9 @@ class Executor:
 
 
 class SerialExecutor(Executor):
+    def __init__(self) -> None:
+        load_engines()  # every run of the study where `auto` sends it in a warm process
+
     def map_unordered(self, tasks, fn=None):
         fn = fn or run_point  # looked up at call time (a test may replace it)
         for task in tasks:
@@ -73,16 +77,29 @@ class SerialExecutor(Executor):
         return "serially"
 
 
+def local_cores() -> int:
+    """The cores this process may run on (its CPU affinity, which a container or `taskset`
+    narrows), else the machine's."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def _ignore_interrupts() -> None:
     # Ctrl-C reaches the whole process group; the parent alone decides what to keep.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class ProcessExecutor(Executor):
-    """A pool of worker processes, reused for every point (start-up paid once per worker)."""
+    """A pool of worker processes, reused for every point (start-up paid once per worker).
+    The engines are loaded here first (`sim.run.warm`): the workers, forked from this process
+    at the first task, start with them loaded, once for all, instead of each importing numba
+    and running its first small runs on the reference engine."""
 
     def __init__(self, workers: int | None = None) -> None:
-        self.workers = workers or os.cpu_count() or 1
+        self.workers = workers or local_cores()
+        load_engines()
         self.pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_interrupts)
 
     def map(self, fn, *iterables):

@@ -19,24 +19,21 @@ def metric_name(name: str) -> str:
 
 
 def metric_names(model) -> set[str]:
-    """Every metric name a run of `model` reports, found by building the model's components
-    without running them (the names depend on its stations, pools and probes, not on the
-    simulation).  The stack plan lists the probes without building anything; until it does,
-    the assembly is the one place that knows them."""
+    """Every metric name a run of `model` reports, learnt from the stack's probe layout
+    (`sim.model.parts.probes`) without building or running anything: each probe's view names
+    its metrics as the component does."""
     import numpy as np
 
-    from sim.engines.reference.assemble import assemble
+    from sim.model.plan import compile_plan
     from sim.observe.metrics import window_metrics
-    from sim.observe.recorder import Recorder
     from sim.observe.trace import BINS
-    from sim.random.streams import Streams
 
-    assembly, recorder = assemble(
-        model, Streams(0, 0), lambda kernel, a: Recorder(kernel, a.probes(), BINS, recording=False)
-    )
-    row = np.zeros(len(recorder.columns))
+    stack = compile_plan(model).stack
+    assert stack is not None  # compile_plan always decides the stack
+    layout = stack.probes
+    row = np.zeros(len(layout.columns))
     names = set(
-        window_metrics(recorder.columns, row, row, np.ones(BINS.n_bins), BINS, assembly.probes())
+        window_metrics(list(layout.columns), row, row, np.ones(BINS.n_bins), BINS, layout.views())
     )
     names.add("count.in_flight")
     if model.finite:

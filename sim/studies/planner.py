@@ -46,6 +46,7 @@ fits within them.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 from typing import Literal
@@ -54,6 +55,7 @@ from sim.studies.database_plan import LOCK_WAIT
 from sim.studies.database_plan import TEMPLATE as DATABASE_TEMPLATE
 from sim.studies.experiment import ExperimentError
 from sim.studies.planner_defaults import thread_candidates
+from sim.studies.planner_samples import check_fitted_samples
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "models" / "planner-apache-tomcat.toml"
 CORES = (1, 2, 4, 8)
@@ -78,6 +80,9 @@ def scaffold(
     jdbc_pool: int | Literal["none"] | None = None,
     find_shape: bool = False,
     threads_candidates: bool = False,
+    node_settings: tuple[str, ...] = (),
+    threads_source: str | None = None,
+    tiers: str | Path | None = None,
 ) -> dict:
     """Write the experiment folder; returns what was estimated (runs, think, demand).
     `predict`: user counts to predict that no run measured; each becomes a run `usersN` of the
@@ -91,7 +96,11 @@ def scaffold(
     "none": no limit, as a negative maxTotal says).  `find_shape`: without `shape`, fit the
     lightest fitted run's per-sample file, where the import recorded it or beside the table
     (`sim.studies.planner_defaults`).  `threads_candidates`: without `threads`, the template's
-    thread count is `[[choose]]` candidates (a model of one's own, `--model`, keeps its own)."""
+    thread count is `[[choose]]` candidates (a model of one's own, `--model`, keeps its own).
+    `node_settings`: the node's other Connector settings read from its `server.xml`
+    (`backends.0.accept_queue=100`), `threads_source` where `threads` comes from.  `tiers`: a
+    traced run's per-tier table (`tiersim import otel`), else the one beside the table: the
+    lightest fitted run's time per tier places the demands (`sim.studies.planner_tiers`)."""
     from sim.measurements.laws import run_laws
     from sim.measurements.table import read, table_format
 
@@ -102,12 +111,10 @@ def scaffold(
             "--fit: name two runs (or more) to fit, e.g. --fit users2 --fit users16: one light, "
             "one heavy; the other runs are predicted"
         )
-    missing = [run for run in fit if run not in laws]
+    # a run whose file names no users (k6, Gatling, a trace) has laws without N: not fittable
+    missing = [run for run in fit if run not in laws or not math.isfinite(laws[run].users)]
     if missing:
-        raise ExperimentError(
-            f"--fit {missing[0]}: no run {missing[0]!r} with users, throughput and response time "
-            f"in {table_path} (its runs: {', '.join(laws) or 'none'})"
-        )
+        raise ExperimentError(_unfit(table, missing[0], laws, table_path, warmup_s))
     if not cores or any(c < 1 for c in cores):
         raise ExperimentError(f"--cores {cores}: expected core counts >= 1, e.g. 1,2,4,8")
     chosen = [laws[run] for run in fit]
@@ -133,12 +140,31 @@ def scaffold(
     model_path = Path(model).resolve()
     if not model_path.is_file():
         raise ExperimentError(f"--model {model}: no such model file")
-    out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
     name = TABLE_NAME[table_format(table_path)]
     shape_said = None
     if shape is None and find_shape:  # read before anything is written
         shape, shape_said = _light_shape(table_path, lightest.run, warmup_s)
+    # a run's percentile is one of its own samples, not a pool of its windows' percentiles:
+    # they are figures when each run is one window (imported without --window)
+    kept = table[(table["class"] == "total") & (table["window_start_s"] >= warmup_s)]
+    one_window = bool(kept.groupby("run")["window_start_s"].nunique().max() <= 1)
+    percentiles = [
+        c
+        for c in PERCENTILE_FIGURES
+        if one_window and c in table.columns and table[c].notna().any()
+    ]
+    # the p95 is fitted where the shape decides the tail (`_split`); a run too small for what
+    # it is fitted to is refused before anything is written
+    fitted_p = [95.0] if shape is not None and FITTED_PERCENTILE in percentiles else []
+    windows = kept.groupby("run")["window_start_s"].nunique().to_dict()
+    samples_said = check_fitted_samples(chosen, fitted_p, warmup_s, table_path, windows)
+    from sim.studies.planner_tiers import find_tier_demands
+
+    traced, tiers_said = find_tier_demands(table_path, tiers, lightest.run)
+    if traced is not None:
+        tiers_said = traced.said(database_modelled=database is not None)
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
     if predict:
         _with_levels(table, predict, warmup_s, table_path, out / name)
     elif Path(table_path).resolve() != (out / name).resolve():
@@ -167,7 +193,7 @@ def scaffold(
         raise ExperimentError(
             f"--threads {threads}: expected thread counts >= 1, e.g. 8 or 8,16,200"
         )
-    threads_said = None
+    threads_said = threads_source
     templates = (TEMPLATE.resolve(), DATABASE_TEMPLATE.resolve())
     if threads_candidates and not threads and model_path in templates:
         # Tomcat's default is no measurement of this stack: the candidates are fitted and
@@ -179,18 +205,21 @@ def scaffold(
         )
     if len(threads) == 1:
         settings.append(f"backends.0.threads={threads[0]}")
-    # a run's percentile is one of its own samples, not a pool of its windows' percentiles:
-    # they are figures when each run is one window (imported without --window)
-    kept = table[(table["class"] == "total") & (table["window_start_s"] >= warmup_s)]
-    one_window = bool(kept.groupby("run")["window_start_s"].nunique().max() <= 1)
-    percentiles = [
-        c
-        for c in PERCENTILE_FIGURES
-        if one_window and c in table.columns and table[c].notna().any()
-    ]
-    split = _split(table, chosen, lightest, shape, cores, database_s) if shape is not None else None
+    settings += node_settings
+    split = (
+        _split(table, chosen, lightest, shape, cores, database_s, traced)
+        if shape is not None
+        else None
+    )
     if split is not None:
         settings += split["settings"]
+    elif traced is not None:  # the front's time, and the waits a shape would otherwise hold
+        settings += traced.settings(with_wait=True, database_modelled=database is not None)
+    if split is not None and traced is not None and not split["traced_used"]:
+        tiers_said = (
+            f"{tiers_said}; not used: the host's utilisation (sar) gives the CPU, and the "
+            "samples' shape the wait"
+        )
     if tier is not None:
         settings += tier["settings"]
     lines = [
@@ -199,6 +228,7 @@ def scaffold(
         + "`: the planner's path on an",
         '# imported load test (README, "From your load test to a capacity answer"). Edit freely;',
         "# `tiersim calibrate FOLDER` fits the free parameters and predicts the other runs.",
+        *(f"# warning: {said}" for said in samples_said),
         "",
         "[experiment]",
         f'name = "{out.resolve().name}"',
@@ -255,19 +285,32 @@ def scaffold(
     if split is not None:
         lines += split["lines"]
     else:
+        # one demand for the whole light response, or the application server's own time
+        bound_s = demand_s
+        bound_said = (
+            f"# at most the lightest fitted run's response time ({lightest.run}: "
+            f"{demand_s * 1000:.4g} ms at {lightest.users:.3g} users)"
+            + ("; it starts without the database's" if database_s else "")
+        )
+        start_s = max(demand_s / 20, (demand_s - database_s) * 0.75)
+        if traced is not None:
+            bound_s = traced.app_s
+            bound_said = (
+                f"# at most the application server's own time per request in {lightest.run}'s "
+                f"trace ({bound_s * 1000:.4g} ms, {Path(traced.source).name})"
+            )
+            start_s = bound_s * 0.75
         lines += [
             "# the cores a request can use: one calibration per candidate, the best fit kept",
             "[[choose]]",
             'parameter = "backends.0.cores"',
             f"values = [{', '.join(str(c) for c in cores)}]",
             "",
-            f"# at most the lightest fitted run's response time ({lightest.run}: "
-            f"{demand_s * 1000:.4g} ms at {lightest.users:.3g} users)"
-            + ("; it starts without the database's" if database_s else ""),
+            bound_said,
             "[[calibrate]]",
             'parameter = "backends.0.demand.mean"',
-            f"bounds = [{demand_s / 20!r}, {demand_s * 1.5!r}]",
-            f"start = {max(demand_s / 20, (demand_s - database_s) * 0.75)!r}",
+            f"bounds = [{bound_s / 20!r}, {bound_s * 1.5!r}]",
+            f"start = {start_s!r}",
             "",
         ]
     if think is not None:
@@ -305,6 +348,8 @@ def scaffold(
             + ("" if FITTED_PERCENTILE in fitted_columns else "; the p95 is not fitted")
         ),
         "threads": threads_said,
+        "samples": samples_said,  # a warning per fitted run whose errors are assumed
+        "tiers": tiers_said,  # the per-tier times used, or why the table beside is not
     }
 
 
@@ -323,12 +368,40 @@ def _host_utilisation(table, run: str) -> tuple[str, float] | None:
     return None if value != value else (columns[0], value)
 
 
-def _split(table, chosen, lightest, shape, cores: tuple[int, ...], database_s: float = 0.0) -> dict:
+BACKGROUND_SHARE = 0.8  # a slope below this share of the light run's law: a busy background
+
+
+def _busy_slope(table, chosen, cores: int, column: str) -> float | None:
+    """The CPU per request without the host's background [s]: the least-squares slope of the
+    fitted runs' busy share against their throughput, times the cores (None: fewer than two
+    runs with both, or throughputs too close to tell)."""
+    points = []
+    for law in chosen:
+        rows = table[(table["run"] == law.run) & (table["class"] == "total")]
+        busy = float(rows[column].mean())
+        if busy == busy and law.throughput > 0:
+            points.append((law.throughput, busy))
+    if len(points) < 2:
+        return None
+    xs = [x for x, _ in points]
+    if max(xs) < 1.5 * min(xs):  # too close: the slope is the noise's
+        return None
+    mean_x = sum(xs) / len(xs)
+    mean_u = sum(u for _, u in points) / len(points)
+    spread = sum((x - mean_x) ** 2 for x in xs)
+    return cores * sum((x - mean_x) * (u - mean_u) for x, u in points) / spread
+
+
+def _split(
+    table, chosen, lightest, shape, cores: tuple[int, ...], database_s: float = 0.0, traced=None
+) -> dict:
     """The light response split into CPU (`backends.0.demand`) and the wait a request thread
     holds (`backends.0.io_wait`, of the samples' shape): the settings, the experiment's lines
     and a sentence saying how the split was made.  `database_s`: the shared database's time
     per request at light load, a part of that wait the database tier models itself (the
-    wait's search starts without it)."""
+    wait's search starts without it).  `traced`: the trace's per-tier times (`sim.studies.
+    planner_tiers`): without `sar`, the front's time is `proxy.demand` and the CPU's range is
+    the application server's own time."""
     best = shape.best
     family = best.spec()  # the varying part: {"dist", "mean", ("cv" | "scv")}
     offset = best.offset_s
@@ -342,10 +415,34 @@ def _split(table, chosen, lightest, shape, cores: tuple[int, ...], database_s: f
         column, utilisation = host
         cpu_s = utilisation * cores[0] / lightest.throughput  # the utilisation law, U x c / X
         cpu_s = min(cpu_s, 0.9 * light_s)
+        # The law gives all of the host's busy time to the requests; a host also busy without
+        # them (other processes, idle JVMs, the monitoring itself) makes it an upper bound.
+        # The fitted runs' busy share against their throughput, U = U0 + D X / c, gives D
+        # without the background U0: the CPU per request is carried between the two.
+        slope_s = _busy_slope(table, chosen, cores[0], column)
+        background = slope_s is not None and slope_s < BACKGROUND_SHARE * cpu_s
+        start_s = max(slope_s, 0.0) if background and slope_s is not None else cpu_s
         settings += [
             f"backends.0.cores={cores[0]}",
-            f'backends.0.demand={{dist = "deterministic", value = {cpu_s!r}}}',
+            f'backends.0.demand={{dist = "deterministic", value = {start_s!r}}}',
         ]
+        if background:
+            low_s = max(start_s, UNKNOWN_CPU_SHARE[0] * cpu_s)
+            lines += [
+                "# the CPU per request: the utilisation law at the light run gives it all of the",
+                "# host's busy time, an upper bound when the host is busy without the requests;",
+                "# the fitted runs' busy share against their throughput gives it without that",
+                "# background: an [[unknown]] between the two (sar of the Tomcat process alone,",
+                "# pidstat, or a level past the knee would measure it)",
+                "[[unknown]]",
+                'parameter = "backends.0.demand.value"',
+                f"range = [{low_s!r}, {cpu_s!r}]",
+                f"start = {low_s!r}",
+                f"provenance = \"{low_s * 1000:.3g} ms from the busy share's growth over the "
+                f"fitted runs to {cpu_s * 1000:.3g} ms by the utilisation law at {lightest.run}"
+                '"',
+                "",
+            ]
         # A JTL's response also holds the time outside the request thread: JMeter, Apache
         # (mod_proxy_http) and the network, which hold no Tomcat thread.  On one host that time
         # is CPU, and part of the CPU the utilisation law measured; which part, the response
@@ -360,10 +457,10 @@ def _split(table, chosen, lightest, shape, cores: tuple[int, ...], database_s: f
             "# Tomcat's access log with %D, would measure it)",
             "[[unknown]]",
             'parameter = "proxy.demand.value"',
-            f"range = [0.0, {cpu_s!r}]",
-            f"provenance = \"0 to the host's CPU per request, {cpu_s * 1000:.3g} ms by the "
-            f"utilisation law at {lightest.run}; Tomcat's access log (%D) or a level past the "
-            'knee would measure it"',
+            f"range = [0.0, {start_s!r}]",
+            f"provenance = \"0 to the host's CPU per request, {start_s * 1000:.3g} ms by the "
+            f"{'busy share over the fitted runs' if background else 'utilisation law at ' + lightest.run}; "
+            "Tomcat's access log (%D) or a level past the knee would measure it\"",
             "",
         ]
         said = (
@@ -372,8 +469,25 @@ def _split(table, chosen, lightest, shape, cores: tuple[int, ...], database_s: f
             f"{lightest.run}), of which 0 to all is spent outside the request thread "
             f"(an [[unknown]]); the rest of {light_s * 1000:.4g} ms is waiting"
         )
+        if background:
+            said += (
+                f"; the host is busy without the requests (the busy share grows only "
+                f"{start_s * 1000:.3g} ms per request over the fitted runs): the CPU per request "
+                f"is an [[unknown]] from {start_s * 1000:.3g} to {cpu_s * 1000:.3g} ms"
+            )
     else:
         low, high = (share * light_s for share in UNKNOWN_CPU_SHARE)
+        provenance = (
+            f"{UNKNOWN_CPU_SHARE[0]:.0%} to {UNKNOWN_CPU_SHARE[1]:.0%} of {lightest.run}'s "
+            f"mean response {light_s * 1000:.4g} ms; no sar"
+        )
+        if traced is not None:  # the CPU works within the server's own time, not the front's
+            low, high = UNKNOWN_CPU_SHARE[0] * traced.app_s, min(high, traced.app_s)
+            provenance = (
+                f"{UNKNOWN_CPU_SHARE[0]:.0%} to all of the application server's own time in "
+                f"{lightest.run}'s trace, {traced.app_s * 1000:.4g} ms; no sar"
+            )
+            settings += traced.settings(with_wait=False, database_modelled=database_s > 0)
         settings.append(f'backends.0.demand={{dist = "deterministic", value = {low!r}}}')
         if len(cores) == 1:
             settings.append(f"backends.0.cores={cores[0]}")
@@ -392,8 +506,7 @@ def _split(table, chosen, lightest, shape, cores: tuple[int, ...], database_s: f
             "[[unknown]]",
             'parameter = "backends.0.demand.value"',
             f"range = [{low!r}, {high!r}]",
-            f'provenance = "{UNKNOWN_CPU_SHARE[0]:.0%} to {UNKNOWN_CPU_SHARE[1]:.0%} of '
-            f"{lightest.run}'s mean response {light_s * 1000:.4g} ms; no sar\"",
+            f'provenance = "{provenance}"',
             "",
         ]
         why = (
@@ -430,7 +543,9 @@ def _split(table, chosen, lightest, shape, cores: tuple[int, ...], database_s: f
             f"start = {max(mean / 4, mean - database_s)!r}",
             "",
         ]
-    return {"settings": settings, "lines": lines, "said": said}
+    # the trace places the CPU only where no host utilisation measured it
+    traced_used = traced is not None and not (host is not None and len(cores) == 1)
+    return {"settings": settings, "lines": lines, "said": said, "traced_used": traced_used}
 
 
 def _light_shape(table_path, run: str, warmup_s: float):
@@ -456,6 +571,32 @@ def _light_shape(table_path, run: str, warmup_s: float):
         f"{found.from_s:.4g} s to {until})"
     )
     return shape, said
+
+
+def _unfit(table, run: str, laws: dict, table_path, warmup_s: float) -> str:
+    """Why `--fit run` names no run the laws can read: it is not in the table, or it is and
+    what it lacks (the users a k6, Gatling or trace file does not record, any success, or a
+    window after the warm-up) -- never "no run" for a run the table has."""
+    usable = ", ".join(r for r, law in laws.items() if math.isfinite(law.users)) or "none"
+    rows = table[(table["class"] == "total") & (table["run"].astype(str) == run)]
+    if rows.empty:
+        return f"--fit {run}: no run {run!r} in {table_path} (its runs with users: {usable})"
+    kept = rows[rows["window_start_s"] >= warmup_s]
+    if kept.empty:
+        return (
+            f"--fit {run}: every window of run {run!r} in {table_path} starts before --warmup "
+            f"{warmup_s:g} s (they start at {rows['window_start_s'].min():.4g} s); lower --warmup"
+        )
+    if kept["users"].isna().all():
+        return (
+            f"--fit {run}: run {run!r} in {table_path} records no users (a k6, Gatling or "
+            "trace file names none); the planner sets each run's users as the model's clients: "
+            "fill the run's users column, or import the load generator's own file (a JTL)"
+        )
+    return (
+        f"--fit {run}: run {run!r} in {table_path} has no successful request to fit after "
+        f"--warmup {warmup_s:g} s (its runs with users, throughput and response time: {usable})"
+    )
 
 
 def _copy_sources(table_path, copied: Path) -> None:

@@ -18,11 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from sim.measurements.format_names import SHAPE_FORMATS
+
 TOMCAT_DEFAULT_THREADS = 200  # Tomcat 8.5-11 maxThreads default (server.xml <Connector>)
 LEAST_THREADS = 4
-# the per-sample formats whose samples `sim.measurements.shape.samples_of_file` reads without
-# options the record does not keep (an access log needs its LogFormat; a trace its tier rules)
-SHAPE_FORMATS = ("jtl", "ab-gnuplot", "k6", "gatling")
 
 
 @dataclass(frozen=True)

@@ -121,3 +121,18 @@ def test_the_command_pins_blas_to_one_thread_unless_told():
             env=env,
         ).stdout
         assert out.split()[-2:] == ["False", expected]
+
+
+def test_the_planners_questions_load_no_scipy_stats_before_they_draw():
+    """`capacity`, `run --calibration` and a calibration's reader import their modules without
+    scipy.stats (0.4-0.7 s of a second-long start): the Sobol draws and the normal quantiles
+    import it when a command draws, after its first simulations."""
+    out = _python(
+        "import sys\n"
+        "import sim.cli.models, sim.cli.studies, sim.cli.experiments\n"
+        "import sim.studies.capacity.question, sim.studies.calibration.saved\n"
+        "import sim.studies.calibration.propagate, sim.studies.predict\n"
+        "import sim.studies.sweep.design, sim.studies.sweep.point\n"
+        "print([name for name in ('scipy.stats', 'pandas', 'plotly') if name in sys.modules])\n"
+    )
+    assert out.strip() == "[]"

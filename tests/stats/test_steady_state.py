@@ -83,6 +83,43 @@ def test_window_quantiles_match_the_histogram_quantiles():
         assert list(values) == bins.quantiles(row, qs)
 
 
+def _quantiles_row_by_row(histograms: np.ndarray, representative: np.ndarray, qs) -> np.ndarray:
+    """Nearest rank, spelt out: per row and quantile, the first bin whose cumulative count
+    reaches ceil(q n) (at least 1); NaN for a row without observations."""
+    out = np.full((len(histograms), len(qs)), math.nan)
+    for i, row in enumerate(histograms):
+        cumulative = np.cumsum(row)
+        if cumulative[-1] <= 0:
+            continue
+        for k, q in enumerate(qs):
+            rank = max(1, math.ceil(q * cumulative[-1]))
+            out[i, k] = representative[int(np.flatnonzero(cumulative >= rank)[0])]
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+def test_window_quantiles_of_many_windows_at_once_are_each_windows_own(dtype):
+    """The candidate windows of a replication (up to 128 rows of the run's ~2 800 bins) are
+    read over the band of bins some row observed; each row's quantiles are exactly what the
+    whole row alone gives, empty windows, windows of one observation and the open-ended first
+    and last bins included, on integer and on float counts."""
+    from sim.observe.trace import BINS
+
+    rng = np.random.default_rng(7)
+    qs = [0.5, 0.9, 0.95, 0.99]
+    rows = []
+    for size in (0, 1, 2, 37, 1_000, 50_000, 0, 3):
+        samples = rng.lognormal(-3.0, 1.5, size)
+        rows.append(np.bincount(BINS.index(samples), minlength=BINS.n_bins))
+    rows.append(np.zeros(BINS.n_bins, dtype=np.int64))
+    rows[-1][[0, BINS.n_bins - 1]] = (5, 5)  # the open-ended first and last bins
+    histograms = np.vstack(rows).astype(dtype)
+    got = window_quantiles(histograms, BINS.representative, qs)
+    expected = _quantiles_row_by_row(histograms, BINS.representative, qs)
+    np.testing.assert_array_equal(got, expected)
+    assert np.isnan(got[0]).all() and not np.isnan(got[1]).any()
+
+
 def test_common_truncation_ignores_one_replications_excursion():
     """Ten stationary replications, each with one busy period at its own time (the first at the
     start): MSER on the first replication alone deletes its busy period as if it were the

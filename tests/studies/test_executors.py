@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,8 @@ from sim.studies.executor import LostWork, ProcessExecutor, SerialExecutor
 
 distributed = pytest.importorskip("dask.distributed")
 
-PLANNER = Path(__file__).resolve().parents[2] / "models" / "planner-apache-tomcat.toml"
+ROOT = Path(__file__).resolve().parents[2]
+PLANNER = ROOT / "models" / "planner-apache-tomcat.toml"
 
 # a measured table of three load levels and one level nobody measured (its figures predicted)
 TABLE_EXPERIMENT = f"""\
@@ -158,7 +161,7 @@ def test_calibrate_with_choose_gives_the_serial_fit_on_a_cluster(tmp_path, sched
     the withheld level's steps on its workers: the same document, number for number."""
     folder = table_experiment(tmp_path / "lab", CHOOSE)
     common = ["calibrate", folder, "--json", "--no-cache", "-r", "2", "--max-evaluations", "3"]
-    serial = invoke(*common)
+    serial = invoke(*common, "--serial")
     same_output(serial, invoke(*common, "--scheduler", scheduler))
     document = json.loads(serial.stdout)
     assert [c["set"] for c in document["choices"]] == [
@@ -174,12 +177,12 @@ def test_reproduce_and_its_cross_validation_are_the_same_on_a_cluster(
 ):
     folder = table_experiment(tmp_path / "lab")
     same_output(
-        invoke("reproduce", folder, "--json", "-r", "2"),
+        invoke("reproduce", folder, "--json", "-r", "2", "--serial"),
         invoke("reproduce", folder, "--json", "-r", "2", "--scheduler", scheduler),
     )
     # each in a folder of its own: the calibration cache of one must not serve the other
     runs = []
-    for where, extra in (("serial", []), ("cluster", ["--scheduler", scheduler])):
+    for where, extra in (("serial", ["--serial"]), ("cluster", ["--scheduler", scheduler])):
         (tmp_path / where).mkdir()
         monkeypatch.chdir(tmp_path / where)
         runs.append(invoke("reproduce", folder, "--cross-validate", "--json", "-r", "2", *extra))
@@ -192,7 +195,7 @@ def test_reproduce_and_its_cross_validation_are_the_same_on_a_cluster(
 def test_run_calibration_draws_are_the_same_on_a_cluster(tmp_path, scheduler):
     model, calibration = mm1_files(tmp_path)
     common = ["run", model, "--calibration", calibration, "--draws", "6", "--json"]
-    serial, clustered = invoke(*common), invoke(*common, "--scheduler", scheduler)
+    serial, clustered = invoke(*common, "--serial"), invoke(*common, "--scheduler", scheduler)
     assert serial.exit_code == clustered.exit_code == 0, clustered.output
     a, b = json.loads(serial.stdout), json.loads(clustered.stdout)
     for document in (a, b):
@@ -237,10 +240,61 @@ def test_local_cluster_of_worker_processes_gives_the_serial_numbers(tmp_path):
     # the reference engine: a new worker process would load the compiled one for seconds
     common = ["run", model, "--engine", "reference", "--calibration", calibration, "--draws", "2"]
     common.append("--json")
-    serial, clustered = invoke(*common), invoke(*common, "--local-cluster", "2")
+    serial, clustered = invoke(*common, "--serial"), invoke(*common, "--local-cluster", "2")
     assert clustered.exit_code == 0, clustered.output
     a, b = json.loads(serial.stdout), json.loads(clustered.stdout)
     assert a["prediction"] == b["prediction"]
+
+
+def test_by_default_the_draws_and_rows_run_on_every_core_with_the_serial_numbers(tmp_path):
+    """`calibrate`, `reproduce` and `run --calibration` run on a pool of local processes (one
+    per core) unless asked otherwise: the same document as `--serial`, number for number.  Two
+    workers at least, so that the runs are spread even on a one-core machine."""
+    model, calibration = mm1_files(tmp_path)
+    folder = table_experiment(tmp_path / "lab")
+    commands = [
+        ["run", model, "--calibration", calibration, "--draws", "4", "--json"],
+        ["calibrate", folder, "--json", "--no-cache", "-r", "2", "--max-evaluations", "3"],
+    ]
+    for command in commands:
+        serial = invoke(*command, "--serial")
+        pooled = invoke(*command, "--workers", "2")
+        assert serial.exit_code == pooled.exit_code == 0, pooled.output
+        a, b = json.loads(serial.stdout), json.loads(pooled.stdout)
+        for document in (a, b):
+            document.get("run", {}).pop("wall_s", None)  # the only figure that is not a result
+            # which engine ran a small run depends on what this test process loaded before
+            # (`sim.engines`: the same numbers on both), not on where the draws ran
+            notes = document.get("notes", [])
+            notes[:] = [n for n in notes if not n.startswith("engine: ")]
+        assert a == b
+    from sim.cli.experiments import calibrate, reproduce
+    from sim.cli.models import run
+
+    for command in (run, calibrate, reproduce):
+        workers = next(p for p in command.params if p.name == "workers")
+        assert "default: one per core" in (workers.help or ""), command.name
+
+
+def test_a_pool_starts_its_workers_with_the_compiled_engine_loaded():
+    """The pool's workers fork from a process that has loaded the compiled engine and its
+    machine code (`sim.run.warm`): a worker's first small run goes where `auto` sends it in a
+    warm process, not to the reference engine while numba loads (a fresh process here, which
+    had not loaded it before the pool)."""
+    pytest.importorskip("numba")
+    code = (
+        "from sim.engines import compiled_loaded\n"
+        "from sim.studies.executor import ProcessExecutor\n"
+        "def loaded(_):\n"
+        "    return compiled_loaded()\n"
+        "before = compiled_loaded()\n"
+        "with ProcessExecutor(2) as pool:\n"
+        "    print(before, list(pool.map(loaded, [0, 1])))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=ROOT
+    ).stdout
+    assert out.strip() == "False [True, True]"
 
 
 # --------------------------------------------------------------------------- lost workers

@@ -368,7 +368,11 @@ def simulate(
     """Run the compiled loop to its end; returns the plan and the tables (recorder rows,
     checkpoint grid, counters).  `timeseries` receives a sample every
     `run.timeseries_interval_s`, as on the reference engine."""
-    plan = build_plan(model, compile_plan(model) if model_plan is None else model_plan)
+    model_plan = compile_plan(model) if model_plan is None else model_plan
+    plan = build_plan(model, model_plan)
+    assert model_plan.stack is not None  # compile_plan always decides the stack
+    # the tables' probes are the stack's layout, or every metric would read the wrong columns
+    model_plan.stack.probes.check(plan.probes, "compiled")
     run = model.run
     # a finite workload records from its start and runs to its last outcome
     fixed_warmup = run.warmup if isinstance(run.warmup, float) and not model.finite else None

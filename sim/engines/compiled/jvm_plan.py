@@ -1,7 +1,8 @@
 """The compiled engine's tables of the nodes' JVMs (`sim.tiers.appserver.jvm`): per JVM its
 sizes and costs as the reference's `Jvm` derives them from `backends.N.jvm`, its start-up
 heap state, the JVMs that hold replicas of its sessions (`connect`'s hook
-`jvm.replica_holders`), and its probe view, which borrows `Jvm.metrics`."""
+`jvm.replica_holders`), and its probe view, which borrows `Jvm.metrics`; all read from the
+stack's parts (`sim.model.parts.jvm`, `sim.model.parts.replication`)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sim.engines.compiled import kernel as k
+from sim.model.parts.jvm import JvmPart
 from sim.model.plan import Plan as ModelPlan
-from sim.model.schema import Jvm as JvmSpec
-from sim.model.schema import Model
-from sim.tiers.appserver.jvm import MIB, Jvm
+from sim.tiers.appserver.jvm import Jvm
 
 SESSIONS_AT_START = 1024  # per JVM; the driver doubles the table when the loop asks
 
@@ -44,29 +44,25 @@ class JvmTables:
         return len(self.views)
 
 
-def jvm_tables(model: Model, model_plan: ModelPlan, node_cpus: list[int]) -> JvmTables:
-    """The JVMs of the plan's nodes; `node_cpus` are the nodes' CPU rows."""
-    nodes = model_plan.nodes
+def jvm_tables(model_plan: ModelPlan, node_cpus: list[int]) -> JvmTables:
+    """The JVMs of the plan's nodes (`sim.model.parts.jvm`); `node_cpus` are the nodes' CPU
+    rows."""
     stack = model_plan.stack
     assert stack is not None
     cookies = stack.keeps_sessions  # connect's hook `jvm.cookies`
-    rows: list[tuple[int, str, JvmSpec]] = []  # (node index, node name, its JVM)
+    rows: list[tuple[int, JvmPart]] = []  # (node index, its JVM)
     station_jvm = []
-    for index, planned in enumerate(nodes):
-        spec = planned.spec.jvm
-        station_jvm.append(len(rows) if spec is not None else -1)
-        if spec is not None:
-            rows.append((index, planned.name, spec))
+    for index, node in enumerate(stack.nodes):
+        station_jvm.append(len(rows) if node.jvm is not None else -1)
+        if node.jvm is not None:
+            rows.append((index, node.jvm))
     if not rows:
         return JvmTables(station_jvm=station_jvm, cookies=cookies)
     jv = np.zeros((len(rows), k.N_JV), dtype=np.int64)
     jvf = np.zeros((len(rows), k.N_JVF), dtype=np.float64)
-    holders = np.zeros((len(rows), max(len(nodes), 1)), dtype=np.int64)
-    for v, (index, _name, spec) in enumerate(rows):
-        # the reference's own arithmetic (`Jvm.__init__`), so that every figure is the same
-        heap = spec.heap_mb * MIB
-        young = spec.young_bytes
-        baseline = spec.baseline_mb * MIB
+    holders = np.zeros((len(rows), max(len(stack.nodes), 1)), dtype=np.int64)
+    for v, (index, part) in enumerate(rows):
+        spec = part.settings
         row, values = jv[v], jvf[v]
         row[k.JV_CPU] = node_cpus[index]
         row[k.JV_NODE] = index
@@ -76,11 +72,11 @@ def jvm_tables(model: Model, model_plan: ModelPlan, node_cpus: list[int]) -> Jvm
         row[k.JV_RESUME] = -1
         row[k.JV_FROZEN_HEAD] = -1
         row[k.JV_FROZEN_TAIL] = -1
-        values[k.JVF_HEAP] = heap
-        values[k.JVF_YOUNG] = young
-        values[k.JVF_EDEN] = young * spec.survivor_ratio / (spec.survivor_ratio + 2)
-        values[k.JVF_OLD_CAPACITY] = heap - young
-        values[k.JVF_BASELINE] = baseline
+        values[k.JVF_HEAP] = part.heap_bytes
+        values[k.JVF_YOUNG] = part.young_bytes
+        values[k.JVF_EDEN] = part.eden_bytes
+        values[k.JVF_OLD_CAPACITY] = part.old_capacity_bytes
+        values[k.JVF_BASELINE] = part.baseline_bytes
         values[k.JVF_SESSION_BYTES] = float(spec.session_bytes)
         values[k.JVF_ALLOCATION] = spec.allocation_kb * 1024.0
         values[k.JVF_SESSION_TIMEOUT] = spec.session_timeout_s
@@ -95,27 +91,22 @@ def jvm_tables(model: Model, model_plan: ModelPlan, node_cpus: list[int]) -> Jvm
         values[k.JVF_COLD] = spec.jit_cold_factor
         values[k.JVF_WARM] = spec.jit_warm_factor
         values[k.JVF_WARMUP] = spec.jit_warmup_requests
-        values[k.JVF_OLD_USED] = baseline  # the container and application, tenured at start
-        values[k.JVF_HIGH_WATER] = baseline
+        values[k.JVF_OLD_USED] = part.baseline_bytes  # the container and application, tenured
+        values[k.JVF_HIGH_WATER] = part.baseline_bytes
         values[k.JVF_FACTOR] = (
             spec.jit_cold_factor if spec.jit_warmup_requests > 0 else spec.jit_warm_factor
         )
     # jvm.replica_holders: each web-tier replication's receivers that have a JVM (the last
     # web tier's, as the reference's hook assigns them tier by tier)
-    n = len(nodes)
-    for _, replication in model.cluster.active:
+    for replication in stack.replications:
         if replication.tier != "web":
             continue
-        for v, (sender, _name, _spec) in enumerate(rows):
-            if replication.scope == "all":
-                receivers = [r for r in range(n) if r != sender]
-            else:
-                buddies = replication.buddies
-                receivers = [(sender + step) % n for step in range(1, buddies + 1)]
+        for v, (sender, _part) in enumerate(rows):
+            receivers = replication.receivers[sender]
             held = [station_jvm[r] for r in receivers if station_jvm[r] >= 0]
             jv[v, k.JV_HOLDERS] = len(held)
             holders[v, : len(held)] = held
-    views = [JvmView(f"{name}.jvm") for _, name, _ in rows]
+    views = [JvmView(part.name) for _, part in rows]
     return JvmTables(
         jv=jv,
         jvf=jvf,

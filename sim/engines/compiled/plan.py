@@ -23,19 +23,18 @@ from sim.engines.compiled.jvm_plan import JvmTables, jvm_tables
 from sim.engines.compiled.support import BLIND_CLASSES, LOAD_CLASSES
 from sim.kernel.cpu import ProcessorSharingCPU
 from sim.kernel.slots import INFINITE, Pool
-from sim.model.classes import Work, class_names
+from sim.model.classes import Work, class_names, node_work
+from sim.model.parts import hosts
+from sim.model.parts.clients import ClientsPart
+from sim.model.parts.database import DatabasePart
+from sim.model.parts.front import Front
+from sim.model.parts.hosts import HostCpu
 from sim.model.plan import Plan as ModelPlan
-from sim.model.schema import AbClients, ClosedClients, Model, OpenClients, SessionClients
-from sim.model.shared_lock import SharedLockPart, shared_lock_part
+from sim.model.schema import Model
+from sim.model.stack import StackPlan
 from sim.observe.probes import Measures
 from sim.observe.recorder import BASE_FIELDS
-from sim.random.distributions import (
-    Deterministic,
-    Distribution,
-    Exponential,
-    Uniform,
-    as_distribution,
-)
+from sim.random.distributions import Deterministic, Distribution, Uniform, as_distribution
 from sim.tiers.appserver.connectors import Blocking
 from sim.tiers.balancer.dispatcher import BALANCER_COUNTS, DispatchProbe
 from sim.tiers.balancer.policies.base import Policy
@@ -297,11 +296,14 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         pools.append((name, capacity, queue_limit, role))
         return len(pools) - 1
 
-    def cpu(name: str, cores: int, speed: float, slots) -> int:
-        # At most `slots` visits compute at once: with no more slots than cores the CPU is
-        # never shared (the reference's DedicatedCPU).
-        cpus.append((f"{name}.cpu", cores, speed, slots is not None and slots <= cores))
+    def cpu(part: HostCpu) -> int:
+        # the stack decides whether it is ever shared (`sim.model.parts.hosts`: the
+        # reference's DedicatedCPU when it is not)
+        cpus.append((part.name, part.cores, part.speed, part.dedicated))
         return len(cpus) - 1
+
+    def database_cpu(name: str, cores: int, speed: float, slots) -> int:
+        return cpu(hosts.host_cpu(name, cores, speed, slots))
 
     def station(name: str, **fields) -> int:
         record = {
@@ -323,33 +325,28 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         names.append(name)
         return len(stations) - 1
 
-    database = _database(model, pool, cpu, stream, station, stations)
-    lock_part = shared_lock_part(model)
-    lock = _lock(lock_part, pool, stream)  # after the database's pools, as the reference
+    database = _database(model, pool, database_cpu, stream, station, stations)
+    lock = _lock(stack.database, pool, stream)  # after the database's pools, as the reference
 
     nodes: list[int] = []
     weights: list[float] = []
     pins: list[int] = []  # per node: the pool of what a backend connection pins, or -1
-    for planned, connector in zip(model_plan.nodes, stack.connectors):
+    for planned, part in zip(model_plan.nodes, stack.nodes):
         group = planned.spec
         weights.append(group.weight)
-        name = planned.name
+        name = part.name
         fields: dict = {"calls": 0}
-        if group.db_calls:
-            fields.update(calls=group.db_calls, down=k.DOWN_STATION, target=database)
-            if group.jdbc_pool is not None:
-                fields["jdbc"] = pool(f"{name}.jdbc_pool", group.jdbc_pool, None, k.ROLE_JDBC)
-        threads_pool, pin = _connector_pools(name, group, connector, pool)
+        if part.db_calls:
+            fields.update(calls=part.db_calls, down=k.DOWN_STATION, target=database)
+            if part.jdbc_pool is not None:
+                fields["jdbc"] = pool(f"{name}.jdbc_pool", part.jdbc_pool, None, k.ROLE_JDBC)
+        threads_pool, pin = _connector_pools(name, group, part.connector, pool)
         if threads_pool >= 0:
             fields["pool"] = threads_pool
         pins.append(pin)
-        # replication work runs beside the request threads, and a JVM pauses the CPU, which
-        # only the processor-sharing form supports: the CPU may then be shared
-        shared = model.cluster.active or group.jvm is not None
-        threads = None if shared else group.request_threads
-        fields["cpu"] = cpu(name, group.cores, group.speed, threads)
-        fields["burst"] = stream(f"{name}.demand", as_distribution(group.demand), group.db_calls)
-        fields["work"] = (f"{name}.demand", _node_work(group))
+        fields["cpu"] = cpu(part.cpu)
+        fields["burst"] = stream(f"{name}.demand", as_distribution(group.demand), part.db_calls)
+        fields["work"] = (f"{name}.demand", node_work(group))
         io = as_distribution(group.io_wait)
         if io.mean != 0:
             fields["io"] = stream(f"{name}.io_wait", io)
@@ -357,11 +354,11 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
 
     for index, node in enumerate(nodes):
         stations[node]["node"] = index
-    jvms = jvm_tables(model, model_plan, [stations[node]["cpu"] for node in nodes])
+    jvms = jvm_tables(model_plan, [stations[node]["cpu"] for node in nodes])
     for node, v in zip(nodes, jvms.station_jvm):
         stations[node]["jvm"] = v
     replication, replication_probes, replication_links = _replication(
-        model, names, nodes, pool, streams, constants
+        stack, names, nodes, pool, streams, constants
     )
 
     dispatcher = len(nodes) > 1
@@ -372,9 +369,11 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     entry_kind, entry_target = k.ENTRY_STATION, nodes[0] if nodes else -1
     if dispatcher:
         entry_kind, entry_target = k.ENTRY_BALANCER, -1
+    front_part = stack.front
     if model.proxy is not None:
+        assert front_part is not None  # the stack's front: the proxy
         proxy, proxy_workers = _proxy_station(
-            model.proxy, nodes, dispatcher, pool, cpu, stream, station
+            model.proxy, front_part, nodes, dispatcher, pool, cpu(front_part.cpu), stream, station
         )
         entry_kind, entry_target = k.ENTRY_STATION, proxy
         # the reference lists the proxy first
@@ -388,8 +387,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         entry_target = renumber[entry_target]
 
     # the load generator's CPU (clients.host): made after the proxy's, as the reference makes it
-    host = model.clients.host
-    host_cpu = cpu("clients", host.cores, host.speed, None) if host is not None else -1
+    host_cpu = -1 if stack.clients_cpu is None else cpu(stack.clients_cpu)
 
     levels = _levels(model, stations, nodes)
 
@@ -418,7 +416,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         probes.append(server_close)
     probes += jvms.views  # after the extra probes, before the backend pools (Assembly.probes)
     backend, backend_float = _backend_pools(model, model_plan, pins)
-    jk = model.proxy is not None and model.proxy.backend_pool.module == "mod_jk"
+    jk = front_part is not None and front_part.mod_jk
     view = JkBackendPoolView if jk else BackendPoolView
     probes += [view(names[n]) for i, n in enumerate(nodes) if backend[i, k.BN_POOLED]]
     if dispatcher:
@@ -428,7 +426,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     for probe in probes:
         columns += [f"{probe.name}:{f}" for f in probe.fields]
 
-    config, config_float, users = _clients(model, streams, constants)
+    config, config_float, users = _clients(stack.clients_part, streams, constants)
 
     def uniforms(purpose: str) -> int:
         streams.append(Stream(purpose, None))
@@ -436,8 +434,8 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         return len(streams) - 1
 
     class_table, class_steps = client_tables(model, config, stream, uniforms)
-    if host is not None:  # the request's work on the generator's CPU (kernel `host_run`)
-        _host(host, len(stations), config, stream)
+    if stack.clients_cpu is not None:  # the request's work on the generator's CPU (`host_run`)
+        _host(stack.clients_part, len(stations), config, stream)
     class_stations = station_tables(
         model,
         [record["work"] for record in stations],
@@ -463,9 +461,9 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     config[k.C_MOD_JK] = int(jk and any(stack.backend_pools))
     settings = model.proxy.backend_pool if model.proxy is not None else None
     config[k.C_DISABLE_REUSE] = int(settings is not None and settings.disable_reuse)
-    # mod_proxy_ajp answers a read timeout with 503, mod_proxy_http with 502
-    config[k.C_READ_STATUS] = 503 if settings is not None and settings.scheme == "ajp" else 502
-    _front(model, config, config_float, stream if front else None)
+    # the status a read timeout answers (`Front.read_timeout_status`)
+    config[k.C_READ_STATUS] = 502 if front_part is None else front_part.read_timeout_status
+    _front(model, front_part, config, config_float, stream if front else None)
     children, hold_off = _children(model, stack.children, config, config_float)
     if (
         stack.children
@@ -476,9 +474,9 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     config[k.C_N_NODES] = len(nodes)
     config[k.C_N_JVMS] = jvms.count
     config[k.C_JVM_COOKIES] = int(jvms.cookies)
-    _lock_settings(lock_part, lock, renumber.get(database, -1), config, config_float)
+    _lock_settings(stack.database, lock, renumber.get(database, -1), config, config_float)
     if replication_probes:
-        _network(model, config, config_float, replication_links, len(nodes))
+        _network(stack, config, config_float, replication_links, len(nodes))
     return Plan(
         levels=levels,
         stations=station_table,
@@ -531,11 +529,12 @@ def _database(model: Model, pool, cpu, stream, station, stations: list[dict]) ->
     return database
 
 
-def _lock(part: SharedLockPart | None, pool, stream) -> tuple[int, int, int]:
-    """The database's shared lock (`kernel.lock`): its pool, made by `pool`, the stream that
-    picks the calls that take it and its hold's, made by `stream` (-1: none; every call takes
-    it, or it is held for the call's own work only) -- the reference's (`sim.tiers.database.
-    lock`: its pool's name, its streams' purposes)."""
+def _lock(database: DatabasePart | None, pool, stream) -> tuple[int, int, int]:
+    """The database's shared lock (`kernel.lock`, the stack's `database.lock`): its pool, made
+    by `pool`, the stream that picks the calls that take it and its hold's, made by `stream`
+    (-1: none; every call takes it, or it is held for the call's own work only) -- the
+    reference's (`sim.tiers.database.lock`: its pool's name, its streams' purposes)."""
+    part = None if database is None else database.lock
     if part is None:
         return -1, -1, -1
     permits = pool(LOCK_POOL, part.permits, None, k.ROLE_LOCK)
@@ -545,18 +544,19 @@ def _lock(part: SharedLockPart | None, pool, stream) -> tuple[int, int, int]:
 
 
 def _lock_settings(
-    part: SharedLockPart | None,
+    database: DatabasePart | None,
     made: tuple[int, int, int],
-    database: int,
+    station: int,
     config: np.ndarray,
     config_float: np.ndarray,
 ) -> None:
     """The lock's settings in the configuration: what `_lock` `made` (its pool, its streams)
-    and the station whose calls take it (`database`, renumbered); none without a lock."""
+    and the station whose calls take it (the database's, renumbered); none without a lock."""
+    part = None if database is None else database.lock
     if part is None:
         return
     config[k.C_LOCK_POOL], config[k.C_ST_LOCK_SHARE], config[k.C_ST_LOCK_HOLD] = made
-    config[k.C_LOCK_STATION] = database
+    config[k.C_LOCK_STATION] = station
     config_float[k.CF_LOCK_SHARE] = part.share
 
 
@@ -586,16 +586,16 @@ def _connector_pools(name: str, group, connector, pool) -> tuple[int, int]:
         return threads, pin
 
 
-def _proxy_station(px, nodes: list[int], dispatcher: bool, pool, cpu, stream, station):
-    """The front's station (`proxy`), made by `pool`, `cpu`, `stream` and `station`: (the
-    station, its workers' pool)."""
-    processes = px.processes
-    capacity = None if processes is None else processes.workers  # MaxRequestWorkers run
+def _proxy_station(
+    px, front: Front, nodes: list[int], dispatcher: bool, pool, cpu: int, stream, station
+):
+    """The front's station (`proxy`) on its `cpu`, made by `pool`, `stream` and `station`:
+    (the station, its workers' pool)."""
     forwards = px.forward and bool(nodes)
-    proxy_workers = pool("proxy.workers", capacity, px.listen_backlog, k.ROLE_STATION)
+    proxy_workers = pool("proxy.workers", front.workers, px.listen_backlog, k.ROLE_STATION)
     fields = {
         "pool": proxy_workers,
-        "cpu": cpu("proxy", px.cores, px.speed, capacity),
+        "cpu": cpu,
         "burst": stream("proxy.demand", as_distribution(px.demand), 1 if forwards else 0),
         "accepts": 1,
         "work": ("proxy.demand", _proxy_work(px, forwards)),
@@ -624,14 +624,16 @@ def _reordered(
     return stations, names, nodes, renumber
 
 
-def _host(host, row: int, config: np.ndarray, stream) -> None:
+def _host(clients: ClientsPart, row: int, config: np.ndarray, stream) -> None:
     """The load generator's CPU (`clients.host`): its station past the probed ones (`row`),
     its demand's streams, made by `stream`."""
+    assert clients.host_demand is not None  # a load generator with a host
     config[k.C_HOST_STATION] = row
-    config[k.C_ST_HOST_DEMAND] = stream("clients.host.demand", as_distribution(host.demand))
-    connection = as_distribution(host.connection_demand)
-    if connection.mean > 0:
-        config[k.C_ST_HOST_CONNECTION] = stream("clients.host.connection_demand", connection)
+    config[k.C_ST_HOST_DEMAND] = stream("clients.host.demand", clients.host_demand)
+    if clients.host_connection_demand is not None:
+        config[k.C_ST_HOST_CONNECTION] = stream(
+            "clients.host.connection_demand", clients.host_connection_demand
+        )
 
 
 def _levels(model: Model, stations: list[dict], nodes: list[int]) -> int:
@@ -752,19 +754,19 @@ def _children(
 
 
 def _network(
-    model: Model, config: np.ndarray, config_float: np.ndarray, first: int, nodes: int
+    stack: StackPlan, config: np.ndarray, config_float: np.ndarray, first: int, nodes: int
 ) -> None:
     """Session replication's network (`cluster.network`): its links are the pools from
     `first` on."""
-    cluster = model.cluster
-    switched = cluster.network == "switched"
+    network = stack.network
+    switched = network.switched
     config[k.C_NET_SWITCHED] = int(switched)
-    config[k.C_MULTICAST] = int(cluster.multicast)
+    config[k.C_MULTICAST] = int(network.multicast)
     config[k.C_NET_TX0] = first
     config[k.C_NET_RX0] = first + nodes if switched else first
-    config_float[k.CF_NET_S_PER_BYTE] = 8.0 / cluster.bandwidth_bps
+    config_float[k.CF_NET_S_PER_BYTE] = 8.0 / network.bandwidth_bps
     # full duplex: the latency is split between the sender's and the receiver's link
-    config_float[k.CF_NET_LATENCY] = cluster.latency_s / 2 if switched else cluster.latency_s
+    config_float[k.CF_NET_LATENCY] = network.latency_s / 2 if switched else network.latency_s
 
 
 def _host_station(station_table: np.ndarray, host_cpu: int) -> np.ndarray:
@@ -781,15 +783,6 @@ def _host_station(station_table: np.ndarray, host_cpu: int) -> np.ndarray:
     return np.concatenate([station_table, row])
 
 
-def _node_work(group):
-    """A node's work for a request class (`assemble.node_work`)."""
-
-    def work(each: Work) -> tuple:
-        return each.demand(group), each.db_calls(group)
-
-    return work
-
-
 def _proxy_work(px, forwards: bool):
     """The proxy's work for a request class: a class it serves itself makes no call."""
 
@@ -800,18 +793,22 @@ def _proxy_work(px, forwards: bool):
 
 
 def _replication(
-    model: Model, names: list[str], nodes: list[int], pool, streams: list[Stream], constants: list
+    stack: StackPlan,
+    names: list[str],
+    nodes: list[int],
+    pool,
+    streams: list[Stream],
+    constants: list,
 ) -> tuple[np.ndarray, list[Measures], int]:
-    """Synchronous session replication between the nodes (`sim.engines.reference.assemble.replicate`): the
-    network's links as pools of one frame (created after the nodes' pools, as the reference
-    does), each tier's row of settings, its uniform stream and its probe; and the index of
-    the first link's pool."""
-    cluster = model.cluster
-    active = cluster.active
+    """Session replication between the nodes (`sim.model.parts.replication`, as the reference's
+    `assemble.replicate` builds it): the network's links as pools of one frame (created after
+    the nodes' pools, as the reference does), each tier's row of settings, its uniform stream
+    and its probe; and the index of the first link's pool."""
+    active = stack.replications
     table = np.zeros((max(len(active), 1), k.N_RP), dtype=np.float64)
     if not active:
         return table, [], -1
-    if cluster.network == "switched":
+    if stack.network.switched:
         made = [
             pool(f"net.{names[node]}.{direction}", 1, None, k.ROLE_LINK)
             for direction in ("tx", "rx")
@@ -820,10 +817,10 @@ def _replication(
         links = made[0]
     else:
         links = pool("net.segment", 1, None, k.ROLE_LINK)
-    tiers = [spec.tier for _, spec in active]
     probes: list[Measures] = []
-    for row, (index, spec) in enumerate(active):
-        streams.append(Stream(f"cluster.replication.{index}", None))
+    for row, part in enumerate(active):
+        spec = part.settings
+        streams.append(Stream(f"cluster.replication.{part.index}", None))
         constants.append(None)
         kib = spec.message_bytes / 1024.0
         table[row, k.RP_FRACTION] = spec.replicate_fraction
@@ -834,9 +831,8 @@ def _replication(
         table[row, k.RP_ACK_BYTES] = spec.ack_bytes
         table[row, k.RP_STREAM] = len(streams) - 1
         table[row, k.RP_BUDDIES] = 0 if spec.scope == "all" else spec.buddies
-        table[row, k.RP_WEB] = spec.tier == "web"
-        name = f"replication.{spec.tier}" if tiers.count(spec.tier) == 1 else f"replication.{index}"
-        probes.append(ReplicationView(name))
+        table[row, k.RP_WEB] = part.tier == "web"
+        probes.append(ReplicationView(part.name))
     return table, probes, links
 
 
@@ -851,27 +847,25 @@ def _backend_pools(model: Model, model_plan: ModelPlan, pins: list[int]) -> tupl
     nodes = len(model_plan.nodes)
     table = np.zeros((max(nodes, 1), k.N_BN), dtype=np.int64)
     times = np.full((max(nodes, 1), k.N_BNF), -1.0, dtype=np.float64)
-    if model.proxy is None:
+    front = stack.front
+    if model.proxy is None or front is None:
         return table, times
     settings = model.proxy.backend_pool
-    processes = model.proxy.processes
-    per_child = processes.threads_per_child if stack.children and processes is not None else None
-    limit = settings.max if settings.max is not None else per_child
-    reslist = per_child is None or per_child > 1
+    limit = front.pool_max  # `max` per child, ThreadsPerChild by default
+    reslist = front.reslist
 
     def none_negative(value: float | None) -> float:
         return -1.0 if value is None else value
 
-    jk = settings.module == "mod_jk"
-    for index, (planned, pooled) in enumerate(zip(model_plan.nodes, stack.backend_pools)):
-        if not pooled:
+    for index, (planned, part) in enumerate(zip(model_plan.nodes, stack.nodes)):
+        if not part.backend_pool:
             continue
         table[index, k.BN_POOLED] = 1
         table[index, k.BN_PINS] = pins[index]
         table[index, k.BN_MAX] = -1 if limit is None else limit
         times[index, k.BNF_ACQUIRE] = none_negative(settings.acquire_timeout_s if reslist else None)
         times[index, k.BNF_IDLE] = none_negative(planned.spec.connection_idle_timeout_s)
-        if jk:
+        if front.mod_jk:
             _jk_worker(table[index], times[index], settings, limit, model.balancer.maintain_s)
         else:
             times[index, k.BNF_TTL] = none_negative(settings.ttl_s if reslist else None)
@@ -902,7 +896,9 @@ def _jk_worker(row: np.ndarray, times: np.ndarray, settings, limit, maintain_s: 
     times[k.BNF_JK_SYN_RETRIES] = SYN_RETRIES
 
 
-def _front(model: Model, config: np.ndarray, config_float: np.ndarray, stream) -> None:
+def _front(
+    model: Model, front: Front | None, config: np.ndarray, config_float: np.ndarray, stream
+) -> None:
     """The clients' connections and the front's keep-alive and lingering close
     (`sim.tiers.proxy.client_connections`); `stream` makes the connection demand's stream,
     None when the front's connections are not modelled."""
@@ -912,7 +908,7 @@ def _front(model: Model, config: np.ndarray, config_float: np.ndarray, stream) -
     config[k.C_LISTENER_IDLE] = 0
     config[k.C_ST_CONN_DEMAND] = -1
     px = model.proxy
-    if px is None or stream is None:
+    if px is None or front is None or stream is None:
         return
     mpm = mpm_class(px.mpm)
     config[k.C_PROXY_KEEP_ALIVE] = int(px.keep_alive)
@@ -920,14 +916,15 @@ def _front(model: Model, config: np.ndarray, config_float: np.ndarray, stream) -
     config[k.C_LISTENER_IDLE] = int(mpm.listener_holds_idle_connections)
     config_float[k.CF_KA_TIMEOUT] = px.keep_alive_timeout_s
     config_float[k.CF_LINGER_HOLD] = linger_hold_s(px.mpm, px.linger_s, model.clients.close_delay_s)
-    connection = as_distribution(px.connection_demand)
-    if connection.mean > 0:
-        config[k.C_ST_CONN_DEMAND] = stream("proxy.connection_demand", connection)
+    if front.connection_demand is not None:
+        config[k.C_ST_CONN_DEMAND] = stream(
+            "proxy.connection_demand", as_distribution(front.connection_demand)
+        )
 
 
-def _clients(model: Model, streams: list[Stream], constants: list) -> tuple:
-    """Client configuration; the clients' streams are appended to `streams`."""
-    spec = model.clients
+def _clients(clients: ClientsPart, streams: list[Stream], constants: list) -> tuple:
+    """Client configuration; the clients' streams (`sim.model.parts.clients`) are appended to
+    `streams`."""
     config = np.full(k.N_C, -1, dtype=np.int64)
     config_float = np.zeros(k.N_CF, dtype=np.float64)
 
@@ -937,58 +934,54 @@ def _clients(model: Model, streams: list[Stream], constants: list) -> tuple:
         return len(streams) - 1
 
     users = 1
-    if isinstance(spec, ClosedClients):
+    kind = clients.kind
+    if kind == "closed":
+        assert clients.users is not None and clients.think is not None  # a closed population's
         config[k.C_CLIENT] = k.CLIENT_CLOSED
-        config[k.C_USERS] = users = spec.users
-        config[k.C_ST_THINK] = stream("clients.think", as_distribution(spec.think))
-        if spec.requests_per_user is not None:
-            config[k.C_PER_USER] = spec.requests_per_user
-    elif isinstance(spec, AbClients):  # ab -c concurrency -n requests, run `repeat` times
+        config[k.C_USERS] = users = clients.users
+        config[k.C_ST_THINK] = stream("clients.think", clients.think)
+        if clients.requests_per_user is not None:
+            config[k.C_PER_USER] = clients.requests_per_user
+    elif kind == "ab":  # ab -c concurrency -n requests, run `repeat` times
+        assert clients.users is not None and clients.total is not None  # ab -c and -n
         config[k.C_CLIENT] = k.CLIENT_AB
-        config[k.C_USERS] = users = spec.concurrency
-        config[k.C_TOTAL] = spec.requests
-        config[k.C_REPEAT] = spec.repeat
-    elif isinstance(spec, OpenClients):
+        config[k.C_USERS] = users = clients.users
+        config[k.C_TOTAL] = clients.total
+        config[k.C_REPEAT] = clients.repeat
+    elif kind == "open":
+        assert clients.arrivals is not None  # a rate or interarrivals (a schedule: reference)
         config[k.C_CLIENT] = k.CLIENT_OPEN
-        arrivals: Distribution
-        if spec.rate_per_s is not None:
-            arrivals = Exponential(1.0 / spec.rate_per_s)
-        else:
-            arrivals = as_distribution(spec.interarrival)
-        config[k.C_ST_ARRIVALS] = stream("clients.arrivals", arrivals)
-        if spec.total_requests is not None:
-            config[k.C_TOTAL] = spec.total_requests
+        config[k.C_ST_ARRIVALS] = stream("clients.arrivals", clients.arrivals)
+        if clients.total is not None:
+            config[k.C_TOTAL] = clients.total
     else:
-        assert isinstance(spec, SessionClients)
+        assert kind == "sessions" and clients.arrivals is not None and clients.think is not None
         config[k.C_CLIENT] = k.CLIENT_SESSIONS
-        config[k.C_ST_ARRIVALS] = stream(
-            "clients.arrivals", Exponential(1.0 / spec.session_rate_per_s)
-        )
-        config[k.C_ST_THINK] = stream("clients.think", as_distribution(spec.think))
-        if spec.requests_per_session is None:
-            pass  # a script's path is the session (`classes.client_tables` sets its length)
-        elif spec.fixed_length:
-            config[k.C_FIXED_LENGTH] = int(spec.requests_per_session)
-        else:
+        config[k.C_ST_ARRIVALS] = stream("clients.arrivals", clients.arrivals)
+        config[k.C_ST_THINK] = stream("clients.think", clients.think)
+        if clients.session_length_fixed is not None:
+            config[k.C_FIXED_LENGTH] = clients.session_length_fixed
+        elif clients.session_length_p is not None:
             streams.append(
-                Stream("clients.session_length", None, geometric_p=1.0 / spec.requests_per_session)
+                Stream("clients.session_length", None, geometric_p=clients.session_length_p)
             )
             constants.append(None)
             config[k.C_ST_LENGTH] = len(streams) - 1
-        if spec.total_sessions is not None:
-            config[k.C_TOTAL] = spec.total_sessions
+        # else a script's path is the session (`classes.client_tables` sets its length)
+        if clients.total is not None:
+            config[k.C_TOTAL] = clients.total
         users = 64
-    if spec.connect is not None and as_distribution(spec.connect).mean > 0:
-        config[k.C_ST_CONNECT] = stream("clients.connect", as_distribution(spec.connect))
-    config[k.C_HAS_TIMEOUT] = int(spec.timeout_s is not None)
-    config_float[k.CF_TIMEOUT] = spec.timeout_s or 0.0
-    retry = spec.retry
+    if clients.connect is not None:
+        config[k.C_ST_CONNECT] = stream("clients.connect", clients.connect)
+    config[k.C_HAS_TIMEOUT] = int(clients.timeout_s is not None)
+    config_float[k.CF_TIMEOUT] = clients.timeout_s or 0.0
+    retry = clients.retry
     config[k.C_MAX_RETRIES] = retry.max_retries
     config[k.C_RETRY_ON_TIMEOUT] = int(retry.on_timeout)
     config[k.C_RETRY_ON_ERROR] = int(retry.on_error)
     config_float[k.CF_BACKOFF] = retry.backoff_s
     config_float[k.CF_MULTIPLIER] = retry.multiplier
     config_float[k.CF_MAX_BACKOFF] = retry.max_backoff_s
-    config[k.C_SYN_RETRIES] = spec.tcp.syn_retries
-    config_float[k.CF_RTO] = spec.tcp.initial_rto_s
+    config[k.C_SYN_RETRIES] = clients.tcp.syn_retries
+    config_float[k.CF_RTO] = clients.tcp.initial_rto_s
     return config, config_float, users

@@ -11,21 +11,15 @@ from sim.engines.reference.connect import Parts, connect
 from sim.kernel.calendar import Kernel
 from sim.kernel.cpu import DedicatedCPU, ProcessorSharingCPU
 from sim.kernel.slots import Pool
-from sim.model.backend_pools import connects_can_fail
-from sim.model.classes import Work
+from sim.model.classes import node_work
+from sim.model.parts.clients import ClientsPart
+from sim.model.parts.hosts import HostCpu
 from sim.model.plan import Plan, compile_plan
-from sim.model.schema import (
-    AbClients,
-    Backend,
-    ClosedClients,
-    Model,
-    OpenClients,
-    SessionClients,
-)
-from sim.model.shared_lock import shared_lock_part
+from sim.model.schema import Model
+from sim.model.stack import StackPlan
 from sim.observe.classes import ClassStats
 from sim.observe.probes import Probe
-from sim.random.distributions import Exponential, as_distribution
+from sim.random.distributions import as_distribution
 from sim.random.streams import Streams, sampler
 from sim.tiers.appserver.jvm import Jvm
 from sim.tiers.balancer.dispatcher import Dispatcher, DispatchProbe
@@ -101,31 +95,30 @@ def assemble(
     # placeholder cannot have the field's type.
     assembly = Assembly(kernel=kernel, clients=None)  # type: ignore[arg-type]
 
-    def host(
-        name: str, cores: int, speed: float, slots: int | None
-    ) -> ProcessorSharingCPU | DedicatedCPU:
-        # At most `slots` visits compute at once (each holds a slot while it runs): with no
-        # more slots than cores the CPU is never shared, and the cheaper exact form serves.
-        kind = DedicatedCPU if slots is not None and slots <= cores else ProcessorSharingCPU
-        cpu = kind(kernel, f"{name}.cpu", cores, speed)
-        assembly.cpus.append(cpu)
-        return cpu
+    def host(cpu: HostCpu) -> ProcessorSharingCPU | DedicatedCPU:
+        # the stack decides whether the CPU is ever shared (`sim.model.parts.hosts`)
+        kind = DedicatedCPU if cpu.dedicated else ProcessorSharingCPU
+        made = kind(kernel, cpu.name, cpu.cores, cpu.speed)
+        assembly.cpus.append(made)
+        return made
 
     def pool(name: str, capacity, queue_limit=None) -> Pool:
         made = Pool(kernel, name, capacity, queue_limit)
         assembly.pools.append(made)
         return made
 
+    stack = plan.stack
+    assert stack is not None  # compile_plan always decides the stack
     database_call = None
-    if model.database is not None:
-        db = model.database
+    db = stack.database
+    if db is not None:
         database = classes.station(
             Station,
             (
                 kernel,
                 "database",
-                pool("database.connections", db.connections) if db.connections else None,
-                host("database", db.cores, db.speed, db.connections),
+                None if db.connections is None else pool("database.connections", db.connections),
+                host(db.cpu),
                 sampler(db.demand, streams, "database.demand"),
             ),
             {},
@@ -134,7 +127,7 @@ def assemble(
             "database.demand",
             lambda work: (work.db_demand(db), 0),
         )
-        if as_distribution(db.disk_demand).mean > 0:
+        if db.disks is not None:
             database.post = Disks(
                 kernel,
                 pool("database.disks", db.disks),
@@ -142,14 +135,12 @@ def assemble(
             )
         assembly.stations.append(database)
         database_call = database.serve
-        lock = shared_lock_part(model)
+        lock = db.lock
         if lock is not None:
             database_call = shared_lock(
                 kernel, lock, pool(LOCK_POOL, lock.permits), database_call, streams
             )
 
-    stack = plan.stack
-    assert stack is not None  # compile_plan always decides the stack
     children = child_processes(model, kernel) if stack.children else None
     nodes: list[Station] = []
     jvms: list[Jvm | None] = []  # per node, None where no JVM is modelled
@@ -157,7 +148,7 @@ def assemble(
     weights: list[float] = []
     events: list[tuple[float, int, str, float]] = []
     # the nodes the balancer can reach, in the plan's order (members only)
-    for planned, connector_kind, pooled in zip(plan.nodes, stack.connectors, stack.backend_pools):
+    for planned, part in zip(plan.nodes, stack.nodes):
         group = planned.spec
         weights.append(group.weight)
         events += [
@@ -165,29 +156,22 @@ def assemble(
             for e in group.events
             if e.node in (None, planned.number)
         ]
-        name = planned.name
+        name = part.name
         io = as_distribution(group.io_wait)
         downstream = None
-        if group.db_calls:
+        if part.db_calls:
             downstream = database_call
-            if group.jdbc_pool is not None:
+            if part.jdbc_pool is not None:
                 assert database_call is not None  # validated: db_calls need a [database]
-                downstream = PooledCall(pool(f"{name}.jdbc_pool", group.jdbc_pool), database_call)
-        connector = connector_kind(group, name, lambda path, size, queue: pool(path, size, queue))
-        # replication work runs beside the request threads: the CPU may be shared; a JVM
-        # pauses its CPU, which only the processor-sharing form supports
-        shared = model.cluster.active or group.jvm is not None
-        cpu = host(name, group.cores, group.speed, None if shared else group.request_threads)
+                downstream = PooledCall(pool(f"{name}.jdbc_pool", part.jdbc_pool), database_call)
+        connector = part.connector(group, name, lambda path, size, queue: pool(path, size, queue))
+        cpu = host(part.cpu)
         burst = sampler(group.demand, streams, f"{name}.demand", group.db_calls)
         jvm = None
         if group.jvm is not None:
             jvm = Jvm(kernel, name, cpu, group.jvm)
             assembly.jvms.append(jvm)
             burst = jvm.burst_sampler(burst)
-
-        # a def, not a lambda with a default: mypy cannot infer that lambda (python/mypy#15459)
-        def node_work(work: Work, group: Backend = group) -> tuple[Any, int]:
-            return work.demand(group), work.db_calls(group)
 
         node = classes.station(
             Station,
@@ -200,30 +184,30 @@ def assemble(
             model,
             streams,
             f"{name}.demand",
-            node_work,
+            node_work(group),
             None if jvm is None else jvm.burst_sampler,
         )
         nodes.append(node)
         jvms.append(jvm)
         # The front's pool of connections to the node, whenever it can change the answer
         # (`sim.model.stack.backend_pool_applies`); the connection pins what the connector says.
-        if pooled:
-            setup = as_distribution(group.connection_setup)
+        if part.backend_pool:
+            setup = part.connection_setup
             backend_pool = make_backend_pool(
                 model,
+                stack,
                 kernel,
                 node,
                 connector.pins,
                 group,
                 children,
                 setup=None
-                if setup.mean == 0
+                if setup is None
                 else (
-                    setup.sampler(streams.generator(f"{name}.connection_setup")),
+                    as_distribution(setup).sampler(streams.generator(f"{name}.connection_setup")),
                     pool(f"{name}.connection_setup", 1),
                 ),
-                connects_fail=model.proxy is not None
-                and connects_can_fail(model.proxy, group, connector_kind),
+                connects_fail=part.connects_can_fail,
             )
             assembly.backend_pools.append(backend_pool)
             entries.append(backend_pool)
@@ -231,7 +215,7 @@ def assemble(
             entries.append(node)
     assembly.stations.extend(nodes)
     replicators = (
-        replicate(model, kernel, nodes, pool, streams, assembly) if model.cluster.active else []
+        replicate(stack, kernel, nodes, pool, streams, assembly) if stack.replications else []
     )
 
     entry = None
@@ -242,8 +226,10 @@ def assemble(
         entry = assembly.dispatcher
     if model.proxy is not None:
         px = model.proxy
+        front_part = stack.front
+        assert front_part is not None  # the stack's front: the proxy
         processes = px.processes
-        capacity = None if processes is None else processes.workers
+        capacity = front_part.workers
         if children is not None:
             workers: Pool = children
             assembly.pools.append(children)
@@ -253,16 +239,16 @@ def assemble(
             kernel,
             "proxy",
             workers,
-            host("proxy", px.cores, px.speed, capacity),
+            host(front_part.cpu),
             sampler(px.demand, streams, "proxy.demand", 1 if px.forward and entry else 0),
         )
         kwargs: dict[str, Any] = dict(downstream=entry, calls=1 if px.forward else 0)
         front = (
             front_connections(model, kernel, workers, children) if stack.front_connections else None
         )
-        if front is not None and as_distribution(px.connection_demand).mean > 0:
+        if front is not None and front_part.connection_demand is not None:
             kwargs["connection_burst"] = sampler(
-                px.connection_demand, streams, "proxy.connection_demand"
+                front_part.connection_demand, streams, "proxy.connection_demand"
             )
         if front is not None:
             assembly.front = front
@@ -301,17 +287,17 @@ def assemble(
 
     assembly.class_stats = classes.class_stats(model)
     # the load generator's CPU (clients.host), made before the recorder so that it is observed
-    client_cpu = None
-    if model.clients.host is not None:
-        spec = model.clients.host
-        client_cpu = host("clients", spec.cores, spec.speed, None)
+    client_cpu = None if stack.clients_cpu is None else host(stack.clients_cpu)
+    # what the recorder records is the stack's layout, which studies and the compiled engine
+    # read without building this assembly
+    stack.probes.check(assembly.probes(), "reference")
     recorder = recorder_factory(kernel, assembly)
-    assembly.clients = make_clients(model, kernel, entry, recorder, streams, client_cpu)
+    assembly.clients = make_clients(stack, kernel, entry, recorder, streams, client_cpu)
     if assembly.class_stats is not None:
         assembly.clients.classes = classes.class_choice(
             model, streams, getattr(assembly.clients, "think", None), assembly.class_stats
         )
-    tiers = [spec.tier for _, spec in model.cluster.active]
+    tiers = [part.tier for part in stack.replications]
     connect(
         Parts(
             nodes=nodes,
@@ -347,11 +333,7 @@ def dispatcher(
     names = [entry.name for entry in entries]  # a node, or the front's pool to it
     policy = stack.policy(weights, names, streams.generator("balancer"), **params)
     keeps_sessions = stack.keeps_sessions
-    jk = (
-        model.proxy is not None
-        and model.proxy.forward
-        and model.proxy.backend_pool.module == "mod_jk"
-    )
+    jk = stack.front is not None and stack.front.mod_jk
     extra: dict[str, Any] = {}
     if jk:  # mod_jk's lb worker: its own failover, error state and recovery
         assert model.proxy is not None
@@ -374,27 +356,28 @@ def dispatcher(
 
 
 def replicate(
-    model: Model, kernel: Kernel, nodes: list[Station], pool, streams: Streams, assembly
+    stack: StackPlan, kernel: Kernel, nodes: list[Station], pool, streams: Streams, assembly
 ) -> list[Replicator]:
-    """Session replication between the backend nodes, after each request (`sim.tiers.cluster.session_replication`)."""
-    cluster = model.cluster
-    network = Network(
+    """Session replication between the backend nodes, after each request
+    (`sim.tiers.cluster.session_replication`), as the stack's parts say."""
+    network = stack.network
+    links = Network(
         kernel,
         lambda name: pool(name, 1),
         [node.name for node in nodes],
-        switched=cluster.network == "switched",
-        multicast=cluster.multicast,
-        bandwidth_bps=cluster.bandwidth_bps,
-        latency_s=cluster.latency_s,
+        switched=network.switched,
+        multicast=network.multicast,
+        bandwidth_bps=network.bandwidth_bps,
+        latency_s=network.latency_s,
     )
     replicators = []
-    tiers = [r.tier for _, r in cluster.active]  # a tier named twice is told apart by its index
-    for index, spec in cluster.active:
-        uniform = streams.generator(f"cluster.replication.{index}").random
-        replicator = Replicator(kernel, [node.cpu for node in nodes], network, spec, uniform)
+    for part in stack.replications:
+        uniform = streams.generator(f"cluster.replication.{part.index}").random
+        receivers = [list(each) for each in part.receivers]
+        cpus = [node.cpu for node in nodes]
+        replicator = Replicator(kernel, cpus, links, part.settings, uniform, receivers)
         replicators.append(replicator)
-        name = f"replication.{spec.tier}" if tiers.count(spec.tier) == 1 else f"replication.{index}"
-        assembly.extra_probes.append(ReplicationProbe(name, replicator))
+        assembly.extra_probes.append(ReplicationProbe(part.name, replicator))
     return replicators
 
 
@@ -417,6 +400,7 @@ def child_processes(model: Model, kernel: Kernel) -> ChildProcesses:
 
 def make_backend_pool(
     model: Model,
+    stack: StackPlan,
     kernel: Kernel,
     node: Station,
     pins,
@@ -427,16 +411,12 @@ def make_backend_pool(
 ) -> BackendPool:
     """The front's pool of connections to `node`; `setup` is the node's set-up of each new
     connection (`backends.N.connection_setup`: its sampler, and the lock it is serialised on)."""
-    assert model.proxy is not None  # built only behind a proxy (stack.backend_pools)
+    front = stack.front
+    assert model.proxy is not None and front is not None  # built only behind a proxy
     settings = model.proxy.backend_pool
-    per_child = None if children is None else children.threads_per_child
-    # mod_proxy_ajp: 503 for an idempotent request; mod_proxy_http: 502 (mod_jk sets no
-    # read timeout: see sim.tiers.proxy.mod_jk)
-    mod_proxy_ajp = settings.module == "mod_proxy" and settings.scheme == "ajp"
-    read_timeout_status = 503 if mod_proxy_ajp else 502
     extra: dict[str, Any] = {}
     kind: type[BackendPool] = BackendPool
-    if settings.module == "mod_jk":  # its ajp13 worker: reply_timeout, retries (mod_jk.py)
+    if front.mod_jk:  # its ajp13 worker: reply_timeout, retries (mod_jk.py)
         kind = JkBackendPool
         extra = dict(jk=JkWorker.of(settings), maintain_s=model.balancer.maintain_s)
     elif connects_fail:
@@ -448,20 +428,20 @@ def make_backend_pool(
         node,
         pins,
         # mod_proxy max / mod_jk connection_pool_size default to the child's threads
-        max_connections=settings.max if settings.max is not None else per_child,
+        max_connections=front.pool_max,
         ttl_s=settings.ttl_s,
         acquire_timeout_s=settings.acquire_timeout_s,
         read_timeout_s=settings.timeout_s,
         idle_timeout_s=group.connection_idle_timeout_s,
         children=children,
-        reslist=per_child is None or per_child > 1,
-        poll_s=JK_POLL_S if settings.module == "mod_jk" else None,
+        reslist=front.reslist,
+        poll_s=JK_POLL_S if front.mod_jk else None,
         disable_reuse=settings.disable_reuse,
-        read_timeout_status=read_timeout_status,
+        read_timeout_status=front.read_timeout_status,
         setup=None if setup is None else setup[0],
         setup_lock=None if setup is None else setup[1],
         # mod_proxy connectiontimeout: the worker's timeout unless set apart
-        connect_timeout_s=settings.connect_timeout_s if settings.module == "mod_proxy" else None,
+        connect_timeout_s=None if front.mod_jk else settings.connect_timeout_s,
         **extra,
     )
 
@@ -487,97 +467,93 @@ def front_connections(
 
 
 def make_clients(
-    model: Model, kernel: Kernel, entry, recorder, streams: Streams, client_cpu=None
+    stack: StackPlan, kernel: Kernel, entry, recorder, streams: Streams, client_cpu=None
 ) -> populations.Clients:
-    spec = model.clients
-    connect = None
-    if spec.connect is not None and as_distribution(spec.connect).mean > 0:
-        connect = sampler(spec.connect, streams, "clients.connect")
+    """The clients the stack decided (`stack.clients`), drawing on the streams its clients
+    part names (`sim.model.parts.clients`)."""
+    part = stack.clients_part
+    connect = None if part.connect is None else sampler(part.connect, streams, "clients.connect")
     host = None
-    if spec.host is not None and client_cpu is not None:
+    if part.host_demand is not None and client_cpu is not None:
         per_connection = None
-        if as_distribution(spec.host.connection_demand).mean > 0:
+        if part.host_connection_demand is not None:
             per_connection = sampler(
-                spec.host.connection_demand, streams, "clients.host.connection_demand"
+                part.host_connection_demand, streams, "clients.host.connection_demand"
             )
         host = (
             client_cpu,
-            sampler(spec.host.demand, streams, "clients.host.demand"),
+            sampler(part.host_demand, streams, "clients.host.demand"),
             per_connection,
         )
     common = dict(
-        timeout_s=spec.timeout_s,
-        retry=spec.retry,
+        timeout_s=part.timeout_s,
+        retry=part.retry,
         connect=connect,
-        tcp=spec.tcp,
-        keep_alive=spec.keep_alive,
+        tcp=part.tcp,
+        keep_alive=part.keep_alive,
         host=host,
     )
-    if isinstance(spec, ClosedClients):
+    kind = stack.clients
+    if kind is populations.ClosedPopulation:
+        assert part.users is not None and part.think is not None  # a closed population's
         return populations.ClosedPopulation(
             kernel,
             entry,
             recorder,
-            users=spec.users,
-            think=sampler(spec.think, streams, "clients.think"),
-            ramp=spec.ramp,
-            requests_per_user=spec.requests_per_user,
+            users=part.users,
+            think=sampler(part.think, streams, "clients.think"),
+            ramp=part.ramp,
+            requests_per_user=part.requests_per_user,
             **common,
         )
-    if isinstance(spec, OpenClients):
-        interarrival = unit = schedule = None
-        if spec.rate_per_s is not None:
-            interarrival = Exponential(1.0 / spec.rate_per_s).sampler(
-                streams.generator("clients.arrivals")
-            )
-        elif spec.interarrival is not None:
-            interarrival = sampler(spec.interarrival, streams, "clients.arrivals")
-        else:
-            unit = Exponential(1.0).sampler(streams.generator("clients.arrivals"))
-            assert spec.schedule is not None  # validated: exactly one of the three is given
-            schedule = [(step.rate_per_s, step.duration_s) for step in spec.schedule]
+    if kind is populations.OpenArrivals:
+        assert part.arrivals is not None  # validated: a rate, interarrivals or a schedule
+        arrivals = sampler(part.arrivals, streams, "clients.arrivals")
+        scheduled = part.schedule is not None
         return populations.OpenArrivals(
             kernel,
             entry,
             recorder,
-            interarrival=interarrival,
-            unit_exponential=unit,
-            schedule=schedule,
-            total=spec.total_requests,
+            interarrival=None if scheduled else arrivals,
+            unit_exponential=arrivals if scheduled else None,
+            schedule=None if part.schedule is None else list(part.schedule),
+            total=part.total,
             **common,
         )
-    if isinstance(spec, SessionClients):
+    if kind is populations.Sessions:
+        assert part.arrivals is not None and part.think is not None  # the sessions'
         return populations.Sessions(
             kernel,
             entry,
             recorder,
-            interarrival=Exponential(1.0 / spec.session_rate_per_s).sampler(
-                streams.generator("clients.arrivals")
-            ),
-            think=sampler(spec.think, streams, "clients.think"),
-            length=session_length(spec, streams),
-            total=spec.total_sessions,
+            interarrival=sampler(part.arrivals, streams, "clients.arrivals"),
+            think=sampler(part.think, streams, "clients.think"),
+            length=session_length(part, streams),
+            total=part.total,
             **common,
         )
-    if isinstance(spec, AbClients):
+    if kind is populations.ApacheBench:
+        assert part.users is not None and part.total is not None  # ab -c and -n
         return populations.ApacheBench(
             kernel,
             entry,
             recorder,
-            concurrency=spec.concurrency,
-            requests=spec.requests,
-            repeat=spec.repeat,
+            concurrency=part.users,
+            requests=part.total,
+            repeat=part.repeat,
             **common,
         )
-    raise TypeError(f"unknown client kind {spec!r}")  # unreachable: the schema is a closed union
+    raise TypeError(f"unknown client kind {part.kind!r}")  # unreachable: a closed union
 
 
-def session_length(spec: SessionClients, streams: Streams):
-    if spec.requests_per_session is None:
-        return None  # the script's path is the session (sim.tiers.clients.scripts)
-    if spec.fixed_length:
-        n = int(spec.requests_per_session)
-        return lambda: n
+def session_length(part: ClientsPart, streams: Streams):
+    """Each session's length: fixed, geometric on its own stream, or (None) a script's path
+    (`sim.tiers.clients.scripts`)."""
+    fixed = part.session_length_fixed
+    if fixed is not None:
+        return lambda: fixed
+    p = part.session_length_p
+    if p is None:
+        return None
     rng = streams.generator("clients.session_length")
-    p = 1.0 / spec.requests_per_session
     return lambda: int(rng.geometric(p))

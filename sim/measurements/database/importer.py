@@ -8,8 +8,8 @@ from pathlib import Path
 from sim.measurements.database.evidence import evidence_rows, levels_of
 from sim.measurements.database.statements import StatementRun
 from sim.measurements.errors import MeasurementError
+from sim.measurements.format_names import DATABASE_FORMATS as FORMATS
 
-FORMATS = ("pg-stat", "pg-log", "mysql-slow", "mysql-digest")
 SNAPSHOTS = ("pg-stat", "mysql-digest")  # before/after pairs
 LOGS = ("pg-log", "mysql-slow")  # one file per run
 

@@ -26,7 +26,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 UNIFORM_SD = 1.0 / math.sqrt(12.0)  # sd of a uniform over the unit range [1, 2]
 # A direction the figures inform less than the declared range does is "not identified": its
@@ -150,6 +149,8 @@ def model_error_quantile(probability: float, dof: float | None) -> float:
     """A quantile of the model error in units of its sd: Student-t on the degrees of freedom
     it was estimated from (the textbook prediction of a regression whose variance is
     estimated), normal when it is known."""
+    from scipy import stats  # 0.4-0.7 s to import: only where a quantile is asked
+
     if dof is None:
         return float(stats.norm.ppf(probability))
     return float(stats.t.ppf(probability, dof))

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 from sim.studies.calibration.figures import Figure, noise_sd
 from sim.studies.calibration.linear import UNIFORM_SD, Posterior, Problem
@@ -151,6 +150,8 @@ def linearise(
 def parameter_intervals(parameters: list, post: Posterior, level: float = 0.95) -> list[dict]:
     """Each parameter's interval (on its own scale, kept in its range) and whether the figures
     pin it."""
+    from scipy import stats
+
     from sim.studies.calibration.linear import PINNED_RATIO
 
     z = float(stats.norm.ppf(0.5 + level / 2))
@@ -221,6 +222,7 @@ def draw_units(mean: np.ndarray, cov: np.ndarray, draws: int, seed: int) -> np.n
     """`draws` points (draws, p) on the unit scale from the Gaussian (mean, cov): scrambled
     Sobol points mapped through the normal quantile and the Cholesky factor, kept in [1, 2]
     (the parameters' ranges)."""
+    from scipy import stats
     from scipy.stats import qmc
 
     dimension = len(mean)

@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
+from sim.stats.confidence import t_quantile
 from sim.studies.calibration.linear import estimated_sd, interval_factor, model_error_quantile
 from sim.studies.calibration.linearise import SEED_OFFSET
 from sim.studies.calibration.saved import Calibrated
@@ -188,10 +188,11 @@ def propagate(
 def _mean_sd(interval) -> float:
     """The sd of a draw's mean, s / sqrt(n), from its Student-t interval: unbiased in variance,
     which is what the split of the draws' variance into noise and parameters needs (with two
-    replications, the half-width over 1.96 would overstate it 6.5 times)."""
+    replications, the half-width over 1.96 would overstate it 6.5 times).  `t_quantile` is
+    `scipy.stats.t.ppf`, bit for bit, remembered: this runs for every metric of every draw."""
     if interval.n < 2 or not math.isfinite(interval.half_width):
         return 0.0
-    return float(interval.half_width / stats.t.ppf(0.5 + interval.level / 2, interval.n - 1))
+    return float(interval.half_width / t_quantile(0.5 + interval.level / 2, interval.n - 1))
 
 
 # The metrics the table shows (every metric is in the JSON): the end-to-end figures a planner

@@ -40,6 +40,18 @@ class Alternative:
 
 
 @dataclass(frozen=True)
+class FittedFigure:
+    """A figure the calibration was fitted to (`rows[]` with `fitted`): the run's overrides
+    (its load level, its node count), the metric, and the published figure's relative
+    measurement sd (None when the fit saved none): what a new measurement of the same kind
+    would be known to."""
+
+    overrides: tuple[str, ...]
+    metric: str
+    measurement_sd: float | None
+
+
+@dataclass(frozen=True)
 class Point:
     """One draw: the overrides that run it, its parameters on the unit scale, the structure it
     belongs to (a candidate's settings, empty without `[[choose]]`) and a standard-normal
@@ -83,6 +95,9 @@ class Calibrated:
     # what the fitted figures could not tell: combinations they fix only together, parameters
     # they do not pin (carried over their ranges), and what would separate them
     caveats: tuple[str, ...] = ()
+    # the figures it was fitted to, with their runs' overrides (none in a document from before
+    # the rows were saved): `capacity --what-next` finds the fitted levels and node count there
+    fitted: tuple[FittedFigure, ...] = ()
 
     def overrides(self, values: tuple[float, ...] | np.ndarray | None = None) -> list[str]:
         """`--set` overrides for `values` (default the fitted ones), after the experiment's
@@ -259,7 +274,41 @@ def from_document(document, where: str) -> Calibrated:
         alternatives=_alternatives(document, where, index, len(entries)),
         weight=_chosen_weight(document),
         caveats=_caveats(document, found),
+        fitted=_fitted(document, where),
     )
+
+
+def _fitted(document: dict, where: str) -> tuple[FittedFigure, ...]:
+    """The fitted rows of `rows` (absent in an older document: none)."""
+    rows = document.get("rows") or []
+    fix = "write the file again with `tiersim calibrate EXPERIMENT --save FILE`"
+    if not isinstance(rows, list):
+        raise CalibrationFileError(f"--calibration {where}: `rows` must be a list; {fix}")
+    out = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict) or not row.get("fitted"):
+            continue
+        overrides, metric, sd = (
+            row.get("overrides", []),
+            row.get("metric", ""),
+            row.get("sd_measurement"),
+        )
+        if not isinstance(overrides, list) or not all(isinstance(o, str) for o in overrides):
+            raise CalibrationFileError(
+                f"--calibration {where}: rows[{i}].overrides must be a list of PATH=VALUE; {fix}"
+            )
+        if sd is not None and (
+            isinstance(sd, bool)
+            or not isinstance(sd, (int, float))
+            or not math.isfinite(sd)
+            or sd < 0
+        ):
+            raise CalibrationFileError(
+                f"--calibration {where}: rows[{i}].sd_measurement = {sd!r} must be a number "
+                f">= 0 or null; {fix}"
+            )
+        out.append(FittedFigure(tuple(overrides), str(metric), None if sd is None else float(sd)))
+    return tuple(out)
 
 
 def _residual_noise_sd(model: object, where: str) -> float:

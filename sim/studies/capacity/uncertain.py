@@ -107,10 +107,11 @@ def capacity_range(
     errors = [calibrated.model_error_sd * p.model_error_z for p in points]
     answers: list[float | None] = []
     beyond: list[bool] = []
+    drawn, seeds = draw_runs(calibrated, draws, seed)
     results = map_(
         search_at,
-        [tuple(point.overrides) for point in points],
-        [seed + SEED_OFFSET * (m + 1) for m in range(len(points))],
+        drawn,
+        seeds,
         [[moved(slo, error) for slo in nominal.slos] for error in errors],
     )
     for m, result in enumerate(results):
@@ -153,6 +154,18 @@ def capacity_range(
         left_out=list(calibrated.left_out),
         structures=calibrated.structures,
         model_errors=errors,
+    )
+
+
+def draw_runs(
+    calibrated: Calibrated, draws: int, seed: int
+) -> tuple[list[tuple[str, ...]], list[int]]:
+    """Each draw's parameter overrides and seed: what its search runs with, and what any other
+    run at the same draw must run with to be paired with its answer (`next_measurement`)."""
+    points = calibrated.points(draws, seed)
+    return (
+        [tuple(point.overrides) for point in points],
+        [seed + SEED_OFFSET * (m + 1) for m in range(len(points))],
     )
 
 

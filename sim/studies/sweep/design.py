@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
-from scipy.stats import qmc
 
 from sim.studies.sweep.spec import Range, SweepFile
 
@@ -79,6 +78,8 @@ def expand(spec: SweepFile) -> tuple[list[Point], int]:
 
 
 def _space_filling(spec: SweepFile, paths: list[str]) -> list[tuple]:
+    from scipy.stats import qmc  # 0.4-0.7 s to import: only for a Latin hypercube or Sobol design
+
     sweep = spec.sweep
     # The design's own stream: spawn key ("design") keeps it apart from the points' seeds.
     rng = np.random.default_rng(np.random.SeedSequence(sweep.seed, spawn_key=(0x64657369,)))

@@ -126,7 +126,9 @@ class _Message:
 class Replicator:
     """One replicated tier (`SessionReplication`) over the backend nodes (their CPUs)."""
 
-    def __init__(self, kernel, cpus: list, network: Network, spec, uniform) -> None:
+    def __init__(
+        self, kernel, cpus: list, network: Network, spec, uniform, receivers: list[list[int]]
+    ) -> None:
         self.kernel = kernel
         self.cpus = cpus
         self.network = network
@@ -141,10 +143,9 @@ class Replicator:
         self.max_credits = spec.max_credits_bytes
         self.uniform = uniform  # draws U(0, 1): does this request replicate?
         n = len(cpus)
-        if spec.scope == "all":
-            self.receivers = [[r for r in range(n) if r != s] for s in range(n)]
-        else:
-            self.receivers = [[(s + k) % n for k in range(1, spec.buddies + 1)] for s in range(n)]
+        # per sender, the nodes that receive its sessions: every other node (scope "all") or
+        # its next buddies, as the stack decides (`sim.model.parts.replication`)
+        self.receivers = receivers
         self.outstanding = [0] * n  # async: unacknowledged bytes per sender
         self.blocked: list[deque] = [
             deque() for _ in range(n)

@@ -34,7 +34,7 @@ HOLD_STREAM = "database.lock.hold"  # the hold's draws
 
 
 class LockPart(Protocol):
-    """What the lock reads of the stack's decision (`sim.model.shared_lock.SharedLockPart`,
+    """What the lock reads of the stack's decision (`sim.model.parts.shared_lock.SharedLockPart`,
     which the model's layer above makes)."""
 
     @property
