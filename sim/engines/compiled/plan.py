@@ -12,7 +12,7 @@ formulas written once.  The random streams have the reference's purposes
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -302,9 +302,6 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         cpus.append((part.name, part.cores, part.speed, part.dedicated))
         return len(cpus) - 1
 
-    def database_cpu(name: str, cores: int, speed: float, slots) -> int:
-        return cpu(hosts.host_cpu(name, cores, speed, slots))
-
     def station(name: str, **fields) -> int:
         record = {
             "pool": -1,
@@ -325,7 +322,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         names.append(name)
         return len(stations) - 1
 
-    database = _database(model, pool, database_cpu, stream, station, stations)
+    database = _database(model, pool, _cpu_by_slots(cpu), stream, station, stations)
     lock = _lock(stack.database, pool, stream)  # after the database's pools, as the reference
 
     nodes: list[int] = []
@@ -457,12 +454,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     config[k.C_HAS_DISPATCHER] = int(dispatcher)
     config[k.C_MAX_CORES] = max((c[1] for c in cpus), default=1)
     config[k.C_FRONT] = entry_target if front else -1
-    config[k.C_BACKEND_POOLS] = int(any(stack.backend_pools))
-    config[k.C_MOD_JK] = int(jk and any(stack.backend_pools))
-    settings = model.proxy.backend_pool if model.proxy is not None else None
-    config[k.C_DISABLE_REUSE] = int(settings is not None and settings.disable_reuse)
-    # the status a read timeout answers (`Front.read_timeout_status`)
-    config[k.C_READ_STATUS] = 502 if front_part is None else front_part.read_timeout_status
+    _front_pools(model, stack, config)
     _front(model, front_part, config, config_float, stream if front else None)
     children, hold_off = _children(model, stack.children, config, config_float)
     if (
@@ -504,6 +496,16 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         class_table=class_table,
         jvms=jvms,
     )
+
+
+def _cpu_by_slots(cpu: Callable[[HostCpu], int]) -> Callable[[str, int, float, int | None], int]:
+    """`cpu` for a caller that gives a host's cores and the slots bounding its visits: the
+    stack's rule decides whether it is ever shared (`sim.model.parts.hosts.host_cpu`)."""
+
+    def made(name: str, cores: int, speed: float, slots: int | None) -> int:
+        return cpu(hosts.host_cpu(name, cores, speed, slots))
+
+    return made
 
 
 def _database(model: Model, pool, cpu, stream, station, stations: list[dict]) -> int:
@@ -871,6 +873,19 @@ def _backend_pools(model: Model, model_plan: ModelPlan, pins: list[int]) -> tupl
             times[index, k.BNF_TTL] = none_negative(settings.ttl_s if reslist else None)
             times[index, k.BNF_READ] = none_negative(settings.timeout_s)
     return table, times
+
+
+def _front_pools(model: Model, stack: StackPlan, config: np.ndarray) -> None:
+    """The front's pools of connections to the nodes, as a whole: whether any is kept, whether
+    they are mod_jk's, `disablereuse`, and the status a read timeout answers
+    (`Front.read_timeout_status`)."""
+    front = stack.front
+    pooled = any(stack.backend_pools)
+    config[k.C_BACKEND_POOLS] = int(pooled)
+    config[k.C_MOD_JK] = int(front is not None and front.mod_jk and pooled)
+    settings = model.proxy.backend_pool if model.proxy is not None else None
+    config[k.C_DISABLE_REUSE] = int(settings is not None and settings.disable_reuse)
+    config[k.C_READ_STATUS] = 502 if front is None else front.read_timeout_status
 
 
 def _jk_worker(row: np.ndarray, times: np.ndarray, settings, limit, maintain_s: float) -> None:

@@ -115,6 +115,9 @@ def default_candidates(
     )
     fitted_nodes = _fitted_nodes(base, calibrated) if has_nodes else None
     integer = isinstance(_value(dumped, load), int)
+    # the load per node the question is about, on the node count the planner already tests:
+    # 200 users on the 2 nodes answered is 100 users on the fitted one node, where a one-node
+    # fit at 10 and 40 users knows least what saturation looks like
     per_node = asked_load
     if asked_nodes and fitted_nodes and asked_nodes != fitted_nodes:
         per_node = asked_load * fitted_nodes / asked_nodes
