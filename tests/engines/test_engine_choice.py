@@ -53,9 +53,4 @@ def test_every_bundled_model_runs_on_the_compiled_engine():
     paths = sorted((Path(__file__).parents[2] / "models").glob("*.toml"))
     assert len(paths) >= 16
     lacking = {path.name: missing(compile_plan(load_model(path))) for path in paths}
-    # The shared database lock runs on the reference engine until the compiled engine
-    # implements it (docs/design.md, "The shared database lock"); the planner's database
-    # template is the one bundled model that uses it, and nothing else may be missing.
-    assert {name: what for name, what in lacking.items() if what} == {
-        "planner-apache-tomcat-database.toml": ["database.lock"]
-    }
+    assert {name: what for name, what in lacking.items() if what} == {}

@@ -1,31 +1,41 @@
-"""The database's shared lock (`[database.lock]`): exact event times on tiny scenarios, the
-queueing theory of a serialised section shared by every node, and its refusals."""
+"""The database's shared lock (`[database.lock]`) on both engines: exact event times on tiny
+scenarios, the same replication bit for bit from the reference engine (`sim.tiers.database.
+lock`) and the compiled one (`kernel/lock.py`), the queueing theory of a serialised section
+shared by every node (also near saturation), the two engines agreeing on the planner's
+template on independent seeds, and the lock's refusals."""
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
+from scipy import stats
 
 from sim.analytic.model_solver import solve_model
-from sim.model.load import ModelError
+from sim.model.load import ModelError, load_model
 from sim.model.stability import overloads
 from sim.run.replication import run_replication
+from sim.run.replications import run
 from tests.analytic.test_theory import inside
-from tests.conftest import model_from, simulate
+from tests.conftest import differing, model_from, simulate
+
+TEMPLATE = Path(__file__).resolve().parents[2] / "models" / "planner-apache-tomcat-database.toml"
 
 
-def _ab(lock: dict | None, db: dict | None = None, users: int = 3) -> dict:
+def _ab(
+    lock: dict | None, db: dict | None = None, users: int = 3, node: dict | None = None
+) -> dict:
     """`users` requests at once (ab -c users -n users), each one database call of 0.1 s of
-    database CPU on a host with a core each: only the lock makes them wait."""
+    database CPU on a host with a core each: only the lock makes them wait.  `node` changes
+    the Tomcat group (no CPU of its own by default)."""
     database = {"cores": users, "demand": {"dist": "deterministic", "value": 0.1}, **(db or {})}
     if lock is not None:
         database["lock"] = lock
+    tomcat = {"name": "tomcat", "threads": users, "cores": users, "demand": 0.0, "db_calls": 1}
     return {
         "clients": {"kind": "ab", "concurrency": users, "requests": users},
-        "backends": [
-            {"name": "tomcat", "threads": users, "cores": users, "demand": 0.0, "db_calls": 1}
-        ],
+        "backends": [{**tomcat, **(node or {})}],
         "database": database,
     }
 
@@ -45,17 +55,48 @@ def _ab(lock: dict | None, db: dict | None = None, users: int = 3) -> dict:
             {"disk_demand": {"dist": "deterministic", "value": 0.02}, "disks": 3},
             [0.17, 0.34, 0.51],
         ),
+        # a share of 1e-9: with this seed none of the three draws is below it, none waits
+        ({"share": 1e-9}, None, [0.1, 0.1, 0.1]),
     ],
 )
-def test_the_lock_serialises_the_calls_that_take_it(lock, db, responses):
-    metrics = run_replication(model_from(_ab(lock, db), warmup="none"), 0).metrics
+def test_the_lock_serialises_the_calls_that_take_it(lock, db, responses, engine):
+    model = model_from(_ab(lock, db), warmup="none", engine=engine)
+    metrics = run_replication(model, 0).metrics
     assert metrics["count.completed"] == 3
     assert metrics["makespan"] == pytest.approx(max(responses))
     assert metrics["response.mean"] == pytest.approx(sum(responses) / 3)
 
 
-def test_the_lock_reports_its_waits_and_its_busy_time():
-    metrics = run_replication(model_from(_ab({}), warmup="none"), 0).metrics
+def test_the_lock_is_released_before_the_caller_resumes(engine):
+    """0.2 s of Tomcat CPU around the call (0.1 before, 0.1 after): all three call at 0.1;
+    the first holds the lock 0.1-0.2 and computes again 0.2-0.3 while the second holds it
+    0.2-0.3 (its release does not wait for its caller), the third 0.3-0.4: responses 0.3,
+    0.4 and 0.5 s."""
+    node = {"demand": {"dist": "deterministic", "value": 0.2}}
+    model = model_from(_ab({}, node=node), warmup="none", engine=engine)
+    metrics = run_replication(model, 0).metrics
+    assert metrics["makespan"] == pytest.approx(0.5)
+    assert metrics["response.mean"] == pytest.approx(0.4)
+    assert metrics["database.lock.wait"] == pytest.approx(0.1)  # waits 0, 0.1, 0.2
+
+
+@pytest.mark.parametrize(
+    "lock, responses, second_node_s",
+    [(None, [0.1, 0.1, 0.1], 0.1), ({}, [0.1, 0.2, 0.3], 0.2)],
+)
+def test_two_nodes_wait_for_one_lock(lock, responses, second_node_s, engine):
+    """Three calls at once from two Tomcat nodes (round robin, the default: the first and
+    third request to tomcat1, the second to tomcat2): without a lock none waits; with it the
+    second node's one request waits 0.1 s for the first node's."""
+    data = _ab(lock, node={"count": 2})
+    metrics = run_replication(model_from(data, warmup="none", engine=engine), 0).metrics
+    assert metrics["tomcat2.residence"] == pytest.approx(second_node_s)
+    assert metrics["makespan"] == pytest.approx(max(responses))
+    assert metrics["response.mean"] == pytest.approx(sum(responses) / 3)
+
+
+def test_the_lock_reports_its_waits_and_its_busy_time(engine):
+    metrics = run_replication(model_from(_ab({}), warmup="none", engine=engine), 0).metrics
     # waits of 0, 0.1 and 0.2 s; held 0.3 s of the 0.3-s run
     assert metrics["database.lock.wait"] == pytest.approx(0.1)
     assert metrics["database.lock.utilization"] == pytest.approx(1.0)
@@ -79,21 +120,36 @@ def _two_nodes_sharing_one_lock(rate: float, share: float) -> dict:
     }
 
 
-def test_a_lock_both_nodes_share_is_one_mm1_queue():
+def test_a_lock_both_nodes_share_is_one_mm1_queue(engine):
     """Every call takes the lock: lambda = 8, mu = 10 through one FCFS section whatever the
     node: R = 1/(mu - lambda) = 0.5 s, R_95 = ln(20)/2, the lock busy 80 %."""
-    result = simulate(_two_nodes_sharing_one_lock(8.0, 1.0), replications=10, seed=21)
+    data = _two_nodes_sharing_one_lock(8.0, 1.0)
+    result = simulate(data, replications=10, seed=21, engine=engine)
     inside(result.summary["response.mean"], 0.5)
     inside(result.summary["response.p95"], math.log(20.0) / 2.0)
     inside(result.summary["database.lock.utilization"], 0.8)
 
 
-def test_a_share_of_the_calls_takes_the_lock():
+def test_a_share_of_the_calls_takes_the_lock(engine):
     """Half of 16 calls/s take the lock (Poisson thinning: 8/s into an M/M/1 of mu = 10, 0.5 s);
     the other half only compute (0.1 s): R = 0.5 x 0.5 + 0.5 x 0.1 = 0.3 s."""
-    result = simulate(_two_nodes_sharing_one_lock(16.0, 0.5), replications=10, seed=22)
+    data = _two_nodes_sharing_one_lock(16.0, 0.5)
+    result = simulate(data, replications=10, seed=22, engine=engine)
     inside(result.summary["response.mean"], 0.3)
     inside(result.summary["database.lock.utilization"], 0.8)
+
+
+def test_a_lock_near_saturation_is_still_one_mm1_queue():
+    """lambda = 9.5, mu = 10 (95 % busy): R = 1/(mu - lambda) = 2 s, R_95 = ln(20)/0.5 s,
+    waiting W = rho/(mu - lambda) = 1.9 s per acquisition.  Long runs (its relaxation time is
+    some 160 s) on the compiled engine, which computes the reference's trajectory (below)."""
+    data = _two_nodes_sharing_one_lock(9.5, 1.0)
+    data["run"] = {"duration_s": 20000.0, "warmup": 1000.0}
+    result = simulate(data, replications=10, seed=23, engine="compiled")
+    inside(result.summary["response.mean"], 2.0)
+    inside(result.summary["response.p95"], math.log(20.0) / 0.5)
+    inside(result.summary["database.lock.wait"], 1.9)
+    inside(result.summary["database.lock.utilization"], 0.95)
 
 
 def test_a_lock_no_call_takes_is_refused():
@@ -166,3 +222,74 @@ def test_a_second_node_buys_little_once_the_lock_is_the_bottleneck():
     assert throughput[2].low > 1.4 * throughput[1].high  # the second node still helps
     assert summary[3]["database.lock.utilization"].low > 0.95
     assert throughput[3].high < 1.05 * throughput[2].low  # the third buys under 5 %
+
+
+def _lock_models() -> dict[str, tuple[str | dict, list[str]]]:
+    """Models with a lock, each mechanism of it on: (the planner's template or a model's data,
+    its --set changes)."""
+    open_two_nodes = _two_nodes_sharing_one_lock(9.0, 0.4)
+    open_two_nodes["database"].update(
+        lock={"share": 0.4, "permits": 2, "hold": {"dist": "exponential", "mean": 0.05}},
+        disk_demand={"dist": "exponential", "mean": 0.02},
+        disks=2,
+    )
+    open_two_nodes["run"] = {"duration_s": 300.0, "warmup": 30.0}
+    cluster = _cluster(2, 200)
+    cluster["run"] = {"duration_s": 30.0, "warmup": "mser"}
+    return {
+        "the planner's template": ("template", ["run.duration_s=60"]),
+        "the template at 3 nodes, the lock saturated": (
+            "template",
+            ["run.duration_s=30", "backends.0.count=3", "clients.users=150"],
+        ),
+        "open, share, two permits, a random hold, disks": (open_two_nodes, []),
+        "closed, JDBC pools, I/O waits, a fixed hold": (cluster, []),
+    }
+
+
+LOCK_MODELS = _lock_models()
+
+
+def _lock_model(name: str, engine: str):
+    source, changes = LOCK_MODELS[name]
+    if source == "template":
+        return load_model(TEMPLATE, [*changes, f"run.engine={engine}"])
+    assert isinstance(source, dict)
+    return model_from(source, engine=engine)
+
+
+@pytest.mark.parametrize("name", list(LOCK_MODELS))
+def test_the_engines_compute_the_same_replication_with_a_lock(name):
+    """Both engines draw the same streams (who takes the lock, its hold) and follow the same
+    calendar: every metric of a replication, bit for bit."""
+    reference = run_replication(_lock_model(name, "reference"), 1, 7)
+    compiled = run_replication(_lock_model(name, "compiled"), 1, 7)
+    assert reference.engine == "reference" and compiled.engine == "compiled"
+    assert list(compiled.metrics) == list(reference.metrics)
+    assert not differing(reference.metrics, compiled.metrics)
+    assert compiled.units == reference.units and compiled.warmup_s == reference.warmup_s
+    assert reference.metrics["database.lock.wait"] > 0  # the lock acted
+
+
+def test_both_engines_agree_on_the_planner_template_on_independent_seeds():
+    """Two nodes of the template under 40 users (the lock busy), each engine on its own seeds:
+    Welch's t on the replications' throughput, mean, p95 and the lock's busy share finds no
+    difference (family-wise 1 %)."""
+    metrics = ("throughput", "response.mean", "response.p95", "database.lock.utilization")
+    samples = {}
+    for engine, seed in (("reference", 41), ("compiled", 42)):
+        model = load_model(
+            TEMPLATE,
+            [
+                "backends.0.count=2",
+                "clients.users=40",
+                "run.duration_s=100",
+                f"run.engine={engine}",
+            ],
+        )
+        samples[engine] = run(model, replications=8, seed=seed).replications
+    for metric in metrics:
+        a = [r.metrics[metric] for r in samples["reference"]]
+        b = [r.metrics[metric] for r in samples["compiled"]]
+        p = stats.ttest_ind(a, b, equal_var=False).pvalue
+        assert p > 0.01 / len(metrics), f"{metric}: reference {a}, compiled {b}, p = {p:.2g}"

@@ -26,6 +26,7 @@ from sim.kernel.slots import INFINITE, Pool
 from sim.model.classes import Work, class_names, node_work
 from sim.model.parts import hosts
 from sim.model.parts.clients import ClientsPart
+from sim.model.parts.database import DatabasePart
 from sim.model.parts.front import Front
 from sim.model.parts.hosts import HostCpu
 from sim.model.plan import Plan as ModelPlan
@@ -33,11 +34,14 @@ from sim.model.schema import Model
 from sim.model.stack import StackPlan
 from sim.observe.probes import Measures
 from sim.observe.recorder import BASE_FIELDS
-from sim.random.distributions import Deterministic, Distribution, as_distribution
+from sim.random.distributions import Deterministic, Distribution, Uniform, as_distribution
 from sim.tiers.appserver.connectors import Blocking
 from sim.tiers.balancer.dispatcher import BALANCER_COUNTS, DispatchProbe
 from sim.tiers.balancer.policies.base import Policy
 from sim.tiers.cluster.session_replication import ReplicationProbe
+from sim.tiers.database.lock import HOLD_STREAM as LOCK_HOLD_STREAM
+from sim.tiers.database.lock import POOL as LOCK_POOL
+from sim.tiers.database.lock import SHARE_STREAM as LOCK_SHARE_STREAM
 from sim.tiers.proxy.backend_pool import SYN_RETRIES, SYN_RTO_S, BackendPool
 from sim.tiers.proxy.client_connections import (
     ConnectionsProbe,
@@ -319,6 +323,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         return len(stations) - 1
 
     database = _database(model, pool, _cpu_by_slots(cpu), stream, station, stations)
+    lock = _lock(stack.database, pool, stream)  # after the database's pools, as the reference
 
     nodes: list[int] = []
     weights: list[float] = []
@@ -463,6 +468,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     config[k.C_N_NODES] = len(nodes)
     config[k.C_N_JVMS] = jvms.count
     config[k.C_JVM_COOKIES] = int(jvms.cookies)
+    _lock_settings(stack.database, lock, renumber.get(database, -1), config, config_float)
     if replication_probes:
         _network(stack, config, config_float, replication_links, len(nodes))
     return Plan(
@@ -525,6 +531,37 @@ def _database(model: Model, pool, cpu, stream, station, stations: list[dict]) ->
         stations[database]["disk_pool"] = pool("database.disks", db.disks, None, k.ROLE_DISK)
         stations[database]["disk_stream"] = stream("database.disk", disk)
     return database
+
+
+def _lock(database: DatabasePart | None, pool, stream) -> tuple[int, int, int]:
+    """The database's shared lock (`kernel.lock`, the stack's `database.lock`): its pool, made
+    by `pool`, the stream that picks the calls that take it and its hold's, made by `stream`
+    (-1: none; every call takes it, or it is held for the call's own work only) -- the
+    reference's (`sim.tiers.database.lock`: its pool's name, its streams' purposes)."""
+    part = None if database is None else database.lock
+    if part is None:
+        return -1, -1, -1
+    permits = pool(LOCK_POOL, part.permits, None, k.ROLE_LOCK)
+    share = -1 if part.every_call else stream(LOCK_SHARE_STREAM, Uniform(0.0, 1.0))
+    hold = -1 if part.hold is None else stream(LOCK_HOLD_STREAM, part.hold)
+    return permits, share, hold
+
+
+def _lock_settings(
+    database: DatabasePart | None,
+    made: tuple[int, int, int],
+    station: int,
+    config: np.ndarray,
+    config_float: np.ndarray,
+) -> None:
+    """The lock's settings in the configuration: what `_lock` `made` (its pool, its streams)
+    and the station whose calls take it (the database's, renumbered); none without a lock."""
+    part = None if database is None else database.lock
+    if part is None:
+        return
+    config[k.C_LOCK_POOL], config[k.C_ST_LOCK_SHARE], config[k.C_ST_LOCK_HOLD] = made
+    config[k.C_LOCK_STATION] = station
+    config_float[k.CF_LOCK_SHARE] = part.share
 
 
 def _connector_pools(name: str, group, connector, pool) -> tuple[int, int]:

@@ -22,8 +22,10 @@ reply_timeout, retries and recovery_options, connects whose SYNs a full accept q
 the attempts the node serves after mod_jk gave up on them); backend thread pools (Tomcat `maxThreads`,
 `acceptCount`; the non-blocking connector, and the blocking one whose threads the pooled
 connections hold) on processor-shared cores with non-CPU waits;
-JDBC pools; the database's connections, CPU and FCFS disks; the state-blind balancer policies
-and the load-aware `sqf` (lighttpd) and `least_outstanding`, with sticky sessions; the load
+JDBC pools; the database's connections, CPU and FCFS disks, and its shared lock (`[database.
+lock]`: the share of the calls that take it, FIFO permits held for `hold` and through the
+call); the state-blind balancer policies and the load-aware `sqf` (lighttpd) and
+`least_outstanding`, with sticky sessions; the load
 generator's CPU (`clients.host`: ab's one core queueing its loops' work); synchronous session
 replication (`cluster.replication`, mode = sync: serialization on the sender, the cluster
 network's links, the receivers' CPU, acknowledgements; total or buddy scope, every trigger,
@@ -250,10 +252,10 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "database.demand": (MODELLED, ""),
     "database.disk_demand": (MODELLED, ""),
     "database.disks": (MODELLED, ""),
-    # [database.lock]: the shared lock runs on the reference engine (feature database.lock)
-    "database.lock.share": (REFUSED, ""),
-    "database.lock.permits": (REFUSED, ""),
-    "database.lock.hold": (REFUSED, ""),
+    # [database.lock]: the shared lock (kernel `lock`, feature database.lock)
+    "database.lock.share": (MODELLED, "the same uniform stream as the reference"),
+    "database.lock.permits": (MODELLED, ""),
+    "database.lock.hold": (MODELLED, ""),
     "cluster.replication.N.tier": (MODELLED, "names the probe"),
     "cluster.replication.N.enabled": (MODELLED, ""),
     "cluster.replication.N.mode": (MODELLED, "sync; async (flow-control credits) is refused"),
@@ -345,6 +347,7 @@ IMPLEMENTS: frozenset[str] = frozenset(
         Blocking.feature,  # a thread bound to each pooled connection (Tomcat BIO, Jetty)
         "appserver.jdbc_pool",
         "database",
+        "database.lock",  # the shared lock: FIFO permits held through the database's call
         "balancer",
         "balancer.sticky_session",
         *(kind.feature for kind in BLIND_CLASSES),

@@ -33,6 +33,7 @@ from sim.tiers.cluster.session_replication import (
     Replicator,
 )
 from sim.tiers.database.disks import Disks
+from sim.tiers.database.lock import POOL as LOCK_POOL
 from sim.tiers.database.lock import shared_lock
 from sim.tiers.proxy.backend_pool import BackendPool, FailingConnectsPool
 from sim.tiers.proxy.children import ChildProcesses
@@ -135,9 +136,10 @@ def assemble(
             )
         assembly.stations.append(database)
         database_call = database.serve
-        if db.lock is not None:
+        lock = db.lock
+        if lock is not None:
             database_call = shared_lock(
-                kernel, db.lock, pool("database.lock", db.lock.permits), database_call, streams
+                kernel, lock, pool(LOCK_POOL, lock.permits), database_call, streams
             )
 
     children = child_processes(model, kernel) if stack.children else None

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sim.model.parts.hosts import HostCpu, host_cpu
+from sim.model.parts.shared_lock import SharedLockPart, shared_lock_part
 from sim.random.distributions import as_distribution
 
 
@@ -23,7 +24,7 @@ class DatabasePart:
     disks: int | None
     disk_demand: Any
     # the shared lock every node's calls may take (`[database.lock]`); None: none
-    lock: Any = None
+    lock: SharedLockPart | None = None
 
 
 def database_part(model: Any) -> DatabasePart | None:
@@ -37,5 +38,5 @@ def database_part(model: Any) -> DatabasePart | None:
         demand=db.demand,
         disks=db.disks if as_distribution(db.disk_demand).mean > 0 else None,
         disk_demand=db.disk_demand,
-        lock=db.lock,
+        lock=shared_lock_part(model),
     )

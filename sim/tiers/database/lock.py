@@ -20,29 +20,49 @@ first-come first-served, as PostgreSQL's lock manager grants a row's waiters in 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from sim.kernel.request import Reply, Request
 from sim.kernel.slots import Pool
-from sim.random.distributions import Uniform, as_distribution
-from sim.random.streams import Streams, sampler
+from sim.random.distributions import Distribution, Uniform
+from sim.random.streams import Streams
 from sim.tiers.station import Call, PooledCall
 
+POOL = "database.lock"  # the lock's slot pool (its probe: database.lock.*)
+SHARE_STREAM = "database.lock"  # uniform [0, 1) numbers: which calls take the lock
+HOLD_STREAM = "database.lock.hold"  # the hold's draws
 
-def shared_lock(kernel, spec, pool: Pool, target: Call, streams: Streams) -> SharedLock:
-    """The lock of `[database.lock]` (`spec`: share, permits, hold) around the database's
-    call `target`, with its own random streams: `database.lock` decides which calls take it
-    (none drawn when every call does), `database.lock.hold` draws the hold."""
+
+class LockPart(Protocol):
+    """What the lock reads of the stack's decision (`sim.model.parts.shared_lock.SharedLockPart`,
+    which the model's layer above makes)."""
+
+    @property
+    def share(self) -> float: ...
+
+    @property
+    def hold(self) -> Distribution | None: ...
+
+    @property
+    def every_call(self) -> bool: ...
+
+
+def shared_lock(kernel, part: LockPart, pool: Pool, target: Call, streams: Streams) -> SharedLock:
+    """The lock the stack decided (`part`: share, permits, hold) around the database's call
+    `target`, with its own random streams: `SHARE_STREAM` decides which calls take it (none
+    drawn when every call does), `HOLD_STREAM` draws the hold.  The compiled engine draws from
+    the same streams (`sim.engines.compiled.plan`)."""
     takes = None
-    if spec.share < 1:
-        draw = Uniform(0.0, 1.0).sampler(streams.generator("database.lock"))
-        share = spec.share
+    if not part.every_call:
+        draw = Uniform(0.0, 1.0).sampler(streams.generator(SHARE_STREAM))
+        share = part.share
 
         def takes() -> bool:
             return draw() < share
 
     hold = None
-    if as_distribution(spec.hold).mean > 0:
-        hold = sampler(spec.hold, streams, "database.lock.hold")
+    if part.hold is not None:
+        hold = part.hold.sampler(streams.generator(HOLD_STREAM))
     return SharedLock(kernel, pool, target, takes, hold)
 
 

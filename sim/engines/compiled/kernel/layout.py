@@ -155,8 +155,13 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     C_REPEAT,  # ab run again: clients.repeat
     C_N_JVMS,  # JVMs modelled (backends.N.jvm)
     C_JVM_COOKIES,  # the clients keep cookies: a JVM's sessions have keys (user, node)
+    # the database's shared lock (`sim.tiers.database.lock`, kernel `lock`)
+    C_LOCK_POOL,  # its slot pool (a POI row), or -1: no lock
+    C_LOCK_STATION,  # the station whose calls take it (the database)
+    C_ST_LOCK_SHARE,  # the uniform stream that picks the calls that take it, or -1: every call
+    C_ST_LOCK_HOLD,  # the stream of its hold before the call's own work, or -1: none
     N_C,
-) = range(71)
+) = range(75)
 
 # float configuration
 (
@@ -175,8 +180,9 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     CF_KA_TIMEOUT,  # Apache KeepAliveTimeout
     CF_LINGER_HOLD,  # how long a lingering close holds a worker (0: not at all)
     CF_UPTIME,  # proxy.uptime_s: how long httpd ran before the load (its clock's phase)
+    CF_LOCK_SHARE,  # database.lock.share: a call takes the lock when its draw is below it
     N_CF,
-) = range(16)
+) = range(17)
 
 # stations
 (
@@ -274,8 +280,9 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
     J_JK_TIMER,  # the reply timeout's sequence number, or -1
     J_JK_LOOKS,  # times it looked for a free endpoint
     J_JK_SYNS,  # SYNs retransmitted by the connect under way
+    J_LOCK,  # 1: its database call under way took the shared lock (kernel `lock`)
     N_JI,
-) = range(28)
+) = range(29)
 
 (
     JF_ARRIVED,
@@ -430,7 +437,7 @@ POLICY_ROUND_ROBIN, POLICY_RANDOM, POLICY_BYREQUESTS, POLICY_STATIC = range(4)
 # the load-aware policies (`dispatcher._pick_by_load`)
 POLICY_SQF, POLICY_LEAST_OUTSTANDING = range(4, 6)
 
-ROLE_STATION, ROLE_JDBC, ROLE_DISK, ROLE_LINK, ROLE_PIN = range(5)
+ROLE_STATION, ROLE_JDBC, ROLE_DISK, ROLE_LINK, ROLE_PIN, ROLE_LOCK = range(6)
 
 # session replication (`sim.tiers.cluster.session_replication`, synchronous): a tier's row
 (
@@ -506,7 +513,8 @@ STREAM_BLOCK, STREAM_CONSTANT = range(2)
     EV_CPU_RESUME,  # a JVM's stop-the-world pause ends: its CPU's bursts go on
     EV_JVM_RESUME,  # a request held through the collection it triggered goes on
     EV_SWEEP,  # a JVM's session manager expires sessions
-) = range(29)
+    EV_LOCK_HOLD,  # a call that took the shared lock has held it `hold`: its own work starts
+) = range(30)
 
 KIND_BITS = 5
 

@@ -14,6 +14,7 @@ from sim.engines.compiled.kernel import (
     client_connections,
     cpu,
     jvm,
+    lock,
     mod_jk,
     populations,
     recorder,
@@ -208,6 +209,8 @@ def _handle(S, kind, arg, seq, now):
         session_replication.on_event(S, kind, arg, seq, now)
     elif kind in jvm.EVENTS:
         jvm.on_event(S, kind, arg, seq, now)
+    elif kind in lock.EVENTS:
+        lock.on_event(S, kind, arg, seq, now)
     elif kind in children.EVENTS:
         children.on_event(S, kind, arg, seq, now)
     elif kind in recorder.EVENTS:
@@ -224,6 +227,7 @@ HANDLERS = (
     mod_jk,
     session_replication,
     jvm,
+    lock,
     children,
     recorder,
 )

@@ -13,6 +13,7 @@ from sim.engines.compiled.kernel import (
     classed,
     client_connections,
     cpu,
+    lock,
     station,
     streams,
 )
@@ -43,6 +44,7 @@ from sim.engines.compiled.kernel.layout import (
     REFUSED,
     ROLE_JDBC,
     ROLE_LINK,
+    ROLE_LOCK,
     ROLE_PIN,
     ROLE_STATION,
     ST_CPU,
@@ -131,7 +133,12 @@ def release(S, p):
         STI[s, ST_IN_PROGRESS] += 1
         cpu.run(S, STI[s, ST_CPU], classed.burst(S, s, j), j)
     elif role == ROLE_JDBC:  # the caller's JDBC connection: its database call starts
-        station.arrive_queued_target(S, j + 1, STI[s, ST_TARGET], p)
+        if lock.guards(S, STI[s, ST_TARGET]):
+            lock.call(S, j)
+        else:
+            station.arrive_queued_target(S, j + 1, STI[s, ST_TARGET], p)
+    elif role == ROLE_LOCK:  # the database's shared lock: the caller's call holds it
+        lock.granted(S, j)
     else:  # a disk spindle
         calendar.push(S, now + streams.draw(S, STI[s, ST_DISK_STREAM]), EV_DISK, j)
 

@@ -1,0 +1,52 @@
+"""The database's shared lock (`[database.lock]`) as a part of the stack: what both engines
+build, decided once from the model.
+
+The reference engine wraps the database's call in it (`sim.tiers.database.lock`), the compiled
+engine lays it out as a slot pool and a few settings (`sim.engines.compiled.plan`, run by
+`kernel/lock.py`); both read this part (the stack's `database.lock`) and nothing else of
+`[database.lock]`, so they cannot disagree on which calls take the lock, how many hold it at
+once, or how long it is held before the call's own work -- nor draw those from different
+random streams (their purposes are the reference module's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from sim.random.distributions import Distribution, as_distribution
+
+
+@dataclass(frozen=True)
+class SharedLockPart:
+    """A serialised section every node's database calls share (PostgreSQL's row lock from the
+    `UPDATE` to the end of the `COMMIT`, a sequence, a table lock).
+
+    `share` of the calls take it (1: every call, and no number is drawn); they wait first-come
+    first-served for one of `permits`, then hold it for `hold` (None: no time besides the
+    call's own CPU and disk work) and through the database's call, releasing it before the
+    caller resumes.  Its pool's name and its random streams' purposes are the reference
+    module's (`sim.tiers.database.lock`: POOL, SHARE_STREAM, HOLD_STREAM)."""
+
+    permits: int
+    share: float
+    hold: Distribution | None
+
+    feature: ClassVar[str] = "database.lock"
+
+    @property
+    def every_call(self) -> bool:
+        """Every database call takes the lock (no draw decides)."""
+        return self.share >= 1
+
+
+def shared_lock_part(model: Any) -> SharedLockPart | None:
+    """The part of `model`'s `[database.lock]` (a `sim.model.schema.Model`), or None: the model
+    has no lock.  The database's part holds it (`sim.model.parts.database`)."""
+    if model.database is None or model.database.lock is None:
+        return None
+    spec = model.database.lock
+    hold = as_distribution(spec.hold)
+    return SharedLockPart(
+        permits=spec.permits, share=spec.share, hold=hold if hold.mean > 0 else None
+    )
