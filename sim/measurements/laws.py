@@ -11,7 +11,6 @@ path (the load generator's own time included).
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 
 from sim.measurements.classes import TOTAL
@@ -31,8 +30,10 @@ class RunLaws:
 
 
 def run_laws(table, warmup_s: float = 0.0) -> list[RunLaws]:
-    """One entry per run with users, throughput and response time (class `total`), in the
-    table's order; windows starting before `warmup_s` are left out."""
+    """One entry per run with throughput and response time (class `total`), in the table's
+    order; windows starting before `warmup_s` are left out.  A run whose file names no users
+    (k6, Gatling, a trace) has its laws with N and Z unknown (NaN): `estimate` prints them as
+    such, and `plan` refuses to fit it (`sim.studies.planner_samples`)."""
     rows = table[(table["class"] == TOTAL) & (table["window_start_s"] >= warmup_s)]
     out = []
     for run, group in rows.groupby("run", sort=False):
@@ -40,7 +41,7 @@ def run_laws(table, warmup_s: float = 0.0) -> list[RunLaws]:
         count = group["count.completed"].to_numpy(dtype=float)
         users = group["users"].to_numpy(dtype=float)
         response = group["response.mean"].to_numpy(dtype=float)
-        known = ~math.isnan(float(users.sum())) and length.sum() > 0 and count.sum() > 0
+        known = length.sum() > 0 and count.sum() > 0
         if not known:
             continue
         n = float((users * length).sum() / length.sum())
