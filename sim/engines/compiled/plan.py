@@ -12,7 +12,7 @@ formulas written once.  The random streams have the reference's purposes
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,7 +24,6 @@ from sim.engines.compiled.support import BLIND_CLASSES, LOAD_CLASSES
 from sim.kernel.cpu import ProcessorSharingCPU
 from sim.kernel.slots import INFINITE, Pool
 from sim.model.classes import Work, class_names, node_work
-from sim.model.parts import hosts
 from sim.model.parts.clients import ClientsPart
 from sim.model.parts.database import DatabasePart
 from sim.model.parts.front import Front
@@ -322,7 +321,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
         names.append(name)
         return len(stations) - 1
 
-    database = _database(model, pool, _cpu_by_slots(cpu), stream, station, stations)
+    database = _database(stack.database, pool, cpu, stream, station, stations)
     lock = _lock(stack.database, pool, stream)  # after the database's pools, as the reference
 
     nodes: list[int] = []
@@ -500,36 +499,28 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     )
 
 
-def _cpu_by_slots(cpu: Callable[[HostCpu], int]) -> Callable[[str, int, float, int | None], int]:
-    """`cpu` for a caller that gives a host's cores and the slots bounding its visits: the
-    stack's rule decides whether it is ever shared (`sim.model.parts.hosts.host_cpu`)."""
-
-    def made(name: str, cores: int, speed: float, slots: int | None) -> int:
-        return cpu(hosts.host_cpu(name, cores, speed, slots))
-
-    return made
-
-
-def _database(model: Model, pool, cpu, stream, station, stations: list[dict]) -> int:
-    """The database's station (its connections, CPU and disks, made by `pool`, `cpu`,
-    `stream` and `station`), or -1: none."""
-    if model.database is None:
+def _database(part: DatabasePart | None, pool, cpu, stream, station, stations: list[dict]) -> int:
+    """The database's station (the stack's part: its connections, CPU and disks, made by
+    `pool`, `cpu`, `stream` and `station`), or -1: none."""
+    if part is None:
         return -1
-    db = model.database
     connections = (
-        pool("database.connections", db.connections, None, k.ROLE_STATION) if db.connections else -1
+        -1
+        if part.connections is None
+        else pool("database.connections", part.connections, None, k.ROLE_STATION)
     )
     database = station(
         "database",
         pool=connections,
-        cpu=cpu("database", db.cores, db.speed, db.connections),
-        burst=stream("database.demand", as_distribution(db.demand)),
-        work=("database.demand", lambda work, db=db: (work.db_demand(db), 0)),
+        cpu=cpu(part.cpu),
+        burst=stream("database.demand", as_distribution(part.demand)),
+        work=("database.demand", lambda work, db=part: (work.db_demand(db), 0)),
     )
-    disk = as_distribution(db.disk_demand)
-    if disk.mean > 0:
-        stations[database]["disk_pool"] = pool("database.disks", db.disks, None, k.ROLE_DISK)
-        stations[database]["disk_stream"] = stream("database.disk", disk)
+    if part.disks is not None:
+        stations[database]["disk_pool"] = pool("database.disks", part.disks, None, k.ROLE_DISK)
+        stations[database]["disk_stream"] = stream(
+            "database.disk", as_distribution(part.disk_demand)
+        )
     return database
 
 
