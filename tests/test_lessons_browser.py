@@ -62,6 +62,7 @@ PANELS: dict[str, Panel | None] = {
     "calibrate.ipynb": None,
     "capacity_planning.ipynb": None,
     "capacity_planning_pool.ipynb": None,
+    "capacity_planning_cluster.ipynb": None,
 }
 TIMEOUT_S = 150  # one notebook, opened to executed
 PAGES_AT_ONCE = 2

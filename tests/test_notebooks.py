@@ -497,3 +497,41 @@ def test_capacity_planning_with_a_thread_pool_holds_the_truth():
         print(f"executed in {wall:.0f} s")
     finally:
         shutil.rmtree(v["work"], ignore_errors=True)
+
+
+@notebooks
+def test_capacity_planning_of_a_cluster_sees_the_shared_lock():
+    """notebooks/capacity_planning_cluster.ipynb: the cluster-db test, fitted on two levels of the
+    one-node test with its database statistics, server.xml, context.xml and the JMeter plan.
+    The stack's own answers (82, 112, 96 users for p95 < 300 ms at K = 1, 2, 3; two nodes for
+    100 users).  The path sees the lock: a second node buys far less than double (the one-node
+    template alone said 1.9x), a third none; the nodes for 100 users and the two-node capacity
+    inside their ranges; the held-out figures at two nodes as the issue's bar asks."""
+    _, v, wall = execute(
+        "capacity_planning_cluster.ipynb",
+        ("predictions", "answers", "truth", "nodes_answer", "work"),
+    )
+    try:
+        truth = {int(k): value for k, value in v["truth"].items()}
+        assert 82 < truth[1] < 83 and 111 < truth[2] < 113 and 96 < truth[3] < 97
+        answers = {a["K"]: a for a in v["answers"]}
+        assert answers[2]["at the fit"] < 1.6 * answers[1]["at the fit"], answers
+        assert answers[3]["at the fit"] <= answers[2]["at the fit"], answers  # no third-node gain
+        assert answers[2]["low"] <= truth[2] <= answers[2]["high"], answers
+        assert abs(answers[2]["at the fit"] / truth[2] - 1) <= 0.10, answers
+        nodes = v["nodes_answer"]
+        assert nodes["low"] <= nodes["the stack's"] == 2 <= nodes["high"], nodes
+        held = [
+            r
+            for r in v["predictions"]
+            if r["K"] == 2
+            and r["published"] is not None
+            and r["column"] in ("throughput", "response.mean", "response.p95")
+        ]
+        assert len(held) == 21
+        within = sum(abs(r["rel_error"]) <= 0.10 for r in held) / len(held)
+        widths = sorted((r["pi_high"] - r["pi_low"]) / 2 / abs(r["simulated"]) for r in held)
+        assert within >= 0.8 and widths[10] <= 0.15, (within, widths[10])
+        print(f"executed in {wall:.0f} s")
+    finally:
+        shutil.rmtree(v["work"], ignore_errors=True)
