@@ -17,6 +17,15 @@ ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "models" / "demo.toml"
 
 
+def as_a_terminal_starts_it() -> None:
+    # A shell starts a foreground command with SIGINT and SIGTERM at their default actions.
+    # A process inherits an *ignored* signal across exec, and Python then leaves it ignored:
+    # when something earlier in the test session left SIGINT ignored in this process, the
+    # command would never see the Ctrl-C this test sends.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def start(*args: str) -> subprocess.Popen:
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     env.pop("TIERSIM_DEBUG", None)
@@ -27,6 +36,7 @@ def start(*args: str) -> subprocess.Popen:
         text=True,
         cwd=ROOT,
         env=env,
+        preexec_fn=as_a_terminal_starts_it,
     )
 
 
