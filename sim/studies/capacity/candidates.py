@@ -16,6 +16,7 @@ or by default from the question and the calibration:
 from __future__ import annotations
 
 import difflib
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -240,30 +241,10 @@ def _nodes(count: int | None) -> str:
     return f"{count} node" + ("" if count == 1 else "s")
 
 
-def _split(text: str) -> list[str]:
-    """`text` split at commas outside braces, brackets and quotes (a distribution's table
-    `{dist = "exponential", mean = 0.1}` is one value)."""
-    parts, depth, quote, start = [], 0, "", 0
-    for i, ch in enumerate(text):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return parts
-
-
-def _split_last(text: str, separator: str) -> tuple[str, str]:
-    """`text` parted at its last `separator` outside braces, brackets and quotes (none: all
-    of it is the first part)."""
-    depth, quote, at = 0, "", -1
+def _top_level(text: str, separator: str) -> list[int]:
+    """Where `separator` stands in `text` outside braces, brackets and quotes (a distribution's
+    table `{dist = "exponential", mean = 0.1}` is one value)."""
+    found, depth, quote = [], 0, ""
     for i, ch in enumerate(text):
         if quote:
             quote = "" if ch == quote else quote
@@ -274,5 +255,18 @@ def _split_last(text: str, separator: str) -> tuple[str, str]:
         elif ch in "}]":
             depth -= 1
         elif ch == separator and depth == 0:
-            at = i
-    return (text, "") if at < 0 else (text[:at], text[at + 1 :])
+            found.append(i)
+    return found
+
+
+def _split(text: str) -> list[str]:
+    """`text` split at its commas outside braces, brackets and quotes."""
+    bounds = [-1, *_top_level(text, ","), len(text)]
+    return [text[start + 1 : end] for start, end in itertools.pairwise(bounds)]
+
+
+def _split_last(text: str, separator: str) -> tuple[str, str]:
+    """`text` parted at its last `separator` outside braces, brackets and quotes (none: all
+    of it is the first part)."""
+    at = _top_level(text, separator)
+    return (text, "") if not at else (text[: at[-1]], text[at[-1] + 1 :])
