@@ -168,11 +168,14 @@ def test_each_prediction_says_what_its_interval_is_of():
     }
     assert found.predictions["server.utilization"].sd_measurement == 0.0
     assert found.predictions["throughput"].sd_measurement > 0.0
-    assert "a measurement of it for throughput, response.mean, response.p95" in found.interval_of
-    assert "a measurement of 60 s with" in found.interval_of
+    assert found.interval_of.startswith(
+        "a measurement of them for throughput, response.mean, response.p95 (a measurement of "
+        "60 s with"
+    )
+    assert found.interval_of.endswith("of the stack's mean figures for the rest")
     unmeasured = propagate(right_model, dict(TRUTH), calibration(), 8, 2, 5)
     assert {p.interval_of for p in unmeasured.predictions.values()} == {MEAN}
-    assert unmeasured.interval_of.startswith("the stack's mean figure")
+    assert unmeasured.interval_of.startswith("the stack's mean figures")
 
 
 def test_a_percentile_without_its_samples_error_takes_the_order_statistics_interval():
@@ -278,7 +281,7 @@ def test_run_with_a_measured_level_widens_its_figures_and_says_so(tmp_path):
     assert plain.exit_code == 0 and with_level.exit_code == 0, with_level.output
     before = json.loads(plain.output[plain.output.index("{") :])["prediction"]
     after = json.loads(with_level.output[with_level.output.index("{") :])["prediction"]
-    assert before["interval_of"].startswith("the stack's mean figure")
+    assert before["interval_of"].startswith("the stack's mean figures")
     assert after["measured"]["name"] == "run users10 of measured.csv"
     for metric in ("throughput", "response.mean", "response.p95"):
         was, now = before["metrics"][metric], after["metrics"][metric]
@@ -289,11 +292,11 @@ def test_run_with_a_measured_level_widens_its_figures_and_says_so(tmp_path):
     assert utilisation["interval_of"] == MEAN
     assert utilisation["pi_low"] == before["metrics"]["server1.cpu.utilization"]["pi_low"]
     words = CliRunner().invoke(main, [*base, "--measured", table, "--measured-run", "users10"])
-    assert "the 90 % intervals are of a measurement of it for throughput" in " ".join(
+    assert "the 90 % intervals are of a measurement of them for throughput" in " ".join(
         words.output.split()
     )
     unmeasured = CliRunner().invoke(main, base)
-    assert "the 90 % intervals are of the stack's mean figure" in " ".join(
+    assert "the 90 % intervals are of the stack's mean figures" in " ".join(
         unmeasured.output.split()
     )
     refused = CliRunner().invoke(main, ["run", str(tmp_path / "model.toml"), "--measured", table])

@@ -40,10 +40,7 @@ LEVEL = 0.90
 # what an interval is of (`Prediction.interval_of`)
 MEAN = "mean"  # the stack's mean figure: parameters, simulation noise, model error
 MEASUREMENT = "measurement"  # a measurement of it: and the measured level's own noise
-SAID = {
-    MEAN: "the stack's mean figure",
-    MEASUREMENT: "a measurement of it",
-}
+SAID = {MEAN: "mean figure", MEASUREMENT: "a measurement"}  # the table's cells
 
 
 @dataclass
@@ -87,13 +84,14 @@ class Propagation:
         """What the intervals are of, in words (the CLI's title and `--json`'s field)."""
         if self.measured is None:
             return (
-                f"{SAID[MEAN]} (parameters, simulation noise, model error); not of a "
-                "measurement of it, which adds the measurement's own noise"
+                "the stack's mean figures (parameters, simulation noise, model error), not of "
+                "a measurement of them, which would add the measurement's own noise"
             )
         shown = [p.metric for p in self.predictions.values() if p.interval_of == MEASUREMENT]
         return (
-            f"{SAID[MEASUREMENT]} for {', '.join(shown) or 'no figure'}: "
-            f"{self.measured.describe()} (its own noise added); {SAID[MEAN]} for the rest"
+            f"a measurement of them for {', '.join(shown) or 'no figure'} "
+            f"({self.measured.describe()}: its own noise added); of the stack's mean figures "
+            "for the rest"
         )
 
     def as_dict(self) -> dict:
