@@ -20,6 +20,9 @@ from sim.model.load import load_model
 from sim.run.simulate import simulate
 from sim.stats.confidence import paired_t_interval
 
+# about a minute of one core: in `make slow-test` (CI), not the default suite's ten minutes
+pytestmark = pytest.mark.slow
+
 MODEL = Path(__file__).resolve().parents[1] / "notebooks" / "data" / "cold-start-storm.toml"
 CASES = {
     "warm": ["backends.0.autoscale.warm_pool=true"],
