@@ -303,3 +303,17 @@ def test_run_with_a_measured_level_widens_its_figures_and_says_so(tmp_path):
     assert refused.exit_code == 2 and "give --calibration FILE" in refused.output
     missing = CliRunner().invoke(main, [*base, "--measured", table, "--measured-run", "users5"])
     assert missing.exit_code == 3 and "no run 'users5'" in missing.output
+
+
+def test_predict_names_a_row_that_is_not_a_measured_level(tmp_path):
+    """`sim.predict(measured=...)` checks the row before anything runs: one line naming the
+    argument, the run and the field."""
+    import sim
+    from sim.api.arguments import ArgumentError
+
+    (tmp_path / "model.toml").write_text(MODEL)
+    row = pd.Series({"run": "users10", "window_start_s": 2.0, "window_end_s": 58.0}, name=10)
+    with pytest.raises(ArgumentError, match=r"measured: run users10: count\.completed = None"):
+        sim.predict(tmp_path / "model.toml", calibration(), measured=row)
+    with pytest.raises(ArgumentError, match="expected one row of a measurement table"):
+        sim.predict(tmp_path / "model.toml", calibration(), measured=[1, 2])
