@@ -235,6 +235,22 @@ def write_lock_waits(table_path: Path, waits: dict[str, float]) -> None:
     write(rows, table_path)
 
 
+# Who gets a hot row's lock next, by the database the evidence comes from (`[database.lock]
+# order`).  The order sets the wait's tail, not its mean, so no figure of the evidence could
+# pin it: it is the database's mechanism.
+LOCK_ORDER_WHY = {
+    "random": "PostgreSQL's waiters for a row every transaction updates race for its new "
+    "version at each COMMIT (heap_update gives up the tuple lock on TM_Updated, EvalPlanQual "
+    "re-locks the newest version)",
+    "fifo": "InnoDB grants a record's lock waiters in the order of its lock queue",
+}
+
+
+def lock_order(source: str) -> str:
+    """The lock's `order` for evidence from `source` (one of SOURCES)."""
+    return "random" if source.startswith("pg_") or source.startswith("postgres") else "fifo"
+
+
 def database_lines(
     found: DatabaseEvidence,
     light_response_s: float,
@@ -251,7 +267,8 @@ def database_lines(
             f"request, the run's whole response {light_response_s * 1000:.4g} ms: the evidence "
             "and the table are not of the same runs (name the database files after the runs)"
         )
-    settings = [f"database.lock.share={found.share!r}"]
+    order = lock_order(found.source)
+    settings = [f"database.lock.share={found.share!r}", f"database.lock.order={order}"]
     if jdbc_pool is not None:
         settings.append(f"backends.0.jdbc_pool={jdbc_pool}")
     demand_low = DEMAND_SHARE_LOW * t
@@ -275,6 +292,7 @@ def database_lines(
         f"# call per request stands for the transaction, {found.statements} statements taking "
         f"{t * 1000:.4g} ms per request;",
         f"# the lock is taken by {named}",
+        f"# its waiters are served in {order} order: {LOCK_ORDER_WHY[order]}",
         "[[unknown]]",
         'parameter = "database.demand.value"',
         f"range = [{demand_low!r}, {demand_high!r}]",
