@@ -101,8 +101,10 @@ def run(
         if windows is None:
             windows = _pooled_windows(model, results[0])
         if windows is not None and results[-1].window is not None:
-            windows.add(results[-1].window, results[-1].metrics)
+            # the windows `finish` computed for this replication alone, pooled, not again
+            windows.add(results[-1].window, results[-1].metrics, results[-1].windowed)
             results[-1].window = None  # the candidate windows are large; the pool keeps enough
+            results[-1].windowed = None
         r += 1
         if r == 1 and precision is not None and precision.metric not in results[0].metrics:
             known = ", ".join(sorted(results[0].metrics))
