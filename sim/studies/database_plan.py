@@ -15,9 +15,10 @@ evidence gives, at the lightest fitted run:
   heavier run, by at least 5 % of T: a statement of microseconds doubling is noise, not a
   lock); the lock's `share` is their calls per request (at most 1);
 * their growth at each heavier run, time per call less the light time per call, is the time
-  they waited for the lock (PostgreSQL counts the wait in the statement's execution): the
-  lock's wait per acquisition, written into the experiment's copy of the table as the column
-  `database.lock.wait` and compared with the simulated metric of that name.
+  they waited for the lock (PostgreSQL and InnoDB count the wait in the statement's
+  execution): the lock's wait per acquisition, written into the experiment's copy of the
+  table as the column `database.lock.wait` and compared with the simulated metric of that
+  name.
 
 What the evidence does not give stays an `[[unknown]]` (or a `[[calibrate]]` search a figure
 pins), never a guess: the database's own work per call (`database.demand`: which part of T is
@@ -27,6 +28,11 @@ light time and at most the light response time less the database's least work (t
 held through the round trips and the flush the statements' times leave out).  Under a
 one-permit lock that every call takes, only `hold` + `demand` matters to the lock; the split is
 carried for the question that changes the database.
+
+MySQL's evidence (`events_statements_summary_by_digest`, the slow log) is read alike, with its
+own words (`sim.studies.database_sources`): its files time the COMMIT, the redo log's flush
+included, and count no row-lock waits, so its locking statement is found by its growth alone,
+and InnoDB serves a row's waiters in the order of its lock queue.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sim.studies.database_sources import database_of, files_of
 from sim.studies.experiment import ExperimentError
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "models" / "planner-apache-tomcat-database.toml"
@@ -80,10 +87,11 @@ def read_evidence(path: str | Path, light_run: str) -> DatabaseEvidence:
     runs = sorted({str(r["run"]) for r in rows})
     at_light = [r for r in rows if r["run"] == light_run]
     if not at_light:
+        files = files_of(sorted({str(r["source"]) for r in rows}), light_run)
         raise ExperimentError(
             f"--database {path}: no statement of run {light_run!r}, the lightest fitted run (its "
             f"runs: {', '.join(runs) or 'none'}); import that run's database files, named after "
-            f"it ({light_run}.before.csv, {light_run}.after.csv)"
+            f"it ({files})"
         )
 
     def known(row) -> bool:
@@ -95,10 +103,17 @@ def read_evidence(path: str | Path, light_run: str) -> DatabaseEvidence:
 
     sources = [s for s in SOURCES if any(r["source"] == s and known(r) for r in at_light)]
     if not sources:
+        # the rows' own words first: a slow log cut by long_query_time needs the server run
+        # again (or the digest table), not an option of the import
+        said = next((str(r["missing"]) for r in at_light if r["missing"]), "")
         raise ExperimentError(
             f"--database {path}: no statement of run {light_run!r} has its calls per request and "
-            "time per call (see its `missing` column): import with --table (the load test's "
-            "table), and give a log's threshold with --log-min-duration 0 (every statement logged)"
+            "time per call: "
+            + (
+                said
+                or "import with --table (the load test's table), and a log of every statement "
+                "with --log-min-duration 0"
+            )
         )
     source = sources[0]
     mine = [r for r in rows if r["source"] == source and known(r)]
@@ -113,9 +128,9 @@ def read_evidence(path: str | Path, light_run: str) -> DatabaseEvidence:
         raise ExperimentError(
             f"--database {path}: no statement logged a lock wait, and none's time per call grows "
             f"with load (x{GROWS:g} or more from {light_run} to any heavier run up to {heaviest}, by {GROWS_SHARE:.0%} "
-            "of the transaction's time): the evidence shows no shared lock.  Import a heavier "
-            "run's statistics, or PostgreSQL's log with log_lock_waits = on, or plan without "
-            "--database (the template with no shared lock)"
+            "of the transaction's time): the evidence shows no shared lock.  "
+            f"{database_of(source).lock_evidence}, or plan without --database (the template "
+            "with no shared lock)"
         )
     per_request = {s: _number(light[s]["calls_per_request"]) for s in locking}
     found = DatabaseEvidence(
@@ -235,22 +250,6 @@ def write_lock_waits(table_path: Path, waits: dict[str, float]) -> None:
     write(rows, table_path)
 
 
-# Who gets a hot row's lock next, by the database the evidence comes from (`[database.lock]
-# order`).  The order sets the wait's tail, not its mean, so no figure of the evidence could
-# pin it: it is the database's mechanism.
-LOCK_ORDER_WHY = {
-    "random": "PostgreSQL's waiters for a row every transaction updates race for its new "
-    "version at each COMMIT (heap_update gives up the tuple lock on TM_Updated, EvalPlanQual "
-    "re-locks the newest version)",
-    "fifo": "InnoDB grants a record's lock waiters in the order of its lock queue",
-}
-
-
-def lock_order(source: str) -> str:
-    """The lock's `order` for evidence from `source` (one of SOURCES)."""
-    return "random" if source.startswith("pg_") or source.startswith("postgres") else "fifo"
-
-
 def database_lines(
     found: DatabaseEvidence,
     light_response_s: float,
@@ -267,7 +266,8 @@ def database_lines(
             f"request, the run's whole response {light_response_s * 1000:.4g} ms: the evidence "
             "and the table are not of the same runs (name the database files after the runs)"
         )
-    order = lock_order(found.source)
+    database = database_of(found.source)
+    order = database.lock_order
     settings = [f"database.lock.share={found.share!r}", f"database.lock.order={order}"]
     if jdbc_pool is not None:
         settings.append(f"backends.0.jdbc_pool={jdbc_pool}")
@@ -292,22 +292,21 @@ def database_lines(
         f"# call per request stands for the transaction, {found.statements} statements taking "
         f"{t * 1000:.4g} ms per request;",
         f"# the lock is taken by {named}",
-        f"# its waiters are served in {order} order: {LOCK_ORDER_WHY[order]}",
+        f"# its waiters are served in {order} order: {database.order_why}",
         "[[unknown]]",
         'parameter = "database.demand.value"',
         f"range = [{demand_low!r}, {demand_high!r}]",
         f"start = {demand_start!r}",
         f"provenance = \"the database's own work per transaction (CPU and flush): "
         f"{DEMAND_SHARE_LOW:.0%} of the statements' {t * 1000:.4g} ms at {light} up to all of it "
-        f"but the locking statement's {lock * 1000:.4g} ms; the database host's sar and "
-        "pg_stat_wal's wal_sync_time would measure it\"",
+        f"but the locking statement's {lock * 1000:.4g} ms; {database.flush_measurement} "
+        'would measure it"',
         "",
     ]
     hold_said = (
         f"at least the locking statement's {lock * 1000:.4g} ms at {light}, at most the light "
-        f"response {light_response_s * 1000:.4g} ms less the database's least work (the lock is "
-        "held through the round trips and the commit's flush, which the statements' "
-        f"{t * 1000:.4g} ms leave out)"
+        f"response {light_response_s * 1000:.4g} ms less the database's least work "
+        f"({database.untimed.format(ms=f'{t * 1000:.4g}')})"
     )
     if pinned:
         lines += [
