@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim.stats.confidence import Interval, t_interval
+from sim.stats.confidence import Interval, t_intervals
 from sim.stats.histogram import LogBins
 from sim.stats.quantiles import sectioning_interval, window_quantiles
 from sim.stats.steady_state import (
@@ -180,7 +180,8 @@ class PooledWindows:
             else [math.nan] * len(self.percentiles)
         )
         pooled_of = {f"response.p{p}": v for p, v in zip(self.percentiles, pooled_values)}
-        summary: dict[str, Interval] = {}
+        sectioned: dict[str, Interval] = {}
+        averaged: dict[str, list[float]] = {}  # the metrics whose interval is Student-t's
         for name in names:
             values = [m.get(name, math.nan) for m in replication_metrics]
             finite = [v for v in values if not math.isnan(v)]
@@ -188,14 +189,20 @@ class PooledWindows:
                 continue
             if name in pooled_of and math.isfinite(pooled_of[name]):
                 estimate = pooled_of[name]
-                summary[name] = sectioning_interval(
+                sectioned[name] = sectioning_interval(
                     estimate,
                     finite,
                     level,
                     resolution=self.bins.relative_error * estimate,
                 )
             else:
-                summary[name] = clipped(t_interval(finite, level))
+                averaged[name] = finite
+        intervals = t_intervals(averaged, level)
+        summary = {
+            name: sectioned[name] if name in sectioned else clipped(intervals[name])
+            for name in names
+            if name in sectioned or name in intervals
+        }
         warnings: list[str] = []
         if replication_metrics and pooled is not None:
             means = [m.get("response.mean", math.nan) for m in replication_metrics]
