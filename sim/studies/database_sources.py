@@ -39,7 +39,9 @@ POSTGRES = Database(
 MYSQL = Database(
     name="MySQL",
     lock_order="fifo",
-    order_why="InnoDB grants a record's lock waiters in the order of its lock queue",
+    order_why="InnoDB grants a record's lock waiters in the order of its lock queue (MySQL "
+    "8.0.20+'s CATS ranks them by the transactions each blocks, the longest waiting first "
+    "among equals, as a hot row's updaters are)",
     # the digest table and the slow log time the COMMIT statement, its redo log write and
     # fsync (innodb_flush_log_at_trx_commit = 1) included: only the client's round trips
     # between the statements are left out
