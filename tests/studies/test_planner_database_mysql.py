@@ -281,6 +281,28 @@ def test_the_slow_log_gives_the_same_lock_from_its_own_times(measured, tmp_path)
     )
 
 
+def test_a_statement_faster_under_load_than_at_the_light_run_is_said(measured, tmp_path):
+    """The fixture's COMMIT takes 6.3 ms a call at one client and 1.2 ms at two (the digest
+    table; the light level ran first after the tables were made): the model's one time per
+    call cannot follow it, and the plan says so.  From two clients up it does not fall."""
+    commit = {
+        c: calls_time[1] / calls_time[0]
+        for c in CLIENTS
+        for text, calls_time in digest_level(c).items()
+        if text == "COMMIT"
+    }
+    result = plan(measured, tmp_path / "exp", measured / "digest.csv", *FIT)
+    assert result.exit_code == 0, result.output
+    ratio = commit[2] / commit[1]  # the lowest: clients4's is higher
+    assert ratio < commit[4] / commit[1] and ratio < 0.5
+    said = f"faster under load than at clients1: 'COMMIT' x{ratio:.3g} from clients1 to clients2"
+    assert said in result.output
+    heavier = ("--fit", "clients2", "--fit", "clients4")
+    result = plan(measured, tmp_path / "heavier", measured / "digest.csv", *heavier)
+    assert result.exit_code == 0, result.output
+    assert commit[4] > commit[2] and "faster under load" not in result.output
+
+
 @pytest.mark.parametrize(
     ("evidence", "said"),
     [
