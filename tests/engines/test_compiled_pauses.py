@@ -75,3 +75,22 @@ def test_timeseries_samples_are_the_same_when_the_loop_pauses(monkeypatch):
     for (r1, t1, m1), (r2, t2, m2) in zip(samples[NEVER], samples[31]):
         assert (r1, t1) == (r2, t2) and list(m1) == list(m2)
         assert not differing(m1, m2)
+
+
+def test_a_run_of_replications_says_the_simulated_time_of_each(monkeypatch):
+    from sim.run.simulate import simulate
+
+    monkeypatch.setattr(engine, "PAUSE_EVENTS", 211)
+    data = MODELS["closed 3-tier chain, MSER"]
+    said: list[tuple[float, float]] = []
+    outcome = simulate(
+        model_from(data, engine="compiled"),
+        replications=2,
+        seed=3,
+        simulated=lambda now, until: said.append((now, until)),
+    )
+    assert outcome.ok, outcome.message
+    times = [now for now, _ in said]
+    restarts = [i for i in range(1, len(times)) if times[i] < times[i - 1]]
+    assert len(restarts) == 1  # the second replication starts again from t = 0
+    assert len(said) > 20
