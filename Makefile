@@ -24,6 +24,11 @@ demo: $(BIN)/tiersim
 test: $(BIN)/tiersim
 	$(BIN)/python -m pytest -q
 
+# The long studies kept out of `make test` (marked slow: a spike on an autoscaled group, ...),
+# minutes; CI runs them after the default suite.
+slow-test: $(BIN)/tiersim
+	$(BIN)/python -m pytest -q -m slow
+
 # Every command of the README typed as written, the long ones too (calibrations, capacity
 # searches, a sweep: minutes); `make test` runs the rest.
 readme-test: $(BIN)/tiersim

@@ -59,6 +59,9 @@ PANELS: dict[str, Panel | None] = {
         "Rerun with another session", "session [KiB]", "16", 30, reference=0
     ),
     "lessons/08-gc-collapse.ipynb": Panel("Rerun one container", "-Xmx [MiB]", "128", 20),
+    "lessons/09-cold-start-storm.ipynb": Panel(
+        "Your group against the same spike", "slow start [s]", "150", 60
+    ),
     "calibrate.ipynb": None,
     "capacity_planning.ipynb": None,
     "capacity_planning_pool.ipynb": None,

@@ -148,13 +148,17 @@ def load_calibration(path: str | Path) -> Calibrated:
 
 @dataclass
 class Prediction:
-    """A run at a calibration's fitted values and its 90 % prediction intervals."""
+    """A run at a calibration's fitted values and its 90 % prediction intervals: of the stack's
+    mean figures, or, for the figures of a `measured` level, of a measurement of them."""
 
     simulation: Simulation
     propagation: Propagation
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per metric: value at the fit, pi_low, pi_high, each part's sd, unit."""
+        """One row per metric: value at the fit, pi_low, pi_high, each part's sd (with
+        `sd_measurement`, the measured level's own noise), `interval_of` (`mean`: the stack's
+        mean figure; `measurement`: a measurement of it, its noise added), unit.
+        `attrs["interval_of"]` says it in words."""
         import pandas as pd
 
         units = self.simulation.units
@@ -165,6 +169,7 @@ class Prediction:
             ]
         ).set_index("metric")
         frame.attrs["units"] = dict(units)
+        frame.attrs["interval_of"] = self.propagation.interval_of
         return frame
 
 
@@ -224,10 +229,17 @@ def predict(
     draws: int = 16,
     draw_replications: int = 2,
     progress: Callable[[int, int], None] | None = None,
+    measured: Any = None,
 ) -> Prediction:
     """`tiersim run MODEL --calibration FILE`: the model (a `Model` or its file) at the
     calibration's fitted values (`overrides` win), then at `draws` parameter draws, each with
-    its own seed and `draw_replications` replications."""
+    its own seed and `draw_replications` replications.
+
+    The intervals are of the stack's mean figures.  `measured`, the level the prediction is to
+    be compared with -- a row of a measurement table (`sim.import_measurements`, a level
+    imported as one window: a pandas Series or a dict) -- makes the intervals of the figures
+    it measured intervals of a measurement of them: its own noise (a window of its length, its
+    count of requests) is added (`--measured`); the frame's `interval_of` says which."""
     from sim.studies.predict import CalibratedPrediction
     from sim.studies.predict import predict as predict_at
 
@@ -239,6 +251,7 @@ def predict(
     points = arguments.integer(draws, "draws", 2, fix=" (an interval needs two draws or more)")
     each = arguments.integer(draw_replications, "draw_replications", 1)
     on_progress = arguments.callback(progress, "progress")
+    level = _measured_level(measured)
     if isinstance(source, Model):
         from sim.model.load import parse_model
         from sim.run.simulate import Status, simulate
@@ -255,14 +268,49 @@ def predict(
             means = {k: i.mean for k, i in nominal.result.summary.items()}
             draw = _ModelDraw(raw, name, extra, each)
             spread = propagate(
-                draw, means, calibrated, points, each, nominal.result.seed, on_progress
+                draw,
+                means,
+                calibrated,
+                points,
+                each,
+                nominal.result.seed,
+                on_progress,
+                measured=level,
             )
         found = CalibratedPrediction(nominal, spread)
     else:
-        found = predict_at(source, calibrated, extra, count, root, points, each, on_progress)
+        found = predict_at(
+            source, calibrated, extra, count, root, points, each, on_progress, measured=level
+        )
     if found.outcome.result is None or found.propagation is None:
         raise SimulationError(found.outcome.message, found.outcome.status.value)
     return Prediction(Simulation(found.outcome), found.propagation)
+
+
+def _measured_level(value: Any):
+    """`measured=`: None, a `MeasuredLevel`, or one row of a measurement table."""
+    from collections.abc import Mapping
+
+    from sim.studies.measured_level import MeasuredLevel, MeasuredLevelError, measured_level
+
+    if value is None or isinstance(value, MeasuredLevel):
+        return value
+    if hasattr(value, "to_dict") and not hasattr(value, "columns"):  # a pandas Series
+        name = getattr(value, "name", None)
+        value = value.to_dict()
+        label = f"run {value['run']}" if "run" in value else f"row {name}"
+    elif isinstance(value, Mapping):
+        label = f"run {value['run']}" if "run" in value else "the row"
+    else:
+        raise ArgumentError(
+            "measured",
+            "expected one row of a measurement table (a pandas Series or a dict, e.g. "
+            f"table.set_index('users').loc[10]), not {type(value).__name__}",
+        )
+    try:
+        return measured_level(value, label)
+    except MeasuredLevelError as exc:
+        raise ArgumentError("measured", str(exc)) from None
 
 
 def sweep(

@@ -69,6 +69,18 @@ def load_calibration_or_fail(path: str):
         fail(str(exc), ExitCode.USAGE)
 
 
+def load_measured_level_or_fail(path: str, run: str | None):
+    """`--measured TABLE [--measured-run RUN]` (run): a level that is not one measured window,
+    or a table that cannot be read, ends in one line naming the file and the fix."""
+    from sim.measurements.errors import MeasurementError
+    from sim.studies.measured_level import MeasuredLevelError, level_from_table
+
+    try:
+        return level_from_table(path, run)
+    except (MeasurementError, MeasuredLevelError) as exc:
+        fail(str(exc), ExitCode.MODEL)
+
+
 def load_or_fail(path: str, overrides: tuple[str, ...]):
     from sim.model.load import ModelError, load_model  # here: `tiersim --help` needs no schema
 

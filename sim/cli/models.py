@@ -19,6 +19,7 @@ from sim.cli.common import (
     executor_options,
     fail,
     load_calibration_or_fail,
+    load_measured_level_or_fail,
     load_or_fail,
     progress_reporter,
     refuse_unstable,
@@ -77,6 +78,19 @@ if TYPE_CHECKING:
     show_default=True,
     help="with --calibration: replications per draw",
 )
+@click.option(
+    "--measured",
+    type=click.Path(dir_okay=False),
+    help="with --calibration: the measurement table (`tiersim import`) of the level this run "
+    "is to be compared with; its figures' intervals then hold that measurement's own noise "
+    "(its window, its count of requests): intervals of a measurement, not of the mean figure",
+)
+@click.option(
+    "--measured-run",
+    metavar="RUN",
+    help="with --measured: the table's run (level, imported as one window) to compare with; "
+    "needed when the table holds several",
+)
 @executor_options(what="the --calibration draws")
 def run(
     model_file,
@@ -89,10 +103,13 @@ def run(
     calibration,
     draws,
     draw_replications,
+    measured,
+    measured_run,
     run_on,
 ) -> None:
     """Simulate MODEL_FILE and print results with confidence intervals (and, given a
-    calibration, prediction intervals over its parameters' uncertainty)."""
+    calibration, prediction intervals over its parameters' uncertainty: of the stack's mean
+    figures, or with --measured of a measurement of them)."""
     from sim.model.load import ModelError
     from sim.present.tables import render, result_document
     from sim.run.simulate import Status, simulate
@@ -104,6 +121,18 @@ def run(
             "leave it out (a run's replications run here)",
             ExitCode.USAGE,
         )
+    if (measured or measured_run) and not calibration:
+        fail(
+            "--measured widens the --calibration prediction intervals by the measured level's "
+            "own noise: give --calibration FILE, or leave --measured out",
+            ExitCode.USAGE,
+        )
+    if measured_run and not measured:
+        fail(
+            "--measured-run names a run of the --measured table: give --measured TABLE",
+            ExitCode.USAGE,
+        )
+    level = load_measured_level_or_fail(measured, measured_run) if measured else None
     if engine is not None:
         overrides = (*overrides, f"run.engine={engine}")
     calibrated = None
@@ -156,6 +185,7 @@ def run(
                     draw_replications,
                     progress.update,
                     executor.map,
+                    level,
                 )
         except ModelError as exc:
             fail(str(exc), ExitCode.MODEL)

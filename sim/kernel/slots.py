@@ -54,6 +54,7 @@ class Pool:
 
     __slots__ = (
         "_busy_signed",
+        "_pick",
         "_queue",
         "_queue_signed",
         "acquired",
@@ -89,6 +90,17 @@ class Pool:
         self.refused = 0
         self.wait_sum = 0.0
         self.withdrawn = 0
+        self._pick: Callable[[int], int] | None = None  # None: the oldest waiter goes first
+
+    def serve_in_random_order(self, draw: Callable[[], float]) -> None:
+        """Hand a released slot to any live waiter alike instead of the oldest: `draw()` gives
+        a uniform [0, 1) number, drawn only when two or more wait (a lock whose waiters race
+        for it at each release, `sim.tiers.database.lock`)."""
+
+        def pick(waiting: int) -> int:
+            return min(int(draw() * waiting), waiting - 1)
+
+        self._pick = pick
 
     def acquire(self, granted: Callable[[Any], None], arg: Any = None) -> int | Waiter:
         """GRANTED: the caller holds a slot now.  REFUSED: queue full.  Otherwise a `Waiter`:
@@ -118,6 +130,8 @@ class Pool:
     def _hand_over(self) -> bool:
         """Give a held or new slot to the oldest live waiter; False if there is none."""
         queue = self._queue
+        if self._pick is not None and self.waiting > 1:
+            self._random_waiter_first()
         while queue:
             waiter = queue.popleft()
             granted = waiter.granted
@@ -132,6 +146,15 @@ class Pool:
             granted(waiter.arg)
             return True
         return False
+
+    def _random_waiter_first(self) -> None:
+        """Move the waiter `_pick` chooses among the live ones to the queue's head."""
+        queue = self._queue
+        live = [waiter for waiter in queue if waiter.granted is not None]
+        chosen = live.pop(self._pick(len(live)))  # type: ignore[misc]
+        queue.clear()
+        queue.append(chosen)
+        queue.extend(live)
 
     def _withdraw(self) -> None:
         self.waiting -= 1

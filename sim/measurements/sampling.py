@@ -8,6 +8,11 @@ B = 20 contiguous batches (Schmeiser 1982: 10 to 30 batches; fewer, longer batch
 correlated with each other).
 
 * The mean: the standard deviation of the B batch means over √B.
+* The throughput: the window cut into B sub-windows of equal length, the standard deviation of
+  their completion rates over √B. A closed loop's completions are not a Poisson count (a user
+  completes again only after its think time, so a count over a window varies less than 1/√n
+  says when the cycle's cv is below 1, and more when the load drifts); the sub-windows' own
+  spread counts both, where 1/√n counts neither.
 * A percentile ξ_p: the batch means of the indicator 1{x ≤ ξ̂_p} estimate the standard error
   σ_p of the share of samples at or below the percentile, correlation included (a batch mean
   of a 0/1 indicator is a mean, unbiased at any batch size, where a batch's own percentile is
@@ -70,6 +75,21 @@ def mean_error(values: np.ndarray) -> float:
         return math.nan
     means = np.array([batch.mean() for batch in _batches(values)])
     return float(means.std(ddof=1) / math.sqrt(BATCHES))
+
+
+def throughput_error(completed_s: np.ndarray, low_s: float, high_s: float) -> float:
+    """Standard error of the throughput of a window [low_s, high_s] whose successful samples
+    completed at `completed_s` (seconds, any order): the B sub-windows' completion rates, their
+    standard deviation over √B. NaN with fewer than `min_samples(None)` completions (two a
+    sub-window on average) or an empty window."""
+    completed_s = np.asarray(completed_s, dtype=float)
+    length = high_s - low_s
+    if len(completed_s) < min_samples(None) or not length > 0:
+        return math.nan
+    edges = np.linspace(low_s, high_s, BATCHES + 1)
+    counts, _ = np.histogram(completed_s, edges)  # the last edge is inside its sub-window
+    rates = counts / (length / BATCHES)
+    return float(rates.std(ddof=1) / math.sqrt(BATCHES))
 
 
 def percentile_error(values: np.ndarray, p: float, resolution: float | None = None) -> float:

@@ -4,9 +4,10 @@ Columns (documented with every statistic's definition in docs/measurement-table.
 `run`, `window_start_s`, `window_end_s`, `class`, `users`, `arrival_rate_per_s`, `throughput`,
 `response.mean`, `response.p50`, `response.p90`, `response.p95`, `response.p99`,
 `count.completed`, `count.errors`, `count.timed_out`, the measurement errors
-`response.mean.std_error` ... `response.p99.std_error`, `count.error.<kind>`,
-`<host>.cpu.utilization` and the database's own figures `database.<metric>` (such as
-`database.lock.wait`, which `tiersim plan --database` writes from the database's statistics).
+`throughput.std_error`, `response.mean.std_error` ... `response.p99.std_error`,
+`count.error.<kind>`, `<host>.cpu.utilization` and the database's own figures
+`database.<metric>` (such as `database.lock.wait`, which `tiersim plan --database` writes from
+the database's statistics).
 The names are tiersim's metric names, so a measured table and a simulated one line up.
 An empty cell means the source file does not say; a value is never filled in by guess.
 """
@@ -34,6 +35,7 @@ FIXED = [
     "count.completed",
     "count.errors",
     "count.timed_out",
+    f"throughput{STD_ERROR}",
     *RESPONSE_ERRORS,
 ]
 ERROR_PREFIX = "count.error."

@@ -96,12 +96,15 @@ def utc(epoch_s: float) -> str:
     return datetime.fromtimestamp(epoch_s, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
 
 
-def _statistics(elapsed: np.ndarray, length: float) -> Row:
-    """Statistics of a window's successful responses, `elapsed` in the order they completed."""
+def _statistics(elapsed: np.ndarray, completed: np.ndarray, low: float, high: float) -> Row:
+    """Statistics of a window [low, high] of successful responses, `elapsed` in the order they
+    completed, at the times `completed` (seconds after time zero)."""
     n = len(elapsed)
+    length = high - low
     row: Row = {
         "count.completed": n,
         "throughput": n / length if length > 0 else math.nan,
+        f"throughput{STD_ERROR}": sampling.throughput_error(completed, low, high),
         "response.mean": float(elapsed.mean()) if n else math.nan,
         f"response.mean{STD_ERROR}": sampling.mean_error(elapsed),
     }
@@ -160,6 +163,7 @@ def sample_rows(
     ended = started + elapsed
     order = np.argsort(ended, kind="stable")  # completion order: batch means run over time
     by_completion = elapsed[order]
+    completion_times = ended[order]
     low, high = _observed(log, cut, ended, zero)
     bounds = observed_bounds(low, high, window_s)
     width = window_s if window_s is not None else math.inf
@@ -205,7 +209,14 @@ def sample_rows(
                 "arrival_rate_per_s": int(arrived.sum()) / length if length > 0 else math.nan,
             }
             responded = (member & ~failed)[order]
-            row.update(_statistics(by_completion[responded], length))
+            row.update(
+                _statistics(
+                    by_completion[responded],
+                    completion_times[responded],
+                    window_low,
+                    window_high,
+                )
+            )
             if log.outcomes_known:
                 timed_out = member & failed & (kind_codes == timeout_code)
                 row["count.timed_out"] = int(timed_out.sum())

@@ -147,6 +147,10 @@ FEATURES: dict[str, Declaration] = {
         "work inside it (simultaneous possession): the network counts its hold as one more "
         "FCFS station, which is optimistic when the lock is busy"
     ),
+    "database.lock.random_order": exact(
+        "the waiters served in random order: the same means as in arrival order (the network "
+        "answers means only; the wait's longer tail is the simulation's)"
+    ),
     "replication.sync": approximate(
         "synchronous replication holds the request thread until every replica acknowledges"
     ),

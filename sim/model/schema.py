@@ -1062,7 +1062,12 @@ class DatabaseLock(Strict):
     `COMMIT`) and through its own CPU and disk work (the commit's WAL flush: PostgreSQL
     `synchronous_commit = on` waits for the flush before releasing its locks).  The lock's
     busy share (`database.lock.utilization`) is what bounds a cluster sharing one database:
-    adding nodes adds waiters, not throughput."""
+    adding nodes adds waiters, not throughput.
+
+    `order` is who gets the lock next.  The order does not change the lock's throughput nor the
+    mean wait, but it sets the wait's tail: served in random order, a waiter among n others
+    is passed over again and again, so the p95 grows with the number of waiters -- the waiters
+    a third node adds."""
 
     share: float = Field(
         1.0,
@@ -1078,6 +1083,13 @@ class DatabaseLock(Strict):
         0.0,
         description="time the lock is held before the call's own CPU and disk work [s]: the "
         "statements and round trips between the locking statement and the COMMIT",
+    )
+    order: Literal["fifo", "random"] = Field(
+        "fifo",
+        description="which waiter a released lock goes to: 'fifo', the oldest (a lock manager's "
+        "queue: PostgreSQL's LOCK TABLE, a SELECT ... FOR UPDATE of one row version); "
+        "'random', any waiter alike (PostgreSQL's hot row updated by every transaction: each "
+        "COMMIT makes a new row version and its waiters race for it again, README.tuplock)",
     )
 
 

@@ -283,6 +283,8 @@ def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
         out["database"] = "[database]"
         if model.database.lock is not None:
             out["database.lock"] = "database.lock"
+            if model.database.lock.order == "random":
+                out["database.lock.random_order"] = "database.lock.order = 'random'"
     for index, spec in model.cluster.active:
         out[f"replication.{spec.mode}"] = f"cluster.replication.{index}.mode = {spec.mode!r}"
     return out

@@ -15,14 +15,16 @@ import traceback
 from collections.abc import Callable, Iterable
 
 
-def use_plotly_everywhere() -> None:
+def use_plotly_everywhere(compiles: bool = True) -> None:
     """A lesson's set-up.  Every figure carries plotly.js HTML as well as Plotly's MIME bundle:
     JupyterLab draws the bundle, `jupyter nbconvert --to html` (which cannot) keeps the HTML,
     with plotly.js embedded once instead of fetched from a CDN, so the page renders offline.
     (On a Voilà page, which draws the bundle and is never exported, the bundle alone.)
 
     And where the compiled engine has not been compiled on this machine yet, the lesson says
-    so before its first simulation pauses for it (`engine_notice`)."""
+    so before its first simulation pauses for it (`engine_notice`).  `compiles=False`: every
+    run of the lesson is on the reference engine (a feature the compiled engine does not
+    implement, such as an autoscaled group), which compiles nothing: no notice."""
     import os
 
     import plotly.io as pio
@@ -30,7 +32,7 @@ def use_plotly_everywhere() -> None:
     # a Voilà page (`make lessons`) draws the bundle and is never exported: no plotly.js copy
     voila = os.environ.get("SERVER_SOFTWARE", "").startswith("voila/")
     pio.renderers.default = "plotly_mimetype" if voila else "plotly_mimetype+notebook"
-    notice = engine_notice()
+    notice = engine_notice() if compiles else ""
     if notice:
         print(notice)
 
@@ -94,9 +96,16 @@ def defaults(controls: dict) -> dict:
     return {name: control.value for name, control in controls.items()}
 
 
-def run_panel(controls: dict, redraw: Callable[..., Iterable], title: str = "", columns: int = 2):
+def run_panel(
+    controls: dict,
+    redraw: Callable[..., Iterable],
+    title: str = "",
+    columns: int = 2,
+    compiles: bool = True,
+):
     """The controls, a Run button and an output area: Run calls `redraw(**values)` and shows
-    what it returns (figures, tables), with the time the simulations took.
+    what it returns (figures, tables), with the time the simulations took (`compiles=False`:
+    the runs are on the reference engine, so never "compiling the engine").
 
     An exception in `redraw` is shown as one: the status turns red and names it, and the
     output area holds its traceback instead of a figure (no stale figure stays under it)."""
@@ -116,7 +125,8 @@ def run_panel(controls: dict, redraw: Callable[..., Iterable], title: str = "", 
     def on_click(_button) -> None:
         button.disabled = True
         status.style.text_color = None
-        status.value = "simulating..." + (f" ({compiling()})" if not engine_compiled() else "")
+        pending = compiles and not engine_compiled()
+        status.value = "simulating..." + (f" ({compiling()})" if pending else "")
         output.clear_output()
         started = time.perf_counter()
         try:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from sim.observe.metrics import PERCENTILES
 from sim.observe.trace import BINS, Trace
 from sim.stats.steady_state import WindowCandidates
-from sim.stats.windows import PooledWindows
+from sim.stats.windows import PooledWindows, WindowedReplication
 
 
 @dataclass
@@ -28,6 +28,8 @@ class ReplicationResult:
     units: dict[str, str] = field(default_factory=dict)  # each metric's unit, from its probe
     # Candidate windows, for choosing one warm-up across replications; dropped once used.
     window: WindowCandidates | None = field(default=None, repr=False)
+    # Its windows and percentiles at each candidate, computed once here for the run to pool.
+    windowed: WindowedReplication | None = field(default=None, repr=False)
     engine: str = "reference"  # the engine that ran it: "reference" or "compiled"
 
 
@@ -37,7 +39,8 @@ def finish(trace: Trace) -> ReplicationResult:
     candidates = trace.candidates
     assert candidates.metrics_between is not None
     windowing = PooledWindows(candidates.metrics_between, BINS, PERCENTILES, mser=trace.mser)
-    windowing.add(candidates, trace.metrics)
+    windowed = windowing.windowed(candidates)
+    windowing.add(candidates, trace.metrics, windowed)
     windowing.choose_window()
     metrics = windowing.metrics(0)
     notes = trace.notes
@@ -54,4 +57,5 @@ def finish(trace: Trace) -> ReplicationResult:
         notes=notes,
         units=trace.units,
         window=candidates,
+        windowed=windowed,
     )

@@ -17,7 +17,7 @@ from sim.model.plan import Plan, compile_plan
 from sim.model.schema import Model
 from sim.model.workload import estimate
 from sim.run.replication import ReplicationResult, TimeseriesSink, run_replication
-from sim.stats.confidence import Interval, t_interval
+from sim.stats.confidence import Interval, t_intervals
 from sim.stats.windows import PooledWindows
 
 
@@ -52,14 +52,13 @@ def summarise(replications: list[ReplicationResult], level: float) -> dict[str, 
         for name in rep.metrics:
             if name not in names:
                 names.append(name)
-    summary = {}
+    samples: dict[str, list[float]] = {}
     for name in names:
         values = [rep.metrics.get(name, math.nan) for rep in replications]
         finite = [v for v in values if not math.isnan(v)]
-        if not finite:
-            continue
-        summary[name] = t_interval(finite, level)
-    return summary
+        if finite:
+            samples[name] = finite
+    return t_intervals(samples, level)
 
 
 def run(
@@ -104,8 +103,10 @@ def run(
         if windows is None:
             windows = _pooled_windows(model, results[0])
         if windows is not None and results[-1].window is not None:
-            windows.add(results[-1].window, results[-1].metrics)
+            # the windows `finish` computed for this replication alone, pooled, not again
+            windows.add(results[-1].window, results[-1].metrics, results[-1].windowed)
             results[-1].window = None  # the candidate windows are large; the pool keeps enough
+            results[-1].windowed = None
         r += 1
         if r == 1 and precision is not None and precision.metric not in results[0].metrics:
             known = ", ".join(sorted(results[0].metrics))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sim.stats.confidence import Interval, t_interval
+from sim.stats.confidence import Interval, t_intervals
 from sim.stats.histogram import LogBins
 from sim.stats.quantiles import sectioning_interval, window_quantiles
 from sim.stats.steady_state import (
@@ -36,6 +36,23 @@ def clipped(interval: Interval, floor: float = 0.0) -> Interval:
     return Interval(
         interval.mean, interval.half_width, floor, interval.high, interval.n, interval.level
     )
+
+
+@dataclass(frozen=True)
+class WindowedReplication:
+    """One replication's candidate windows as `PooledWindows.add` reads them, computed once:
+    its window histograms (the end's histogram less each candidate start's), its own
+    nearest-rank percentiles in each, and the names of the metrics its counter rows give.
+    `sim.run.finish` windows a replication alone and a run of replications then pools it with
+    the others: both read the same windows, so the run reuses these instead of computing them
+    again (bit for bit the same arrays)."""
+
+    windows: np.ndarray  # (C, bins)
+    quantiles: np.ndarray  # (C, percentiles)
+    own: frozenset[str]  # the names `metrics_between` gives
+    bins: LogBins
+    percentiles: tuple[int, ...]
+    metrics_between: MetricsBetween
 
 
 @dataclass
@@ -69,9 +86,43 @@ class PooledWindows:
         self.cut = 0
         self.warmup_s = 0.0
 
-    def add(self, window: WindowCandidates, metrics: dict[str, float]) -> None:
+    def windowed(self, window: WindowCandidates) -> WindowedReplication:
+        """The replication's windows and percentiles at each candidate start (for `add`)."""
         candidates = len(window.starts)
         windows = window.histograms[-1][None, :] - window.histograms[:candidates]
+        qs = [p / 100 for p in self.percentiles]
+        return WindowedReplication(
+            windows=windows,
+            quantiles=window_quantiles(windows, self.bins.representative, qs),
+            own=frozenset(self.metrics_between(window.rows[0], window.rows[-1])),
+            bins=self.bins,
+            percentiles=self.percentiles,
+            metrics_between=self.metrics_between,
+        )
+
+    def add(
+        self,
+        window: WindowCandidates,
+        metrics: dict[str, float],
+        windowed: WindowedReplication | None = None,
+    ) -> None:
+        """Pool a replication: its candidate windows, and `metrics` (its metrics and their
+        order) for what the windows do not give.  `windowed`: its windows computed already
+        (`windowed`, by this or another accumulator of the same bins and percentiles)."""
+        if (
+            windowed is None
+            or windowed.bins is not self.bins
+            or windowed.percentiles != self.percentiles
+        ):
+            windowed = self.windowed(window)
+        # the names another accumulator's `metrics_between` gave are taken from this one's
+        own = (
+            windowed.own
+            if windowed.metrics_between is self.metrics_between
+            else frozenset(self.metrics_between(window.rows[0], window.rows[-1]))
+        )
+        candidates = len(window.starts)
+        windows = windowed.windows
         if self._pooled is None:
             self._pooled = windows.astype(np.int64)
             self._candidates = candidates
@@ -79,13 +130,11 @@ class PooledWindows:
         else:
             self._candidates = min(self._candidates, candidates)
             self._pooled = self._pooled[: self._candidates] + windows[: self._candidates]
-        qs = [p / 100 for p in self.percentiles]
         quantiles = {f"response.p{p}" for p in self.percentiles}
-        own = self.metrics_between(window.rows[0], window.rows[-1])
         self._replications.append(
             _Replication(
                 rows=window.rows,
-                quantiles=window_quantiles(windows, self.bins.representative, qs),
+                quantiles=windowed.quantiles,
                 extra={k: v for k, v in metrics.items() if k not in own and k not in quantiles},
                 order=list(metrics),
             )
@@ -131,7 +180,8 @@ class PooledWindows:
             else [math.nan] * len(self.percentiles)
         )
         pooled_of = {f"response.p{p}": v for p, v in zip(self.percentiles, pooled_values)}
-        summary: dict[str, Interval] = {}
+        sectioned: dict[str, Interval] = {}
+        averaged: dict[str, list[float]] = {}  # the metrics whose interval is Student-t's
         for name in names:
             values = [m.get(name, math.nan) for m in replication_metrics]
             finite = [v for v in values if not math.isnan(v)]
@@ -139,14 +189,20 @@ class PooledWindows:
                 continue
             if name in pooled_of and math.isfinite(pooled_of[name]):
                 estimate = pooled_of[name]
-                summary[name] = sectioning_interval(
+                sectioned[name] = sectioning_interval(
                     estimate,
                     finite,
                     level,
                     resolution=self.bins.relative_error * estimate,
                 )
             else:
-                summary[name] = clipped(t_interval(finite, level))
+                averaged[name] = finite
+        intervals = t_intervals(averaged, level)
+        summary = {
+            name: sectioned[name] if name in sectioned else clipped(intervals[name])
+            for name in names
+            if name in sectioned or name in intervals
+        }
         warnings: list[str] = []
         if replication_metrics and pooled is not None:
             means = [m.get("response.mean", math.nan) for m in replication_metrics]

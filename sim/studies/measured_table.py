@@ -29,11 +29,13 @@ declared (in `[experiment]` or in a `[[figures]]` entry):
 * a run pooled from three or more windows: the batch-means standard error, the spread of the
   windows' values (throughput weighted by window length, the rest by completed requests) over
   the square root of their number;
-* otherwise the standard error the import measured from the run's own samples (`COLUMN.
-  std_error`, docs/measurement-table.md: batch means over time), where the table has one;
-* otherwise the standard error of a sample of `count.completed` requests whose coefficient of
-  variation is 1 (an exponential's): 1/sqrt(n) for a throughput, a mean or a utilisation, and
-  sqrt(p / (n (1 - p))) / -ln(1 - p) for the p-th percentile.
+* otherwise the run's own measurement error, `sim.measurements.figure_errors` (the one a
+  prediction of a measurement of the level adds, `sim.studies.measured_level`): the standard
+  error the import measured from the run's samples (`COLUMN.std_error`, docs/measurement-table.md:
+  batch means over time), where the table has one, but for a throughput; else that of
+  `count.completed` requests whose coefficient of variation is 1 (an exponential's): 1/sqrt(n)
+  for a throughput, a mean or a utilisation, and binomial order statistics with an exponential
+  tail for a percentile.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from sim.measurements.figure_errors import figure_error
 from sim.studies.experiment import ExperimentError
 from sim.studies.spec import ExperimentSpec, FigureSpec, ModelsSection
 
@@ -55,6 +58,11 @@ DEFAULT_FIGURES = ("throughput", "response.mean")
 MODEL_COLUMN = "run"
 # a declared measurement error is a relative sd in (0, 1); a derived one is kept inside it
 SMALLEST_SD, LARGEST_SD = 1e-4, 0.99
+# The fit weighs a throughput by the error of its count, 1/sqrt(n), not by the sub-windows'
+# `throughput.std_error` that a prediction of a measurement of the level adds: on a closed
+# loop that error is about a third of 1/sqrt(n), and weighing the fit by it moves what the fit
+# finds, a change of the fit itself to be made on its own evidence (docs/measurement-table.md).
+WEIGHED_BY_COUNT = ("throughput",)
 
 
 def text(value: Any) -> str:
@@ -259,31 +267,6 @@ def _one(series) -> dict[str, Any]:
     return {k: v for k, v in series.items() if k != "class"}
 
 
-def _sample_sd(values: dict[str, Any], column: str) -> float | None:
-    """The relative standard error the import measured from the run's own samples (`COLUMN.
-    std_error`: batch means over time, autocorrelation included), where there is one."""
-    error = _number(values.get(f"{column}.std_error"))
-    value = _number(values.get(column))
-    if error is None or value is None or value == 0 or error <= 0:
-        return None
-    return error / abs(value)
-
-
-def _count_sd(column: str, count: float) -> float:
-    """The relative standard error of a figure from `count` requests with coefficient of
-    variation 1."""
-    if not count > 0:
-        return LARGEST_SD
-    if column.startswith("response.p"):
-        try:
-            p = float(column[len("response.p") :]) / 100
-        except ValueError:
-            return 1 / math.sqrt(count)
-        if 0 < p < 1:
-            return math.sqrt(p / (count * (1 - p))) / -math.log(1 - p)
-    return 1 / math.sqrt(count)
-
-
 def _per_row_figures(
     figures: list[FigureSpec],
     rows: list[tuple[dict[str, Any], dict[str, float] | None]],
@@ -307,9 +290,8 @@ def _per_row_figures(
             if figure.measurement_error is None and declared_default is None:
                 sd = (batch or {}).get(column)
                 if sd is None:
-                    sd = _sample_sd(values, column)
-                if sd is None:
-                    sd = _count_sd(column, float(values.get("count.completed", math.nan)))
+                    found = figure_error(values, column, column not in WEIGHED_BY_COUNT)
+                    sd = LARGEST_SD if found is None else found.relative_sd
                 update["measurement_error"] = min(max(sd, SMALLEST_SD), LARGEST_SD)
             out.append(figure.model_copy(update=update))
     return out

@@ -1,6 +1,8 @@
 """A prediction of a model file that carries a calibration: the model run at the calibration's
 fitted values, then at parameter draws from its Gaussian (`tiersim run MODEL --calibration
-FILE`; the method is `sim.studies.calibration.propagate`)."""
+FILE`; the method is `sim.studies.calibration.propagate`).  Its intervals are of the stack's
+mean figures, or, given the measured level they are to be compared with (`--measured`), of a
+measurement of them (`sim.studies.measured_level`)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from sim.model.load import load_model
 from sim.run.simulate import Outcome, Status, simulate
 from sim.studies.calibration.propagate import Propagation, propagate
 from sim.studies.calibration.saved import Calibrated
+from sim.studies.measured_level import MeasuredLevel
 
 
 @dataclass
@@ -31,11 +34,14 @@ def draws_at(
     draw_replications: int = 2,
     progress: Callable[[int, int], None] | None = None,
     map_: Callable[..., Iterable[Outcome]] = map,
+    measured: MeasuredLevel | None = None,
 ) -> Propagation:
     """The draws of a calibration around `nominal` (the run at its fitted values): each draw
     sets the drawn values, then the user's own overrides (a parameter the user set is theirs,
     not drawn), and runs with its own seed and `draw_replications` replications, through
-    `map_` (builtin map, or an executor's, `sim.studies.executor`: the same numbers)."""
+    `map_` (builtin map, or an executor's, `sim.studies.executor`: the same numbers).
+    `measured`: the level the figures are to be compared with (None: a level no one measured,
+    intervals of the mean figures)."""
     result = nominal.result
     assert result is not None  # only a run with figures is propagated
     return propagate(
@@ -47,6 +53,7 @@ def draws_at(
         result.seed,
         progress,
         map_,
+        measured,
     )
 
 
@@ -75,15 +82,24 @@ def predict(
     draw_replications: int = 2,
     progress: Callable[[int, int], None] | None = None,
     map_: Callable[..., Iterable[Outcome]] = map,
+    measured: MeasuredLevel | None = None,
 ) -> CalibratedPrediction:
     """Run `model_file` at the calibration's fitted values (the user's `overrides` win), then
-    at `draws` parameter draws (through `map_`, as `draws_at`); the propagation is None when the
-    nominal run did not succeed."""
+    at `draws` parameter draws (through `map_`, as `draws_at`, with `measured`); the
+    propagation is None when the nominal run did not succeed."""
     model = load_model(model_file, (*calibrated.overrides(), *overrides))
     outcome = simulate(model, replications=replications, seed=seed)
     if outcome.status is not Status.OK:
         return CalibratedPrediction(outcome, None)
     spread = draws_at(
-        model_file, calibrated, outcome, overrides, draws, draw_replications, progress, map_
+        model_file,
+        calibrated,
+        outcome,
+        overrides,
+        draws,
+        draw_replications,
+        progress,
+        map_,
+        measured,
     )
     return CalibratedPrediction(outcome, spread)

@@ -96,6 +96,32 @@ def test_the_capacity_range_holds_the_model_error_through_the_slo_target():
     assert "model error (10.0%)" in spread.sentence()
 
 
+def test_draws_with_no_value_meeting_the_slo_leave_the_range_half_open():
+    """A "smallest" search (nodes for a load) where 1 of 8 draws finds no node count within
+    the search: the range keeps the end the other draws bound and says the other is beyond
+    the search; with every draw failing there is no range at all."""
+    slos = [parse_slo("p95<0.3")]
+
+    def smallest(value):
+        found = result(value, slos)
+        return replace(found, path="backends.0.count", direction="smallest")
+
+    answers = iter([2, 2, 3, None, 2, 2, 2, 3])
+
+    def search_at(overrides, seed, slos):
+        return smallest(next(answers))
+
+    spread = capacity_range(search_at, calibrated(), 8, 1, smallest(2), integer=True)
+    assert spread.low == 2 and spread.high is None and spread.half_open
+    said = spread.sentence()
+    assert "2 or more" in said and "in 1 of 8 draws no backends.0.count" in said
+    nothing = capacity_range(
+        lambda o, s, slos: smallest(None), calibrated(), 8, 1, smallest(None), integer=True
+    )
+    assert nothing.low is None and nothing.high is None and not nothing.half_open
+    assert "none of 8 parameter draws" in nothing.sentence()
+
+
 def test_a_moved_slo_is_the_target_over_one_plus_the_error():
     assert moved(parse_slo("p95<1.0"), 0.25).target == pytest.approx(0.8)
     assert moved(parse_slo("throughput>100"), -0.5).target == pytest.approx(200)

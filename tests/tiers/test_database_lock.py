@@ -15,8 +15,11 @@ from scipy import stats
 from sim.analytic.model_solver import solve_model
 from sim.model.load import ModelError, load_model
 from sim.model.stability import overloads
+from sim.random.distributions import Uniform
+from sim.random.streams import Streams
 from sim.run.replication import run_replication
 from sim.run.replications import run
+from sim.tiers.database.lock import ORDER_STREAM
 from tests.analytic.test_theory import inside
 from tests.conftest import differing, model_from, simulate
 
@@ -95,6 +98,26 @@ def test_two_nodes_wait_for_one_lock(lock, responses, second_node_s, engine):
     assert metrics["response.mean"] == pytest.approx(sum(responses) / 3)
 
 
+def test_a_lock_served_in_random_order_hands_each_release_to_the_drawn_waiter(engine):
+    """Four requests at once over two nodes (round robin: the 1st and 3rd to tomcat1, the 2nd
+    and 4th to tomcat2), each holding the lock 0.1 s.  The first takes it; 2, 3, 4 wait.  At
+    0.1 s the release goes to waiter int(3 u1) of the three (in arrival order), at 0.2 s to
+    int(2 u2) of the two left, with u1, u2 the lock's order stream's first draws; the last
+    holds it 0.3-0.4 s.  Each node's residence is the mean of its two requests' responses."""
+    data = _ab({"order": "random"}, users=4, node={"count": 2})
+    metrics = run_replication(model_from(data, warmup="none", engine=engine), 0, 7).metrics
+    draw = Uniform(0.0, 1.0).sampler(Streams(7, 0).generator(ORDER_STREAM))
+    waiting = [2, 3, 4]
+    response = {1: 0.1}
+    for ends in (0.2, 0.3):
+        response[waiting.pop(int(draw() * len(waiting)))] = ends
+    response[waiting.pop()] = 0.4
+    assert metrics["tomcat1.residence"] == pytest.approx((response[1] + response[3]) / 2)
+    assert metrics["tomcat2.residence"] == pytest.approx((response[2] + response[4]) / 2)
+    assert metrics["response.mean"] == pytest.approx(0.25)  # the order moves no mean
+    assert metrics["database.lock.wait"] == pytest.approx(0.15)
+
+
 def test_the_lock_reports_its_waits_and_its_busy_time(engine):
     metrics = run_replication(model_from(_ab({}), warmup="none", engine=engine), 0).metrics
     # waits of 0, 0.1 and 0.2 s; held 0.3 s of the 0.3-s run
@@ -137,6 +160,21 @@ def test_a_share_of_the_calls_takes_the_lock(engine):
     result = simulate(data, replications=10, seed=22, engine=engine)
     inside(result.summary["response.mean"], 0.3)
     inside(result.summary["database.lock.utilization"], 0.8)
+
+
+def test_random_order_keeps_the_mm1_mean_and_lengthens_its_tail(engine):
+    """Served in random order the lock is still an M/M/1 in its number of holders and waiters
+    (the order does not change when it is busy): R = 0.5 s, busy 80 %, the same wait per
+    acquisition W = rho/(mu - lambda) = 0.4 s.  Its response time's tail is longer than
+    FIFO's exponential one: the p95 above ln(20)/2 = 1.50 s (the tail's exact moment is
+    checked on the pool itself, tests/kernel/test_random_order_pool.py)."""
+    data = _two_nodes_sharing_one_lock(8.0, 1.0)
+    data["database"]["lock"]["order"] = "random"
+    result = simulate(data, replications=10, seed=24, engine=engine)
+    inside(result.summary["response.mean"], 0.5)
+    inside(result.summary["database.lock.utilization"], 0.8)
+    inside(result.summary["database.lock.wait"], 0.4)
+    assert result.summary["response.p95"].low > 1.05 * math.log(20.0) / 2.0
 
 
 def test_a_lock_near_saturation_is_still_one_mm1_queue():
@@ -238,12 +276,21 @@ def _lock_models() -> dict[str, tuple[str | dict, list[str]]]:
     cluster["run"] = {"duration_s": 30.0, "warmup": "mser"}
     return {
         "the planner's template": ("template", ["run.duration_s=60"]),
-        "the template at 3 nodes, the lock saturated": (
+        "the template at 3 nodes, the lock saturated, its waiters in random order": (
             "template",
             ["run.duration_s=30", "backends.0.count=3", "clients.users=150"],
         ),
         "open, share, two permits, a random hold, disks": (open_two_nodes, []),
         "closed, JDBC pools, I/O waits, a fixed hold": (cluster, []),
+        "the template at 3 nodes, its waiters served in arrival order": (
+            "template",
+            [
+                "run.duration_s=30",
+                "backends.0.count=3",
+                "clients.users=150",
+                "database.lock.order=fifo",
+            ],
+        ),
     }
 
 

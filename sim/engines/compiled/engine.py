@@ -212,14 +212,15 @@ class _Tables:
         grid_rows, grid_histograms = self["CKROWS"], self["CKHIST"]
         kept = min(taken, grid_rows.shape[0])
         grid = self["CKF"][:taken]
+        # views of the tables' rows: `candidates_of` stacks them into arrays of its own
         return candidates_of(
             grid[:, 0].tolist(),
             grid[:, 1].tolist(),
             grid[:, 2].tolist(),
-            [grid_rows[i].copy() for i in range(kept)],
-            [grid_histograms[i].copy() for i in range(kept)],
-            end_row=rows[end].copy(),
-            end_histogram=histograms[end].copy(),
+            list(grid_rows[:kept]),
+            list(grid_histograms[:kept]),
+            end_row=rows[end],
+            end_histogram=histograms[end],
             end_completed=float(counters[k.I_COMPLETED]),
             end_response_sum=float(self["F"][k.F_RESPONSE_SUM]),
         )

@@ -39,6 +39,7 @@ from sim.tiers.balancer.dispatcher import BALANCER_COUNTS, DispatchProbe
 from sim.tiers.balancer.policies.base import Policy
 from sim.tiers.cluster.session_replication import ReplicationProbe
 from sim.tiers.database.lock import HOLD_STREAM as LOCK_HOLD_STREAM
+from sim.tiers.database.lock import ORDER_STREAM as LOCK_ORDER_STREAM
 from sim.tiers.database.lock import POOL as LOCK_POOL
 from sim.tiers.database.lock import SHARE_STREAM as LOCK_SHARE_STREAM
 from sim.tiers.proxy.backend_pool import SYN_RETRIES, SYN_RTO_S, BackendPool
@@ -524,23 +525,25 @@ def _database(part: DatabasePart | None, pool, cpu, stream, station, stations: l
     return database
 
 
-def _lock(database: DatabasePart | None, pool, stream) -> tuple[int, int, int]:
+def _lock(database: DatabasePart | None, pool, stream) -> tuple[int, int, int, int]:
     """The database's shared lock (`kernel.lock`, the stack's `database.lock`): its pool, made
-    by `pool`, the stream that picks the calls that take it and its hold's, made by `stream`
-    (-1: none; every call takes it, or it is held for the call's own work only) -- the
-    reference's (`sim.tiers.database.lock`: its pool's name, its streams' purposes)."""
+    by `pool`, the stream that picks the calls that take it, its hold's and the one that picks
+    the next holder, made by `stream` (-1: none; every call takes it, it is held for the call's
+    own work only, its waiters go first-come first-served) -- the reference's
+    (`sim.tiers.database.lock`: its pool's name, its streams' purposes)."""
     part = None if database is None else database.lock
     if part is None:
-        return -1, -1, -1
+        return -1, -1, -1, -1
     permits = pool(LOCK_POOL, part.permits, None, k.ROLE_LOCK)
     share = -1 if part.every_call else stream(LOCK_SHARE_STREAM, Uniform(0.0, 1.0))
     hold = -1 if part.hold is None else stream(LOCK_HOLD_STREAM, part.hold)
-    return permits, share, hold
+    order = stream(LOCK_ORDER_STREAM, Uniform(0.0, 1.0)) if part.random_order else -1
+    return permits, share, hold, order
 
 
 def _lock_settings(
     database: DatabasePart | None,
-    made: tuple[int, int, int],
+    made: tuple[int, int, int, int],
     station: int,
     config: np.ndarray,
     config_float: np.ndarray,
@@ -550,7 +553,12 @@ def _lock_settings(
     part = None if database is None else database.lock
     if part is None:
         return
-    config[k.C_LOCK_POOL], config[k.C_ST_LOCK_SHARE], config[k.C_ST_LOCK_HOLD] = made
+    (
+        config[k.C_LOCK_POOL],
+        config[k.C_ST_LOCK_SHARE],
+        config[k.C_ST_LOCK_HOLD],
+        config[k.C_ST_LOCK_ORDER],
+    ) = made
     config[k.C_LOCK_STATION] = station
     config_float[k.CF_LOCK_SHARE] = part.share
 

@@ -256,6 +256,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "database.lock.share": (MODELLED, "the same uniform stream as the reference"),
     "database.lock.permits": (MODELLED, ""),
     "database.lock.hold": (MODELLED, ""),
+    "database.lock.order": (MODELLED, "the same uniform stream as the reference"),
     "cluster.replication.N.tier": (MODELLED, "names the probe"),
     "cluster.replication.N.enabled": (MODELLED, ""),
     "cluster.replication.N.mode": (MODELLED, "sync; async (flow-control credits) is refused"),
@@ -347,7 +348,8 @@ IMPLEMENTS: frozenset[str] = frozenset(
         Blocking.feature,  # a thread bound to each pooled connection (Tomcat BIO, Jetty)
         "appserver.jdbc_pool",
         "database",
-        "database.lock",  # the shared lock: FIFO permits held through the database's call
+        "database.lock",  # the shared lock: permits held through the database's call
+        "database.lock.random_order",  # a release to a waiter drawn at random (kernel lock)
         "balancer",
         "balancer.sticky_session",
         *(kind.feature for kind in BLIND_CLASSES),

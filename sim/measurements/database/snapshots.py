@@ -113,12 +113,14 @@ def pair_files(files: list[str], what: str) -> list[tuple[str, str, str]]:
         parts = name.split(".")
         kind = parts[1].lower() if len(parts) > 1 else ""
         if kind not in ("before", "after"):
+            # the names in the user's own extension (`mysql -B` writes .tsv, psql --csv .csv)
+            ext = ".".join(parts[1:]) or "csv"
             raise MeasurementError(
                 path,
                 None,
                 f"cannot tell which run and snapshot this is; expected {what} snapshots named "
-                "RUN.before.csv and RUN.after.csv, RUN as the run's JTL is named "
-                "(users20.before.csv and users20.after.csv for users20.jtl)",
+                f"RUN.before.{ext} and RUN.after.{ext}, RUN as the run's JTL is named "
+                f"(users20.before.{ext} and users20.after.{ext} for users20.jtl)",
             )
         slot = found.setdefault(run_of(path), {})
         if kind in slot:
@@ -133,11 +135,12 @@ def pair_files(files: list[str], what: str) -> list[tuple[str, str, str]]:
         for kind in ("before", "after"):
             if kind not in slot:
                 other = slot["after" if kind == "before" else "before"]
+                ext = ".".join(Path(other).name.split(".")[2:]) or "csv"
                 raise MeasurementError(
                     other,
                     None,
-                    f"run {run} has no {kind} snapshot; expected {run}.{kind}.csv beside it (the "
-                    f"counters are cumulative: the run's work is after minus before)",
+                    f"run {run} has no {kind} snapshot; expected {run}.{kind}.{ext} beside it "
+                    "(the counters are cumulative: the run's work is after minus before)",
                 )
         out.append((run, slot["before"], slot["after"]))
     return out

@@ -22,15 +22,17 @@ class SharedLockPart:
     """A serialised section every node's database calls share (PostgreSQL's row lock from the
     `UPDATE` to the end of the `COMMIT`, a sequence, a table lock).
 
-    `share` of the calls take it (1: every call, and no number is drawn); they wait first-come
-    first-served for one of `permits`, then hold it for `hold` (None: no time besides the
-    call's own CPU and disk work) and through the database's call, releasing it before the
-    caller resumes.  Its pool's name and its random streams' purposes are the reference
-    module's (`sim.tiers.database.lock`: POOL, SHARE_STREAM, HOLD_STREAM)."""
+    `share` of the calls take it (1: every call, and no number is drawn); they wait for one of
+    `permits`, then hold it for `hold` (None: no time besides the call's own CPU and disk
+    work) and through the database's call, releasing it before the caller resumes.  A release
+    goes to the oldest waiter, or to any waiter alike (`order`: "fifo", "random").  Its pool's
+    name and its random streams' purposes are the reference module's
+    (`sim.tiers.database.lock`: POOL, SHARE_STREAM, HOLD_STREAM, ORDER_STREAM)."""
 
     permits: int
     share: float
     hold: Distribution | None
+    order: str = "fifo"  # `[database.lock] order`: "fifo" or "random"
 
     feature: ClassVar[str] = "database.lock"
 
@@ -38,6 +40,11 @@ class SharedLockPart:
     def every_call(self) -> bool:
         """Every database call takes the lock (no draw decides)."""
         return self.share >= 1
+
+    @property
+    def random_order(self) -> bool:
+        """A release goes to any waiter alike, not the oldest (a hot row's updaters race)."""
+        return self.order == "random"
 
 
 def shared_lock_part(model: Any) -> SharedLockPart | None:
@@ -48,5 +55,8 @@ def shared_lock_part(model: Any) -> SharedLockPart | None:
     spec = model.database.lock
     hold = as_distribution(spec.hold)
     return SharedLockPart(
-        permits=spec.permits, share=spec.share, hold=hold if hold.mean > 0 else None
+        permits=spec.permits,
+        share=spec.share,
+        hold=hold if hold.mean > 0 else None,
+        order=spec.order,
     )

@@ -11,6 +11,14 @@ simulation holds).  Each part is reported as its own sd, and the parameter with 
 first-order variance index (squared correlation across the draws) is what to measure next.
 The method is the calibration's own sampled intervals (docs/design.md, "Prediction
 intervals"), and `tiersim calibrate` predicts a level no run measured with this very function.
+
+What the interval is of: by default **the stack's mean figure** (the long-run throughput, mean
+and p95 of the stack the model stands for).  Given the level it will be compared with (a
+`MeasuredLevel`: a held-out level of a measured table), a figure that level measured is also
+widened by **that measurement's own noise** -- a window of finite length, a finite count of
+requests (`sim.studies.measured_level`) -- in quadrature beside the model error, as the
+calibration's own rows are: then it is the interval of a measurement of the figure.  Each
+prediction says which (`interval_of`).
 """
 
 from __future__ import annotations
@@ -26,8 +34,13 @@ from sim.stats.confidence import t_quantile
 from sim.studies.calibration.linear import estimated_sd, interval_factor, model_error_quantile
 from sim.studies.calibration.linearise import SEED_OFFSET
 from sim.studies.calibration.saved import Calibrated
+from sim.studies.measured_level import MeasuredLevel
 
 LEVEL = 0.90
+# what an interval is of (`Prediction.interval_of`)
+MEAN = "mean"  # the stack's mean figure: parameters, simulation noise, model error
+MEASUREMENT = "measurement"  # a measurement of it: and the measured level's own noise
+SAID = {MEAN: "mean figure", MEASUREMENT: "a measurement"}  # the table's cells
 
 
 @dataclass
@@ -40,6 +53,8 @@ class Prediction:
     sd_noise: float
     sd_model: float
     most_sensitive: str
+    sd_measurement: float = 0.0  # the measured level's own noise, in the metric's unit
+    interval_of: str = MEAN  # MEAN or MEASUREMENT
 
 
 @dataclass
@@ -54,6 +69,7 @@ class Propagation:
     model_error_sd: float
     left_out: list[str]
     structures: str = ""  # the [[choose]] candidates drawn, with their weights
+    measured: MeasuredLevel | None = None  # the level the figures are to be compared with
 
     @property
     def method(self) -> str:
@@ -61,6 +77,21 @@ class Propagation:
         return (
             f"sampled: {self.draws} parameter draws x {self.draw_replications} replications"
             f"{over}, model error {self.model_error_sd:.1%}"
+        )
+
+    @property
+    def interval_of(self) -> str:
+        """What the intervals are of, in words (the CLI's title and `--json`'s field)."""
+        if self.measured is None:
+            return (
+                "the stack's mean figures (parameters, simulation noise, model error), not of "
+                "a measurement of them, which would add the measurement's own noise"
+            )
+        shown = [p.metric for p in self.predictions.values() if p.interval_of == MEASUREMENT]
+        return (
+            f"a measurement of them for {', '.join(shown) or 'no figure'} "
+            f"({self.measured.describe()}: its own noise added); of the stack's mean figures "
+            "for the rest"
         )
 
     def as_dict(self) -> dict:
@@ -75,6 +106,8 @@ class Propagation:
             "not_applied": self.left_out,
             "model_error_sd": self.model_error_sd,
             "structures": self.structures,
+            "interval_of": self.interval_of,
+            "measured": None if self.measured is None else self.measured.as_dict(),
             "metrics": {name: asdict(p) for name, p in self.predictions.items()},
         }
 
@@ -88,13 +121,15 @@ def propagate(
     seed: int,
     progress: Callable[[int, int], None] | None = None,
     map_: Callable[..., Iterable[Any]] = map,
+    measured: MeasuredLevel | None = None,
 ) -> Propagation:
     """Simulate at `draws` parameter points: `run_at(overrides, seed)` runs the model with a
     point's overrides (the caller puts its user's own overrides after them, so a parameter the
     user set is theirs, not drawn) and `draw_replications` replications, and returns its
     `simulate()` outcome; `nominal` is the fitted run's metric means.  The draws go through
     `map_` (builtin map, or an executor's: all at once, outcomes in draw order; each draw's
-    seed is in its task, so the numbers are the same)."""
+    seed is in its task, so the numbers are the same).  With `measured`, each figure that
+    level measured gets an interval of a measurement of it (module docstring)."""
     from sim.run.simulate import Status
 
     points = calibrated.points(draws, seed)
@@ -141,13 +176,16 @@ def propagate(
         estimated = estimated_sd(
             parameter_var, calibrated.model_error_sd, calibrated.residual_noise_sd
         )
+        # the measured level's own noise, relative as the model error: known from its samples
+        # (or its count), so it joins the known part of the variance, not the estimated one
+        measurement_sd = (measured.relative_sd(metric) if measured is not None else None) or 0.0
         z = interval_factor(
-            math.sqrt(total / relative**2 + calibrated.model_error_sd**2),
+            math.sqrt(total / relative**2 + calibrated.model_error_sd**2 + measurement_sd**2),
             estimated,
             calibrated.model_error_dof,
             LEVEL,
         )
-        outside = z * calibrated.model_error_sd * abs(centre)
+        outside = z * math.hypot(calibrated.model_error_sd, measurement_sd) * abs(centre)
         below = max(centre - float(np.quantile(y, tail)), 0.0) * z / normal
         above = max(float(np.quantile(y, 1 - tail)) - centre, 0.0) * z / normal
         shares = [
@@ -170,6 +208,8 @@ def propagate(
                 if shares and shares[best] > 0
                 else ""
             ),
+            sd_measurement=measurement_sd * abs(centre),
+            interval_of=MEASUREMENT if measured is not None and metric in measured.errors else MEAN,
         )
     return Propagation(
         draws=draws,
@@ -182,6 +222,7 @@ def propagate(
         model_error_sd=calibrated.model_error_sd,
         left_out=list(calibrated.left_out),
         structures=calibrated.structures,
+        measured=measured,
     )
 
 
@@ -205,36 +246,39 @@ def render(propagation: Propagation, console, units: dict[str, str]) -> None:
 
     from sim.present.tables import plain
 
+    measured = propagation.measured is not None
     table = Table(
         header_style="bold",
         title=f"predictions with the calibration's uncertainty ({propagation.method})",
     )
-    for column in (
-        "metric",
-        "at the fit",
-        "90% PI",
-        "sd: parameters",
-        "sd: noise",
-        "sd: model",
-        "measure next",
-    ):
-        table.add_column(
-            column, justify="left" if column in ("metric", "measure next") else "right"
-        )
+    columns = ["metric", "at the fit", "90% PI", "sd: parameters", "sd: noise", "sd: model"]
+    if measured:
+        columns += ["sd: measurement", "interval of"]
+    for column in (*columns, "measure next"):
+        left = column in ("metric", "measure next", "interval of")
+        table.add_column(column, justify="left" if left else "right")
     for name, p in propagation.predictions.items():
         if name not in SHOWN and not name.endswith(".utilization"):
             continue
         unit = units.get(name, "")
-        table.add_row(
+        cells = [
             f"{name} [{unit}]" if unit else name,
             plain(p.value),
             f"[{plain(p.pi_low)}, {plain(p.pi_high)}]",
             plain(p.sd_parameters),
             plain(p.sd_noise),
             plain(p.sd_model),
-            p.most_sensitive,
-        )
+        ]
+        if measured:
+            cells += [plain(p.sd_measurement), SAID[p.interval_of]]
+        table.add_row(*cells, p.most_sensitive)
     console.print(table)
+    console.print(f"the 90 % intervals are of {propagation.interval_of}", markup=False)
+    if not measured:
+        console.print(
+            "  (to compare with a measured level, give it: --measured TABLE --measured-run RUN)",
+            markup=False,
+        )
     if propagation.left_out:
         console.print(
             "not applied (fitted for some rows of the experiment only): "

@@ -68,13 +68,33 @@ class CapacityRange:
             "the answers",
         }
 
+    @property
+    def half_open(self) -> bool:
+        """One end of the range is beyond the search: some draws found no value meeting the
+        SLO (`None` at that end, the other end found)."""
+        return (self.low is None) != (self.high is None)
+
     def sentence(self) -> str:
         slo = " and ".join(self.slos)
-        if self.low is None or self.high is None:
-            met = sum(a is not None for a in self.answers)
+        met = sum(a is not None for a in self.answers)
+        if self.low is None and self.high is None:
             return (
-                f"with the calibration's uncertainty: only {met} of {self.draws} parameter draws "
-                f"have a {self.path} meeting {slo} in the search range: no {LEVEL:.0%} range"
+                f"with the calibration's uncertainty: none of {self.draws} parameter draws "
+                f"has a {self.path} meeting {slo} in the search range: no {LEVEL:.0%} range"
+            )
+        if self.half_open:
+            at = "" if self.nominal is None else f" (at the fitted values {self.nominal:g})"
+            if self.low is not None:
+                span = f"{self.low:g} or more"
+                where = "up to the search's greatest value"
+            else:
+                span = f"at most {self.high:g}"
+                where = "down to the search's least value"
+            return (
+                f"{self.direction} {self.path} meeting {slo}: {span}{at}, with {self.level:.0%} "
+                f"confidence over the calibration's parameters -- in {self.draws - met} of "
+                f"{self.draws} draws no {self.path} {where} meets it, so the range has no "
+                "other end within the search"
             )
         span = f"{self.low:g}" if self.low == self.high else f"{self.low:g}–{self.high:g}"
         at = "" if self.nominal is None else f"; at the fitted values {self.nominal:g}"
@@ -121,12 +141,14 @@ def capacity_range(
             progress(m + 1, len(points))
     found = np.array([a for a in answers if a is not None], dtype=float)
     low = high = None
-    # A draw with no value meeting the SLO is the worst case of a "largest" search and the
-    # worst of a "smallest" one too: the range exists only if such draws are within the tail.
+    # A draw with no value meeting the SLO is the worst case of a "largest" search (not even
+    # its least value meets it) and of a "smallest" one (not even its greatest): such draws
+    # sit at the unfavourable end, and when they reach into the tail that end is open -- the
+    # range is half-open ("2 nodes or more, none within the search in 1 of 8 draws"), never
+    # dropped, since the draws that did find a value still bound the other end.
     missing = len(answers) - len(found)
     tail = (1 - LEVEL) / 2
-    if len(found) and missing <= math.floor(tail * len(answers)):
-        # the missing draws sit at the unfavourable end
+    if len(found):
         ordered = np.sort(found)
         if nominal.direction == "largest":
             ordered = np.concatenate([np.full(missing, -np.inf), ordered])
@@ -134,10 +156,11 @@ def capacity_range(
             ordered = np.concatenate([ordered, np.full(missing, np.inf)])
         low = float(np.quantile(ordered, tail, method="lower"))
         high = float(np.quantile(ordered, 1 - tail, method="higher"))
-        if not (math.isfinite(low) and math.isfinite(high)):
-            low = high = None
-        elif integer:
-            low, high = float(math.floor(low)), float(math.ceil(high))
+        if integer:
+            low = math.floor(low) if math.isfinite(low) else low
+            high = math.ceil(high) if math.isfinite(high) else high
+        low = float(low) if math.isfinite(low) else None
+        high = float(high) if math.isfinite(high) else None
     return CapacityRange(
         path=nominal.path,
         direction=nominal.direction,

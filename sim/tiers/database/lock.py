@@ -13,8 +13,17 @@ little (the database's own statistics show it: the `UPDATE`'s `mean_exec_time` i
 `pg_stat_statements` grows with the load while the statements outside the lock do not).
 
 The lock is a `Pool` (one class for every slot pool: its probe gives `database.lock.*` —
-utilisation, wait, holders, waiters) wrapped around the database's call: waiters queue
-first-come first-served, as PostgreSQL's lock manager grants a row's waiters in order.
+utilisation, wait, holders, waiters) wrapped around the database's call.  Who gets it next is
+the part's `order`.  First-come first-served (`fifo`) is a lock manager's queue: PostgreSQL's
+`LOCK TABLE`, or `SELECT ... FOR UPDATE` of a row nobody updates.  A hot row that every
+transaction *updates* is not served in order (`random`): each holder's `UPDATE` makes a new
+version of the row; when it commits, the waiter at the head of the old version's queue returns
+from `heap_update` with `TM_Updated` and gives up its place (`heapam.c`: `UnlockTupleTuplock`
+on that path), and every waiter then re-locks the newest version through `EvalPlanQual`
+(`ExecUpdate`, READ COMMITTED) in whatever order the scheduler wakes them -- the race
+`README.tuplock` describes for waiters that are all released at once.  The mean wait is the
+same either way; the tail is not: served in random order, a waiter is passed over while
+others wait, so the p95 grows with the number of waiters (the connections a node adds).
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ from sim.tiers.station import Call, PooledCall
 POOL = "database.lock"  # the lock's slot pool (its probe: database.lock.*)
 SHARE_STREAM = "database.lock"  # uniform [0, 1) numbers: which calls take the lock
 HOLD_STREAM = "database.lock.hold"  # the hold's draws
+ORDER_STREAM = "database.lock.order"  # uniform [0, 1) numbers: which waiter goes next (random)
 
 
 class LockPart(Protocol):
@@ -46,11 +56,15 @@ class LockPart(Protocol):
     @property
     def every_call(self) -> bool: ...
 
+    @property
+    def random_order(self) -> bool: ...
+
 
 def shared_lock(kernel, part: LockPart, pool: Pool, target: Call, streams: Streams) -> SharedLock:
     """The lock the stack decided (`part`: share, permits, hold) around the database's call
     `target`, with its own random streams: `SHARE_STREAM` decides which calls take it (none
-    drawn when every call does), `HOLD_STREAM` draws the hold.  The compiled engine draws from
+    drawn when every call does), `HOLD_STREAM` draws the hold, `ORDER_STREAM` the waiter a
+    release goes to when the order is random (none drawn while fewer than two wait).  The compiled engine draws from
     the same streams (`sim.engines.compiled.plan`)."""
     takes = None
     if not part.every_call:
@@ -63,6 +77,8 @@ def shared_lock(kernel, part: LockPart, pool: Pool, target: Call, streams: Strea
     hold = None
     if part.hold is not None:
         hold = part.hold.sampler(streams.generator(HOLD_STREAM))
+    if part.random_order:
+        pool.serve_in_random_order(Uniform(0.0, 1.0).sampler(streams.generator(ORDER_STREAM)))
     return SharedLock(kernel, pool, target, takes, hold)
 
 

@@ -161,8 +161,9 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     C_LOCK_STATION,  # the station whose calls take it (the database)
     C_ST_LOCK_SHARE,  # the uniform stream that picks the calls that take it, or -1: every call
     C_ST_LOCK_HOLD,  # the stream of its hold before the call's own work, or -1: none
+    C_ST_LOCK_ORDER,  # the uniform stream that picks the next holder (order random), or -1: FIFO
     N_C,
-) = range(75)
+) = range(76)
 
 # float configuration
 (

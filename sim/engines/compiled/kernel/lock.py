@@ -3,7 +3,8 @@
 
 A node's call to the database (its JDBC connection taken, if it has a pool) first asks
 whether it takes the lock (`share`: a uniform draw below it; every call when the share is 1,
-and nothing drawn); one that does waits first-come first-served for a permit, holding its
+and nothing drawn); one that does waits for a permit (first-come first-served, or in random
+order: `next_holder`), holding its
 connection and its thread (the caller's job waits in the pool's queue, `slots.enqueue`), then
 holds it for `hold` (the statements and round trips between the locking statement and the
 `COMMIT`) and through the database's own visit (its CPU, its disk: the commit's flush).  The
@@ -21,6 +22,7 @@ from sim.engines.compiled.kernel.layout import (
     C_LOCK_POOL,
     C_LOCK_STATION,
     C_ST_LOCK_HOLD,
+    C_ST_LOCK_ORDER,
     C_ST_LOCK_SHARE,
     CF_LOCK_SHARE,
     EV_LOCK_HOLD,
@@ -82,6 +84,19 @@ def released(S, j):
     if S.JI[j, J_STATION] == S.C[C_LOCK_STATION] and S.JI[j - 1, J_LOCK]:
         S.JI[j - 1, J_LOCK] = 0
         slots.release(S, S.C[C_LOCK_POOL])
+
+
+@njit(cache=True)
+def random_order(S):
+    """A release goes to any waiter alike (`[database.lock] order = "random"`)."""
+    return S.C[C_ST_LOCK_ORDER] >= 0
+
+
+@njit(cache=True)
+def next_holder(S, waiting):
+    """The position in the lock's queue (0: the oldest) of the waiter a release goes to, of
+    `waiting` >= 2 (`Pool.serve_in_random_order`: one uniform draw)."""
+    return min(int(streams.draw(S, S.C[C_ST_LOCK_ORDER]) * waiting), waiting - 1)
 
 
 # --------------------------------------------------------------------------- events

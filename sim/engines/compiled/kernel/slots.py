@@ -100,15 +100,18 @@ def enqueue(S, p, j):
 
 @njit(cache=True)
 def release(S, p):
-    """Free a slot, or hand it straight to the oldest waiter (who continues at once)."""
+    """Free a slot, or hand it straight to the oldest waiter (who continues at once) -- or,
+    for a lock whose waiters race (`lock.random_order`), to the one it picks."""
     POI, POF = S.POI, S.POF
     now = S.F[F_NOW]
-    j = POI[p, PO_HEAD]
-    if j < 0:
+    if POI[p, PO_HEAD] < 0:
         POI[p, PO_IN_USE] -= 1
         POF[p, POF_BUSY] += now
         return
+    if POI[p, PO_ROLE] == ROLE_LOCK and POI[p, PO_WAITING] > 1 and lock.random_order(S):
+        _to_head(S, p, lock.next_holder(S, POI[p, PO_WAITING]))
     JI, JF, STI = S.JI, S.JF, S.STI
+    j = POI[p, PO_HEAD]
     after = JI[j, J_WAIT_NEXT]
     POI[p, PO_HEAD] = after
     if after < 0:
@@ -141,6 +144,25 @@ def release(S, p):
         lock.granted(S, j)
     else:  # a disk spindle
         calendar.push(S, now + streams.draw(S, STI[s, ST_DISK_STREAM]), EV_DISK, j)
+
+
+@njit(cache=True)
+def _to_head(S, p, position):
+    """Move the waiter at `position` (0: the head) of pool p's queue to its head, the others
+    keeping their order (`Pool._random_waiter_first`)."""
+    if position == 0:
+        return
+    POI, JI = S.POI, S.JI
+    before = POI[p, PO_HEAD]
+    for _ in range(position - 1):
+        before = JI[before, J_WAIT_NEXT]
+    j = JI[before, J_WAIT_NEXT]
+    after = JI[j, J_WAIT_NEXT]
+    JI[before, J_WAIT_NEXT] = after
+    if after < 0:
+        POI[p, PO_TAIL] = before
+    JI[j, J_WAIT_NEXT] = POI[p, PO_HEAD]
+    POI[p, PO_HEAD] = j
 
 
 @njit(cache=True)
