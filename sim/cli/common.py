@@ -458,9 +458,21 @@ def csv_cell(value) -> str:
     return str(value)
 
 
-def progress_reporter(label: str, bar: bool = True):
+def progress_reporter(label: str, bar: bool = True, fields: tuple[str, ...] = ()):
     """Progress on stderr: a live bar on a terminal, rate-limited plain lines elsewhere (a CI
-    log, nohup, a notebook), nothing for a command of a few seconds."""
+    log, nohup, a notebook), nothing for a command of a few seconds.  `fields` are said beside
+    the count (`update(done, total, name=value)`), on the bar as in the lines."""
     from sim.present.progress import Reporter
 
-    return Reporter(err, label, bar=bar)
+    if not fields:
+        return Reporter(err, label, bar=bar)
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+
+    columns = (
+        label,
+        BarColumn(),
+        MofNCompleteColumn(),
+        *(TextColumn(f"{{task.fields[{name}]}}") for name in fields),
+        TimeRemainingColumn(),
+    )
+    return Reporter(err, label, bar=bar, columns=columns, fields=dict.fromkeys(fields, ""))

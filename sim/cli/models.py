@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -26,6 +27,10 @@ from sim.cli.common import (
     writable,
 )
 from sim.exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    from sim.model.schema import Model
+    from sim.present.progress import Reporter
 
 
 @click.command()
@@ -144,13 +149,15 @@ def run(
 
     sink, closer = timeseries_writer(timeseries) if timeseries else (None, None)
     try:
-        with progress_reporter("replications") as progress:
+        with progress_reporter("replications", fields=("simulated",)) as reporter:
+            progress = ReplicationProgress(reporter, model, replications)
             outcome = simulate(
                 model,
                 replications=replications,
                 seed=seed,
-                progress=progress.update,
+                progress=progress.replications,
                 timeseries=sink,
+                simulated=progress.simulated,
             )
     finally:
         if closer is not None:
@@ -207,6 +214,28 @@ def run(
     if lost is not None:
         fail(lost, ExitCode.INTERNAL)
     sys.exit(outcome.exit_code)
+
+
+class ReplicationProgress:
+    """`tiersim run`'s progress: the replications done, and the simulated time of the one under
+    way (a long replication on the compiled engine says it several times a second)."""
+
+    def __init__(self, reporter: Reporter, model: Model, replications: int | None) -> None:
+        self.reporter = reporter
+        control = model.run
+        self.done = 0
+        self.total = (
+            control.precision.max_replications
+            if replications is None and control.precision is not None
+            else replications or control.replications
+        )
+
+    def replications(self, done: int, total: int) -> None:
+        self.done, self.total = done, total
+        self.reporter.update(done, total, simulated="")
+
+    def simulated(self, now_s: float, until_s: float) -> None:
+        self.reporter.update(self.done, self.total, simulated=f"{now_s:,.0f} of {until_s:,.0f} s")
 
 
 @click.command()

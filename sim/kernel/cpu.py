@@ -36,6 +36,19 @@ from sim.observe.probes import COUNT, FRACTION, Metric, Window
 _EPS = 1e-12
 
 
+def _unrepresentable(now: float, left: float, rate: float) -> bool:
+    """Whether a wakeup for `left` virtual work at `rate` would come due at `now` itself.
+
+    `_EPS` covers the rounding of virtual time while the clock's step (the spacing of floats
+    at `now`) is below it; from 2**14 s on the step is 3.6e-12 s and a departure can fall short
+    of its tag by more than `_EPS`.  Its wakeup for the rest, less than half a step away, then
+    comes due at the same instant, advances nothing, and is rescheduled for ever: the run
+    stands still.  Such a job's tag is reached as nearly as the clock can tell, so it leaves
+    now.  Below 2**14 s the half step is under `_EPS` and, at a speed of at most 1, this never
+    holds; wherever it holds the run stood still before, so no run that ended changes."""
+    return now + left / rate == now
+
+
 class ProcessorSharingCPU:
     fields = ("busy_area", "jobs_area", "completed")
 
@@ -203,6 +216,8 @@ class ProcessorSharingCPU:
         finished = []
         while jobs and jobs[0][0] <= limit:
             finished.append(heappop(jobs))
+        if not finished and jobs and _unrepresentable(now, jobs[0][0] - self._virtual, self._rate):
+            finished.append(heappop(jobs))  # the clock cannot reach its tag: it leaves now
         if finished and finished[-1][0] > self._virtual:
             self._virtual = finished[-1][0]
         self._n -= len(finished)

@@ -8,6 +8,8 @@ their makespan, with no deletion: there the transient *is* the result.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sim.engines import EngineChoice, choose
 from sim.model.plan import Plan
 from sim.model.schema import Model
@@ -25,15 +27,18 @@ def run_replication(
     timeseries: TimeseriesSink | None = None,
     plan: Plan | None = None,
     choice: EngineChoice | None = None,
+    simulated: Callable[[float, float], None] | None = None,
 ) -> ReplicationResult:
     """One replication on the engine `run.engine` selects (or `choice`, made once for a run of
-    replications); a note says which engine ran and why."""
+    replications); a note says which engine ran and why.  `simulated(now_s, until_s)` hears
+    how far a replication on the compiled engine has come, several times a second (its
+    pauses, `sim.engines.compiled.pauses`); the reference engine says nothing within one."""
     choice = choose(model, plan) if choice is None else choice
     seed = model.run.seed if seed is None else seed
     if choice.engine == "compiled":
         from sim.engines.compiled.engine import run_trace as run_compiled
 
-        trace = run_compiled(model, replication, seed, plan, timeseries)
+        trace = run_compiled(model, replication, seed, plan, timeseries, simulated)
     else:
         from sim.engines.reference.replication import run_trace as run_reference
 

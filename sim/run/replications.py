@@ -69,9 +69,12 @@ def run(
     progress: Callable[[int, int], None] | None = None,
     timeseries: TimeseriesSink | None = None,
     plan: Plan | None = None,
+    simulated: Callable[[float, float], None] | None = None,
 ) -> RunResult:
     """Run the model's replications (or the sequential precision rule) and summarise them.
-    The model's plan is compiled once for all replications (`sim.run.simulate` passes it)."""
+    The model's plan is compiled once for all replications (`sim.run.simulate` passes it).
+    `progress(done, total)` hears of each finished replication, `simulated(now_s, until_s)`
+    of the one under way (`sim.run.replication.run_replication`)."""
     started = time.perf_counter()
     plan = compile_plan(model) if plan is None else plan
     control = model.run
@@ -91,7 +94,7 @@ def run(
     r = 0
     while r < limit:
         try:
-            results.append(run_replication(model, r, seed, timeseries, plan, choice))
+            results.append(run_replication(model, r, seed, timeseries, plan, choice, simulated))
         except KeyboardInterrupt:
             if not results:
                 raise

@@ -89,8 +89,12 @@ def simulate(
     base_dir: Path | None = None,
     progress: Callable[[int, int], None] | None = None,
     timeseries: TimeseriesSink | None = None,
+    simulated: Callable[[float, float], None] | None = None,
 ) -> Outcome:
-    """Run a validated model, or a model's data (validated here, with `overrides`)."""
+    """Run a validated model, or a model's data (validated here, with `overrides`).
+    `progress(done, total)` hears of each finished replication; `simulated(now_s, until_s)`
+    of the simulated time of the one under way, several times a second on the compiled
+    engine (a long replication)."""
     try:
         if not isinstance(model, Model):
             model = parse_model(dict(model), source, list(overrides), base_dir)
@@ -123,6 +127,7 @@ def simulate(
             progress=progress,
             timeseries=timeseries,
             plan=plan,
+            simulated=simulated,
         )
     except (UnknownMetric, EngineUnavailable) as exc:
         # EngineUnavailable: run.engine = 'compiled' for a model (or a Python) it cannot run

@@ -67,9 +67,8 @@ def sweep_file(tmp_path: Path) -> Path:
     path = tmp_path / "sweep.toml"
     path.write_text(
         '[sweep]\nname = "interrupted"\nbase = "base.toml"\nreplications = 1\nseed = 3\n'
-        # the reference engine: the sweep's own bookkeeping is under test, and its runs answer
-        # a signal at once (the compiled loop answers when its replication ends: it has no
-        # point yet where it can stop and go on, `sim.engines.compiled.engine._terminable`)
+        # the reference engine: the sweep's own bookkeeping is under test, not an engine's
+        # answer to the signal (the compiled engine's: `test_compiled_interrupts`)
         'set = ["run.duration_s=1000", "run.engine=\\"reference\\""]\nmetrics = ["throughput"]\n\n'
         '[factors]\n"clients.users" = [10, 20]\n'
     )
@@ -138,7 +137,8 @@ def interrupted_at_once(process: subprocess.Popen) -> None:
 
 
 def test_a_long_run():
-    # (on the reference engine: the compiled loop answers when its replication ends)
+    # (on the reference engine; the compiled engine's long replication:
+    # `test_compiled_interrupts`)
     process = long_run("reference")
     time.sleep(3)  # past start-up, into the replication
     interrupted_at_once(process)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
-from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
@@ -23,6 +22,7 @@ from sim.engines.compiled import kernel as k
 from sim.engines.compiled.classes import chain_choice
 from sim.engines.compiled.first_use import announced
 from sim.engines.compiled.jvm_plan import SESSIONS_AT_START
+from sim.engines.compiled.pauses import PAUSE_EVENTS, SimulatedProgress, signals_at_pauses
 from sim.engines.compiled.plan import Plan, build_plan
 from sim.model.classes import class_names
 from sim.model.plan import Plan as ModelPlan
@@ -365,10 +365,12 @@ def simulate(
     bins: LogBins = BINS,
     model_plan: ModelPlan | None = None,
     timeseries: TimeseriesSink | None = None,
+    simulated: SimulatedProgress | None = None,
 ):
     """Run the compiled loop to its end; returns the plan and the tables (recorder rows,
     checkpoint grid, counters).  `timeseries` receives a sample every
-    `run.timeseries_interval_s`, as on the reference engine."""
+    `run.timeseries_interval_s`, as on the reference engine; `simulated` the simulated time
+    and the horizon at each of the loop's pauses (`sim.engines.compiled.pauses`)."""
     model_plan = compile_plan(model) if model_plan is None else model_plan
     plan = build_plan(model, model_plan)
     assert model_plan.stack is not None  # compile_plan always decides the stack
@@ -400,11 +402,8 @@ def simulate(
         tables["CF"][k.CF_SAMPLE_INTERVAL] = run.timeseries_interval_s
         k.SAMPLERS[token] = _sampler(plan, tables, bins, replication, timeseries)
     try:
-        with announced(), _terminable():  # numba's first compilation is never silent
-            status = k.run_events(tables.state())
-            while status == k.GROW:
-                tables.grow()  # the random blocks are not reallocated: the refill stays bound
-                status = k.run_events(tables.state())
+        with announced():  # numba's first compilation is never silent
+            status = _run_loop(tables, simulated)
     finally:
         k.REFILLS.pop(token, None)
         k.SAMPLERS.pop(token, None)
@@ -425,29 +424,22 @@ def simulate(
     return plan, tables
 
 
-@contextmanager
-def _terminable():
-    """SIGTERM keeps its default action (the process ends at once) while the compiled loop
-    runs.  The loop does not return to the interpreter until it ends, and a Python handler
-    (the CLI's, which makes SIGTERM an interrupt) would wait for it, minutes on a long run.
-    Ctrl-C, too, is answered only when the loop returns: the loop has no point yet where it
-    can stop and go on."""
-    import signal
-    import threading
-
-    previous = (
-        signal.getsignal(signal.SIGTERM)
-        if threading.current_thread() is threading.main_thread()
-        else None
-    )
-    if not callable(previous):  # the default already, ignored, or not ours to change
-        yield
-        return
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+def _run_loop(tables: _Tables, simulated: SimulatedProgress | None) -> int:
+    """Call the loop until it ends: after a full table, grown; after a pause
+    (`sim.engines.compiled.pauses`), the progress said and any signal handed over."""
+    counters, clock = tables["I"], tables["F"]
+    with signals_at_pauses() as deliver_signals:
+        while True:
+            counters[k.I_PAUSE_AT] = counters[k.I_EVENTS] + PAUSE_EVENTS
+            status = k.run_events(tables.state())
+            if status == k.GROW:
+                tables.grow()  # the random blocks are not reallocated: the refill stays bound
+            elif status == k.PAUSE:
+                deliver_signals()
+                if simulated is not None:
+                    simulated(float(clock[k.F_NOW]), float(clock[k.F_UNTIL]))
+            else:
+                return int(status)
 
 
 def run_trace(
@@ -456,11 +448,13 @@ def run_trace(
     seed: int,
     model_plan: ModelPlan | None = None,
     timeseries: TimeseriesSink | None = None,
+    simulated: SimulatedProgress | None = None,
 ) -> Trace:
     """One replication to its trace, as the reference hands back its own (`sim.run.finish`
-    windows both alike)."""
+    windows both alike); `simulated` hears how far the replication has come, every fraction
+    of a second."""
     started = time.perf_counter()
-    plan, tables = simulate(model, replication, seed, BINS, model_plan, timeseries)
+    plan, tables = simulate(model, replication, seed, BINS, model_plan, timeseries, simulated)
     tables.observe_capacity()
     counters = tables["I"]
     if plan.server_close is not None:

@@ -271,6 +271,14 @@ def _burst_done(S, j, seq, now):
 
 
 @njit(cache=True)
+def _unrepresentable(now, left, rate):
+    """Whether the wakeup for `left` virtual work at `rate` would come due at `now` itself:
+    the reference's `ProcessorSharingCPU._unrepresentable` (the clock's step passes EPS at
+    2**14 s, and the departure would be rescheduled at the same instant for ever)."""
+    return now + left / rate == now
+
+
+@njit(cache=True)
 def _depart(S, c, seq, now):
     JI, CPI, CPF = S.JI, S.CPI, S.CPF
     if CPI[c, CP_WAKEUP] != seq:
@@ -286,6 +294,17 @@ def _depart(S, c, seq, now):
     while size > 0 and JF[heap[0], JF_TAG] <= limit:
         scratch[k] = heap[0]
         k += 1
+        size -= 1
+        if size > 0:
+            heap[0] = heap[size]
+            tag_siftup(heap, JF, JI, size, 0)
+    if (
+        k == 0
+        and size > 0
+        and _unrepresentable(now, JF[heap[0], JF_TAG] - virtual, CPF[c, CPF_RATE])
+    ):
+        scratch[0] = heap[0]  # the clock cannot reach its tag: it leaves now (`_unrepresentable`)
+        k = 1
         size -= 1
         if size > 0:
             heap[0] = heap[size]

@@ -76,8 +76,9 @@ from __future__ import annotations
     I_FRONT_504,  # error responses with status 504 (mod_jk's reply timeout)
     I_AB_BATCH,  # ab run again: the run under way (1-based)
     I_AB_MARKS,  # ab run again: rows taken in BROWS
+    I_PAUSE_AT,  # the driver's pause point: the loop returns PAUSE at this many events (0: never)
     N_I,
-) = range(66)
+) = range(67)
 
 # float scalars
 F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
@@ -521,7 +522,7 @@ KIND_BITS = 5
 
 KIND_MASK = 31
 
-DONE, GROW, RUNAWAY, UNSUPPORTED = range(4)
+DONE, GROW, RUNAWAY, UNSUPPORTED, PAUSE = range(5)
 
 NEVER = 2**62
 

@@ -1,5 +1,5 @@
 """The event loop: start, pop the calendar's next entry and hand it to its module's handler,
-until the horizon, the stop rule, a runaway queue or a full table.
+until the horizon, the stop rule, a runaway queue, a full table or the driver's pause point.
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ from sim.engines.compiled.kernel.layout import (
     I_FINISHED,
     I_HEAP_N,
     I_KLOG_N,
+    I_PAUSE_AT,
     I_REQ_USED,
     I_RUNAWAY,
     I_STARTED,
@@ -75,6 +76,7 @@ from sim.engines.compiled.kernel.layout import (
     I_USR_USED,
     KIND_BITS,
     KIND_MASK,
+    PAUSE,
     RUNAWAY,
     U_ROUTE,
     U_SENT,
@@ -153,8 +155,10 @@ def _needs_room(S):
 
 @njit(cache=True)
 def run_events(S):
-    """Run until the horizon, the stop rule, a runaway queue, or a full table (GROW: the
-    driver enlarges the arrays and calls again; the run resumes exactly where it stopped)."""
+    """Run until the horizon, the stop rule, a runaway queue, a full table (GROW: the driver
+    enlarges the arrays and calls again; the run resumes exactly where it stopped) or the
+    driver's pause point (PAUSE at `I_PAUSE_AT` events: the driver reports progress, lets a
+    signal through and calls again; the run resumes exactly where it stopped)."""
     borrowed = state.borrowed(S)
     status = _run(unref(borrowed))
     state.hold(borrowed)
@@ -174,6 +178,9 @@ def _run(S):
             break
         if _needs_room(S):
             return GROW
+        # between two events, where GROW stops too: nothing is half done, no draw is pending
+        if counters[I_PAUSE_AT] and counters[I_EVENTS] >= counters[I_PAUSE_AT]:
+            return PAUSE
         if counters[I_HEAP_N] == 0 or ht[0] > until:
             F[F_NOW] = until
             break
