@@ -172,6 +172,7 @@ def plan_experiment(
     tomcat_version: str = "10.1",
     jmx: str | Path | None = None,
     jmx_group: str | None = None,
+    tiers: str | Path | None = None,
 ) -> dict:
     """`tiersim plan`: write an experiment folder for a measurement table -- a frame (written
     into the folder as its `measured.csv`) or its file -- with the template model or `model`,
@@ -190,8 +191,11 @@ def plan_experiment(
     `tomcat`, the node's server.xml (its request Connector's maxThreads, acceptCount and
     maxConnections, Tomcat `tomcat_version`'s defaults where it is silent) instead of `threads`;
     `jmx`, the JMeter test plan whose timers are the think time (its thread group `jmx_group`)
-    instead of `think`.  Returns what was estimated, with where each value read from these
-    files comes from (`threads`, `jdbc_pool`, `test_plan`)."""
+    instead of `think`.  `tiers`: a traced run's per-tier table (`import_measurements("otel",
+    ...)` writes NAME.tiers.csv beside NAME.csv; `tiersim plan --tiers`), else the one beside
+    the table, if any: the lightest fitted run's time per tier places the demands.  Returns
+    what was estimated, with where each value read from these files comes from (`threads`,
+    `jdbc_pool`, `test_plan`, `tiers`)."""
     import pandas as pd
 
     from sim.studies.database_plan import TEMPLATE as DATABASE_TEMPLATE
@@ -222,6 +226,7 @@ def plan_experiment(
     version = arguments.text(tomcat_version, "tomcat_version", "10.1")
     jmx_file = arguments.optional_path(jmx, "jmx", "JMeter test plan")
     group = arguments.optional_text(jmx_group, "jmx_group")
+    options["tiers"] = arguments.optional_path(tiers, "tiers", "per-tier table")
     if model is not None:
         options["model"] = arguments.path(model, "model", "model file")
     elif evidence is not None:

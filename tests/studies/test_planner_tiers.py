@@ -126,3 +126,27 @@ def test_a_run_without_users_is_said_to_lack_them_not_to_be_missing(tmp_path):
     message = result.output.strip()
     assert "run 'users3'" in message and "records no users" in message and "\n" not in message
     assert "no run 'users3'" not in message
+
+
+def test_the_api_takes_the_per_tier_table_as_plan_does(tmp_path):
+    """`sim.plan_experiment(..., tiers=)` is `tiersim plan --tiers`: the same experiment lines
+    from a per-tier table named anywhere (here moved away from the table), and a path that
+    is not a file refused with the parameter named."""
+    import sim
+    from sim.api.arguments import ArgumentError
+
+    table = traced_table(tmp_path)
+    elsewhere = tmp_path / "traces" / "users3.tiers.csv"
+    elsewhere.parent.mkdir()
+    table.with_name("measured.tiers.csv").rename(elsewhere)
+    found = sim.plan_experiment(
+        table, ["users3", "late"], tmp_path / "api", threads=8, tiers=elsewhere
+    )
+    assert "per-tier time" in found["tiers"] and "users3" in found["tiers"]
+    result = plan(table, tmp_path / "cli", "--tiers", str(elsewhere))
+    assert result.exit_code == 0, result.output
+    api = tomllib.loads((tmp_path / "api" / "experiment.toml").read_text())
+    cli = tomllib.loads((tmp_path / "cli" / "experiment.toml").read_text())
+    assert api["factors"] == cli["factors"] and api["calibrate"] == cli["calibrate"]
+    with pytest.raises(ArgumentError, match="tiers"):
+        sim.plan_experiment(table, ["users3"], tmp_path / "bad", threads=8, tiers=123)
