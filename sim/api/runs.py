@@ -117,10 +117,14 @@ def simulate(
     seed: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     timeseries: Callable[[int, float, dict[str, float]], None] | None = None,
+    simulated: Callable[[float, float], None] | None = None,
 ) -> Simulation:
     """Run a model (a `Model`, or a model file's path with `--set`-style overrides) as
     `tiersim run` does: the stability check, then the replications (`replications`, `seed`:
-    None takes the model's `run.replications`, `run.seed`).  `timeseries(replication, time_s,
+    None takes the model's `run.replications`, `run.seed`).  `progress(done, total)` hears of
+    each finished replication; `simulated(now_s, until_s)` of the simulated time of the one
+    under way, several times a second on the compiled engine (a long replication's progress;
+    the reference engine reports none inside a replication).  `timeseries(replication, time_s,
     metrics)` receives a sample every `run.timeseries_interval_s` (`--timeseries`).
     Raises ArgumentError for an argument it cannot use, ModelError for a model file or
     override, SimulationError when there are no figures."""
@@ -130,12 +134,14 @@ def simulate(
     root = arguments.seed(seed)
     on_progress = arguments.callback(progress, "progress")
     on_sample = arguments.callback(timeseries, "timeseries")
+    on_simulated = arguments.callback(simulated, "simulated")
     outcome = run_model(
         _model(model, overrides),
         replications=count,
         seed=root,
         progress=on_progress,
         timeseries=on_sample,
+        simulated=on_simulated,
     )
     if outcome.result is None:
         raise SimulationError(outcome.message, outcome.status.value)

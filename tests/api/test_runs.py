@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import math
 import tomllib
+from pathlib import Path
 
 import pytest
 
 import sim
 from tests.api.conftest import MM1
+
+DEMO = str(Path(__file__).resolve().parents[2] / "models" / "demo.toml")
 
 
 @pytest.fixture(scope="module")
@@ -169,3 +172,22 @@ def test_parse_model_resolves_files_from_base_dir(tmp_path):
     assert model.backends[0].demand.csv == str(tmp_path / "demand.csv")
     with pytest.raises(sim.ModelError, match=r"demand\.csv"):
         sim.parse_model(data, source="mm1", base_dir=tmp_path / "elsewhere")
+
+
+def test_simulate_reports_the_simulated_time_of_a_long_replication():
+    """`simulated(now_s, until_s)` hears the compiled loop's pauses: increasing simulated times
+    up to the run's end, within one replication."""
+    heard: list[tuple[float, float]] = []
+    sim.simulate(
+        DEMO,
+        ["run.engine=compiled", "run.duration_s=2000"],
+        replications=1,
+        seed=3,
+        simulated=lambda now, until: heard.append((now, until)),
+    )
+    assert len(heard) >= 2
+    times = [now for now, _ in heard]
+    assert times == sorted(times) and 0 < times[0] < times[-1]
+    assert all(until == heard[0][1] for _, until in heard) and times[-1] <= heard[0][1]
+    with pytest.raises(sim.ArgumentError, match="simulated"):
+        sim.simulate(DEMO, replications=1, simulated="not a function")
