@@ -44,6 +44,32 @@ def differing(first: dict, second: dict) -> dict:
     return out
 
 
+def one_server_file(duration_s: float, warmup_s: float, replications: int) -> str:
+    """The studies' small model file: open arrivals at 5 per s to one single-threaded server
+    (exponential demand, 0.3 s in the file: the calibrations fit it), seed 11; `duration_s`,
+    `warmup_s` and `replications` its run."""
+    return f"""
+[clients]
+kind = "open"
+rate_per_s = 5.0
+
+[[backends]]
+name = "server"
+threads = 1
+cores = 1
+demand = {{ dist = "exponential", mean = 0.3 }}
+
+[balancer]
+policy = "round_robin"
+
+[run]
+duration_s = {duration_s:g}
+warmup = {warmup_s:g}
+replications = {replications}
+seed = 11
+"""
+
+
 def model_from(data: dict, **run_control):
     data = copy.deepcopy(data)
     data.setdefault("run", {}).update(run_control)

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from sim.cli import main
 from sim.measurements.table import write
 from sim.studies.executor import LostWork, ProcessExecutor, SerialExecutor
+from tests.conftest import one_server_file
 
 distributed = pytest.importorskip("dask.distributed")
 
@@ -52,26 +53,7 @@ parameter = "backends.0.cores"
 values = [1, 2]
 """
 
-MM1 = """
-[clients]
-kind = "open"
-rate_per_s = 5.0
-
-[[backends]]
-name = "server"
-threads = 1
-cores = 1
-demand = { dist = "exponential", mean = 0.3 }
-
-[balancer]
-policy = "round_robin"
-
-[run]
-duration_s = 300
-warmup = 20
-replications = 3
-seed = 11
-"""
+MM1 = one_server_file(duration_s=300, warmup_s=20, replications=3)
 # a demand fitted at 0.1 s (the model file's 0.3 s is unstable at 5 per s), sd 7 %
 CALIBRATION = {
     "experiment": "mm1",

@@ -31,6 +31,7 @@ from sim.stats.confidence import Interval
 from sim.studies.calibration.propagate import MEAN, MEASUREMENT, propagate
 from sim.studies.calibration.saved import from_document
 from sim.studies.measured_level import MeasuredLevelError, level_from_table, measured_level
+from tests.conftest import one_server_file
 
 RATE_PER_S, MEAN_S = 20.0, 0.050
 TRUTH = {
@@ -243,26 +244,7 @@ def test_a_table_level_is_one_window_named_by_its_run(tmp_path):
         level_from_table(windowed, "users10")
 
 
-MODEL = """
-[clients]
-kind = "open"
-rate_per_s = 5.0
-
-[[backends]]
-name = "server"
-threads = 1
-cores = 1
-demand = { dist = "exponential", mean = 0.3 }
-
-[balancer]
-policy = "round_robin"
-
-[run]
-duration_s = 2000
-warmup = 100
-replications = 3
-seed = 11
-"""
+MODEL = one_server_file(duration_s=2000, warmup_s=100, replications=3)
 
 
 def test_run_with_a_measured_level_widens_its_figures_and_says_so(tmp_path):

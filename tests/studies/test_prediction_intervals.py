@@ -13,27 +13,9 @@ from scipy import stats
 
 from sim.cli import main
 from sim.studies.calibration.saved import CalibrationFileError, load_calibration
+from tests.conftest import one_server_file
 
-MODEL = """
-[clients]
-kind = "open"
-rate_per_s = 5.0
-
-[[backends]]
-name = "server"
-threads = 1
-cores = 1
-demand = { dist = "exponential", mean = 0.3 }
-
-[balancer]
-policy = "round_robin"
-
-[run]
-duration_s = 4000
-warmup = 100
-replications = 4
-seed = 11
-"""
+MODEL = one_server_file(duration_s=4000, warmup_s=100, replications=4)
 LOW, HIGH = 0.05, 0.2  # the demand's calibration range (log scale: 0.1 is u = 1.5)
 SD_UNIT = 0.05  # the fit's sd of the demand on the unit scale: about +-7 % of D
 
