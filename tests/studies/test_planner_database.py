@@ -236,11 +236,18 @@ def test_calibrate_compares_the_simulated_lock_wait(measured, tmp_path):
     """One evaluation of the planned experiment (short runs): the simulated metric
     `database.lock.wait` exists and is compared at every run with a measured wait, and at the
     same parameters it grows with the users (more clients queue for the one row)."""
-    import json
-
     out = tmp_path / "exp"
     args = ["--fit", "clients1", "--fit", "clients2", "--database", str(measured / "pgstat.csv")]
     assert plan(measured, out, *args, "--duration", "5").exit_code == 0
+    calibrated_once_waits_grow(out, tmp_path)
+
+
+def calibrated_once_waits_grow(out: Path, tmp_path: Path) -> None:
+    """One `calibrate` evaluation of the experiment in `out` (short runs, no uncertainty): the
+    simulated `database.lock.wait` is a target at the heavier fitted run, and at the same
+    parameters it is 0 with one client and grows from two clients to four."""
+    import json
+
     result = CliRunner().invoke(
         main,
         [
@@ -261,7 +268,7 @@ def test_calibrate_compares_the_simulated_lock_wait(measured, tmp_path):
     )
     assert result.exit_code == 0, result.output
     document = json.loads((tmp_path / "cal.json").read_text())
-    targets = {t["figure"]: t for t in document["targets"]}
+    targets = {t["figure"] for t in document["targets"]}
     assert "run=clients2 database.lock.wait" in targets
     waits = {
         r["figure"]: r["simulated"] for r in document["rows"] if r["metric"] == "database.lock.wait"

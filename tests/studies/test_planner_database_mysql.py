@@ -20,6 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from sim.cli import main
+from tests.studies.test_planner_database import calibrated_once_waits_grow
 
 pytest.importorskip("pandas")
 
@@ -351,34 +352,6 @@ def test_calibrate_compares_the_simulated_lock_wait(measured, tmp_path):
     """One evaluation of the planned experiment (short runs), as for PostgreSQL: the simulated
     `database.lock.wait` is compared at every run with a measured wait, and at the same
     parameters it grows with the users under the FIFO lock."""
-    import json
-
     out = tmp_path / "exp"
     assert plan(measured, out, measured / "digest.csv", *FIT, "--duration", "5").exit_code == 0
-    result = CliRunner().invoke(
-        main,
-        [
-            "calibrate",
-            str(out),
-            "--no-cache",
-            "-r",
-            "2",
-            "--max-evaluations",
-            "1",
-            "--no-uncertainty",
-            "--draws",
-            "0",
-            "--serial",
-            "--save",
-            str(tmp_path / "cal.json"),
-        ],
-    )
-    assert result.exit_code == 0, result.output
-    document = json.loads((tmp_path / "cal.json").read_text())
-    targets = {t["figure"] for t in document["targets"]}
-    assert "run=clients2 database.lock.wait" in targets
-    waits = {
-        r["figure"]: r["simulated"] for r in document["rows"] if r["metric"] == "database.lock.wait"
-    }
-    assert 0 < waits["clients2 database.lock.wait"] < waits["clients4 database.lock.wait"]
-    assert waits["clients1 database.lock.wait"] == 0  # one client never waits for itself
+    calibrated_once_waits_grow(out, tmp_path)
