@@ -273,10 +273,12 @@ def test_run_with_a_measured_level_widens_its_figures_and_says_so(tmp_path):
     utilisation = after["metrics"]["server1.cpu.utilization"]
     assert utilisation["interval_of"] == MEAN
     assert utilisation["pi_low"] == before["metrics"]["server1.cpu.utilization"]["pi_low"]
+    # the latencies' intervals come with the share of requests that failed in the draws
+    assert before["failed_share_over_draws"] == after["failed_share_over_draws"] == [0.0, 0.0]
     words = CliRunner().invoke(main, [*base, "--measured", table, "--measured-run", "users10"])
-    assert "the 90 % intervals are of a measurement of them for throughput" in " ".join(
-        words.output.split()
-    )
+    said = " ".join(words.output.split())
+    assert "the 90 % intervals are of a measurement of them for throughput" in said
+    assert "requests failed (share) over the draws: 0 % (the response figures" in said
     unmeasured = CliRunner().invoke(main, base)
     assert "the 90 % intervals are of the stack's mean figures" in " ".join(
         unmeasured.output.split()

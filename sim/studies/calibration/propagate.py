@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from sim.present.failures import percent, replication_failed_share
 from sim.stats.confidence import t_quantile
 from sim.studies.calibration.linear import estimated_sd, interval_factor, model_error_quantile
 from sim.studies.calibration.linearise import SEED_OFFSET
@@ -70,6 +71,9 @@ class Propagation:
     left_out: list[str]
     structures: str = ""  # the [[choose]] candidates drawn, with their weights
     measured: MeasuredLevel | None = None  # the level the figures are to be compared with
+    # the share of requests that failed, least and most over the simulated draws (the
+    # response figures are of the answered requests only); None: no draw ended a request
+    failed_share: tuple[float, float] | None = None
 
     @property
     def method(self) -> str:
@@ -107,6 +111,9 @@ class Propagation:
             "model_error_sd": self.model_error_sd,
             "structures": self.structures,
             "interval_of": self.interval_of,
+            "failed_share_over_draws": None
+            if self.failed_share is None
+            else list(self.failed_share),
             "measured": None if self.measured is None else self.measured.as_dict(),
             "metrics": {name: asdict(p) for name, p in self.predictions.items()},
         }
@@ -211,7 +218,10 @@ def propagate(
             sd_measurement=measurement_sd * abs(centre),
             interval_of=MEASUREMENT if measured is not None and metric in measured.errors else MEAN,
         )
+    shares = [replication_failed_share(d) for d in means]
+    ended = [share for share in shares if not math.isnan(share)]
     return Propagation(
+        failed_share=(min(ended), max(ended)) if ended else None,
         draws=draws,
         draw_replications=draw_replications,
         level=LEVEL,
@@ -277,6 +287,14 @@ def render(propagation: Propagation, console, units: dict[str, str]) -> None:
     if not measured:
         console.print(
             "  (to compare with a measured level, give it: --measured TABLE --measured-run RUN)",
+            markup=False,
+        )
+    if propagation.failed_share is not None:
+        least, most = propagation.failed_share
+        over = f"{percent(least)}" if least == most else f"{percent(least)} to {percent(most)}"
+        console.print(
+            f"requests failed (share) over the draws: {over} (the response figures are of the "
+            "answered requests only)",
             markup=False,
         )
     if propagation.left_out:
