@@ -82,7 +82,8 @@ if TYPE_CHECKING:
     "start",
     metavar="TIME",
     help="the test's start, time zero: ISO 8601 with zone (2026-11-23T19:26:24Z) or seconds "
-    "(JMeter: milliseconds) since the epoch; default the earliest sample's start",
+    "(JMeter: milliseconds) since the epoch; default the earliest sample's start (Gatling: "
+    "its first injected event, where its report starts the run)",
 )
 @click.option(
     "--warmup",

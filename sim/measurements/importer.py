@@ -201,7 +201,7 @@ def import_runs(format: str, files: list[str], options: ImportOptions) -> tuple[
         for name, members in groups:
             cut = options.cut
             if format == "gatling" and cut.start_s is None:
-                cut = _gatling_start(members, cut, options.encoding)
+                cut = _gatling_zero(members, cut)
             joined = merge(members)
             _record_sources(format, name, members, cut, options)
             rows, zero = sample_rows(
@@ -320,15 +320,17 @@ def _record_sources(
         )
 
 
-def _gatling_start(logs: list[SampleLog], cut: Cut, encoding: str) -> Cut:
-    """Gatling's RUN record is the test's start: time zero, as --start would give it (the
-    earliest of the joined runs'), so --warmup counts from the start as Gatling's report does."""
+def _gatling_zero(logs: list[SampleLog], cut: Cut) -> Cut:
+    """Time zero where Gatling's report starts the run: its first injected event (`injectStart`
+    of gatling-charts' `LogFileReader`, the earliest REQUEST start, USER START or GROUP start;
+    the earliest of the joined runs', as Gatling reads a folder of logs), as `--start` would give
+    it. The report's rate (`GeneralStatsBuffer`'s count over the injection's seconds) and its
+    time axis count from there, so `throughput` and `--warmup` do too. Not the RUN record: the
+    simulation's start precedes the first user by Gatling's start-up and any `nothingFor`."""
     from dataclasses import replace
 
-    from sim.measurements.formats import gatling
+    from sim.measurements.formats.gatling import GatlingLog
 
-    starts = [gatling.run_start(log.path, encoding) for log in logs]
-    known = [s for s in starts if s is not None]
-    if len(known) != len(starts):
-        return cut
-    return replace(cut, start_s=min(known))
+    firsts = [log.run.first_injected_s for log in logs if isinstance(log, GatlingLog)]
+    assert len(firsts) == len(logs)  # read_samples reads every Gatling file with gatling.read
+    return replace(cut, start_s=min(firsts))

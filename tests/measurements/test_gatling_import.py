@@ -42,13 +42,20 @@ def log_requests():
     return [(f[2], int(f[3]), int(f[4]), f[5]) for f in lines if f[0] == "REQUEST"]
 
 
-def injection_whole_seconds() -> int:
+def injection_ms() -> tuple[int, int]:
+    """Gatling's (injectStart, injectEnd): the first REQUEST start or USER START and the last
+    REQUEST end or USER record, split by hand."""
     fields = [line.rstrip("\n").split("\t") for line in LOG.open()]
     starts = [int(f[3]) for f in fields if f[0] == "REQUEST"]
     starts += [int(f[3]) for f in fields if f[0] == "USER" and f[2] == "START"]
     ends = [int(f[4]) for f in fields if f[0] == "REQUEST"]
     ends += [int(f[3]) for f in fields if f[0] == "USER"]
-    return math.ceil((max(ends) - min(starts)) / 1000)
+    return min(starts), max(ends)
+
+
+def injection_whole_seconds() -> int:
+    start_ms, end_ms = injection_ms()
+    return math.ceil((end_ms - start_ms) / 1000)
 
 
 def test_the_log_gives_the_reports_figures_as_gatling_rounds_them():
@@ -70,21 +77,63 @@ def test_the_log_gives_the_reports_figures_as_gatling_rounds_them():
         assert row["count.completed"] / injection_whole_seconds() == pytest.approx(rate)
 
 
-def test_time_zero_is_the_run_records_start_and_the_response_time_is_end_minus_start():
+def test_time_zero_is_gatlings_first_injected_event_and_the_response_time_is_end_minus_start():
+    """Here the first USER START, 18 ms before the first request and 750 ms after the RUN
+    record: time zero is neither the simulation's start nor the first sample's."""
     requests = log_requests()
     rows = import_files("gatling", [str(LOG)], ImportOptions())
     row = next(r for r in rows if r["class"] == "total")
-    run_start_ms = 1767826090117  # the RUN line
+    zero_ms, _ = injection_ms()
+    assert zero_ms == 1767826090867  # the first USER START
+    assert zero_ms < min(s for _, s, _, _ in requests)
     assert row["window_end_s"] == pytest.approx(
-        (max(e for _, _, e, _ in requests) - run_start_ms) / 1000
+        (max(e for _, _, e, _ in requests) - zero_ms) / 1000
     )
     elapsed = np.array([e - s for _, s, e, _ in requests]) / 1000.0
     assert row["response.mean"] == pytest.approx(elapsed.mean())
     assert row["response.p95"] == pytest.approx(np.percentile(elapsed, 95))
-    # --warmup counts from the run's start, as Gatling's own time axis does
+    # --warmup counts from there too, as Gatling's own time axis does (its buckets start there)
     cut = import_files("gatling", [str(LOG)], ImportOptions(cut=Cut(warmup_s=5.0)))
-    done = np.array([(e - run_start_ms) / 1000 for _, _, e, _ in requests])
+    done = np.array([(e - zero_ms) / 1000 for _, _, e, _ in requests])
     assert next(r for r in cut if r["class"] == "total")["count.completed"] == (done >= 5.0).sum()
+
+
+def test_a_groups_start_counts_as_gatlings_first_pass_counts_it(tmp_path):
+    """A GROUP record's start is an injected event for Gatling (`updateInjectStart`); a group
+    entered before any other record here (3.8's layout: path, start, end, cumulated, status)
+    moves time zero to its start."""
+    zero_ms, _ = injection_ms()
+    group = f"GROUP\tcheckout\t{zero_ms - 40}\t{zero_ms + 900}\t39\tOK"
+    lines = LOG.read_text().splitlines()
+    grouped = tmp_path / "simulation.log"
+    grouped.write_text("\n".join([*lines, group]) + "\n")
+    plain, with_group = (
+        next(
+            r
+            for r in import_files("gatling", [str(path)], ImportOptions())
+            if r["class"] == "total"
+        )
+        for path in (LOG, grouped)
+    )
+    assert with_group["window_end_s"] - plain["window_end_s"] == pytest.approx(0.040, abs=1e-6)
+    assert with_group["count.completed"] == plain["count.completed"]
+
+
+@pytest.mark.parametrize(
+    "record, expected",
+    [
+        ("USER\tAdvanced API Load Test\tSTART", "a USER line without START|END <time ms>"),
+        ("USER\tAdvanced API Load Test\tBEGIN\t1767826090867", "a USER line without"),
+        ("GROUP\tcheckout\t1767826090867\t39\tOK", "a GROUP line without <start ms> <end ms>"),
+    ],
+)
+def test_a_user_or_group_line_without_its_times_is_named(tmp_path, record, expected):
+    lines = LOG.read_text().splitlines()
+    lines[5] = record
+    broken = tmp_path / "simulation.log"
+    broken.write_text("\n".join(lines) + "\n")
+    with pytest.raises(MeasurementError, match=rf"simulation.log:6: {expected}"):
+        import_files("gatling", [str(broken)], ImportOptions())
 
 
 def test_the_reports_stats_json_is_read_as_its_successes_figures():
@@ -152,22 +201,31 @@ def test_cli_imports_the_log_and_names_a_report_given_as_a_log(tmp_path):
     assert result.exit_code == 3 and "import it as gatling" in result.output
 
 
+def before_36(fields: list[str]) -> list[str]:
+    """A USER record as Gatling 2.x to 3.3 write it: user id, event, session start, time."""
+    return [fields[0], fields[1], "7", fields[2], fields[3], fields[3]]
+
+
 def test_every_text_layout_of_a_request_line_is_read(tmp_path):
     """The fixture's lines rewritten in the layouts of other Gatling versions (the writers'
-    field orders: 3.0-3.4 with the user id, 2.x with scenario and user id) and with a request
-    named like a number: the same figures."""
+    field orders: 3.0-3.3 with the user id, 2.x with scenario and user id; their USER records
+    with the user id and the session's start before the time) and with a request named like a
+    number: the same figures, from the same time zero."""
     lines = LOG.read_text().splitlines()
     layouts = {
-        "3.0": lambda f: [f[0], "7", *f[1:]],
-        "2.2": lambda f: [f[0], "Advanced API Load Test", "7", *f[1:]],
-        "named 404": lambda f: [f[0], f[1], "404", *f[3:]],
+        "3.0": (lambda f: [f[0], "7", *f[1:]], before_36),
+        "2.2": (lambda f: [f[0], "Advanced API Load Test", "7", *f[1:]], before_36),
+        "named 404": (lambda f: [f[0], f[1], "404", *f[3:]], None),
     }
     expected = next(
         r for r in import_files("gatling", [str(LOG)], ImportOptions()) if r["class"] == "total"
     )
-    for name, layout in layouts.items():
+    for name, (request, user) in layouts.items():
+        rewrite = {"REQUEST": request, "USER": user or (lambda f: f)}
         rewritten = [
-            "\t".join(layout(line.split("\t"))) if line.startswith("REQUEST") else line
+            "\t".join(rewrite[line.split("\t")[0]](line.split("\t")))
+            if line.startswith(("REQUEST", "USER"))
+            else line
             for line in lines
         ]
         path = tmp_path / f"{name}.log"
@@ -179,3 +237,4 @@ def test_every_text_layout_of_a_request_line_is_read(tmp_path):
         )
         assert row["count.completed"] == expected["count.completed"], name
         assert row["response.mean"] == pytest.approx(expected["response.mean"]), name
+        assert row["window_end_s"] == pytest.approx(expected["window_end_s"]), name

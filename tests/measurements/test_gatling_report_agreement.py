@@ -8,10 +8,10 @@ Each side's definition (Gatling 3.8.3's gatling-charts: `LogFileReader.firstPass
 - throughput. Gatling's `meanNumberOfRequestsPerSecond.ok` is the OK count over
   `ceil((injectEnd - injectStart) / 1000)` whole seconds, where `injectStart` is the earliest
   REQUEST start or USER START and `injectEnd` the latest REQUEST end or USER record of the
-  log. tiersim's `throughput` is the completions over (last completion - time zero). By
-  default tiersim's time zero is the RUN record, the simulation's start, which here precedes
-  Gatling's first injected user by 6.7 s; so the import is given `--start` at Gatling's
-  `injectStart`, found in the log as Gatling's first pass finds it.
+  log. tiersim's `throughput` is the completions over (last completion - time zero), and its
+  time zero for a Gatling log is that same `injectStart` (not the RUN record, the simulation's
+  start, which here precedes the first injected event by 6.7 s); the import is run without
+  `--start`, as a user would type it.
 - mean. Gatling's `meanResponseTime.ok` is the mean of the OK requests' end - start (ms),
   rounded to the millisecond (Scala's `math.round`, half up); tiersim's `response.mean` is
   the same mean unrounded.
@@ -75,10 +75,10 @@ def report_ok(name: str) -> float:
     return json.loads(STATS.read_text())["stats"][name]["ok"]
 
 
-def test_the_import_agrees_with_the_reports_throughput_mean_and_p95_within_half_a_percent(
+def test_without_start_the_import_agrees_with_the_reports_rate_mean_and_p95_within_half_a_percent(
     tmp_path,
 ):
-    row = imported_total(tmp_path, "--start", f"{inject_start_ms() / 1000:.3f}")
+    row = imported_total(tmp_path)
     assert row["count.completed"] == report_ok("numberOfRequests") == 4182
     # Gatling's KO counts both; tiersim keeps its timeouts (60 s, TLS handshake) apart
     ko = json.loads(STATS.read_text())["stats"]["numberOfRequests"]["ko"]
@@ -89,7 +89,7 @@ def test_the_import_agrees_with_the_reports_throughput_mean_and_p95_within_half_
 
 
 def test_the_reports_figures_follow_from_the_import_by_gatlings_own_definitions(tmp_path):
-    row = imported_total(tmp_path, "--start", f"{inject_start_ms() / 1000:.3f}")
+    row = imported_total(tmp_path)
     # the rate: OK count over the injection's whole seconds (ceil), exactly as stats.json has it
     seconds = math.ceil(row["window_end_s"])
     assert seconds == 229
@@ -102,17 +102,25 @@ def test_the_reports_figures_follow_from_the_import_by_gatlings_own_definitions(
     assert json.loads(GLOBAL.read_text()) == json.loads(STATS.read_text())["stats"]
 
 
-def test_by_default_time_zero_is_the_run_record_so_the_rate_counts_gatlings_start_up(tmp_path):
-    """Without --start the window opens at the RUN record, 6.7 s before the first user: the
-    count and the response times are the same, the rate is the count over the longer window."""
+def test_time_zero_is_gatlings_first_injected_event_and_an_explicit_start_wins(tmp_path):
+    """Without --start the window opens at Gatling's injectStart (here the first REQUEST
+    start, 31 ms before the first USER START); --start at the RUN record, 6.716 s earlier,
+    still wins: the same count and response times over a longer window, the rate 2.8 % low."""
     run_ms = next(int(f[3]) for f in records() if f[0] == "RUN")
-    zero = imported_total(tmp_path)
-    inject = imported_total(tmp_path, "--start", f"{inject_start_ms() / 1000:.3f}")
+    last_end_ms = max(int(f[4]) for f in records() if f[0] == "REQUEST")
+    first_request_ms = min(int(f[3]) for f in records() if f[0] == "REQUEST")
+    assert inject_start_ms() == first_request_ms
+    default = imported_total(tmp_path)
+    assert default == imported_total(tmp_path, "--start", f"{inject_start_ms() / 1000:.3f}")
+    assert default["window_end_s"] == pytest.approx((last_end_ms - inject_start_ms()) / 1000)
+    at_run = imported_total(tmp_path, "--start", f"{run_ms / 1000:.3f}")
     assert inject_start_ms() - run_ms == 6716
-    assert zero["count.completed"] == inject["count.completed"]
-    assert zero["response.mean"] == inject["response.mean"]
-    assert zero["window_end_s"] - inject["window_end_s"] == pytest.approx(6.716, abs=1e-6)
-    assert zero["throughput"] == pytest.approx(zero["count.completed"] / zero["window_end_s"])
+    assert at_run["count.completed"] == default["count.completed"]
+    assert at_run["response.mean"] == default["response.mean"]
+    assert at_run["window_end_s"] - default["window_end_s"] == pytest.approx(6.716, abs=1e-6)
+    assert at_run["throughput"] == pytest.approx(at_run["count.completed"] / at_run["window_end_s"])
+    low = at_run["throughput"] / report_ok("meanNumberOfRequestsPerSecond") - 1
+    assert low == pytest.approx(-0.0282, abs=5e-5)
 
 
 def test_each_requests_count_and_mean_match_the_reports_row():
@@ -133,7 +141,7 @@ def test_each_requests_count_and_mean_match_the_reports_row():
 
 
 def test_the_reports_stats_json_imported_as_gatling_stats_agrees_with_the_log(tmp_path):
-    log = imported_total(tmp_path, "--start", f"{inject_start_ms() / 1000:.3f}")
+    log = imported_total(tmp_path)
     report = next(
         r
         for r in import_files("gatling-stats", [str(STATS)], ImportOptions())
