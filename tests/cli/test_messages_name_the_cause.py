@@ -114,6 +114,28 @@ def test_an_output_folder_that_does_not_exist_is_said_before_the_work(tmp_path):
     assert code == 2 and "does not exist" in one_line(message)
 
 
+def test_readme_step_1_without_its_folder_names_the_folder_and_the_fix(tmp_path, monkeypatch):
+    """The README's step 1 typed without its `mkdir -p my-test`: it said "cannot write (None)"
+    after reading every file; now one line names the folder and how to make it, before the
+    JTLs are read."""
+    monkeypatch.chdir(tmp_path)
+    planning = ROOT / "notebooks" / "data" / "planning"
+    for name in ("users2.jtl", "users16.jtl", "users8.jtl"):
+        shutil.copy(planning / name, tmp_path / name)
+    jtls = ["users2.jtl", "users16.jtl", "users8.jtl"]
+    code, message = run("import", "jtl", *jtls, "-o", "my-test/measured.csv")
+    assert code == 2
+    assert one_line(message) == (
+        "error: -o my-test/measured.csv: the folder my-test does not exist; "
+        "create it (mkdir -p my-test) or write elsewhere"
+    )
+    # the database evidence import writes its table the same way
+    code, message = run(
+        "import", "pg-stat", *jtls[:2], "--table", "users2.jtl", "-o", "my-test/database.csv"
+    )
+    assert code == 2 and "the folder my-test does not exist" in one_line(message)
+
+
 def test_estimate_shape_csv_does_nothing_silently_no_more(tmp_path):
     jtl = tmp_path / "run.jtl"
     jtl.write_text(JTL)
