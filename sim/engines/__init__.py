@@ -27,8 +27,7 @@ from dataclasses import dataclass
 
 from sim.engines.compiled.support import missing as compiled_lacks
 from sim.model.load import ModelError
-from sim.model.plan import Plan, compile_plan
-from sim.model.schema import Model
+from sim.model.plan import Plan
 
 # Events (requests and periodic events) the reference engine simulates in about the time a fresh
 # process takes to load the compiled engine (numba's start and the cached loop: ~0.5 s of CPU;
@@ -64,16 +63,16 @@ def compiled_loaded() -> bool:
     return "sim.engines.compiled.kernel" in sys.modules
 
 
-def choose(model: Model, plan: Plan | None = None, events: float = math.inf) -> EngineChoice:
-    """The engine `model.run.engine` asks for, or for `auto`, the fastest that implements
-    every feature of the model's plan.  `events` bounds the run's size (`sim.run.replications`
-    passes the estimate of all its replications): a small run in a process that has not
-    loaded the compiled engine runs on the reference engine."""
+def choose(plan: Plan, events: float = math.inf) -> EngineChoice:
+    """The engine the model's `run.engine` asks for (the plan's run control), or for `auto`,
+    the fastest that implements every feature of the plan.  `events` bounds the run's size
+    (`sim.run.replications` passes the estimate of all its replications): a small run in a
+    process that has not loaded the compiled engine runs on the reference engine."""
     global _small_runs_events
-    requested = model.run.engine
+    requested = plan.run.engine
     if requested == "reference":
         return EngineChoice("reference", "engine: reference (run.engine = 'reference')")
-    missing = compiled_lacks(compile_plan(model) if plan is None else plan)
+    missing = compiled_lacks(plan)
     if requested == "compiled":
         problem = numba_missing()
         if problem is not None:

@@ -22,6 +22,7 @@ from functools import cached_property
 
 from sim.model.classes import Work, class_names, request_fractions, works
 from sim.model.features import solver_caveat
+from sim.model.parts.run_control import RunControl
 from sim.model.schema import (
     AbClients,
     Backend,
@@ -107,6 +108,13 @@ class Plan:
         """Each mechanism the model uses, with the setting that brings it in."""
         assert self.stack is not None
         return self.stack.features
+
+    @property
+    def run(self) -> RunControl:
+        """How a replication is run (`sim.model.parts.run_control`): what the engines read of
+        `[run]`."""
+        assert self.stack is not None
+        return self.stack.run
 
     @property
     def name(self) -> str:

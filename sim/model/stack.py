@@ -39,6 +39,7 @@ from sim.model.parts.replication import (
     replication_parts,
 )
 from sim.model.parts.request_classes import RequestClasses, request_classes
+from sim.model.parts.run_control import RunControl, run_control
 from sim.model.schema import AbClients, ClosedClients, Model, OpenClients
 from sim.random.distributions import as_distribution
 from sim.tiers.appserver.connectors import Connector, connector_class
@@ -82,6 +83,8 @@ class StackPlan:
     # session replication (`sim.model.parts.replication`): the active replications, the network
     replications: tuple[ReplicationPart, ...]
     network: ClusterNetwork
+    # how a replication is run: the engine, warm-up, horizon, stop rules (`sim.model.parts.run_control`)
+    run: RunControl
     # which probes a run records, in which order (`sim.model.parts.probes`), from the parts
     probes: ProbeLayout = field(default_factory=lambda: ProbeLayout(()))
     features: dict[str, str] = field(default_factory=dict)
@@ -130,6 +133,7 @@ def stack_plan(model: Model, nodes: tuple) -> StackPlan:
         clients_cpu=_clients_cpu(model),
         replications=replication_parts(model, len(nodes)),
         network=cluster_network(model),
+        run=run_control(model),
     )
     plan = replace(plan, probes=probe_layout(model, nodes, plan))
     plan.features.update(_features(model, nodes, plan))

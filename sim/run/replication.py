@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sim.engines import EngineChoice, choose
-from sim.model.plan import Plan
+from sim.model.plan import Plan, compile_plan
 from sim.model.schema import Model
 from sim.observe.trace import TimeseriesSink
 from sim.run.finish import ReplicationResult, finish
@@ -33,16 +33,17 @@ def run_replication(
     replications); a note says which engine ran and why.  `simulated(now_s, until_s)` hears
     how far a replication on the compiled engine has come, several times a second (its
     pauses, `sim.engines.compiled.pauses`); the reference engine says nothing within one."""
-    choice = choose(model, plan) if choice is None else choice
+    plan = compile_plan(model) if plan is None else plan
+    choice = choose(plan) if choice is None else choice
     seed = model.run.seed if seed is None else seed
     if choice.engine == "compiled":
         from sim.engines.compiled.engine import run_trace as run_compiled
 
-        trace = run_compiled(model, replication, seed, plan, timeseries, simulated)
+        trace = run_compiled(plan, replication, seed, timeseries, simulated)
     else:
         from sim.engines.reference.replication import run_trace as run_reference
 
-        trace = run_reference(model, replication, seed, timeseries, plan)
+        trace = run_reference(plan, replication, seed, timeseries)
     completed = trace.metrics.get("count.completed", 0.0)  # over the whole recording
     result = finish(trace)
     result.engine = choice.engine

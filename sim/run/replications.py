@@ -84,7 +84,6 @@ def run(
     limit = precision.max_replications if precision else planned
     # one engine for every replication, chosen by the size of the whole run
     choice = choose(
-        model,
         plan,
         estimate(model, plan, replications=limit, timeseries=timeseries is not None).events,
     )

@@ -21,12 +21,8 @@ GUARDED = ("sim/engines", "sim/analytic")
 
 # Must reach empty (issue 39): each entry is a module still to switch to the stack's parts.
 READERS_LEFT = {
-    "sim/engines/__init__.py",  # choose(): run.engine
-    "sim/engines/compiled/engine.py",  # run control (run.*), the clients' kind
     "sim/engines/compiled/plan.py",  # the tables
-    "sim/engines/compiled/support.py",  # unsupported(model)
     "sim/engines/reference/assemble.py",  # the clients' kinds, a node's work
-    "sim/engines/reference/replication.py",  # run control (run.*)
 }
 
 _READS = re.compile(

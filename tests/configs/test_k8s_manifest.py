@@ -71,10 +71,11 @@ def test_the_written_model_runs_on_the_reference_engine():
     """Loaded for a run (not only for from-config's check), the model keeps its autoscaler,
     which the reference engine runs and the compiled engine does not."""
     from sim.engines import choose
+    from sim.model.plan import compile_plan
 
     model = parse_model(tomllib.loads(from_config(WALKTHROUGH).text), source="written")
     assert model.backends[0].autoscale is not None
-    choice = choose(model)
+    choice = choose(compile_plan(model))
     assert choice.engine == "reference" and "backends.autoscale" in choice.note
 
 

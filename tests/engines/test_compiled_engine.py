@@ -24,13 +24,20 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from sim.engines import EngineUnavailable, choose
-from sim.engines.compiled.support import unsupported
+from sim.engines.compiled.support import missing as compiled_lacks
 from sim.model.load import load_model
+from sim.model.plan import compile_plan
 from sim.run.replication import RunawayQueue, run_replication
 from sim.run.simulate import simulate
 from tests.conftest import differing, model_from
 
 EXP = "exponential"
+
+
+def unsupported(model) -> list[str]:
+    """What the compiled engine lacks for `model`: the features of its plan it does not
+    implement, each with the setting that brings it in."""
+    return compiled_lacks(compile_plan(model))
 
 
 def model_file(path: str, **changes) -> dict:
@@ -1500,7 +1507,7 @@ def test_random_models_compute_the_same_replication_on_both_engines(data):
 
 # ------------------------------------------------------------------ the choice
 def test_auto_runs_a_supported_model_compiled_and_says_so():
-    choice = choose(model_from(chain()))
+    choice = choose(compile_plan(model_from(chain())))
     assert choice.engine == "compiled" and "compiled" in choice.note
     result = run_replication(model_from(chain()), 0, 1)
     assert result.engine == "compiled" and result.notes[0] == choice.note
@@ -1513,12 +1520,13 @@ def test_auto_falls_back_to_the_reference_and_names_what_is_missing():
     data["balancer"] = {"policy": "power_of_d"}
     data["backends"][0]["count"] = 2
     model = model_from(data)
-    choice = choose(model)
+    choice = choose(compile_plan(model))
     assert choice.engine == "reference"
     assert "mod_jk.lb" in choice.note and "power_of_d" in choice.note
     with pytest.raises(EngineUnavailable, match=r"mod_jk\.lb"):
-        choose(model_from(data, engine="compiled"))
-    assert choose(model_from(chain())).engine == "compiled"  # --timeseries runs on both
+        choose(compile_plan(model_from(data, engine="compiled")))
+    # --timeseries runs on both
+    assert choose(compile_plan(model_from(chain()))).engine == "compiled"
 
 
 @pytest.mark.parametrize(
@@ -1560,14 +1568,15 @@ def test_numba_is_loaded_only_for_the_compiled_engine():
     code = (
         "import sys\n"
         "from sim.engines import choose\n"
+        "from sim.model.plan import compile_plan\n"
         "from tests.engines.test_compiled_engine import chain, closed\n"
         "from tests.conftest import model_from\n"
         "data = chain()\n"
         "data['backends'][0]['max_connections'] = 4\n"
         "data['proxy']['backend_pool'] = {'module': 'mod_jk'}\n"
         "data['backends'][0]['count'] = 2\n"
-        "assert choose(model_from(data)).engine == 'reference'\n"
-        "assert choose(model_from(chain(), engine='reference')).engine == 'reference'\n"
+        "assert choose(compile_plan(model_from(data))).engine == 'reference'\n"
+        "assert choose(compile_plan(model_from(chain(), engine='reference'))).engine == 'reference'\n"
         "print('numba' in sys.modules)\n"
     )
     out = subprocess.run(
@@ -1580,9 +1589,9 @@ def test_without_numba_auto_uses_the_reference(monkeypatch):
     import sim.engines
 
     monkeypatch.setattr(sim.engines, "numba_missing", lambda: "numba is not installed")
-    assert choose(model_from(chain())).engine == "reference"
+    assert choose(compile_plan(model_from(chain()))).engine == "reference"
     with pytest.raises(EngineUnavailable, match="numba"):
-        choose(model_from(chain(), engine="compiled"))
+        choose(compile_plan(model_from(chain(), engine="compiled")))
 
 
 def _two_nodes(**changes) -> dict:

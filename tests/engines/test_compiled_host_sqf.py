@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from sim.engines.compiled.support import unsupported
+from sim.engines.compiled.support import missing as compiled_lacks
 from sim.model.load import load_model
+from sim.model.plan import compile_plan
 from sim.run.replication import run_replication
 from tests.conftest import model_from, on_both_engines
 
@@ -125,4 +126,4 @@ def test_seed003_s_rows_are_in_the_compiled_engine():
     ]
     for overrides in rows:
         model = load_model("experiments/seed003/lighttpd.toml", overrides)
-        assert unsupported(model) == [], overrides
+        assert compiled_lacks(compile_plan(model)) == [], overrides

@@ -15,6 +15,7 @@ import pytest
 from sim.engines.compiled import kernel as k
 from sim.engines.compiled.engine import simulate as compiled_run
 from sim.engines.compiled.jvm_plan import SESSIONS_AT_START
+from sim.model.plan import compile_plan
 from sim.run.replication import run_replication
 from tests.conftest import differing, model_from
 
@@ -240,7 +241,7 @@ def test_the_models_exercise_what_they_say():
     assert overhead["count.errors"] > 0
     # the session rows, the keys and the places grew as the loop asked (12 000 requests)
     grown = MODELS["session clients, sticky sessions, buddy replication, tables that grow"]
-    _plan, tables = compiled_run(model_from(grown, engine="compiled"), 0, 3)
+    _plan, tables = compiled_run(compile_plan(model_from(grown, engine="compiled")), 0, 3)
     assert tables["UI"].shape[0] > 64 and tables["JM"].shape[1] > 64 * 3
     assert tables["JV"][:, k.JV_YOUNG_GCS].min() > 0
     # each request takes a place in its node's JVM and its buddy's: more than the first table

@@ -9,6 +9,7 @@ import pytest
 
 from sim.engines.compiled import engine
 from sim.engines.compiled import kernel as k
+from sim.model.plan import compile_plan
 from tests.conftest import differing, model_from
 from tests.engines.test_compiled_engine import MODELS
 
@@ -22,7 +23,11 @@ def replicated(data: dict, pause_events: int, monkeypatch, **keywords):
     said: list[tuple[float, float]] = []
     model = model_from(data, engine="compiled")
     _, tables = engine.simulate(
-        model, 0, 11, simulated=lambda now, until: said.append((now, until)), **keywords
+        compile_plan(model),
+        0,
+        11,
+        simulated=lambda now, until: said.append((now, until)),
+        **keywords,
     )
     return tables, said
 

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from sim.engines import EngineUnavailable, choose
 from sim.model.load import ModelError
+from sim.model.plan import compile_plan
 from sim.run.simulate import simulate
 from sim.tiers.appserver.connectors import CONNECTORS, Connector
 from sim.tiers.balancer.policies import policies
@@ -86,12 +87,12 @@ def test_a_connector_added_by_the_recipe_runs_on_the_reference_with_a_note(virtu
         warmup=5.0,
         seed=3,
     )
-    choice = choose(virtual)
+    choice = choose(compile_plan(virtual))
     assert choice.engine == "reference"
     assert "connector.example_virtual_threads" in choice.note
     compiled = {**data, "backends": [node(connector="example_virtual_threads")]}
     with pytest.raises(EngineUnavailable, match=r"connector\.example_virtual_threads"):
-        choose(model_from(compiled, engine="compiled", duration_s=60.0))
+        choose(compile_plan(model_from(compiled, engine="compiled", duration_s=60.0)))
 
     outcome = simulate(virtual, replications=5)
     assert outcome.ok, outcome.message
@@ -112,7 +113,7 @@ def test_a_policy_with_its_own_parameter_is_one_class(biased_policy):
         "balancer": {"policy": "example_first_share", "first_share": 0.8},
     }
     model = model_from(data, duration_s=60.0, warmup="none", seed=1)
-    choice = choose(model)
+    choice = choose(compile_plan(model))
     assert choice.engine == "reference" and "policy.example_first_share" in choice.note
     outcome = simulate(model, replications=1)
     assert outcome.ok, outcome.message

@@ -267,12 +267,13 @@ def test_the_cold_start_storm_and_what_slow_start_does_to_it():
 
 def test_the_compiled_engine_refuses_it_and_auto_runs_it_on_the_reference():
     from sim.engines import EngineUnavailable, choose
+    from sim.model.plan import compile_plan
 
     data = deterministic(1, 0.3, 0.01, PODS)
-    assert "backends.autoscale" in choose(model_from(data)).note
-    assert choose(model_from(data)).engine == "reference"
+    assert "backends.autoscale" in choose(compile_plan(model_from(data))).note
+    assert choose(compile_plan(model_from(data))).engine == "reference"
     with pytest.raises(EngineUnavailable) as refused:
-        choose(model_from(data, engine="compiled"))
+        choose(compile_plan(model_from(data, engine="compiled")))
     assert "\n" not in str(refused.value) and "backends.autoscale" in str(refused.value)
 
 

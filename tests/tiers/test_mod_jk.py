@@ -237,7 +237,7 @@ def test_several_nodes_keep_mod_jk_on_the_reference_engine():
 
     data = jk_stack()
     data["backends"][0]["count"] = 2
-    choice = choose(model_from(data))
+    choice = choose(compile_plan(model_from(data)))
     assert choice.engine == "reference"
     assert "mod_jk.lb" in choice.note
 

@@ -24,10 +24,8 @@ from sim.engines.compiled.first_use import announced
 from sim.engines.compiled.jvm_plan import SESSIONS_AT_START
 from sim.engines.compiled.pauses import PAUSE_EVENTS, SimulatedProgress, signals_at_pauses
 from sim.engines.compiled.plan import Plan, build_plan
-from sim.model.classes import class_names
+from sim.model.parts.run_control import RunControl
 from sim.model.plan import Plan as ModelPlan
-from sim.model.plan import compile_plan
-from sim.model.schema import Model
 from sim.observe.checkpoints import CELLS, candidates_of, completion_marks
 from sim.observe.classes import ClassStats
 from sim.observe.metrics import window_metrics
@@ -67,7 +65,9 @@ class _Tables:
     """The mutable state of one replication: the tables `kernel.tables.TABLES` declares, by
     name (the loop's `S.RI` is `tables["RI"]`), allocated and grown by family (`ROWS`)."""
 
-    def __init__(self, plan: Plan, model: Model, bins: LogBins, token: int) -> None:
+    def __init__(
+        self, plan: Plan, run: RunControl, keep_alive: bool, bins: LogBins, token: int
+    ) -> None:
         self.plan = plan
         levels = plan.levels
         users = plan.users
@@ -75,7 +75,7 @@ class _Tables:
         # httpd's children, when they are individuals: a row per child not yet exited
         children = max(2 * plan.children + 64, 1) if plan.children else 1
         nodes = plan.backend.shape[0]
-        mser = model.run.warmup == "mser" and not model.finite  # the progress grid (`_grid`)
+        mser = run.mser  # the progress grid (`_grid`)
         jvms = plan.jvms
         # with cookies a JVM's sessions have a key per user (or session client's row) and node
         keys = users * int(plan.config[k.C_N_NODES]) if jvms.cookies else 1
@@ -96,7 +96,7 @@ class _Tables:
             "candidates": CELLS // 2 + 1 if mser else 0,
             "marks": 0,
             # the clients' connections (keep-alive): a row per connection someone refers to
-            "connections": requests if model.clients.keep_alive else 1,
+            "connections": requests if keep_alive else 1,
             "children": children,
             # the front's pools of connections to the backend nodes: one per node, or per
             # child and node when the children are individuals (reset when a child forks)
@@ -143,7 +143,7 @@ class _Tables:
             else:
                 width = columns.get(table.columns) if isinstance(table.columns, str) else None
                 self.tables[table.name] = table.fresh(rows[table.rows], width)
-        self._first_values(plan, model, bins)
+        self._first_values(plan, run, bins)
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.tables[name]
@@ -151,7 +151,7 @@ class _Tables:
     def __setitem__(self, name: str, table: np.ndarray) -> None:
         self.tables[name] = table
 
-    def _first_values(self, plan: Plan, model: Model, bins: LogBins) -> None:
+    def _first_values(self, plan: Plan, run: RunControl, bins: LogBins) -> None:
         """What is not a fresh row's value: the first free rows, the balancer's weights, the
         constant streams, the recorder's bins and the run's settings."""
         counters, config, config_float = self["I"], self["C"], self["CF"]
@@ -176,19 +176,18 @@ class _Tables:
         counters[k.I_HOLD_OFF] = plan.hold_off
         counters[k.I_BATCH] = 5
         counters[k.I_STOP_AT] = k.NEVER
-        stop_after = None if model.finite else model.run.requests
+        stop_after = run.stop_after_requests
         counters[k.I_STOP_AFTER] = -1 if stop_after is None else stop_after
-        config[k.C_MAX_INSIDE] = model.run.max_in_flight
+        config[k.C_MAX_INSIDE] = run.max_in_flight
         config[k.C_MAX_BATCHES] = MAX_BATCHES
         config[k.C_N_BINS] = bins.n_bins
         config_float[k.CF_BIN_MIN] = bins.min_value
         config_float[k.CF_BIN_LOG_GROWTH] = bins._log_growth
-        self._grid(model)
+        self._grid(run)
 
-    def _grid(self, model: Model) -> None:
+    def _grid(self, run: RunControl) -> None:
         """The progress grid of an MSER run (`sim.observe.checkpoints.Checkpoints`): CELLS
         cells of simulated time, or of completions for a run of `run.requests`."""
-        run = model.run
         config = self["C"]
         config[k.C_CELLS] = CELLS
         config[k.C_CANDIDATES] = self["CKROWS"].shape[0]
@@ -198,9 +197,11 @@ class _Tables:
             config[k.C_GRID] = k.GRID_TIME
             self["CF"][k.CF_GRID_STEP] = run.duration_s / CELLS
         else:
-            assert run.requests is not None
+            assert run.stop_after_requests is not None
             config[k.C_GRID] = k.GRID_REQUESTS
-            self["MARKS"] = np.asarray(completion_marks(0, run.requests, CELLS), dtype=np.int64)
+            self["MARKS"] = np.asarray(
+                completion_marks(0, run.stop_after_requests, CELLS), dtype=np.int64
+            )
 
     def candidates(self) -> WindowCandidates:
         """The replication's candidate windows, as the reference's recorder gives them."""
@@ -359,11 +360,10 @@ def _sampler(
 
 
 def simulate(
-    model: Model,
+    model_plan: ModelPlan,
     replication: int,
     seed: int,
     bins: LogBins = BINS,
-    model_plan: ModelPlan | None = None,
     timeseries: TimeseriesSink | None = None,
     simulated: SimulatedProgress | None = None,
 ):
@@ -371,27 +371,21 @@ def simulate(
     checkpoint grid, counters).  `timeseries` receives a sample every
     `run.timeseries_interval_s`, as on the reference engine; `simulated` the simulated time
     and the horizon at each of the loop's pauses (`sim.engines.compiled.pauses`)."""
-    model_plan = compile_plan(model) if model_plan is None else model_plan
-    plan = build_plan(model, model_plan)
+    # (the tables are still built from the model behind the plan: sim.engines.compiled.plan)
+    plan = build_plan(model_plan.model, model_plan)
     assert model_plan.stack is not None  # compile_plan always decides the stack
     # the tables' probes are the stack's layout, or every metric would read the wrong columns
     model_plan.stack.probes.check(plan.probes, "compiled")
-    run = model.run
-    # a finite workload records from its start and runs to its last outcome
-    fixed_warmup = run.warmup if isinstance(run.warmup, float) and not model.finite else None
+    run = model_plan.run
     token = next(_tokens)
-    tables = _Tables(plan, model, bins, token)
-    if fixed_warmup is not None:
+    tables = _Tables(plan, run, model_plan.stack.clients_part.keep_alive, bins, token)
+    # a finite workload records from its start and runs to its last outcome
+    if run.warmup_s is not None:
         tables["C"][k.C_WARMUP] = k.WARMUP_FIXED
-        tables["CF"][k.CF_WARMUP_S] = fixed_warmup
+        tables["CF"][k.CF_WARMUP_S] = run.warmup_s
     else:
         tables["C"][k.C_WARMUP] = k.WARMUP_FROM_START
-    warm = fixed_warmup or 0.0
-    tables["F"][k.F_UNTIL] = (
-        warm + run.duration_s
-        if run.duration_s is not None and not model.finite
-        else run.max_duration_s
-    )
+    tables["F"][k.F_UNTIL] = run.horizon_s
     streams = Streams(seed, replication)
     k.REFILLS[token] = _refiller(plan, streams, tables["DRAW"])
     script = chain_choice(model_plan.stack.request_classes, streams)
@@ -443,18 +437,17 @@ def _run_loop(tables: _Tables, simulated: SimulatedProgress | None) -> int:
 
 
 def run_trace(
-    model: Model,
+    model_plan: ModelPlan,
     replication: int,
     seed: int,
-    model_plan: ModelPlan | None = None,
     timeseries: TimeseriesSink | None = None,
     simulated: SimulatedProgress | None = None,
 ) -> Trace:
-    """One replication to its trace, as the reference hands back its own (`sim.run.finish`
-    windows both alike); `simulated` hears how far the replication has come, every fraction
-    of a second."""
+    """One replication of the plan's model to its trace, as the reference hands back its own
+    (`sim.run.finish` windows both alike); `simulated` hears how far the replication has
+    come, every fraction of a second."""
     started = time.perf_counter()
-    plan, tables = simulate(model, replication, seed, BINS, model_plan, timeseries, simulated)
+    plan, tables = simulate(model_plan, replication, seed, BINS, timeseries, simulated)
     tables.observe_capacity()
     counters = tables["I"]
     if plan.server_close is not None:
@@ -478,9 +471,9 @@ def run_trace(
     )
     metrics["count.in_flight"] = float(counters[k.I_IN_FLIGHT])
     units["count.in_flight"] = REQUESTS
-    run = model.run
+    run = model_plan.run
     if plan.config[k.C_CLASSES]:
-        metrics.update(class_percentiles(model, tables, end, units))
+        metrics.update(class_percentiles(run, model_plan.classes, tables, end, units))
     # ab run again: each run's window, as the reference's `_record_batches` marks it
     brows, bhist = tables["BROWS"], tables["BHIST"]
     for batch in range(1, int(counters[k.I_AB_MARKS])):
@@ -496,7 +489,7 @@ def run_trace(
         units.update({f"batch.{batch}.{name}": units[name] for name in window if name in units})
     notes: list[str] = []
     finished = True
-    if model.finite:  # as the reference reports a finite workload
+    if run.finite:  # as the reference reports a finite workload
         finished = bool(counters[k.I_FINISHED])
         metrics["makespan"] = float(
             tables["F"][k.F_FINISHED_AT] if finished else tables["F"][k.F_NOW]
@@ -506,15 +499,15 @@ def run_trace(
             notes.append(
                 f"the workload did not finish within run.max_duration_s = {run.max_duration_s:g} s"
             )
-    processes = model.proxy.processes if model.proxy is not None else None
-    if processes is not None:
-        notes.extend(processes.notes)
+    front = model_plan.stack.front if model_plan.stack is not None else None
+    if front is not None:
+        notes.extend(front.notes)  # what httpd logs when it adjusts the directives
     return Trace(
         replication,
         candidates,
         metrics,
         units,
-        mser=run.warmup == "mser" and not model.finite,
+        mser=run.mser,
         notes=notes,
         batch_size=int(counters[k.I_BATCH]),
         finished=finished,
@@ -523,13 +516,15 @@ def run_trace(
     )
 
 
-def class_percentiles(model: Model, tables: _Tables, end: int, units: dict[str, str]) -> dict:
+def class_percentiles(
+    run: RunControl, names: tuple[str, ...], tables: _Tables, end: int, units: dict[str, str]
+) -> dict:
     """`class.NAME.response.pXX`, as the reference's replication computes them: over the
     replication's own MSER window on its batch rows (from the start of recording without
     MSER), from each class's histogram at the window's first and last rows -- here the
     logged completions up to each row, binned as `ClassStats` bins them."""
     start = 0
-    if model.run.warmup == "mser" and not model.finite:  # Recorder.batch_means
+    if run.mser:  # Recorder.batch_means
         table = tables["ROWS"][: end + 1]
         counts = np.diff(table[:, 1])
         sums = np.diff(table[:, 2])
@@ -537,7 +532,7 @@ def class_percentiles(model: Model, tables: _Tables, end: int, units: dict[str, 
         means = sums[: len(full)] / np.where(full > 0, full, 1)
         if len(means) >= 4:
             start = mser_truncation(means, weights=full)
-    stats = ClassStats(class_names(model))
+    stats = ClassStats(names)
     stats.bins = BINS
     logged = int(tables["I"][k.I_KLOG_N])
     log = tables["KLOG"][:logged]

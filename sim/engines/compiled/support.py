@@ -56,8 +56,7 @@ until this engine implements it (with an exact test against the reference).
 
 from __future__ import annotations
 
-from sim.model.plan import Plan, compile_plan
-from sim.model.schema import Model
+from sim.model.plan import Plan
 from sim.tiers.appserver.connectors import Blocking, NonBlocking
 from sim.tiers.balancer.policies.least_load import (
     LeastOutstanding,
@@ -380,8 +379,3 @@ def missing(plan: Plan) -> list[str]:
         for feature, reason in plan.features.items()
         if feature not in IMPLEMENTS
     ]
-
-
-def unsupported(model: Model) -> list[str]:
-    """What the compiled engine does not model in `model` (empty: all of it)."""
-    return missing(compile_plan(model))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from sim.engines.compiled.engine import run_trace
 from sim.model.load import parse_model
+from sim.model.plan import compile_plan
 
 
 def warm() -> None:
@@ -18,7 +19,7 @@ def warm() -> None:
         },
         source="<warm-up>",
     )
-    run_trace(model, 0, 1)
+    run_trace(compile_plan(model), 0, 1)
 
 
 if __name__ == "__main__":  # the set-up's warm-up

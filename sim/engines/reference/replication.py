@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 
 from sim.engines.reference.assemble import assemble
+from sim.model.parts.run_control import RunControl
 from sim.model.plan import Plan
-from sim.model.schema import Model
 from sim.observe.checkpoints import Checkpoints
 from sim.observe.metrics import window_metrics
 from sim.observe.probes import REQUESTS, SECONDS
@@ -20,17 +20,18 @@ from sim.stats.steady_state import WindowCandidates
 
 
 def run_trace(
-    model: Model,
+    plan: Plan,
     replication: int,
     seed: int,
     timeseries: TimeseriesSink | None = None,
-    plan: Plan | None = None,
 ) -> Trace:
-    """One replication on the reference (SimPy-calendar) engine, to its trace."""
+    """One replication of the plan's model on the reference (SimPy-calendar) engine, to its
+    trace."""
     started = time.perf_counter()
-    run = model.run
+    run = plan.run
     streams = Streams(seed, replication)
-    fixed_warmup = run.warmup if isinstance(run.warmup, float) and not model.finite else None
+    # a finite workload records from its start and runs to its last outcome
+    fixed_warmup = run.warmup_s
 
     def make_recorder(kernel, assembly) -> Recorder:
         return Recorder(
@@ -41,12 +42,13 @@ def run_trace(
             classes=assembly.class_stats,
         )
 
-    assembly, recorder = assemble(model, streams, make_recorder, plan)
+    # (the components are still built from the model behind the plan: assemble)
+    assembly, recorder = assemble(plan.model, streams, make_recorder, plan)
     kernel, clients = assembly.kernel, assembly.clients
     clients.max_inside = run.max_in_flight
 
     finished_at: list[float] = []
-    if model.finite:
+    if run.finite:
         front = assembly.front
 
         def on_finished() -> None:
@@ -63,26 +65,23 @@ def run_trace(
         clients.on_finished = on_finished
         if front is not None:
             clients.on_give_up = front.client_gave_up
-        horizon = run.max_duration_s
     else:
-        warm = fixed_warmup or 0.0
         if fixed_warmup is not None and fixed_warmup > 0:
             kernel.after(fixed_warmup, lambda _arg: recorder.start_recording())
         elif fixed_warmup is not None:
             recorder.start_recording()
-        horizon = warm + run.duration_s if run.duration_s is not None else run.max_duration_s
-        if run.requests is not None:
-            recorder.stop_after_requests(run.requests)
+        if run.stop_after_requests is not None:
+            recorder.stop_after_requests(run.stop_after_requests)
     batches = _record_batches(recorder, clients) if getattr(clients, "repeat", 1) > 1 else None
     if timeseries is not None:
         _sample_periodically(
             kernel, recorder, assembly, replication, run.timeseries_interval_s, timeseries
         )
-    mser = not model.finite and run.warmup == "mser"
+    mser = run.mser
     grid = _progress_grid(kernel, recorder, run) if mser else None
 
     clients.start()
-    kernel.run(until=horizon)
+    kernel.run(until=run.horizon_s)
     if not finished_at:
         recorder.finish()
 
@@ -116,7 +115,7 @@ def run_trace(
             units.update({f"batch.{k}.{name}": units[name] for name in window if name in units})
     notes: list[str] = []
     finished = True
-    if model.finite:
+    if run.finite:
         finished = clients.finished
         metrics["makespan"] = finished_at[0] if finished_at else kernel.now
         units["makespan"] = SECONDS
@@ -124,9 +123,9 @@ def run_trace(
             notes.append(
                 f"the workload did not finish within run.max_duration_s = {run.max_duration_s:g} s"
             )
-    processes = model.proxy.processes if model.proxy is not None else None
-    if processes is not None:
-        notes.extend(processes.notes)  # what httpd logs when it adjusts the directives
+    front_part = plan.stack.front if plan.stack is not None else None
+    if front_part is not None:
+        notes.extend(front_part.notes)  # what httpd logs when it adjusts the directives
     return Trace(
         replication,
         candidates,
@@ -146,10 +145,10 @@ def whole_window(recorder: Recorder) -> WindowCandidates:
     return single_window(rows[0], rows[-1], histograms[0], histograms[-1])
 
 
-def _progress_grid(kernel, recorder: Recorder, run) -> Checkpoints:
+def _progress_grid(kernel, recorder: Recorder, run: RunControl) -> Checkpoints:
     if run.duration_s is not None:
         return Checkpoints(kernel, recorder, horizon_s=run.duration_s)
-    return Checkpoints(kernel, recorder, requests=run.requests)
+    return Checkpoints(kernel, recorder, requests=run.stop_after_requests)
 
 
 def _record_batches(recorder: Recorder, clients) -> list:

@@ -36,6 +36,9 @@ class Front:
     # a child keeps a reslist (more than one connection per node), where `ttl` and `acquire`
     # act; a prefork child's one cached connection has neither
     reslist: bool
+    # what httpd logs when it adjusts the process directives at start-up (AH00180, AH00316:
+    # MaxRequestWorkers rounded to whole children, ...), a note of every replication's result
+    notes: tuple[str, ...] = ()
 
 
 def front_part(model: Any, children: bool) -> Front | None:
@@ -60,4 +63,5 @@ def front_part(model: Any, children: bool) -> Front | None:
         ),
         pool_max=settings.max if settings.max is not None else per_child,
         reslist=per_child is None or per_child > 1,
+        notes=() if processes is None else tuple(processes.notes),
     )
