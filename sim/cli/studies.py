@@ -248,7 +248,13 @@ def capacity(
     given a calibration, a range over its parameters' uncertainty."""
     need_sweep_extra()
     from sim.present.failures import percent
-    from sim.studies.capacity.question import SearchRangeError, answer, answer_range, ask
+    from sim.studies.capacity.question import (
+        SearchRangeError,
+        answer,
+        answer_range,
+        ask,
+        draw_points_ahead,
+    )
     from sim.studies.capacity.search import CapacityError
     from sim.studies.capacity.slo import SloError
     from sim.studies.capacity.uncertain import CapacityRange
@@ -320,6 +326,9 @@ def capacity(
     spread: CapacityRange | None = None
     lost: LostWork | None = None
     with run_on.executor() as executor:
+        ahead = None
+        if calibrated is not None:  # drawn while the search at the fitted values runs
+            ahead = draw_points_ahead(question, calibrated, draws, executor)
         try:
             with reporter:
                 result = answer(
@@ -351,6 +360,7 @@ def capacity(
                         tolerance=tolerance,
                         user_overrides=user_overrides,
                         progress=draw_reporter.update,
+                        ahead=ahead,
                     )
             except CapacityError as exc:
                 fail(f"{source}: at a parameter draw: {exc}", ExitCode.MODEL)

@@ -9,12 +9,15 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Generator, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, as_completed, wait
 from typing import Any, Literal
 
 from sim.run.warm import load_engines
 from sim.studies.sweep.point import run_point
+
+# A study run as steps (`Executor.interleave`): yields a batch of tasks, is sent their results.
+Steps = Generator[list, list, Any]
 
 
 class LostWork(RuntimeError):
@@ -29,15 +32,19 @@ class LostPoints(LostWork):
 # --------------------------------------------------------------------------- executors
 class Executor:
     """Runs tasks: `map(fn, items, ...)` in order (reproductions' rows, calibration's runs,
-    parameter draws), and `map_unordered(tasks, fn)` as they finish (sweep points, recorded as
-    they come).  `fn` must be picklable (a module-level function, plain data) for any executor
-    but the serial one; a worker lost raises `LostWork`, an error of `fn` itself is raised as
-    it is."""
+    parameter draws), `map_unordered(tasks, fn)` as they finish (sweep points, recorded as
+    they come), and `interleave(studies, fn)`: studies run as steps side by side (a capacity
+    range's searches, one per parameter draw).  `fn` must be picklable (a module-level
+    function, plain data) for any executor but the serial one; a worker lost raises
+    `LostWork`, an error of `fn` itself is raised as it is."""
 
     @property
     def slots(self) -> int:
         """Tasks at a time (a capacity search evaluates this many points per round)."""
         return 1
+
+    def start(self) -> None:
+        """Start the workers now (a pool's processes fork at its first task otherwise)."""
 
     def map_unordered(self, tasks: list, fn: Callable[[Any], Any] | None = None) -> Iterator:
         raise NotImplementedError
@@ -46,6 +53,66 @@ class Executor:
         """`fn(*args)` for each tuple of `iterables`' items (as the builtin `map`), every task
         submitted at once, results in order (the same numbers in any executor)."""
         raise NotImplementedError
+
+    def interleave(self, studies: list[Steps], fn: Callable[[Any], Any] | None = None) -> Iterator:
+        """Many studies of steps side by side (each a generator that yields a batch of tasks,
+        is sent their results in the batch's order, and returns its answer; a capacity search
+        at each parameter draw): every study's first batch is submitted at once, and each next
+        batch as soon as that study's previous one has returned, so that no study waits for
+        another's slowest point and the workers stay busy.  The answers come in the studies'
+        order (as `map`'s).  Each task carries its own seed and a study's next batch depends on
+        its own results alone, so the answers are the same on any executor, serial included."""
+        fn = fn or run_point
+        answers: dict[int, Any] = {}
+        batches: dict[int, list] = {}  # a study -> its batch's futures, in the batch's order
+        owners: dict[Any, int] = {}  # a pending future -> its study
+
+        def advance(index: int, results: list | None) -> None:
+            study = studies[index]
+            tasks: list = []
+            while not tasks:  # an empty batch has its (no) results at once
+                try:
+                    tasks = next(study) if results is None else study.send(results)
+                except StopIteration as finished:
+                    answers[index] = finished.value
+                    return
+                results = []
+            batches[index] = [self._submit(fn, task) for task in tasks]
+            owners.update((future, index) for future in batches[index])
+
+        try:
+            for index in range(len(studies)):
+                advance(index, None)
+            for index in range(len(studies)):
+                while index not in answers:
+                    for future in self._first_done(list(owners)):
+                        owner = owners.pop(future)
+                        if not any(f in owners for f in batches[owner]):
+                            results = [self._result(f) for f in batches.pop(owner)]
+                            advance(owner, results)
+                yield answers.pop(index)
+        finally:
+            self._cancel(list(owners))
+
+    # What `interleave` needs of an executor: submit one task, wait for some to finish, read a
+    # finished one's result (a lost worker as `LostWork`), cancel the rest.
+    def _submit(self, fn: Callable[[Any], Any], task: Any) -> Any:
+        future: Future = Future()
+        try:
+            future.set_result(fn(task))
+        except Exception as exc:  # raised where the result is read, as a pool's future does
+            future.set_exception(exc)
+        return future
+
+    def _first_done(self, pending: list) -> Iterable:
+        return [f for f in pending if f.done()]
+
+    def _result(self, future: Any) -> Any:
+        return future.result()
+
+    def _cancel(self, pending: list) -> None:
+        for future in pending:
+            future.cancel()
 
     def __enter__(self):
         return self
@@ -102,6 +169,10 @@ class ProcessExecutor(Executor):
         load_engines()
         self.pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_interrupts)
 
+    def start(self) -> None:
+        # A pool of forked processes forks all its workers at its first task, here and now.
+        self.pool.submit(int, 0)
+
     def map(self, fn, *iterables):
         from concurrent.futures.process import BrokenProcessPool
 
@@ -134,6 +205,25 @@ class ProcessExecutor(Executor):
                 future.cancel()
         if lost:
             raise LostPoints(f"a worker process died; {lost} point(s) were not recorded")
+
+    def _submit(self, fn, task):
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return self.pool.submit(fn, task)
+        except BrokenProcessPool:
+            raise LostWork(POOL_BROKEN) from None
+
+    def _first_done(self, pending):
+        return wait(pending, return_when=FIRST_COMPLETED).done
+
+    def _result(self, future):
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            raise LostWork(POOL_BROKEN) from None
 
     def close(self) -> None:
         # Running points are abandoned at once (Ctrl-C must not wait for them): they were not
@@ -196,27 +286,41 @@ class DaskExecutor(Executor):
         return self._in_order(futures)
 
     def _in_order(self, futures: list) -> Iterator:
+        try:
+            for future in futures:
+                yield self._result(future)
+        finally:
+            # the tasks not needed any more (an error, Ctrl-C); none when the client is closed
+            self._cancel(futures)
+
+    def _result(self, future):
         from concurrent.futures import CancelledError
 
         from distributed import KilledWorker
         from distributed.comm.core import CommClosedError
 
         try:
-            for future in futures:
-                try:
-                    yield future.result()
-                except KilledWorker as exc:
-                    where = getattr(getattr(exc, "last_worker", None), "address", None)
-                    raise LostWork(
-                        "a Dask worker died running a task" + (f" (at {where})" if where else "")
-                    ) from None
-                except (CancelledError, CommClosedError) as exc:
-                    name = type(exc).__name__
-                    raise LostWork(f"the Dask cluster went away ({name})") from None
-        finally:
-            # the tasks not needed any more (an error, Ctrl-C); none when the client is closed
-            with contextlib.suppress(Exception):
-                self.client.cancel(futures)
+            return future.result()
+        except KilledWorker as exc:
+            where = getattr(getattr(exc, "last_worker", None), "address", None)
+            raise LostWork(
+                "a Dask worker died running a task" + (f" (at {where})" if where else "")
+            ) from None
+        except (CancelledError, CommClosedError) as exc:
+            name = type(exc).__name__
+            raise LostWork(f"the Dask cluster went away ({name})") from None
+
+    def _submit(self, fn, task):
+        return self.client.submit(fn, task, pure=False)
+
+    def _first_done(self, pending):
+        from distributed import wait as dask_wait
+
+        return dask_wait(pending, return_when="FIRST_COMPLETED").done
+
+    def _cancel(self, pending):
+        with contextlib.suppress(Exception):
+            self.client.cancel(pending)
 
     def map_unordered(self, tasks, fn=None):
         from dask.distributed import as_completed as dask_completed

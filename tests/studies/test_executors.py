@@ -217,6 +217,17 @@ def test_capacity_and_its_draws_are_the_same_on_a_cluster(tmp_path, scheduler):
     assert len(answers) == 4 and all(1 <= a <= 20 for a in answers)
 
 
+def test_capacity_draws_interleaved_on_local_workers_give_the_serial_answers(tmp_path):
+    """The draws' searches side by side on two worker processes, each draw's next point sent
+    as its last one returns (whichever draw that is): the document `--serial` gives."""
+    model, calibration = mm1_files(tmp_path)
+    common = [*capacity_of(model, calibration), "--draws", "6", "--json"]
+    serial = invoke(*common, "--serial", "--points-per-round", "2")
+    same_output(serial, invoke(*common, "--workers", "2"))
+    document = json.loads(serial.stdout)["calibrated_range"]
+    assert len(document["answers"]) == 6 and len(set(document["answers"])) > 1
+
+
 def test_local_cluster_of_worker_processes_gives_the_serial_numbers(tmp_path):
     model, calibration = mm1_files(tmp_path)
     # the reference engine: a new worker process would load the compiled one for seconds
@@ -308,9 +319,13 @@ def test_a_dead_dask_worker_is_lost_work():
 
 
 class Lost(SerialExecutor):
-    """A cluster that loses its workers at the first ordered map."""
+    """A cluster that loses its workers at the first ordered map or interleaved studies (a
+    capacity range's draws)."""
 
     def map(self, fn, *iterables):
+        raise LostWork("a Dask worker died running a task (at tcp://10.0.0.7:4000)")
+
+    def interleave(self, studies, fn=None):
         raise LostWork("a Dask worker died running a task (at tcp://10.0.0.7:4000)")
 
 

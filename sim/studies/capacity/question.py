@@ -5,19 +5,23 @@ simulation, the search, and, given a calibration, the search repeated at its par
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
-from sim.studies.calibration.saved import Calibrated
+from sim.studies.calibration.saved import Calibrated, Point
 from sim.studies.capacity.search import (
     CapacityResult,
     Evaluation,
     SearchBase,
+    SearchSteps,
     default_direction,
     resolve_path,
     search,
     search_base,
+    search_steps,
     utilization_metrics,
 )
 from sim.studies.capacity.slo import Slo, check_error_budget, check_metrics, parse_slo
@@ -122,18 +126,25 @@ def answer_range(
     tolerance: float = 0.02,
     user_overrides: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
+    ahead: Future[list[Point]] | None = None,
 ) -> CapacityRange:
     """The search repeated at `draws` parameter draws of the calibration, each started from the
     answer at the fitted values (`nominal`, the nearest guess) with its own seed; the user's
-    own overrides come after the drawn values.  Each draw's search is one task of `executor`
-    (`sim.studies.executor`), one point at a time: the draws run side by side, and their
-    answers are the same on any executor, serial included."""
+    own overrides come after the drawn values.  The draws' searches run side by side on
+    `executor` (`Executor.interleave`), one point at a time each: a draw's next point is
+    submitted as soon as its last one returns, so the workers stay busy until the last draw's
+    last point; the answers are the same on any executor, serial included.  `ahead`: the
+    draws' points from `draw_points_ahead`."""
     search_at = DrawSearch(
         question,
         nominal.best.value if nominal.best is not None else question.start,
         tolerance,
         tuple(user_overrides),
     )
+
+    def side_by_side(search_at: DrawSearch, *columns) -> Iterator[CapacityResult]:
+        return executor.interleave([search_at.steps(*task) for task in zip(*columns)])
+
     return capacity_range(
         search_at,
         calibrated,
@@ -142,14 +153,37 @@ def answer_range(
         nominal,
         question.integer,
         progress,
-        executor.map,
+        side_by_side,
+        points=None if ahead is None else ahead.result(),
     )
+
+
+def draw_points_ahead(
+    question: Question, calibrated: Calibrated, draws: int, executor
+) -> Future[list[Point]]:
+    """The calibration's `draws` parameter points (`answer_range`'s), drawn in a thread of this
+    process while the search at the fitted values runs on the workers.  The Sobol points need
+    scipy.stats, 1-2 s of CPU to import: drawn after the search, the workers waited for it;
+    drawn beside it, it takes the cores the search's rounds leave idle.  The workers are
+    started first (`Executor.start`): a worker forked while this thread imports would inherit
+    a module's import lock that no thread of its own ever releases."""
+    executor.start()
+    ahead: Future[list[Point]] = Future()
+
+    def draw() -> None:
+        try:
+            ahead.set_result(calibrated.points(draws, question.base.seed))
+        except BaseException as exc:  # raised where the points are read
+            ahead.set_exception(exc)
+
+    threading.Thread(target=draw, name="parameter draws", daemon=True).start()
+    return ahead
 
 
 @dataclass(frozen=True)
 class DrawSearch:
-    """One draw's search, as a task an executor can send to another process: plain data, and
-    the search run where it lands, serially."""
+    """One draw's search: `steps` for the executor to run beside the other draws' searches
+    (`Executor.interleave`), or called, the whole search here, serially."""
 
     question: Question
     start: float
@@ -157,23 +191,26 @@ class DrawSearch:
     user_overrides: tuple[str, ...]
 
     def __call__(self, drawn: tuple[str, ...], draw_seed: int, slos: list) -> CapacityResult:
+        """The whole search, here."""
         from sim.studies.executor import SerialExecutor
 
+        return next(SerialExecutor().interleave([self.steps(drawn, draw_seed, slos)]))
+
+    def steps(self, drawn: tuple[str, ...], draw_seed: int, slos: list) -> SearchSteps:
+        """The search as steps (`search_steps`), one point at a time, no analytic guess (it
+        starts from the fitted answer, the nearest guess) and no knee."""
         question = self.question
         at = dataclasses.replace(
             question.base, overrides=(*drawn, *self.user_overrides), seed=draw_seed
         )
-        return search(
+        return search_steps(
             at,
             question.path,
             slos,
             direction=question.direction,
             integer=question.integer,
             start=self.start,
-            executor=SerialExecutor(),
             tolerance=self.tolerance,
             bounds=question.bounds,
             workers=1,
-            use_analytic=False,  # started from the fitted answer, the nearest guess
-            knee_points=0,
         )

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -379,6 +379,15 @@ def _boundary(
 
 
 # --------------------------------------------------------------------------- simulation search
+# A search as steps: the generator yields each batch of points to simulate (their tasks) and is
+# sent back their records, so that whoever drives it decides where and when the points run --
+# one search on an executor (`search`), or many searches side by side, each batch submitted as
+# soon as its search's previous batch returned (`Executor.interleave`, a calibration's draws).
+# The points a search asks for depend only on the records it was sent, never on when or where
+# they ran, so every driver gives the same answer.
+SearchSteps = Generator[list[PointTask], Iterable[dict], CapacityResult]
+
+
 def search(
     base: SearchBase,
     path: str,
@@ -397,29 +406,79 @@ def search(
     busy: tuple[str, ...] = (),
 ) -> CapacityResult:
     """`busy`: the resources' busy-share metrics to read at each point, to name the bottleneck
-    at the answer (`utilization_metrics`); none for a draw's search, which names none."""
-    bounds = bounds or ((1.0 if integer else start / 2**20), start * 2**20)
+    at the answer (`utilization_metrics`); none for a draw's search, which names none.  Each
+    batch's points run on `executor` and are recorded as they finish."""
+    bounds = bounds or default_bounds(start, integer)
     guess, note = (
         analytic_guess(base, path, slos, direction, integer, start, bounds)
         if use_analytic
         else (None, "not asked for")
     )
+    steps = search_steps(
+        base,
+        path,
+        slos,
+        direction=direction,
+        integer=integer,
+        start=start,
+        tolerance=tolerance,
+        bounds=bounds,
+        workers=workers,
+        guess=(guess, note),
+        knee_points=knee_points,
+        on_evaluation=on_evaluation,
+        busy=busy,
+    )
+    try:
+        tasks = next(steps)
+        while True:
+            tasks = steps.send(executor.map_unordered(tasks))
+    except StopIteration as finished:
+        return finished.value
+
+
+def default_bounds(start: float, integer: bool) -> tuple[float, float]:
+    return (1.0 if integer else start / 2**20), start * 2**20
+
+
+def search_steps(
+    base: SearchBase,
+    path: str,
+    slos: list[Slo],
+    *,
+    direction: str,
+    integer: bool,
+    start: float,
+    tolerance: float,
+    bounds: tuple[float, float],
+    workers: int,
+    guess: tuple[float | None, str] = (None, "not asked for"),
+    knee_points: int = 0,
+    on_evaluation: Callable[[Evaluation], None] | None = None,
+    busy: tuple[str, ...] = (),
+) -> SearchSteps:
+    """The search (bracket, W+1-section, knee) as steps: yields each batch's tasks, is sent
+    their records (in any order, as an iterable read as they come), returns the result.
+    `guess`: the first value (the analytic guess, or None: the start) and what to say of it."""
+    first_guess, note = guess
     metrics = tuple(dict.fromkeys(s.metric for s in slos))
     done: dict[float, Evaluation] = {}
 
-    def evaluate(values: list[float]) -> None:
+    def evaluate(values: list[float]) -> Generator[list[PointTask], Iterable[dict], None]:
         todo = [v for v in dict.fromkeys(values) if v not in done]
+        if not todo:
+            return
         asked = (*metrics, *busy)
-        tasks = [_task(base, path, v, integer, asked, i) for i, v in enumerate(todo)]
-        for record in executor.map_unordered(tasks):
+        records = yield [_task(base, path, v, integer, asked, i) for i, v in enumerate(todo)]
+        for record in records:
             evaluation = _evaluation(record, path, slos, metrics, base.error_budget, busy)
             done[evaluation.value] = evaluation
             if on_evaluation is not None:
                 on_evaluation(evaluation)
 
-    factor = 1.25 if guess is not None else 2.0
-    first = _clamp(guess if guess is not None else start, bounds, integer)
-    feasible, infeasible = _bracket(
+    factor = 1.25 if first_guess is not None else 2.0
+    first = _clamp(first_guess if first_guess is not None else start, bounds, integer)
+    feasible, infeasible = yield from _bracket(
         evaluate, done, first, direction, integer, factor, bounds, workers
     )
     while (
@@ -428,7 +487,7 @@ def search(
         and _gap(feasible, infeasible, integer, tolerance)
     ):
         inner = _interior(feasible, infeasible, integer, workers)
-        evaluate(inner)
+        yield from evaluate(inner)
         for value in sorted(inner, reverse=direction == "smallest"):  # from the feasible end
             if not done[value].met:
                 infeasible = value
@@ -441,7 +500,7 @@ def search(
         list(done.values()),
         done.get(feasible) if feasible is not None else None,
         done.get(infeasible) if infeasible is not None else None,
-        guess,
+        first_guess,
         note,
         error_budget=base.error_budget,
     )
@@ -455,7 +514,7 @@ def search(
     if said:
         result.notes.append(said)
     if knee_points and result.best is not None:
-        _knee(result, evaluate, done, integer, knee_points, bounds)
+        yield from _knee(result, evaluate, done, integer, knee_points, bounds)
     return result
 
 
@@ -483,7 +542,7 @@ def _bottleneck_note(result: CapacityResult, path: str) -> str:
 
 
 def _bracket(evaluate, done, first, direction, integer, factor, bounds, workers):
-    evaluate([first])
+    yield from evaluate([first])
     feasible = first if done[first].met else None
     infeasible = None if done[first].met else first
     value = first
@@ -497,7 +556,7 @@ def _bracket(evaluate, done, first, direction, integer, factor, bounds, workers)
             batch.append(value)
         if not batch:
             break  # reached a bound
-        evaluate(batch)
+        yield from evaluate(batch)
         for candidate in batch:  # in order, moving away from the first value
             if done[candidate].met == toward_feasible:
                 if toward_feasible:
@@ -512,7 +571,7 @@ def _bracket(evaluate, done, first, direction, integer, factor, bounds, workers)
     return feasible, infeasible
 
 
-def _knee(result: CapacityResult, evaluate, done, integer, points, bounds) -> None:
+def _knee(result: CapacityResult, evaluate, done, integer, points, bounds):
     """Evaluate the metric curve on `points` evenly spaced values and mark its knee."""
     assert result.best is not None  # called only when a value meets the SLO
     edge = result.neighbour.value if result.neighbour is not None else result.best.value
@@ -521,7 +580,7 @@ def _knee(result: CapacityResult, evaluate, done, integer, points, bounds) -> No
     else:
         low, high = edge, min(bounds[1], max(edge * 4, edge + points))
     values = [_clamp(low + (high - low) * k / (points - 1), bounds, integer) for k in range(points)]
-    evaluate(values)
+    yield from evaluate(values)
     metric = result.slos[0].metric
     curve = sorted(
         (e for e in done.values() if low <= e.value <= high and metric in e.metrics),

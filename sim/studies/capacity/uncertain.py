@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sim.studies.calibration.linearise import SEED_OFFSET
-from sim.studies.calibration.saved import Calibrated
+from sim.studies.calibration.saved import Calibrated, Point
 from sim.studies.capacity.search import CapacityResult
 from sim.studies.capacity.slo import Slo
 
@@ -118,16 +118,19 @@ def capacity_range(
     integer: bool,
     progress: Callable[[int, int], None] | None = None,
     map_: Callable[..., Iterable[CapacityResult]] = map,
+    points: list[Point] | None = None,
 ) -> CapacityRange:
     """`search_at(parameter overrides, seed, slos)` runs one search; it is run at `draws`
     points, each with the SLOs' targets moved by the point's model error, through `map_`
     (builtin map, or an executor's: every draw at once, results in draw order; each draw's seed
-    and targets are in its task, so the answers are the same)."""
-    points = calibrated.points(draws, seed)
+    and targets are in its task, so the answers are the same).  `points`: the calibration's
+    `points(draws, seed)` when already drawn."""
+    if points is None:
+        points = calibrated.points(draws, seed)
     errors = [calibrated.model_error_sd * p.model_error_z for p in points]
     answers: list[float | None] = []
     beyond: list[bool] = []
-    drawn, seeds = draw_runs(calibrated, draws, seed)
+    drawn, seeds = draw_runs(calibrated, draws, seed, points)
     results = map_(
         search_at,
         drawn,
@@ -181,11 +184,13 @@ def capacity_range(
 
 
 def draw_runs(
-    calibrated: Calibrated, draws: int, seed: int
+    calibrated: Calibrated, draws: int, seed: int, points: list[Point] | None = None
 ) -> tuple[list[tuple[str, ...]], list[int]]:
     """Each draw's parameter overrides and seed: what its search runs with, and what any other
-    run at the same draw must run with to be paired with its answer (`next_measurement`)."""
-    points = calibrated.points(draws, seed)
+    run at the same draw must run with to be paired with its answer (`next_measurement`).
+    `points`: the calibration's `points(draws, seed)` when already drawn."""
+    if points is None:
+        points = calibrated.points(draws, seed)
     return (
         [tuple(point.overrides) for point in points],
         [seed + SEED_OFFSET * (m + 1) for m in range(len(points))],
