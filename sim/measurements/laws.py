@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from sim.measurements.classes import TOTAL
+from sim.measurements.table import numbers
 
 
 @dataclass
@@ -38,9 +39,9 @@ def run_laws(table, warmup_s: float = 0.0) -> list[RunLaws]:
     out = []
     for run, group in rows.groupby("run", sort=False):
         length = (group["window_end_s"] - group["window_start_s"]).to_numpy(dtype=float)
-        count = group["count.completed"].to_numpy(dtype=float)
-        users = group["users"].to_numpy(dtype=float)
-        response = group["response.mean"].to_numpy(dtype=float)
+        count = numbers(group, "count.completed")
+        users = numbers(group, "users")
+        response = numbers(group, "response.mean")
         known = length.sum() > 0 and count.sum() > 0
         if not known:
             continue

@@ -19,7 +19,7 @@ import numpy as np
 from sim.measurements import sampling
 from sim.measurements.classes import TOTAL
 from sim.measurements.errors import MeasurementError
-from sim.measurements.table import RESPONSE, STD_ERROR
+from sim.measurements.table import RESPONSE, STD_ERROR, numbers
 
 
 @dataclass
@@ -72,9 +72,9 @@ def level_responses(
     rows = cut_windows(table[table["class"] == TOTAL], warmup_s, until_s)
     out = []
     for run, group in rows.groupby("run", sort=False):
-        count = group["count.completed"].to_numpy(dtype=float)
+        count = numbers(group, "count.completed")
         length = (group["window_end_s"] - group["window_start_s"]).to_numpy(dtype=float)
-        users = group["users"].to_numpy(dtype=float)
+        users = numbers(group, "users")
         n = float(np.nansum(count))
         level = LevelResponses(
             run=str(run),
@@ -84,13 +84,8 @@ def level_responses(
             throughput=n / float(length.sum()) if length.sum() > 0 else math.nan,
         )
         for column in RESPONSE:
-            error_column = column + STD_ERROR
-            errors = (
-                group[error_column].to_numpy(dtype=float)
-                if error_column in group
-                else np.full(len(group), math.nan)
-            )
-            values = group[column].to_numpy(dtype=float)
+            errors = numbers(group, column + STD_ERROR)
+            values = numbers(group, column)
             if len(group) == 1:
                 level.values[column], level.std_errors[column] = values[0], errors[0]
             elif column == "response.mean" and n > 0:

@@ -172,5 +172,15 @@ def successes_only(row: Row) -> Row:
     return out
 
 
+def numbers(rows, column: str):
+    """A column of `rows` as floats; all NaN where a table written by hand lacks the column (an
+    absent column, like an empty cell, means the file does not say)."""
+    import numpy as np
+
+    if column not in rows:
+        return np.full(len(rows), math.nan)
+    return rows[column].to_numpy(dtype=float)
+
+
 def nan_to_none(value: float) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value

@@ -134,3 +134,22 @@ def test_an_empty_percentile_says_why(tmp_path):
     assert "n/a" in responses
     assert "percentiles of windows do not make the run's" in responses
     assert "users32" in responses.split("n/a (", 1)[1]
+
+
+def test_a_table_written_by_hand_without_percentiles_is_read_as_not_saying_them(tmp_path):
+    """docs/measurement-table.md: a table may be written by hand, and an empty cell means the
+    file does not say.  An aggregate's columns alone (no percentile, no standard error) were an
+    internal error (KeyError 'response.p50'); an absent column now reads as empty cells."""
+    path = tmp_path / "aggregate.csv"
+    path.write_text(
+        "run,window_start_s,window_end_s,class,users,throughput,response.mean,count.completed\n"
+        "agg,0,100,total,4,20,0.05,2000\n"
+    )
+    result = CliRunner().invoke(main, ["estimate", str(path)])
+    assert result.exit_code == 0, result.output
+    rows = [line.split() for line in result.output.splitlines() if line.startswith("  agg ")]
+    assert rows[0][1:5] == ["4", "20", "0.05", "0.15"]  # N, X, R, Z = N/X - R
+    assert rows[1][:3] == ["agg", "2000", "50"] and rows[1].count("n/a") == 4
+    assert "n/a (agg): the table holds none for this run" in result.output
+    document = json.loads(CliRunner().invoke(main, ["estimate", str(path), "--json"]).output)
+    assert document["responses"][0]["response.p95"]["value"] is None
