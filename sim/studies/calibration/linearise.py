@@ -10,6 +10,7 @@ replications, so the spread holds the simulation noise as well as the parameters
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,16 +40,21 @@ class RunMemo:
         self.map = map_
         self.done: dict = {}
 
-    def __call__(self, function, tasks) -> list:
+    def __call__(self, function, tasks) -> Iterator:
+        """The results in the tasks' order, each as soon as it and those before it are in (a
+        caller shows progress as the runs come)."""
         tasks = list(tasks)
         keys = [(str(t[0]), tuple(t[1]), t[2]) for t in tasks]
         todo: dict = {}
         for key, task in zip(keys, tasks):
             if key not in self.done and key not in todo:
                 todo[key] = task
-        for key, result in zip(todo, self.map(function, list(todo.values()))):
-            self.done[key] = result
-        return [self.done[k] for k in keys]
+        fresh = zip(todo, self.map(function, list(todo.values())))
+        for key in keys:
+            while key not in self.done:
+                done, result = next(fresh)
+                self.done[done] = result
+            yield self.done[key]
 
 
 @dataclass
@@ -72,6 +78,51 @@ def simulate_figures(
     extra: tuple[str, ...] = (),
 ) -> Simulated:
     """Every figure's row simulated at `values` (each distinct run once)."""
+    (found,) = simulate_points(
+        folder, spec, parameters, figures, [(values, extra)], replications, map_
+    )
+    return found
+
+
+def simulate_points(
+    folder: Path,
+    spec: ExperimentSpec,
+    parameters: list,
+    figures: list[Figure],
+    points: Sequence[tuple[tuple[float, ...], tuple[str, ...]]],
+    replications: int | None,
+    map_=map,
+    progress=None,
+) -> list[Simulated]:
+    """`simulate_figures` at each point (its values, and overrides of its own such as a seed),
+    the runs of every point handed to `map_` at once: on a pool, the workers go from one
+    point's runs to the next without waiting for a point's slowest row (the rows of a level
+    test differ in length by the load), and the results are the same in any order.
+    `progress(k, points)` as each point's runs are in."""
+    planned = [
+        _figure_runs(folder, spec, parameters, figures, values, replications, extra)
+        for values, extra in points
+    ]
+    results = iter(map_(run_row, [task for _, tasks, _ in planned for task in tasks.values()]))
+    out = []
+    for k, (keys, tasks, counts) in enumerate(planned):
+        summaries = {key: next(results) for key in tasks}
+        out.append(_simulated(figures, keys, summaries, counts))
+        if progress is not None:
+            progress(k + 1, len(planned))
+    return out
+
+
+def _figure_runs(
+    folder: Path,
+    spec: ExperimentSpec,
+    parameters: list,
+    figures: list[Figure],
+    values: tuple[float, ...],
+    replications: int | None,
+    extra: tuple[str, ...],
+) -> tuple[list, dict, dict]:
+    """Each figure's run (key) at `values`, each distinct run's task, and its replications."""
     keys, tasks, counts = [], {}, {}
     for figure in figures:
         applied = [
@@ -84,7 +135,10 @@ def simulate_figures(
             model = load_row_model(model_file, overrides)
             counts[key] = replications or model.run.replications
             tasks[key] = (*key, replications, f"{figure.label}: at {values}")
-    summaries = dict(zip(tasks, map_(run_row, list(tasks.values()))))
+    return keys, tasks, counts
+
+
+def _simulated(figures: list[Figure], keys: list, summaries: dict, counts: dict) -> Simulated:
     mean, low, high, noise = [], [], [], []
     for figure, key in zip(figures, keys):
         summary = summaries[key]
@@ -121,20 +175,28 @@ def linearise(
     """Every figure and its derivatives in the parameters' unit scales at `values`: forward
     differences of STEP (backward at an upper bound), the same seeds at every point."""
     published = np.array([f.published for f in figures])
-    base = simulate_figures(folder, spec, parameters, figures, values, replications, map_)
     u0 = np.array([p.to_unit(v) for p, v in zip(parameters, values)])
     jacobian = np.zeros((len(figures), len(parameters)))
+    points: list[tuple[tuple[float, ...], tuple[str, ...]]] = [(values, ())]
+    steps = []
     for j, parameter in enumerate(parameters):
         size = max(UNKNOWN_STEP if parameter.kind == "unknown" else STEP, parameter.min_unit_step())
         step = size if u0[j] + size <= 2.0 else -size
         moved = list(values)
         moved[j] = parameter.from_unit(u0[j] + step)
         # a whole parameter moved to the nearest whole number: divide by the step it took
-        step = parameter.to_unit(moved[j]) - u0[j]
-        at = simulate_figures(folder, spec, parameters, figures, tuple(moved), replications, map_)
+        steps.append(parameter.to_unit(moved[j]) - u0[j])
+        points.append((tuple(moved), ()))
+
+    def moved_done(k: int, _: int) -> None:  # the base point is not a parameter's step
+        if progress is not None and k > 1:
+            progress(k - 1, len(parameters))
+
+    base, *moved_points = simulate_points(
+        folder, spec, parameters, figures, points, replications, map_, moved_done
+    )
+    for j, (at, step) in enumerate(zip(moved_points, steps)):
         jacobian[:, j] = (at.mean - base.mean) / published / step
-        if progress is not None:
-            progress(j + 1, len(parameters))
     measurement = np.array([f.measurement_sd for f in figures])
     problem = Problem(
         u0=u0,
@@ -198,23 +260,16 @@ def sample(
     quantile and the Cholesky factor; kept in the ranges), each run with its own seed."""
     units = draw_units(post.mean, post.cov, draws, seed)
     base_seed = _model_seed(folder, spec, figures)
-    values, noise = [], []
-    for m, u in enumerate(units):
-        point = tuple(p.from_unit(float(x)) for p, x in zip(parameters, u))
-        at = simulate_figures(
-            folder,
-            spec,
-            parameters,
-            figures,
-            point,
-            replications,
-            map_,
-            extra=(f"run.seed={base_seed + SEED_OFFSET * (m + 1)}",),
+    points = [
+        (
+            tuple(p.from_unit(float(x)) for p, x in zip(parameters, u)),
+            (f"run.seed={base_seed + SEED_OFFSET * (m + 1)}",),
         )
-        values.append(at.mean)
-        noise.append(at.noise_sd)
-        if progress is not None:
-            progress(m + 1, len(units))
+        for m, u in enumerate(units)
+    ]
+    found = simulate_points(folder, spec, parameters, figures, points, replications, map_, progress)
+    values = [at.mean for at in found]
+    noise = [at.noise_sd for at in found]
     return Draws(units, np.array(values), np.array(noise))
 
 
