@@ -464,7 +464,7 @@ def estimate_command(
     report.print_demands(results, level)
     if laws:
         report.print_laws(laws, table_file, results)
-    report.print_responses(responses)
+    report.print_responses(responses, failed_explained=bool(laws))
     if tiers:
         print_tiers(tiers, tiers_path(table_file))
     if shape is not None:

@@ -7,14 +7,21 @@ measured throughput X and mean response time R, without reading the test plan. A
 lowest-load response time is the first guess of the demand where no utilisation was
 recorded: with one user nothing queues, so R(1) is the sum of the demands on the request's
 path (the load generator's own time included).
+
+X and R are of the answered requests only.  A run whose requests failed spent its users' time
+on them too (the failed request and the think after it), which neither X nor R holds: for a
+failed share f, N/X is 1/(1 - f) times the users' cycle over all their requests, and Z reads
+high by about f·N/X.  Each run carries its failed requests (`count.errors` +
+`count.timed_out`), so that the law is read beside them.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 from sim.measurements.classes import TOTAL
-from sim.measurements.table import numbers
+from sim.measurements.table import failed_requests, failed_share, numbers
 
 
 @dataclass
@@ -25,9 +32,15 @@ class RunLaws:
     response_mean_s: float  # weighted by completions
     think_s: float  # N/X - R
     completed: int
+    failed: float = math.nan  # count.errors + count.timed_out; NaN: the file does not say
+
+    @property
+    def failed_share(self) -> float:
+        """failed / (completed + failed); NaN where the file does not say."""
+        return failed_share(self.completed, self.failed)
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "failed_share": self.failed_share}
 
 
 def run_laws(table, warmup_s: float = 0.0) -> list[RunLaws]:
@@ -49,5 +62,6 @@ def run_laws(table, warmup_s: float = 0.0) -> list[RunLaws]:
         x = float(count.sum() / length.sum())
         done = count > 0
         r = float((response[done] * count[done]).sum() / count[done].sum())
-        out.append(RunLaws(str(run), n, x, r, n / x - r, int(count.sum())))
+        failed = failed_requests(group)
+        out.append(RunLaws(str(run), n, x, r, n / x - r, int(count.sum()), failed))
     return out

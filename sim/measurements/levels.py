@@ -19,7 +19,7 @@ import numpy as np
 from sim.measurements import sampling
 from sim.measurements.classes import TOTAL
 from sim.measurements.errors import MeasurementError
-from sim.measurements.table import RESPONSE, STD_ERROR, numbers
+from sim.measurements.table import RESPONSE, STD_ERROR, failed_requests, failed_share, numbers
 
 
 @dataclass
@@ -31,6 +31,11 @@ class LevelResponses:
     throughput: float
     values: dict[str, float] = field(default_factory=dict)  # response.* column -> seconds
     std_errors: dict[str, float] = field(default_factory=dict)  # the same -> seconds
+    failed: float = math.nan  # count.errors + count.timed_out: in no response time; NaN: unsaid
+
+    @property
+    def failed_share(self) -> float:
+        return failed_share(self.samples, self.failed)
 
     def as_dict(self) -> dict:
         def clean(value: float) -> float | None:
@@ -42,6 +47,8 @@ class LevelResponses:
             "windows": self.windows,
             "samples": self.samples,
             "throughput": clean(self.throughput),
+            "failed": clean(self.failed),
+            "failed_share": clean(self.failed_share),
             **{
                 column: {
                     "value": clean(self.values[column]),
@@ -82,6 +89,7 @@ def level_responses(
             windows=len(group),
             samples=int(n),
             throughput=n / float(length.sum()) if length.sum() > 0 else math.nan,
+            failed=failed_requests(group),
         )
         for column in RESPONSE:
             errors = numbers(group, column + STD_ERROR)

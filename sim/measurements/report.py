@@ -17,13 +17,41 @@ def _ms(value: float) -> str:
     return "" if value is None or not math.isfinite(value) else f"{value * 1000:.4g}"
 
 
+def _share(share: float) -> str:
+    """A failed share as `sim.present.failures.percent` writes it (that layer lies above this
+    one): `0 %`, `0.31 %`, `25.0 %`; `-` when the file does not say."""
+    if not math.isfinite(share):
+        return "-"
+    if share == 0:
+        return "0 %"
+    value = 100 * share
+    return f"{value:.2g} %" if value < 10 else f"{value:.1f} %"
+
+
+def _failed_note(named: list[tuple[str, float]], answered: str = "the times") -> list[str]:
+    """The lines under a table with a `failed` column: what it counts, and the runs whose file
+    does not say (`named`: each run with its failed share)."""
+    lines = [
+        "failed: the share of the run's requests that failed (count.errors + count.timed_out, "
+        f"of all that ended); {answered} are of the answered requests only"
+    ]
+    unsaid = [run for run, share in named if not math.isfinite(share)]
+    if unsaid:
+        lines.append(
+            f"failed '-' ({', '.join(dict.fromkeys(unsaid))}): the file does not say which "
+            "requests failed"
+        )
+    return lines
+
+
 def _inline(spec: dict) -> str:
     """A spec as a TOML inline table, as a model file holds it."""
     parts = [f"{k} = {json.dumps(v) if isinstance(v, str) else f'{v:g}'}" for k, v in spec.items()]
     return "{ " + ", ".join(parts) + " }"
 
 
-def print_responses(responses) -> None:
+def print_responses(responses, failed_explained: bool = False) -> None:
+    """`failed_explained`: the response-time law's table above said what `failed` counts."""
     from sim.measurements.sampling import min_samples
     from sim.measurements.table import PERCENTILES, RESPONSE
 
@@ -34,7 +62,7 @@ def print_responses(responses) -> None:
         "error (batch means); '± -' where the run has fewer samples than the error needs"
     )
     heads = [c.removeprefix("response.") for c in RESPONSE]
-    click.echo(f"  {'run':<20} {'samples':>8} " + " ".join(f"{h:>16}" for h in heads))
+    click.echo(f"  {'run':<20} {'samples':>8} {'failed':>8} " + " ".join(f"{h:>16}" for h in heads))
     why: dict[str, list[str]] = {}  # the reason a run's cells are empty -> the runs
     for level in responses:
         cells = []
@@ -46,10 +74,16 @@ def print_responses(responses) -> None:
             else:
                 shown = f"{error * 1000:.2g}" if math.isfinite(error) else "-"
                 cells.append(f"{_ms(value)} ± {shown}")
-        click.echo(f"  {level.run:<20} {level.samples:>8} " + " ".join(f"{c:>16}" for c in cells))
+        click.echo(
+            f"  {level.run:<20} {level.samples:>8} {_share(level.failed_share):>8} "
+            + " ".join(f"{c:>16}" for c in cells)
+        )
     for reason, runs in why.items():
         named = ", ".join(dict.fromkeys(runs))
         click.echo(f"  n/a ({named}): {reason}")
+    if not failed_explained:
+        for line in _failed_note([(level.run, level.failed_share) for level in responses]):
+            click.echo(f"  {line}")
     needs = ", ".join(
         [f"mean {min_samples(None)}", *(f"p{p} {min_samples(p)}" for p in PERCENTILES)]
     )
@@ -165,9 +199,21 @@ def print_laws(laws, table_file: str, results) -> None:
     click.echo("response-time law per run (class total): think time Z = N/X - R")
     click.echo(
         f"  {'run':<20} {'users N':>8} {'X [1/s]':>10} {'R [s]':>10} {'Z [s]':>10} {'requests':>9}"
+        f" {'failed':>8}"
     )
     for law in laws:
         click.echo(
             f"  {law.run:<20} {_cell(law.users):>8} {_cell(law.throughput):>10} "
-            f"{_cell(law.response_mean_s):>10} {_cell(law.think_s):>10} {law.completed:>9}"
+            f"{_cell(law.response_mean_s):>10} {_cell(law.think_s):>10} {law.completed:>9} "
+            f"{_share(law.failed_share):>8}"
+        )
+    for line in _failed_note([(law.run, law.failed_share) for law in laws], "X, R and requests"):
+        click.echo(f"  {line}")
+    failing = [law for law in laws if law.failed_share > 0 and math.isfinite(law.think_s)]
+    if failing:
+        named = ", ".join(f"{law.run} {_share(law.failed_share)}" for law in failing)
+        click.echo(
+            f"  Z reads high where requests failed ({named}): the users also spent the failed "
+            "requests and the think after them, which neither X nor R holds (about f·N/X too "
+            "high for a failed share f); take Z from a run without failures"
         )

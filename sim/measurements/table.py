@@ -182,5 +182,23 @@ def numbers(rows, column: str):
     return rows[column].to_numpy(dtype=float)
 
 
+def failed_requests(rows) -> float:
+    """The requests a run's rows (its kept windows, class `total`) say failed: `count.errors` +
+    `count.timed_out`, which are in none of its response times; NaN where neither column holds
+    a number (the file does not say which requests failed)."""
+    import numpy as np
+
+    parts = [numbers(rows, column) for column in ("count.errors", "count.timed_out")]
+    known = [values for values in parts if np.isfinite(values).any()]
+    return float(sum(np.nansum(values) for values in known)) if known else math.nan
+
+
+def failed_share(completed: float, failed: float) -> float:
+    """failed / (completed + failed): the share of the run's requests that ended in a failure;
+    NaN when unknown or when none ended."""
+    ended = completed + failed
+    return failed / ended if ended > 0 else math.nan
+
+
 def nan_to_none(value: float) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value

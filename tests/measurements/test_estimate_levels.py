@@ -149,7 +149,75 @@ def test_a_table_written_by_hand_without_percentiles_is_read_as_not_saying_them(
     assert result.exit_code == 0, result.output
     rows = [line.split() for line in result.output.splitlines() if line.startswith("  agg ")]
     assert rows[0][1:5] == ["4", "20", "0.05", "0.15"]  # N, X, R, Z = N/X - R
-    assert rows[1][:3] == ["agg", "2000", "50"] and rows[1].count("n/a") == 4
+    assert rows[1][:2] == ["agg", "2000"] and "50" in rows[1] and rows[1].count("n/a") == 4
     assert "n/a (agg): the table holds none for this run" in result.output
     document = json.loads(CliRunner().invoke(main, ["estimate", str(path), "--json"]).output)
     assert document["responses"][0]["response.p95"]["value"] is None
+
+
+def _with_failures(path: Path, every: int) -> Path:
+    """users4.jtl with every `every`-th sample answered 503 (success false), as JMeter writes a
+    failed sample: the same times and threads, so the users' cycle is unchanged."""
+    lines = (PLANNING / "users4.jtl").read_text().splitlines()
+    header = lines[0].split(",")
+    success, code = header.index("success"), header.index("responseCode")
+    out = [lines[0]]
+    for i, line in enumerate(lines[1:]):
+        cells = line.split(",")
+        if i % every == 0:
+            cells[success], cells[code] = "false", "503"
+        out.append(",".join(cells))
+    path.write_text("\n".join(out) + "\n")
+    return path
+
+
+def test_every_latency_of_estimate_is_shown_beside_its_failed_share(tmp_path):
+    """A run of which a quarter failed showed its response times and its think time as if
+    nothing had: each table that shows a latency now has the run's failed share beside it, and
+    the think time the response-time law gives is said to read high, by f.N/X."""
+    failing = _with_failures(tmp_path / "failing4.jtl", every=4)
+    path = tmp_path / "measured.csv"
+    files = [str(PLANNING / "users4.jtl"), str(failing)]
+    table.write(import_files("jtl", files, ImportOptions()), path)
+    result = CliRunner().invoke(main, ["estimate", str(path)])
+    assert result.exit_code == 0, result.output
+    laws, responses = result.output.split("response times per run")
+    rows = {line.split()[0]: line.split() for line in laws.splitlines() if line.startswith("  ")}
+    assert rows["run"][-1] == "failed" and rows["users4"][-2:] == ["0", "%"]
+    sent = len((PLANNING / "users4.jtl").read_text().splitlines()) - 1
+    failed = len(range(0, sent, 4))
+    share = f"{100 * failed / sent:.1f} %"
+    assert " ".join(rows["failing4"][-2:]) == share
+    assert f"Z reads high where requests failed (failing4 {share})" in laws
+    heads = responses.splitlines()[1].split()
+    assert heads[:3] == ["run", "samples", "failed"]
+    assert f"{sent - failed} {share.split()[0]} %" in " ".join(responses.split())
+
+    document = json.loads(CliRunner().invoke(main, ["estimate", str(path), "--json"]).output)
+    run = {r["run"]: r for r in document["runs"]}
+    level = {r["run"]: r for r in document["responses"]}
+    for entry in (run["failing4"], level["failing4"]):
+        assert entry["failed"] == failed
+        assert entry["failed_share"] == pytest.approx(failed / sent, rel=1e-12)
+    assert run["users4"]["failed"] == 0 and run["users4"]["failed_share"] == 0
+    # the bias said: the failed quarter's time is in neither X nor R, so Z is f.N/X above
+    # the think time of the same users' run without failures
+    laws_of = {law["run"]: law for law in document["runs"]}
+    f, n, x = failed / sent, laws_of["failing4"]["users"], laws_of["failing4"]["throughput"]
+    clean_z = laws_of["users4"]["think_s"]
+    assert laws_of["failing4"]["think_s"] - clean_z == pytest.approx(f * n / x, rel=0.05)
+
+
+def test_a_table_that_does_not_say_which_requests_failed_shows_a_dash(tmp_path):
+    path = tmp_path / "aggregate.csv"
+    path.write_text(
+        "run,window_start_s,window_end_s,class,users,throughput,response.mean,count.completed,"
+        "count.errors,count.timed_out\n"
+        "agg,0,100,total,4,20,0.05,2000,,\n"
+    )
+    result = CliRunner().invoke(main, ["estimate", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "failed '-' (agg): the file does not say which requests failed" in result.output
+    assert "Z reads high" not in result.output
+    document = json.loads(CliRunner().invoke(main, ["estimate", str(path), "--json"]).output)
+    assert document["runs"][0]["failed"] is None and document["responses"][0]["failed"] is None
