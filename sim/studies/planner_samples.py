@@ -17,6 +17,12 @@ counts of its successful requests) and, where the light level's shape is fitted,
   enters the fit with an assumed error (cv 1), not one measured from its own samples.  A run
   of three windows or more has its mean's error from their spread (`sim.studies.
   measured_table`), measured: its mean is not warned of.
+
+**A fitted run whose requests failed is fitted with a warning.**  Its throughput and response
+times are of the answered requests (`count.completed`), and the think time the response-time
+law gives reads high by about f·N/X for a failed share f (`sim.measurements.laws`): the users
+also spent the failed requests and the think after them.  A model that refuses none of them
+matches those figures only with the wrong think time, so the run is named with its share.
 """
 
 from __future__ import annotations
@@ -41,7 +47,8 @@ def check_fitted_samples(
 ) -> list[str]:
     """Raise ExperimentError for the first fitted run (`RunLaws`) too small for a statistic it
     is fitted to (the mean, and each of `percentiles`); return a warning for each run whose
-    statistics' errors are assumed.  `windows`: each run's windows after the warm-up."""
+    statistics' errors are assumed, and for each whose requests failed.  `windows`: each run's
+    windows after the warm-up."""
     after = f" after --warmup {warmup_s:g} s" if warmup_s > 0 else ""
     warnings = []
     for law in laws:
@@ -73,6 +80,16 @@ def check_fitted_samples(
                 f"{' and '.join(label for label, _ in weak)} fitted with an assumed error "
                 f"(cv 1), not one measured from the run's own samples ({weak[-1][0]} needs "
                 f"{needed}: {_seconds(needed, law.throughput)})"
+            )
+    for law in laws:
+        if law.failed_share > 0:
+            high_ms = 1000 * law.failed_share * law.users / law.throughput  # f·N/X
+            warnings.append(
+                f"--fit {law.run}: {law.failed:,.0f} of {law.completed + law.failed:,.0f} "
+                f"requests failed ({100 * law.failed_share:.2g} %){after}: its throughput and "
+                "response times are of the answered ones, and its think time by the "
+                f"response-time law reads high by about {high_ms:.3g} ms (f·N/X); fit runs "
+                "without failures, or a model that fails as many"
             )
     return warnings
 

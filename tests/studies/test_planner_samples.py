@@ -94,3 +94,25 @@ def test_the_p95_fitted_from_a_shape_needs_twenty_samples(tmp_path):
     assert "users40: 25 successful samples" in warning and "the mean and p95" in warning
     assert "p95 needs 400" in warning
     assert 'figure = "response.p95"' in (out / "experiment.toml").read_text()
+
+
+def test_a_fitted_run_whose_requests_failed_is_named_with_its_share(tmp_path):
+    """A run of which a fifth failed was fitted without a word: its throughput and response
+    times are of the answered requests, and the response-time law's think time reads high by
+    f·N/X; plan now names the run, its failed requests and that bias."""
+    import pandas as pd
+
+    measured = table(tmp_path / "measured.csv", {10: 2400, 40: 2400})
+    frame = pd.read_csv(measured)
+    frame.loc[frame["run"] == "users40", "count.errors"] = 600.0  # 600 of 3,000 sent: 20 %
+    frame.to_csv(measured, index=False)
+    out = tmp_path / "exp"
+    args = ["plan", str(measured), "--fit", "users10", "--fit", "users40", "-o", str(out)]
+    result = CliRunner().invoke(main, [*args, "--threads", "8"])
+    assert result.exit_code == 0, result.output
+    (warning,) = [line for line in result.output.splitlines() if "requests failed" in line]
+    assert warning.startswith("warning: --fit users40: 600 of 3,000 requests failed (20 %)")
+    # f·N/X = 0.2 x 40 users / (2400 / 60 s) = 0.2 s
+    assert "reads high by about 200 ms (f·N/X)" in warning
+    assert "users10" not in warning
+    assert f"# {warning}" in (out / "experiment.toml").read_text()
