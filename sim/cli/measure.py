@@ -4,6 +4,7 @@ service demands from it."""
 from __future__ import annotations
 
 import json
+import math
 from typing import TYPE_CHECKING
 
 import click
@@ -421,7 +422,7 @@ def estimate_command(
     laws = run_laws(kept)
     responses = level_responses(kept)
     from sim.measurements.table import nan_to_none
-    from sim.measurements.tier_evidence import print_tiers, read_tiers, tiers_path
+    from sim.measurements.tier_evidence import failed_shares, print_tiers, read_tiers, tiers_path
 
     try:
         tiers = read_tiers(table_file)  # a traced run's per-tier table beside the table
@@ -455,8 +456,12 @@ def estimate_command(
         if shape is not None:
             document["shape"] = shape.as_dict()
         if tiers is not None:
+            shares = failed_shares(measured)
             document["tiers"] = [
-                {k: nan_to_none(v) if isinstance(v, float) else v for k, v in row.items()}
+                {
+                    **{k: nan_to_none(v) if isinstance(v, float) else v for k, v in row.items()},
+                    "failed_share": nan_to_none(shares.get((row["run"], row["class"]), math.nan)),
+                }
                 for row in tiers
             ]
         click.echo(json.dumps(document, indent=2, allow_nan=False))
@@ -466,7 +471,7 @@ def estimate_command(
         report.print_laws(laws, table_file, results)
     report.print_responses(responses, failed_explained=bool(laws))
     if tiers:
-        print_tiers(tiers, tiers_path(table_file))
+        print_tiers(tiers, tiers_path(table_file), failed_shares(measured))
     if shape is not None:
         report.print_shape(shape, shape_csv)
 

@@ -17,7 +17,7 @@ def _ms(value: float) -> str:
     return "" if value is None or not math.isfinite(value) else f"{value * 1000:.4g}"
 
 
-def _share(share: float) -> str:
+def share_text(share: float) -> str:
     """A failed share as `sim.present.failures.percent` writes it (that layer lies above this
     one): `0 %`, `0.31 %`, `25.0 %`; `-` when the file does not say."""
     if not math.isfinite(share):
@@ -75,7 +75,7 @@ def print_responses(responses, failed_explained: bool = False) -> None:
                 shown = f"{error * 1000:.2g}" if math.isfinite(error) else "-"
                 cells.append(f"{_ms(value)} ± {shown}")
         click.echo(
-            f"  {level.run:<20} {level.samples:>8} {_share(level.failed_share):>8} "
+            f"  {level.run:<20} {level.samples:>8} {share_text(level.failed_share):>8} "
             + " ".join(f"{c:>16}" for c in cells)
         )
     for reason, runs in why.items():
@@ -205,13 +205,13 @@ def print_laws(laws, table_file: str, results) -> None:
         click.echo(
             f"  {law.run:<20} {_cell(law.users):>8} {_cell(law.throughput):>10} "
             f"{_cell(law.response_mean_s):>10} {_cell(law.think_s):>10} {law.completed:>9} "
-            f"{_share(law.failed_share):>8}"
+            f"{share_text(law.failed_share):>8}"
         )
     for line in _failed_note([(law.run, law.failed_share) for law in laws], "X, R and requests"):
         click.echo(f"  {line}")
     failing = [law for law in laws if law.failed_share > 0 and math.isfinite(law.think_s)]
     if failing:
-        named = ", ".join(f"{law.run} {_share(law.failed_share)}" for law in failing)
+        named = ", ".join(f"{law.run} {share_text(law.failed_share)}" for law in failing)
         click.echo(
             f"  Z reads high where requests failed ({named}): the users also spent the failed "
             "requests and the think after them, which neither X nor R holds (about f·N/X too "

@@ -13,6 +13,8 @@ import click
 
 from sim.measurements.errors import MeasurementError
 from sim.measurements.formats.otel_tiers import COLUMNS
+from sim.measurements.report import share_text
+from sim.measurements.table import failed_requests, failed_share, numbers
 from sim.measurements.text import read_lines
 
 TEXT = ("run", "class", "tier")
@@ -58,23 +60,41 @@ def read_tier_file(path: str | Path) -> list[dict]:
     return rows
 
 
-def print_tiers(rows: list[dict], path: Path) -> None:
+def failed_shares(table) -> dict[tuple[str, str], float]:
+    """Each (run, class)'s failed share over all the measurement table's windows: the import's
+    cut, which is the per-tier table's too (`estimate --warmup` cuts neither of its traces)."""
+    import numpy as np
+
+    out = {}
+    for (run, name), rows in table.groupby(["run", "class"], sort=False):
+        completed = float(np.nansum(numbers(rows, "count.completed")))
+        out[(str(run), str(name))] = failed_share(completed, failed_requests(rows))
+    return out
+
+
+def print_tiers(rows: list[dict], path: Path, failed: dict[tuple[str, str], float]) -> None:
+    """`failed`: each (run, class)'s failed share (`failed_shares`), shown beside its times."""
     click.echo(
         f"per-tier time per request (traces, {path.name}: successful requests over the import's "
         "cut) [ms]; a tier's time bounds its demand from above (it includes its queueing)"
     )
     click.echo(
-        f"  {'run':<14} {'class':<16} {'tier':<10} {'requests':>8} {'calls':>6} "
+        f"  {'run':<14} {'class':<16} {'tier':<10} {'requests':>8} {'failed':>7} {'calls':>6} "
         f"{'time':>16} {'per call':>9} {'share':>6}"
     )
     for row in rows:
+        share = failed.get((row["run"], row["class"]), math.nan)
         time = row["time_per_request_s"] * 1000
         error = row["time_per_request_s.std_error"] * 1000
         shown = f"{time:.4g} ± {error:.2g}" if math.isfinite(error) else f"{time:.4g}"
         per_call = row["time_per_call_s"] * 1000
         click.echo(
             f"  {row['run']:<14} {row['class']:<16} {row['tier']:<10} {row['requests']:>8.0f} "
-            f"{row['calls_per_request']:>6.3g} {shown:>16} "
+            f"{share_text(share):>7} {row['calls_per_request']:>6.3g} {shown:>16} "
             f"{(f'{per_call:.4g}' if math.isfinite(per_call) else ''):>9} "
             f"{row['share_of_response']:>6.1%}"
         )
+    click.echo(
+        "  failed: the class's share of requests that failed, in none of the times; "
+        "share: the tier's share of the response time"
+    )

@@ -231,3 +231,26 @@ def test_the_trace_agrees_with_the_drivers_own_summary_of_the_run():
     # start to the last one's end) within the client's own few milliseconds
     span = driver["last_answered_s"] - driver["first_sent_s"]
     assert total["throughput"] == pytest.approx(succeeded / span, rel=0.005)
+
+
+def test_the_tier_table_shows_each_class_s_failed_share_beside_its_times(tmp_path):
+    """The per-tier times are of the successful requests; /order failed one time in eight (26
+    of its 200 in the trace, as the driver recorded), which the table now shows beside them."""
+    driver = json.loads((OTEL / "driver-summary.json").read_text())
+    failed = driver["by_path_and_status"]["/order 500"]
+    sent = failed + driver["by_path_and_status"]["/order 200"]
+    out = tmp_path / "traced.csv"
+    assert CliRunner().invoke(main, ["import", "otel", str(TRACE), "-o", str(out)]).exit_code == 0
+    shown = CliRunner().invoke(main, ["estimate", str(out)])
+    assert shown.exit_code == 0, shown.output
+    tiers = shown.output[shown.output.index("per-tier time per request") :].splitlines()
+    assert tiers[1].split()[:5] == ["run", "class", "tier", "requests", "failed"]
+    order = [line.split() for line in tiers if "GET /order" in line]
+    assert len(order) == 3  # app, database, front
+    for cells in order:
+        assert cells[4] == str(sent - failed) and " ".join(cells[5:7]) == "13.0 %"
+    assert all("0 %" in line for line in tiers if "GET /catalog" in line)
+    document = json.loads(CliRunner().invoke(main, ["estimate", str(out), "--json"]).stdout)
+    for row in document["tiers"]:
+        if row["class"] == "GET /order":
+            assert row["failed_share"] == pytest.approx(failed / sent)
