@@ -289,23 +289,25 @@ def write_lock_waits(table_path: Path, waits: dict[str, float]) -> None:
 
 def _waiters_cost_lines(found: DatabaseEvidence, why: str) -> list[str]:
     """The `[[unknown]]` of what each waiter costs the lock's next holder
-    (`database.lock.wake_per_waiter_s`): from nothing (the waiters sleep on) to the locking
-    statement's own time per call at the light run -- a waiter woken to re-lock the new
-    version redoes at most its statement's work, the row found and locked again.  A one-node
-    test with few waiters per grant cannot pin it; it is what a second node's waiters cost."""
+    (`database.lock.wake_per_waiter_s`): at most the locking statement's own time per call at
+    the light run -- a waiter woken to re-lock the new version redoes at most its statement's
+    work, the row found and locked again -- and at least 1 % of it (a process woken and put
+    back to sleep, the floor `DEMAND_SHARE_LOW` gives the database's own work), on a log
+    scale: from a wake-up's microseconds to a statement's milliseconds.  A one-node test with
+    few waiters per grant cannot pin it; it is what a second node's waiters cost."""
     per_call = found.locking_s / found.share if found.share > 0 else found.locking_s
+    low = DEMAND_SHARE_LOW * per_call
     return [
-        f"# each waiter left at a grant lengthens the holder's section: {why}; from 0 to the",
-        f"# locking statement's own {per_call * 1000:.4g} ms per call at {found.light_run} (a woken",
+        f"# each waiter left at a grant lengthens the holder's section: {why}; from",
+        f"# {DEMAND_SHARE_LOW:.0%} of to all of the locking statement's {per_call * 1000:.4g} ms per call at "
+        f"{found.light_run} (a woken",
         "# waiter redoes at most its statement's work)",
         "[[unknown]]",
         'parameter = "database.lock.wake_per_waiter_s"',
-        f"range = [0.0, {per_call!r}]",
-        "start = 0.0",
-        'scale = "linear"',
-        f"provenance = \"0 to the locking statement's {per_call * 1000:.4g} ms per call at "
-        f"{found.light_run}; a heavier run where several waiters queue at each grant (two "
-        "nodes past the lock's knee) would measure it\"",
+        f"range = [{low!r}, {per_call!r}]",
+        f"provenance = \"{DEMAND_SHARE_LOW:.0%} of to all of the locking statement's "
+        f"{per_call * 1000:.4g} ms per call at {found.light_run}; a heavier run where several "
+        "waiters queue at each grant (two nodes past the lock's knee) would measure it\"",
         "",
     ]
 
