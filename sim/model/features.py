@@ -151,6 +151,11 @@ FEATURES: dict[str, Declaration] = {
         "the waiters served in random order: the same means as in arrival order (the network "
         "answers means only; the wait's longer tail is the simulation's)"
     ),
+    "database.lock.waiters_cost": approximate(
+        "a holder's section grows with the waiters left at its grant: the network counts the "
+        "lock's hold at its fitted length, without the waiters' cost, which is optimistic "
+        "exactly where the lock is busy"
+    ),
     "replication.sync": approximate(
         "synchronous replication holds the request thread until every replica acknowledges"
     ),

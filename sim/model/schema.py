@@ -1067,7 +1067,14 @@ class DatabaseLock(Strict):
     `order` is who gets the lock next.  The order does not change the lock's throughput nor the
     mean wait, but it sets the wait's tail: served in random order, a waiter among n others
     is passed over again and again, so the p95 grows with the number of waiters -- the waiters
-    a third node adds."""
+    a third node adds.
+
+    `wake_per_waiter_s` is what the waiters cost the holder.  At a hot row's `COMMIT`
+    PostgreSQL wakes the old version's waiters one after another (the tuple lock's queue:
+    each returns `TM_Updated` from `heap_update`, gives up its place and re-locks the newest
+    version through `EvalPlanQual`), on the same cores as the new holder's statements and
+    round trips: the more waiters, the longer the section.  A lock manager that grants one
+    waiter and lets the rest sleep (InnoDB's queue, `LOCK TABLE`) has none."""
 
     share: float = Field(
         1.0,
@@ -1090,6 +1097,15 @@ class DatabaseLock(Strict):
         "queue: PostgreSQL's LOCK TABLE, a SELECT ... FOR UPDATE of one row version); "
         "'random', any waiter alike (PostgreSQL's hot row updated by every transaction: each "
         "COMMIT makes a new row version and its waiters race for it again, README.tuplock)",
+    )
+    wake_per_waiter_s: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="time added to a holder's section for each waiter still queued when it is "
+        "granted the lock [s]: PostgreSQL wakes every waiter of a hot row at each COMMIT (each "
+        "returns TM_Updated from heap_update and re-locks the new version through "
+        "EvalPlanQual), work that competes with the new holder's; 0 = none",
     )
 
 

@@ -289,6 +289,8 @@ def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
             out["database.lock"] = "database.lock"
             if model.database.lock.order == "random":
                 out["database.lock.random_order"] = "database.lock.order = 'random'"
+            if model.database.lock.wake_per_waiter_s > 0:
+                out["database.lock.waiters_cost"] = "database.lock.wake_per_waiter_s > 0"
     for index, spec in model.cluster.active:
         out[f"replication.{spec.mode}"] = f"cluster.replication.{index}.mode = {spec.mode!r}"
     return out

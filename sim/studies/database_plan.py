@@ -287,6 +287,31 @@ def write_lock_waits(table_path: Path, waits: dict[str, float]) -> None:
     write(rows, table_path)
 
 
+def _waiters_cost_lines(found: DatabaseEvidence, why: str) -> list[str]:
+    """The `[[unknown]]` of what each waiter costs the lock's next holder
+    (`database.lock.wake_per_waiter_s`): at most the locking statement's own time per call at
+    the light run -- a waiter woken to re-lock the new version redoes at most its statement's
+    work, the row found and locked again -- and at least 1 % of it (a process woken and put
+    back to sleep, the floor `DEMAND_SHARE_LOW` gives the database's own work), on a log
+    scale: from a wake-up's microseconds to a statement's milliseconds.  A one-node test with
+    few waiters per grant cannot pin it; it is what a second node's waiters cost."""
+    per_call = found.locking_s / found.share if found.share > 0 else found.locking_s
+    low = DEMAND_SHARE_LOW * per_call
+    return [
+        f"# each waiter left at a grant lengthens the holder's section: {why}; from",
+        f"# {DEMAND_SHARE_LOW:.0%} of to all of the locking statement's {per_call * 1000:.4g} ms per call at "
+        f"{found.light_run} (a woken",
+        "# waiter redoes at most its statement's work)",
+        "[[unknown]]",
+        'parameter = "database.lock.wake_per_waiter_s"',
+        f"range = [{low!r}, {per_call!r}]",
+        f"provenance = \"{DEMAND_SHARE_LOW:.0%} of to all of the locking statement's "
+        f"{per_call * 1000:.4g} ms per call at {found.light_run}; a heavier run where several "
+        "waiters queue at each grant (two nodes past the lock's knee) would measure it\"",
+        "",
+    ]
+
+
 def database_lines(
     found: DatabaseEvidence,
     light_response_s: float,
@@ -367,6 +392,8 @@ def database_lines(
             f'provenance = "{hold_said}"',
             "",
         ]
+    if database.waiters_cost is not None:
+        lines += _waiters_cost_lines(found, database.waiters_cost)
     if found.light_users >= 2:
         # the light time per call is what the growth is counted from: a statement that already
         # waits there makes every wait figure short by that wait, and the hold's floor long

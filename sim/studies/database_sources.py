@@ -23,6 +23,9 @@ class Database:
     flush_measurement: str
     # what to import when nothing names the locking statement
     lock_evidence: str
+    # `[database.lock] wake_per_waiter_s`: whether a release wakes every waiter of the row,
+    # whose work then lengthens the new holder's section (None: it wakes only the next)
+    waiters_cost: str | None = None
 
 
 POSTGRES = Database(
@@ -35,6 +38,9 @@ POSTGRES = Database(
     "statements' {ms} ms leave out",
     flush_measurement="the database host's sar and pg_stat_wal's wal_sync_time",
     lock_evidence="Import a heavier run's statistics, or PostgreSQL's log with log_lock_waits = on",
+    waiters_cost="at each COMMIT PostgreSQL wakes the row's waiters one after another (each "
+    "returns TM_Updated from heap_update, gives up its tuple lock and re-locks the newest "
+    "version through EvalPlanQual), work on the cores the new holder needs",
 )
 MYSQL = Database(
     name="MySQL",

@@ -147,6 +147,11 @@ def test_plan_writes_the_shared_database_and_its_lock_from_pg_stat_statements(me
     # section, and clients2's measured wait is longer than every statement of clients1 put
     # together (pg_stat_statements does not time the COMMIT's flush, nor the round trips)
     assert transaction < table.loc["clients2", "database.lock.wait"] < hold["bounds"][1]
+    # what each waiter costs the next holder: PostgreSQL wakes them all at each COMMIT, and a
+    # woken waiter redoes at most its UPDATE: an unknown from 1 % of to all of its light time
+    wake = entry(spec["unknown"], "database.lock.wake_per_waiter_s")
+    assert wake["range"] == pytest.approx([0.01 * light, light])
+    assert "EvalPlanQual" in (out / "experiment.toml").read_text()
 
     # the experiment loads, with the figure on every heavier run and the lock in its model
     from sim.model.load import load_model

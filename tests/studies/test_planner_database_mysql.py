@@ -220,6 +220,8 @@ def test_plan_writes_the_shared_database_and_its_fifo_lock_from_the_digest_table
     assert "database.lock.order=fifo" in settings
     text = (out / "experiment.toml").read_text()
     assert "served in fifo order: InnoDB grants" in text
+    # InnoDB grants the next waiter and lets the others sleep: no cost per waiter to carry
+    assert "database.lock.wake_per_waiter_s" not in text
 
     # the lock's wait per acquisition: the UPDATE's time per call less its light time, as the
     # digest snapshots themselves say

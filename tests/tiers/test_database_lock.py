@@ -282,6 +282,15 @@ def _lock_models() -> dict[str, tuple[str | dict, list[str]]]:
         ),
         "open, share, two permits, a random hold, disks": (open_two_nodes, []),
         "closed, JDBC pools, I/O waits, a fixed hold": (cluster, []),
+        "the template at 3 nodes, each waiter lengthening the holder's section": (
+            "template",
+            [
+                "run.duration_s=30",
+                "backends.0.count=3",
+                "clients.users=150",
+                "database.lock.wake_per_waiter_s=0.0003",
+            ],
+        ),
         "the template at 3 nodes, its waiters served in arrival order": (
             "template",
             [
@@ -340,3 +349,36 @@ def test_both_engines_agree_on_the_planner_template_on_independent_seeds():
         b = [r.metrics[metric] for r in samples["compiled"]]
         p = stats.ttest_ind(a, b, equal_var=False).pvalue
         assert p > 0.01 / len(metrics), f"{metric}: reference {a}, compiled {b}, p = {p:.2g}"
+
+
+@pytest.mark.parametrize("order", ["fifo", "random"])
+def test_each_waiter_left_at_a_grant_lengthens_the_holders_section(order, engine):
+    """Four requests at once, each 0.1 s of database work under the lock, and 0.01 s of the
+    holder's section per waiter still queued when it is granted (a hot row's COMMIT wakes
+    them all): the first is granted with nobody queued (0.1 s), the next with two left
+    (0.12 s), then one (0.11 s), then none (0.1 s) -- whoever the order picks, the sections
+    end at 0.1, 0.22, 0.33 and 0.43 s."""
+    lock = {"wake_per_waiter_s": 0.01, "order": order}
+    metrics = run_replication(
+        model_from(_ab(lock, users=4), warmup="none", engine=engine), 0
+    ).metrics
+    assert metrics["count.completed"] == 4
+    assert metrics["makespan"] == pytest.approx(0.43)
+    assert metrics["response.mean"] == pytest.approx((0.1 + 0.22 + 0.33 + 0.43) / 4)
+    assert metrics["database.lock.utilization"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("concurrency, requests", [(3, 30), (5, 50), (8, 200)])
+def test_a_saturated_lock_turns_over_slower_with_each_waiter(concurrency, requests, engine):
+    """ab -c N -n M on the lock alone (D = 10 ms of database work, nothing else): the first
+    grant finds nobody queued, every later one N - 2 waiters (the releaser's next request
+    arrives after the grant) until the last N - 2 grants find N - 3, ..., 0.  So the makespan
+    is exactly M D + w ((M - N + 1)(N - 2) + (N - 3)(N - 2) / 2) with w the time per waiter:
+    the lock's throughput at saturation is 1 / (D + (N - 2) w), not 1 / D."""
+    n, m, d, w = concurrency, requests, 0.01, 0.002
+    data = _ab({"wake_per_waiter_s": w}, {"demand": {"dist": "deterministic", "value": d}}, n)
+    data["clients"]["requests"] = m
+    metrics = run_replication(model_from(data, warmup="none", engine=engine), 0).metrics
+    assert metrics["count.completed"] == m
+    expected = m * d + w * ((m - n + 1) * (n - 2) + (n - 3) * (n - 2) / 2)
+    assert metrics["makespan"] == pytest.approx(expected, rel=1e-9)

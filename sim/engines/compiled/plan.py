@@ -561,6 +561,7 @@ def _lock_settings(
     ) = made
     config[k.C_LOCK_STATION] = station
     config_float[k.CF_LOCK_SHARE] = part.share
+    config_float[k.CF_LOCK_WAKE] = part.wake_per_waiter_s
 
 
 def _connector_pools(name: str, group, connector, pool) -> tuple[int, int]:

@@ -256,6 +256,7 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "database.lock.permits": (MODELLED, ""),
     "database.lock.hold": (MODELLED, ""),
     "database.lock.order": (MODELLED, "the same uniform stream as the reference"),
+    "database.lock.wake_per_waiter_s": (MODELLED, ""),
     "cluster.replication.N.tier": (MODELLED, "names the probe"),
     "cluster.replication.N.enabled": (MODELLED, ""),
     "cluster.replication.N.mode": (MODELLED, "sync; async (flow-control credits) is refused"),
@@ -349,6 +350,7 @@ IMPLEMENTS: frozenset[str] = frozenset(
         "database",
         "database.lock",  # the shared lock: permits held through the database's call
         "database.lock.random_order",  # a release to a waiter drawn at random (kernel lock)
+        "database.lock.waiters_cost",  # the holder's section grows with the waiters (kernel lock)
         "balancer",
         "balancer.sticky_session",
         *(kind.feature for kind in BLIND_CLASSES),

@@ -25,7 +25,8 @@ class SharedLockPart:
     `share` of the calls take it (1: every call, and no number is drawn); they wait for one of
     `permits`, then hold it for `hold` (None: no time besides the call's own CPU and disk
     work) and through the database's call, releasing it before the caller resumes.  A release
-    goes to the oldest waiter, or to any waiter alike (`order`: "fifo", "random").  Its pool's
+    goes to the oldest waiter, or to any waiter alike (`order`: "fifo", "random"); the new
+    holder holds it `wake_per_waiter_s` longer for every waiter still queued (no draw).  Its pool's
     name and its random streams' purposes are the reference module's
     (`sim.tiers.database.lock`: POOL, SHARE_STREAM, HOLD_STREAM, ORDER_STREAM)."""
 
@@ -33,6 +34,9 @@ class SharedLockPart:
     share: float
     hold: Distribution | None
     order: str = "fifo"  # `[database.lock] order`: "fifo" or "random"
+    # `[database.lock] wake_per_waiter_s`: added to a holder's section per waiter still queued
+    # when it is granted (a hot row's waiters all woken at each COMMIT) [s]
+    wake_per_waiter_s: float = 0.0
 
     feature: ClassVar[str] = "database.lock"
 
@@ -40,6 +44,11 @@ class SharedLockPart:
     def every_call(self) -> bool:
         """Every database call takes the lock (no draw decides)."""
         return self.share >= 1
+
+    @property
+    def waiters_cost(self) -> bool:
+        """The holder's section grows with the waiters left when it is granted."""
+        return self.wake_per_waiter_s > 0
 
     @property
     def random_order(self) -> bool:
@@ -59,4 +68,5 @@ def shared_lock_part(model: Any) -> SharedLockPart | None:
         share=spec.share,
         hold=hold if hold.mean > 0 else None,
         order=spec.order,
+        wake_per_waiter_s=spec.wake_per_waiter_s,
     )

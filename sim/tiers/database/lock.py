@@ -24,6 +24,14 @@ on that path), and every waiter then re-locks the newest version through `EvalPl
 `README.tuplock` describes for waiters that are all released at once.  The mean wait is the
 same either way; the tail is not: served in random order, a waiter is passed over while
 others wait, so the p95 grows with the number of waiters (the connections a node adds).
+
+The waiters also cost the holder (`wake_per_waiter_s`): at a hot row's `COMMIT` PostgreSQL
+wakes the old version's waiters one after another, each returning `TM_Updated`, giving up its
+place (`UnlockTupleTuplock`) and re-locking the newest version (`heap_lock_tuple` through
+`EvalPlanQual`), on the cores the new holder's statements and round trips need.  The new
+holder's section is longer by `wake_per_waiter_s` for every waiter still queued when it is
+granted the lock (a count, nothing drawn), so a lock with more waiters turns over more slowly:
+a third node can cost throughput, not only add queueing.
 """
 
 from __future__ import annotations
@@ -59,6 +67,9 @@ class LockPart(Protocol):
     @property
     def random_order(self) -> bool: ...
 
+    @property
+    def wake_per_waiter_s(self) -> float: ...
+
 
 def shared_lock(kernel, part: LockPart, pool: Pool, target: Call, streams: Streams) -> SharedLock:
     """The lock the stack decided (`part`: share, permits, hold) around the database's call
@@ -79,7 +90,7 @@ def shared_lock(kernel, part: LockPart, pool: Pool, target: Call, streams: Strea
         hold = part.hold.sampler(streams.generator(HOLD_STREAM))
     if part.random_order:
         pool.serve_in_random_order(Uniform(0.0, 1.0).sampler(streams.generator(ORDER_STREAM)))
-    return SharedLock(kernel, pool, target, takes, hold)
+    return SharedLock(kernel, pool, target, takes, hold, part.wake_per_waiter_s)
 
 
 class SharedLock:
@@ -99,10 +110,14 @@ class SharedLock:
         target: Call,
         takes: Callable[[], bool] | None,
         hold: Callable[[], float] | None,
+        wake_per_waiter_s: float = 0.0,
     ) -> None:
         self.target = target
         self.takes = takes
-        self.locked = PooledCall(pool, target if hold is None else _HoldThen(kernel, hold, target))
+        held = hold is not None or wake_per_waiter_s > 0
+        self.locked = PooledCall(
+            pool, _HoldThen(kernel, hold, target, pool, wake_per_waiter_s) if held else target
+        )
 
     def __call__(self, request: Request, reply: Reply) -> None:
         if self.takes is None or self.takes():
@@ -113,17 +128,31 @@ class SharedLock:
 
 class _HoldThen:
     """Holding the lock for `hold()` before the call's own work: the statements and round
-    trips between the locking statement and the commit."""
+    trips between the locking statement and the commit, and `wake_per_waiter_s` for every
+    waiter still queued at the grant (the pool's live waiters: the new holder has left the
+    queue when it is called)."""
 
-    __slots__ = ("hold", "kernel", "target")
+    __slots__ = ("hold", "kernel", "pool", "target", "wake_per_waiter_s")
 
-    def __init__(self, kernel, hold: Callable[[], float], target: Call) -> None:
+    def __init__(
+        self,
+        kernel,
+        hold: Callable[[], float] | None,
+        target: Call,
+        pool: Pool,
+        wake_per_waiter_s: float,
+    ) -> None:
         self.kernel = kernel
         self.hold = hold
         self.target = target
+        self.pool = pool
+        self.wake_per_waiter_s = wake_per_waiter_s
 
     def __call__(self, request: Request, reply: Reply) -> None:
-        self.kernel.call_after(self.hold(), self._work, (request, reply))
+        held = 0.0 if self.hold is None else self.hold()
+        if self.wake_per_waiter_s > 0:
+            held += self.wake_per_waiter_s * self.pool.waiting
+        self.kernel.call_after(held, self._work, (request, reply))
 
     def _work(self, pair: tuple[Request, Reply]) -> None:
         self.target(*pair)

@@ -183,8 +183,9 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     CF_LINGER_HOLD,  # how long a lingering close holds a worker (0: not at all)
     CF_UPTIME,  # proxy.uptime_s: how long httpd ran before the load (its clock's phase)
     CF_LOCK_SHARE,  # database.lock.share: a call takes the lock when its draw is below it
+    CF_LOCK_WAKE,  # database.lock.wake_per_waiter_s: a holder's section per waiter left [s]
     N_CF,
-) = range(17)
+) = range(18)
 
 # stations
 (

@@ -7,7 +7,8 @@ and nothing drawn); one that does waits for a permit (first-come first-served, o
 order: `next_holder`), holding its
 connection and its thread (the caller's job waits in the pool's queue, `slots.enqueue`), then
 holds it for `hold` (the statements and round trips between the locking statement and the
-`COMMIT`) and through the database's own visit (its CPU, its disk: the commit's flush).  The
+`COMMIT`) and `wake_per_waiter_s` for every waiter still queued (the waiters a hot row's
+`COMMIT` wakes), then through the database's own visit (its CPU, its disk: the commit's flush).  The
 lock is released when the database's visit answers, before the JDBC connection goes back and
 before the caller resumes (`station.reply_up`), as the reference's `PooledCall` releases it
 in its reply.  The caller's job remembers that its call holds the lock (J_LOCK).
@@ -25,11 +26,13 @@ from sim.engines.compiled.kernel.layout import (
     C_ST_LOCK_ORDER,
     C_ST_LOCK_SHARE,
     CF_LOCK_SHARE,
+    CF_LOCK_WAKE,
     EV_LOCK_HOLD,
     F_NOW,
     GRANTED,
     J_LOCK,
     J_STATION,
+    PO_WAITING,
     ST_JDBC,
     ST_TARGET,
 )
@@ -60,12 +63,18 @@ def call(S, j):
 
 @njit(cache=True)
 def granted(S, j):
-    """Visit j's call holds a permit: it holds it for `hold` first (`_HoldThen`), if any."""
+    """Visit j's call holds a permit: it holds it for `hold` first, and for
+    `wake_per_waiter_s` per waiter still queued (`_HoldThen`), if any."""
     hold = S.C[C_ST_LOCK_HOLD]
-    if hold >= 0:
-        calendar.push(S, S.F[F_NOW] + streams.draw(S, hold), EV_LOCK_HOLD, j)
-    else:
+    wake = S.CF[CF_LOCK_WAKE]
+    if hold < 0 and not wake > 0.0:
         _enter(S, j)
+        return
+    held = streams.draw(S, hold) if hold >= 0 else 0.0
+    if wake > 0.0:
+        # the new holder has left the queue (`slots.release`): these are the others
+        held += wake * S.POI[S.C[C_LOCK_POOL], PO_WAITING]
+    calendar.push(S, S.F[F_NOW] + held, EV_LOCK_HOLD, j)
 
 
 @njit(cache=True)
