@@ -123,9 +123,9 @@ def simulate(
     `tiersim run` does: the stability check, then the replications (`replications`, `seed`:
     None takes the model's `run.replications`, `run.seed`).  `progress(done, total)` hears of
     each finished replication; `simulated(now_s, until_s)` of the simulated time of the one
-    under way, several times a second on the compiled engine (a long replication's progress;
-    the reference engine reports none inside a replication).  `timeseries(replication, time_s,
-    metrics)` receives a sample every `run.timeseries_interval_s` (`--timeseries`).
+    under way, several times a second on either engine (a long replication's progress).
+    `timeseries(replication, time_s, metrics)` receives a sample every
+    `run.timeseries_interval_s` (`--timeseries`).
     Raises ArgumentError for an argument it cannot use, ModelError for a model file or
     override, SimulationError when there are no figures."""
     from sim.run.simulate import simulate as run_model

@@ -218,7 +218,7 @@ def run(
 
 class ReplicationProgress:
     """`tiersim run`'s progress: the replications done, and the simulated time of the one under
-    way (a long replication on the compiled engine says it several times a second)."""
+    way (a long replication says it several times a second, on either engine)."""
 
     def __init__(self, reporter: Reporter, model: Model, replications: int | None) -> None:
         self.reporter = reporter

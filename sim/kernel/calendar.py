@@ -47,6 +47,9 @@ class Kernel:
         # SimPy types its calendar as 4-tuples (events); it also holds 5-tuple calls.
         self._queue = cast("list[Any]", self.env._queue)
         self._eid = self.env._eid
+        # stop() was called: the run ends at that instant, whatever horizon `run` was given
+        # (a driver that runs the calendar in slices of time does not start another)
+        self.stopped = False
         env = self.env
         queue = self._queue
         eid = self._eid
@@ -73,6 +76,7 @@ class Kernel:
 
     def stop(self) -> None:
         """End the run at the current instant (a finite workload's last response arrived)."""
+        self.stopped = True
         heappush(self._queue, (self.env._now, URGENT, next(self._eid), _raise_stop, None))
 
     def run(self, until: float | None = None) -> None:

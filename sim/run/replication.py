@@ -31,8 +31,8 @@ def run_replication(
 ) -> ReplicationResult:
     """One replication on the engine `run.engine` selects (or `choice`, made once for a run of
     replications); a note says which engine ran and why.  `simulated(now_s, until_s)` hears
-    how far a replication on the compiled engine has come, several times a second (its
-    pauses, `sim.engines.compiled.pauses`); the reference engine says nothing within one."""
+    how far the replication has come, several times a second, on either engine (at its
+    pauses, `sim.engines.pauses`)."""
     plan = compile_plan(model) if plan is None else plan
     choice = choose(plan) if choice is None else choice
     seed = model.run.seed if seed is None else seed
@@ -43,7 +43,7 @@ def run_replication(
     else:
         from sim.engines.reference.replication import run_trace as run_reference
 
-        trace = run_reference(plan, replication, seed, timeseries)
+        trace = run_reference(plan, replication, seed, timeseries, simulated)
     completed = trace.metrics.get("count.completed", 0.0)  # over the whole recording
     result = finish(trace)
     result.engine = choice.engine

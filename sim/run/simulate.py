@@ -93,8 +93,8 @@ def simulate(
 ) -> Outcome:
     """Run a validated model, or a model's data (validated here, with `overrides`).
     `progress(done, total)` hears of each finished replication; `simulated(now_s, until_s)`
-    of the simulated time of the one under way, several times a second on the compiled
-    engine (a long replication)."""
+    of the simulated time of the one under way, several times a second on either engine (a
+    long replication)."""
     try:
         if not isinstance(model, Model):
             model = parse_model(dict(model), source, list(overrides), base_dir)

@@ -22,8 +22,9 @@ from sim.engines.compiled import kernel as k
 from sim.engines.compiled.classes import chain_choice
 from sim.engines.compiled.first_use import announced
 from sim.engines.compiled.jvm_plan import SESSIONS_AT_START
-from sim.engines.compiled.pauses import PAUSE_EVENTS, SimulatedProgress, signals_at_pauses
+from sim.engines.compiled.pauses import PAUSE_EVENTS
 from sim.engines.compiled.plan import Plan, build_plan
+from sim.engines.pauses import SimulatedProgress, signals_at_pauses
 from sim.model.parts.run_control import RunControl
 from sim.model.plan import Plan as ModelPlan
 from sim.observe.checkpoints import CELLS, candidates_of, completion_marks

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import time
 
+from sim.engines.pauses import SimulatedProgress
 from sim.engines.reference.assemble import assemble
+from sim.engines.reference.slices import run_in_slices
 from sim.model.parts.run_control import RunControl
 from sim.model.plan import Plan
 from sim.observe.checkpoints import Checkpoints
@@ -24,9 +26,11 @@ def run_trace(
     replication: int,
     seed: int,
     timeseries: TimeseriesSink | None = None,
+    simulated: SimulatedProgress | None = None,
 ) -> Trace:
     """One replication of the plan's model on the reference (SimPy-calendar) engine, to its
-    trace."""
+    trace; `simulated` hears how far the replication has come, several times a second (its
+    slices, `sim.engines.reference.slices`)."""
     started = time.perf_counter()
     run = plan.run
     streams = Streams(seed, replication)
@@ -81,7 +85,7 @@ def run_trace(
     grid = _progress_grid(kernel, recorder, run) if mser else None
 
     clients.start()
-    kernel.run(until=run.horizon_s)
+    run_in_slices(kernel, run.horizon_s, simulated)
     if not finished_at:
         recorder.finish()
 
