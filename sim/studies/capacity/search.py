@@ -382,7 +382,7 @@ def _boundary(
 # A search as steps: the generator yields each batch of points to simulate (their tasks) and is
 # sent back their records, so that whoever drives it decides where and when the points run --
 # one search on an executor (`search`), or many searches side by side, each batch submitted as
-# soon as its search's previous batch returned (`Executor.interleave`, a calibration's draws).
+# soon as its search's previous batch returned (`Executor.interleave`: a capacity range's draws).
 # The points a search asks for depend only on the records it was sent, never on when or where
 # they ran, so every driver gives the same answer.
 SearchSteps = Generator[list[PointTask], Iterable[dict], CapacityResult]
