@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from sim.model.access_log_schedule import schedule_from_access_log
 from sim.model.autoscale import Autoscale
 from sim.model.backend_pools import backend_pool_applies, jk_acts
 from sim.model.classes import RequestClass, Script, check_classes
@@ -206,7 +207,10 @@ class OpenClients(ClientCommon):
     kind: Literal["open"]
     rate_per_s: float | None = Field(None, gt=0, description="Poisson arrival rate [requests/s]")
     schedule: list[RateStep] | None = Field(
-        None, description="piecewise-constant rate schedule, repeated cyclically"
+        None,
+        description="piecewise-constant rate schedule, repeated cyclically; or "
+        '{access_log = "FILE", log_format = "combined"}: the access log\'s arrivals per minute '
+        "(also bin_s, scale, encoding)",
     )
     interarrival: DistributionSpec | None = Field(
         None, description="renewal inter-arrival time instead of Poisson [s] (e.g. deterministic)"
@@ -214,6 +218,14 @@ class OpenClients(ClientCommon):
     total_requests: int | None = Field(
         None, ge=1, description="finite workload: stop after this many arrivals"
     )
+
+    @field_validator("schedule", mode="before")
+    @classmethod
+    def _from_access_log(cls, value: Any, info: ValidationInfo) -> Any:
+        # a table names a log; its arrivals per bin become the steps, read once here
+        if isinstance(value, dict):
+            return schedule_from_access_log(value, (info.context or {}).get("base_dir"))
+        return value
 
     @model_validator(mode="after")
     def _one_rate(self) -> OpenClients:
