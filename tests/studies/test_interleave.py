@@ -106,3 +106,29 @@ def test_a_dead_worker_loses_the_interleaved_studies():
 
     with ProcessExecutor(1) as pool, pytest.raises(LostWork, match="a worker process died"):
         list(pool.interleave([dying()], die))
+
+
+def test_the_draws_points_are_drawn_in_a_thread_once_the_workers_are_forked():
+    """`draw_points_ahead`: the calibration's points at the question's seed, drawn in a thread
+    started only after the pool forked its workers (a fork during the thread's imports would
+    leave a worker an import lock that nobody releases)."""
+    import threading
+    from types import SimpleNamespace
+
+    from sim.studies.capacity.question import draw_points_ahead
+
+    order: list = []
+
+    class Pool:
+        def start(self) -> None:
+            order.append("workers forked")
+
+    class Calibration:
+        def points(self, draws: int, seed: int) -> list[str]:
+            order.append((draws, seed, threading.current_thread().name))
+            return ["a point"]
+
+    question = SimpleNamespace(base=SimpleNamespace(seed=7))
+    ahead = draw_points_ahead(question, Calibration(), 8, Pool())
+    assert ahead.result(timeout=30) == ["a point"]
+    assert order == ["workers forked", (8, 7, "parameter draws")]
