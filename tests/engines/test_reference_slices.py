@@ -59,6 +59,26 @@ REFERENCE_ONLY = {
     "an autoscaled group's spike": spike(warm_pool=False),
 }
 ALL = {**MODELS, **REFERENCE_ONLY}
+# In the default suite: each way a replication starts recording and ends (MSER on a grid of
+# completions or of time, a fixed warm-up, none; run.requests, run.duration_s, a finite
+# workload's last outcome or the front's last close, run.max_duration_s), a front that
+# grows and shrinks, classes, and the mechanisms only the reference has.  Every other model
+# of `MODELS` in `make slow-test`.
+DEFAULT = {
+    "closed 3-tier chain, MSER",
+    "chain, fixed warm-up",
+    "chain, no warm-up",
+    "M/M/4 open",
+    "a grid of time cut short by run.requests",
+    "worker MPM: MaxRequestWorkers in whole children, a grid of time",
+    "ab -c 6 -n 900 with connection set-up, a bounded accept queue",
+    "ab through the proxy: the run ends when the front closes its last connection",
+    "a finite workload cut short by run.max_duration_s",
+    "round robin, fixed-length sessions, deterministic arrivals",
+    "process management: an event front trimmed and grown again",
+    "request classes: a mix, their own work, replication, timeouts",
+    *(name for name in REFERENCE_ONLY if name != "an autoscaled group's spike"),
+}
 
 
 def replicated(data: dict, monkeypatch, slice_s: float | None, **keywords):
@@ -101,7 +121,13 @@ def assert_same_replication(sliced, through) -> None:
         same_candidates(sliced.window, through.window)
 
 
-@pytest.mark.parametrize("name", sorted(ALL))
+@pytest.mark.parametrize(
+    "name",
+    [
+        name if name in DEFAULT else pytest.param(name, marks=pytest.mark.slow)
+        for name in sorted(ALL)
+    ],
+)
 def test_a_replication_in_slices_is_the_one_that_runs_through(name, monkeypatch):
     through, never, end_s = replicated(ALL[name], monkeypatch, None)
     assert never == []
