@@ -90,6 +90,10 @@ def sweep(sweep_file, results, run_on, retry_failed) -> None:
             "of their requests fail (error_budget): their latencies are of the answered requests "
             "only; `tiersim report` marks them"
         )
+    if plan.spec.sweep.slo is not None:
+        from sim.studies.sweep.cheapest import answer_of
+
+        click.echo("\n".join(answer_of(plan, store.root)))
     missing = [
         m for m in plan.metrics if outcome.available_metrics and m not in outcome.available_metrics
     ]

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from sim.files import FileProblem, read_toml
 from sim.model.load import ModelError, load_model
 from sim.studies.calibration.saved import Calibrated
+from sim.studies.capacity.slo import SloError, parse_slo
 from sim.studies.metrics import metric_name
 
 
@@ -92,6 +93,16 @@ class Sweep(_Strict):
         "that meets an SLO: `tiersim capacity` on this file judges with it, and the report marks "
         "the points beyond it",
     )
+    slo: str | None = Field(
+        None,
+        description="with `cheapest`: the objective, e.g. 'p95<0.5'; the sweep then names the "
+        "cheapest point meeting it on its interval, its failed share within error_budget",
+    )
+    cheapest: str | None = Field(
+        None,
+        description="with `slo`: the cost metric to minimise, e.g. 'web.autoscale.node_seconds' "
+        "(an autoscaled group's node-seconds)",
+    )
     calibration: str | None = Field(
         None,
         description="a calibration file (`tiersim calibrate EXPERIMENT --save FILE`, relative to "
@@ -103,6 +114,27 @@ class Sweep(_Strict):
     draw_replications: int = Field(
         2, ge=2, le=10_000, description="with calibration: replications per draw"
     )
+
+    @model_validator(mode="after")
+    def _objective(self) -> Sweep:
+        if (self.slo is None) != (self.cheapest is None):
+            given, missing = ("slo", "cheapest") if self.cheapest is None else ("cheapest", "slo")
+            raise ValueError(
+                f"sweep.{given} needs sweep.{missing}: the cheapest point (cheapest = a cost "
+                "metric, e.g. 'web.autoscale.node_seconds') that meets the slo (e.g. 'p95<0.5')"
+            )
+        if self.slo is not None:
+            try:
+                parse_slo(self.slo)
+            except SloError as exc:
+                raise ValueError(str(exc).replace("--slo", "sweep.slo =", 1)) from None
+        return self
+
+    def objective_metrics(self) -> list[str]:
+        """The SLO's metric and the cost, kept at every point beside `metrics`."""
+        if self.slo is None or self.cheapest is None:
+            return []
+        return [parse_slo(self.slo).metric, metric_name(self.cheapest)]
 
 
 class SweepFile(_Strict):
@@ -226,6 +258,18 @@ def plan_from(spec: SweepFile, source: Path, base_path: Path) -> SweepPlan:
                 f"{source}: factors.{factor!r}: the base model has no parameter {factor} "
                 "(a dotted path as in --set, list items by index, e.g. backends.0.threads; `tiersim schema` lists them)"
             )
+    objective = spec.sweep.objective_metrics()
+    if objective:
+        from sim.studies.metrics import metric_names
+
+        known = metric_names(base)
+        for name, metric in zip(("slo", "cheapest"), objective, strict=True):
+            if metric not in known:
+                raise SweepError(
+                    f"{source}: sweep.{name}: the base model has no metric {metric!r}; "
+                    "`tiersim run --json` lists its metrics (an autoscaled group's cost is "
+                    "GROUP.autoscale.node_seconds)"
+                )
     calibrated = None
     if spec.sweep.calibration is not None:
         from sim.studies.calibration.saved import CalibrationFileError, load_calibration
@@ -241,7 +285,11 @@ def plan_from(spec: SweepFile, source: Path, base_path: Path) -> SweepPlan:
         spec=spec,
         base_path=base_path,
         base_raw=read_sweep_toml(base_path, "model file"),
-        metrics=tuple(dict.fromkeys(metric_name(m) for m in spec.sweep.metrics)),
+        metrics=tuple(
+            dict.fromkeys(
+                [*(metric_name(m) for m in spec.sweep.metrics), *spec.sweep.objective_metrics()]
+            )
+        ),
         calibrated=calibrated,
     )
 
@@ -270,7 +318,8 @@ def has_path(node: Any, keys: list[str]) -> bool:
 
 _FIXES = {
     "extra_forbidden": "unknown field (a sweep file has [sweep]: base, set, design, points, replications, seed, "
-    "random_numbers, metrics, error_budget, calibration, draws, draw_replications, name, description; "
+    "random_numbers, metrics, error_budget, slo, cheapest, calibration, draws, draw_replications, "
+    "name, description; "
     "and [factors])",
     "missing": "required",
 }
