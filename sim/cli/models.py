@@ -355,21 +355,33 @@ def solve(model_file, overrides, as_json) -> None:
 )
 @click.option("--replication", type=int, default=0, show_default=True)
 @click.option(
+    "--autoscaled",
+    "group",
+    metavar="GROUP",
+    help="an autoscaled group's replicas and ready nodes beside the load (instead of --column)",
+)
+@click.option(
     "--output", "-o", type=click.Path(dir_okay=False), required=True, help="HTML file to write"
 )
-def plot(timeseries_file, columns, replication, output) -> None:
+def plot(timeseries_file, columns, replication, group, output) -> None:
     """Plot a --timeseries CSV (Plotly HTML, self-contained)."""
-    from sim.present.plots import read_timeseries, timeseries_figure
+    from sim.present.plots import read_timeseries, replicas_figure, timeseries_figure
 
     writable(output, "--output")
+    if group and columns:
+        fail("--autoscaled draws its own columns; give it or --column, not both", ExitCode.USAGE)
+    # the run's name, not a path (the CSV carries no model name: its stem is the run's)
+    run_name = f"{Path(timeseries_file).stem} (replication {replication})"
     try:
-        figure = timeseries_figure(
-            read_timeseries(timeseries_file, replication),
-            list(columns) or None,
-            # the run's name, not a path (the CSV carries no model name: its stem is the run's)
-            title=f"Workers, threads and connections over time: {Path(timeseries_file).stem} "
-            f"(replication {replication})",
-        )
+        series = read_timeseries(timeseries_file, replication)
+        if group:
+            figure = replicas_figure(series, group, title=f"{group}: nodes and load: {run_name}")
+        else:
+            figure = timeseries_figure(
+                series,
+                list(columns) or None,
+                title=f"Workers, threads and connections over time: {run_name}",
+            )
     except (ValueError, KeyError) as exc:
         fail(f"{timeseries_file}: {exc}", ExitCode.MODEL)
     try:
