@@ -25,6 +25,8 @@ from sim.model.backend_pools import (
     jk_acts,
     pool_limit_binds,
 )
+from sim.model.parts.autoscale import AutoscaledGroup, autoscaled_groups
+from sim.model.parts.balancer import BalancerPart, balancer_part
 from sim.model.parts.clients import ClientsPart, clients_part
 from sim.model.parts.database import DatabasePart, database_part
 from sim.model.parts.front import Front, front_part
@@ -83,6 +85,11 @@ class StackPlan:
     # session replication (`sim.model.parts.replication`): the active replications, the network
     replications: tuple[ReplicationPart, ...]
     network: ClusterNetwork
+    # the balancer's settings (`sim.model.parts.balancer`), for when a dispatcher is built (more
+    # than one member, or a node with events)
+    balancer: BalancerPart
+    # the autoscaled groups of nodes (`sim.model.parts.autoscale`), in the order of `backends`
+    autoscaled: tuple[AutoscaledGroup, ...]
     # how a replication is run: the engine, warm-up, horizon, stop rules (`sim.model.parts.run_control`)
     run: RunControl
     # which probes a run records, in which order (`sim.model.parts.probes`), from the parts
@@ -133,6 +140,8 @@ def stack_plan(model: Model, nodes: tuple) -> StackPlan:
         clients_cpu=_clients_cpu(model),
         replications=replication_parts(model, len(nodes)),
         network=cluster_network(model),
+        balancer=balancer_part(model, the_front is not None and the_front.mod_jk),
+        autoscaled=autoscaled_groups(model, nodes),
         run=run_control(model),
     )
     plan = replace(plan, probes=probe_layout(model, nodes, plan))

@@ -60,6 +60,7 @@ def test_dedicated_cpu_is_processor_sharing_within_its_cores():
 
 def test_build_chooses_the_dedicated_cpu_only_when_slots_fit_cores():
     from sim.engines.reference.assemble import assemble
+    from sim.model.plan import compile_plan
     from sim.random.streams import Streams
 
     data = {
@@ -71,7 +72,9 @@ def test_build_chooses_the_dedicated_cpu_only_when_slots_fit_cores():
         ],
         "run": {"duration_s": 1},
     }
-    assembly, _ = assemble(model_from(data), Streams(1, 0), lambda kernel, assembly: None)
+    assembly, _ = assemble(
+        compile_plan(model_from(data)), Streams(1, 0), lambda kernel, assembly: None
+    )
     kinds = {cpu.name: type(cpu) for cpu in assembly.cpus}
     assert kinds == {
         "a1.cpu": DedicatedCPU,
@@ -613,6 +616,7 @@ def test_ttl_closes_an_old_idle_connection_and_frees_its_thread(ttl, ttl_closed)
     read timeout.  Without ttl it is reused.  Same times either way; the close is counted.
     Threaded MPM: ttl belongs to the per-child reslist, which a prefork child does not have."""
     from sim.engines.reference.assemble import assemble
+    from sim.model.plan import compile_plan
     from sim.random.streams import Streams
 
     data = {
@@ -642,7 +646,7 @@ def test_ttl_closes_an_old_idle_connection_and_frees_its_thread(ttl, ttl_closed)
     result = run_replication(model, 0)
     assert result.metrics["count.completed"] == 2
     assert result.metrics["makespan"] == pytest.approx(2.0 + 1.0 + 2.0 + 1.0)
-    assembly, _ = assemble(model, Streams(1, 0), lambda kernel, assembly: _Silent())
+    assembly, _ = assemble(compile_plan(model), Streams(1, 0), lambda kernel, assembly: _Silent())
     assembly.clients.start()
     assembly.kernel.run()
     (backend,) = assembly.backend_pools
@@ -769,6 +773,7 @@ def test_a_prefork_child_that_exits_closes_its_connection(max_spare, exit_closes
     connection each (2 threads pinned).  At t = 1 two children are idle: with MaxSpareServers 1
     the youngest (child 1) is killed and its connection closes, freeing its thread."""
     from sim.engines.reference.assemble import assemble
+    from sim.model.plan import compile_plan
     from sim.random.streams import Streams
 
     data = {
@@ -791,7 +796,9 @@ def test_a_prefork_child_that_exits_closes_its_connection(max_spare, exit_closes
         ],
     }
     assembly, _ = assemble(
-        model_from(data, warmup="none"), Streams(1, 0), lambda kernel, assembly: _Silent()
+        compile_plan(model_from(data, warmup="none")),
+        Streams(1, 0),
+        lambda kernel, assembly: _Silent(),
     )
     assembly.clients.start()
     assembly.kernel.run(until=1.5)

@@ -28,7 +28,9 @@ SHIPPED = sorted((Path(__file__).parents[2] / "models").glob("*.toml"))
 def built(model):
     """The reference's probes and recorder columns for `model`, from a real assembly."""
     assembly, recorder = assemble(
-        model, Streams(0, 0), lambda kernel, a: Recorder(kernel, a.probes(), BINS, recording=False)
+        compile_plan(model),
+        Streams(0, 0),
+        lambda kernel, a: Recorder(kernel, a.probes(), BINS, recording=False),
     )
     return assembly.probes(), recorder.columns
 

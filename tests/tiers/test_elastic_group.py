@@ -11,6 +11,7 @@ import pytest
 
 from sim.engines.reference.assemble import assemble
 from sim.kernel.calendar import Kernel
+from sim.model.plan import compile_plan
 from sim.observe.recorder import Recorder
 from sim.observe.trace import BINS
 from sim.random.streams import Streams
@@ -26,7 +27,7 @@ def run_assembled(model, until: float, spy: int | None = None):
     """Build one replication, run it to `until`; with `spy`, the times at which the
     balancer hands member `spy` a request."""
     assembly, _ = assemble(
-        model,
+        compile_plan(model),
         Streams(model.run.seed, 0),
         lambda kernel, made: Recorder(kernel, made.probes(), BINS, recording=True),
     )

@@ -309,7 +309,7 @@ def test_a_dead_member_is_refused_put_in_error_state_and_recovered_after_recover
     # until the one at 60.7 finds a recovering; a and b alternate after
     assert m["response.p99"] == pytest.approx(0.2, rel=0.02)  # (histogram bins)
 
-    assembly, _ = assemble(model, Streams(1, 0), lambda kernel, assembly: _Silent())
+    assembly, _ = assemble(compile_plan(model), Streams(1, 0), lambda kernel, assembly: _Silent())
     assembly.clients.start()
     dispatcher = assembly.dispatcher
     assembly.kernel.run(until=59.0)
@@ -450,7 +450,7 @@ def test_a_failed_connect_to_a_busy_member_is_a_local_error_until_escalation(esc
     assert (m["count.completed"], m["count.errors"]) == (3, 0)
     assert m["a1.jk.connect_failures"] == 2
     assert (m["balancer.dispatched.a1"], m["balancer.dispatched.b1"]) == (2, 2)
-    assembly, _ = assemble(model, Streams(1, 0), lambda kernel, assembly: _Silent())
+    assembly, _ = assemble(compile_plan(model), Streams(1, 0), lambda kernel, assembly: _Silent())
     assembly.clients.start()
     assembly.kernel.run(until=5.0)
     assert assembly.dispatcher.usable[0] is not in_error
@@ -474,7 +474,7 @@ def test_members_without_a_free_endpoint_are_busy_and_the_request_gets_503():
     assert (m["count.completed"], m["count.errors"]) == (2, 1)
     assert m["proxy.responses.503"] == 1
     assert m["a1.acquire_timeouts"] + m["b1.acquire_timeouts"] == 2
-    assembly, _ = assemble(model, Streams(1, 0), lambda kernel, assembly: _Silent())
+    assembly, _ = assemble(compile_plan(model), Streams(1, 0), lambda kernel, assembly: _Silent())
     assembly.clients.start()
     assembly.kernel.run(until=0.6)
     assert assembly.dispatcher.busy == [True, True]

@@ -1,4 +1,5 @@
-"""Assemble one replication's components from a validated model."""
+"""Assemble one replication's components from the model's plan: the stack's parts
+(`sim.model.stack`, `sim.model.parts`), never the model file's schema."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from sim.kernel.cpu import DedicatedCPU, ProcessorSharingCPU
 from sim.kernel.slots import Pool
 from sim.model.classes import node_work
 from sim.model.parts.clients import ClientsPart
+from sim.model.parts.front import Front
 from sim.model.parts.hosts import HostCpu
-from sim.model.plan import Plan, compile_plan
-from sim.model.schema import Model
+from sim.model.parts.nodes import NodePart
+from sim.model.plan import Plan
 from sim.model.stack import StackPlan
 from sim.observe.classes import ClassStats
 from sim.observe.probes import Probe
@@ -39,8 +41,7 @@ from sim.tiers.proxy.backend_pool import BackendPool, FailingConnectsPool
 from sim.tiers.proxy.children import ChildProcesses
 from sim.tiers.proxy.client_connections import FrontConnections
 from sim.tiers.proxy.mod_jk import POLL_S as JK_POLL_S
-from sim.tiers.proxy.mod_jk import JkBackendPool, JkWorker
-from sim.tiers.proxy.mpm import mpm as mpm_class
+from sim.tiers.proxy.mod_jk import JkBackendPool
 from sim.tiers.proxy.process_management import Spawner
 from sim.tiers.station import FrontStation, PooledCall, Station
 
@@ -83,14 +84,10 @@ class Assembly:
 
 
 def assemble(
-    model: Model,
-    streams: Streams,
-    recorder_factory: Callable[[Kernel, Assembly], R],
-    plan: Plan | None = None,
+    plan: Plan, streams: Streams, recorder_factory: Callable[[Kernel, Assembly], R]
 ) -> tuple[Assembly, R]:
-    """Build the component graph from the model's compiled plan (compiled here when not
-    given); `recorder_factory(kernel, assembly)` makes the recorder."""
-    plan = compile_plan(model) if plan is None else plan
+    """Build the component graph from the model's compiled plan;
+    `recorder_factory(kernel, assembly)` makes the recorder."""
     kernel = Kernel()
     # The clients are made last (they need the recorder, which needs the assembly): the
     # placeholder cannot have the field's type.
@@ -110,6 +107,7 @@ def assemble(
 
     stack = plan.stack
     assert stack is not None  # compile_plan always decides the stack
+    classed = stack.request_classes
     database_call = None
     db = stack.database
     if db is not None:
@@ -123,7 +121,7 @@ def assemble(
                 sampler(db.demand, streams, "database.demand"),
             ),
             {},
-            model,
+            classed,
             streams,
             "database.demand",
             lambda work: (work.db_demand(db), 0),
@@ -142,35 +140,32 @@ def assemble(
                 kernel, lock, pool(LOCK_POOL, lock.permits), database_call, streams
             )
 
-    children = child_processes(model, kernel) if stack.children else None
+    children = child_processes(stack.front, kernel) if stack.children else None
     nodes: list[Station] = []
     jvms: list[Jvm | None] = []  # per node, None where no JVM is modelled
     entries: list = []  # what the balancer sends to: the node, or the front's connections to it
     weights: list[float] = []
     events: list[tuple[float, int, str, float]] = []
     # the nodes the balancer can reach, in the plan's order (members only)
-    for planned, part in zip(plan.nodes, stack.nodes):
-        group = planned.spec
-        weights.append(group.weight)
-        events += [
-            (e.at_s, len(entries), e.kind, e.factor)
-            for e in group.events
-            if e.node in (None, planned.number)
-        ]
+    for part in stack.nodes:
+        weights.append(part.weight)
+        events += [(e.at_s, len(entries), e.kind, e.factor) for e in part.events]
         name = part.name
-        io = as_distribution(group.io_wait)
+        io = part.io_wait
         downstream = None
         if part.db_calls:
             downstream = database_call
             if part.jdbc_pool is not None:
                 assert database_call is not None  # validated: db_calls need a [database]
                 downstream = PooledCall(pool(f"{name}.jdbc_pool", part.jdbc_pool), database_call)
-        connector = part.connector(group, name, lambda path, size, queue: pool(path, size, queue))
+        connector = part.connector(
+            part.limits, name, lambda path, size, queue: pool(path, size, queue)
+        )
         cpu = host(part.cpu)
-        burst = sampler(group.demand, streams, f"{name}.demand", group.db_calls)
+        burst = sampler(part.demand, streams, f"{name}.demand", part.db_calls)
         jvm = None
-        if group.jvm is not None:
-            jvm = Jvm(kernel, name, cpu, group.jvm)
+        if part.jvm is not None:
+            jvm = Jvm(kernel, name, cpu, part.jvm.settings)
             assembly.jvms.append(jvm)
             burst = jvm.burst_sampler(burst)
 
@@ -180,12 +175,12 @@ def assemble(
             dict(
                 io_wait=None if io.mean == 0 else io.sampler(streams.generator(f"{name}.io_wait")),
                 downstream=downstream,
-                calls=group.db_calls,
+                calls=part.db_calls,
             ),
-            model,
+            classed,
             streams,
             f"{name}.demand",
-            node_work(group),
+            node_work(part),
             None if jvm is None else jvm.burst_sampler,
         )
         nodes.append(node)
@@ -195,12 +190,11 @@ def assemble(
         if part.backend_pool:
             setup = part.connection_setup
             backend_pool = make_backend_pool(
-                model,
                 stack,
                 kernel,
                 node,
                 connector.pins,
-                group,
+                part,
                 children,
                 setup=None
                 if setup is None
@@ -223,29 +217,34 @@ def assemble(
     if len(entries) == 1 and not events:
         entry = entries[0].serve
     elif entries:
-        assembly.dispatcher = dispatcher(model, plan, kernel, entries, weights, events, streams)
+        assembly.dispatcher = dispatcher(stack, kernel, entries, weights, events, streams)
         entry = assembly.dispatcher
-    if model.proxy is not None:
-        px = model.proxy
+    if stack.front is not None:
         front_part = stack.front
-        assert front_part is not None  # the stack's front: the proxy
-        processes = px.processes
+        processes = front_part.processes
         capacity = front_part.workers
         if children is not None:
             workers: Pool = children
             assembly.pools.append(children)
         else:
-            workers = pool("proxy.workers", capacity, px.listen_backlog)
+            workers = pool("proxy.workers", capacity, front_part.listen_backlog)
         args = (
             kernel,
             "proxy",
             workers,
             host(front_part.cpu),
-            sampler(px.demand, streams, "proxy.demand", 1 if px.forward and entry else 0),
+            sampler(
+                front_part.demand,
+                streams,
+                "proxy.demand",
+                1 if front_part.forwards and entry else 0,
+            ),
         )
-        kwargs: dict[str, Any] = dict(downstream=entry, calls=1 if px.forward else 0)
+        kwargs: dict[str, Any] = dict(downstream=entry, calls=1 if front_part.forwards else 0)
         front = (
-            front_connections(model, kernel, workers, children) if stack.front_connections else None
+            front_connections(front_part, kernel, workers, children)
+            if stack.front_connections
+            else None
         )
         if front is not None and front_part.connection_demand is not None:
             kwargs["connection_burst"] = sampler(
@@ -253,31 +252,32 @@ def assemble(
             )
         if front is not None:
             assembly.front = front
-            assembly.extra_probes.extend(front.probes(server_close=model.finite))
-        if px.start_servers is not None:
+            assembly.extra_probes.extend(front.probes(server_close=plan.run.finite))
+        management = None if processes is None else processes.management
+        if management is not None:
             # validated: start_servers needs finite workers, and then the children matter
             assert children is not None and processes is not None
             Spawner(
                 kernel,
                 children,
-                prefork=mpm_class(px.mpm).single_threaded_children,
+                prefork=management.prefork,
                 max_children=processes.max_children,
-                min_spare=processes.min_spare,
-                max_spare=processes.max_spare,
-                graceful_restart=px.graceful_restart,
-                uptime_s=px.uptime_s,
+                min_spare=management.min_spare,
+                max_spare=management.max_spare,
+                graceful_restart=management.graceful_restart,
+                uptime_s=management.uptime_s,
             )
         if front is not None:
             kwargs["front"] = front
-        forwards = px.forward and entry is not None
+        forwards = front_part.forwards and entry is not None
         proxy = classes.station(
             Station if front is None else FrontStation,
             args,
             kwargs,
-            model,
+            classed,
             streams,
             "proxy.demand",
-            lambda work: (work.proxy_demand(px), 1 if forwards and work.forwarded else 0),
+            lambda work: (work.proxy_demand(front_part), 1 if forwards and work.forwarded else 0),
         )
         assembly.stations.insert(0, proxy)
         entry = proxy.serve
@@ -286,9 +286,9 @@ def assemble(
         for node in nodes:  # the clients connect to the nodes themselves
             node.accepts_clients = True
 
-    assembly.class_stats = classes.class_stats(model)
+    assembly.class_stats = classes.class_stats(classed)
     # autoscaled groups (backends.N.autoscale): their control loops, measured with the rest
-    elastic = elastic_groups(model, plan, kernel, nodes, jvms, entries, assembly.dispatcher)
+    elastic = elastic_groups(stack.autoscaled, kernel, nodes, jvms, entries, assembly.dispatcher)
     assembly.extra_probes.extend(elastic)
     # the load generator's CPU (clients.host), made before the recorder so that it is observed
     client_cpu = None if stack.clients_cpu is None else host(stack.clients_cpu)
@@ -299,7 +299,11 @@ def assemble(
     assembly.clients = make_clients(stack, kernel, entry, recorder, streams, client_cpu)
     if assembly.class_stats is not None:
         assembly.clients.classes = classes.class_choice(
-            model, streams, getattr(assembly.clients, "think", None), assembly.class_stats
+            classed,
+            stack.clients_part.kind,
+            streams,
+            getattr(assembly.clients, "think", None),
+            assembly.class_stats,
         )
     tiers = [part.tier for part in stack.replications]
     connect(
@@ -310,7 +314,7 @@ def assemble(
             dispatcher=assembly.dispatcher,
             clients=assembly.clients,
             members=entries,
-            writes_session=classes.writes_session(model),
+            writes_session=classes.writes_session(classed),
             elastic=elastic,
         )
     )
@@ -318,8 +322,7 @@ def assemble(
 
 
 def dispatcher(
-    model: Model,
-    plan: Plan,
+    stack: StackPlan,
     kernel: Kernel,
     entries: list,
     weights: list[float],
@@ -329,9 +332,7 @@ def dispatcher(
     """The balancer over `entries` with the model's policy and the parameters its class
     declares; it keeps a session table when the clients keep sessions (cookies), and tracks
     requests in flight when members can crash."""
-    spec = model.balancer
-    stack = plan.stack
-    assert stack is not None
+    spec = stack.balancer
     params = dict(stack.policy_parameters)
     if "response_bytes" in params:  # a distribution, drawn on the balancer's own stream
         params["response_bytes"] = sampler(spec.response_bytes, streams, "balancer.response_bytes")
@@ -341,8 +342,8 @@ def dispatcher(
     jk = stack.front is not None and stack.front.mod_jk
     extra: dict[str, Any] = {}
     if jk:  # mod_jk's lb worker: its own failover, error state and recovery
-        assert model.proxy is not None
-        extra = dict(lb=model.proxy.backend_pool.lb, maintain_s=spec.maintain_s)
+        assert spec.jk_lb is not None  # decided with the front's mod_jk
+        extra = dict(lb=spec.jk_lb, maintain_s=spec.maintain_s)
     made = (JkDispatcher if jk else Dispatcher)(
         kernel,
         entries,
@@ -386,48 +387,47 @@ def replicate(
     return replicators
 
 
-def child_processes(model: Model, kernel: Kernel) -> ChildProcesses:
+def child_processes(front: Front | None, kernel: Kernel) -> ChildProcesses:
     """The front's children, StartServers of them (all when none), when they matter
     (`sim.model.stack.children_matter`)."""
-    px = model.proxy
-    assert px is not None  # children matter: a proxy with finite workers
-    processes = px.processes
-    assert processes is not None
+    # children matter: a proxy with finite workers
+    assert front is not None and front.processes is not None
+    processes = front.processes
     return ChildProcesses(
         kernel,
         "proxy.workers",
         threads_per_child=processes.threads_per_child,
-        children=processes.start,
-        queue_limit=px.listen_backlog,
+        children=processes.start_children,
+        queue_limit=front.listen_backlog,
         async_factor=processes.async_factor,
     )
 
 
 def make_backend_pool(
-    model: Model,
     stack: StackPlan,
     kernel: Kernel,
     node: Station,
     pins,
-    group,
+    part: NodePart,
     children: ChildProcesses | None,
     setup: tuple[Any, Pool] | None = None,
     connects_fail: bool = False,
 ) -> BackendPool:
-    """The front's pool of connections to `node`; `setup` is the node's set-up of each new
-    connection (`backends.N.connection_setup`: its sampler, and the lock it is serialised on)."""
+    """The front's pool of connections to `node` (its `part`); `setup` is the node's set-up of
+    each new connection (`backends.N.connection_setup`: its sampler, and the lock it is
+    serialised on)."""
     front = stack.front
-    assert model.proxy is not None and front is not None  # built only behind a proxy
-    settings = model.proxy.backend_pool
+    assert front is not None  # built only behind a proxy
+    settings = front.worker
     extra: dict[str, Any] = {}
     kind: type[BackendPool] = BackendPool
     if front.mod_jk:  # its ajp13 worker: reply_timeout, retries (mod_jk.py)
         kind = JkBackendPool
-        extra = dict(jk=JkWorker.of(settings), maintain_s=model.balancer.maintain_s)
+        extra = dict(jk=settings.jk, maintain_s=stack.balancer.maintain_s)
     elif connects_fail:
         # a connect can time out: the worker's error state for `retry` (ProxyPass retry=)
         kind = FailingConnectsPool
-        extra = dict(retry_s=model.balancer.retry_s)
+        extra = dict(retry_s=stack.balancer.retry_s)
     return kind(
         kernel,
         node,
@@ -436,8 +436,8 @@ def make_backend_pool(
         max_connections=front.pool_max,
         ttl_s=settings.ttl_s,
         acquire_timeout_s=settings.acquire_timeout_s,
-        read_timeout_s=settings.timeout_s,
-        idle_timeout_s=group.connection_idle_timeout_s,
+        read_timeout_s=settings.read_timeout_s,
+        idle_timeout_s=part.connection_idle_timeout_s,
         children=children,
         reslist=front.reslist,
         poll_s=JK_POLL_S if front.mod_jk else None,
@@ -445,28 +445,27 @@ def make_backend_pool(
         read_timeout_status=front.read_timeout_status,
         setup=None if setup is None else setup[0],
         setup_lock=None if setup is None else setup[1],
-        # mod_proxy connectiontimeout: the worker's timeout unless set apart
-        connect_timeout_s=None if front.mod_jk else settings.connect_timeout_s,
+        # mod_proxy connectiontimeout: the worker's timeout unless set apart (None on mod_jk)
+        connect_timeout_s=settings.connect_timeout_s,
         **extra,
     )
 
 
 def front_connections(
-    model: Model, kernel: Kernel, workers: Pool, children: ChildProcesses | None
+    front: Front, kernel: Kernel, workers: Pool, children: ChildProcesses | None
 ) -> FrontConnections:
     """The front's connection handling, when it can hold a worker beyond a request
     (`sim.model.stack.connections_matter`)."""
-    px, clients = model.proxy, model.clients
-    assert px is not None  # called only with a proxy
+    settings = front.connections
     return FrontConnections(
         kernel,
         workers,
-        mpm=px.mpm,
-        keep_alive=px.keep_alive,
-        keep_alive_timeout_s=px.keep_alive_timeout_s,
-        max_keep_alive_requests=px.max_keep_alive_requests,
-        linger_s=px.linger_s,
-        client_close_delay_s=clients.close_delay_s,
+        mpm=settings.mpm,
+        keep_alive=settings.keep_alive,
+        keep_alive_timeout_s=settings.keep_alive_timeout_s,
+        max_keep_alive_requests=settings.max_keep_alive_requests,
+        linger_s=settings.linger_s,
+        client_close_delay_s=settings.client_close_delay_s,
         children=children,
     )
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sim.model.classes import Work, class_names, users_per_class, works
+from sim.model.classes import Work
+from sim.model.parts.request_classes import RequestClasses
 from sim.observe.classes import ClassStats
 from sim.random.streams import Streams, sampler
 from sim.tiers.classed import ClassedFrontStation, ClassedStation, Profile
@@ -23,15 +24,11 @@ from sim.tiers.station import FrontStation, Station
 _CLASSED = {Station: ClassedStation, FrontStation: ClassedFrontStation}
 
 
-def has_classes(model: Any) -> bool:
-    return bool(model.classes)
-
-
 def station(
     kind: type[Station],
     args: tuple,
     kwargs: dict,
-    model: Any,
+    classes: RequestClasses,
     streams: Streams,
     purpose: str,
     work: Callable[[Work], tuple[Any, int]],
@@ -40,12 +37,12 @@ def station(
     """`kind(*args, **kwargs)`, or its classed form with a profile per class.  `args[4]` is the
     station's default burst sampler; `work(Work)` gives a class's (demand spec, calls) and
     `work(Work(None))` the tier's default."""
-    if not has_classes(model):
+    if not classes.names:
         return kind(*args, **kwargs)
     default_spec, default_calls = work(Work(None))
     default_burst = args[4]
     profiles = []
-    for each in works(model):
+    for each in classes.works:
         spec, calls = work(each)
         if spec == default_spec and calls == default_calls:
             burst = default_burst
@@ -58,26 +55,30 @@ def station(
     return _CLASSED[kind](*args, profiles=profiles, **kwargs)
 
 
-def class_stats(model: Any) -> ClassStats | None:
-    return ClassStats(class_names(model)) if has_classes(model) else None
+def class_stats(classes: RequestClasses) -> ClassStats | None:
+    return ClassStats(classes.names) if classes.names else None
 
 
 def class_choice(
-    model: Any, streams: Streams, think: Callable[[], float] | None, stats: ClassStats
+    classes: RequestClasses,
+    clients_kind: str,
+    streams: Streams,
+    think: Callable[[], float] | None,
+    stats: ClassStats,
 ) -> ClassChoice:
-    """How the clients pick each request's class (`clients.mix` or `clients.script`)."""
-    clients = model.clients
-    names = list(class_names(model))
-    if clients.mix is not None:
-        per_user = users_per_class(model)
+    """How the clients (`clients_kind`: `clients.kind`) pick each request's class
+    (`clients.mix` or `clients.script`)."""
+    names = list(classes.names)
+    if classes.mix is not None:
+        per_user = classes.users_per_class
         if per_user is not None:
             return MixPerUser(stats, think, per_user)
-        probabilities = [clients.mix.get(name, 0.0) for name in names]
+        probabilities = list(classes.mix)
         return MixPerRequest(stats, think, probabilities, streams.generator("clients.mix"))
-    script = clients.script
+    script = classes.script
     step_thinks = [
         None
-        if step.think is None or clients.kind == "ab"
+        if step.think is None or clients_kind == "ab"
         else sampler(step.think, streams, f"clients.script.think.{step.name}")
         for step in script.steps
     ]
@@ -91,9 +92,9 @@ def class_choice(
     )
 
 
-def writes_session(model: Any) -> tuple | None:
+def writes_session(classes: RequestClasses) -> tuple | None:
     """Per class: whether its requests write the replicated state (None: the trigger decides);
     None when no class says."""
-    if not any(c.writes_session is not None for c in model.classes):
+    if all(each is None for each in classes.writes_session):
         return None
-    return tuple(c.writes_session for c in model.classes)
+    return classes.writes_session

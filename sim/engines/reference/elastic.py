@@ -7,9 +7,7 @@ asks for them (`sim.tiers.cluster.elastic_group`, `sim.tiers.cluster.node_life`)
 
 from __future__ import annotations
 
-from typing import Any
-
-from sim.model.plan import Plan
+from sim.model.parts.autoscale import AutoscaledGroup
 from sim.tiers.balancer.dispatcher import Dispatcher
 from sim.tiers.balancer.slow_start import SlowStart
 from sim.tiers.cluster.elastic_group import ElasticGroup
@@ -18,20 +16,18 @@ from sim.tiers.proxy.backend_pool import BackendPool
 
 
 def elastic_groups(
-    model: Any, plan: Plan, kernel, nodes: list, jvms: list, entries: list, dispatcher
+    groups: tuple[AutoscaledGroup, ...], kernel, nodes: list, jvms: list, entries: list, dispatcher
 ) -> list[ElasticGroup]:
-    """One control loop per autoscaled group of `model` (its `backends`, each with its
-    `autoscale` table or None); none when no group scales."""
+    """One control loop per autoscaled group (`sim.model.parts.autoscale`); none when no
+    group scales."""
     made: list[ElasticGroup] = []
-    for g, group in enumerate(model.backends):
-        spec = group.autoscale
-        if spec is None:
-            continue
+    for group in groups:
+        spec = group.settings
         # validated at load (`sim.model.autoscale.refuse_autoscale`): the group is a member of
         # the balancer and can grow past one node, so a dispatcher chooses among its nodes
         assert isinstance(dispatcher, Dispatcher)
         dispatcher.track_in_flight()  # a node killed after its grace period fails them
-        members = [i for i, planned in enumerate(plan.nodes) if planned.group == g]
+        members = group.members
         slow = (
             SlowStart(kernel, dispatcher.policy.weights, spec.slow_start_s)
             if spec.slow_start_s > 0
@@ -55,21 +51,21 @@ def elastic_groups(
                 jvm=jvms[member],
                 connections=entries[member] if isinstance(entries[member], BackendPool) else None,
                 slow_start=slow,
-                ready=k < group.count,
+                ready=k < group.ready,
             )
             for k, member in enumerate(members)
         ]
         made.append(
             ElasticGroup(
                 kernel,
-                f"{group.name}.autoscale",
+                group.name,
                 spec.autoscaler(),
                 spec.metric,
                 lives,
                 [nodes[m].cpu for m in members],
                 [nodes[m] for m in members],
                 spec.scrape_interval_s,
-                group.count,
+                group.ready,
             )
         )
     return made

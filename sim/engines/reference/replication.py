@@ -46,8 +46,7 @@ def run_trace(
             classes=assembly.class_stats,
         )
 
-    # (the components are still built from the model behind the plan: assemble)
-    assembly, recorder = assemble(plan.model, streams, make_recorder, plan)
+    assembly, recorder = assemble(plan, streams, make_recorder)
     kernel, clients = assembly.kernel, assembly.clients
     clients.max_inside = run.max_in_flight
 

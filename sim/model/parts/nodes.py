@@ -1,5 +1,6 @@
 """The backend nodes (`[[backends]]`, one per member the balancer reaches) as the engines build
-them: each node's CPU, connector, JDBC pool, and the front's pool of connections to it."""
+them: each node's CPU, connector, work, JDBC pool, events, and the front's pool of connections
+to it."""
 
 from __future__ import annotations
 
@@ -9,8 +10,28 @@ from typing import Any
 from sim.model.backend_pools import connects_can_fail
 from sim.model.parts.hosts import HostCpu, host_cpu
 from sim.model.parts.jvm import JvmPart, jvm_part
-from sim.random.distributions import as_distribution
+from sim.random.distributions import Distribution, as_distribution
 from sim.tiers.appserver.connectors import Connector
+
+
+@dataclass(frozen=True)
+class ConnectorLimits:
+    """What a connector reads of its group (`sim.tiers.appserver.connectors.ConnectorSettings`):
+    Tomcat `maxThreads` (less acceptors and selectors), `acceptCount`, `maxConnections`."""
+
+    request_threads: int | None  # `backends.N.threads` less `acceptors` and `selectors` (Jetty)
+    accept_queue: int | None  # `backends.N.accept_queue` (acceptCount)
+    max_connections: int | None  # `backends.N.max_connections` (maxConnections)
+
+
+@dataclass(frozen=True)
+class NodeEvent:
+    """Something that happens to this node at a time (`backends.N.events`, the ones whose
+    `node` is this node or every node of the group)."""
+
+    at_s: float  # when [s]
+    kind: str  # crash, recover, slow
+    factor: float  # slow: how many times longer each CPU burst takes
 
 
 @dataclass(frozen=True)
@@ -23,7 +44,15 @@ class NodePart:
     # request threads (Tomcat `maxThreads`) are no more than the cores
     cpu: HostCpu
     connector: type[Connector]  # `backends.N.connector`: what a connection pins, the threads
-    db_calls: int  # database calls per request (`backends.N.db_calls`)
+    limits: ConnectorLimits  # what the connector sizes its pools from
+    # a request's CPU work (`backends.N.demand`, a distribution spec) and its database calls
+    # (`backends.N.db_calls`): the tier's default work (`sim.model.classes.node_work` reads
+    # both, a class's own values over them)
+    demand: Any
+    db_calls: int
+    io_wait: Distribution  # `backends.N.io_wait`: waiting off the CPU per request (0: none)
+    weight: float  # `backends.N.weight` (mod_proxy_balancer `loadfactor`, mod_jk `lbfactor`)
+    events: tuple[NodeEvent, ...]  # this node's crashes, recoveries, slow-downs, in order
     # the JDBC pool (`backends.N.jdbc_pool`, DBCP `maxTotal`) of a node that calls the database
     jdbc_pool: int | None
     # the front keeps a pool of connections to the node (`sim.model.stack.backend_pools`)
@@ -35,6 +64,9 @@ class NodePart:
     # a distribution spec), serialised per node; None when it costs nothing or no pool is kept
     connection_setup: Any
     jvm: JvmPart | None  # the node's JVM (`backends.N.jvm`); None: not modelled
+    # the node closes a pooled connection idle this long (`backends.N.connection_idle_timeout_s`:
+    # Tomcat `connectionTimeout` on an idle keep-alive connection); None: never
+    connection_idle_timeout_s: float | None = None
 
 
 def node_parts(
@@ -60,7 +92,18 @@ def node_parts(
                     None if shared else group.request_threads,
                 ),
                 connector=connector,
+                limits=ConnectorLimits(
+                    group.request_threads, group.accept_queue, group.max_connections
+                ),
+                demand=group.demand,
                 db_calls=group.db_calls,
+                io_wait=as_distribution(group.io_wait),
+                weight=group.weight,
+                events=tuple(
+                    NodeEvent(event.at_s, event.kind, event.factor)
+                    for event in group.events
+                    if event.node in (None, planned.number)
+                ),
                 jdbc_pool=group.jdbc_pool if group.db_calls else None,
                 backend_pool=pooled,
                 connects_can_fail=(
@@ -70,6 +113,7 @@ def node_parts(
                     setup if setup is not None and as_distribution(setup).mean > 0 else None
                 ),
                 jvm=jvm_part(planned.name, group.jvm),
+                connection_idle_timeout_s=group.connection_idle_timeout_s,
             )
         )
     return tuple(out)
