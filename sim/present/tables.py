@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from sim.present.failures import FAILED_SHARE, FAILED_SHARE_MEANING, failed_share
+from sim.present.failures import FAILED_SHARE, FAILED_SHARE_MEANING, failed_share, is_latency
 from sim.run.replications import RunResult
 from sim.stats.confidence import Interval
 
@@ -139,6 +139,12 @@ def render(result: RunResult, console: Console, source: str) -> None:
         present = [(label, name) for label, name in rows if name in summary]
         if not present:
             return
+        # a table of latencies (a tier's wait, a batch's response time) is of the answered
+        # requests: the run's failed share heads it unless the table has its own
+        shown_share = any(name.endswith(FAILED_SHARE) for _, name in present)
+        latency = any(is_latency(name, units.get(name)) for _, name in present)
+        if latency and not shown_share and FAILED_SHARE in summary:
+            present.insert(0, ("requests failed (share)", FAILED_SHARE))
         table = Table(title=title, title_justify="left", show_edge=False, header_style="bold")
         for column in ("metric", "mean", f"±{level}%", "interval", "unit"):
             table.add_column(column, justify="left" if column in ("metric", "unit") else "right")

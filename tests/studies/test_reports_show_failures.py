@@ -251,3 +251,33 @@ def test_reproduction_rows_carry_the_failed_share_beside_a_latency(tmp_path):
         texts = [t for trace in figure.data for t in (trace.text or ())]
         assert any("% failed" in t for t in texts), figure.layout.title.text
         assert any("failed share not recorded" in t for t in texts)
+
+
+def test_every_run_table_with_a_latency_has_the_failed_share(tmp_path):
+    """`tiersim run`'s tables, each read apart: the time at each tier (a station's wait and
+    service) showed its latencies with no failed share in that table, while most of the
+    requests were refused; every table that shows a latency now has one."""
+    from sim.model.load import load_model
+    from sim.present.tables import render
+    from sim.run.replications import run
+
+    path = tmp_path / "refusing.toml"
+    path.write_text(REFUSING.replace("users = 1", "users = 6"), encoding="utf-8")
+    console = Console(record=True, width=200)
+    render(run(load_model(path)), console, str(path))
+    lines = console.export_text().splitlines()
+    # a table: its header (`metric ┃ ...`), its rule, then its rows (`label │ ...`)
+    starts = [i for i, line in enumerate(lines) if line.lstrip().startswith("metric ")]
+    tables = [
+        [line.split("│")[0].strip() for line in lines[start + 2 : end] if "│" in line]
+        for start, end in zip(starts, [*starts[1:], len(lines)])
+    ]
+    latency_tables = [
+        labels
+        for labels in tables
+        if any(label.endswith((" wait", " service")) or "response" in label for label in labels)
+    ]
+    assert any("response p95" in labels for labels in latency_tables)  # Requests
+    assert any("app1 wait" in labels for labels in latency_tables)  # Time at each tier
+    for labels in latency_tables:
+        assert "requests failed (share)" in labels, labels
