@@ -116,6 +116,6 @@ def test_the_compiled_tables_record_the_layout(path):
     plan = compile_plan(model)
     if missing(plan):
         pytest.skip("a model the compiled engine does not run")
-    tables = build_plan(model, plan)
+    tables = build_plan(plan)
     layout_of(model).check(tables.probes, "compiled")
     assert tables.columns == list(layout_of(model).columns)

@@ -372,8 +372,7 @@ def simulate(
     checkpoint grid, counters).  `timeseries` receives a sample every
     `run.timeseries_interval_s`, as on the reference engine; `simulated` the simulated time
     and the horizon at each of the loop's pauses (`sim.engines.compiled.pauses`)."""
-    # (the tables are still built from the model behind the plan: sim.engines.compiled.plan)
-    plan = build_plan(model_plan.model, model_plan)
+    plan = build_plan(model_plan)
     assert model_plan.stack is not None  # compile_plan always decides the stack
     # the tables' probes are the stack's layout, or every metric would read the wrong columns
     model_plan.stack.probes.check(plan.probes, "compiled")

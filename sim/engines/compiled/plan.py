@@ -23,13 +23,14 @@ from sim.engines.compiled.jvm_plan import JvmTables, jvm_tables
 from sim.engines.compiled.support import BLIND_CLASSES, LOAD_CLASSES
 from sim.kernel.cpu import ProcessorSharingCPU
 from sim.kernel.slots import INFINITE, Pool
-from sim.model.classes import Work, class_names, node_work
+from sim.model.classes import Work, node_work
 from sim.model.parts.clients import ClientsPart
 from sim.model.parts.database import DatabasePart
 from sim.model.parts.front import Front
 from sim.model.parts.hosts import HostCpu
+from sim.model.parts.nodes import ConnectorLimits
+from sim.model.parts.proxy_worker import ProxyWorker
 from sim.model.plan import Plan as ModelPlan
-from sim.model.schema import Model
 from sim.model.stack import StackPlan
 from sim.observe.probes import Measures
 from sim.observe.recorder import BASE_FIELDS
@@ -50,7 +51,7 @@ from sim.tiers.proxy.client_connections import (
     linger_hold_s,
 )
 from sim.tiers.proxy.mod_jk import POLL_S as JK_POLL_S
-from sim.tiers.proxy.mod_jk import JkBackendPool, JkWorker
+from sim.tiers.proxy.mod_jk import JkBackendPool
 from sim.tiers.proxy.mpm import mpm as mpm_class
 from sim.tiers.proxy.process_management import GRACEFUL_HOLD_OFF
 from sim.tiers.station import Station
@@ -271,10 +272,10 @@ class Plan:
     jvms: JvmTables = field(default_factory=JvmTables)  # the nodes' JVMs (backends.N.jvm)
 
 
-def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
+def build_plan(model_plan: ModelPlan) -> Plan:
     """The tables of a model whose features the engine implements (`support.IMPLEMENTS`),
-    laid out from the model's plan (`sim.model.plan.compile_plan`): its nodes, and its
-    decisions (`planned.stack`)."""
+    laid out from the model's plan (`sim.model.plan.compile_plan`): its stack's parts
+    (`model_plan.stack`), never the model file's schema."""
     stack = model_plan.stack
     assert stack is not None
     streams: list[Stream] = []
@@ -328,23 +329,22 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     nodes: list[int] = []
     weights: list[float] = []
     pins: list[int] = []  # per node: the pool of what a backend connection pins, or -1
-    for planned, part in zip(model_plan.nodes, stack.nodes):
-        group = planned.spec
-        weights.append(group.weight)
+    for part in stack.nodes:
+        weights.append(part.weight)
         name = part.name
         fields: dict = {"calls": 0}
         if part.db_calls:
             fields.update(calls=part.db_calls, down=k.DOWN_STATION, target=database)
             if part.jdbc_pool is not None:
                 fields["jdbc"] = pool(f"{name}.jdbc_pool", part.jdbc_pool, None, k.ROLE_JDBC)
-        threads_pool, pin = _connector_pools(name, group, part.connector, pool)
+        threads_pool, pin = _connector_pools(name, part.limits, part.connector, pool)
         if threads_pool >= 0:
             fields["pool"] = threads_pool
         pins.append(pin)
         fields["cpu"] = cpu(part.cpu)
-        fields["burst"] = stream(f"{name}.demand", as_distribution(group.demand), part.db_calls)
-        fields["work"] = (f"{name}.demand", node_work(group))
-        io = as_distribution(group.io_wait)
+        fields["burst"] = stream(f"{name}.demand", as_distribution(part.demand), part.db_calls)
+        fields["work"] = (f"{name}.demand", node_work(part))
+        io = part.io_wait
         if io.mean != 0:
             fields["io"] = stream(f"{name}.io_wait", io)
         nodes.append(station(name, **fields))
@@ -367,10 +367,9 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     if dispatcher:
         entry_kind, entry_target = k.ENTRY_BALANCER, -1
     front_part = stack.front
-    if model.proxy is not None:
-        assert front_part is not None  # the stack's front: the proxy
+    if front_part is not None:
         proxy, proxy_workers = _proxy_station(
-            model.proxy, front_part, nodes, dispatcher, pool, cpu(front_part.cpu), stream, station
+            front_part, nodes, dispatcher, pool, cpu(front_part.cpu), stream, station
         )
         entry_kind, entry_target = k.ENTRY_STATION, proxy
         # the reference lists the proxy first
@@ -386,7 +385,7 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     # the load generator's CPU (clients.host): made after the proxy's, as the reference makes it
     host_cpu = -1 if stack.clients_cpu is None else cpu(stack.clients_cpu)
 
-    levels = _levels(model, stations, nodes)
+    levels = _levels(front_part is not None, stations, nodes)
 
     station_table = _station_table(stations, host_cpu)
 
@@ -405,20 +404,20 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     # the front's client connections, when they can change the answer (`sim.model.stack.
     # connections_matter`: keep-alive, a lingering close, a CPU cost per connection, or a
     # finite run, which reports when the front closed its last one)
-    front = model.proxy is not None and stack.front_connections
-    server_close = ServerCloseView() if front and model.finite else None
+    front = front_part is not None and stack.front_connections
+    server_close = ServerCloseView() if front and model_plan.run.finite else None
     if front:
         probes += [ConnectionsView(), StatusView()]
     if server_close is not None:
         probes.append(server_close)
     probes += jvms.views  # after the extra probes, before the backend pools (Assembly.probes)
-    backend, backend_float = _backend_pools(model, model_plan, pins)
+    backend, backend_float = _backend_pools(model_plan, pins)
     jk = front_part is not None and front_part.mod_jk
     view = JkBackendPoolView if jk else BackendPoolView
     probes += [view(names[n]) for i, n in enumerate(nodes) if backend[i, k.BN_POOLED]]
     if dispatcher:
         probes.append(BalancerView([names[n] for n in nodes]))
-    probes += [ClassView(name) for name in class_names(model)]
+    probes += [ClassView(name) for name in stack.request_classes.names]
     columns = list(BASE_FIELDS)
     for probe in probes:
         columns += [f"{probe.name}:{f}" for f in probe.fields]
@@ -451,14 +450,14 @@ def build_plan(model: Model, model_plan: ModelPlan) -> Plan:
     config[k.C_ENTRY_KIND] = entry_kind
     config[k.C_ENTRY_TARGET] = entry_target
     config[k.C_POLICY] = POLICY_CODES[policy]
-    config[k.C_STICKY] = int(model.balancer.sticky_session)
+    config[k.C_STICKY] = int(stack.balancer.sticky_session)
     config[k.C_KEEPS_SESSIONS] = int(keeps_sessions)
     config[k.C_HAS_DISPATCHER] = int(dispatcher)
     config[k.C_MAX_CORES] = max((c[1] for c in cpus), default=1)
     config[k.C_FRONT] = entry_target if front else -1
-    _front_pools(model, stack, config)
-    _front(model, front_part, config, config_float, stream if front else None)
-    children, hold_off = _children(model, stack.children, config, config_float)
+    _front_pools(stack, config)
+    _front(stack.clients_part, front_part, config, config_float, stream if front else None)
+    children, hold_off = _children(front_part, stack.children, config, config_float)
     if (
         stack.children
     ):  # the children's threads are the workers: the pool starts empty, each fork adds
@@ -564,7 +563,7 @@ def _lock_settings(
     config_float[k.CF_LOCK_WAKE] = part.wake_per_waiter_s
 
 
-def _connector_pools(name: str, group, connector, pool) -> tuple[int, int]:
+def _connector_pools(name: str, group: ConnectorLimits, connector, pool) -> tuple[int, int]:
     """A node's connector (`sim.tiers.appserver.connectors`) as slot pools, made by `pool`:
     (its request threads' pool or -1, the pool of what an open connection pins or -1)."""
     if connector is Blocking:
@@ -591,18 +590,18 @@ def _connector_pools(name: str, group, connector, pool) -> tuple[int, int]:
 
 
 def _proxy_station(
-    px, front: Front, nodes: list[int], dispatcher: bool, pool, cpu: int, stream, station
+    front: Front, nodes: list[int], dispatcher: bool, pool, cpu: int, stream, station
 ):
     """The front's station (`proxy`) on its `cpu`, made by `pool`, `stream` and `station`:
     (the station, its workers' pool)."""
-    forwards = px.forward and bool(nodes)
-    proxy_workers = pool("proxy.workers", front.workers, px.listen_backlog, k.ROLE_STATION)
+    forwards = front.forwards and bool(nodes)
+    proxy_workers = pool("proxy.workers", front.workers, front.listen_backlog, k.ROLE_STATION)
     fields = {
         "pool": proxy_workers,
         "cpu": cpu,
-        "burst": stream("proxy.demand", as_distribution(px.demand), 1 if forwards else 0),
+        "burst": stream("proxy.demand", as_distribution(front.demand), 1 if forwards else 0),
         "accepts": 1,
-        "work": ("proxy.demand", _proxy_work(px, forwards)),
+        "work": ("proxy.demand", _proxy_work(front, forwards)),
     }
     if forwards:
         fields["calls"] = 1
@@ -640,9 +639,10 @@ def _host(clients: ClientsPart, row: int, config: np.ndarray, stream) -> None:
         )
 
 
-def _levels(model: Model, stations: list[dict], nodes: list[int]) -> int:
-    """A request's levels in the stack: the front, the nodes, the database they call."""
-    levels = (1 if model.proxy is not None else 0) + (1 if nodes else 0)
+def _levels(proxied: bool, stations: list[dict], nodes: list[int]) -> int:
+    """A request's levels in the stack: the front (`proxied`), the nodes, the database they
+    call."""
+    levels = (1 if proxied else 0) + (1 if nodes else 0)
     if any(stations[n]["calls"] for n in nodes):
         levels += 1
     return max(levels, 1)
@@ -729,27 +729,30 @@ def _member_table(nodes: list[int]) -> np.ndarray:
 
 
 def _children(
-    model: Model, individuals: bool, config: np.ndarray, config_float: np.ndarray
+    front: Front | None, individuals: bool, config: np.ndarray, config_float: np.ndarray
 ) -> tuple[int, int]:
     """httpd's children as individuals (`sim.tiers.proxy.children`), when the stack has them:
     their settings in `config`; (ServerLimit's children, the graceful restart's hold-off)."""
     children = 0
     if individuals:  # validated: children need a proxy with finite workers
-        assert model.proxy is not None and model.proxy.processes is not None
-        processes = model.proxy.processes
+        assert front is not None and front.processes is not None
+        processes = front.processes
         children = processes.max_children
         config[k.C_CHILDREN] = 1
         config[k.C_THREADS_PER_CHILD] = processes.threads_per_child
         config[k.C_ASYNC_FACTOR] = processes.async_factor or 0
-        config[k.C_START_CHILDREN] = processes.start
-        # httpd's process management (Spawner): StartServers given
-        config[k.C_MANAGED] = int(model.proxy.start_servers is not None)
+        config[k.C_START_CHILDREN] = processes.start_children
         config[k.C_MAX_CHILDREN] = processes.max_children
-        config[k.C_MIN_SPARE] = processes.min_spare
-        config[k.C_MAX_SPARE] = processes.max_spare
-        config[k.C_SPARE_CHILDREN] = int(mpm_class(model.proxy.mpm).single_threaded_children)
-        config_float[k.CF_UPTIME] = model.proxy.uptime_s
-        hold_off = GRACEFUL_HOLD_OFF if model.proxy.graceful_restart else 0
+        # httpd's process management (Spawner): StartServers given
+        management = processes.management
+        config[k.C_MANAGED] = int(management is not None)
+        hold_off = 0
+        if management is not None:
+            config[k.C_MIN_SPARE] = management.min_spare
+            config[k.C_MAX_SPARE] = management.max_spare
+            config[k.C_SPARE_CHILDREN] = int(management.prefork)
+            config_float[k.CF_UPTIME] = management.uptime_s
+            hold_off = GRACEFUL_HOLD_OFF if management.graceful_restart else 0
     else:
         config[k.C_CHILDREN] = 0
         config[k.C_MANAGED] = 0
@@ -787,11 +790,11 @@ def _host_station(station_table: np.ndarray, host_cpu: int) -> np.ndarray:
     return np.concatenate([station_table, row])
 
 
-def _proxy_work(px, forwards: bool):
+def _proxy_work(front: Front, forwards: bool):
     """The proxy's work for a request class: a class it serves itself makes no call."""
 
     def work(each: Work) -> tuple:
-        return each.proxy_demand(px), 1 if forwards and each.forwarded else 0
+        return each.proxy_demand(front), 1 if forwards and each.forwarded else 0
 
     return work
 
@@ -840,7 +843,7 @@ def _replication(
     return table, probes, links
 
 
-def _backend_pools(model: Model, model_plan: ModelPlan, pins: list[int]) -> tuple:
+def _backend_pools(model_plan: ModelPlan, pins: list[int]) -> tuple:
     """Per node, the front's pool of connections to it (`sim.engines.reference.assemble.
     make_backend_pool`, mod_proxy): whether it is built, what a connection pins, `max` per
     child (ThreadsPerChild by default; unbounded for an unbounded front), and its timeouts --
@@ -852,32 +855,32 @@ def _backend_pools(model: Model, model_plan: ModelPlan, pins: list[int]) -> tupl
     table = np.zeros((max(nodes, 1), k.N_BN), dtype=np.int64)
     times = np.full((max(nodes, 1), k.N_BNF), -1.0, dtype=np.float64)
     front = stack.front
-    if model.proxy is None or front is None:
+    if front is None:
         return table, times
-    settings = model.proxy.backend_pool
+    settings = front.worker
     limit = front.pool_max  # `max` per child, ThreadsPerChild by default
     reslist = front.reslist
 
     def none_negative(value: float | None) -> float:
         return -1.0 if value is None else value
 
-    for index, (planned, part) in enumerate(zip(model_plan.nodes, stack.nodes)):
+    for index, part in enumerate(stack.nodes):
         if not part.backend_pool:
             continue
         table[index, k.BN_POOLED] = 1
         table[index, k.BN_PINS] = pins[index]
         table[index, k.BN_MAX] = -1 if limit is None else limit
         times[index, k.BNF_ACQUIRE] = none_negative(settings.acquire_timeout_s if reslist else None)
-        times[index, k.BNF_IDLE] = none_negative(planned.spec.connection_idle_timeout_s)
+        times[index, k.BNF_IDLE] = none_negative(part.connection_idle_timeout_s)
         if front.mod_jk:
-            _jk_worker(table[index], times[index], settings, limit, model.balancer.maintain_s)
+            _jk_worker(table[index], times[index], settings, limit, stack.balancer.maintain_s)
         else:
             times[index, k.BNF_TTL] = none_negative(settings.ttl_s if reslist else None)
-            times[index, k.BNF_READ] = none_negative(settings.timeout_s)
+            times[index, k.BNF_READ] = none_negative(settings.read_timeout_s)
     return table, times
 
 
-def _front_pools(model: Model, stack: StackPlan, config: np.ndarray) -> None:
+def _front_pools(stack: StackPlan, config: np.ndarray) -> None:
     """The front's pools of connections to the nodes, as a whole: whether any is kept, whether
     they are mod_jk's, `disablereuse`, and the status a read timeout answers
     (`Front.read_timeout_status`)."""
@@ -885,18 +888,20 @@ def _front_pools(model: Model, stack: StackPlan, config: np.ndarray) -> None:
     pooled = any(stack.backend_pools)
     config[k.C_BACKEND_POOLS] = int(pooled)
     config[k.C_MOD_JK] = int(front is not None and front.mod_jk and pooled)
-    settings = model.proxy.backend_pool if model.proxy is not None else None
-    config[k.C_DISABLE_REUSE] = int(settings is not None and settings.disable_reuse)
+    config[k.C_DISABLE_REUSE] = int(front is not None and front.worker.disable_reuse)
     config[k.C_READ_STATUS] = 502 if front is None else front.read_timeout_status
 
 
-def _jk_worker(row: np.ndarray, times: np.ndarray, settings, limit, maintain_s: float) -> None:
+def _jk_worker(
+    row: np.ndarray, times: np.ndarray, settings: ProxyWorker, limit, maintain_s: float
+) -> None:
     """A node's pools as mod_jk's ajp13 worker (`sim.engines.reference.assemble.
     make_backend_pool`, `JkBackendPool`): no read timeout on Unix and no `ttl` when a
     connection is taken -- connection_pool_timeout acts at each process's maintenance, every
     `worker.maintain` (`balancer.maintain_s`), down to connection_pool_minsize; endpoints looked
     for every JK_SLEEP_DEF; the worker's reply timeout, retries and connect timeout."""
-    worker = JkWorker.of(settings)
+    worker = settings.jk
+    assert worker is not None  # the front forwards through mod_jk
     row[k.BN_JK_MIN_SIZE] = 0 if limit is None else (limit + 1) // 2
     row[k.BN_JK_RETRIES] = worker.retries
     row[k.BN_JK_RECOVERABLE] = int(worker.recoverable_after_reply_timeout())
@@ -914,25 +919,27 @@ def _jk_worker(row: np.ndarray, times: np.ndarray, settings, limit, maintain_s: 
 
 
 def _front(
-    model: Model, front: Front | None, config: np.ndarray, config_float: np.ndarray, stream
+    clients: ClientsPart, front: Front | None, config: np.ndarray, config_float: np.ndarray, stream
 ) -> None:
     """The clients' connections and the front's keep-alive and lingering close
     (`sim.tiers.proxy.client_connections`); `stream` makes the connection demand's stream,
     None when the front's connections are not modelled."""
-    config[k.C_CLIENT_KEEP_ALIVE] = int(model.clients.keep_alive)
+    config[k.C_CLIENT_KEEP_ALIVE] = int(clients.keep_alive)
     config[k.C_PROXY_KEEP_ALIVE] = 0
     config[k.C_MAX_KA_REQUESTS] = 0
     config[k.C_LISTENER_IDLE] = 0
     config[k.C_ST_CONN_DEMAND] = -1
-    px = model.proxy
-    if px is None or front is None or stream is None:
+    if front is None or stream is None:
         return
-    mpm = mpm_class(px.mpm)
-    config[k.C_PROXY_KEEP_ALIVE] = int(px.keep_alive)
-    config[k.C_MAX_KA_REQUESTS] = px.max_keep_alive_requests
+    connections = front.connections
+    mpm = mpm_class(connections.mpm)
+    config[k.C_PROXY_KEEP_ALIVE] = int(connections.keep_alive)
+    config[k.C_MAX_KA_REQUESTS] = connections.max_keep_alive_requests
     config[k.C_LISTENER_IDLE] = int(mpm.listener_holds_idle_connections)
-    config_float[k.CF_KA_TIMEOUT] = px.keep_alive_timeout_s
-    config_float[k.CF_LINGER_HOLD] = linger_hold_s(px.mpm, px.linger_s, model.clients.close_delay_s)
+    config_float[k.CF_KA_TIMEOUT] = connections.keep_alive_timeout_s
+    config_float[k.CF_LINGER_HOLD] = linger_hold_s(
+        connections.mpm, connections.linger_s, connections.client_close_delay_s
+    )
     if front.connection_demand is not None:
         config[k.C_ST_CONN_DEMAND] = stream(
             "proxy.connection_demand", as_distribution(front.connection_demand)
