@@ -27,8 +27,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from sim.measurements.errors import MeasurementError, shorten
-from sim.measurements.text import read_lines
+from sim.measurements.errors import MeasurementError
+from sim.measurements.formats.accesslog import LogFormatError, parsed_lines
 
 NICKNAMES = {
     "common": '%h %l %u %t "%r" %>s %b',
@@ -37,10 +37,6 @@ NICKNAMES = {
 # Tomcat's %{name}r / %{name}s (request / session attribute) and %{name}c (cookie)
 _TOMCAT_ATTRIBUTE = re.compile(r"%\{([^}]*)\}([rsc])")
 _TIME = re.compile(r"%(\{[^}]*\})?t")
-
-
-class LogFormatError(ValueError):
-    """A log format that cannot be parsed, or whose lines carry no arrival time."""
 
 
 @dataclass(frozen=True)
@@ -94,20 +90,10 @@ def _arrival(entry) -> float | None:
 
 def read_arrivals(path: str | Path, log_format: str, encoding: str = "utf-8") -> list[float]:
     """Every line's arrival time [s]; one `MeasurementError` (FILE:LINE: ...) for a bad line."""
-    import apachelogs
-
     parser = _parser(log_format)
     expected = f"a line in the format {log_format!r} (the server's LogFormat or pattern)"
     arrivals = []
-    for number, line in enumerate(read_lines(path, expected, encoding), start=1):
-        if not line.strip():
-            continue
-        try:
-            entry = parser.parse(line)
-        except apachelogs.InvalidEntryError:
-            raise MeasurementError(
-                path, number, f"{shorten(line)} does not match; expected {expected}"
-            ) from None
+    for number, entry in parsed_lines(path, parser, expected, encoding):
         when = _arrival(entry)
         if when is None:
             # only an end: time, or a time pattern without a full date

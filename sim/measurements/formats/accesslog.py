@@ -46,28 +46,37 @@ def parser_for(log_format: str):
     return parser
 
 
-def read(
-    path: str | Path, log_format: str, encoding: str = "utf-8", progress: Progress = None
-) -> SampleLog:
+def parsed_lines(path: str | Path, parser, expected: str, encoding: str, progress: Progress = None):
+    """(line number, `apachelogs` entry) for every non-blank line of the log at `path`; a line
+    the format does not match is one `MeasurementError` (FILE:LINE: ... expected ...).  Both
+    readers of access logs go through it: the importer's samples (`read`) and the arrival
+    profile of `clients.schedule` (`sim.measurements.arrival_profile`)."""
     import apachelogs
-    import pandas as pd
 
-    parser = parser_for(log_format)
-    expected = f"access-log lines in the LogFormat {log_format!r}"
     lines = read_lines(path, expected, encoding)
-    rows = []
-    has_status = any(d in log_format for d in ("%>s", "%s", "%<s"))
     for number, line in enumerate(lines, start=1):
         if progress is not None and number % PROGRESS_EVERY == 0:
             progress(number, len(lines))
         if not line.strip():
             continue
         try:
-            entry = parser.parse(line)
+            yield number, parser.parse(line)
         except apachelogs.InvalidEntryError:
             raise MeasurementError(
                 path, number, f"{shorten(line)} does not match; expected {expected}"
             ) from None
+
+
+def read(
+    path: str | Path, log_format: str, encoding: str = "utf-8", progress: Progress = None
+) -> SampleLog:
+    import pandas as pd
+
+    parser = parser_for(log_format)
+    expected = f"access-log lines in the LogFormat {log_format!r}"
+    rows = []
+    has_status = any(d in log_format for d in ("%>s", "%s", "%<s"))
+    for number, entry in parsed_lines(path, parser, expected, encoding, progress):
         when = entry.request_time
         if when is None:
             raise MeasurementError(path, number, "no request time (%t); expected a timestamp")
