@@ -118,3 +118,24 @@ def on_both_engines():
         monkeypatch.setattr(request.module, "model_from", on_engine)
 
     return _on_both_engines
+
+
+# The default suite's longest cases on the reference engine whose compiled twins stay in it:
+# the engines compute the same replication bit for bit (tests/engines/, and
+# tests/tiers/test_database_lock.py's equality cases for the lock), so the theory is still
+# checked on every `make test`; `make slow-test` (CI) runs these too.
+SLOW_REFERENCE_CASES = (
+    # test_theory.py's heavy-load tails at rho = 0.95: about 70 s of one core together
+    "test_heavy_load_mean_and_tail_percentiles[reference-M/M/1 rho=0.95]",
+    "test_heavy_load_mean_and_tail_percentiles[reference-M/M/4 rho=0.95]",
+    # the shared lock's M/M/1 cases (a share of the calls, full share, random order): ~20 s
+    "test_a_share_of_the_calls_takes_the_lock[reference]",
+    "test_a_lock_both_nodes_share_is_one_mm1_queue[reference]",
+    "test_random_order_keeps_the_mm1_mean_and_lengthens_its_tail[reference]",
+)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if item.name in SLOW_REFERENCE_CASES:
+            item.add_marker(pytest.mark.slow)
