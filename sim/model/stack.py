@@ -292,13 +292,14 @@ def _features(model: Model, nodes: tuple, plan: StackPlan) -> dict[str, str]:
             out["balancer.sticky_session"] = "balancer.sticky_session"
         if model.balancer.report_interval_s is not None and plan.policy.uses_load:
             out["balancer.report_interval_s"] = "balancer.report_interval_s"
-    if model.database is not None:
+    if plan.database is not None:
         out["database"] = "[database]"
-        if model.database.lock is not None:
+        lock = plan.database.lock  # the part both engines build the lock from
+        if lock is not None:
             out["database.lock"] = "database.lock"
-            if model.database.lock.order == "random":
+            if lock.random_order:
                 out["database.lock.random_order"] = "database.lock.order = 'random'"
-            if model.database.lock.wake_per_waiter_s > 0:
+            if lock.waiters_cost:
                 out["database.lock.waiters_cost"] = "database.lock.wake_per_waiter_s > 0"
     for index, spec in model.cluster.active:
         out[f"replication.{spec.mode}"] = f"cluster.replication.{index}.mode = {spec.mode!r}"
