@@ -178,6 +178,7 @@ def test_a_sweep_of_the_hpa_target_names_the_cheapest_target_that_meets_the_slo(
         if row[COST] < best[COST]:
             assert row["response.p95.ci_high"] >= 0.5, target
     assert f"{best[COST] / 3600:.3g} node-hours" in line
+    assert "failed share at most 0.00%" in line  # the latency beside its failed share
     # the storm: scaling at 60 % costs more and answers slower than not scaling at 80 %
     assert chosen == 80
     assert frame.loc[60, f"{COST}.ci_low"] > frame.loc[80, f"{COST}.ci_high"]

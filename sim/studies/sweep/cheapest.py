@@ -134,7 +134,8 @@ def describe(answer: CheapestAnswer) -> list[str]:
     lines = [
         f"cheapest meeting {answer.slo} (failed share <= {budget}): {_point(best)}: "
         f"{_cost(answer, best)}, {answer.slo.metric} {best.slo_value:.4g} "
-        f"(bound {best.slo_bound:.4g}); {answer.qualifying} of {answer.finished} points meet it"
+        f"(bound {best.slo_bound:.4g}), failed share at most {best.failed_high:.2%}; "
+        f"{answer.qualifying} of {answer.finished} points meet it"
     ]
     if answer.alike:
         lines.append(
