@@ -283,6 +283,8 @@ def _read_autoscaler(
     kind, target = _metric(hpa, metrics[0])
     put("backends.0.autoscale.metric", kind, hpa.where("spec.metrics.0"))
     put("backends.0.autoscale.target", target, hpa.where(f"spec.metrics.0 target {target:g}"))
+    if kind in ("external", "external_average"):
+        _external_source(hpa, metrics[0], draft)
     if kind == "cpu_utilization":
         if request is None:
             raise ConfigError(
@@ -333,6 +335,32 @@ def _metric(hpa: Document, metric: Any) -> tuple[str, float]:
     raise ConfigError(
         hpa.where(field), f"a metric the model reads, not {' '.join(described.split())}", METRIC_FIX
     )
+
+
+# what an External metric's name says it measures (`external.metric.name`); a name that says
+# neither stays a placeholder the user fills
+_P95_NAMES = ("p95", "95th", "percentile_95", "latency_95")
+_RATE_NAMES = ("requests_per_s", "request_rate", "requests_rate", "rps", "requestcount")
+
+
+def _external_source(hpa: Document, metric: dict, draft: Draft) -> None:
+    """`backends.0.autoscale.external_source` from the External metric's name."""
+    external = metric.get("external", {})
+    found = external.get("metric", {}) if isinstance(external, dict) else {}
+    name = str(found.get("name", "")) if isinstance(found, dict) else ""
+    flat = name.lower().replace("-", "_").replace(".", "_")
+    where = hpa.where(f"spec.metrics.0.external.metric.name {name}")
+    if any(token in flat for token in _P95_NAMES):
+        draft.put("backends.0.autoscale.external_source", "response_p95_s", where)
+    elif any(token in flat for token in _RATE_NAMES):
+        draft.put("backends.0.autoscale.external_source", "requests_per_s", where)
+    else:
+        draft.placeholder(
+            "backends.0.autoscale.external_source",
+            "response_p95_s",
+            f"what the HPA's external metric {name or '(unnamed)'} measures: "
+            "response_p95_s or requests_per_s",
+        )
 
 
 def _read_rules(hpa: Document, field: str, rules: Any, path: str, draft: Draft) -> None:

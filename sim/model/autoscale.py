@@ -1,7 +1,8 @@
 """`[backends.autoscale]`: an autoscaler for a backend group, and the life of a node it adds.
 
-Its decision is `sim.tiers.cluster.autoscale.hpa` (Kubernetes' HPA, autoscaling/v2); the
-field names follow the HPA's spec, in this project's snake case with units.  The reference
+Its decision is Kubernetes' HPA (`sim.tiers.cluster.autoscale.hpa`, autoscaling/v2) or an
+AWS policy (`aws_target`: target tracking, `aws_step`: step scaling, Application Auto
+Scaling); the field names follow their specs, in this project's snake case with units.  The reference
 engine runs it (`sim.tiers.cluster.elastic_group`, `sim.tiers.cluster.node_life`; the feature
 `backends.autoscale`, which the compiled engine does not implement).  What it does not run
 yet, the loader refuses in one line (`refuse_autoscale`) rather than run the group at a fixed
@@ -10,11 +11,15 @@ yet, the loader refuses in one line (`refuse_autoscale`) rather than run the gro
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sim.tiers.balancer.policies import policy_class
+from sim.tiers.cluster.autoscale.aws_step import StepAdjustment, StepPolicy, StepScaling
+from sim.tiers.cluster.autoscale.aws_target import TargetTracking, TargetTrackingSpec
+from sim.tiers.cluster.autoscale.group_value import EXTERNAL_SOURCES, GroupValue
 from sim.tiers.cluster.autoscale.hpa import (
     HorizontalPodAutoscaler,
     HpaSpec,
@@ -99,12 +104,101 @@ def _scale_down() -> Direction:
     )
 
 
-class Autoscale(_Strict):
-    """A Kubernetes HorizontalPodAutoscaler on the group (autoscaling/v2), and how a node it
-    adds comes to serve and how one it removes goes.  `backends.N.count` is the group's size
-    at the start (the Deployment's `spec.replicas`)."""
+COMPARISONS = {
+    "greater_or_equal": "GreaterThanOrEqualToThreshold",
+    "greater": "GreaterThanThreshold",
+    "less": "LessThanThreshold",
+    "less_or_equal": "LessThanOrEqualToThreshold",
+}
+ADJUSTMENT_TYPES = {
+    "change_in_capacity": "ChangeInCapacity",
+    "exact_capacity": "ExactCapacity",
+    "percent_change_in_capacity": "PercentChangeInCapacity",
+}
 
-    policy: Literal["hpa"] = Field("hpa", description="the autoscaler: Kubernetes' HPA")
+
+class Step(_Strict):
+    """One `StepAdjustment`: the interval of `metric - threshold` it holds (no bound: open)."""
+
+    lower: float | None = Field(
+        None, description="`MetricIntervalLowerBound`, relative to the threshold (none: -inf)"
+    )
+    upper: float | None = Field(
+        None, description="`MetricIntervalUpperBound`, relative to the threshold (none: +inf)"
+    )
+    adjustment: int = Field(..., description="`ScalingAdjustment`, in `adjustment_type`'s unit")
+
+
+class StepAlarm(_Strict):
+    """A CloudWatch alarm on the group's metric and the step scaling policy it invokes
+    (`StepScalingPolicyConfiguration`)."""
+
+    threshold: float = Field(..., description="the alarm's `Threshold`, in the metric's unit")
+    comparison: Literal["greater_or_equal", "greater", "less", "less_or_equal"] = Field(
+        ..., description="the alarm's `ComparisonOperator`"
+    )
+    evaluation_periods: int = Field(
+        1, ge=1, le=100, description="`EvaluationPeriods`: breaching datapoints in a row"
+    )
+    steps: list[Step] = Field(..., min_length=1, description="`StepAdjustments`")
+    adjustment_type: Literal[
+        "change_in_capacity", "exact_capacity", "percent_change_in_capacity"
+    ] = Field("change_in_capacity", description="`AdjustmentType`")
+    min_adjustment_magnitude: int | None = Field(
+        None, ge=1, description="`MinAdjustmentMagnitude` (percent_change_in_capacity only)"
+    )
+    cooldown_s: float = Field(300.0, ge=0, description="`Cooldown` (default 300) [s]")
+
+    @model_validator(mode="after")
+    def _intervals(self) -> StepAlarm:
+        # Application Auto Scaling refuses steps that overlap or leave a gap, and more than
+        # one open bound at each end (PutScalingPolicy's ValidationException)
+        low = float("-inf")
+        ordered = sorted(self.steps, key=lambda s: -math.inf if s.lower is None else s.lower)
+        for k, step in enumerate(ordered):
+            lower = -math.inf if step.lower is None else step.lower
+            upper = math.inf if step.upper is None else step.upper
+            if not lower < upper:
+                raise ValueError(f"a step's lower bound {lower:g} is not below its upper {upper:g}")
+            if k and lower != low:
+                raise ValueError(
+                    f"the steps leave a gap or overlap at {min(low, lower):g}: each step's lower "
+                    "bound is the previous step's upper bound"
+                )
+            low = upper
+        if self.min_adjustment_magnitude is not None and (
+            self.adjustment_type != "percent_change_in_capacity"
+        ):
+            raise ValueError(
+                "min_adjustment_magnitude applies to adjustment_type = "
+                "'percent_change_in_capacity' only"
+            )
+        return self
+
+    def policy(self) -> StepPolicy:
+        return StepPolicy(
+            threshold=self.threshold,
+            comparison=COMPARISONS[self.comparison],  # type: ignore[arg-type]
+            steps=tuple(StepAdjustment(s.lower, s.upper, s.adjustment) for s in self.steps),
+            adjustment_type=ADJUSTMENT_TYPES[self.adjustment_type],  # type: ignore[arg-type]
+            min_adjustment_magnitude=self.min_adjustment_magnitude,
+            cooldown_s=self.cooldown_s,
+            evaluation_periods=self.evaluation_periods,
+        )
+
+
+class Autoscale(_Strict):
+    """An autoscaler on the group — a Kubernetes HorizontalPodAutoscaler (autoscaling/v2), an
+    AWS target tracking or step scaling policy — and how a node it adds comes to serve and
+    how one it removes goes.  `backends.N.count` is the group's size at the start (the
+    Deployment's `spec.replicas`, the Auto Scaling group's desired capacity)."""
+
+    policy: Literal["hpa", "aws_target_tracking", "aws_step"] = Field(
+        "hpa",
+        description="the autoscaler: Kubernetes' HPA; AWS target tracking "
+        "(`TargetTrackingScalingPolicyConfiguration`) or step scaling "
+        "(`StepScalingPolicyConfiguration`) on the group's metric",
+    )
     min_replicas: int = Field(1, ge=1, le=1024, description="`minReplicas`")
     max_replicas: int = Field(..., ge=1, le=1024, description="`maxReplicas`")
     metric: Literal[METRIC_KINDS] = Field(  # type: ignore[valid-type]
@@ -113,11 +207,19 @@ class Autoscale(_Strict):
         "per-pod averageValue: requests per second), external (an External value, e.g. p95 "
         "response time), external_average (an External averageValue per pod)",
     )
-    target: float = Field(
-        ...,
+    target: float | None = Field(
+        None,
         gt=0,
-        description="the metric's target: per cent of the CPU request, requests/s per pod, or "
-        "the external value in its unit (seconds for a response time)",
+        description="the metric's target (hpa, aws_target_tracking): per cent of the CPU request "
+        "(of the node's cores for AWS), requests/s per pod, or the external value in its unit "
+        "(seconds for a response time)",
+    )
+    external_source: Literal[EXTERNAL_SOURCES] | None = Field(  # type: ignore[valid-type]
+        None,
+        description="what an external metric measures, over each scrape interval, of the "
+        "requests the balancer answered from the group: response_p95_s (their 95th percentile "
+        "response time [s], as the balancer timed them: AWS ALB TargetResponseTime p95, an "
+        "ingress histogram's p95) or requests_per_s (ALB RequestCount, an ingress's rate)",
     )
     cpu_request_cores: float | None = Field(
         None,
@@ -130,11 +232,43 @@ class Autoscale(_Strict):
         gt=0,
         description="kube-controller-manager --horizontal-pod-autoscaler-sync-period [s]",
     )
-    scrape_interval_s: float = Field(
-        15.0,
+    scrape_interval_s: float | None = Field(
+        None,
         gt=0,
-        description="how old the metric the HPA reads may be: metrics-server --metric-resolution "
-        "(15 s), or Prometheus scrape_interval (1 m) behind prometheus-adapter [s]",
+        description="how old the metric the autoscaler reads may be: metrics-server "
+        "--metric-resolution (15 s, the default for hpa), Prometheus scrape_interval (1 m) "
+        "behind prometheus-adapter, a CloudWatch period (period_s, the default for AWS) [s]",
+    )
+    period_s: float = Field(
+        60.0,
+        gt=0,
+        description="AWS: the CloudWatch metric's `Period`, at which its alarms evaluate (60 s "
+        "for detailed monitoring, 300 s for basic) [s]",
+    )
+    scale_out_cooldown_s: float = Field(
+        300.0, ge=0, description="aws_target_tracking: `ScaleOutCooldown` (default 300) [s]"
+    )
+    scale_in_cooldown_s: float = Field(
+        300.0, ge=0, description="aws_target_tracking: `ScaleInCooldown` (default 300) [s]"
+    )
+    disable_scale_in: bool = Field(False, description="aws_target_tracking: `DisableScaleIn`")
+    scale_out_datapoints: int = Field(
+        3,
+        ge=1,
+        description="aws_target_tracking: datapoints above the target in a row before its high "
+        "alarm scales out (3 for a one-minute metric)",
+    )
+    scale_in_datapoints: int = Field(
+        15,
+        ge=1,
+        description="aws_target_tracking: datapoints 10 % below the target in a row before its "
+        "low alarm scales in (15 for a one-minute metric)",
+    )
+    step_scale_out: StepAlarm | None = Field(
+        None, description="aws_step: the scale-out alarm and its steps"
+    )
+    step_scale_in: StepAlarm | None = Field(
+        None, description="aws_step: the scale-in alarm and its steps"
     )
     scale_up: Direction = Field(default_factory=_scale_up, description="`behavior.scaleUp`")
     scale_down: Direction = Field(default_factory=_scale_down, description="`behavior.scaleDown`")
@@ -179,8 +313,44 @@ class Autoscale(_Strict):
         "(terminationGracePeriodSeconds, default 30) [s]",
     )
 
-    def autoscaler(self) -> HorizontalPodAutoscaler:
-        """The decision this table describes, as the engines will call it."""
+    @property
+    def scrape_s(self) -> float:
+        """The metric's scrape interval: as given, else metrics-server's 15 s for the HPA and
+        the CloudWatch period for an AWS policy."""
+        if self.scrape_interval_s is not None:
+            return self.scrape_interval_s
+        return 15.0 if self.policy == "hpa" else self.period_s
+
+    def autoscaler(self, node_cores: float = 1.0) -> HorizontalPodAutoscaler | GroupValue:
+        """The decision this table describes, as the engines call it (`decide(now, replicas,
+        pods, external)`); `node_cores` is a node's CPU, which an AWS policy's CPU
+        utilisation is a share of."""
+        if self.policy == "aws_target_tracking":
+            assert self.target is not None  # validated
+            tracking = TargetTracking(
+                TargetTrackingSpec(
+                    target=self.target,
+                    min_capacity=self.min_replicas,
+                    max_capacity=self.max_replicas,
+                    scale_out_cooldown_s=self.scale_out_cooldown_s,
+                    scale_in_cooldown_s=self.scale_in_cooldown_s,
+                    disable_scale_in=self.disable_scale_in,
+                    period_s=self.period_s,
+                    scale_out_datapoints=self.scale_out_datapoints,
+                    scale_in_datapoints=self.scale_in_datapoints,
+                )
+            )
+            return GroupValue(tracking, self.metric, node_cores)
+        if self.policy == "aws_step":
+            step = StepScaling(
+                self.min_replicas,
+                self.max_replicas,
+                None if self.step_scale_out is None else self.step_scale_out.policy(),
+                None if self.step_scale_in is None else self.step_scale_in.policy(),
+                period_s=self.period_s,
+            )
+            return GroupValue(step, self.metric, node_cores)
+        assert self.target is not None  # validated
         spec = HpaSpec(
             max_replicas=self.max_replicas,
             metric=self.metric,
@@ -199,16 +369,87 @@ class Autoscale(_Strict):
             raise ValueError(
                 f"min_replicas = {self.min_replicas} is above max_replicas = {self.max_replicas}"
             )
-        if self.metric == "cpu_utilization" and self.cpu_request_cores is None:
+        self._policy_fields()
+        if (
+            self.policy == "hpa"
+            and self.metric == "cpu_utilization"
+            and (self.cpu_request_cores is None)
+        ):
             raise ValueError(
                 "metric = cpu_utilization is a share of the pod's CPU request: give "
                 "cpu_request_cores (its resources.requests.cpu in cores)"
             )
         return self
 
+    def _policy_fields(self) -> None:
+        """Each field is read by its policy: one given to a policy that does not read it
+        would silently do nothing."""
+        given = self.model_fields_set
+        readers = {
+            "hpa": _HPA_ONLY,
+            "aws_target_tracking": _TRACKING_ONLY,
+            "aws_step": _STEP_ONLY,
+        }
+        for policy, fields in readers.items():
+            if policy == self.policy:
+                continue
+            stray = sorted(f for f in fields & given if f not in readers[self.policy])
+            if stray:
+                raise ValueError(
+                    f"{stray[0]} is read by policy = {policy!r} only, not by "
+                    f"policy = {self.policy!r}: remove it or change the policy"
+                )
+        if self.policy in ("hpa", "aws_target_tracking") and self.target is None:
+            raise ValueError(f"policy = {self.policy!r} needs the metric's target: give target")
+        if self.policy == "aws_step" and self.target is not None:
+            raise ValueError(
+                "target is not read by policy = 'aws_step' (its alarms' thresholds are): "
+                "remove it, or use policy = 'aws_target_tracking'"
+            )
+        if self.policy == "aws_step" and self.step_scale_out is None and self.step_scale_in is None:
+            raise ValueError(
+                "policy = 'aws_step' needs an alarm: give step_scale_out and/or step_scale_in"
+            )
+        external = self.metric in ("external", "external_average")
+        if external and self.external_source is None:
+            raise ValueError(
+                f"metric = {self.metric!r} needs what it measures: give external_source "
+                f"({' or '.join(repr(x) for x in EXTERNAL_SOURCES)})"
+            )
+        if not external and self.external_source is not None:
+            raise ValueError(
+                f"external_source is read by an external metric only, not by metric = "
+                f"{self.metric!r}: remove it or set metric = 'external'"
+            )
+        if self.policy != "hpa" and self.metric == "external_average":
+            raise ValueError(
+                "metric = 'external_average' is the HPA's per-pod target of an external value: "
+                "an AWS policy reads the value itself (metric = 'external')"
+            )
+        if self.policy == "aws_target_tracking" and external:
+            # AWS: "the metric value must increase or decrease proportionally to the number
+            # of instances" — a response time or a group total does not
+            raise ValueError(
+                "aws_target_tracking needs a metric that falls in proportion as capacity is "
+                "added (cpu_utilization, pods: requests per target): a response time or a "
+                "group total belongs to policy = 'aws_step'"
+            )
 
-# the metrics the engine measures per node (`sim.tiers.cluster.elastic_group`)
-SIMULATED_METRICS = ("cpu_utilization", "pods")
+
+# the fields only one policy reads (`target`, `metric`, the replicas and the node's life are
+# everybody's)
+_HPA_ONLY = frozenset({"scale_up", "scale_down", "sync_period_s", "cpu_request_cores"})
+_TRACKING_ONLY = frozenset(
+    {
+        "period_s",
+        "scale_out_cooldown_s",
+        "scale_in_cooldown_s",
+        "disable_scale_in",
+        "scale_out_datapoints",
+        "scale_in_datapoints",
+    }
+)
+_STEP_ONLY = frozenset({"period_s", "step_scale_out", "step_scale_in"})
 
 
 def refuse_autoscale(model: Any, source: str) -> str | None:
@@ -221,12 +462,6 @@ def refuse_autoscale(model: Any, source: str) -> str | None:
         if spec is None:
             continue
         where = f"{source}: backends.{index}"
-        if spec.metric not in SIMULATED_METRICS:
-            return (
-                f"{where}.autoscale.metric = {spec.metric!r} is read and checked but not "
-                f"simulated yet (the engine measures {' and '.join(SIMULATED_METRICS)} per "
-                "node): use one of those"
-            )
         if spec.max_replicas < 2:
             return (
                 f"{where}.autoscale.max_replicas = {spec.max_replicas} leaves the group "

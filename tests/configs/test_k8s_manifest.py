@@ -141,3 +141,46 @@ def test_a_huge_manifest_is_refused_before_it_is_parsed(tmp_path):
     manifest.write_text("# " + "x" * (2**20 + 10) + "\n")
     with pytest.raises(ConfigError, match="too large"):
         from_config(manifest)
+
+
+@pytest.mark.parametrize(
+    ("name", "target", "source", "placeholder"),
+    [
+        ("http_server_request_duration_p95_seconds", "Value", "response_p95_s", False),
+        ("nginx_ingress_requests_per_s", "AverageValue", "requests_per_s", False),
+        ("queue_depth", "Value", "response_p95_s", True),
+    ],
+)
+def test_an_external_metric_says_what_it_measures_or_is_left_to_fill(
+    tmp_path, name, target, source, placeholder
+):
+    """An External metric is read as the group's p95 or request rate when its name says so;
+    a name that says neither leaves `external_source` a placeholder, which a run refuses
+    until it is filled (`--set backends.0.autoscale.external_source=...`)."""
+    text = WALKTHROUGH.read_text()
+    resource = """  - type: Resource
+    resource:
+      name: cpu
+      target:
+        type: Utilization
+        averageUtilization: 50
+"""
+    value = "value: 500m" if target == "Value" else "averageValue: 20"
+    external = f"""  - type: External
+    external:
+      metric:
+        name: {name}
+      target:
+        type: {target}
+        {value}
+"""
+    assert resource in text
+    manifest = tmp_path / "hpa.yaml"
+    manifest.write_text(text.replace(resource, external))
+    assembled = from_config(manifest)
+    table = parse_model(tomllib.loads(assembled.text), source="w", check_only=True)
+    autoscale = table.backends[0].autoscale
+    assert autoscale is not None
+    assert autoscale.metric == ("external" if target == "Value" else "external_average")
+    assert autoscale.external_source == source
+    assert ("backends.0.autoscale.external_source" in assembled.draft.placeholders) is placeholder

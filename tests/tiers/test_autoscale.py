@@ -352,16 +352,18 @@ HPA_TABLE = {
 
 
 def test_the_loader_runs_autoscale_and_refuses_in_one_line_what_does_not_run_yet():
-    """The reference engine runs the table (`tests/tiers/test_elastic_group.py`); a metric it
-    does not measure must not be silently ignored."""
+    """The reference engine runs the table (`tests/tiers/test_elastic_group.py`); what it does
+    not run (a group whose nodes also crash) must not be silently ignored."""
     from sim.model.load import ModelError, parse_model
 
     assert parse_model(_model_with(HPA_TABLE), source="m.toml").backends[0].autoscale
+    crashing = _model_with(HPA_TABLE)
+    crashing["backends"][0]["events"] = [{"at_s": 5.0, "kind": "crash"}]
     with pytest.raises(ModelError) as refused:
-        parse_model(_model_with({**HPA_TABLE, "metric": "external", "target": 0.5}), "m.toml")
+        parse_model(crashing, "m.toml")
     message = str(refused.value)
     assert "\n" not in message
-    assert message.startswith("m.toml: backends.0.autoscale.metric = 'external'")
+    assert message.startswith("m.toml: backends.0.events with [autoscale]")
     assert "not simulated yet" in message
     fixed = parse_model(_model_with(HPA_TABLE), overrides=["backends.0.autoscale=none"])
     assert fixed.backends[0].autoscale is None

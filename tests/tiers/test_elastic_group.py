@@ -281,7 +281,6 @@ def test_the_compiled_engine_refuses_it_and_auto_runs_it_on_the_reference():
 @pytest.mark.parametrize(
     ("change", "needle"),
     [
-        ({"metric": "external", "target": 0.5}, "autoscale.metric = 'external'"),
         ({"max_replicas": 1}, "max_replicas = 1"),
         ({"slow_start_s": 30}, "balancer.policy = 'round_robin'"),
     ],

@@ -55,17 +55,20 @@ def elastic_groups(
             )
             for k, member in enumerate(members)
         ]
-        made.append(
-            ElasticGroup(
-                kernel,
-                group.name,
-                spec.autoscaler(),
-                spec.metric,
-                lives,
-                [nodes[m].cpu for m in members],
-                [nodes[m] for m in members],
-                spec.scrape_interval_s,
-                group.ready,
-            )
+        elastic = ElasticGroup(
+            kernel,
+            group.name,
+            spec.autoscaler(node_cores=nodes[members[0]].cpu.cores),
+            spec.metric,
+            lives,
+            [nodes[m].cpu for m in members],
+            [nodes[m] for m in members],
+            spec.scrape_s,
+            group.ready,
+            spec.external_source,
         )
+        if spec.external_source is not None:
+            # the external metric is what the balancer saw of the group's answers
+            dispatcher.watch_answers(elastic.answered)
+        made.append(elastic)
     return made

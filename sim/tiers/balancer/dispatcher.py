@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from bisect import insort
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from sim.kernel.request import Reply, Request
 from sim.observe.probes import FRACTION, REQUESTS, SESSIONS, Metric, Window, ratio
@@ -110,7 +111,9 @@ class Dispatcher:
         policy.attach(self.active, self.load_view, self.outstanding, lambda: kernel.env._now)
         self._pick = policy.pick
         self._dispatched_hook = policy.dispatched if policy.on_dispatch else None
-        self.on_complete = policy.completed if policy.on_complete else None
+        self.on_complete: Callable[[int, Any, bool, float], None] | None = (
+            policy.completed if policy.on_complete else None
+        )
         if report_interval_s is not None:
             kernel.after(report_interval_s, self._report, None)
 
@@ -232,6 +235,20 @@ class Dispatcher:
             self.kernel.after(at_s, actions[kind], (index, factor))
 
     # ------------------------------------------------------------------ membership
+    def watch_answers(self, hook: Callable[[int, Any, bool, float], None]) -> None:
+        """Also tell `hook(member, request, ok, elapsed_s)` of every answer, after the
+        policy's own `completed` (an autoscaler's external metric reads them)."""
+        before = self.on_complete
+        if before is None:
+            self.on_complete = hook
+            return
+
+        def both(member: int, request: Any, ok: bool, elapsed_s: float) -> None:
+            before(member, request, ok, elapsed_s)
+            hook(member, request, ok, elapsed_s)
+
+        self.on_complete = both
+
     def track_in_flight(self) -> None:
         """Keep the requests in flight per member from now on, so that a member killed with
         requests outstanding (a crash, a grace period that ran out) fails them."""

@@ -1,6 +1,7 @@
 """An autoscaled backend group: the autoscaler's control loop over its nodes' lives.
 
-Every `sync_period_s` the autoscaler (`sim.tiers.cluster.autoscale`, Kubernetes' HPA) is
+Every evaluation period the autoscaler (`sim.tiers.cluster.autoscale`: Kubernetes' HPA every
+`sync_period_s`, an AWS policy every CloudWatch period) is
 given the group's replica count (`scale.spec.replicas`: nodes asked for, starting or ready;
 not the ones draining), each counted pod's readiness and its metric as the metrics pipeline
 last scraped it, and returns the desired count; the group then starts or removes nodes
@@ -11,7 +12,14 @@ The metric is sampled per node at each scrape (every `scrape_interval_s`, metric
 
 - `cpu_utilization`: the node's CPU cores busy on average (busy core-seconds / window), which
   the HPA divides by the pod's CPU request;
-- `pods`: the requests the node completed per second.
+- `pods`: the requests the node completed per second;
+- an external metric (`external_source`), one value for the group over the same window, of
+  the requests the balancer answered from the group's nodes (failed ones included, as a
+  load balancer's own metrics count them): `response_p95_s`, their 95th percentile response
+  time as the balancer timed it (from handing the request to the node to its answer; the
+  nearest-rank quantile of the window's answers, as an exporter's summary computes it, where
+  a Prometheus histogram interpolates in its buckets), or `requests_per_s`, their rate.
+  A window without an answer has no p95 (the metric is missing).
 
 A node ready for the whole window has a sample.  One that became ready inside it has a
 sample over its ready part, which the HPA's CPU rule counts as unready (its sample began
@@ -53,6 +61,7 @@ class Sync:
     replicas: int
     pods: tuple[PodSample, ...]
     decision: Decision
+    external: float | None = None  # the external metric's value as read, if any
 
 
 class ElasticGroup:
@@ -82,6 +91,7 @@ class ElasticGroup:
         stations: Sequence,
         scrape_interval_s: float,
         initial: int,
+        external_source: str | None = None,
     ) -> None:
         self.kernel = kernel
         self.name = name  # `<group>.autoscale`
@@ -101,8 +111,11 @@ class ElasticGroup:
         self._areas = [0.0, 0.0, 0.0]  # replicas, ready, existing nodes: time integrals
         self._levels = [float(initial), float(initial), float(initial)]
         self._since = 0.0
-        self._scraped: ScrapedMetric[dict[int, tuple[float, bool]]] = ScrapedMetric(
-            scrape_interval_s
+        self.external_source = external_source
+        self._answers: list[float] = []  # response times answered since the last scrape
+        self._last_scrape_s = 0.0
+        self._scraped: ScrapedMetric[tuple[dict[int, tuple[float, bool]], float | None]] = (
+            ScrapedMetric(scrape_interval_s)
         )
         self._scrapes = 0  # scrapes taken (the k-th at k x scrape_interval_s)
         self._base = [self._source(i) for i in range(len(self.lives))]  # (time, counter)
@@ -141,10 +154,28 @@ class ElasticGroup:
                 whole = since <= window_start + SCRAPE_TOLERANCE
                 samples[i] = ((current - count) / (now - since), whole)
             self._base[i] = (now, current)
-        self._scraped.record(now, samples)
+        self._scraped.record(now, (samples, self._external(now)))
+        self._answers = []
+        self._last_scrape_s = now
 
-    def _pods(self) -> list[PodSample]:
-        seen = self._scraped.read(self.kernel.now) or {}
+    def answered(self, member: int, _request, _ok: bool, elapsed_s: float) -> None:
+        """The balancer answered a request from `member` after `elapsed_s`, failed or not
+        (any member of the balancer: another group's are not this group's)."""
+        if member in self._by_member:
+            self._answers.append(elapsed_s)
+
+    def _external(self, now: float) -> float | None:
+        """The external metric over the window since the last scrape."""
+        answers = self._answers
+        if self.external_source == "requests_per_s":
+            window = now - self._last_scrape_s
+            return len(answers) / window if window > 0 else None
+        if self.external_source == "response_p95_s" and answers:
+            ordered = sorted(answers)
+            return ordered[math.ceil(0.95 * len(ordered)) - 1]  # nearest rank
+        return None
+
+    def _pods(self, seen: dict[int, tuple[float, bool]]) -> list[PodSample]:
         cpu = self.metric == "cpu_utilization"
         pods = [PodSample(None, ready=False)] * self.pending
         for i, life in enumerate(self.lives):
@@ -169,10 +200,11 @@ class ElasticGroup:
         due = math.floor(now / self.scrape_interval_s + SCRAPE_TOLERANCE)
         if due > self._scrapes:  # a scrape at this very instant comes first
             self._scrape()
-        pods = self._pods()
+        samples, external = self._scraped.read(now) or ({}, None)
+        pods = self._pods(samples)
         current = self.replicas
-        decision = self.autoscaler.decide(now, current, pods)
-        self.history.append(Sync(now, current, tuple(pods), decision))
+        decision = self.autoscaler.decide(now, current, pods, external)
+        self.history.append(Sync(now, current, tuple(pods), decision, external))
         change = decision.desired - current
         if change:
             self._advance(now)
