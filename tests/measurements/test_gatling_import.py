@@ -153,15 +153,20 @@ def test_the_reports_stats_json_is_read_as_its_successes_figures():
     assert math.isnan(read["response.p95"])  # percentiles of two requests cannot be combined
 
 
-def test_a_binary_log_of_gatling_312_or_later_is_refused_naming_what_to_import(tmp_path):
-    # Gatling 3.12's binary log starts with the RUN record's header byte 0 (RecordHeader.Run)
-    binary = tmp_path / "simulation.log"
-    binary.write_bytes(b"\x00\x00\x00\x063.13.1" + bytes(range(1, 40)))
-    with pytest.raises(
-        MeasurementError, match=r"simulation.log:1: a binary simulation.log: Gatling 3.12"
-    ) as caught:
-        import_files("gatling", [str(binary)], ImportOptions())
-    assert "js/stats.json) as gatling-stats" in str(caught.value)
+def test_a_binary_log_is_read_by_its_first_bytes_and_utf16_text_is_not_taken_for_one(tmp_path):
+    """Gatling 3.13+'s binary log starts with the RUN header 0 and the int32 length of the
+    version (test_gatling_binary.py reads it); the text log as UTF-16BE without a byte-order
+    mark starts with 0 too, then a letter, and is named as UTF-16 text."""
+    binary = GATLING / "binary" / "simulation.log"
+    assert binary.read_bytes()[:4] == b"\x00\x00\x00\x00"
+    row = next(
+        r for r in import_files("gatling", [str(binary)], ImportOptions()) if r["class"] == "total"
+    )
+    assert row["count.completed"] == 4
+    wide = tmp_path / "simulation.log"
+    wide.write_bytes(LOG.read_text().encode("utf-16-be"))
+    with pytest.raises(MeasurementError, match=r"simulation.log:1: UTF-16BE text"):
+        import_files("gatling", [str(wide)], ImportOptions())
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
-"""Gatling's `simulation.log`, the text log of Gatling 2 and 3 up to 3.11.
+"""Gatling's `simulation.log`: the text log of Gatling 2 to 3.12, and the entry for both layouts.
 
-Tab-separated records, one a line (Gatling's `LogFileDataWriter`):
+Tab-separated records, one a line (Gatling's `LogFileDataWriter` up to 3.12):
 
 - `RUN  <simulation class>  <simulation id>  <start ms>  <description>  <Gatling version>`:
   the simulation's start and Gatling's version, kept as what they are (`GatlingRun`);
@@ -9,101 +9,59 @@ Tab-separated records, one a line (Gatling's `LogFileDataWriter`):
   the response time is end - start (ms), as Gatling's report counts it;
 - `USER  <scenario>  [<user id>]  START|END  [<session start ms>]  <time ms>`, `GROUP  ...  <start ms>
   <end ms>  <cumulated ms>  ...  OK|KO`: not requests; their start times count towards the
-  run's first injected event, below;
+  run's first injected event (time zero, `gatling_log.InjectStart`);
 - `ERROR`, `ASSERTION`: skipped.
 
-Time zero is Gatling's own: the run's first injected event, the earliest REQUEST start, USER
-START or GROUP start of the log (`injectStart` of gatling-charts' first pass over the log,
-`LogFileReader.firstPass` in 3.8, `FirstPassParser` of `LogFileReader.scala` in 3.12 and
-later). Gatling's report counts from it: its `ResultsHolder` is built over
-[`injectStart`, `injectEnd`], and each `GeneralStatsBuffer`'s mean requests per second is the
-count over `ceil((injectEnd - injectStart) / 1000)` seconds. The RUN record's start precedes it
-by the simulation's start-up and any `nothingFor` (6.7 s on the committed 229-s run), which
-would read the rate 2.8 % low; an explicit `--start` still wins.
-
-The label is the request's name, prefixed with its group path (`group/name`) when it is in a
-group, as the report names it. A KO's message (a failed check, `j.n.ConnectException: ...`,
-`Request timeout to ...`) gives its error kind.
-
-Gatling 3.12 and later write a binary log instead (its first byte is the RUN record's header
-0, not text); tiersim does not read it, and says so.
+Labels, error kinds and time zero are defined once for both layouts in `gatling_log.py`.
+Gatling 3.13 and later write a binary log instead (its first byte is the RUN record's header
+0, then the int32 length of Gatling's version): `read` recognises it by those bytes and reads
+it with `gatling_binary.py`, into the same samples.
 """
 
 from __future__ import annotations
 
 import math
-import re
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 
 from sim.measurements.errors import MeasurementError, shorten
-from sim.measurements.formats.http import exception_kind, status_kind
+from sim.measurements.formats import gatling_binary
+from sim.measurements.formats.gatling_log import (
+    COLUMNS,
+    GatlingLog,
+    GatlingRun,
+    InjectStart,
+    error_kind,
+    request_label,
+)
 from sim.measurements.text import PROGRESS_EVERY, Progress, read_lines
-from sim.measurements.windows import SampleLog
+
+# GatlingLog and error_kind are this format's names for the importer and the tests
+__all__ = ["EXPECTED", "GatlingLog", "GatlingRun", "error_kind", "read"]
 
 EXPECTED = (
-    "Gatling's text simulation.log (Gatling 2 to 3.11: tab-separated RUN, USER, REQUEST lines)"
-)
-BINARY = (
-    "a binary simulation.log: Gatling 3.12 and later write their log in a binary format "
-    "that tiersim does not read; expected the text log of Gatling 3.11 or earlier, or import "
-    "the run's HTML report figures (its js/stats.json) as gatling-stats"
+    "Gatling's simulation.log (Gatling 2 to 3.12: tab-separated RUN, USER, REQUEST lines; "
+    "3.13 and later: binary)"
 )
 STATUSES = ("OK", "KO")
 RECORDS = ("RUN", "REQUEST", "USER", "GROUP", "ERROR", "ASSERTION")
-_STATUS_IN_MESSAGE = re.compile(r"\b(?:status|found)\D{0,20}([1-5]\d\d)\b")
 
 
-@dataclass(frozen=True)
-class GatlingRun:
-    """What the log says of the run as a whole (seconds since the epoch).
-
-    `simulation_start_s`, `version`: the RUN record's simulation start and Gatling version
-    (None, "" without a RUN record). `first_injected_s`: Gatling's `injectStart`, the earliest
-    REQUEST start, USER START or GROUP start, where Gatling's report starts the run.
-    """
-
-    simulation_start_s: float | None
-    version: str
-    first_injected_s: float
-
-
-@dataclass
-class GatlingLog(SampleLog):
-    """The requests of a simulation.log, with what the log says of the run."""
-
-    run: GatlingRun
-
-
-def _sniff_binary(path: str | Path) -> None:
+def _is_binary(path: str | Path) -> bool:
+    """Whether the file (or the gzip file's content) starts as Gatling's binary log does: the
+    RUN header byte 0 and the first bytes of the int32 length of Gatling's version. A text log
+    starts with a letter; UTF-16BE text without a byte-order mark starts with 0 and a letter."""
     try:
         with open(path, "rb") as handle:
             head = handle.read(4096)
     except OSError:
-        return  # read_lines names the problem
+        return False  # read_lines names the problem
     if head.startswith(b"\x1f\x8b"):
         try:
             head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 64)
         except zlib.error:
-            return
-    if head[:1] == b"\x00":
-        raise MeasurementError(path, 1, BINARY)
-
-
-def error_kind(message: str) -> str:
-    """The kind of a KO from Gatling's message: a check on the status names the status's
-    class (`status.find.in(200,...), but actually found 503` -> 5xx); a timeout or a
-    connection failure is named as JMeter's exceptions are."""
-    lowered = message.lower()
-    if "status" in lowered:
-        found = _STATUS_IN_MESSAGE.findall(lowered)
-        if found:
-            return status_kind(int(found[-1]))
-    if "timeout" in lowered or "timed out" in lowered:
-        return "timeout" if "connect" not in lowered else "connect"
-    kind = exception_kind(message)
-    return kind if kind != "other" else ("assertion" if "check" in lowered else "other")
+            return False  # read_lines names the damaged gzip file
+    return head[:3] == b"\x00\x00\x00"
 
 
 def _epoch_ms(text: str) -> bool:
@@ -138,8 +96,9 @@ def _request(path, number: int, fields: list[str]) -> tuple:
         )
     name = fields[first - 1]
     groups = fields[first - 2] if first - 2 >= 1 else ""
-    label = (
-        f"{groups.replace(',', '/')}/{name}" if groups.strip() and not groups.isdigit() else name
+    # the text writer joins the group path with commas (and writes a comma in a name as a space)
+    label = request_label(
+        groups.split(",") if groups.strip() and not groups.isdigit() else [], name
     )
     failed = fields[at] == "KO"
     message = fields[at + 1].strip() if at + 1 < len(fields) else ""
@@ -185,16 +144,18 @@ def _group_start_ms(path: str | Path, number: int, fields: list[str]) -> int:
 
 
 def read(path: str | Path, encoding: str = "utf-8", progress: Progress = None) -> GatlingLog:
-    """The log's requests, and the run's simulation start, version and first injected event."""
+    """The log's requests, and the run's simulation start, version and first injected event;
+    a binary log (Gatling 3.13 and later) is read by `gatling_binary.read`. `encoding` is the
+    text log's: the binary log says its strings' own encodings."""
     import pandas as pd
 
-    _sniff_binary(path)
+    if _is_binary(path):
+        return gatling_binary.read(path, progress)
     lines = read_lines(path, EXPECTED, encoding)
     rows: list[tuple] = []
     simulation_start_s: float | None = None
     version = ""
-    # Gatling's injectStart, in ms as the log writes it (min over the records, as its first pass)
-    first_injected_ms = math.inf
+    inject_start = InjectStart()  # in ms, as the log writes its times
     for number, line in enumerate(lines, start=1):
         if progress is not None and number % PROGRESS_EVERY == 0:
             progress(number, len(lines))
@@ -205,13 +166,13 @@ def read(path: str | Path, encoding: str = "utf-8", progress: Progress = None) -
         if record == "REQUEST":
             start, elapsed, label, failed, kind = _request(path, number, fields)
             rows.append((start, elapsed, label, None, failed, kind, math.nan))
-            first_injected_ms = min(first_injected_ms, round(start * 1000))
+            inject_start.request(round(start * 1000))
         elif record == "USER":
             user_start_ms = _user_start_ms(path, number, fields)
             if user_start_ms is not None:
-                first_injected_ms = min(first_injected_ms, user_start_ms)
+                inject_start.user(True, user_start_ms)
         elif record == "GROUP":
-            first_injected_ms = min(first_injected_ms, _group_start_ms(path, number, fields))
+            inject_start.group(_group_start_ms(path, number, fields))
         elif record == "RUN":
             numbers = [f for f in fields[2:] if f.isdigit() and len(f) >= 12]
             simulation_start_s = int(numbers[0]) / 1000.0 if numbers else None
@@ -236,8 +197,6 @@ def read(path: str | Path, encoding: str = "utf-8", progress: Progress = None) -
             )
     if not rows:
         raise MeasurementError(path, None, f"no REQUEST lines; expected {EXPECTED}")
-    frame = pd.DataFrame.from_records(
-        rows, columns=["start_s", "elapsed_s", "label", "url", "failed", "error_kind", "users"]
-    )
-    run = GatlingRun(simulation_start_s, version, first_injected_ms / 1000.0)
+    frame = pd.DataFrame.from_records(rows, columns=COLUMNS)
+    run = GatlingRun(simulation_start_s, version, inject_start.ms / 1000.0)
     return GatlingLog(str(path), frame, outcomes_known=True, urls_known=False, run=run)
