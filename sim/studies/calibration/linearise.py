@@ -18,6 +18,7 @@ import numpy as np
 
 from sim.studies.calibration.figures import Figure, noise_sd
 from sim.studies.calibration.linear import UNIFORM_SD, Posterior, Problem
+from sim.studies.calibration.sobol import normal_quantile, sobol_points
 from sim.studies.experiment import ExperimentError
 from sim.studies.records import load_row_model, row_run, run_row
 from sim.studies.spec import ExperimentSpec
@@ -212,11 +213,9 @@ def linearise(
 def parameter_intervals(parameters: list, post: Posterior, level: float = 0.95) -> list[dict]:
     """Each parameter's interval (on its own scale, kept in its range) and whether the figures
     pin it."""
-    from scipy import stats
-
     from sim.studies.calibration.linear import PINNED_RATIO
 
-    z = float(stats.norm.ppf(0.5 + level / 2))
+    z = float(normal_quantile(0.5 + level / 2))
     out = []
     for j, p in enumerate(parameters):
         sd = float(post.sd[j])
@@ -276,15 +275,12 @@ def sample(
 def draw_units(mean: np.ndarray, cov: np.ndarray, draws: int, seed: int) -> np.ndarray:
     """`draws` points (draws, p) on the unit scale from the Gaussian (mean, cov): scrambled
     Sobol points mapped through the normal quantile and the Cholesky factor, kept in [1, 2]
-    (the parameters' ranges)."""
-    from scipy import stats
-    from scipy.stats import qmc
-
+    (the parameters' ranges).  The points and the quantile are scipy.stats' (`qmc.Sobol(d,
+    scramble=True, seed=seed)`, `norm.ppf`) computed without importing it (`sobol`)."""
     dimension = len(mean)
-    engine = qmc.Sobol(d=dimension, scramble=True, seed=seed)
     # balanced Sobol sets come in powers of two; the first `draws` of the next one are used
-    points = engine.random(2 ** max(1, math.ceil(math.log2(draws))))[:draws]
-    normal = stats.norm.ppf(np.clip(points, 1e-9, 1 - 1e-9))
+    points = sobol_points(dimension, 2 ** max(1, math.ceil(math.log2(draws))), seed)[:draws]
+    normal = normal_quantile(np.clip(points, 1e-9, 1 - 1e-9))
     factor = np.linalg.cholesky(np.asarray(cov) + 1e-15 * np.eye(dimension))
     return np.clip(np.asarray(mean)[None, :] + normal @ factor.T, 1.0, 2.0)
 

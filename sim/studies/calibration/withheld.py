@@ -11,13 +11,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 from sim.studies.calibration.analysis import relative_interval
 from sim.studies.calibration.linear import estimated_sd, interval_factor
 from sim.studies.calibration.linearise import STEP, UNKNOWN_STEP
 from sim.studies.calibration.parameters import free_parameters
 from sim.studies.calibration.saved import saved_model_error_dof
+from sim.studies.calibration.sobol import normal_quantile
 from sim.studies.experiment import figures_of
 from sim.studies.records import load_experiment, model_column, row_run, run_row
 
@@ -71,7 +71,7 @@ def withheld_intervals(
     model_sd = model["sd"] if model["estimated"] or model.get("declared") else 0.0
     dof = saved_model_error_dof(model)
     noise_sd = float(model.get("noise_sd", 0.0))  # absent in fits saved before it was kept
-    z95 = stats.norm.ppf(0.975)
+    z95 = normal_quantile(0.975)
     # every row's runs first, then all of them at once on `map_` (the same numbers in any order)
     todo_rows, steps, tasks = [], [], []
     for record, wanted, rows in withheld_rows(spec, records, todo, "column"):
