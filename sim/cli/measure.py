@@ -149,8 +149,8 @@ def import_command(
 
     FORMAT: jtl (JMeter CSV or XML), ab (ab's report), ab-gnuplot (ab -g), access-log
     (Apache, with --log-format), locust (_stats.csv or _stats_history.csv), k6 (--out json
-    or --out csv), k6-summary (--summary-export or handleSummary JSON), gatling (the text
-    simulation.log of Gatling 3.11 or earlier), gatling-stats (the report's js/stats.json),
+    or --out csv), k6-summary (--summary-export or handleSummary JSON), gatling (its
+    simulation.log, text or the binary of Gatling 3.13+), gatling-stats (js/stats.json),
     otel (OTLP JSON traces; also writes the per-tier table OUTPUT.tiers.csv). Files may be
     gzip-compressed (.gz). Throughput and response times are the successful samples'; the
     failed are counted apart (count.timed_out, count.errors).
