@@ -243,3 +243,13 @@ def test_every_text_layout_of_a_request_line_is_read(tmp_path):
         assert row["count.completed"] == expected["count.completed"], name
         assert row["response.mean"] == pytest.approx(expected["response.mean"]), name
         assert row["window_end_s"] == pytest.approx(expected["window_end_s"]), name
+
+
+def test_a_reports_stats_js_names_what_to_import_instead(tmp_path):
+    """Gatling 3.13.5 and later write the report's figures only as JavaScript (js/stats.js,
+    then the HTML page): the message points to stats.json where there is one and to the log."""
+    script = tmp_path / "stats.js"
+    script.write_text('var stats = {\n    type: "GROUP",\nname: "All Requests",\n}\n')
+    with pytest.raises(MeasurementError, match=r"stats.js:1: not JSON") as caught:
+        import_files("gatling-stats", [str(script)], ImportOptions())
+    assert "Gatling 3.13.4 or earlier, or the run's simulation.log as gatling" in str(caught.value)

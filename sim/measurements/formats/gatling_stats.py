@@ -1,5 +1,8 @@
 """The figures of Gatling's HTML report: `js/stats.json` (or `js/global_stats.json`).
 
+Gatling writes them up to 3.13.4; from 3.13.5 the report has no JSON (gatling/gatling commit
+711b8d4e7), and the run's `simulation.log` (binary from 3.13) is imported as `gatling` instead.
+
 `stats.json` holds the whole run (`stats`, "All Requests") and a `contents` entry per request
 name (and per group, with its own `contents`); `global_stats.json` holds the run's `stats`
 alone. Each figure is split into `total`, `ok` (successful responses) and `ko`; the table
@@ -96,7 +99,12 @@ def aggregate_rows(
         start = text.lstrip()
         hint = ""
         if start.startswith("var "):
-            hint = " (js/stats.js is the same figures as JavaScript: import js/stats.json)"
+            # Gatling wrote stats.json beside stats.js up to 3.13.4; 3.13.5 stopped (gatling
+            # commit 711b8d4e7) and 3.14 keeps the figures in the HTML page alone
+            hint = (
+                " (js/stats.js, the figures as JavaScript: import js/stats.json where the "
+                "report has one, Gatling 3.13.4 or earlier, or the run's simulation.log as gatling)"
+            )
         elif start.startswith(("ASSERTION\t", "RUN\t", "USER\t", "REQUEST\t")):
             hint = " (a simulation.log: import it as gatling)"
         raise MeasurementError(
