@@ -25,18 +25,20 @@ big-endian (Java's `ByteBuffer`, `DataInputStream`):
 - GROUP: its groups, start, end, cumulated response time (int32 ms), OK;
 - ERROR: message (cached), time.
 
-What tiersim takes from it is what the text log gives (`gatling_log.py`): each REQUEST a
-sample (end - start, its label, OK/KO and the KO's kind), the RUN's start and version, time
-zero at the first injected event. A WebSocket or SSE message that no check awaited is logged
-as a REQUEST whose end is Java's `Long.MinValue` (`WsState`, `SseState`), written as the int32
-of `Long.MinValue - start`: it has no response time and is left out (Gatling's text reader
-also set such records apart, as `incoming`). Gatling's own reader refuses any version but
-its own; this one reads every version from 3.13, and a layout that differs is caught by the
-checks below, each naming the record and its byte offset: a record header other than 0-4,
-a status byte other than 0/1, a string past the file's end, a cached string never given, a
-scenario not in the RUN record, a request that ends before it starts. A log cut short (a run
-killed before Gatling flushed it) ends inside a record: the message gives the offset up to
-which the records are whole.
+What tiersim takes from it is what the text log gives (`gatling_log.py`): each REQUEST a sample
+(end - start, its label, OK/KO and the KO's kind), the RUN's start and version, time zero at
+the first injected event. A WebSocket or SSE message that no check awaited is logged as a
+REQUEST whose end is Java's `Long.MinValue` (`WsState`, `SseState`), written as the int32 of
+`Long.MinValue - start`: it has no response time and is left out, as Gatling's report leaves it
+out (`ResultsHolder.addRequestRecord` skips an `incoming` record; from 3.13 its
+`SecondPassParser` compares the end with `Long.MinValue` after adding the RUN start back to the
+int32, so by its source it no longer knows them and counts them with a meaningless time).
+Gatling's own reader refuses any version but its own; this one reads every version from 3.13,
+and a layout that moved would trip its checks, each naming the record and its byte offset: a record header other than 0-4, a status byte other than 0/1, a string longer than
+Gatling's writer can write (`LONGEST_STRING`), a cached string never given, a scenario not in
+the RUN record, a request that ends before it starts. A log cut short (a run killed before
+Gatling flushed it) ends inside a record: the message gives the offset up to which the records
+are whole.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from __future__ import annotations
 import struct
 from array import array
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sim.files import MAX_MEASUREMENT_BYTES, Refused, read_bytes_within
 from sim.measurements.errors import MeasurementError, shorten
@@ -56,6 +59,9 @@ from sim.measurements.formats.gatling_log import (
     request_label,
 )
 from sim.measurements.text import PROGRESS_EVERY, Progress, _gunzip
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 EXPECTED = "Gatling's binary simulation.log (Gatling 3.13 and later)"
 RUN, REQUEST, USER, GROUP, ERROR = range(5)  # Gatling's RecordHeader values
@@ -232,101 +238,121 @@ def _run(records: _Records) -> tuple[str, int, int]:
     return version, start_ms, scenarios
 
 
+class _Requests:
+    """The requests read so far, in arrays (ms after the RUN's start) rather than tuples: a
+    256-MiB log holds about ten million of them."""
+
+    def __init__(self) -> None:
+        self.starts, self.ends, self.labels = array("i"), array("i"), array("i")
+        self.failed = array("b")
+        self.messages = array("i")  # 0 for an OK; a KO's message, 1 + its index in `kos`
+        self.names: dict[str, int] = {}
+        self.kos: dict[str, int] = {}
+
+    def add(self, label: str, start: int, end: int, ok: bool, message: str) -> None:
+        self.starts.append(start)
+        self.ends.append(end)
+        self.labels.append(self.names.setdefault(label, len(self.names)))
+        self.failed.append(0 if ok else 1)
+        self.messages.append(0 if ok else 1 + self.kos.setdefault(message, len(self.kos)))
+
+    def frame(self, run_ms: int) -> pd.DataFrame:
+        import numpy as np
+        import pandas as pd
+
+        starts = np.frombuffer(self.starts, dtype=np.int32).astype(np.int64)
+        ends = np.frombuffer(self.ends, dtype=np.int32).astype(np.int64)
+        kinds = np.array(["", *(error_kind(m) for m in self.kos)], dtype=object)
+        names = np.array(list(self.names), dtype=object)
+        return pd.DataFrame(
+            {
+                "start_s": (starts + run_ms) / 1000.0,
+                "elapsed_s": (ends - starts) / 1000.0,
+                "label": names[np.frombuffer(self.labels, dtype=np.int32)],
+                "url": np.full(len(starts), None, dtype=object),
+                "failed": np.frombuffer(self.failed, dtype=np.int8).astype(bool),
+                "error_kind": kinds[np.frombuffer(self.messages, dtype=np.int32)],
+                "users": np.nan,
+            },
+            columns=COLUMNS,
+        )
+
+
+def _scan(
+    records: _Records, run_ms: int, scenarios: int, progress: Progress
+) -> tuple[_Requests, InjectStart]:
+    """The records after the RUN record, as SecondPassParser reads them."""
+    requests, inject_start = _Requests(), InjectStart()
+    incoming_end = _int32(-(2**63) - run_ms)  # Long.MinValue's end, as the writer writes it
+    size = len(records.data)
+    while records.at < size:
+        records.record_at = records.at
+        records.number += 1
+        if progress is not None and records.number % PROGRESS_EVERY == 0:
+            progress(records.at, size)
+        header = records.byte()
+        if header == REQUEST:
+            records.kind = "REQUEST"
+            label, start, end, ok, message = records.repeated_request() or records.request()
+            inject_start.request(run_ms + start)
+            if end == incoming_end:
+                continue  # a WebSocket/SSE message no check awaited: no response time
+            if end < start:
+                raise records.fail(f"a request that ends ({end} ms) before it starts ({start} ms)")
+            requests.add(label, start, end, ok, message)
+        elif header == USER:
+            records.kind = "USER"
+            scenario = records.int32()
+            if not 0 <= scenario < scenarios:
+                raise records.fail(f"scenario {scenario}, not one of the RUN's {scenarios}")
+            started = records.status()
+            inject_start.user(started, run_ms + records.int32())
+        elif header == GROUP:
+            records.kind = "GROUP"
+            records.groups()
+            inject_start.group(run_ms + records.int32())
+            records.take(8)  # its end, its cumulated response time
+            records.status()
+        elif header == ERROR:
+            records.kind = "ERROR"
+            records.cached()
+            records.take(4)  # its time
+        else:
+            records.kind = "?"
+            raise records.fail(
+                f"record header {header}; Gatling's are 1 (REQUEST), 2 (USER), 3 (GROUP), "
+                "4 (ERROR) after the RUN record (0)"
+            )
+    return requests, inject_start
+
+
+def _cut_short(path: str | Path, records: _Records) -> MeasurementError:
+    whole = records.record_at if records.number > 1 else 0
+    keep = (
+        f"its first {whole:,} bytes are whole records: `head -c {whole}` keeps them"
+        if whole
+        else f"expected {EXPECTED}"
+    )
+    return MeasurementError(
+        path,
+        None,
+        f"byte {records.record_at}: the file ends inside record {records.number:,} "
+        f"({records.kind}) after {len(records.data):,} bytes: a log cut short (a run stopped "
+        f"before Gatling closed its log?); {keep}",
+    )
+
+
 def read(path: str | Path, progress: Progress = None) -> GatlingLog:
     """The log's requests, and the run's simulation start, version and first injected event."""
-    import numpy as np
-    import pandas as pd
-
-    data = _bytes(path)
-    records = _Records(path, data)
-    # the requests in arrays (ms after the RUN's start), not tuples: a 256-MiB log holds
-    # about ten million of them
-    starts, ends, labels, failed, messages = (array("i"), array("i"), array("i"), array("b"),
-                                              array("i"))  # fmt: skip
-    label_index: dict[str, int] = {}
-    message_index: dict[str, int] = {}  # a KO's message: 1 + its index in `messages`
-    inject_start = InjectStart()
+    records = _Records(path, _bytes(path))
     try:
         version, run_ms, scenarios = _run(records)
-        incoming_end = _int32(-(2**63) - run_ms)  # Long.MinValue's end, as the writer writes it
-        while records.at < len(data):
-            records.record_at = records.at
-            records.number += 1
-            if progress is not None and records.number % PROGRESS_EVERY == 0:
-                progress(records.at, len(data))
-            header = records.byte()
-            if header == REQUEST:
-                records.kind = "REQUEST"
-                label, start, end, ok, message = records.repeated_request() or records.request()
-                inject_start.request(run_ms + start)
-                if end == incoming_end:
-                    continue  # a WebSocket/SSE message no check awaited: no response time
-                if end < start:
-                    raise records.fail(
-                        f"a request that ends ({end} ms) before it starts ({start} ms)"
-                    )
-                starts.append(start)
-                ends.append(end)
-                labels.append(label_index.setdefault(label, len(label_index)))
-                failed.append(0 if ok else 1)
-                messages.append(
-                    0 if ok else 1 + message_index.setdefault(message, len(message_index))
-                )
-            elif header == USER:
-                records.kind = "USER"
-                scenario = records.int32()
-                if not 0 <= scenario < scenarios:
-                    raise records.fail(f"scenario {scenario}, not one of the RUN's {scenarios}")
-                started = records.status()
-                inject_start.user(started, run_ms + records.int32())
-            elif header == GROUP:
-                records.kind = "GROUP"
-                records.groups()
-                inject_start.group(run_ms + records.int32())
-                records.int32(), records.int32()  # end, cumulated response time
-                records.status()
-            elif header == ERROR:
-                records.kind = "ERROR"
-                records.cached(), records.int32()
-            else:
-                records.kind = "?"
-                raise records.fail(
-                    f"record header {header}; Gatling's are 1 (REQUEST), 2 (USER), 3 (GROUP), "
-                    "4 (ERROR) after the RUN record (0)"
-                )
+        requests, inject_start = _scan(records, run_ms, scenarios, progress)
     except _CutShort:
-        whole = records.record_at if records.number > 1 else 0
-        raise MeasurementError(
-            path,
-            None,
-            f"byte {records.record_at}: the file ends inside record {records.number:,} "
-            f"({records.kind}) after {len(data):,} bytes: a log cut short (a run stopped before "
-            "Gatling closed its log?)"
-            + (
-                f"; its first {whole:,} bytes are whole records: `head -c {whole}` keeps them"
-                if whole
-                else f"; expected {EXPECTED}"
-            ),
-        ) from None
-    if not starts:
+        raise _cut_short(path, records) from None
+    if not requests.starts:
         raise MeasurementError(path, None, f"no REQUEST records; expected {EXPECTED}")
-    start_ms = np.frombuffer(starts, dtype=np.int32).astype(np.int64) + run_ms
-    elapsed_ms = np.frombuffer(ends, dtype=np.int32).astype(np.int64) - np.frombuffer(
-        starts, dtype=np.int32
-    )
-    kinds = np.array(["", *(error_kind(m) for m in message_index)], dtype=object)
-    names = np.array(list(label_index), dtype=object)
-    frame = pd.DataFrame(
-        {
-            "start_s": start_ms / 1000.0,
-            "elapsed_s": elapsed_ms / 1000.0,
-            "label": names[np.frombuffer(labels, dtype=np.int32)],
-            "url": np.full(len(starts), None, dtype=object),
-            "failed": np.frombuffer(failed, dtype=np.int8).astype(bool),
-            "error_kind": kinds[np.frombuffer(messages, dtype=np.int32)],
-            "users": np.nan,
-        },
-        columns=COLUMNS,
-    )
     run = GatlingRun(run_ms / 1000.0, version, inject_start.ms / 1000.0)
-    return GatlingLog(str(path), frame, outcomes_known=True, urls_known=False, run=run)
+    return GatlingLog(
+        str(path), requests.frame(run_ms), outcomes_known=True, urls_known=False, run=run
+    )
