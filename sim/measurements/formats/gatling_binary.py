@@ -34,7 +34,8 @@ out (`ResultsHolder.addRequestRecord` skips an `incoming` record; from 3.13 its
 `SecondPassParser` compares the end with `Long.MinValue` after adding the RUN start back to the
 int32, so by its source it no longer knows them and counts them with a meaningless time).
 Gatling's own reader refuses any version but its own; this one reads every version from 3.13,
-and a layout that moved would trip its checks, each naming the record and its byte offset: a record header other than 0-4, a status byte other than 0/1, a string longer than
+and a layout that moved would trip its checks, each naming the record and its byte offset:
+a record header other than 0-4, a status byte other than 0/1, a string longer than
 Gatling's writer can write (`LONGEST_STRING`), a cached string never given, a scenario not in
 the RUN record, a request that ends before it starts. A log cut short (a run killed before
 Gatling flushed it) ends inside a record: the message gives the offset up to which the records
