@@ -114,7 +114,10 @@ def read_bytes_within(path: str | Path, limit: Limit, used: int = 0) -> bytes:
     if info.st_size > maximum:
         raise Refused(limit.exceeded(f"{used + info.st_size:,} bytes"), limit.fix)
     with path.open("rb") as handle:
-        data = handle.read(maximum + 1)
+        # read(n) reserves n bytes at once: the file's own size, not the limit's 256 MiB
+        data = handle.read(info.st_size + 1)
+        if len(data) > info.st_size:  # a log still being written: read on, within the limit
+            data += handle.read(maximum + 1 - len(data))
     if len(data) > maximum:  # it grew since stat()
         raise Refused(limit.exceeded(f"over {limit.value:,} bytes"), limit.fix)
     return data

@@ -11,8 +11,9 @@ magic bytes, whatever their name, and read as the text they hold.
 from __future__ import annotations
 
 import codecs
+import csv
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from sim.files import (
@@ -135,3 +136,30 @@ def _check_expansion(path: str | Path, size: int, compressed: int, limit: int, r
                 f"decompresses to {size / compressed:,.0f} bytes per compressed byte (a gzip bomb?)"
             ),
         )
+
+
+def nested_too_deep(path: str | Path, line: int | None, expected: str) -> MeasurementError:
+    """JSON nested past the depth Python's decoder follows (about a thousand brackets; its
+    `RecursionError`): no load-test tool or exporter writes that, a hostile or broken file does."""
+    return MeasurementError(
+        path, line, f"JSON nested a thousand levels deep or more; expected {expected}"
+    )
+
+
+def csv_records(path: str | Path, reader, first_line: int, expected: str) -> Iterator[list[str]]:
+    """The records of a `csv.reader` whose first line is the file's `first_line`; the reader's
+    own error is one `MeasurementError` with its line: mostly a quote left open, which makes
+    the rest of the file one field past csv's limit (131,072 characters)."""
+    while True:
+        started = reader.line_num  # the lines read before this record: where it begins
+        try:
+            record = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise MeasurementError(
+                path,
+                first_line + started,
+                f"not CSV from here on ({exc}: a quote left open?); expected {expected}",
+            ) from None
+        yield record

@@ -43,6 +43,22 @@ try:
     elif kind == "ab-gnuplot":
         from sim.measurements.formats import ab
         ab.read_gnuplot(args[0])
+    elif kind in ("k6", "otel"):
+        import importlib
+        importlib.import_module(f"sim.measurements.formats.{kind}").read(args[0])
+    elif kind == "k6-summary":
+        from sim.measurements.formats import k6_summary
+        k6_summary.aggregate_rows(args[0], "run")
+    elif kind == "locust":
+        from sim.measurements.classes import ClassMap
+        from sim.measurements.formats import locust
+        locust.aggregate_rows(args[0], "run", ClassMap(), None)
+    elif kind == "pg-log":
+        from sim.measurements.database import postgres_log
+        postgres_log.read(args[0], "run", None)
+    elif kind == "mysql-slow":
+        from sim.measurements.database import mysql
+        mysql.read_slow(args[0], "run", None)
     else:
         raise SystemExit(f"unknown reader {kind}")
 except Exception as exc:

@@ -54,6 +54,16 @@ class _Tally:
     rows: float = 0.0
 
 
+def _count_or_seconds(text: str) -> bool:
+    """A slow log's time or row count: a finite number >= 0 (a NaN or a negative lock time
+    would be summed into the statement's figures unseen)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return False
+    return math.isfinite(value) and value >= 0
+
+
 def read_slow(path: str | Path, run: str, threshold_ms: float | None) -> list[StatementRun]:
     """The run's statements from one slow log; `threshold_ms`: the server's `long_query_time`
     in ms (0: every statement is logged; None: not known)."""
@@ -80,16 +90,20 @@ def read_slow(path: str | Path, run: str, threshold_ms: float | None) -> list[St
             if "Query_time" in found:
                 close()
                 sql = []
-                try:
-                    for key in ("Query_time", "Lock_time", "Rows_sent"):
-                        if key in found:
-                            float(found[key])
-                except ValueError:
-                    raise MeasurementError(
-                        path, number_, f"{key} = {found[key]!r}; expected seconds"
-                    ) from None
+                for key in ("Query_time", "Lock_time", "Rows_sent", "Rows_examined"):
+                    if key in found and not _count_or_seconds(found[key]):
+                        unit = "a count" if key.startswith("Rows") else "seconds"
+                        raise MeasurementError(
+                            path, number_, f"{key} = {found[key]!r}; expected {unit} >= 0"
+                        )
                 fields = found
             elif fields is not None and "Rows_affected" in found:
+                if not _count_or_seconds(found["Rows_affected"]):
+                    raise MeasurementError(
+                        path,
+                        number_,
+                        f"Rows_affected = {found['Rows_affected']!r}; expected a count >= 0",
+                    )
                 fields.update(found)
             elif line.startswith(("# Time:", "# User@Host:")):
                 close()

@@ -120,7 +120,10 @@ def _csv_entries(path: str | Path, lines: list[str]) -> list[_Entry]:
 
 
 def _is_csvlog(lines: list[str]) -> bool:
-    first = next(csv.reader(lines[:1]), [])
+    try:
+        first = next(csv.reader(lines[:1]), [])
+    except csv.Error:  # a first line that is no CSV record (a quote left open): not a csvlog
+        return False
     return (
         len(first) >= CSV_MIN_FIELDS and re.fullmatch(SEVERITIES, first[CSV_SEVERITY]) is not None
     )

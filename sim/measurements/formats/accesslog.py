@@ -18,6 +18,10 @@ from sim.measurements.formats.http import status_kind
 from sim.measurements.text import PROGRESS_EVERY, Progress, read_lines
 from sim.measurements.windows import SampleLog
 
+# A response time past this is no request's (a download or a WebSocket of days is not a load
+# test's sample): a field that is not the one the LogFormat says, e.g. %D read where %T was
+MAX_RESPONSE_S = 7 * 86400.0
+
 DURATIONS = (
     ("%D", "request_duration_microseconds", 1e-6),
     ("%{us}T", "request_duration_microseconds", 1e-6),
@@ -65,6 +69,13 @@ def parsed_lines(path: str | Path, parser, expected: str, encoding: str, progres
             raise MeasurementError(
                 path, number, f"{shorten(line)} does not match; expected {expected}"
             ) from None
+        except ValueError as exc:  # a field that matched but is no value: a date past the 31st
+            raise MeasurementError(
+                path,
+                number,
+                f"{shorten(str(exc))} cannot be read as the field the format names there (a %t "
+                f"is [day/Mon/year:HH:MM:SS zone]); expected {expected}",
+            ) from None
 
 
 def read(
@@ -88,6 +99,13 @@ def read(
                 break
         if math.isnan(elapsed):
             raise MeasurementError(path, number, "no response time ('-'); expected %D or %{ms}T")
+        if elapsed > MAX_RESPONSE_S:
+            raise MeasurementError(
+                path,
+                number,
+                f"a response time of {elapsed:.3g} s (over a week); expected %D in microseconds "
+                "or %{ms}T in milliseconds: check that --log-format is the server's LogFormat",
+            )
         target = _target(entry)
         status = entry.final_status if entry.final_status is not None else entry.status
         failed = has_status and status is not None and status >= 400

@@ -22,7 +22,7 @@ from sim.files import XmlGuard
 from sim.measurements.errors import MeasurementError, shorten
 from sim.measurements.formats.epoch import Clock
 from sim.measurements.formats.http import exception_kind, status_kind
-from sim.measurements.text import PROGRESS_EVERY, Progress, read_lines
+from sim.measurements.text import PROGRESS_EVERY, Progress, csv_records, read_lines
 from sim.measurements.windows import SampleLog
 
 EXPECTED_CSV = "a JMeter CSV results file whose first line names the fields (timeStamp,elapsed,...)"
@@ -103,7 +103,7 @@ def _read_csv(path, lines: list[str], progress: Progress = None) -> SampleLog:
     reader = csv.reader(body, delimiter=delimiter)
     previous_end = 0
     clock = Clock(path, "timeStamp")
-    for record in reader:
+    for record in csv_records(path, reader, header_index + 2, EXPECTED_CSV):
         line = header_index + 2 + previous_end
         previous_end = reader.line_num
         if progress is not None and len(rows) % PROGRESS_EVERY == 0:

@@ -29,7 +29,13 @@ from pathlib import Path
 
 from sim.measurements.errors import MeasurementError, shorten
 from sim.measurements.formats.http import status_kind
-from sim.measurements.text import PROGRESS_EVERY, Progress, read_lines
+from sim.measurements.text import (
+    PROGRESS_EVERY,
+    Progress,
+    csv_records,
+    nested_too_deep,
+    read_lines,
+)
 from sim.measurements.windows import SampleLog
 
 EXPECTED = "k6 results: `k6 run --out json=FILE` (NDJSON) or `--out csv=FILE`"
@@ -128,6 +134,8 @@ def _read_ndjson(path, lines: list[str], progress: Progress) -> SampleLog:
             continue
         try:
             record = json.loads(text)
+        except RecursionError:
+            raise nested_too_deep(path, number, EXPECTED) from None
         except json.JSONDecodeError as exc:
             if number == 1 and text.strip() == "{":
                 raise MeasurementError(
@@ -199,7 +207,7 @@ def _read_csv(path, lines: list[str], header_index: int, progress: Progress) -> 
     width = len(header)
     reader = csv.reader(io.StringIO("\n".join(lines[header_index + 1 :])))
     rows: list[tuple] = []
-    for offset, record in enumerate(reader):
+    for offset, record in enumerate(csv_records(path, reader, header_index + 2, EXPECTED)):
         number = header_index + 2 + offset
         if progress is not None and number % PROGRESS_EVERY == 0:
             progress(number, len(lines))

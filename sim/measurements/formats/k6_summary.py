@@ -27,7 +27,7 @@ from pathlib import Path
 from sim.measurements.classes import TOTAL
 from sim.measurements.errors import MeasurementError
 from sim.measurements.table import Row
-from sim.measurements.text import read_lines
+from sim.measurements.text import nested_too_deep, read_lines
 
 EXPECTED = "k6's end-of-test summary JSON (k6 run --summary-export=FILE, or handleSummary's data)"
 SUCCESSES = "http_req_duration{expected_response:true}"
@@ -70,6 +70,8 @@ def aggregate_rows(path: str | Path, run: str, encoding: str = "utf-8") -> list[
     text = "\n".join(read_lines(path, EXPECTED, encoding))
     try:
         document = json.loads(text)
+    except RecursionError:
+        raise nested_too_deep(path, 1, EXPECTED) from None
     except json.JSONDecodeError as exc:
         hint = (
             "; this looks like k6 --out json points: import it as k6"

@@ -23,7 +23,7 @@ from pathlib import Path
 from sim.measurements.classes import TOTAL, ClassMap
 from sim.measurements.errors import MeasurementError, shorten
 from sim.measurements.table import Row, successes_only
-from sim.measurements.text import read_lines
+from sim.measurements.text import csv_records, read_lines
 from sim.measurements.windows import window_bounds
 
 STATS = ["Type", "Name", "Request Count", "Failure Count", "Average Response Time", "Requests/s"]
@@ -44,7 +44,7 @@ AGGREGATED = "Aggregated"
 
 
 def _records(path, lines: list[str]) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
-    reader = csv.reader(lines)
+    reader = csv_records(path, csv.reader(lines), 1, EXPECTED)
     header = next(reader)
     records = []
     for number, values in enumerate(reader, start=2):

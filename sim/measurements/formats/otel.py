@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from sim.measurements.errors import MeasurementError, shorten
 from sim.measurements.formats.http import status_kind
-from sim.measurements.text import Progress, read_lines
+from sim.measurements.text import Progress, nested_too_deep, read_lines
 from sim.measurements.windows import SampleLog
 
 EXPECTED = (
@@ -144,6 +144,8 @@ def _documents(path, lines: list[str]) -> list[tuple[int, dict]]:
         whole = json.loads(text)
     except json.JSONDecodeError:
         whole = None
+    except RecursionError:
+        raise nested_too_deep(path, 1, EXPECTED) from None
     if isinstance(whole, dict):
         return [(1, whole)]
     documents = []
@@ -152,6 +154,8 @@ def _documents(path, lines: list[str]) -> list[tuple[int, dict]]:
             continue
         try:
             document = json.loads(line)
+        except RecursionError:
+            raise nested_too_deep(path, number, EXPECTED) from None
         except json.JSONDecodeError as exc:
             raise MeasurementError(
                 path,

@@ -1,0 +1,137 @@
+"""The readers of load-test and database files on input no tool writes: JSON nested past the
+decoder's depth, a quote left open that makes the rest of a CSV file one field, a date past the
+31st, a response time of eons, a NaN or negative lock time.  Each is refused in one line naming
+the file and the line, within the memory and time of `bounded` (before, each was an internal
+error or a silently wrong figure)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.hostile.bounded import refused
+
+DEEP = "[" * 100_000 + "]" * 100_000  # far past the JSON decoder's recursion limit
+
+
+def k6_point(second: int) -> str:
+    tags = {"name": "home", "status": "200", "expected_response": "true"}
+    data = {"time": f"2026-01-01T00:00:{second:02}Z", "value": 5, "tags": tags}
+    return json.dumps({"type": "Point", "metric": "http_req_duration", "data": data})
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "line"),
+    [
+        (
+            "k6",
+            k6_point(0) + '\n{"type":"Point","metric":"http_req_duration","data":' + DEEP + "}\n",
+            2,
+        ),
+        ("k6-summary", '{"metrics": ' + DEEP + "}", 1),
+        ("otel", '{"resourceSpans": ' + DEEP + "}", 1),
+        ("otel", '{"resourceSpans": []}\n{"resourceSpans": ' + DEEP + "}\n", 2),
+    ],
+)
+def test_json_nested_past_the_decoders_depth(tmp_path, kind, text, line):
+    path = tmp_path / "run.json"
+    path.write_text(text)
+    refused(kind, path, "MeasurementError", f"{path}:{line}: ", "JSON nested a thousand levels")
+
+
+SAMPLE = "1700000000000,5,home,true,OK\n"
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "line"),
+    [
+        # a responseMessage whose quote is never closed: the rest of the file is one field
+        (
+            "jtl",
+            "timeStamp,elapsed,label,success,responseMessage\n"
+            + SAMPLE * 3
+            + '1700000000000,5,home,true,"Internal\n'
+            + SAMPLE * 10_000,
+            5,
+        ),
+        (
+            "k6",
+            "metric_name,timestamp,metric_value,expected_response,name,status\n"
+            + 'http_req_duration,1700000000,5,true,"home'
+            + "x" * 140_000
+            + ",200\n",
+            2,
+        ),
+        ("locust", 'Type,Name,Request Count\nGET,"/home' + "x" * 140_000 + ",5\n", 2),
+    ],
+)
+def test_a_quote_left_open_in_a_csv_file(tmp_path, kind, text, line):
+    path = tmp_path / "run.csv"
+    path.write_text(text)
+    refused(kind, path, "MeasurementError", f"{path}:{line}: ", "a quote left open?")
+
+
+def test_a_postgres_log_whose_first_line_is_no_csv_record(tmp_path):
+    path = tmp_path / "postgresql.log"
+    path.write_text('2026-01-01 00:00:00.000 UTC,"postgres' + "x" * 140_000 + "\n")
+    refused("pg-log", path, "MeasurementError", f"{path}:1: ", "expected a PostgreSQL log")
+
+
+LOG_FORMAT = '%h %l %u %t "%r" %>s %b %D'
+
+
+def access_log(tmp_path, line: str):
+    path = tmp_path / "access.log"
+    good = '10.0.0.1 - - [10/Oct/2026:13:55:36 +0000] "GET / HTTP/1.1" 200 2326 5000\n'
+    path.write_text(good + line)
+    return path
+
+
+def test_an_access_log_date_past_the_month(tmp_path):
+    path = access_log(
+        tmp_path, '10.0.0.1 - - [99/Foo/2026:13:55:36 +0000] "GET / HTTP/1.1" 200 2326 5000\n'
+    )
+    refused("access-log", path, "MeasurementError", f"{path}:2: ", "[99/Foo/2026:13:55:36")
+
+
+def test_an_access_log_response_time_of_eons(tmp_path):
+    """%D of 10^23 microseconds is 3 billion years: read as it was, the run's window ran to
+    the year 3e9 and its throughput was 5e-17/s."""
+    path = access_log(
+        tmp_path,
+        '10.0.0.1 - - [10/Oct/2026:13:55:37 +0000] "GET / HTTP/1.1" 200 2326 '
+        "100000000000000000000000\n",
+    )
+    refused("access-log", path, "MeasurementError", f"{path}:2: ", "(over a week)")
+
+
+SLOW_ENTRY = (
+    "# Time: 2026-01-01T00:00:00Z\n"
+    "# Query_time: {query}  Lock_time: {lock} Rows_sent: 1  Rows_examined: 1\n"
+    "SELECT 1;\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("query", "lock", "said"),
+    [
+        ("0.5", "-1", "Lock_time = '-1'; expected seconds >= 0"),
+        ("NaN", "0", "Query_time = 'NaN'; expected seconds >= 0"),
+        ("inf", "0", "Query_time = 'inf'; expected seconds >= 0"),
+    ],
+)
+def test_a_slow_log_time_that_is_no_duration(tmp_path, query, lock, said):
+    """Summed as they were, a negative lock time made the statement's lock wait -5 s."""
+    path = tmp_path / "slow.log"
+    path.write_text(
+        SLOW_ENTRY.format(query="0.1", lock="0") + SLOW_ENTRY.format(query=query, lock=lock)
+    )
+    refused("mysql-slow", path, "MeasurementError", f"{path}:5: ", said)
+
+
+def test_a_slow_log_rows_affected_that_is_no_count(tmp_path):
+    path = tmp_path / "slow.log"
+    entry = SLOW_ENTRY.format(query="0.1", lock="0")
+    path.write_text(entry.replace("SELECT 1;", "# Rows_affected: many\nUPDATE t SET a = 1;"))
+    refused("mysql-slow", path, "MeasurementError", f"{path}:3: ", "Rows_affected = 'many'")
