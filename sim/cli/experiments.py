@@ -163,10 +163,10 @@ def calibrate(
     your own measurements (a CSV) onto a model file."""
     from sim.studies.calibration.fit import calibrate as fit
     from sim.studies.calibration.fit import default_cache
+    from sim.studies.calibration.loaded import load_experiment, loaded_once
     from sim.studies.calibration.view import render
     from sim.studies.executor import LostWork
     from sim.studies.experiment import ExperimentError
-    from sim.studies.records import load_experiment
 
     reporter = progress_reporter("rows")
 
@@ -184,29 +184,30 @@ def calibrate(
         writable(save, "--save")
     path = None
     try:
-        folder, spec, _ = load_experiment(experiment)
-        path = None if no_cache else Path(cache) if cache else default_cache(folder, spec)
-        if path is not None and not cache:
-            with contextlib.suppress(OSError):  # the default folder; else said just below
-                path.parent.mkdir(parents=True, exist_ok=True)
-        if path is not None:
-            writable(str(path), "--cache")
-        from sim.studies.choose import calibrate_choosing
+        with loaded_once():  # the experiment's files read once, here and by the fit
+            folder, spec, _ = load_experiment(experiment)
+            path = None if no_cache else Path(cache) if cache else default_cache(folder, spec)
+            if path is not None and not cache:
+                with contextlib.suppress(OSError):  # the default folder; else said just below
+                    path.parent.mkdir(parents=True, exist_ok=True)
+            if path is not None:
+                writable(str(path), "--cache")
+            from sim.studies.choose import calibrate_choosing
 
-        with run_on.executor() as executor, reporter:
-            result, choices = calibrate_choosing(
-                experiment,
-                fit,
-                replications=replications,
-                cache=path,
-                max_evaluations=max_evaluations,
-                progress=evaluations_to(reporter),
-                row_progress=reporter.update,
-                executor=executor,
-                analyse=not no_uncertainty,
-                draws=draws,
-                draw_replications=draw_replications,
-            )
+            with run_on.executor() as executor, reporter:
+                result, choices = calibrate_choosing(
+                    experiment,
+                    fit,
+                    replications=replications,
+                    cache=path,
+                    max_evaluations=max_evaluations,
+                    progress=evaluations_to(reporter),
+                    row_progress=reporter.update,
+                    executor=executor,
+                    analyse=not no_uncertainty,
+                    draws=draws,
+                    draw_replications=draw_replications,
+                )
     except ExperimentError as exc:
         fail(str(exc), ExitCode.MODEL)
     except (LostWork, KeyboardInterrupt) as exc:

@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from sim.studies.calibration.figures import published_figures
+from sim.studies.calibration.loaded import load_experiment, loaded_once
 from sim.studies.calibration.parameters import CalibrationError
 from sim.studies.calibration.withheld import default_draws, withheld_intervals
 from sim.studies.measured_table import CANDIDATE
-from sim.studies.records import load_experiment
 from sim.studies.spec import ExperimentSpec
 
 CLOSE = 2.0  # a cost this near the best one's: a candidate the figures do not rule out
@@ -75,8 +75,15 @@ def calibrate_choosing(
     the best candidate's calibration and every candidate's score (`[]` without `[[choose]]`).
     Withheld figures of a table experiment get their prediction intervals here.  Given an
     `executor` of more than one slot, the candidates are fitted side by side (one thread each
-    here, their runs on the executor): each fit is the one it is alone, so the choice is too."""
+    here, their runs on the executor): each fit is the one it is alone, so the choice is too.
+    The experiment's files are read once for all of it (`loaded_once`)."""
+    with loaded_once():
+        return _calibrate_choosing(name, calibrate, **options)
 
+
+def _calibrate_choosing(
+    name: str, calibrate: Callable[..., Any], **options
+) -> tuple[Any, list[dict]]:
     folder, spec, _ = load_experiment(name)
     source = folder / "experiment.toml"
     if options.get("draws") is None:

@@ -36,11 +36,12 @@ from sim.studies.calibration.analysis import analyse_fit
 from sim.studies.calibration.evaluate import Evaluator, free_overrides
 from sim.studies.calibration.figures import Figure, published_figures
 from sim.studies.calibration.linearise import Linearisation, RunMemo
+from sim.studies.calibration.loaded import load_experiment
 from sim.studies.calibration.parameters import CalibrationError, free_parameters
 from sim.studies.executor import Executor, ProcessExecutor, SerialExecutor
 from sim.studies.experiment import ExperimentError, factor_overrides, figures_of, is_fitted
 from sim.studies.measured_table import CANDIDATE
-from sim.studies.records import check_runs, load_experiment, model_column, published_value
+from sim.studies.records import check_runs, model_column, published_value
 from sim.studies.rows import Row, simulate_rows
 from sim.studies.spec import ExperimentSpec, FittedSpec
 

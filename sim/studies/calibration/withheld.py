@@ -15,11 +15,12 @@ import numpy as np
 from sim.studies.calibration.analysis import relative_interval
 from sim.studies.calibration.linear import estimated_sd, interval_factor
 from sim.studies.calibration.linearise import STEP, UNKNOWN_STEP
+from sim.studies.calibration.loaded import load_experiment
 from sim.studies.calibration.parameters import free_parameters
 from sim.studies.calibration.saved import saved_model_error_dof
 from sim.studies.calibration.sobol import normal_quantile
 from sim.studies.experiment import figures_of
-from sim.studies.records import load_experiment, model_column, row_run, run_row
+from sim.studies.records import model_column, row_run, run_row
 
 # Parameter draws a calibration on an imported table (the planner's path) makes by default:
 # its intervals then come through the simulation, as `run --calibration` makes them (its
