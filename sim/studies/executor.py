@@ -158,15 +158,51 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+# A short run whose random streams use up their first block of draws (4 096 each).
+_REFILLED = {
+    "clients": {"kind": "closed", "users": 2, "think": {"dist": "exponential", "mean": 0.1}},
+    "backends": [{"name": "node", "demand": {"dist": "exponential", "mean": 0.01}}],
+    "run": {"requests": 6000, "engine": "compiled", "warmup": "none"},
+}
+
+
+def first_use_before_fork() -> None:
+    """What each worker would otherwise do at its first run, done once in this process before
+    the workers fork from it (`load_engines` has loaded the engines): import scipy.special (a
+    replication's Student-t interval, `sim.stats.confidence.t_quantile`), and have numba compile
+    the compiled loop's call back into Python that refills a random stream's block of draws
+    (an `objmode` block: numba compiles it in each process at its first use, it is not cached
+    with the loop), by a short run of random streams.  Each costs about 0.06 s of CPU a
+    worker; a run's numbers do not depend on it."""
+    from sim.stats.confidence import t_quantile
+
+    t_quantile(0.975, 1)
+    from sim.engines import numba_missing
+
+    if numba_missing() is not None:
+        return
+    from sim.engines.compiled import kernel
+
+    if not kernel.is_warm():  # the first real run compiles the loop, announced; not here
+        return
+    from sim.engines.compiled.engine import run_trace
+    from sim.model.load import parse_model
+    from sim.model.plan import compile_plan
+
+    run_trace(compile_plan(parse_model(_REFILLED, source="<first use>")), 0, 1)
+
+
 class ProcessExecutor(Executor):
     """A pool of worker processes, reused for every point (start-up paid once per worker).
     The engines are loaded here first (`sim.run.warm`): the workers, forked from this process
     at the first task, start with them loaded, once for all, instead of each importing numba
-    and running its first small runs on the reference engine."""
+    and running its first small runs on the reference engine; and with what a first run
+    imports and compiles besides (`first_use_before_fork`)."""
 
     def __init__(self, workers: int | None = None) -> None:
         self.workers = workers or local_cores()
         load_engines()
+        first_use_before_fork()
         self.pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_interrupts)
 
     def start(self) -> None:
