@@ -131,8 +131,12 @@ def not_there(path: str | Path, what: str = "file") -> str:
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return "a loop of symbolic links (each points on to the next, back to itself)"
-    if os.path.islink(path):
+    if os.path.islink(path) and not os.path.exists(path):
         return f"a symbolic link to {os.readlink(path)}, which does not exist"
+    if os.path.isdir(path):
+        return f"a directory, not a {what}"
+    if os.path.exists(path):
+        return "not a regular file (a pipe, device or socket, which could be read forever)"
     return f"no such {what}"
 
 

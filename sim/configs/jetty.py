@@ -181,6 +181,12 @@ def _count(found: tuple[str, Where], name: str) -> int:
         raise ConfigError(
             found[1], f"{name} a whole number >= 1, not {text[:40]!r}", f"write {name} as digits"
         )
+    if int(text) > 2**31 - 1:  # XmlConfiguration converts to a Java int: Jetty does not start
+        raise ConfigError(
+            found[1],
+            f"{name} a Java int (at most 2,147,483,647), not {text[:40]!r}",
+            f"write the {name} the server should have",
+        )
     return int(text)
 
 

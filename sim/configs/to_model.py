@@ -70,6 +70,13 @@ def assemble(sources: Sources) -> Assembled:
             "give it as `httpd -v` prints it, e.g. 2.4.62 or 2.2.22",
         )
     config: HttpdConfig | None = None
+    if sources.workers_properties is not None and sources.httpd is None:
+        raise ConfigError(
+            f"--workers-properties {sources.workers_properties}",
+            "--httpd too: mod_jk's workers are read for the JkMount lines of httpd's "
+            "configuration, and without a front the clients talk to the server directly",
+            "pass --httpd FILE, or leave --workers-properties out",
+        )
     if sources.httpd is not None:
         config = read_httpd(
             sources.httpd,
@@ -89,6 +96,14 @@ def assemble(sources: Sources) -> Assembled:
             "httpd's CPU per proxied request (a fraction of a millisecond); calibrate or --set it",
         )
         members = read_routes(config, draft, per_child, mpm, sources.workers_properties, sources)
+        uses_jk = draft.values.get("proxy.backend_pool.module") == "mod_jk"
+        if sources.workers_properties is not None and not uses_jk:
+            raise ConfigError(
+                f"--workers-properties {sources.workers_properties}",
+                f"a front that routes through mod_jk, but {config.main_file} has no JkMount "
+                "in the request's path (mod_proxy routes it)",
+                "leave --workers-properties out, or give the httpd configuration with JkMount",
+            )
         draft.notes += config.notes
     else:
         members = _direct_members(files)

@@ -178,12 +178,25 @@ def milliseconds(attribute: Attribute, name: str) -> float:
         ) from None
 
 
+JAVA_INT_MAX = 2**31 - 1
+
+
 def whole(attribute: Attribute, name: str) -> int:
     try:
-        return int(attribute.value.strip())
+        value = int(attribute.value.strip())
     except ValueError:
         raise ConfigError(
             attribute.where,
             f"{name} is a whole number, not {attribute.value!r}",
             f'write {name}="NUMBER"',
         ) from None
+    if abs(value) > JAVA_INT_MAX:
+        # Tomcat's IntrospectionUtils fails Integer.parseInt, logs a warning and keeps the
+        # default: a model of the number as written would not be the server that runs
+        raise ConfigError(
+            attribute.where,
+            f"{name} a Java int (at most {JAVA_INT_MAX:,}), not {attribute.value.strip()[:40]!r}: "
+            "Tomcat ignores it and keeps its default",
+            f'write the {name}="NUMBER" the server should have',
+        )
+    return value

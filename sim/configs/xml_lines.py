@@ -13,6 +13,11 @@ from xml.parsers import expat
 from sim.configs.errors import ConfigError, Where
 from sim.files import MAX_CONFIG_BYTES, Refused, XmlGuard, read_bytes_within
 
+# server.xml and jetty.xml nest half a dozen elements deep; the tree is walked recursively
+# (`Element.iter`), so a file nested thousands deep is refused as it is read
+MAX_DEPTH = 200
+_DECLARED_ENCODING = re.compile(rb"^\s*<\?xml[^>]*\bencoding\s*=\s*[\"']([^\"']*)", re.I)
+
 
 @dataclass
 class Element:
@@ -51,6 +56,7 @@ def read_xml(path: Path, kind: str, option: str) -> Element:
         raise ConfigError(
             path, f"a readable {kind} ({exc.strerror})", f"fix the path given to {option}"
         ) from None
+    _check_encoding(path, data, kind)
     lines = tuple(data.decode("utf-8", errors="replace").splitlines())
     parser = expat.ParserCreate()
     guard = XmlGuard(
@@ -62,6 +68,12 @@ def read_xml(path: Path, kind: str, option: str) -> Element:
 
     def start(tag: str, attributes: dict[str, str]) -> None:
         guard.text(sum(len(value) for value in attributes.values()))
+        if len(stack) >= MAX_DEPTH:
+            raise ConfigError(
+                Where(Path(path), parser.CurrentLineNumber),
+                f"a {kind} nested a few elements deep, not more than {MAX_DEPTH} (<{tag}>)",
+                f"close the elements, or check that {option} names the {kind}",
+            )
         element = Element(tag, attributes, Where(Path(path), parser.CurrentLineNumber), lines=lines)
         (stack[-1].children if stack else roots).append(element)
         stack.append(element)
@@ -93,3 +105,24 @@ def read_xml(path: Path, kind: str, option: str) -> Element:
             f"fix the XML, or check that {option} names the {kind}",
         ) from None
     return roots[0]
+
+
+def _check_encoding(path: Path, data: bytes, kind: str) -> None:
+    """XML declared UTF-8, or without an encoding declaration (UTF-8 then): a byte that is
+    not UTF-8 is named with its line (expat calls it an "invalid token", which sends one
+    looking for a typo)."""
+    declared = _DECLARED_ENCODING.match(data)
+    if declared and declared.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"):
+        return  # another encoding, declared: expat reads it
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return  # UTF-16 with its byte-order mark
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            Where(path, data[: exc.start].count(b"\n") + 1),
+            f"a {kind} in UTF-8, as its XML declaration says (or implies); byte "
+            f"0x{data[exc.start]:02x} is not UTF-8 (a Latin-1 or Windows-1252 file?)",
+            'save it as UTF-8, or declare its encoding: <?xml version="1.0" '
+            'encoding="ISO-8859-1"?>',
+        ) from None

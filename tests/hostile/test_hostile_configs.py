@@ -9,7 +9,8 @@ import pytest
 
 from tests.hostile.bounded import read_bounded, refused
 
-JETTY = Path(__file__).resolve().parents[1] / "fixtures" / "configs" / "jetty"
+CONFIGS = Path(__file__).resolve().parents[1] / "fixtures" / "configs"
+JETTY = CONFIGS / "jetty"
 
 LAUGHS = (
     '<?xml version="1.0"?>\n<!DOCTYPE {root} [\n <!ENTITY l0 "{text}">\n'
@@ -161,3 +162,109 @@ def test_a_remote_dtd_is_not_fetched(tmp_path):
     assert "192.0.2.1" in path.read_text()
     outcome = read_bounded("jetty", path)
     assert outcome.output == "" and outcome.seconds < 5
+
+
+@pytest.mark.parametrize(
+    ("kind", "root", "element"),
+    [("tomcat", '<Server port="8005">', "a"), ("jetty", "<Configure>", "Call")],
+)
+def test_xml_elements_nested_thousands_deep(tmp_path, kind, root, element):
+    """Parsed without a stack, but walked with one: refused as it is read, not a RecursionError
+    when the tree is searched for its connectors."""
+    path = tmp_path / f"{kind}.xml"
+    closing = root.split()[0].strip("<>")
+    path.write_text(
+        f"{root}\n" + f"<{element}>" * 100_000 + f"</{element}>" * 100_000 + f"</{closing}>\n"
+    )
+    refused(kind, path, "ConfigError", f"{path}:2: ", "not more than 200")
+
+
+def test_a_latin1_server_xml_that_says_utf8(tmp_path):
+    """expat calls the byte an "invalid token", which sends one looking for a typo."""
+    shipped = (CONFIGS / "debian-tomcat10" / "server.xml").read_bytes()
+    assert shipped.startswith(b'<?xml version="1.0" encoding="UTF-8"?>')
+    path = tmp_path / "server.xml"
+    path.write_bytes(
+        shipped.replace(b"<Server ", "<!-- caf\xe9 -->\n<Server ".encode("latin-1"), 1)
+    )
+    line = refused("tomcat", path, "ConfigError", "byte 0xe9 is not UTF-8", 'encoding="ISO-8859-1"')
+    number = shipped.split(b"<Server ", 1)[0].count(b"\n") + 1
+    assert line.startswith(f"ConfigError: {path}:{number}: "), line
+    # declared as what it is, the same file is read
+    path.write_bytes(path.read_bytes().replace(b'encoding="UTF-8"', b'encoding="ISO-8859-1"', 1))
+    assert read_bounded("tomcat", path).output == ""
+
+
+def test_a_tomcat_thread_count_past_a_java_int(tmp_path):
+    """Tomcat ignores maxThreads it cannot parse as an int and keeps 200: the file's
+    99999999999999999999 was written into the model as that many threads."""
+    path = tmp_path / "server.xml"
+    path.write_text(
+        '<Server port="8005">\n<Service name="Catalina">\n'
+        '<Connector port="8080" protocol="HTTP/1.1" maxThreads="99999999999999999999"/>\n'
+        '<Engine name="Catalina" defaultHost="localhost"/>\n</Service>\n</Server>\n'
+    )
+    from sim.configs.errors import ConfigError
+    from sim.configs.to_model import Sources, assemble
+
+    with pytest.raises(
+        ConfigError, match=r"server.xml:3: maxThreads a Java int .*keeps its default"
+    ):
+        assemble(Sources(tomcat=[(None, path)]))
+
+
+def test_a_jetty_thread_count_past_a_java_int(tmp_path):
+    shipped = (JETTY / "jetty9.xml").read_text()
+    path = tmp_path / "jetty.xml"
+    path.write_text(shipped.replace('default="200"', 'default="99999999999999999999"', 1))
+    from sim.configs.errors import ConfigError
+    from sim.configs.to_model import Sources, assemble
+
+    with pytest.raises(ConfigError, match=r"jetty.xml:9: maxThreads a Java int \(at most 2,147"):
+        assemble(Sources(jetty=[(None, path)]))
+
+
+def test_workers_properties_that_nothing_reads_are_refused(tmp_path):
+    """mod_jk's workers.properties is read for httpd's JkMount lines: without --httpd, or with
+    a front that mod_proxy routes, it was left unread while the model's header named it."""
+    from sim.configs.errors import ConfigError
+    from sim.configs.to_model import Sources, assemble
+
+    tomcat = [(None, CONFIGS / "apache24-event-tomcat10" / "server.xml")]
+    workers = CONFIGS / "apache24-prefork-modjk-tomcat10" / "workers.properties"
+    with pytest.raises(ConfigError, match="--httpd too"):
+        assemble(Sources(tomcat=tomcat, workers_properties=workers))
+    proxied = CONFIGS / "apache24-event-tomcat10" / "httpd.conf"
+    with pytest.raises(ConfigError, match="no JkMount"):
+        assemble(Sources(httpd=proxied, tomcat=tomcat, workers_properties=workers))
+    # with the front it belongs to, it is read
+    front = CONFIGS / "apache24-prefork-modjk-tomcat10"
+    jk = assemble(
+        Sources(
+            httpd=front / "httpd.conf",
+            tomcat=[(None, front / "server.xml")],
+            workers_properties=workers,
+        )
+    )
+    assert jk.draft.values["proxy.backend_pool.module"] == "mod_jk"
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (lambda tmp: tmp, "a directory, not a file"),
+        (lambda tmp: Path("/dev/zero"), "not a regular file"),
+    ],
+)
+def test_a_configuration_path_that_is_no_file_is_named_as_what_it_is(tmp_path, given, said):
+    """Not "no such file" for a directory or a device that is there."""
+    from click.testing import CliRunner
+
+    from sim.cli import main
+
+    output = str(tmp_path / "model.toml")
+    result = CliRunner().invoke(
+        main, ["from-config", "--tomcat", str(given(tmp_path)), "-o", output]
+    )
+    assert result.exit_code == 2, result.output
+    assert said in result.stderr and len(result.stderr.strip().splitlines()) == 1
