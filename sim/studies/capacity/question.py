@@ -162,11 +162,12 @@ def draw_points_ahead(
     question: Question, calibrated: Calibrated, draws: int, executor
 ) -> Future[list[Point]]:
     """The calibration's `draws` parameter points (`answer_range`'s), drawn in a thread of this
-    process while the search at the fitted values runs on the workers.  The Sobol points need
-    scipy.stats, 1-2 s of CPU to import: drawn after the search, the workers waited for it;
-    drawn beside it, it takes the cores the search's rounds leave idle.  The workers are
-    started first (`Executor.start`): a worker forked while this thread imports would inherit
-    a module's import lock that no thread of its own ever releases."""
+    process while the search at the fitted values runs on the workers.  The Sobol points no
+    longer import scipy.stats (1-2 s of CPU: `sim.studies.calibration.sobol` makes them
+    without it); the draws' Student-t quantiles import scipy.special (up to 0.3 s where numba
+    has not brought in scipy's shared parts), off the workers' path here all the same.  The
+    workers are started first (`Executor.start`): a worker forked while this thread imports
+    would inherit a module's import lock that no thread of its own ever releases."""
     executor.start()
     ahead: Future[list[Point]] = Future()
 
