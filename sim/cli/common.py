@@ -223,6 +223,11 @@ def need_sweep_extra() -> None:
         )
 
 
+# --connect-timeout's default: with the command's start-up, a scheduler that is not there is
+# said within the 10 s a user waits for an answer (a slow network: raise it)
+CONNECT_TIMEOUT_S = 5.0
+
+
 @dataclass(frozen=True)
 class RunOn:
     """Where a command's simulations run, as `executor_options` read it: `--serial`,
@@ -234,7 +239,7 @@ class RunOn:
     scheduler: str | None = None
     local_cluster: int | None = None
     default_workers: int | None = None  # without any option: 1 runs serially, None one per core
-    connect_timeout_s: float = 10.0
+    connect_timeout_s: float = CONNECT_TIMEOUT_S
 
     def given(self) -> list[str]:
         return [
@@ -268,6 +273,7 @@ class RunOn:
         )
         if self.scheduler:
             check_scheduler(self.scheduler)
+            check_protocol(self.scheduler)
             probe_scheduler(self.scheduler, self.connect_timeout_s)
         return executor_for(
             serial, workers, self.scheduler, self.local_cluster, self.connect_timeout_s
@@ -300,6 +306,36 @@ def check_scheduler(address: str) -> None:
     )
 
 
+def check_protocol(address: str) -> None:
+    """Exit 2 before any connection when `--scheduler`'s protocol needs what this client lacks:
+    tls:// and wss:// Dask's TLS settings (a certificate authority and the client's
+    certificate), ucx:// the UCX bindings; Dask itself fails on either with an error of its
+    own internals."""
+    match = SCHEDULER.fullmatch(address.strip())
+    protocol = match.group(1) if match is not None else None
+    if protocol in ("tls", "wss"):
+        try:
+            from distributed.security import Security
+        except ImportError:
+            return  # said with the executor: --scheduler needs dask.distributed
+        if Security().get_connection_args("client").get("ssl_context") is None:
+            fail(
+                f"--scheduler {address}: {protocol}:// needs Dask's TLS settings, and none are "
+                "set; set distributed.comm.tls.ca-file, .client.cert and .client.key in the Dask "
+                "configuration (or DASK_DISTRIBUTED__COMM__TLS__CA_FILE, ...), or use tcp://",
+                ExitCode.USAGE,
+            )
+    elif protocol == "ucx":
+        import importlib.util
+
+        if not any(importlib.util.find_spec(name) for name in ("ucp", "ucxx")):
+            fail(
+                f"--scheduler {address}: ucx:// needs the UCX bindings (ucx-py, or "
+                "distributed-ucxx), which are not installed; install them, or use tcp://",
+                ExitCode.USAGE,
+            )
+
+
 def probe_scheduler(address: str, timeout_s: float) -> None:
     """Exit 2 within `timeout_s` when no Dask scheduler answers at a tcp:// address: nothing
     listens (refused, unreachable), or something accepts and stays silent, where a scheduler
@@ -308,11 +344,14 @@ def probe_scheduler(address: str, timeout_s: float) -> None:
     import socket
 
     match = SCHEDULER.fullmatch(address.strip())
-    if match is None or match.group(1) not in (None, "tcp"):
-        return  # tls, ucx, websockets: Dask's own connect (with --connect-timeout) says
+    if match is None or match.group(1) == "ucx":
+        return  # inproc://, or UCX's own transport: Dask's own connect says
     host, port = match.group(2).strip("[]"), int(match.group(3))
+    speaks_first = match.group(1) in (None, "tcp")  # tls and websockets wait for the client
     try:
         with socket.create_connection((host, port), timeout=timeout_s) as connection:
+            if not speaks_first:
+                return  # something listens: the handshake is Dask's (within the timeout)
             connection.settimeout(timeout_s)
             if connection.recv(1):
                 return
@@ -369,7 +408,7 @@ def executor_options(
                 "--connect-timeout",
                 "connect_timeout",
                 type=click.FloatRange(0.1, 3600),
-                default=10.0,
+                default=CONNECT_TIMEOUT_S,
                 show_default=True,
                 metavar="SECONDS",
                 help="how long to wait for --scheduler to answer before saying it does not",
@@ -394,7 +433,7 @@ def executor_for(
     workers: int | None,
     scheduler: str | None,
     local_cluster: int | None,
-    connect_timeout_s: float = 10.0,
+    connect_timeout_s: float = CONNECT_TIMEOUT_S,
 ):
     from sim.studies.executor import DaskExecutor, ProcessExecutor, SerialExecutor
 
