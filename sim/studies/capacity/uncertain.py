@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sim.present.failures import budget_percent
 from sim.studies.calibration.linearise import SEED_OFFSET
 from sim.studies.calibration.saved import Calibrated, Point
 from sim.studies.capacity.search import CapacityResult
@@ -44,6 +45,9 @@ class CapacityRange:
     left_out: list[str] = field(default_factory=list)
     structures: str = ""  # the [[choose]] candidates drawn, with their weights
     model_errors: list[float] = field(default_factory=list)  # per draw, the relative error e
+    # the share of requests that may fail at a value that meets the SLO, applied by every
+    # draw's search as by the search at the fitted values (`--error-budget`)
+    error_budget: float | None = None
 
     def as_dict(self) -> dict:
         return {
@@ -76,6 +80,8 @@ class CapacityRange:
 
     def sentence(self) -> str:
         slo = " and ".join(self.slos)
+        if self.error_budget is not None:
+            slo += f" with at most {budget_percent(self.error_budget)} failed"
         met = sum(a is not None for a in self.answers)
         if self.low is None and self.high is None:
             return (
@@ -180,6 +186,7 @@ def capacity_range(
         left_out=list(calibrated.left_out),
         structures=calibrated.structures,
         model_errors=errors,
+        error_budget=nominal.error_budget,
     )
 
 
