@@ -1,46 +1,36 @@
-"""Every feature is declared once, as product-form, an approximation or refused
-(`sim.model.features`), and `solve` is never "exact" on a model that uses an approximation."""
+"""Every feature is declared once, as product-form, an approximation or refused, by the stack
+part that decides it (`sim.model.features.StackPart`) or on its component class, and `solve` is
+never "exact" on a model that uses an approximation."""
 
 from __future__ import annotations
 
-import ast
-import inspect
+from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
-import sim.model.stack as stack_module
 from sim.analytic.model_solver import solve_model
-from sim.model.features import FEATURES, UNDECLARED, declaration
+from sim.model.features import (
+    FEATURES,
+    OWNERS,
+    UNDECLARED,
+    Declaration,
+    StackPart,
+    approximate,
+    declaration,
+)
+from sim.model.load import load_model
+from sim.model.parts.client_connections import ClientConnections
+from sim.model.parts.front import Front
+from sim.model.parts.nodes import NodePart
+from sim.model.parts.shared_lock import SharedLockPart
 from sim.model.plan import compile_plan
+from sim.model.stack import StackPlan
 from sim.tiers.appserver.connectors import CONNECTORS, Connector
 from sim.tiers.balancer.policies.base import REGISTRY
 from sim.tiers.clients.populations import CLIENTS
 from sim.tiers.proxy.mpm import MPMS
 from tests.conftest import model_from
-
-
-def _literal_features() -> set[str]:
-    """The feature names `sim.model.stack` writes as literals: `out["x"] = ...` and
-    `out.setdefault("x", ...)`, read from its source so that a new line there is seen."""
-    tree = ast.parse(inspect.getsource(stack_module))
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Subscript)
-            and isinstance(node.value, ast.Name)
-            and node.value.id == "out"
-            and isinstance(node.slice, ast.Constant)
-        ):
-            names.add(node.slice.value)
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "setdefault"
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-        ):
-            names.add(node.args[0].value)
-    return names
 
 
 def _class_features() -> set[str]:
@@ -50,34 +40,84 @@ def _class_features() -> set[str]:
 
 
 def _every_feature() -> list[str]:
-    names = _literal_features() | _class_features()
-    names |= {"replication.sync", "replication.async", "appserver.jvm_sessions.closed"}
-    return sorted(names)
+    # a family (`appserver.jvm_sessions.`) is checked through one of its members
+    names = {name + "closed" if name.endswith(".") else name for name in FEATURES}
+    return sorted(names | _class_features())
 
 
-def test_the_stack_writes_the_features_this_test_enumerates():
-    # the enumeration itself must see the stack's lines, or the test below proves nothing
-    literal = _literal_features()
-    assert {"proxy.lingering_close", "connector.connection_setup", "database"} <= literal
-    assert len(literal) >= 30
+def test_the_parts_declare_the_features_this_test_enumerates():
+    # the enumeration itself must see every part's declarations, or the test below proves
+    # nothing: the stack imports every part, whose classes register what they declare
+    assert len(FEATURES) >= 40
+    assert OWNERS["database.lock"] is SharedLockPart
+    assert OWNERS["proxy.lingering_close"] is Front
+    assert OWNERS["proxy.client_connections"] is ClientConnections
+    assert OWNERS["connector.connection_setup"] is NodePart
 
 
 @pytest.mark.parametrize("feature", _every_feature())
 def test_every_feature_is_product_form_an_approximation_or_refused(feature):
     declared = declaration(feature)
-    assert declared is not None, f"{feature}: declare it in sim/model/features.py or on its class"
+    assert declared is not None, f"{feature}: declare it on its stack part or on its class"
     said = declared.product_form or declared.approximation or declared.refused
     assert said and len(said) > 20  # a sentence that says how or what is left out
 
 
 def test_a_declaration_is_exactly_one_of_the_three():
-    from sim.model.features import Declaration
-
     with pytest.raises(ValueError):
         Declaration(product_form="a station", approximation="and also not")
     with pytest.raises(ValueError):
         Declaration()
     assert all(isinstance(d, Declaration) for d in FEATURES.values())
+
+
+def test_a_feature_two_parts_declare_is_refused():
+    before = dict(FEATURES)
+    with pytest.raises(TypeError, match=r"database\.lock is declared by both SharedLockPart"):
+
+        class SecondLock(StackPart):
+            DECLARATIONS: ClassVar[dict[str, Declaration]] = {
+                "database.lock": approximate("a second declaration of the same lock")
+            }
+
+    assert before == FEATURES
+
+
+def _parts(stack: StackPlan) -> list[object]:
+    """Every part of `stack` that can bring a feature, sub-parts included."""
+    parts: list[object] = [stack.clients_part, stack.clients_part.classes, stack.balancer]
+    if stack.front is not None:
+        front = stack.front
+        parts += [front, front.connections, front.worker]
+        parts += [] if front.processes is None else [front.processes]
+    parts += stack.nodes
+    parts += [node.jvm for node in stack.nodes if node.jvm is not None]
+    if stack.database is not None:
+        parts.append(stack.database)
+        parts += [] if stack.database.lock is None else [stack.database.lock]
+    return parts + list(stack.replications)
+
+
+def _declared_name(feature: str) -> str:
+    """The name `feature` is declared under: itself, or its family's prefix."""
+    if feature in FEATURES:
+        return feature
+    return next((f for f in FEATURES if f.endswith(".") and feature.startswith(f)), feature)
+
+
+MODEL_FILES = sorted((Path(__file__).resolve().parents[2] / "models").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", MODEL_FILES, ids=lambda p: p.stem)
+def test_each_feature_is_decided_by_the_part_that_declares_it(path):
+    stack = compile_plan(load_model(path)).stack
+    present = {type(part) for part in _parts(stack)}
+    for feature in stack.features:
+        name = _declared_name(feature)
+        if name in OWNERS:
+            assert OWNERS[name] in present, f"{feature}: declared by a part this model lacks"
+        else:
+            assert feature in _class_features(), f"{feature}: declared by no part and no class"
 
 
 def _setup_model(setup_s: float) -> dict:

@@ -8,12 +8,27 @@ policy's class and its declared parameters are the stack's (`StackPlan.policy`,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
+
+from sim.model.features import Declaration, StackPart, approximate, exact
+from sim.tiers.balancer.policies import policy_class
 
 
 @dataclass(frozen=True)
-class BalancerPart:
-    """The balancer over the nodes (or the front's pools to them)."""
+class BalancerPart(StackPart):
+    """The balancer over the nodes (or the front's pools to them).  Its policy's feature
+    (`policy.<name>`) is declared on the policy's class (`sim.tiers.balancer.policies`)."""
+
+    DECLARATIONS: ClassVar[dict[str, Declaration]] = {
+        "balancer": exact("the split over nodes by each node's share"),
+        "balancer.sticky_session": exact(
+            "open arrivals carry no session; with returning users the approximation "
+            "`balancer.sticky_session` is named"
+        ),
+        "balancer.report_interval_s": approximate(
+            "the balancer acts on stale load reports (herding), which no routing matrix describes"
+        ),
+    }
 
     # a member whose connections fail stays in error this long before real requests try it
     # again (`balancer.retry_s`: mod_proxy `retry=`, mod_jk `recover_time`) [s]; also a lone
@@ -37,11 +52,28 @@ class BalancerPart:
     # mod_jk's lb worker (`proxy.backend_pool.lb`: `error_escalation_time`, ...), the schema's
     # section, when the front forwards through mod_jk; None: mod_proxy_balancer
     jk_lb: Any
+    # the nodes it balances over (`Plan.nodes`): with one, no balancer acts
+    members: int
+    policy: str  # `balancer.policy`, as the model file names it
+
+    def features(self) -> dict[str, str]:
+        if self.members < 2:
+            return {}
+        chosen = policy_class(self.policy)
+        out = {
+            "balancer": "more than one node",
+            chosen.feature: f"balancer.policy = {self.policy!r}",
+        }
+        if self.sticky_session:
+            out["balancer.sticky_session"] = "balancer.sticky_session"
+        if self.report_interval_s is not None and chosen.uses_load:
+            out["balancer.report_interval_s"] = "balancer.report_interval_s"
+        return out
 
 
-def balancer_part(model: Any, mod_jk: bool) -> BalancerPart:
-    """The balancer of `model` (a `sim.model.schema.Model`); `mod_jk`: the front forwards
-    through mod_jk (`Front.mod_jk`)."""
+def balancer_part(model: Any, mod_jk: bool, members: int) -> BalancerPart:
+    """The balancer of `model` (a `sim.model.schema.Model`) over `members` nodes; `mod_jk`:
+    the front forwards through mod_jk (`Front.mod_jk`)."""
     spec = model.balancer
     return BalancerPart(
         retry_s=spec.retry_s,
@@ -52,4 +84,6 @@ def balancer_part(model: Any, mod_jk: bool) -> BalancerPart:
         maintain_s=spec.maintain_s,
         response_bytes=spec.response_bytes,
         jk_lb=model.proxy.backend_pool.lb if mod_jk else None,
+        members=members,
+        policy=spec.policy,
     )

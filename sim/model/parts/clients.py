@@ -7,15 +7,40 @@ numbers from the same streams."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
+from sim.model.features import Declaration, StackPart, approximate, exact, refused
+from sim.model.parts.request_classes import RequestClasses, request_classes
 from sim.random.distributions import Distribution, Exponential, as_distribution
+from sim.tiers.clients.populations import client_class
 
 
 @dataclass(frozen=True)
-class ClientsPart:
+class ClientsPart(StackPart):
     """The load generator.  Each distribution is drawn on the stream named in its comment
-    (`Streams.generator(purpose)`)."""
+    (`Streams.generator(purpose)`).  Its kind's feature (`clients.<kind>`) is declared on its
+    class (`sim.tiers.clients.populations`)."""
+
+    DECLARATIONS: ClassVar[dict[str, Declaration]] = {
+        "clients.finite": approximate(
+            "a finite workload: the answer is its steady state (start-up and drain excluded)"
+        ),
+        "clients.ab.repeat": approximate(
+            "repeated ab runs (batch.K.*): the answer is one run's steady state"
+        ),
+        "clients.ramp": refused("a changing population has no steady state to solve"),
+        "clients.schedule": refused("a changing arrival rate has no steady state to solve"),
+        "clients.keep_alive": exact(
+            "reusing a connection changes only which requests pay its set-up; where a "
+            "persistent connection holds a worker, the approximation `clients.keep_alive` is "
+            "named"
+        ),
+        "clients.host": exact("the load generator's CPU: one more processor-sharing station"),
+        "clients.timeouts": approximate(
+            "timeouts and retries are ignored (no abandonment, no extra load in the network)"
+        ),
+        "clients.connect": exact("the connection set-up: a delay station"),
+    }
 
     kind: str  # clients.kind: closed, open, sessions, ab
     # closed: JMeter's threads (`clients.users`); ab: `-c` concurrency; else None
@@ -44,6 +69,31 @@ class ClientsPart:
     retry: Any
     tcp: Any
     keep_alive: bool
+    # a finite workload (ab `-n`, `clients.requests_per_user`, `clients.total_*`)
+    finite: bool
+    # the request classes and how the clients pick one (`sim.model.parts.request_classes`)
+    classes: RequestClasses
+
+    def features(self) -> dict[str, str]:
+        out = {client_class(self.kind).feature: f"clients.kind = {self.kind!r}"}
+        if self.finite:
+            out["clients.finite"] = "a finite workload"
+        if self.repeat > 1:
+            out["clients.ab.repeat"] = f"clients.repeat = {self.repeat} (batch.K.* metrics)"
+        if self.ramp:
+            out["clients.ramp"] = "clients.ramp"
+        if self.schedule is not None:
+            out["clients.schedule"] = "clients.schedule"
+        out.update(self.classes.features())
+        if self.keep_alive:
+            out["clients.keep_alive"] = "clients.keep_alive (persistent connections)"
+        if self.host_demand is not None:
+            out["clients.host"] = "clients.host (the load generator's CPU)"
+        if self.timeout_s is not None or self.retry.max_retries:
+            out["clients.timeouts"] = "clients.timeout_s / clients.retry"
+        if self.connect is not None:
+            out["clients.connect"] = "clients.connect"
+        return out
 
 
 def _costly(spec: Any) -> Distribution | None:
@@ -110,4 +160,6 @@ def clients_part(model: Any) -> ClientsPart:
         retry=spec.retry,
         tcp=spec.tcp,
         keep_alive=spec.keep_alive,
+        finite=bool(model.finite),
+        classes=request_classes(model),
     )

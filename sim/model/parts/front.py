@@ -8,18 +8,58 @@ children (`sim.model.parts.front_processes`), its client connections
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
+from sim.model.backend_pools import pool_limit_binds
+from sim.model.features import POOL, Declaration, StackPart, approximate, exact
 from sim.model.parts.client_connections import ClientConnections, client_connections
 from sim.model.parts.front_processes import FrontProcesses, front_processes
 from sim.model.parts.hosts import HostCpu, host_cpu
+from sim.model.parts.nodes import NodePart
 from sim.model.parts.proxy_worker import ProxyWorker, proxy_worker
 from sim.random.distributions import as_distribution
+from sim.tiers.proxy.mpm import mpm as mpm_class
 
 
 @dataclass(frozen=True)
-class Front:
-    """The proxy in front of the nodes."""
+class Front(StackPart):
+    """The proxy in front of the nodes.  Its MPM's feature (`mpm.<name>`) is declared on its
+    class (`sim.tiers.proxy.mpm`)."""
+
+    DECLARATIONS: ClassVar[dict[str, Declaration]] = {
+        "proxy": exact("the front's CPU and worker pool (" + POOL + ")"),
+        "proxy.lingering_close": approximate(
+            "a lingering close holds a worker after the response while the client is slow to close"
+        ),
+        "proxy.connection_demand": exact(
+            "without keep-alive, part of every request's demand; with keep-alive the "
+            "approximation `proxy.connection_demand` is named"
+        ),
+        "proxy.children": exact(
+            "children as individuals; what they hold per child is named by its own approximation"
+        ),
+        "proxy.backend_pool.mod_proxy": exact(
+            "the front's connections to a node; what they pin is the connector's feature and "
+            "their limit `proxy.backend_pool.max` its own approximation"
+        ),
+        "proxy.backend_pool.mod_jk": approximate(
+            "mod_jk's endpoint acquisition polls (sleeping between tries) instead of queueing"
+        ),
+        "proxy.backend_pool.connect_failures": approximate(
+            "connects that fail after connectiontimeout put the worker in error state; "
+            "the network has no failures"
+        ),
+        "proxy.backend_pool.max": approximate(
+            "requests wait for a pooled connection while holding their worker (a nested hold)"
+        ),
+        "proxy.backend_pool.refusals": approximate(
+            "refusals while requests wait for a connection are not modelled"
+        ),
+        "mod_jk.lb": approximate(
+            "mod_jk's lb worker fails over and puts members in error state; the network splits "
+            "evenly"
+        ),
+    }
 
     # MaxRequestWorkers as httpd runs it (ServerLimit x ThreadsPerChild, AH00316); None:
     # unbounded workers
@@ -52,14 +92,89 @@ class Front:
     # its client connections (`sim.model.parts.client_connections`)
     connections: ClientConnections
     worker: ProxyWorker  # its worker for each node (`sim.model.parts.proxy_worker`)
+    # httpd's children are individuals (`sim.model.stack.children_matter`)
+    children: bool
+    # the nodes it forwards to (`Plan.nodes`), and the paths (`backends.N`) of those it keeps a
+    # pool of connections to: all of them, those whose connects can meet a full accept queue
+    # and fail (`NodePart.connects_can_fail`), and those with an accept queue (acceptCount),
+    # which refuse what it cannot hold
+    members: int
+    pooled: tuple[str, ...]
+    pooled_failing_connects: tuple[str, ...]
+    pooled_refusing: tuple[str, ...]
+    # `proxy.backend_pool.max` below a child's threads, on a front that forwards: requests can
+    # wait for a pooled connection (`sim.model.backend_pools.pool_limit_binds`)
+    pool_limit_binds: bool
     # what httpd logs when it adjusts the process directives at start-up (AH00180, AH00316:
     # MaxRequestWorkers rounded to whole children, ...), a note of every replication's result
     notes: tuple[str, ...] = ()
 
+    def features(self) -> dict[str, str]:
+        """The front's features and its parts', in the stack's order."""
+        mpm = self.connections.mpm
+        connections = self.connections
+        out = {"proxy": "[proxy]", mpm_class(mpm).feature: f"proxy.mpm = {mpm!r}"}
+        if connections.lingers:
+            out["proxy.lingering_close"] = (
+                f"a lingering close holds a worker: proxy.mpm = {mpm!r} with "
+                f"clients.close_delay_s = {connections.client_close_delay_s} and proxy.linger_s = "
+                f"{connections.linger_s:g}"
+            )
+        if self.connection_demand is not None:
+            out["proxy.connection_demand"] = "proxy.connection_demand"
+        if self.processes is not None:
+            out.update(self.processes.features())
+        if self.children:
+            out["proxy.children"] = f"httpd's children as individuals (proxy.mpm = {mpm!r})"
+        out.update(connections.features())
+        module = "mod_jk" if self.mod_jk else "mod_proxy"
+        if self.pooled:
+            out[f"proxy.backend_pool.{module}"] = (
+                f"the front's backend connection pools (proxy.backend_pool.module = {module!r})"
+            )
+        # (mod_jk's own connects, SYNs dropped and retried, are `mod_jk.ajp13`'s)
+        if self.pooled_failing_connects and not self.mod_jk:
+            out["proxy.backend_pool.connect_failures"] = (
+                f"{self.pooled_failing_connects[0]}: more connections from the front than its "
+                "threads or max_connections plus accept_queue take: connects wait for SYN "
+                "retransmissions, fail after connectiontimeout, and put the worker in error "
+                "state (retry)"
+            )
+        out.update(self.worker.features())
+        if self.mod_jk and self.members > 1:
+            # the balancer is mod_jk's lb worker (`JkDispatcher`) whether or not its members'
+            # timeouts act: a member's failed or busy answer fails over and can put it in error
+            out["mod_jk.lb"] = "mod_jk's lb worker: failover, error state, recovery"
+        if self.pool_limit_binds:
+            out["proxy.backend_pool.max"] = (
+                f"proxy.backend_pool.max = {self.pool_max} below the child's threads"
+            )
+            # (mod_jk: nobody waits in line for an endpoint, and a connection the node cannot
+            # queue has its SYN dropped and retried: no error comes back at once)
+            if self.pooled_refusing and not self.mod_jk:
+                # a request the node refuses answers with an error while others wait for the
+                # pool: its connection passes to the next waiting request, whose own refusal
+                # nests inside the first
+                out["proxy.backend_pool.refusals"] = (
+                    f"proxy.backend_pool.max = {self.pool_max} with "
+                    f"{self.pooled_refusing[0]}.accept_queue: refusals while requests wait for "
+                    "a connection"
+                )
+        return out
 
-def front_part(model: Any, children: bool) -> Front | None:
+
+def front_part(
+    model: Any,
+    children: bool,
+    connections: tuple[bool, bool],
+    jk_acts: bool,
+    nodes: tuple[NodePart, ...],
+) -> Front | None:
     """The front of `model` (a `sim.model.schema.Model`), or None without a proxy; `children`:
-    httpd's children are individuals (`sim.model.stack.children_matter`)."""
+    httpd's children are individuals (`sim.model.stack.children_matter`); `connections`: its
+    client connections are entities, and for what they hold (`sim.model.stack.
+    connections_matter`); `jk_acts`: mod_jk's own timeouts and retries can act
+    (`sim.model.backend_pools.jk_acts`); `nodes`: the nodes it forwards to."""
     px = model.proxy
     if px is None:
         return None
@@ -84,6 +199,18 @@ def front_part(model: Any, children: bool) -> Front | None:
         reslist=per_child is None or per_child > 1,
         notes=() if processes is None else tuple(processes.notes),
         processes=front_processes(px),
-        connections=client_connections(model),
-        worker=proxy_worker(px, mod_jk),
+        connections=client_connections(model, *connections),
+        worker=proxy_worker(px, mod_jk, jk_acts),
+        children=children,
+        members=len(nodes),
+        pooled=tuple(node.path for node in nodes if node.backend_pool),
+        pooled_failing_connects=tuple(
+            node.path for node in nodes if node.backend_pool and node.connects_can_fail
+        ),
+        pooled_refusing=tuple(
+            node.path
+            for node in nodes
+            if node.backend_pool and node.limits.accept_queue is not None
+        ),
+        pool_limit_binds=px.forward and pool_limit_binds(px),
     )

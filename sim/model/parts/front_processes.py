@@ -9,8 +9,9 @@ MaxRequestWorkers rounded to whole children: AH00180, AH00310-AH00318), are
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
+from sim.model.features import Declaration, StackPart, approximate
 from sim.tiers.proxy.mpm import mpm as mpm_class
 
 
@@ -27,8 +28,14 @@ class ProcessManagement:
 
 
 @dataclass(frozen=True)
-class FrontProcesses:
-    """httpd's children when they are individuals (`sim.model.stack.children_matter`)."""
+class FrontProcesses(StackPart):
+    """httpd's children (individuals when `sim.model.stack.children_matter` says so)."""
+
+    DECLARATIONS: ClassVar[dict[str, Declaration]] = {
+        "proxy.process_management": approximate(
+            "children are spawned over time (process management): the start is a transient"
+        ),
+    }
 
     threads_per_child: int  # ThreadsPerChild (1 for prefork)
     # the children that can run at once: MaxRequestWorkers / ThreadsPerChild, capped by
@@ -39,6 +46,16 @@ class FrontProcesses:
     # None for the other MPMs
     async_factor: int | None
     management: ProcessManagement | None  # None: every child ready from the start, for ever
+
+    def features(self) -> dict[str, str]:
+        if self.management is None:
+            return {}
+        return {
+            "proxy.process_management": (
+                "proxy.start_servers (httpd's process management: spare servers or threads, "
+                "spawning, graceful restart)"
+            )
+        }
 
 
 def front_processes(proxy: Any) -> FrontProcesses | None:

@@ -5,9 +5,10 @@ to it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from sim.model.backend_pools import connects_can_fail
+from sim.model.features import POOL, Declaration, StackPart, approximate, exact, refused
 from sim.model.parts.hosts import HostCpu, host_cpu
 from sim.model.parts.jvm import JvmPart, jvm_part
 from sim.random.distributions import Distribution, as_distribution
@@ -35,8 +36,24 @@ class NodeEvent:
 
 
 @dataclass(frozen=True)
-class NodePart:
-    """One node (`tomcat1`) of `backends.N`."""
+class NodePart(StackPart):
+    """One node (`tomcat1`) of `backends.N`.  Its connector's feature (`connector.<kind>`) is
+    declared on its class (`sim.tiers.appserver.connectors`), its JVM's on `JvmPart`."""
+
+    DECLARATIONS: ClassVar[dict[str, Declaration]] = {
+        "connector.max_connections": exact("Tomcat maxConnections: " + POOL),
+        "connector.connection_setup": approximate(
+            "each new backend connection is set up one at a time per node (a serialised "
+            "section); the network leaves the wait out, so the answer is optimistic when "
+            "connections open often"
+        ),
+        "backends.events": approximate("crashes and slow-downs make the load time-varying"),
+        "backends.autoscale": refused(
+            "an autoscaled group changes its size over time, which no steady state has: "
+            "solve each fixed count (--set backends.N.autoscale=none --set backends.N.count=K)"
+        ),
+        "appserver.jdbc_pool": exact("the JDBC pool (maxTotal): " + POOL),
+    }
 
     name: str
     # replication work runs beside the request threads, and a JVM pauses the CPU, which only
@@ -67,6 +84,37 @@ class NodePart:
     # the node closes a pooled connection idle this long (`backends.N.connection_idle_timeout_s`:
     # Tomcat `connectionTimeout` on an idle keep-alive connection); None: never
     connection_idle_timeout_s: float | None = None
+    path: str = ""  # its group in the model file (`backends.N`)
+    # its group is autoscaled (`backends.N.autoscale`: `sim.model.parts.autoscale`)
+    autoscaled: bool = False
+    # its group has events (`backends.N.events`), this node's or another's: the feature is the
+    # group's, named where the group's first node stands among the nodes' features
+    group_events: bool = False
+
+    def features(self) -> dict[str, str]:
+        out = {self.connector.feature: f"{self.path}.connector = {self.connector.kind!r}"}
+        if self.limits.max_connections is not None:
+            out["connector.max_connections"] = f"{self.path}.max_connections"
+        if self.connection_setup is not None:
+            out["connector.connection_setup"] = f"{self.path}.connection_setup"
+        if self.jvm is not None:
+            out.update(self.jvm.features())
+        if self.group_events:
+            out["backends.events"] = f"{self.path}.events"
+        if self.autoscaled:
+            out["backends.autoscale"] = f"{self.path}.autoscale"
+        if self.jdbc_pool is not None:
+            out["appserver.jdbc_pool"] = f"{self.path}.jdbc_pool"
+        return out
+
+
+def nodes_features(nodes: tuple[NodePart, ...]) -> dict[str, str]:
+    """The nodes' features, each with the setting of the first node that brings it."""
+    out: dict[str, str] = {}
+    for node in nodes:
+        for feature, setting in node.features().items():
+            out.setdefault(feature, setting)
+    return out
 
 
 def node_parts(
@@ -74,8 +122,11 @@ def node_parts(
     nodes: tuple[Any, ...],
     connectors: tuple[type[Connector], ...],
     backend_pools: tuple[bool, ...],
+    sessions_of: str | None,
 ) -> tuple[NodePart, ...]:
-    """The parts of the plan's `nodes` (`NodePlan`) of `model` (a `sim.model.schema.Model`)."""
+    """The parts of the plan's `nodes` (`NodePlan`) of `model` (a `sim.model.schema.Model`);
+    `sessions_of`: the clients' kind when they keep session cookies (`Clients.keeps_sessions`),
+    else None."""
     replicated = bool(model.cluster.active)
     out = []
     for planned, connector, pooled in zip(nodes, connectors, backend_pools):
@@ -112,8 +163,11 @@ def node_parts(
                 connection_setup=(
                     setup if setup is not None and as_distribution(setup).mean > 0 else None
                 ),
-                jvm=jvm_part(planned.name, group.jvm),
+                jvm=jvm_part(planned.name, group.jvm, f"{planned.path}.jvm", sessions_of),
                 connection_idle_timeout_s=group.connection_idle_timeout_s,
+                path=planned.path,
+                autoscaled=group.autoscale is not None,
+                group_events=bool(group.events),
             )
         )
     return tuple(out)

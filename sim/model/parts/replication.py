@@ -5,12 +5,23 @@ replications are active, what each is called, and which nodes receive each node'
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
+
+from sim.model.features import Declaration, StackPart, approximate
 
 
 @dataclass(frozen=True)
-class ReplicationPart:
+class ReplicationPart(StackPart):
     """One active replication (`cluster.replication.<index>`)."""
+
+    DECLARATIONS: ClassVar[dict[str, Declaration]] = {
+        "replication.sync": approximate(
+            "synchronous replication holds the request thread until every replica acknowledges"
+        ),
+        "replication.async": approximate(
+            "asynchronous replication adds serialization, network and receiver CPU work"
+        ),
+    }
 
     index: int  # its position in `cluster.replication`: its stream `cluster.replication.<index>`
     # its probe: `replication.<tier>`, or `replication.<index>` for a tier replicated twice
@@ -20,6 +31,10 @@ class ReplicationPart:
     # other node (`scope = "all"`, DeltaManager) or its next `buddies` (BackupManager)
     receivers: tuple[tuple[int, ...], ...]
     settings: Any  # the replication's own parameters (the schema's section)
+
+    def features(self) -> dict[str, str]:
+        mode = self.settings.mode  # `cluster.replication.<index>.mode`: sync or async
+        return {f"replication.{mode}": f"cluster.replication.{self.index}.mode = {mode!r}"}
 
 
 @dataclass(frozen=True)

@@ -5,14 +5,26 @@ path or a Markov chain between the steps)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from sim.model.classes import Work, class_names, users_per_class, works
+from sim.model.features import Declaration, StackPart, exact
 
 
 @dataclass(frozen=True)
-class RequestClasses:
+class RequestClasses(StackPart):
     """The classes, in the model's order (none: a one-class model)."""
+
+    DECLARATIONS: ClassVar[dict[str, Declaration]] = {
+        "classes": exact("request classes: multi-class MVA or an open multi-class network"),
+        "clients.mix": exact(
+            "a random request mix is a chain with class switching (BCMP): its mean demands are "
+            "exact"
+        ),
+        "clients.script": exact(
+            "a script's steps are a chain with deterministic class switching (BCMP)"
+        ),
+    }
 
     names: tuple[str, ...]
     works: tuple[Work, ...]  # what a request of each class asks of each tier
@@ -27,6 +39,16 @@ class RequestClasses:
     chain: bool
     # a script walked in order: the steps of its one path (every session walks them)
     path: tuple[int, ...]
+
+    def features(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        if self.names:
+            out["classes"] = "request classes ([[classes]])"
+        if self.mix is not None:
+            out["clients.mix"] = "clients.mix"
+        if self.script is not None:
+            out["clients.script"] = "clients.script"
+        return out
 
 
 def request_classes(model: Any) -> RequestClasses:

@@ -14,11 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from sim.model.features import Declaration, StackPart, approximate, exact
 from sim.random.distributions import Distribution, as_distribution
 
 
 @dataclass(frozen=True)
-class SharedLockPart:
+class SharedLockPart(StackPart):
     """A serialised section every node's database calls share (PostgreSQL's row lock from the
     `UPDATE` to the end of the `COMMIT`, a sequence, a table lock).
 
@@ -38,7 +39,30 @@ class SharedLockPart:
     # when it is granted (a hot row's waiters all woken at each COMMIT) [s]
     wake_per_waiter_s: float = 0.0
 
-    feature: ClassVar[str] = "database.lock"
+    DECLARATIONS: ClassVar[dict[str, Declaration]] = {
+        "database.lock": approximate(
+            "a serialised section shared by every node, holding the database's own CPU and "
+            "disk work inside it (simultaneous possession): the network counts its hold as one "
+            "more FCFS station, which is optimistic when the lock is busy"
+        ),
+        "database.lock.random_order": exact(
+            "the waiters served in random order: the same means as in arrival order (the "
+            "network answers means only; the wait's longer tail is the simulation's)"
+        ),
+        "database.lock.waiters_cost": approximate(
+            "a holder's section grows with the waiters left at its grant: the network counts "
+            "the lock's hold at its fitted length, without the waiters' cost, which is "
+            "optimistic exactly where the lock is busy"
+        ),
+    }
+
+    def features(self) -> dict[str, str]:
+        out = {"database.lock": "database.lock"}
+        if self.random_order:
+            out["database.lock.random_order"] = "database.lock.order = 'random'"
+        if self.waiters_cost:
+            out["database.lock.waiters_cost"] = "database.lock.wake_per_waiter_s > 0"
+        return out
 
     @property
     def every_call(self) -> bool:
