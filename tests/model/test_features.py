@@ -4,11 +4,17 @@ never "exact" on a model that uses an approximation."""
 
 from __future__ import annotations
 
+import ast
+import importlib
+import pkgutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
 
+import sim.model.parts
 from sim.analytic.model_solver import solve_model
 from sim.model.features import (
     FEATURES,
@@ -53,6 +59,27 @@ def test_the_parts_declare_the_features_this_test_enumerates():
     assert OWNERS["proxy.lingering_close"] is Front
     assert OWNERS["proxy.client_connections"] is ClientConnections
     assert OWNERS["connector.connection_setup"] is NodePart
+
+
+def test_the_plan_sees_every_part_s_declarations():
+    # the parts register as their classes are defined: every module of sim/model/parts that
+    # declares features must be imported by whoever compiles a plan, or `solve` would take a
+    # declared feature for an undeclared one (a caveat where none is due)
+    for module in pkgutil.iter_modules(sim.model.parts.__path__):
+        importlib.import_module(f"sim.model.parts.{module.name}")
+    every = {
+        name for cls in _subclasses(StackPart) for name in cls.__dict__.get("DECLARATIONS", {})
+    }
+    probe = "import sim.model.plan, sim.model.features as f; print(sorted(f.FEATURES))"
+    seen = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert every and set(ast.literal_eval(seen)) == every
+
+
+def _subclasses(cls: type) -> set[type]:
+    direct = set(cls.__subclasses__())
+    return direct.union(*(_subclasses(c) for c in direct)) if direct else set()
 
 
 @pytest.mark.parametrize("feature", _every_feature())
