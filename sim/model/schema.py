@@ -972,6 +972,19 @@ class Backend(Host):
         ge=1,
         description="JDBC connection pool per node (maxActive / max-pool-size); none = unbounded",
     )
+    jdbc_connect: DistributionSpec | None = Field(
+        None,
+        description="the time to open one JDBC connection (PostgreSQL forks a backend and "
+        "authenticates it: pgbench --connect measures it), paid by the request that finds no "
+        "idle connection while fewer than jdbc_pool are open; none = connections cost nothing "
+        "to open [s]",
+    )
+    jdbc_initial_size: int = Field(
+        0,
+        ge=0,
+        description="connections the pool opens when the node starts, before it serves (DBCP "
+        "initialSize, default 0; HikariCP fills to minimumIdle)",
+    )
     weight: float = Field(
         1.0, gt=0, description="balancer weight (mod_jk lbfactor, mod_proxy loadfactor)"
     )
@@ -1052,6 +1065,21 @@ class Backend(Host):
         if self.threads is None:
             return None
         return self.threads - self.acceptors - self.selectors
+
+    @model_validator(mode="after")
+    def _jdbc_connections(self) -> Backend:
+        opening = self.jdbc_connect is not None or "jdbc_initial_size" in self.model_fields_set
+        if opening and (self.jdbc_pool is None or not self.db_calls):
+            raise ValueError(
+                "jdbc_connect and jdbc_initial_size are the JDBC pool's: give jdbc_pool (DBCP "
+                "maxTotal) and db_calls, or remove them"
+            )
+        if self.jdbc_pool is not None and self.jdbc_initial_size > self.jdbc_pool:
+            raise ValueError(
+                f"jdbc_initial_size = {self.jdbc_initial_size} is above jdbc_pool = "
+                f"{self.jdbc_pool} (DBCP refuses initialSize > maxTotal): lower it"
+            )
+        return self
 
     @model_validator(mode="after")
     def _event_nodes(self) -> Backend:

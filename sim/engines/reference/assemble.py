@@ -24,6 +24,7 @@ from sim.observe.classes import ClassStats
 from sim.observe.probes import Probe
 from sim.random.distributions import as_distribution
 from sim.random.streams import Streams, sampler
+from sim.tiers.appserver.jdbc_connections import OpeningPooledCall
 from sim.tiers.appserver.jvm import Jvm
 from sim.tiers.balancer.dispatcher import Dispatcher, DispatchProbe
 from sim.tiers.balancer.mod_jk_lb import JkDispatcher
@@ -144,6 +145,8 @@ def assemble(
     nodes: list[Station] = []
     jvms: list[Jvm | None] = []  # per node, None where no JVM is modelled
     entries: list = []  # what the balancer sends to: the node, or the front's connections to it
+    # the JDBC pools that open their connections (`backends.N.jdbc_connect`), by node
+    jdbc_pools: dict[int, OpeningPooledCall] = {}
     weights: list[float] = []
     events: list[tuple[float, int, str, float]] = []
     # the nodes the balancer can reach, in the plan's order (members only)
@@ -157,7 +160,19 @@ def assemble(
             downstream = database_call
             if part.jdbc_pool is not None:
                 assert database_call is not None  # validated: db_calls need a [database]
-                downstream = PooledCall(pool(f"{name}.jdbc_pool", part.jdbc_pool), database_call)
+                jdbc = pool(f"{name}.jdbc_pool", part.jdbc_pool)
+                if part.jdbc_connect is None:
+                    downstream = PooledCall(jdbc, database_call)
+                else:
+                    opening = OpeningPooledCall(
+                        jdbc,
+                        database_call,
+                        kernel.after,
+                        sampler(part.jdbc_connect, streams, f"{name}.jdbc_connect"),
+                        part.jdbc_initial_size,
+                    )
+                    jdbc_pools[len(entries)] = opening
+                    downstream = opening
         connector = part.connector(
             part.limits, name, lambda path, size, queue: pool(path, size, queue)
         )
@@ -288,7 +303,9 @@ def assemble(
 
     assembly.class_stats = classes.class_stats(classed)
     # autoscaled groups (backends.N.autoscale): their control loops, measured with the rest
-    elastic = elastic_groups(stack.autoscaled, kernel, nodes, jvms, entries, assembly.dispatcher)
+    elastic = elastic_groups(
+        stack.autoscaled, kernel, nodes, jvms, entries, assembly.dispatcher, jdbc_pools
+    )
     assembly.extra_probes.extend(elastic)
     # the load generator's CPU (clients.host), made before the recorder so that it is observed
     client_cpu = None if stack.clients_cpu is None else host(stack.clients_cpu)

@@ -16,7 +16,13 @@ from sim.tiers.proxy.backend_pool import BackendPool
 
 
 def elastic_groups(
-    groups: tuple[AutoscaledGroup, ...], kernel, nodes: list, jvms: list, entries: list, dispatcher
+    groups: tuple[AutoscaledGroup, ...],
+    kernel,
+    nodes: list,
+    jvms: list,
+    entries: list,
+    dispatcher,
+    jdbc_pools: dict | None = None,
 ) -> list[ElasticGroup]:
     """One control loop per autoscaled group (`sim.model.parts.autoscale`); none when no
     group scales."""
@@ -50,6 +56,7 @@ def elastic_groups(
                 timing,
                 jvm=jvms[member],
                 connections=entries[member] if isinstance(entries[member], BackendPool) else None,
+                jdbc=(jdbc_pools or {}).get(member),
                 slow_start=slow,
                 ready=k < group.ready,
             )

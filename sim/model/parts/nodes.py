@@ -53,6 +53,10 @@ class NodePart(StackPart):
             "solve each fixed count (--set backends.N.autoscale=none --set backends.N.count=K)"
         ),
         "appserver.jdbc_pool": exact("the JDBC pool (maxTotal): " + POOL),
+        "appserver.jdbc_pool.opening": approximate(
+            "the pool opens its connections as they are first needed (jdbc_connect): a start-up "
+            "transient the steady state leaves out"
+        ),
     }
 
     name: str
@@ -90,6 +94,11 @@ class NodePart(StackPart):
     # its group has events (`backends.N.events`), this node's or another's: the feature is the
     # group's, named where the group's first node stands among the nodes' features
     group_events: bool = False
+    # the time to open one JDBC connection (`backends.N.jdbc_connect`, a distribution spec) and
+    # the connections open from the node's start (`jdbc_initial_size`, DBCP `initialSize`);
+    # None: opening costs nothing
+    jdbc_connect: Any = None
+    jdbc_initial_size: int = 0
 
     def features(self) -> dict[str, str]:
         out = {self.connector.feature: f"{self.path}.connector = {self.connector.kind!r}"}
@@ -105,6 +114,8 @@ class NodePart(StackPart):
             out["backends.autoscale"] = f"{self.path}.autoscale"
         if self.jdbc_pool is not None:
             out["appserver.jdbc_pool"] = f"{self.path}.jdbc_pool"
+        if self.jdbc_connect is not None:
+            out["appserver.jdbc_pool.opening"] = f"{self.path}.jdbc_connect"
         return out
 
 
@@ -168,6 +179,14 @@ def node_parts(
                 path=planned.path,
                 autoscaled=group.autoscale is not None,
                 group_events=bool(group.events),
+                jdbc_connect=(
+                    group.jdbc_connect
+                    if group.db_calls
+                    and group.jdbc_connect is not None
+                    and as_distribution(group.jdbc_connect).mean > 0
+                    else None
+                ),
+                jdbc_initial_size=group.jdbc_initial_size,
             )
         )
     return tuple(out)

@@ -19,8 +19,9 @@ that takes longer than `drain_s` (`terminationGracePeriodSeconds`) it is killed 
 requests still in it fail, as in a crash.  A node removed before it was ready is simply gone.
 Its kept connections close with it (`BackendPool.close_idle`).
 
-The JDBC pool of the node needs nothing here: the model's pool has no cost to open a
-connection, so an empty pool and a full one serve alike.
+Its JDBC pool goes with its JVM: where opening a connection costs time
+(`backends.N.jdbc_connect`, `sim.tiers.appserver.jdbc_connections`), a node that starts again
+has only `jdbc_initial_size` open, and its first requests open the rest.
 """
 
 from __future__ import annotations
@@ -65,13 +66,15 @@ class NodeLife:
     """One node's states; `member` is its index among the balancer's members.
 
     `balancer` is the dispatcher (`join`, `leave`, `crash`, `outstanding`); `jvm` the node's
-    JVM or None; `connections` the front's pool of connections to it or None; `slow_start`
+    JVM or None; `connections` the front's pool of connections to it or None; `jdbc` its JDBC
+    pool where opening a connection costs time, or None; `slow_start`
     the balancer's ramp or None; `on_change(life)` is told of each change of state."""
 
     __slots__ = (
         "balancer",
         "connections",
         "container_at",
+        "jdbc",
         "jvm",
         "kernel",
         "log",
@@ -96,6 +99,7 @@ class NodeLife:
         *,
         jvm=None,
         connections=None,
+        jdbc=None,
         slow_start=None,
         ready: bool = False,
         on_change: Callable[[NodeLife], None] | None = None,
@@ -107,6 +111,7 @@ class NodeLife:
         self.timing = timing
         self.jvm = jvm
         self.connections = connections
+        self.jdbc = jdbc
         self.slow_start = slow_start
         self.on_change = on_change
         self.timer: Wakeup | None = None
@@ -194,4 +199,6 @@ class NodeLife:
     def _gone(self) -> None:
         if self.connections is not None:
             self.connections.close_idle()
+        if self.jdbc is not None:
+            self.jdbc.reset()  # the JVM and its pool's connections are gone
         self._enter(State.ABSENT)
