@@ -92,15 +92,18 @@ def load_or_fail(path: str, overrides: tuple[str, ...]):
     return model
 
 
-def refuse_placeholders(path: str, overrides: tuple[str, ...]) -> None:
-    """Exit 3 naming every placeholder of a `from-config` model that nothing has filled."""
+def refuse_placeholders(
+    path: str | Path, overrides: tuple[str, ...], filled: tuple[str, ...] = (), setting="--set"
+) -> None:
+    """Exit 3 naming every placeholder of a `from-config` model that nothing has filled
+    (`filled`: the paths a sweep's factors or capacity's --vary give values)."""
     from sim.configs.placeholders import refusal, unfilled
 
-    left = unfilled(path, overrides)
+    left = unfilled(path, overrides, filled)
     if left:
         context = click.get_current_context(silent=True)
         command = context.command_path if context is not None else "this command"
-        fail(refusal(path, left, command), ExitCode.MODEL)
+        fail(refusal(path, left, command, setting), ExitCode.MODEL)
 
 
 class Commands(click.Group):

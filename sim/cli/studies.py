@@ -17,6 +17,7 @@ from sim.cli.common import (
     load_calibration_or_fail,
     need_sweep_extra,
     progress_reporter,
+    refuse_placeholders,
     writable,
 )
 from sim.exit_codes import ExitCode
@@ -47,6 +48,9 @@ def sweep(sweep_file, results, run_on, retry_failed) -> None:
         plan = load_sweep(sweep_file)
     except SweepError as exc:
         fail(str(exc), ExitCode.MODEL)
+    refuse_placeholders(
+        plan.base_path, tuple(plan.spec.sweep.set), tuple(plan.factor_paths), "sweep.set"
+    )
     store = ResultStore(results or Path("results") / Path(sweep_file).stem)
     try:
         with (
@@ -308,6 +312,8 @@ def capacity(
         )
     except SearchRangeError as exc:
         fail(str(exc), ExitCode.USAGE)
+    # a from-config model's placeholders (a demand of 0 s) would be searched as values
+    refuse_placeholders(question.base.source, question.base.overrides, (question.path,))
     from sim.studies.capacity.candidates import CandidateError, parse_candidate
 
     try:  # before any simulation

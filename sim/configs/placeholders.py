@@ -24,15 +24,18 @@ def provenance(value: Any, why: str) -> str:
     return f"{PREFIX}{why} [written: {json.dumps(value)}]"
 
 
-def unfilled(model_file: str | Path, overrides: Iterable[str]) -> list[str]:
-    """The placeholder paths of `model_file` that neither an override nor an edit has filled."""
+def unfilled(
+    model_file: str | Path, overrides: Iterable[str], filled: Iterable[str] = ()
+) -> list[str]:
+    """The placeholder paths of `model_file` that neither an override nor an edit has filled;
+    `filled`: paths a study gives values of its own (a sweep's factors, capacity's --vary)."""
     try:
         document = read_toml(model_file, "model file")
     except FileProblem:
         return []  # the model's loader has said (or will say) what is wrong with the file
     meta = document.get("meta", {})
     origins = meta.get("provenance", {}) if isinstance(meta, dict) else {}
-    given = [text.split("=", 1)[0].strip() for text in overrides]
+    given = [text.split("=", 1)[0].strip() for text in overrides] + list(filled)
     overridden = _overridden(document, list(overrides))
     found = []
     for path, origin in origins.items() if isinstance(origins, dict) else ():
@@ -69,10 +72,16 @@ def _overridden(document: dict[str, Any], overrides: list[str]) -> dict[str, Any
     return data
 
 
-def refusal(model_file: str | Path, paths: list[str], command: str) -> str:
-    """One line: which placeholders are left, and the `--set` that fills each."""
+def refusal(model_file: str | Path, paths: list[str], command: str, setting: str = "--set") -> str:
+    """One line: which placeholders are left, and the `--set` (or a sweep's `sweep.set`
+    entry: `setting`) that fills each."""
     document = read_toml(model_file, "model file")
-    sets = " ".join(f"--set {_example(path, _lookup(document, path))}" for path in paths)
+    examples = [_example(path, _lookup(document, path)) for path in paths]
+    sets = (
+        " ".join(f"--set {example}" for example in examples)
+        if setting == "--set"
+        else f"{setting} = [" + ", ".join(f'"{example}"' for example in examples) + "]"
+    )
     return (
         f"{model_file}: {len(paths)} placeholder{'s' if len(paths) > 1 else ''} no "
         f"configuration file holds {'are' if len(paths) > 1 else 'is'} unfilled "
