@@ -48,17 +48,36 @@ class Capacity:
         return document
 
     def to_frame(self) -> pd.DataFrame:
-        """Every evaluation of the search: the value tried, whether it met the SLOs, and each
-        SLO metric's mean and interval."""
+        """Every evaluation of the search: the value tried, whether it met the SLOs, each SLO
+        metric's mean and interval, and beside them `share.failed` with its interval (the share
+        of requests that failed: the latencies are of the answered ones only; a value meets the
+        SLOs only with its upper bound within the error budget, `attrs["error_budget"]`).
+        `answer` marks the row of the answer (`best`)."""
         import pandas as pd
 
+        from sim.present.failures import FAILED_SHARE
+
+        best = self.result.best
         rows = []
         for e in sorted(self.result.evaluations, key=lambda e: e.value):
-            row: dict[str, Any] = {self.result.path: e.value, "met": e.met, "note": e.note}
+            row: dict[str, Any] = {
+                self.result.path: e.value,
+                "met": e.met,
+                "answer": best is not None and e.value == best.value,
+                "note": e.note,
+            }
             for metric, (mean, low, high) in e.metrics.items():
                 row |= {metric: mean, f"{metric}.ci_low": low, f"{metric}.ci_high": high}
+            share, low, high = e.failed_share
+            row |= {
+                FAILED_SHARE: share,
+                f"{FAILED_SHARE}.ci_low": low,
+                f"{FAILED_SHARE}.ci_high": high,
+            }
             rows.append(row)
-        return pd.DataFrame(rows)
+        frame = pd.DataFrame(rows)
+        frame.attrs["error_budget"] = self.result.error_budget
+        return frame
 
 
 def capacity(

@@ -142,14 +142,18 @@ def estimate(
 
 def operational_laws(table: pd.DataFrame | str | Path, warmup_s: float = 0.0) -> pd.DataFrame:
     """Each run's operational laws (utilisation, Little, response time: the think time it
-    implies), one row per run."""
+    implies), one row per run, with `failed` and `share.failed` (failed / all the requests
+    that ended) beside the response time, which is of the answered requests only."""
     import pandas as pd
 
     from sim.measurements.laws import run_laws
+    from sim.present.failures import FAILED_SHARE
 
     start = arguments.number(warmup_s, "warmup_s", at_least=0.0, unit=" [s]")
     frame = _table_frame(table)
-    return pd.DataFrame([law.as_dict() for law in run_laws(frame, start)])
+    laws = pd.DataFrame([law.as_dict() for law in run_laws(frame, start)])
+    # one name from `tiersim run` to this frame (`estimate --json` keeps `failed_share`)
+    return laws.rename(columns={"failed_share": FAILED_SHARE})
 
 
 def plan_experiment(

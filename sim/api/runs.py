@@ -67,11 +67,27 @@ class Simulation:
 
     @property
     def summary(self) -> dict:
-        return self.result.summary
+        """Metric -> its interval at `confidence`, with `share.failed` (and each request
+        class's `class.<name>.share.failed`) beside the latencies, as `tiersim run` prints it:
+        failed / (completed + failed) of each replication's window, Student-t over the
+        replications, within [0, 1] (`sim.present.failures`)."""
+        from sim.present.failures import with_failed_share
+
+        result = self.result
+        return with_failed_share(
+            result.summary,
+            [rep.metrics for rep in result.replications],
+            [c.name for c in result.model.classes],
+            result.confidence,
+        )
 
     @property
     def units(self) -> dict[str, str]:
-        return self.result.units
+        """Each metric's unit; a failed share's is `fraction` (of the requests that ended)."""
+        from sim.present.failures import FAILED_SHARE
+
+        shares = {name: "fraction" for name in self.summary if name.endswith(FAILED_SHARE)}
+        return {**self.result.units, **shares}
 
     @property
     def replications(self) -> list:
@@ -92,7 +108,9 @@ class Simulation:
         return self.result.seed
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per metric (the index): mean, ci_low, ci_high, half_width, unit."""
+        """One row per metric (the index): mean, ci_low, ci_high, half_width, unit; the row
+        `share.failed` (and `class.<name>.share.failed`) is the share of requests that failed,
+        which every latency row is of the answered requests beside."""
         return summary_frame(self.summary, self.units)
 
     @property

@@ -4,6 +4,7 @@ each one call of the library the `tiersim` commands use."""
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -66,7 +67,9 @@ class CalibrationResult:
 
 def rows_frame(rows: list[Row]) -> pd.DataFrame:
     """Rows of an experiment (`reproduce`, a calibration's `rows`) as a frame, one per figure:
-    `published`, `simulated`, `ci_low`, `ci_high`, `rel_error`, `pi_low`, `pi_high`, `unit`."""
+    `published`, `simulated`, `ci_low`, `ci_high`, `rel_error`, `pi_low`, `pi_high`, `unit`,
+    and beside a latency `share.failed`, the share of the simulated requests that failed (the
+    `--json` rows' `failed_share`; NaN beside other figures)."""
     import pandas as pd
 
     from sim.studies.rows import Row as Figure
@@ -75,7 +78,11 @@ def rows_frame(rows: list[Row]) -> pd.DataFrame:
         raise ArgumentError(
             "rows", "expected a list of an experiment's rows (sim.studies.rows.Row)"
         )
-    return pd.DataFrame([row.as_dict() for row in rows])
+    from sim.present.failures import FAILED_SHARE
+
+    # one name from `tiersim run` to this frame: the rows' `failed_share` is `share.failed`
+    frame = pd.DataFrame([row.as_dict() for row in rows])
+    return frame.rename(columns={"failed_share": FAILED_SHARE})
 
 
 def _experiment(value: Any) -> str:
@@ -158,19 +165,51 @@ class Prediction:
         """One row per metric: value at the fit, pi_low, pi_high, each part's sd (with
         `sd_measurement`, the measured level's own noise), `interval_of` (`mean`: the stack's
         mean figure; `measurement`: a measurement of it, its noise added), unit.
-        `attrs["interval_of"]` says it in words."""
+        `attrs["interval_of"]` says it in words.
+
+        The row `share.failed` (unit `fraction`), beside the latencies (which are of the answered
+        requests only): `value` is the run at the fit's share of requests that failed (as
+        `tiersim run` gives it), and `pi_low` / `pi_high` are the **least and the most share over
+        the parameter draws**, `interval_of` `draws` -- not a 90 % prediction interval: the
+        draws' intervals are their summary metrics' quantiles, widened by the calibration's
+        relative model error, and the share is no summary metric and has no relative model
+        error (a share of 0 would be widened by nothing); its sds are NaN."""
         import pandas as pd
 
+        from sim.present.failures import FAILED_SHARE
+
         units = self.simulation.units
-        frame = pd.DataFrame(
-            [
-                {**vars(p), "unit": units.get(p.metric, "")}
-                for p in self.propagation.predictions.values()
-            ]
-        ).set_index("metric")
+        rows = [
+            {**vars(p), "unit": units.get(p.metric, "")}
+            for p in self.propagation.predictions.values()
+        ]
+        share = self.simulation.summary.get(FAILED_SHARE)
+        over_draws = self.propagation.failed_share
+        if share is not None or over_draws is not None:
+            least, most = over_draws if over_draws is not None else (math.nan, math.nan)
+            rows.append(
+                {
+                    "metric": FAILED_SHARE,
+                    "value": math.nan if share is None else share.mean,
+                    "pi_low": least,
+                    "pi_high": most,
+                    "sd_parameters": math.nan,
+                    "sd_noise": math.nan,
+                    "sd_model": math.nan,
+                    "most_sensitive": "",
+                    "sd_measurement": math.nan,
+                    "interval_of": DRAWS,
+                    "unit": "fraction",
+                }
+            )
+        frame = pd.DataFrame(rows).set_index("metric")
         frame.attrs["units"] = dict(units)
         frame.attrs["interval_of"] = self.propagation.interval_of
         return frame
+
+
+# `Prediction.to_frame()`'s `interval_of` of the failed share: least and most over the draws
+DRAWS = "draws"
 
 
 def as_calibration(calibration: Any, parameter: str = "calibration") -> Calibrated:

@@ -55,6 +55,31 @@ def failed_share(replications: Sequence[Mapping[str, float]], level: float) -> I
     )
 
 
+def with_failed_share(
+    summary: Mapping[str, Interval],
+    replications: Sequence[Mapping[str, float]],
+    classes: Sequence[str],
+    level: float,
+) -> dict[str, Interval]:
+    """A run's summary with `share.failed` (`failed_share` of its replications' metrics) and
+    each request class's `class.<name>.share.failed` beside its latencies: what `tiersim run`
+    prints and `sim.Simulation.summary` gives.  A `share.failed` the run reported itself wins."""
+    out = dict(summary)
+    share = failed_share(replications, level)
+    if share is not None:
+        out.setdefault(FAILED_SHARE, share)
+    for name in classes:
+        prefix = f"class.{name}."
+        per_class = [
+            {k.removeprefix(prefix): v for k, v in m.items() if k.startswith(prefix)}
+            for m in replications
+        ]
+        share = failed_share(per_class, level)
+        if share is not None:
+            out.setdefault(f"{prefix}{FAILED_SHARE}", share)
+    return out
+
+
 def within_budget(failed_high: float | None, budget: float) -> bool:
     """Whether the failed share is within an error budget, decided as a `<=` SLO on the
     share's interval: its upper bound at or below the budget.  No share (no request ended in

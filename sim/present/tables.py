@@ -13,7 +13,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from sim.present.failures import FAILED_SHARE, FAILED_SHARE_MEANING, failed_share, is_latency
+from sim.present.failures import (
+    FAILED_SHARE,
+    FAILED_SHARE_MEANING,
+    is_latency,
+    with_failed_share,
+)
 from sim.run.replications import RunResult
 from sim.stats.confidence import Interval
 
@@ -304,23 +309,14 @@ def _derived_unit(name: str) -> str | None:
 
 
 def _with_failed_share(result: RunResult) -> dict[str, Interval]:
-    """The run's summary with the share of requests that failed (`sim.present.failures`), and
-    each request class's; a metric `share.failed` the run reported itself wins."""
-    out = dict(result.summary)
-    metrics = [rep.metrics for rep in result.replications]
-    share = failed_share(metrics, result.confidence)
-    if share is not None:
-        out.setdefault(FAILED_SHARE, share)
-    for name in result.model.classes:
-        prefix = f"class.{name.name}."
-        per_class = [
-            {k.removeprefix(prefix): v for k, v in m.items() if k.startswith(prefix)}
-            for m in metrics
-        ]
-        share = failed_share(per_class, result.confidence)
-        if share is not None:
-            out.setdefault(f"{prefix}{FAILED_SHARE}", share)
-    return out
+    """The run's summary with the share of requests that failed, and each request class's
+    (`sim.present.failures.with_failed_share`)."""
+    return with_failed_share(
+        result.summary,
+        [rep.metrics for rep in result.replications],
+        [c.name for c in result.model.classes],
+        result.confidence,
+    )
 
 
 def _nonzero(summary: dict[str, Interval], name: str) -> bool:
