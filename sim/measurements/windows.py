@@ -75,6 +75,9 @@ def merge(logs: list[SampleLog]) -> SampleLog:
     )
 
 
+MAX_WINDOWS = 100_000  # a day of one-second windows is 86,400
+
+
 def window_bounds(last_s: float, window_s: float | None) -> list[tuple[float, float]]:
     return observed_bounds(0.0, last_s, window_s)
 
@@ -86,7 +89,15 @@ def observed_bounds(
     span = last_s - first_s
     if window_s is None or span <= 0:
         return [(first_s, max(last_s, first_s))]
-    count = max(1, math.ceil(span / window_s - 1e-9))
+    windows = span / window_s
+    if not windows <= MAX_WINDOWS:  # a row per window and class: a tiny --window fills memory
+        raise MeasurementError(
+            f"--window {window_s:g}",
+            None,
+            f"{windows:,.3g} windows over the run's {span:,.6g} s; expected at most "
+            f"{MAX_WINDOWS:,} windows: give a longer --window (seconds)",
+        )
+    count = max(1, math.ceil(windows - 1e-9))
     return [
         (first_s + k * window_s, min(first_s + (k + 1) * window_s, last_s)) for k in range(count)
     ]

@@ -56,6 +56,10 @@ try:
     elif kind == "pg-log":
         from sim.measurements.database import postgres_log
         postgres_log.read(args[0], "run", None)
+    elif kind == "jtl-windows":  # the import of a JTL in windows of WINDOW_S seconds
+        import os
+        from sim.measurements.importer import ImportOptions, import_runs
+        import_runs("jtl", [args[0]], ImportOptions(window_s=float(os.environ["WINDOW_S"])))
     elif kind == "mysql-slow":
         from sim.measurements.database import mysql
         mysql.read_slow(args[0], "run", None)

@@ -135,3 +135,15 @@ def test_a_slow_log_rows_affected_that_is_no_count(tmp_path):
     entry = SLOW_ENTRY.format(query="0.1", lock="0")
     path.write_text(entry.replace("SELECT 1;", "# Rows_affected: many\nUPDATE t SET a = 1;"))
     refused("mysql-slow", path, "MeasurementError", f"{path}:3: ", "Rows_affected = 'many'")
+
+
+@pytest.mark.parametrize("window_s", ["1e-300", "5e-324"])
+def test_windows_too_small_for_the_run(tmp_path, window_s):
+    """A row per window and class: 10^302 windows filled memory (a MemoryError, or the machine)."""
+    path = tmp_path / "run.jtl"
+    path.write_text(
+        "timeStamp,elapsed,label,success\n"
+        + "".join(f"{1_700_000_000_000 + 1000 * i},5,home,true\n" for i in range(60))
+    )
+    line = refused("jtl-windows", path, "MeasurementError", WINDOW_S=window_s, at="--window")
+    assert "windows over the run's 59.005 s; expected at most 100,000 windows" in line
