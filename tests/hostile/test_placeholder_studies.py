@@ -2,10 +2,13 @@
 `tiersim capacity` of a model or a sweep, written by `from-config` with its placeholders left
 (a demand of 0 s, one client) searched or swept the placeholder values without a word.  Each
 now refuses before any simulation and names what fills them: `sweep.set` entries for a sweep,
-`--set` for capacity; a factor or the searched `--vary` path counts as given."""
+`--set` for capacity; a factor or the searched `--vary` path counts as given.  And a grid
+too large to expand is refused before it is."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,7 @@ from click.testing import CliRunner
 from sim.cli import main
 from sim.configs.placeholders import unfilled
 from sim.configs.to_model import Sources, assemble
+from tests.hostile.bounded import ROOT, TIMEOUT_S, _limit_memory
 
 FRONT = Path(__file__).resolve().parents[1] / "fixtures" / "configs" / "apache24-event-tomcat10"
 FILLS = [
@@ -72,3 +76,48 @@ def test_capacity_of_an_unfilled_model(tmp_path, unfilled_model, source):
 def test_what_fills_the_placeholders(unfilled_model):
     assert "clients.concurrency" in unfilled(unfilled_model, FILLS)
     assert unfilled(unfilled_model, FILLS, filled=["clients.concurrency"]) == []
+
+
+def test_a_grid_too_large_to_expand_is_refused_before_it_is(tmp_path):
+    """Twelve factors of twelve values: 8.9 * 10^12 points, expanded until memory ran out."""
+    demo = Path(__file__).resolve().parents[2] / "models" / "demo.toml"
+    (tmp_path / "base.toml").write_text(demo.read_text())
+    factors = "".join(
+        f'"{path}" = [{", ".join(str(v) for v in range(1, 13))}]\n'
+        for path in [
+            "clients.users",
+            "clients.think.mean",
+            "proxy.workers",
+            "proxy.cores",
+            "backends.0.threads",
+            "backends.0.accept_queue",
+            "backends.0.cores",
+            "backends.0.db_calls",
+            "backends.0.jdbc_pool",
+            "database.cores",
+            "backends.0.count",
+            "clients.timeout_s",
+        ]
+    )
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text(
+        '[sweep]\nbase = "base.toml"\nreplications = 2\nmetrics = ["throughput"]\n\n[factors]\n'
+        + factors
+    )
+    for args in (["sweep", str(sweep), "--serial"], ["capacity", str(sweep), "--slo", "p95<1"]):
+        args += (
+            ["--vary", "clients.users"] if args[0] == "capacity" else ["-o", str(tmp_path / "r")]
+        )
+        # in a child bounded as `bounded` bounds a reader: were the grid expanded, it would
+        # fail there, not take this machine's memory
+        done = subprocess.run(
+            [sys.executable, "-m", "sim.cli", *args],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=TIMEOUT_S * 3,
+            preexec_fn=_limit_memory,
+        )
+        assert done.returncode == 3, done.stderr
+        assert "a grid of 8,916,100,448,256 points" in done.stderr
+        assert "expected at most 100,000" in done.stderr
