@@ -43,17 +43,27 @@ class ResultStore:
                 "replications or the metrics differ. Give another results directory (--results), or delete this "
                 "one to start again"
             )
+        if self.root.exists() and not self.root.is_dir():
+            raise StoreError(
+                f"{self.root} is a file, not a results directory; give another (--results)"
+            )
         if existing is None and self.root.exists() and any(self.root.iterdir()):
             raise StoreError(
                 f"{self.root} exists and is not a tiersim results directory; give another (--results)"
             )
-        self.points.mkdir(parents=True, exist_ok=True)
-        for stale in self.points.glob(".*.tmp"):
-            stale.unlink()  # a write cut short by a crash: its point was never finished
-        if existing is None:
-            _write_atomic(
-                self.root / MANIFEST, json.dumps(manifest, indent=2, default=str).encode()
-            )
+        try:
+            self.points.mkdir(parents=True, exist_ok=True)
+            for stale in self.points.glob(".*.tmp"):
+                stale.unlink()  # a write cut short by a crash: its point was never finished
+            if existing is None:
+                _write_atomic(
+                    self.root / MANIFEST, json.dumps(manifest, indent=2, default=str).encode()
+                )
+        except OSError as exc:  # a path through a file (/dev/null/x), a read-only folder
+            raise StoreError(
+                f"{self.root}: cannot make the results directory ({exc.strerror or exc}); give "
+                "another (--results)"
+            ) from None
 
     def finished(self) -> dict[str, str]:
         """Point id -> status ('ok' or 'failed') of every point in the store."""
