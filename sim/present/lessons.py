@@ -14,6 +14,8 @@ import time
 import traceback
 from collections.abc import Callable, Iterable
 
+from sim.present.failures import FAILED_SHARE
+
 
 def use_plotly_everywhere(compiles: bool = True) -> None:
     """A lesson's set-up.  Every figure carries plotly.js HTML as well as Plotly's MIME bundle:
@@ -89,6 +91,72 @@ def error_bars(frame, name: str) -> dict:
         "array": (frame[f"{name}_high"] - frame[name]).tolist(),
         "arrayminus": (frame[name] - frame[f"{name}_low"]).tolist(),
     }
+
+
+def failed_columns(summary: dict) -> dict[str, float]:
+    """The run's share of requests that failed, `share.failed` (`Simulation.summary`), as
+    `interval_columns`: what a lesson's table shows beside its latencies, which are of the
+    answered requests only."""
+    return interval_columns(FAILED_SHARE, summary[FAILED_SHARE])
+
+
+def show_failed(figure, table, x, *, group: str | None = None, row=None, col=None) -> None:
+    """Beside a latency figure drawn from `table` (with `failed_columns`, or a time series with
+    each interval's `share.failed`), at `x` (a column's name, or the values the figure drew,
+    one per row of `table`): where any point's failed share reaches above 0, it on a second y
+    axis of the same plot (per `group`); where every one is 0, a line under the title says so,
+    counted from the table (a load that refuses its requests looks fast, so no latency is drawn
+    alone).  Call it last: it reads the figure's title."""
+    import pandas as pd
+    import plotly.graph_objects as go
+
+    # a table of intervals (`failed_columns`) is judged on their upper ends; a time series of
+    # each interval's own share on the share itself (an interval no request ended in: NaN)
+    interval = f"{FAILED_SHARE}_high" in table.columns
+    high = table[f"{FAILED_SHARE}_high" if interval else FAILED_SHARE].dropna()
+    if (high == 0).all():
+        whole = ", the whole 95 % interval" if interval else ""
+        note = f"{FAILED_SHARE} 0 at every point ({len(high)} points{whole})"
+        title = figure.layout.title.text or ""
+        if note not in title:
+            figure.update_layout(title_text=f"{title}<br><sup>{note}</sup>" if title else note)
+        return
+    xaxis, yaxis = "x", "y"
+    if row is not None:
+        plot = figure.get_subplot(row, col)
+        xaxis = plot.xaxis.plotly_name.replace("axis", "")
+        yaxis = plot.yaxis.plotly_name.replace("axis", "")
+    taken = [key for key in figure.layout.to_plotly_json() if key.startswith("yaxis")]
+    number = 1 + max((int(key[5:] or 1) for key in taken), default=1)
+    at = table[x] if isinstance(x, str) else pd.Series(list(x), index=table.index)
+    parts = [("", table)] if group is None else [(f"{g}: ", p) for g, p in table.groupby(group)]
+    for label, part in parts:
+        figure.add_trace(
+            go.Scatter(
+                x=at.loc[part.index],
+                y=part[FAILED_SHARE],
+                xaxis=xaxis,
+                yaxis=f"y{number}",
+                mode="lines+markers",
+                line={"dash": "dot"},
+                marker={"symbol": "x"},
+                name=f"{label}{FAILED_SHARE} (right axis)",
+                error_y=error_bars(part, FAILED_SHARE) if interval else None,
+            )
+        )
+    figure.update_layout(
+        {
+            f"yaxis{number}": {
+                "title": {"text": f"{FAILED_SHARE}: requests failed"},
+                "overlaying": yaxis,
+                "anchor": xaxis,
+                "side": "right",
+                "tickformat": ".1%",
+                "rangemode": "tozero",
+                "showgrid": False,
+            }
+        }
+    )
 
 
 def defaults(controls: dict) -> dict:
