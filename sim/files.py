@@ -165,7 +165,9 @@ def read_text(path: str | Path, what: str = "file", max_bytes: int = MAX_TEXT_BY
         )
     try:
         with path.open("rb") as handle:
-            data = handle.read(max_bytes + 1)
+            data = handle.read(info.st_size + 1)  # the file's size reserved, not the limit's
+            if len(data) > info.st_size:  # still being written: read on, within the limit
+                data += handle.read(max_bytes + 1 - len(data))
     except OSError as exc:
         raise FileProblem(f"{path}: cannot read the {what} ({exc.strerror})") from None
     if len(data) > max_bytes:  # it grew since stat()

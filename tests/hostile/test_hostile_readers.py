@@ -147,3 +147,27 @@ def test_windows_too_small_for_the_run(tmp_path, window_s):
     )
     line = refused("jtl-windows", path, "MeasurementError", WINDOW_S=window_s, at="--window")
     assert "windows over the run's 59.005 s; expected at most 100,000 windows" in line
+
+
+def test_a_small_file_is_read_within_a_small_address_space(tmp_path):
+    """A reader reserved its limit, not the file's size: `tiersim plot` of a 12-byte CSV took
+    1 GiB of address space at once (a MemoryError under a limit the bar allows)."""
+    import subprocess
+    import sys
+
+    from tests.hostile.bounded import ROOT, _limit_memory
+
+    path = tmp_path / "not-a-timeseries.csv"
+    path.write_text("a,b\n1,2\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "sim.cli", "plot", str(path), "-o", str(tmp_path / "plot.html")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        preexec_fn=_limit_memory,
+    )
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.startswith(f"error: {path}: not a `tiersim run --timeseries` file"), (
+        done.stderr
+    )
