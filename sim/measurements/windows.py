@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from sim.files import Limit
 from sim.measurements import sampling
 from sim.measurements.classes import TOTAL, ClassMap
 from sim.measurements.errors import MeasurementError
@@ -104,7 +105,10 @@ def observed_bounds(
 
 
 def utc(epoch_s: float) -> str:
-    return datetime.fromtimestamp(epoch_s, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+    try:
+        return datetime.fromtimestamp(epoch_s, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+    except (ValueError, OverflowError, OSError):  # past year 9999 (or before year 1)
+        return f"{epoch_s:,.6g} s since the epoch"
 
 
 def _statistics(elapsed: np.ndarray, completed: np.ndarray, low: float, high: float) -> Row:
@@ -147,6 +151,35 @@ def _observed(log: SampleLog, cut: Cut, ended: np.ndarray, zero: float) -> tuple
     return cut.warmup_s, high
 
 
+# One run's samples, from the first start to the last end: a load test, even a soak test,
+# spans hours or days; a stray line (another year's time stamp) or a response time in another
+# unit spreads a run over decades, and its throughput over them, silently
+MAX_RUN_S = Limit(
+    "seconds from a run's first sample to its last (31 days)", 31 * 86400, "TIERSIM_MAX_RUN_SECONDS"
+)
+
+
+def _check_span(log: SampleLog, start, elapsed, zero: float, ended) -> None:
+    last = int(np.argmax(ended))
+    span_s = float(ended[last])
+    if not span_s <= MAX_RUN_S.value:
+        longest = int(np.argmax(elapsed))
+        culprit = (
+            f"a response time of {elapsed[longest]:,.6g} s (the sample started at "
+            f"{utc(start[longest])})"
+            if elapsed[longest] > span_s / 2
+            else f"a sample started at {utc(start[last])}, after the first at {utc(zero)}"
+        )
+        raise MeasurementError(
+            log.path,
+            None,
+            MAX_RUN_S.refusal(
+                f"its samples span {span_s / 86400:,.6g} days (through {culprit}: a stray line, or "
+                "a time in another unit?)"
+            ),
+        )
+
+
 def sample_rows(
     log: SampleLog,
     run: str,
@@ -172,6 +205,7 @@ def sample_rows(
     zero = first if cut.start_s is None else cut.start_s
     started = start - zero
     ended = started + elapsed
+    _check_span(log, start, elapsed, zero, ended)
     order = np.argsort(ended, kind="stable")  # completion order: batch means run over time
     by_completion = elapsed[order]
     completion_times = ended[order]

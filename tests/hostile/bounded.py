@@ -60,6 +60,9 @@ try:
         import os
         from sim.measurements.importer import ImportOptions, import_runs
         import_runs("jtl", [args[0]], ImportOptions(window_s=float(os.environ["WINDOW_S"])))
+    elif kind in ("jtl-import", "k6-import"):  # the whole import, to its table's rows
+        from sim.measurements.importer import ImportOptions, import_runs
+        import_runs(kind.removesuffix("-import"), [args[0]], ImportOptions())
     elif kind == "mysql-slow":
         from sim.measurements.database import mysql
         mysql.read_slow(args[0], "run", None)

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from tests.hostile.bounded import refused
+from tests.hostile.bounded import read_bounded, refused
 
 DEEP = "[" * 100_000 + "]" * 100_000  # far past the JSON decoder's recursion limit
 
@@ -171,3 +171,25 @@ def test_a_small_file_is_read_within_a_small_address_space(tmp_path):
     assert done.stderr.startswith(f"error: {path}: not a `tiersim run --timeseries` file"), (
         done.stderr
     )
+
+
+def test_a_stray_sample_years_away_is_refused_not_averaged_over(tmp_path):
+    """One k6 point dated 9999 among a minute's: the run became 8,000 years long and its
+    throughput 10^-10/s, without a word."""
+    path = tmp_path / "run.json"
+    points = [k6_point(second) for second in range(30)]
+    points.append(k6_point(0).replace("2026-01-01T00:00:00Z", "9999-12-31T23:59:59Z"))
+    path.write_text("\n".join(points) + "\n")
+    line = refused("k6-import", path, "MeasurementError", "a sample started at 9999-12-31")
+    assert "more than the limit of 2,678,400 seconds" in line
+    assert "TIERSIM_MAX_RUN_SECONDS=" in line
+
+
+def test_a_response_time_of_eons_in_a_jtl(tmp_path):
+    path = tmp_path / "run.jtl"
+    samples = [f"{1_700_000_000_000 + 1000 * i},5,home,true\n" for i in range(30)]
+    samples.append("1700000031000,100000000000000000,home,true\n")  # 10^17 ms
+    path.write_text("timeStamp,elapsed,label,success\n" + "".join(samples))
+    line = refused("jtl-import", path, "MeasurementError", "a response time of 1e+14 s")
+    # within a raised limit the same file is read (a genuine soak test beyond 31 days)
+    assert line and read_bounded("jtl-import", path, TIERSIM_MAX_RUN_SECONDS="1e15").output == ""
