@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from sim.api import arguments
 from sim.api.frames import answer_frame, summary_frame
-from sim.model.load import load_model
+from sim.configs.placeholders import refusal, unfilled
+from sim.model.load import ModelError, load_model
 from sim.model.schema import Model
 
 if TYPE_CHECKING:
@@ -34,8 +35,10 @@ class SimulationError(RuntimeError):
         self.status = status
 
 
-def _model(model: Any, overrides: Any) -> Model:
-    """A `Model` as given, or the model file at a path with its `--set`-style overrides."""
+def _model(model: Any, overrides: Any, call: str) -> Model:
+    """A `Model` as given, or the model file at a path with its `--set`-style overrides; a
+    `from-config` model whose placeholders nothing filled is refused, as the commands refuse
+    it (`sim.configs.placeholders`): a demand of 0 s would answer a 0 s response."""
     source = arguments.model_source(model)
     extra = arguments.overrides(overrides)
     if isinstance(source, Model):
@@ -46,7 +49,11 @@ def _model(model: Any, overrides: Any) -> Model:
                 "sim.load_model(path, overrides), or pass the model's path",
             )
         return source
-    return load_model(source, extra)
+    loaded = load_model(source, extra)
+    left = unfilled(source, extra)
+    if left:
+        raise ModelError(refusal(source, left, call, setting="overrides"))
+    return loaded
 
 
 @dataclass
@@ -154,7 +161,7 @@ def simulate(
     on_sample = arguments.callback(timeseries, "timeseries")
     on_simulated = arguments.callback(simulated, "simulated")
     outcome = run_model(
-        _model(model, overrides),
+        _model(model, overrides, "sim.simulate"),
         replications=count,
         seed=root,
         progress=on_progress,
@@ -173,4 +180,4 @@ def solve(model: Model | str | Path, overrides: Sequence[str] = ()) -> pd.DataFr
     `NotProductForm` when the model has no analytic counterpart."""
     from sim.analytic.model_solver import solve_model
 
-    return answer_frame(solve_model(_model(model, overrides)))
+    return answer_frame(solve_model(_model(model, overrides, "sim.solve")))
