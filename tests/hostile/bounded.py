@@ -63,6 +63,9 @@ try:
     elif kind in ("jtl-import", "k6-import"):  # the whole import, to its table's rows
         from sim.measurements.importer import ImportOptions, import_runs
         import_runs(kind.removesuffix("-import"), [args[0]], ImportOptions())
+    elif kind == "jmx":
+        from sim.measurements.formats import jmeter_plan
+        jmeter_plan.read(args[0])
     elif kind == "mysql-slow":
         from sim.measurements.database import mysql
         mysql.read_slow(args[0], "run", None)

@@ -193,3 +193,19 @@ def test_a_response_time_of_eons_in_a_jtl(tmp_path):
     line = refused("jtl-import", path, "MeasurementError", "a response time of 1e+14 s")
     # within a raised limit the same file is read (a genuine soak test beyond 31 days)
     assert line and read_bounded("jtl-import", path, TIERSIM_MAX_RUN_SECONDS="1e15").output == ""
+
+
+def test_a_test_plan_nested_thousands_deep(tmp_path):
+    """Controllers inside controllers under a thread group: the plan's walk recursed past
+    Python's limit (an internal RecursionError)."""
+    controllers = '<GenericController testname="c" enabled="true"/><hashTree>' * 5000
+    path = tmp_path / "plan.jmx"
+    path.write_text(
+        '<?xml version="1.0"?>\n<jmeterTestPlan version="1.2"><hashTree><TestPlan testname="t"/>'
+        '<hashTree><ThreadGroup testname="g" enabled="true"><stringProp '
+        'name="ThreadGroup.num_threads">10</stringProp></ThreadGroup><hashTree>'
+        + controllers
+        + "</hashTree>" * 5000
+        + "</hashTree></hashTree></hashTree></jmeterTestPlan>\n"
+    )
+    refused("jmx", path, "MeasurementError", f"{path}:2: ", "elements nested more than 200 deep")

@@ -93,6 +93,11 @@ class TestPlan:
     unknown: list[str]  # thread groups of plugins, and other elements that shape the load
 
 
+# JMeter writes each element and its <hashTree> of children: a plan's controllers, a dozen
+# deep at most, are a few dozen elements deep
+MAX_DEPTH = 200
+
+
 def _parse(path: str | Path) -> _Node:
     try:
         data = Path(path).read_bytes()
@@ -113,6 +118,13 @@ def _parse(path: str | Path) -> _Node:
         )
 
     def start(tag: str, attributes: dict[str, str]) -> None:
+        if len(stack) >= MAX_DEPTH:  # the plan is walked recursively (`_walk`)
+            raise MeasurementError(
+                path,
+                parser.CurrentLineNumber,
+                f"elements nested more than {MAX_DEPTH} deep (<{tag}>); expected a JMeter test "
+                "plan, whose controllers nest a few levels: is it the .jmx JMeter saved?",
+            )
         node = _Node(tag, attributes, parser.CurrentLineNumber)
         (stack[-1].children if stack else roots).append(node)
         stack.append(node)
