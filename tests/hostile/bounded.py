@@ -49,6 +49,10 @@ try:
     elif kind == "k6-summary":
         from sim.measurements.formats import k6_summary
         k6_summary.aggregate_rows(args[0], "run")
+    elif kind == "gatling-stats":
+        from sim.measurements.classes import ClassMap
+        from sim.measurements.formats import gatling_stats
+        gatling_stats.aggregate_rows(args[0], "run", ClassMap())
     elif kind == "locust":
         from sim.measurements.classes import ClassMap
         from sim.measurements.formats import locust

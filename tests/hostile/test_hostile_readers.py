@@ -32,6 +32,7 @@ def k6_point(second: int) -> str:
         ("k6-summary", '{"metrics": ' + DEEP + "}", 1),
         ("otel", '{"resourceSpans": ' + DEEP + "}", 1),
         ("otel", '{"resourceSpans": []}\n{"resourceSpans": ' + DEEP + "}\n", 2),
+        ("gatling-stats", '{"stats": ' + DEEP + "}", 1),
     ],
 )
 def test_json_nested_past_the_decoders_depth(tmp_path, kind, text, line):
@@ -209,3 +210,18 @@ def test_a_test_plan_nested_thousands_deep(tmp_path):
         + "</hashTree></hashTree></hashTree></jmeterTestPlan>\n"
     )
     refused("jmx", path, "MeasurementError", f"{path}:2: ", "elements nested more than 200 deep")
+
+
+def test_a_calibration_file_nested_thousands_deep(tmp_path):
+    """`run --calibration` on JSON past the decoder's depth: one line, not an internal error."""
+    from click.testing import CliRunner
+
+    from sim.cli import main
+
+    path = tmp_path / "cal.json"
+    path.write_text('{"parameters": ' + DEEP + "}")
+    result = CliRunner().invoke(main, ["run", "models/demo.toml", "--calibration", str(path)])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    message = result.output.strip()
+    assert "nested a thousand levels" in message and str(path) in message
+    assert "\n" not in message

@@ -29,7 +29,7 @@ from pathlib import Path
 from sim.measurements.classes import TOTAL, ClassMap
 from sim.measurements.errors import MeasurementError
 from sim.measurements.table import Row
-from sim.measurements.text import read_lines
+from sim.measurements.text import nested_too_deep, read_lines
 
 EXPECTED = "the figures of Gatling's HTML report (js/stats.json or js/global_stats.json)"
 PERCENTILE_COLUMNS = {"percentiles1": "response.p50", "percentiles3": "response.p95",
@@ -95,6 +95,8 @@ def aggregate_rows(
     text = "\n".join(read_lines(path, EXPECTED, encoding))
     try:
         document = json.loads(text)
+    except RecursionError:
+        raise nested_too_deep(path, 1, EXPECTED) from None
     except json.JSONDecodeError as exc:
         start = text.lstrip()
         hint = ""

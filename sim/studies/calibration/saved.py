@@ -205,6 +205,13 @@ def load_calibration(path: str | Path) -> Calibrated:
         raise CalibrationFileError(f"--calibration {where}: no such file ({fix})") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CalibrationFileError(f"--calibration {where}: cannot be read ({exc})") from None
+    except RecursionError:
+        # past the depth Python's decoder follows (about a thousand brackets): no calibration
+        # document nests more than a few levels
+        raise CalibrationFileError(
+            f"--calibration {where}: JSON nested a thousand levels deep or more, not a "
+            f"calibration document; {fix}"
+        ) from None
     except ValueError as exc:
         raise CalibrationFileError(
             f"--calibration {where}: not a JSON document ({exc}); {fix}"
