@@ -55,21 +55,21 @@ def reproduce(experiment, replications, run_on, cross_validate, exact, as_json) 
             from sim.studies.crossval import cross_validate as leave_one_out
             from sim.studies.crossval import exact_cross_validate
             from sim.studies.crossval import render as render_cv
-            from sim.studies.records import load_experiment
+            from sim.studies.records import read_experiment
 
-            folder, spec, _ = load_experiment(experiment)
+            read = read_experiment(experiment)  # once, for the calibration and the folds
             with run_on.executor() as executor, progress_reporter("rows") as progress:
                 run = dict(
                     replications=replications,
-                    cache=default_cache(folder, spec),
+                    cache=default_cache(read.folder, read.spec),
                     progress=evaluations_to(progress),  # the fit: minutes without a row
                     row_progress=progress.update,
                     executor=executor,
                 )
                 result = (
-                    exact_cross_validate(experiment, fold_progress=progress.milestone, **run)
+                    exact_cross_validate(read, fold_progress=progress.milestone, **run)
                     if exact
-                    else leave_one_out(experiment, **run)
+                    else leave_one_out(read, **run)
                 )
             if as_json:
                 scored = [row.as_dict() for row in result.rows]
@@ -163,10 +163,10 @@ def calibrate(
     your own measurements (a CSV) onto a model file."""
     from sim.studies.calibration.fit import calibrate as fit
     from sim.studies.calibration.fit import default_cache
-    from sim.studies.calibration.loaded import load_experiment, loaded_once
     from sim.studies.calibration.view import render
     from sim.studies.executor import LostWork
     from sim.studies.experiment import ExperimentError
+    from sim.studies.records import read_experiment
 
     reporter = progress_reporter("rows")
 
@@ -184,30 +184,30 @@ def calibrate(
         writable(save, "--save")
     path = None
     try:
-        with loaded_once():  # the experiment's files read once, here and by the fit
-            folder, spec, _ = load_experiment(experiment)
-            path = None if no_cache else Path(cache) if cache else default_cache(folder, spec)
-            if path is not None and not cache:
-                with contextlib.suppress(OSError):  # the default folder; else said just below
-                    path.parent.mkdir(parents=True, exist_ok=True)
-            if path is not None:
-                writable(str(path), "--cache")
-            from sim.studies.choose import calibrate_choosing
+        # the experiment's files read once, here: every step of the calibration is given it
+        read = read_experiment(experiment)
+        path = None if no_cache else Path(cache) if cache else default_cache(read.folder, read.spec)
+        if path is not None and not cache:
+            with contextlib.suppress(OSError):  # the default folder; else said just below
+                path.parent.mkdir(parents=True, exist_ok=True)
+        if path is not None:
+            writable(str(path), "--cache")
+        from sim.studies.choose import calibrate_choosing
 
-            with run_on.executor() as executor, reporter:
-                result, choices = calibrate_choosing(
-                    experiment,
-                    fit,
-                    replications=replications,
-                    cache=path,
-                    max_evaluations=max_evaluations,
-                    progress=evaluations_to(reporter),
-                    row_progress=reporter.update,
-                    executor=executor,
-                    analyse=not no_uncertainty,
-                    draws=draws,
-                    draw_replications=draw_replications,
-                )
+        with run_on.executor() as executor, reporter:
+            result, choices = calibrate_choosing(
+                read,
+                fit,
+                progress_for=lambda candidate: evaluations_to(reporter, candidate),
+                replications=replications,
+                cache=path,
+                max_evaluations=max_evaluations,
+                row_progress=reporter.update,
+                executor=executor,
+                analyse=not no_uncertainty,
+                draws=draws,
+                draw_replications=draw_replications,
+            )
     except ExperimentError as exc:
         fail(str(exc), ExitCode.MODEL)
     except (LostWork, KeyboardInterrupt) as exc:
@@ -251,17 +251,15 @@ def calibrate(
         )
 
 
-def evaluations_to(reporter):
-    """The fit's progress callback: each evaluation of the objective said on `reporter`."""
-
-    from sim.studies.measured_table import CANDIDATE
+def evaluations_to(reporter, candidate: tuple[str, ...] = ()):
+    """The fit's progress callback: each evaluation of the objective said on `reporter`, with
+    the [[choose]] candidate being fitted (they may be fitted side by side)."""
+    named = " ".join(candidate)
 
     def show(count: int, cost: float, values) -> None:
         shown = ", ".join(f"{v:.5g}" for v in values)
-        # the [[choose]] candidate being fitted (they may be fitted side by side)
-        candidate = " ".join(CANDIDATE.get())
         reporter.say(
-            f"{candidate + ': ' if candidate else ''}evaluation {count}: sum of squared "
+            f"{named + ': ' if named else ''}evaluation {count}: sum of squared "
             f"relative errors {cost:.3g} at ({shown})"
         )
 

@@ -28,10 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from sim.studies.calibration.figures import published_figures
-from sim.studies.calibration.loaded import load_experiment, loaded_once
 from sim.studies.calibration.parameters import CalibrationError
 from sim.studies.calibration.withheld import default_draws, withheld_intervals
-from sim.studies.measured_table import CANDIDATE
+from sim.studies.records import Experiment, experiment_of, with_candidate
 from sim.studies.spec import ExperimentSpec
 
 CLOSE = 2.0  # a cost this near the best one's: a candidate the figures do not rule out
@@ -68,24 +67,27 @@ def score(errors: list[tuple[float, float]], model_sd: float = 0.0) -> float:
     return float(sum((error / max(math.hypot(sd, model_sd), 1e-9)) ** 2 for error, sd in errors))
 
 
+Progress = Callable[[int, float, Any], None]
+
+
 def calibrate_choosing(
-    name: str, calibrate: Callable[..., Any], **options
+    name: str | Experiment,
+    calibrate: Callable[..., Any],
+    progress_for: Callable[[tuple[str, ...]], Progress | None] | None = None,
+    **options,
 ) -> tuple[Any, list[dict]]:
-    """`calibrate(name, **options)` once per candidate of the experiment's `[[choose]]` entries;
-    the best candidate's calibration and every candidate's score (`[]` without `[[choose]]`).
+    """`calibrate(experiment, **options)` once per candidate of the experiment's `[[choose]]`
+    entries (the experiment with the candidate's settings, `with_candidate`); the best
+    candidate's calibration and every candidate's score (`[]` without `[[choose]]`).
     Withheld figures of a table experiment get their prediction intervals here.  Given an
     `executor` of more than one slot, the candidates are fitted side by side (one thread each
     here, their runs on the executor): each fit is the one it is alone, so the choice is too.
-    The experiment's files are read once for all of it (`loaded_once`)."""
-    with loaded_once():
-        return _calibrate_choosing(name, calibrate, **options)
-
-
-def _calibrate_choosing(
-    name: str, calibrate: Callable[..., Any], **options
-) -> tuple[Any, list[dict]]:
-    folder, spec, _ = load_experiment(name)
-    source = folder / "experiment.toml"
+    `name` is the experiment's name or the experiment already read; its files are read once
+    for all of it.  `progress_for(candidate)`, when given, is each fit's progress callback (the
+    candidate's settings, `()` without `[[choose]]`: a line can say whose evaluation it is),
+    in place of `options["progress"]`."""
+    experiment = experiment_of(name)
+    spec = experiment.spec
     if options.get("draws") is None:
         options["draws"] = default_draws(spec)
     sampled = (options["draws"], options.get("draw_replications", 2))
@@ -93,22 +95,32 @@ def _calibrate_choosing(
     executor = options.get("executor")
     map_ = map if executor is None else executor.map
     if not entries:
-        fit = calibrate(name, **options)
-        withheld_intervals(fit, name, options.get("replications"), *sampled, (), map_)
+        fit = calibrate(experiment, **_with_progress(options, progress_for, ()))
+        withheld_intervals(fit, experiment, options.get("replications"), *sampled, map_)
         return fit, []
+    if options.get("draws") is None:
+        options["draws"] = default_draws(spec)
+    sampled = (options["draws"], options.get("draw_replications", 2))
+    entries = choices(spec)
+    executor = options.get("executor")
+    map_ = map if executor is None else executor.map
     parameters = [p for p, _ in entries]
     candidates = [
         tuple(f"{p}={v}" for p, v in zip(parameters, combination))
         for combination in itertools.product(*(values for _, values in entries))
     ]
+    runs = [
+        (with_candidate(experiment, overrides), _with_progress(options, progress_for, overrides))
+        for overrides in candidates
+    ]
     if executor is not None and executor.slots > 1 and len(candidates) > 1:
-        found = side_by_side(name, calibrate, candidates, options)
+        found = side_by_side(calibrate, runs)
     else:
-        found = [candidate(name, calibrate, overrides, options) for overrides in candidates]
+        found = [candidate(each, calibrate, run) for each, run in runs]
     best = min(range(len(found)), key=lambda i: found[i][0])
     if found[best][1] is None:
         raise CalibrationError(
-            f"{source}: no [[choose]] candidate could be calibrated: "
+            f"{experiment.source}: no [[choose]] candidate could be calibrated: "
             + "; ".join(s["error"] for _, _, s in found)
         )
     # Weighed against each other, the candidates' errors are standardised by the model's own
@@ -121,25 +133,13 @@ def _calibrate_choosing(
         for _, fit, summary in found
     ]
     weights = candidate_weights(weighed)
-    token = CANDIDATE.set(tuple(found[best][2]["set"]))
-    try:
-        withheld_intervals(
-            found[best][1], name, options.get("replications"), *sampled, CANDIDATE.get(), map_
-        )
-    finally:
-        CANDIDATE.reset(token)
-    for i, (_, fit, summary) in enumerate(found):
+    withheld_intervals(found[best][1], runs[best][0], options.get("replications"), *sampled, map_)
+    for i, (_, fit, _) in enumerate(found):
         if i == best or weights[i] == 0.0:
             continue
         # an open alternative's withheld rows, predicted as the chosen one's are, so that its
         # weight enters those intervals too
-        token = CANDIDATE.set(tuple(summary["set"]))
-        try:
-            withheld_intervals(
-                fit, name, options.get("replications"), *sampled, CANDIDATE.get(), map_
-            )
-        finally:
-            CANDIDATE.reset(token)
+        withheld_intervals(fit, runs[i][0], options.get("replications"), *sampled, map_)
     open_fits = [(weights[i], fit) for i, (_, fit, _) in enumerate(found) if weights[i] > 0]
     if len(open_fits) > 1:
         mix_rows(found[best][1], open_fits)
@@ -215,20 +215,26 @@ def mix_rows(best, fits: list[tuple[float, Any]]) -> None:
                 row.covered = row.pi_low <= row.published <= row.pi_high
 
 
+def _with_progress(
+    options: dict,
+    progress_for: Callable[[tuple[str, ...]], Progress | None] | None,
+    overrides: tuple[str, ...],
+) -> dict:
+    """A fit's options: `progress_for(overrides)` as its progress callback, when given."""
+    return options if progress_for is None else {**options, "progress": progress_for(overrides)}
+
+
 def candidate(
-    name: str, calibrate: Callable[..., Any], overrides: tuple[str, ...], options: dict
+    experiment: Experiment, calibrate: Callable[..., Any], options: dict
 ) -> tuple[float, Any, dict]:
-    """One candidate's calibration: (its cost, the fit or None, its summary)."""
-    token = CANDIDATE.set(overrides)
+    """One candidate's calibration (`experiment` carries its settings, `with_candidate`):
+    (its cost, the fit or None, its summary)."""
+    overrides = experiment.candidate
     try:
-        folder, candidate_spec, records = load_experiment(name)
-        try:
-            fit = calibrate(name, **options)
-        except CalibrationError as exc:
-            return math.inf, None, {"set": list(overrides), "cost": None, "error": str(exc)}
-        errors = residuals(fit, candidate_spec, records, folder / "experiment.toml")
-    finally:
-        CANDIDATE.reset(token)
+        fit = calibrate(experiment, **options)
+    except CalibrationError as exc:
+        return math.inf, None, {"set": list(overrides), "cost": None, "error": str(exc)}
+    errors = residuals(fit, experiment.spec, experiment.records, experiment.source)
     cost = score(errors)
     summary = {
         "set": list(overrides),
@@ -241,20 +247,16 @@ def candidate(
 
 
 def side_by_side(
-    name: str, calibrate: Callable[..., Any], candidates: list[tuple[str, ...]], options: dict
+    calibrate: Callable[..., Any], runs: list[tuple[Experiment, dict]]
 ) -> list[tuple[float, Any, dict]]:
     """Every candidate's calibration at once, in candidate order.  A fit is light here (the
     optimiser's steps); its runs go to the executor, which the candidates share, so a cluster
     wider than one evaluation's rows is kept busy.  On an error or Ctrl-C this returns at once:
     the caller closes the executor, and the other candidates' threads end at their next run."""
-    import contextvars
     from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
-    pool = ThreadPoolExecutor(max_workers=len(candidates), thread_name_prefix="candidate")
-    futures = [
-        pool.submit(contextvars.copy_context().run, candidate, name, calibrate, overrides, options)
-        for overrides in candidates
-    ]
+    pool = ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="candidate")
+    futures = [pool.submit(candidate, each, calibrate, run) for each, run in runs]
     try:
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
         for future in done:  # the first error at once, not after the candidates before it

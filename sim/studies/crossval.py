@@ -28,7 +28,7 @@ from sim.studies.calibration.linear import cooks_distance, first_order_shares, p
 from sim.studies.calibration.parameters import free_parameters
 from sim.studies.calibration.view import render_intervals
 from sim.studies.experiment import figures_of
-from sim.studies.records import load_experiment
+from sim.studies.records import Experiment, experiment_of
 from sim.studies.rows import Row
 from sim.studies.spec import FittedSpec
 
@@ -132,10 +132,9 @@ class _Folds:
         return cooks_distance(self.full, fold)
 
 
-def _folds(name: str, **run) -> _Folds:
-    calibration = calibrate(name, **run)
-    folder, spec, records = load_experiment(name)
-    source = folder / "experiment.toml"
+def _folds(experiment: Experiment, **run) -> _Folds:
+    calibration = calibrate(experiment, **run)
+    spec, records, source = experiment.spec, experiment.records, experiment.source
     figures = published_figures(spec, records, source)
     return _Folds(
         calibration,
@@ -148,7 +147,7 @@ def _folds(name: str, **run) -> _Folds:
 
 
 def cross_validate(
-    name: str,
+    name: str | Experiment,
     replications: int | None = None,
     cache=None,
     workers: int = 1,
@@ -157,9 +156,11 @@ def cross_validate(
     executor=None,
 ) -> CrossValidation:
     """The folds: the calibration's runs (its evaluations' rows and the linearisation's p + 1
-    runs of the table) on `executor` (else `workers` processes); each fold is then algebra."""
+    runs of the table) on `executor` (else `workers` processes); each fold is then algebra.
+    `name` is the experiment's name, or the experiment already read."""
+    experiment = experiment_of(name)
     folds = _folds(
-        name,
+        experiment,
         replications=replications,
         cache=cache,
         progress=progress,
@@ -216,7 +217,7 @@ def cross_validate(
 
 
 def exact_cross_validate(
-    name: str,
+    name: str | Experiment,
     replications: int | None = None,
     cache=None,
     workers: int = 1,
@@ -235,8 +236,9 @@ def exact_cross_validate(
     a start may have been read off the very figure the fold leaves out (a hand fit, or the
     bottleneck law on that row), and where the other figures pin a parameter only weakly the
     fit stops near its start, so the left-out figure would be in its own prediction."""
+    experiment = experiment_of(name)
     folds = _folds(
-        name,
+        experiment,
         replications=replications,
         cache=cache,
         progress=progress,
@@ -258,7 +260,7 @@ def exact_cross_validate(
         step = folds.posterior(i)
         starts = tuple(p.from_unit(float(u)) for p, u in zip(folds.parameters, step.mean))
         fold = calibrate(
-            name,
+            experiment,
             replications=replications,
             cache=None,  # the file's cache holds the fit to the file's [[fitted]] figures
             progress=progress,

@@ -41,17 +41,12 @@ declared (in `[experiment]` or in a `[[figures]]` entry):
 from __future__ import annotations
 
 import math
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from sim.measurements.figure_errors import figure_error
 from sim.studies.experiment import ExperimentError
 from sim.studies.spec import ExperimentSpec, FigureSpec, ModelsSection
-
-# Overrides for every row, set by sim.studies.choose while it calibrates one candidate of a
-# [[choose]] entry (a structural value such as backends.0.cores, applied before the factors').
-CANDIDATE: ContextVar[tuple[str, ...]] = ContextVar("CANDIDATE", default=())
 
 IDENTITY = ("run", "class", "window_start_s", "window_end_s", "users")
 DEFAULT_FIGURES = ("throughput", "response.mean")
@@ -180,15 +175,6 @@ def table_experiment(
         "unknown": [_canonical_when(e) for e in spec.unknown],
     }
     _check_users(spec, records, name, source)
-    candidate = CANDIDATE.get()
-    if candidate:
-        # on the constant column `class`: before every other factor's overrides
-        factors = {"class": {"*": list(candidate)}}
-        for column, values in spec.factors.items():
-            if column == "class":
-                values = {k: [*candidate, *v] for k, v in values.items()}
-            factors[column] = values
-        update["factors"] = factors
     derived = spec.model_copy(update=update)
     _check_selectors(derived, records, name, source)
     return derived, records

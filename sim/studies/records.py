@@ -8,6 +8,7 @@ import difflib
 import io
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sim.files import FileProblem, read_text, read_toml
@@ -95,6 +96,56 @@ def load_experiment(name: str) -> tuple[Path, ExperimentSpec, list[dict[str, str
             f'{name_column!r} values ({", ".join(values)}) = "MODEL.toml"'
         )
     return folder, spec, mapped
+
+
+@dataclass(frozen=True, eq=False)
+class Experiment:
+    """An experiment read from its files once (`read_experiment`) and passed to every step of a
+    command: the fit, each `[[choose]]` candidate's fit, the withheld levels' intervals, the
+    rows, cross-validation.  The steps only read it; a step that needs another spec (a
+    cross-validation fold's targets) makes a `model_copy`.  `candidate` is a `[[choose]]`
+    candidate's settings (`backends.0.cores=4`), already in the spec's factors
+    (`with_candidate`); `()` for the experiment as its files say."""
+
+    name: str  # as given: a bundled name (experiments/NAME) or a folder
+    folder: Path
+    spec: ExperimentSpec
+    records: list[dict[str, str]]
+    candidate: tuple[str, ...] = ()
+
+    @property
+    def source(self) -> Path:
+        return self.folder / "experiment.toml"
+
+
+def read_experiment(name: str) -> Experiment:
+    """`load_experiment(name)` as one value."""
+    folder, spec, records = load_experiment(name)
+    return Experiment(name, folder, spec, records)
+
+
+def experiment_of(experiment: str | Experiment) -> Experiment:
+    """An experiment already read, or read now from its name (a step called on its own)."""
+    return experiment if isinstance(experiment, Experiment) else read_experiment(experiment)
+
+
+def with_candidate(experiment: Experiment, settings: tuple[str, ...]) -> Experiment:
+    """The experiment with a `[[choose]]` candidate's settings (`backends.0.cores=4`) set on
+    every row, before the row's factors: one calibration per candidate (`sim.studies.choose`);
+    on an imported table (`sim.studies.measured_table`), the only experiment that takes one.
+    The records are the same (a candidate changes the runs, not the measurements); only the
+    spec's factors take the settings, on the constant column `class`."""
+    if experiment.candidate:
+        raise ValueError(f"already the candidate {' '.join(experiment.candidate)}")
+    if not settings:
+        return experiment
+    factors = {"class": {"*": list(settings)}}
+    for column, values in experiment.spec.factors.items():
+        if column == "class":
+            values = {k: [*settings, *v] for k, v in values.items()}
+        factors[column] = values
+    spec = experiment.spec.model_copy(update={"factors": factors})
+    return replace(experiment, spec=spec, candidate=tuple(settings))
 
 
 def model_column(spec: ExperimentSpec) -> str:

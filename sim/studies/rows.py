@@ -12,9 +12,10 @@ from typing import cast
 from sim.present.failures import FAILED_SHARE, is_latency, percent
 from sim.studies.experiment import ExperimentError, figures_of, is_fitted
 from sim.studies.records import (
+    Experiment,
     check_runs,
+    experiment_of,
     law_notes,
-    load_experiment,
     model_column,
     published_value,
     row_run,
@@ -64,15 +65,21 @@ class Row:
 
 
 def simulate_rows(
-    name: str, replications: int | None = None, progress=None, extra=None, map_=map
+    name: str | Experiment, replications: int | None = None, progress=None, extra=None, map_=map
 ) -> list[Row]:
     """Every mapped row of the experiment's table, simulated.  `extra(record)` may give more
     overrides for a row (e.g. `tiersim calibrate`'s fitted values), applied after its factors'.
-    `map_` runs the distinct runs (builtin map, or a process pool's: the same numbers)."""
-    folder, spec, todo = load_experiment(name)
-    source = folder / "experiment.toml"
+    `map_` runs the distinct runs (builtin map, or a process pool's: the same numbers).
+    `name` is the experiment's name, or the experiment already read."""
+    experiment = experiment_of(name)
+    folder, spec, todo, source = (
+        experiment.folder,
+        experiment.spec,
+        experiment.records,
+        experiment.source,
+    )
     meta, name_column = spec.experiment, model_column(spec)
-    name = name if meta.name is None else meta.name
+    name = experiment.name if meta.name is None else meta.name
     notes = law_notes(spec, todo, source)
     # Rows that map onto the same run (seed 002's batches are phases of one run) share it.
     check_runs(folder, spec, todo, extra)  # a bad row fails here, before anything runs

@@ -36,12 +36,16 @@ from sim.studies.calibration.analysis import analyse_fit
 from sim.studies.calibration.evaluate import Evaluator, free_overrides
 from sim.studies.calibration.figures import Figure, published_figures
 from sim.studies.calibration.linearise import Linearisation, RunMemo
-from sim.studies.calibration.loaded import load_experiment
 from sim.studies.calibration.parameters import CalibrationError, free_parameters
 from sim.studies.executor import Executor, ProcessExecutor, SerialExecutor
 from sim.studies.experiment import ExperimentError, factor_overrides, figures_of, is_fitted
-from sim.studies.measured_table import CANDIDATE
-from sim.studies.records import check_runs, model_column, published_value
+from sim.studies.records import (
+    Experiment,
+    check_runs,
+    experiment_of,
+    model_column,
+    published_value,
+)
 from sim.studies.rows import Row, simulate_rows
 from sim.studies.spec import ExperimentSpec, FittedSpec
 
@@ -227,7 +231,7 @@ def experiment_name(folder: Path, spec: ExperimentSpec) -> str:
 
 
 def calibrate(
-    name: str,
+    name: str | Experiment,
     replications: int | None = None,
     cache: Path | None = None,
     max_evaluations: int | None = None,
@@ -250,8 +254,11 @@ def calibrate(
     `fitted` replaces the experiment's [[fitted]] entries (the targets; an exact
     cross-validation fold names every figure but the one it leaves out), and `starts` the
     parameters' declared starts (the fold's one-step estimate, free of the figure it leaves
-    out, where a declared start may have been read off that very figure)."""
-    folder, spec, records = load_experiment(name)
+    out, where a declared start may have been read off that very figure).  `name` is the
+    experiment's name, or the experiment already read (`sim.studies.records.Experiment`: a
+    [[choose]] candidate's, a command's that read it once)."""
+    experiment = experiment_of(name)
+    folder, spec, records = experiment.folder, experiment.spec, experiment.records
     if fitted is not None:
         # another set of targets than the file's [[fitted]] (an exact leave-one-out fold):
         # the fit, its model error and its intervals all read the spec, so it is replaced whole
@@ -292,7 +299,7 @@ def calibrate(
         )
         memo = RunMemo(map_)  # the rows and the linearisation's base point are the same runs
         rows = simulate_rows(
-            name,
+            experiment,
             replications=replications,
             progress=row_progress,
             extra=lambda record: evaluate.extra(values, record),
@@ -361,23 +368,23 @@ def calibrate(
         cached=evaluate.replayed,
         uncertainty=uncertainty,
         linearisation=linearisation,
-        settings=shared_settings(folder, spec, records),
+        settings=shared_settings(experiment),
     )
 
 
-def shared_settings(folder: Path, spec: ExperimentSpec, records: list[dict[str, str]]) -> list[str]:
+def shared_settings(experiment: Experiment) -> list[str]:
     """The settings every row's run has in common (in the first row's order): a factor's `"*"`
     entries that are not the row's own value (no `{value}`), such as `tiersim plan` writes for a
     think time, a thread count or a wait's shape.  The fitted values were fitted with them,
     beside the load that varies from row to row.  A `[[choose]]` candidate's setting is not
     among them: the document's `choices` holds it."""
-    source = folder / "experiment.toml"
+    spec, records, source = experiment.spec, experiment.records, experiment.source
     constant = {
         template
         for values in spec.factors.values()
         for template in values.get("*", [])
         if "{value}" not in template
-    } - set(CANDIDATE.get())
+    } - set(experiment.candidate)
     runs = [factor_overrides(spec, record, source) for record in records]
     if not runs or not constant:
         return []

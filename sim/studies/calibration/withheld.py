@@ -15,12 +15,11 @@ import numpy as np
 from sim.studies.calibration.analysis import relative_interval
 from sim.studies.calibration.linear import estimated_sd, interval_factor
 from sim.studies.calibration.linearise import STEP, UNKNOWN_STEP
-from sim.studies.calibration.loaded import load_experiment
 from sim.studies.calibration.parameters import free_parameters
 from sim.studies.calibration.saved import saved_model_error_dof
 from sim.studies.calibration.sobol import normal_quantile
 from sim.studies.experiment import figures_of
-from sim.studies.records import model_column, row_run, run_row
+from sim.studies.records import Experiment, model_column, row_run, run_row
 
 # Parameter draws a calibration on an imported table (the planner's path) makes by default:
 # its intervals then come through the simulation, as `run --calibration` makes them (its
@@ -36,11 +35,10 @@ def default_draws(spec) -> int:
 
 def withheld_intervals(
     fit,
-    name: str,
+    experiment: Experiment,
     replications: int | None,
     draws: int = 0,
     draw_replications: int = 2,
-    chosen: tuple[str, ...] = (),
     map_=map,
 ) -> None:
     """A 90 % prediction interval for each withheld figure of a table experiment (a load level
@@ -51,12 +49,14 @@ def withheld_intervals(
     numbers; the gradient g gives the parameters' variance g' C g under the fit's covariance C
     (their correlations included), added to the simulation's noise and the fit's model error;
     the interval is log-normal, as the others (`sim.studies.calibration.analysis`).  `map_`
-    runs the rows' runs (builtin map, an executor's: the same numbers)."""
+    runs the rows' runs (builtin map, an executor's: the same numbers).  `experiment` is the
+    one `fit` was fitted on (a [[choose]] candidate's: its settings go with the fit)."""
     uncertainty = getattr(fit, "uncertainty", None)
     todo = [r for r in fit.rows if r.published is None and r.pi_low is None]
     if uncertainty is None or not todo:
         return
-    folder, spec, records = load_experiment(name)
+    folder, spec, records = experiment.folder, experiment.spec, experiment.records
+    chosen = experiment.candidate
     if not spec.on_table:
         return
     if draws:
