@@ -257,6 +257,16 @@ def validate(model_files, overrides) -> None:
             err.print(str(exc), markup=False)
             worst = max(worst, ExitCode.MODEL)
             continue
+        from sim.configs.placeholders import refusal as placeholder_refusal
+        from sim.configs.placeholders import unfilled
+
+        left = unfilled(path, overrides)
+        if left:
+            # a from-config model's marked placeholders are not the stack's values: the model
+            # loads, but nothing it would answer is about the stack until they are filled
+            err.print(placeholder_refusal(path, left, "tiersim validate", "--set"), markup=False)
+            worst = max(worst, ExitCode.MODEL)
+            continue
         problems = overloads(model)
         if problems:
             for p in problems:

@@ -121,3 +121,14 @@ def test_a_grid_too_large_to_expand_is_refused_before_it_is(tmp_path):
         assert done.returncode == 3, done.stderr
         assert "a grid of 8,916,100,448,256 points" in done.stderr
         assert "expected at most 100,000" in done.stderr
+
+
+def test_validate_does_not_call_an_unfilled_model_ok(unfilled_model):
+    """`tiersim validate` said "ok" of a model whose values are from-config's placeholders:
+    it now names them and the `--set` that fills each, exit 3; filled, it says ok."""
+    result = CliRunner().invoke(main, ["validate", str(unfilled_model)])
+    assert result.exit_code == 3, result.output
+    assert "ok (" not in result.output and "backends.0.demand" in result.output
+    sets = [item for fill in [*FILLS, "clients.concurrency=2"] for item in ("--set", fill)]
+    filled = CliRunner().invoke(main, ["validate", str(unfilled_model), *sets])
+    assert filled.exit_code == 0 and "ok (" in filled.output, filled.output
