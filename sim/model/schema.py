@@ -1074,6 +1074,11 @@ class Backend(Host):
                 "jdbc_connect and jdbc_initial_size are the JDBC pool's: give jdbc_pool (DBCP "
                 "maxTotal) and db_calls, or remove them"
             )
+        if "jdbc_initial_size" in self.model_fields_set and self.jdbc_connect is None:
+            raise ValueError(
+                "jdbc_initial_size is the connections open from the start, which matters only "
+                "where opening one costs time: give jdbc_connect, or remove jdbc_initial_size"
+            )
         if self.jdbc_pool is not None and self.jdbc_initial_size > self.jdbc_pool:
             raise ValueError(
                 f"jdbc_initial_size = {self.jdbc_initial_size} is above jdbc_pool = "

@@ -82,7 +82,11 @@ def test_the_compiled_engine_does_not_run_it_and_auto_says_so():
     ("pool", "needle"),
     [
         ({"jdbc_pool": None, "jdbc_connect": 0.05}, "give jdbc_pool"),
-        ({"jdbc_initial_size": 3}, "jdbc_initial_size = 3 is above jdbc_pool = 2"),
+        (
+            {"jdbc_initial_size": 3, "jdbc_connect": 0.05},
+            "jdbc_initial_size = 3 is above jdbc_pool = 2",
+        ),
+        ({"jdbc_initial_size": 1}, "give jdbc_connect"),
     ],
 )
 def test_a_pool_setting_without_its_pool_is_refused(pool, needle):

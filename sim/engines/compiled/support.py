@@ -213,6 +213,11 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "backends.N.io_wait": (MODELLED, ""),
     "backends.N.db_calls": (MODELLED, ""),
     "backends.N.jdbc_pool": (MODELLED, ""),
+    "backends.N.jdbc_connect": (
+        REFUSED,
+        "above 0: the JDBC pool opens its connections as they are first needed",
+    ),
+    "backends.N.jdbc_initial_size": (INERT, "read only with jdbc_connect, which is refused"),
     "backends.N.weight": (MODELLED, ""),
     "backends.N.connector": (MODELLED, "nonblocking, blocking"),
     "backends.N.connection_idle_timeout_s": (MODELLED, "closes an idle pooled connection"),
