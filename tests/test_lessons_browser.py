@@ -67,7 +67,10 @@ PANELS: dict[str, Panel | None] = {
     "capacity_planning_pool.ipynb": None,
     "capacity_planning_cluster.ipynb": None,
 }
-TIMEOUT_S = 150  # one notebook, opened to executed
+TIMEOUT_S = 150  # a lesson, opened to executed
+# a planning notebook (no panel): calibrations and capacity searches, about two minutes alone on
+# two cores, here beside another page; a guard against a hang, not a lesson's budget
+PLANNING_TIMEOUT_S = 300
 PAGES_AT_ONCE = 2
 
 
@@ -87,7 +90,8 @@ async def visit_all(base_url: str, visits: dict[str, Panel | None], shots: Path 
         async def one(path: str, panel: Panel | None):
             async with slots:
                 try:
-                    return await visit_notebook(browser, base_url, path, panel, TIMEOUT_S, shots)
+                    timeout_s = TIMEOUT_S if panel is not None else PLANNING_TIMEOUT_S
+                    return await visit_notebook(browser, base_url, path, panel, timeout_s, shots)
                 except Exception as problem:  # reported by the notebook's own test
                     return problem
 
