@@ -100,8 +100,11 @@ def simulate_points(
     point's runs to the next without waiting for a point's slowest row (the rows of a level
     test differ in length by the load), and the results are the same in any order.
     `progress(k, points)` as each point's runs are in."""
+    row_replications = RowReplications()  # each row's model read once for all the points
     planned = [
-        _figure_runs(folder, spec, parameters, figures, values, replications, extra)
+        _figure_runs(
+            folder, spec, parameters, figures, values, replications, extra, row_replications
+        )
         for values, extra in points
     ]
     results = iter(map_(run_row, [task for _, tasks, _ in planned for task in tasks.values()]))
@@ -114,6 +117,34 @@ def simulate_points(
     return out
 
 
+class RowReplications:
+    """How many replications a row's run makes (`run.replications` of its model as loaded),
+    read once per row's model file and own overrides: the parameters' values and a point's
+    seed, which differ from one point to the next, do not set it (unless one of them is
+    `run.replications` itself, or the whole `run` table), so a linearisation or a set of
+    draws loads and validates each row's model once, not once per point and row (a model's
+    load is a few milliseconds of pydantic; the simulation of each point loads it again)."""
+
+    def __init__(self) -> None:
+        self.known: dict[tuple[str, tuple[str, ...]], int] = {}
+
+    def __call__(
+        self, model_file: Path, row: tuple[str, ...], moved: Sequence[str], overrides: tuple
+    ) -> int:
+        """`run.replications` of `model_file` with `overrides` (= the row's own, `row`, then
+        the point's, `moved`)."""
+        sets_it = any(_sets_replications(override) for override in moved)
+        key = (str(model_file), overrides if sets_it else row)
+        if key not in self.known:
+            self.known[key] = load_row_model(model_file, overrides).run.replications
+        return self.known[key]
+
+
+def _sets_replications(override: str) -> bool:
+    path = override.split("=", 1)[0].strip()
+    return path in ("run", "run.replications")
+
+
 def _figure_runs(
     folder: Path,
     spec: ExperimentSpec,
@@ -122,19 +153,26 @@ def _figure_runs(
     values: tuple[float, ...],
     replications: int | None,
     extra: tuple[str, ...],
+    row_replications: RowReplications | None = None,
 ) -> tuple[list, dict, dict]:
-    """Each figure's run (key) at `values`, each distinct run's task, and its replications."""
+    """Each figure's run (key) at `values`, each distinct run's task, and its replications
+    (`row_replications` remembers them across the points of one study)."""
+    row_replications = row_replications or RowReplications()
     keys, tasks, counts = [], {}, {}
     for figure in figures:
         applied = [
             f"{p.path}={v!r}" for p, v in zip(parameters, values) if p.applies(figure.record)
         ]
-        model_file, overrides = row_run(folder, spec, figure.record, [*applied, *extra])
+        moved = [*applied, *extra]
+        model_file, overrides = row_run(folder, spec, figure.record, moved)
         key = (str(model_file), overrides)
         keys.append(key)
         if key not in tasks:
-            model = load_row_model(model_file, overrides)
-            counts[key] = replications or model.run.replications
+            row = overrides[: len(overrides) - len(moved)]
+            # loaded (and so checked) once per row before any simulation, even when the
+            # replications are given
+            count = row_replications(model_file, row, moved, overrides)
+            counts[key] = replications or count
             tasks[key] = (*key, replications, f"{figure.label}: at {values}")
     return keys, tasks, counts
 
@@ -254,10 +292,12 @@ def sample(
     seed: int,
     map_=map,
     progress=None,
+    units: np.ndarray | None = None,
 ) -> Draws:
     """`draws` points from the Gaussian posterior (scrambled Sobol, mapped through the normal
-    quantile and the Cholesky factor; kept in the ranges), each run with its own seed."""
-    units = draw_units(post.mean, post.cov, draws, seed)
+    quantile and the Cholesky factor; kept in the ranges), each run with its own seed; or the
+    first `draws` of `units`, points already drawn (`conditioned.condition`'s)."""
+    units = draw_units(post.mean, post.cov, draws, seed) if units is None else units[:draws]
     base_seed = _model_seed(folder, spec, figures)
     points = [
         (
@@ -272,17 +312,21 @@ def sample(
     return Draws(units, np.array(values), np.array(noise))
 
 
-def draw_units(mean: np.ndarray, cov: np.ndarray, draws: int, seed: int) -> np.ndarray:
+def draw_units(
+    mean: np.ndarray, cov: np.ndarray, draws: int, seed: int, kept: bool = True
+) -> np.ndarray:
     """`draws` points (draws, p) on the unit scale from the Gaussian (mean, cov): scrambled
     Sobol points mapped through the normal quantile and the Cholesky factor, kept in [1, 2]
-    (the parameters' ranges).  The points and the quantile are scipy.stats' (`qmc.Sobol(d,
-    scramble=True, seed=seed)`, `norm.ppf`) computed without importing it (`sobol`)."""
+    (the parameters' ranges; `kept=False`: as drawn).  The points and the quantile are
+    scipy.stats' (`qmc.Sobol(d, scramble=True, seed=seed)`, `norm.ppf`) computed without
+    importing it (`sobol`)."""
     dimension = len(mean)
     # balanced Sobol sets come in powers of two; the first `draws` of the next one are used
     points = sobol_points(dimension, 2 ** max(1, math.ceil(math.log2(draws))), seed)[:draws]
     normal = normal_quantile(np.clip(points, 1e-9, 1 - 1e-9))
     factor = np.linalg.cholesky(np.asarray(cov) + 1e-15 * np.eye(dimension))
-    return np.clip(np.asarray(mean)[None, :] + normal @ factor.T, 1.0, 2.0)
+    points = np.asarray(mean)[None, :] + normal @ factor.T
+    return np.clip(points, 1.0, 2.0) if kept else points
 
 
 def _model_seed(folder: Path, spec: ExperimentSpec, figures: list[Figure]) -> int:
