@@ -54,6 +54,10 @@ def entry() -> None:
     # numbers): 0.15 s of CPU per process, taken from the simulation on a busy machine, and a
     # pool per worker process.  Before numpy is imported; a user's own setting wins.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # numba's start imports scipy.linalg only to ask whether a BLAS is there (0.2-0.3 s)
+    from sim.cli import numba_start
+
+    numba_start.install()
     try:
         main(standalone_mode=True)
     except SystemExit:
