@@ -82,8 +82,10 @@ PLANNER: dict[str, list[list[str]]] = {
         "--think '{{dist=\"uniform\", low=0.4, high=0.6}}'",
         "calibrate": "calibrate {work}/experiment --no-cache --save {work}/cal.json",
         "run-calibration": f"run {MODEL} --calibration {{work}}/cal.json --set clients.users=110",
+        # --no-cache: the untimed first run would otherwise leave every evaluation for the
+        # timed rounds to replay (as calibrate's)
         "capacity-calibration": f"capacity {MODEL} --slo p95\\<0.3 --vary clients.users "
-        "--calibration {work}/cal.json --draws 8 --min 20 --max 200",
+        "--calibration {work}/cal.json --draws 8 --min 20 --max 200 --no-cache",
     }.items()
 }
 
@@ -271,8 +273,15 @@ def report_engine(name: str, timings: list[Timing]) -> str:
 def planner_commands(tree: Path, work: Path) -> dict[str, list[list[str]]]:
     """The planner's commands for `tree`, writing into `work`."""
     data = str(ROOT / "notebooks" / "data" / "planning-pool")
+    # a checkout from before capacity kept its evaluations has no --no-cache (and keeps none)
+    keeps = (tree / "sim" / "studies" / "capacity" / "kept.py").exists()
     return {
-        name: [[arg.format(data=data, work=work) for arg in args] for args in commands]
+        name: [
+            [arg.format(data=data, work=work) for arg in args if keeps or arg != "--no-cache"]
+            if name.startswith("capacity")
+            else [arg.format(data=data, work=work) for arg in args]
+            for args in commands
+        ]
         for name, commands in PLANNER.items()
     }
 

@@ -87,6 +87,16 @@ def sim_run():
     return simulate
 
 
+@pytest.fixture(autouse=True)
+def capacity_keeps_no_cache_unless_given(monkeypatch):
+    """`tiersim capacity` keeps its finished evaluations in `.tiersim-cache/` of the current
+    folder unless told otherwise; a test that runs it in this process keeps none unless it
+    gives `--cache`: the tests compare a command with itself (serial and clustered, before and
+    after a change), which a replay from the other run would make pass without running, and
+    nothing is written into the working tree.  (`test_study_interrupts` tests the default.)"""
+    monkeypatch.setattr("sim.studies.capacity.kept.default_cache", lambda source: None)
+
+
 @pytest.fixture(params=["reference", "compiled"])
 def engine(request) -> str:
     """`run.engine` for a test that runs on both engines (theory tests whose models the

@@ -33,6 +33,9 @@ class Capacity:
     result: CapacityResult
     range: CapacityRange | None = None
     next_measurements: NextMeasurements | None = None
+    # evaluations replayed from `cache` (a run cut short before), of `evaluations` in all
+    resumed: int = 0
+    evaluations: int = 0
 
     @property
     def best(self) -> float | None:
@@ -100,6 +103,7 @@ def capacity(
     error_budget: float | None = None,
     what_next: bool = False,
     candidates: Sequence[str] = (),
+    cache: str | Path | None = None,
 ) -> Capacity:
     """`tiersim capacity`: the largest load (or smallest cluster) of a model (a `Model`, a
     model file or a sweep file) whose interval meets every SLO (`"p95<1.0"`, ...), varying
@@ -107,7 +111,11 @@ def capacity(
     `error_budget`: the share of requests that may fail at a value that meets the SLOs
     (`--error-budget`; None: the sweep file's, else 1 %).  `workers` = 1 runs in this
     process, None one process per core.  With a calibration, `what_next` weighs the default
-    measurements and `candidates` the given ones (`--what-next`, `--candidate`)."""
+    measurements and `candidates` the given ones (`--what-next`, `--candidate`).  `cache`: a
+    file where each finished evaluation is kept as it finishes (none by default; `tiersim
+    capacity --cache`): a call cut short (Ctrl-C) and made again replays them, with the same
+    answer (`Capacity.resumed` counts them)."""
+    from sim.studies.capacity.kept import CacheError, KeptEvaluations, calibration_digest
     from sim.studies.capacity.next_measurement import weigh as weigh_candidates
     from sim.studies.capacity.question import answer, answer_range
     from sim.studies.executor import ProcessExecutor, SerialExecutor
@@ -138,20 +146,27 @@ def capacity(
             "what_next" if weigh else "candidates",
             "measurements are weighed by a calibration's draws: give calibration=",
         )
+    kept_in = arguments.optional_path(cache, "cache", "cache file")
     fixed = (*calibrated.overrides(), *extra) if calibrated is not None else extra
     question = _question(where, slos, vary, chosen, fixed, count, root, low, high, budget)
     given = _candidates(wanted, question)
+    try:
+        kept = KeptEvaluations(kept_in, calibration_digest(calibrated))
+    except CacheError as exc:
+        raise ArgumentError("cache", str(exc)) from None
 
     with SerialExecutor() if pool == 1 else ProcessExecutor(pool) as executor:
-        result = answer(question, executor, executor.slots, width, analytic, knee)
+        result = answer(question, executor, executor.slots, width, analytic, knee, kept=kept)
         spread = weighed = None
         if calibrated is not None:
-            spread = answer_range(question, result, calibrated, points, executor, width, extra)
+            spread = answer_range(
+                question, result, calibrated, points, executor, width, extra, kept=kept
+            )
             if weigh or given:
                 weighed = weigh_candidates(
                     question, result, spread, calibrated, given, weigh, executor, extra
                 )
-    return Capacity(result, spread, weighed)
+    return Capacity(result, spread, weighed, kept.reused, kept.total)
 
 
 def _candidates(texts: list[str], question: Question) -> list:

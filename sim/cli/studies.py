@@ -230,6 +230,14 @@ def report(source, output) -> None:
     '"clients.users=80,backends.0.count=2:response.p95" [default figures: throughput, '
     "response.mean, response.p95]",
 )
+@click.option(
+    "--cache",
+    type=click.Path(dir_okay=False),
+    help="finished evaluations (JSON lines, each kept as it finishes; a rerun of the same "
+    "command after Ctrl-C resumes from them) [default: .tiersim-cache/capacity-NAME.jsonl in "
+    "the current folder, as calibrate's]",
+)
+@click.option("--no-cache", is_flag=True, help="keep no finished evaluations")
 def capacity(
     source,
     slos,
@@ -251,11 +259,17 @@ def capacity(
     draws,
     what_next,
     candidates,
+    cache,
+    no_cache,
 ) -> None:
     """Largest load (or smallest cluster) of SOURCE (a model or sweep file) that meets an SLO;
-    given a calibration, a range over its parameters' uncertainty."""
+    given a calibration, a range over its parameters' uncertainty.
+
+    Each finished evaluation is kept (--cache): a rerun of the same command after Ctrl-C runs
+    only what is left, with the same answer."""
     need_sweep_extra()
     from sim.present.failures import percent
+    from sim.studies.capacity.kept import CacheError
     from sim.studies.capacity.question import (
         SearchRangeError,
         answer,
@@ -320,6 +334,7 @@ def capacity(
         given = [parse_candidate(text, question.base) for text in candidates]
     except CandidateError as exc:
         fail(str(exc), ExitCode.USAGE)
+    kept = _kept_evaluations(source, cache, no_cache, calibrated)
     reporter = progress_reporter("capacity search", bar=False)
     evaluations = 0
 
@@ -335,6 +350,7 @@ def capacity(
 
     spread: CapacityRange | None = None
     lost: LostWork | None = None
+    interrupted = False
     with run_on.executor() as executor:
         ahead = None
         if calibrated is not None:  # drawn while the search at the fitted values runs
@@ -349,13 +365,16 @@ def capacity(
                     use_analytic=not no_analytic,
                     knee_points=knee_points,
                     on_evaluation=show,
+                    kept=kept,
                 )
+        except CacheError as exc:
+            fail(str(exc), ExitCode.USAGE)
         except CapacityError as exc:
             fail(f"{source}: {exc}", ExitCode.MODEL)
         except LostWork as exc:
-            fail(f"{exc}; rerun the same command", ExitCode.INTERNAL)
+            fail(f"{exc}; {_where_kept(kept)}", ExitCode.INTERNAL)
         except KeyboardInterrupt:
-            err.print("interrupted")
+            err.print(f"interrupted: {_where_kept(kept)}", markup=False)
             sys.exit(ExitCode.INTERRUPTED)
         if calibrated is not None:
             draw_reporter = progress_reporter("parameter draws (a search each)")
@@ -371,18 +390,28 @@ def capacity(
                         user_overrides=user_overrides,
                         progress=draw_reporter.update,
                         ahead=ahead,
+                        kept=kept,
                     )
+            except CacheError as exc:
+                fail(str(exc), ExitCode.USAGE)
             except CapacityError as exc:
                 fail(f"{source}: at a parameter draw: {exc}", ExitCode.MODEL)
             except LostWork as exc:
                 lost = exc  # the answer at the fitted values is shown all the same
             except KeyboardInterrupt:
-                err.print("interrupted: the answer at the fitted values is below")
+                interrupted = True
+                err.print(
+                    f"interrupted: the answer at the fitted values is below; {_where_kept(kept)}",
+                    markup=False,
+                )
         weighed = None
         if spread is not None and calibrated is not None and (what_next or given):
             weighed = _what_next(
                 question, result, spread, calibrated, given, what_next, executor, user_overrides
             )
+    resumed = kept.said()
+    if resumed is not None:
+        err.print(resumed, markup=False)
     if as_json:
         document = result.as_dict()
         if spread is not None:
@@ -406,8 +435,42 @@ def capacity(
             "the fitted values is above); rerun the same command",
             ExitCode.INTERNAL,
         )
+    if interrupted:
+        sys.exit(ExitCode.INTERRUPTED)
     if result.best is None:
         sys.exit(ExitCode.UNSTABLE)
+
+
+def _kept_evaluations(source, cache, no_cache, calibrated):
+    """The finished evaluations of an earlier run of the same command, and where this run's are
+    kept (`sim.studies.capacity.kept`); none with --no-cache."""
+    import contextlib
+
+    from sim.studies.capacity.kept import (
+        CacheError,
+        KeptEvaluations,
+        calibration_digest,
+        default_cache,
+    )
+
+    if no_cache and cache:
+        fail("--cache and --no-cache: give one", ExitCode.USAGE)
+    path = None if no_cache else Path(cache) if cache else default_cache(source)
+    if path is not None and not cache:
+        with contextlib.suppress(OSError):  # the default folder; else said just below
+            path.parent.mkdir(parents=True, exist_ok=True)
+    if path is not None:
+        writable(str(path), "--cache")
+    try:
+        return KeptEvaluations(path, calibration_digest(calibrated))
+    except CacheError as exc:
+        fail(str(exc), ExitCode.USAGE)
+
+
+def _where_kept(kept) -> str:
+    if kept.path is None:
+        return "no evaluation was kept (--no-cache): a rerun starts again"
+    return f"finished evaluations are kept in {kept.path}; rerun the same command to go on"
 
 
 def _what_next(question, result, spread, calibrated, given, defaults, executor, user_overrides):

@@ -87,6 +87,28 @@ def test_capacity_of_a_model_or_its_file_alike(mm1_file):
     )
 
 
+def test_capacity_keeps_its_evaluations_and_a_second_call_replays_them(fitted, tmp_path):
+    """`cache=`: every evaluation kept as it finishes, those of the draws too; the same call
+    again replays them all and answers as a call without a cache does, bit for bit."""
+    folder, result = fitted
+    asked = {"replications": 2, "knee_points": 0, "maximum": 9.5, "calibration": result}
+    asked |= {"draws": 2, "error_budget": 0.05}
+    model, cache = folder / "model.toml", tmp_path / "capacity.jsonl"
+    first = sim.capacity(model, "mean<0.5", "clients.rate_per_s", cache=cache, **asked)
+    assert first.resumed == 0
+    assert (
+        first.evaluations == len(cache.read_text().splitlines()) > len(first.result.evaluations)
+    )  # the draws' evaluations kept beside the search's
+    again = sim.capacity(model, "mean<0.5", "clients.rate_per_s", cache=cache, **asked)
+    assert again.resumed == again.evaluations == first.evaluations
+    plain = sim.capacity(model, "mean<0.5", "clients.rate_per_s", **asked)
+    assert plain.resumed == 0
+    documents = {json.dumps(c.as_dict(), sort_keys=True) for c in (first, again, plain)}
+    assert len(documents) == 1
+    with pytest.raises(sim.ArgumentError, match=r"^cache: "):
+        sim.capacity(model, "mean<0.5", "clients.rate_per_s", cache=3, **asked)
+
+
 def test_sweep_returns_every_point_with_its_interval(tmp_path, mm1_file):
     (tmp_path / "sweep.toml").write_text(
         "[sweep]\n"

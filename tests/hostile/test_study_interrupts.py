@@ -1,6 +1,7 @@
 """Ctrl-C (SIGINT) and SIGTERM sent to `tiersim capacity` and `tiersim calibrate` while they
-simulate: exit 130 (143), one line, no traceback; calibrate's finished evaluations are kept in
-its cache and a rerun resumes from them.  (sweep, run and import: `test_interrupts`.)"""
+simulate: exit 130 (143), one line, no traceback; their finished evaluations are kept in their
+caches and a rerun resumes from them, with the answer of a run never interrupted.  (sweep, run
+and import: `test_interrupts`.)"""
 
 from __future__ import annotations
 
@@ -9,15 +10,19 @@ import random
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from sim.studies.capacity.kept import default_cache as DEFAULT_CACHE
+from tests.conftest import one_server_file
 from tests.hostile.test_interrupts import DEMO, ROOT, start, stop, wait_for
 from tests.hostile.test_reference_interrupts import StandardError
 
 
 @pytest.mark.parametrize(("sent", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_capacity_answers_a_signal(sent, code):
+def test_capacity_answers_a_signal(sent, code, tmp_path):
+    cache = tmp_path / "capacity.jsonl"
     process = start(
         "capacity",
         str(DEMO),
@@ -32,6 +37,8 @@ def test_capacity_answers_a_signal(sent, code):
         "-r",
         "2",
         "--serial",
+        "--cache",
+        str(cache),
     )
     stderr = StandardError(process, r"capacity search: working")
     try:
@@ -45,7 +52,62 @@ def test_capacity_answers_a_signal(sent, code):
     stderr.thread.join(5)
     assert process.returncode == code, str(stderr)
     said = [line for line in stderr.lines if not line.startswith(("warning:", "capacity search"))]
-    assert said == ["interrupted"], str(stderr)
+    assert said == [
+        f"interrupted: finished evaluations are kept in {cache}; rerun the same command to go on"
+    ], str(stderr)
+    # what the cache holds is whole evaluations: the interrupted one is not among them
+    lines = cache.read_text().splitlines() if cache.exists() else []
+    kinds = {json.loads(line)["record"]["error_kind"] for line in lines}
+    assert kinds <= {None, "unstable", "unfinished"}, kinds
+
+
+def search_of(model, *more: str) -> tuple[str, ...]:
+    """A capacity search of the one-server model's arrival rate: about ten evaluations."""
+    return (
+        "capacity",
+        str(model),
+        "--slo",
+        "response.mean<1",
+        "--vary",
+        "clients.rate_per_s",
+        "--serial",
+        "--knee",
+        "0",
+        "--no-analytic",
+        "--json",
+        *more,
+    )
+
+
+@pytest.mark.slow  # about 15 s: three searches of about ten evaluations, two of them whole
+def test_capacity_keeps_its_finished_evaluations_and_a_rerun_resumes(tmp_path):
+    """Ctrl-C after a few evaluations; the rerun replays them, runs the rest and answers as a
+    search never interrupted does (the fast twin: `test_capacity_resumes_from_a_cut_cache`)."""
+    model = tmp_path / "server.toml"
+    model.write_text(one_server_file(duration_s=1000, warmup_s=20, replications=2))
+    cache = tmp_path / "capacity.jsonl"
+    search = search_of(model, "--set", 'run.engine="reference"', "--cache", str(cache))
+
+    def evaluations() -> int:
+        return len(cache.read_text().splitlines()) if cache.exists() else 0
+
+    process = start(*search)
+    wait_for(lambda: evaluations() >= 3, seconds=120)
+    returncode, stderr = stop(process, signal.SIGINT)
+    assert returncode == 130, stderr
+    assert f"interrupted: finished evaluations are kept in {cache}" in stderr
+    kept = evaluations()
+    assert kept >= 3
+    assert all(json.loads(line) for line in cache.read_text().splitlines())  # no half line
+
+    rerun = tiersim(*search)
+    whole = tiersim(*search_of(model, "--set", 'run.engine="reference"', "--no-cache"))
+    total = len(json.loads(whole.stdout)["evaluations"])
+    assert kept < total, "the search finished before the signal: nothing left to resume"
+    assert f"resumed: {kept} of {total} evaluations from {cache}" in rerun.stderr
+    assert "resumed" not in whole.stderr
+    assert json.loads(rerun.stdout) == json.loads(whole.stdout)
+    assert rerun.stdout == whole.stdout  # bit for bit, as printed
 
 
 def jtl(path, users: int, rate: int, low: int, high: int) -> None:
@@ -101,3 +163,41 @@ def test_calibrate_keeps_its_finished_evaluations_and_a_rerun_resumes(tmp_path):
     assert all(json.loads(line) for line in cache.read_text().splitlines())  # no half line
     rerun = tiersim(*calibrate)
     assert f"{kept} from the cache" in rerun.stdout + rerun.stderr
+
+
+def test_capacity_resumes_from_a_cut_cache(tmp_path, monkeypatch):
+    """The fast twin of the test above, in this process: a search kept in the default cache
+    (`.tiersim-cache/capacity-NAME.jsonl` of the current folder), the cache cut after three
+    evaluations and in the middle of the fourth (as an interrupted write leaves it), a rerun:
+    three replayed, the rest run, the answer of a search without any cache, bit for bit."""
+    from click.testing import CliRunner
+
+    from sim.cli import main
+    from sim.studies.capacity import kept
+
+    monkeypatch.setattr(kept, "default_cache", DEFAULT_CACHE)  # the suite keeps none by default
+    monkeypatch.chdir(tmp_path)
+    Path("server.toml").write_text(one_server_file(duration_s=200, warmup_s=20, replications=3))
+
+    def capacity(*more: str):
+        done = CliRunner().invoke(main, list(search_of("server.toml", *more)))
+        assert done.exit_code == 0, done.output
+        return done
+
+    first = capacity()
+    cache = Path(".tiersim-cache/capacity-server.jsonl")
+    lines = cache.read_text().splitlines()
+    total = len(json.loads(first.stdout)["evaluations"])
+    assert len(lines) == total > 4
+    assert "resumed" not in first.stderr
+    cache.write_text("\n".join(lines[:3]) + "\n" + lines[3][: len(lines[3]) // 2])
+
+    rerun = capacity()
+    assert f"resumed: 3 of {total} evaluations from {cache}" in rerun.stderr
+    assert len(cache.read_text().splitlines()) == total + 1  # the torn line stays, skipped
+    whole = capacity("--no-cache")
+    assert "resumed" not in whole.stderr
+    assert rerun.stdout == whole.stdout == first.stdout
+    again = capacity()
+    assert f"resumed: {total} of {total} evaluations" in again.stderr
+    assert again.stdout == first.stdout

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sim.studies.calibration.saved import Calibrated, Point
+from sim.studies.capacity.kept import KeptEvaluations
 from sim.studies.capacity.search import (
     CapacityResult,
     Evaluation,
@@ -97,8 +98,10 @@ def answer(
     use_analytic: bool = True,
     knee_points: int = 8,
     on_evaluation: Callable[[Evaluation], None] | None = None,
+    kept: KeptEvaluations | None = None,
 ) -> CapacityResult:
-    """The search (bracket, bisection, knee) on `executor` with `workers` points at a time."""
+    """The search (bracket, bisection, knee) on `executor` with `workers` points at a time;
+    `kept`: the finished evaluations of an earlier run, and where this run's are kept."""
     return search(
         question.base,
         question.path,
@@ -114,6 +117,7 @@ def answer(
         knee_points=knee_points,
         on_evaluation=on_evaluation,
         busy=question.busy,
+        kept=kept,
     )
 
 
@@ -127,6 +131,7 @@ def answer_range(
     user_overrides: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
     ahead: Future[list[Point]] | None = None,
+    kept: KeptEvaluations | None = None,
 ) -> CapacityRange:
     """The search repeated at `draws` parameter draws of the calibration, each started from the
     answer at the fitted values (`nominal`, the nearest guess) with its own seed; the user's
@@ -134,12 +139,14 @@ def answer_range(
     `executor` (`Executor.interleave`), one point at a time each: a draw's next point is
     submitted as soon as its last one returns, so the workers stay busy until the last draw's
     last point; the answers are the same on any executor, serial included.  `ahead`: the
-    draws' points from `draw_points_ahead`."""
+    draws' points from `draw_points_ahead`; `kept`: as `answer`'s, each draw's evaluations
+    told apart by its seed, its drawn values and its moved SLOs."""
     search_at = DrawSearch(
         question,
         nominal.best.value if nominal.best is not None else question.start,
         tolerance,
         tuple(user_overrides),
+        kept,
     )
 
     def side_by_side(search_at: DrawSearch, *columns) -> Iterator[CapacityResult]:
@@ -190,6 +197,7 @@ class DrawSearch:
     start: float
     tolerance: float
     user_overrides: tuple[str, ...]
+    kept: KeptEvaluations | None = None
 
     def __call__(self, drawn: tuple[str, ...], draw_seed: int, slos: list) -> CapacityResult:
         """The whole search, here."""
@@ -214,4 +222,5 @@ class DrawSearch:
             tolerance=self.tolerance,
             bounds=question.bounds,
             workers=1,
+            kept=self.kept,
         )

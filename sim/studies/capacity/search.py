@@ -30,6 +30,7 @@ from typing import Any
 
 from sim.model.load import ModelError, parse_model
 from sim.present.failures import FAILED_SHARE
+from sim.studies.capacity.kept import KeptEvaluations
 from sim.studies.capacity.knee import knee
 from sim.studies.capacity.slo import DEFAULT_ERROR_BUDGET, Slo, within_budget
 from sim.studies.sweep.design import toml_literal
@@ -404,10 +405,12 @@ def search(
     knee_points: int = 0,
     on_evaluation: Callable[[Evaluation], None] | None = None,
     busy: tuple[str, ...] = (),
+    kept: KeptEvaluations | None = None,
 ) -> CapacityResult:
     """`busy`: the resources' busy-share metrics to read at each point, to name the bottleneck
     at the answer (`utilization_metrics`); none for a draw's search, which names none.  Each
-    batch's points run on `executor` and are recorded as they finish."""
+    batch's points run on `executor` and are recorded as they finish; `kept`: the finished
+    evaluations of an earlier run, replayed, and where this run's are kept."""
     bounds = bounds or default_bounds(start, integer)
     guess, note = (
         analytic_guess(base, path, slos, direction, integer, start, bounds)
@@ -428,6 +431,7 @@ def search(
         knee_points=knee_points,
         on_evaluation=on_evaluation,
         busy=busy,
+        kept=kept,
     )
     try:
         tasks = next(steps)
@@ -456,10 +460,13 @@ def search_steps(
     knee_points: int = 0,
     on_evaluation: Callable[[Evaluation], None] | None = None,
     busy: tuple[str, ...] = (),
+    kept: KeptEvaluations | None = None,
 ) -> SearchSteps:
     """The search (bracket, W+1-section, knee) as steps: yields each batch's tasks, is sent
     their records (in any order, as an iterable read as they come), returns the result.
-    `guess`: the first value (the analytic guess, or None: the start) and what to say of it."""
+    `guess`: the first value (the analytic guess, or None: the start) and what to say of it.
+    `kept`: finished evaluations replayed instead of run (never yielded), and where each
+    record is kept as it comes (`sim.studies.capacity.kept`)."""
     first_guess, note = guess
     metrics = tuple(dict.fromkeys(s.metric for s in slos))
     done: dict[float, Evaluation] = {}
@@ -469,12 +476,28 @@ def search_steps(
         if not todo:
             return
         asked = (*metrics, *busy)
-        records = yield [_task(base, path, v, integer, asked, i) for i, v in enumerate(todo)]
-        for record in records:
-            evaluation = _evaluation(record, path, slos, metrics, base.error_budget, busy)
-            done[evaluation.value] = evaluation
-            if on_evaluation is not None:
-                on_evaluation(evaluation)
+        tasks = [_task(base, path, v, integer, asked, i) for i, v in enumerate(todo)]
+        # the kept evaluations first (a rerun after an interruption), then those that run,
+        # each kept as soon as its record comes back
+        keys = [kept.fingerprint(task, slos) if kept else None for task in tasks]
+        known = [kept.recall(key) if kept else None for key in keys]
+        fresh = {t.point_id: (t, k) for t, k, r in zip(tasks, keys, known) if r is None}
+        for record in known:
+            if record is not None:
+                finished(record)
+        if fresh:
+            records = yield [task for task, _ in fresh.values()]
+            for record in records:
+                finished(record)
+                if kept is not None:
+                    task, key = fresh[record["point_id"]]
+                    kept.keep(key, record, task)
+
+    def finished(record: dict) -> None:
+        evaluation = _evaluation(record, path, slos, metrics, base.error_budget, busy)
+        done[evaluation.value] = evaluation
+        if on_evaluation is not None:
+            on_evaluation(evaluation)
 
     factor = 1.25 if first_guess is not None else 2.0
     first = _clamp(first_guess if first_guess is not None else start, bounds, integer)

@@ -1,0 +1,279 @@
+"""A capacity search's finished evaluations, kept so that a rerun after Ctrl-C does not run them
+again (`tiersim capacity --cache FILE`, default `.tiersim-cache/capacity-NAME.jsonl`).
+
+Each evaluation -- one value of the searched parameter, at the fitted values or at one parameter
+draw -- is appended to a JSON-lines file as soon as its record comes back: the figures the
+search reads (each SLO metric's mean and interval, the failed share, the counts, the window,
+the replications, the warnings, the busy shares).  It is keyed by a fingerprint of everything
+its record depends on, so a stale hit cannot happen:
+
+- the model as it runs (the file's data with every override applied -- `--set`, the
+  calibration's fitted and drawn values, the searched value -- validated and dumped), and the
+  content of every CSV it samples from (`empirical` with `csv`);
+- the seed, the replications, the metrics read, the SLOs (as moved by a draw's model error);
+- the calibration's content and the draw (its seed and overrides);
+- the tiersim version, a hash of every source file of the `sim` package (an edit of the code
+  makes every kept evaluation stale) and whether numba is importable (`run.engine = "auto"`).
+
+A rerun reads the file, replays every evaluation it asks for whose fingerprint is there and
+runs the others: the search is deterministic (common random numbers, its next points decided by
+the records alone), so it asks for the same points, and the answer is the one a run without
+the file gives, bit for bit (a float goes through JSON as its shortest round-trip repr).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sim.present.failures import FAILED_SHARE
+
+if TYPE_CHECKING:
+    from sim.studies.sweep.point import PointTask
+
+# the file's form; a change of what a line holds changes it, and old lines no longer match
+FORM = "tiersim capacity evaluation 1"
+# the record's fields the search reads (`search._evaluation`), beside the searched value and
+# the SLO metrics' and busy shares' columns
+FIELDS = (
+    "status",
+    "error_kind",
+    "error",
+    FAILED_SHARE,
+    f"{FAILED_SHARE}.ci_low",
+    f"{FAILED_SHARE}.ci_high",
+    "count.failed",
+    "count.completed",
+    "replications",
+    "window_s",
+    "warmup_s",
+    "warnings",
+)
+# a record that counts as a finished evaluation: its figures (ok), or a value the search reads
+# as "not meeting" (unstable, unfinished); any other failure stops the search and is not kept
+KEPT_KINDS = (None, "unstable", "unfinished")
+
+
+class CacheError(ValueError):
+    """A cache file that cannot be read or written; the message names it and the fix."""
+
+
+def default_cache(source: str | Path) -> Path:
+    """Beside calibrate's (`.tiersim-cache/calibrate-NAME.jsonl`), in the current folder."""
+    return Path(".tiersim-cache") / f"capacity-{Path(source).stem}.jsonl"
+
+
+class KeptEvaluations:
+    """The evaluations a file holds, looked up by fingerprint, and the ones this run adds.
+
+    `path` None keeps nothing (`--no-cache`) and only counts.  `calibration`: the calibration's
+    content digest (`calibration_digest`), or "" without one."""
+
+    def __init__(self, path: Path | None, calibration: str = "") -> None:
+        self.path = path
+        self.calibration = calibration
+        self.known: dict[str, dict[str, Any]] = {}
+        self.reused = 0  # evaluations replayed from the file in this run
+        self.simulated = 0  # evaluations run in this run
+        if path is not None:
+            self._read(path)
+
+    @property
+    def total(self) -> int:
+        return self.reused + self.simulated
+
+    def _read(self, path: Path) -> None:
+        """Every well-formed line of the file; a line cut short by an interruption (or anything
+        else that is not a record of this form) is skipped."""
+        from sim.files import FileProblem, read_text
+
+        if not path.exists():
+            return
+        try:
+            text = read_text(path, "capacity cache", max_bytes=2**30)
+        except FileProblem as exc:
+            raise CacheError(
+                f"--cache {exc}; give another --cache, or --no-cache, or delete it to start again"
+            ) from None
+        for line in text.splitlines():
+            try:
+                entry = json.loads(line)
+            except (ValueError, RecursionError):  # JSONDecodeError, a 5 000-digit number
+                continue
+            if (
+                isinstance(entry, dict)
+                and isinstance(entry.get("fingerprint"), str)
+                and isinstance(entry.get("record"), dict)
+            ):
+                self.known[entry["fingerprint"]] = entry["record"]
+
+    def recall(self, fingerprint: str | None) -> dict[str, Any] | None:
+        """The kept record of an evaluation, counted as reused; None when it must run."""
+        if fingerprint is None or self.path is None:
+            return None
+        record = self.known.get(fingerprint)
+        if record is not None:
+            self.reused += 1
+        return record
+
+    def keep(self, fingerprint: str | None, record: dict[str, Any], task: PointTask) -> None:
+        """Append a finished evaluation's figures at once (a line of its own: a torn last line
+        from an interrupted write is left behind, not joined)."""
+        self.simulated += 1
+        if (
+            fingerprint is None
+            or self.path is None
+            or record.get("error_kind") not in KEPT_KINDS
+            or fingerprint in self.known
+        ):
+            return
+        figures = kept_figures(record, task)
+        self.known[fingerprint] = figures
+        line = json.dumps({"fingerprint": fingerprint, "record": figures}, default=_number)
+        from sim.studies.calibration.evaluate import append_line
+
+        try:
+            append_line(self.path, line)
+        except OSError as exc:
+            raise CacheError(
+                f"--cache {self.path}: cannot write ({exc.strerror or exc}); give another "
+                "--cache, or --no-cache"
+            ) from None
+
+    def fingerprint(self, task: PointTask, slos: Iterable[Any]) -> str | None:
+        """Everything the evaluation's record depends on, hashed; None when its model does not
+        validate (it then runs, and says why as it would without a cache)."""
+        if self.path is None:
+            return None
+        from sim.model.load import ModelError, parse_model
+
+        try:
+            model = parse_model(
+                task.raw_model, task.source, task.run_overrides, Path(task.base_dir)
+            )
+        except ModelError:
+            return None
+        text = model.model_dump_json()
+        digest = hashlib.sha256()
+        for part in (
+            FORM,
+            code_digest(),
+            text,
+            *(_file_digest(Path(name)) for name in sorted(_sampled_files(model.model_dump()))),
+            json.dumps(
+                {
+                    "values": task.values,
+                    "seed": task.seed,
+                    "replications": task.replications,
+                    "metrics": list(task.metrics),
+                    "slos": [repr(slo) for slo in slos],
+                    "overrides": list(task.run_overrides),
+                    "calibration": self.calibration,
+                },
+                sort_keys=True,
+                default=repr,
+            ),
+        ):
+            digest.update(part.encode())
+            digest.update(b"\0")
+        return digest.hexdigest()[:32]
+
+    def said(self) -> str | None:
+        """The line a rerun says on stderr when it replayed any evaluation."""
+        if not self.reused:
+            return None
+        return f"resumed: {self.reused} of {self.total} evaluations from {self.path}"
+
+
+def kept_figures(record: dict[str, Any], task: PointTask) -> dict[str, Any]:
+    """What of a record the search reads: the searched value, `FIELDS`, and each metric's and
+    busy share's columns (`task.metrics`)."""
+    columns = [*task.values, *FIELDS]
+    for metric in task.metrics:
+        columns += [metric, f"{metric}.ci_low", f"{metric}.ci_high"]
+    return {name: record[name] for name in columns if name in record}
+
+
+def calibration_digest(calibrated: Any) -> str:
+    """The calibration's content: every field of it, exactly (arrays by their bytes, floats
+    by their repr), hashed."""
+    if calibrated is None:
+        return ""
+    digest = hashlib.sha256()
+    _feed(digest, calibrated)
+    return digest.hexdigest()[:32]
+
+
+def _feed(digest: Any, value: Any) -> None:
+    """Feed `value` to `digest` whole: numpy's repr of an array rounds and elides it."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        digest.update(type(value).__name__.encode())
+        for item in dataclasses.fields(value):
+            digest.update(f"({item.name}".encode())
+            _feed(digest, getattr(value, item.name))
+            digest.update(b")")
+    elif hasattr(value, "tobytes") and hasattr(value, "shape"):
+        digest.update(f"{value.dtype}{value.shape}".encode())
+        digest.update(value.tobytes())
+    elif isinstance(value, (tuple, list)):
+        digest.update(b"[")
+        for item in value:
+            _feed(digest, item)
+            digest.update(b",")
+        digest.update(b"]")
+    elif isinstance(value, dict):
+        _feed(digest, sorted(value.items(), key=repr))
+    else:
+        digest.update(repr(value).encode())
+
+
+@functools.cache
+def code_digest() -> str:
+    """The tiersim version, every `.py` file of the `sim` package (names and content), and
+    whether numba is importable: an evaluation made by other code is not this code's."""
+    from importlib.util import find_spec
+
+    from sim import __version__
+
+    package = Path(__file__).resolve().parents[2]
+    digest = hashlib.sha256(f"{__version__}|numba={find_spec('numba') is not None}".encode())
+    for path in sorted(package.rglob("*.py")):
+        digest.update(str(path.relative_to(package)).encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _sampled_files(node: Any) -> set[str]:
+    """The CSV files the model samples from (`empirical` distributions' `csv`, resolved)."""
+    found: set[str] = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "csv" and isinstance(value, str):
+                found.add(value)
+            else:
+                found |= _sampled_files(value)
+    elif isinstance(node, list):
+        for value in node:
+            found |= _sampled_files(value)
+    return found
+
+
+def _file_digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return f"unreadable {path}"
+
+
+def _number(value: Any) -> Any:
+    """numpy scalars as Python numbers (a float's repr round-trips exactly)."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not a figure")
