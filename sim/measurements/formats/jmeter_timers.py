@@ -27,7 +27,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 KINDS = ("ConstantTimer", "UniformRandomTimer", "GaussianRandomTimer", "PoissonRandomTimer")
 QUANTILES = 200  # values of the empirical think time: quantiles at (i + 1/2)/200
@@ -64,6 +63,10 @@ class Timer:
             k = np.arange(top + 1, dtype=float)
             width = np.clip(np.minimum(k + 1 - d, r) - np.maximum(k - d, 0.0), 0.0, None)
             return width / r
+        # scipy.stats for these two alone (1-2.5 s of CPU to import): `plan` reads the timers'
+        # module whether or not its test plan has them
+        from scipy import stats
+
         if self.kind == "GaussianRandomTimer":
             top = math.ceil(abs(d) + r * stats.norm.isf(TAIL)) + 1
             k = np.arange(top + 1, dtype=float)
