@@ -115,6 +115,7 @@ def capacity(
     file where each finished evaluation is kept as it finishes (none by default; `tiersim
     capacity --cache`): a call cut short (Ctrl-C) and made again replays them, with the same
     answer (`Capacity.resumed` counts them)."""
+    from sim.api.placeholders import refuse
     from sim.studies.capacity.kept import CacheError, KeptEvaluations, calibration_digest
     from sim.studies.capacity.next_measurement import weigh as weigh_candidates
     from sim.studies.capacity.question import answer, answer_range
@@ -149,6 +150,13 @@ def capacity(
     kept_in = arguments.optional_path(cache, "cache", "cache file")
     fixed = (*calibrated.overrides(), *extra) if calibrated is not None else extra
     question = _question(where, slos, vary, chosen, fixed, count, root, low, high, budget)
+    # a from-config model's placeholders (a demand of 0 s) would be searched as values
+    if isinstance(where, Model):
+        refuse(where, fixed, "sim.capacity", (question.path,))
+    else:  # a model file, or a sweep file's base model with its fixed overrides
+        refuse(
+            Path(question.base.source), question.base.overrides, "sim.capacity", (question.path,)
+        )
     given = _candidates(wanted, question)
     try:
         kept = KeptEvaluations(kept_in, calibration_digest(calibrated))

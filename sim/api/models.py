@@ -15,10 +15,16 @@ from sim.model.schema import Model
 
 def load_model(path: str | Path, overrides: Sequence[str] = ()) -> Model:
     """A model file (TOML), validated, with `--set`-style overrides
-    (`"backends.0.threads=30"`); raises `ModelError`, one line per problem."""
+    (`"backends.0.threads=30"`); raises `ModelError`, one line per problem.  A `tiersim
+    from-config` model carries the placeholders the overrides left unfilled: the calls that
+    run, solve or search it refuse it as they refuse the file (`sim.api.placeholders`)."""
+    from sim.api.placeholders import carry
+    from sim.files import read_toml
     from sim.model.load import load_model as load
 
-    return load(arguments.path(path, "path", "model file"), arguments.overrides(overrides))
+    where, extra = arguments.path(path, "path", "model file"), arguments.overrides(overrides)
+    model = load(where, extra)
+    return carry(model, read_toml(where, "model file"), str(where), extra)
 
 
 def parse_model(
@@ -38,5 +44,8 @@ def parse_model(
         )
     if not isinstance(source, str):
         raise ArgumentError("source", f"expected a name for messages (str), not {source!r}")
+    from sim.api.placeholders import carry
+
     folder = arguments.optional_path(base_dir, "base_dir", "folder")
-    return parse(dict(data), source, arguments.overrides(overrides), folder)
+    extra = arguments.overrides(overrides)
+    return carry(parse(dict(data), source, extra, folder), data, source, extra)

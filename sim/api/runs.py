@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from sim.api import arguments
 from sim.api.frames import answer_frame, summary_frame
-from sim.configs.placeholders import refusal, unfilled
-from sim.model.load import ModelError, load_model
+from sim.api.placeholders import refuse
+from sim.model.load import load_model
 from sim.model.schema import Model
 
 if TYPE_CHECKING:
@@ -38,7 +38,8 @@ class SimulationError(RuntimeError):
 def _model(model: Any, overrides: Any, call: str) -> Model:
     """A `Model` as given, or the model file at a path with its `--set`-style overrides; a
     `from-config` model whose placeholders nothing filled is refused, as the commands refuse
-    it (`sim.configs.placeholders`): a demand of 0 s would answer a 0 s response."""
+    it, given as a path or as the Model `sim.load_model` made of it (`sim.api.placeholders`):
+    a demand of 0 s would answer a 0 s response."""
     source = arguments.model_source(model)
     extra = arguments.overrides(overrides)
     if isinstance(source, Model):
@@ -48,11 +49,10 @@ def _model(model: Any, overrides: Any, call: str) -> Model:
                 "a Model is already validated: give overrides to "
                 "sim.load_model(path, overrides), or pass the model's path",
             )
+        refuse(source, (), call, takes_overrides=False)  # as loaded by sim.load_model
         return source
     loaded = load_model(source, extra)
-    left = unfilled(source, extra)
-    if left:
-        raise ModelError(refusal(source, left, call, setting="overrides"))
+    refuse(source, extra, call)
     return loaded
 
 

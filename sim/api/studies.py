@@ -279,6 +279,7 @@ def predict(
     imported as one window: a pandas Series or a dict) -- makes the intervals of the figures
     it measured intervals of a measurement of them: its own noise (a window of its length, its
     count of requests) is added (`--measured`); the frame's `interval_of` says which."""
+    from sim.api.placeholders import refuse
     from sim.studies.predict import CalibratedPrediction
     from sim.studies.predict import predict as predict_at
 
@@ -291,6 +292,7 @@ def predict(
     each = arguments.integer(draw_replications, "draw_replications", 1)
     on_progress = arguments.callback(progress, "progress")
     level = _measured_level(measured)
+    refuse(source, (*calibrated.overrides(), *extra), "sim.predict")  # a calibration fills some
     if isinstance(source, Model):
         from sim.model.load import parse_model
         from sim.run.simulate import Status, simulate

@@ -33,6 +33,13 @@ def unfilled(
         document = read_toml(model_file, "model file")
     except FileProblem:
         return []  # the model's loader has said (or will say) what is wrong with the file
+    return unfilled_in(document, overrides, filled)
+
+
+def unfilled_in(
+    document: dict[str, Any], overrides: Iterable[str], filled: Iterable[str] = ()
+) -> list[str]:
+    """`unfilled` of a model's data (a file's document, or a `Model`'s own data)."""
     meta = document.get("meta", {})
     origins = meta.get("provenance", {}) if isinstance(meta, dict) else {}
     given = [text.split("=", 1)[0].strip() for text in overrides] + list(filled)
@@ -75,13 +82,27 @@ def _overridden(document: dict[str, Any], overrides: list[str]) -> dict[str, Any
 def refusal(model_file: str | Path, paths: list[str], command: str, setting: str = "--set") -> str:
     """One line: which placeholders are left, and the `--set` (or a sweep's `sweep.set`
     entry: `setting`) that fills each."""
-    document = read_toml(model_file, "model file")
+    return refusal_in(read_toml(model_file, "model file"), model_file, paths, command, setting)
+
+
+def refusal_in(
+    document: dict[str, Any],
+    model_file: str | Path,
+    paths: list[str],
+    command: str,
+    setting: str = "--set",
+) -> str:
+    """`refusal` of a model's data; `setting` "sim.load_model" gives the call that loads the
+    file filled (a `Model` is validated already: its placeholders are filled where it is
+    loaded)."""
     examples = [_example(path, _lookup(document, path)) for path in paths]
-    sets = (
-        " ".join(f"--set {example}" for example in examples)
-        if setting == "--set"
-        else f"{setting} = [" + ", ".join(f'"{example}"' for example in examples) + "]"
-    )
+    listed = ", ".join(f'"{example}"' for example in examples)
+    if setting == "--set":
+        sets = " ".join(f"--set {example}" for example in examples)
+    elif setting == "sim.load_model":
+        sets = f"sim.load_model({str(model_file)!r}, [{listed}])"
+    else:
+        sets = f"{setting} = [{listed}]"
     return (
         f"{model_file}: {len(paths)} placeholder{'s' if len(paths) > 1 else ''} no "
         f"configuration file holds {'are' if len(paths) > 1 else 'is'} unfilled "

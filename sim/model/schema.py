@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from sim.model.access_log_schedule import schedule_from_access_log
 from sim.model.autoscale import Autoscale
@@ -1560,6 +1568,10 @@ class Model(Strict):
         description="request classes, each one's demand per tier where it differs from the "
         "tier's (a list of tables in TOML); empty = one implicit class",
     )
+    # Not a parameter: of a `tiersim from-config` model, the file it was read from and the
+    # placeholders nothing filled there (`sim.load_model` / `sim.parse_model` set it), so that
+    # every call taking the Model refuses it as it refuses the file (`sim.api.placeholders`).
+    _placeholders: tuple[str, tuple[str, ...]] | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _topology(self) -> Model:
