@@ -218,10 +218,13 @@ def fingerprint(
     folder: Path, spec: ExperimentSpec, goals: list[Figure], replications: int | None
 ) -> str:
     """Everything an evaluation depends on besides the parameter values: the experiment, its
-    published table, the model files of the targets' rows, the replications, the version."""
+    published table, the model files of the targets' rows, the replications, the version and
+    the code (`code_digest`: a fix changes the figures, not the version)."""
     from importlib.metadata import version
 
-    digest = hashlib.sha256()
+    from sim.studies.source_digest import code_digest
+
+    digest = hashlib.sha256(code_digest().encode())
     digest.update(spec.fingerprint_text().encode())
     digest.update((folder / str(spec.experiment.published)).read_bytes())
     for model_file in sorted({row_run(folder, spec, g.record)[0] for g in goals}):

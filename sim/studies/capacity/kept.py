@@ -24,7 +24,6 @@ the file gives, bit for bit (a float goes through JSON as its shortest round-tri
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import json
 from collections.abc import Iterable
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sim.present.failures import FAILED_SHARE
+from sim.studies.source_digest import code_digest
 
 if TYPE_CHECKING:
     from sim.studies.sweep.point import PointTask
@@ -230,24 +230,6 @@ def _feed(digest: Any, value: Any) -> None:
         _feed(digest, sorted(value.items(), key=repr))
     else:
         digest.update(repr(value).encode())
-
-
-@functools.cache
-def code_digest() -> str:
-    """The tiersim version, every `.py` file of the `sim` package (names and content), and
-    whether numba is importable: an evaluation made by other code is not this code's."""
-    from importlib.util import find_spec
-
-    from sim import __version__
-
-    package = Path(__file__).resolve().parents[2]
-    digest = hashlib.sha256(f"{__version__}|numba={find_spec('numba') is not None}".encode())
-    for path in sorted(package.rglob("*.py")):
-        digest.update(str(path.relative_to(package)).encode())
-        digest.update(b"\0")
-        digest.update(path.read_bytes())
-        digest.update(b"\0")
-    return digest.hexdigest()
 
 
 def _sampled_files(node: Any) -> set[str]:
