@@ -406,9 +406,13 @@ def capacity(
                 )
         weighed = None
         if spread is not None and calibrated is not None and (what_next or given):
-            weighed = _what_next(
-                question, result, spread, calibrated, given, what_next, executor, user_overrides
-            )
+            try:
+                weighed = _what_next(
+                    question, result, spread, calibrated, given, what_next, executor, user_overrides
+                )
+            except KeyboardInterrupt:  # the answer and its range are shown, then exit 130
+                err.print("interrupted: the measurements were not weighed")
+                interrupted = True
     resumed = kept.said()
     if resumed is not None:
         err.print(resumed, markup=False)
@@ -475,7 +479,8 @@ def _where_kept(kept) -> str:
 
 def _what_next(question, result, spread, calibrated, given, defaults, executor, user_overrides):
     """`--what-next` / `--candidate`: each measurement simulated at the range's draws; None
-    when interrupted or a worker was lost (the answer and its range are shown all the same)."""
+    when a worker was lost (the answer and its range are shown all the same; an interrupt is
+    the caller's)."""
     from sim.studies.capacity.next_measurement import weigh
     from sim.studies.capacity.search import CapacityError
     from sim.studies.executor import LostWork
@@ -498,8 +503,6 @@ def _what_next(question, result, spread, calibrated, given, defaults, executor, 
         err.print(f"what next: {exc}", markup=False)
     except LostWork as exc:
         err.print(f"{exc}: the measurements were not weighed; rerun the same command")
-    except KeyboardInterrupt:
-        err.print("interrupted: the measurements were not weighed")
     return None
 
 

@@ -201,3 +201,59 @@ def test_capacity_resumes_from_a_cut_cache(tmp_path, monkeypatch):
     again = capacity()
     assert f"resumed: {total} of {total} evaluations" in again.stderr
     assert again.stdout == first.stdout
+
+
+# the one-server model's demand fitted at 0.1 s (the file's 0.3 s is unstable at 5 per s)
+DEMAND_FIT = {
+    "experiment": "one server",
+    "parameters": [
+        {
+            "parameter": "backends.0.demand.mean",
+            "value": 0.1,
+            "low": 0.05,
+            "high": 0.2,
+            "scale": "log",
+            "when": {},
+            "kind": "calibrate",
+        }
+    ],
+    "uncertainty": {
+        "model_error": {"sd": 0.02, "estimated": True},
+        "posterior": {"scale": "unit", "mean": [1.5], "cov": [[0.0025]]},
+    },
+}
+
+
+@pytest.mark.slow  # about 20 s: a range of two draws' searches, whole and resumed
+def test_capacity_interrupted_in_its_draws_shows_the_answer_and_resumes(tmp_path):
+    """Ctrl-C once the parameter draws' searches have begun: the answer at the fitted values is
+    printed, the command ends with 130, and the rerun replays the search at the fitted values
+    and the draws' finished evaluations, and answers as a range never interrupted."""
+    model, calibration = tmp_path / "server.toml", tmp_path / "fit.json"
+    model.write_text(one_server_file(duration_s=400, warmup_s=20, replications=2))
+    calibration.write_text(json.dumps(DEMAND_FIT))
+    cache = tmp_path / "capacity.jsonl"
+    search = search_of(model, "--set", 'run.engine="reference"', "--calibration")
+    search += (str(calibration), "--draws", "2", "--min", "1", "--max", "20", "--tolerance", "0.1")
+    whole = tiersim(*search, "--no-cache")
+    fitted = len(json.loads(whole.stdout)["evaluations"])
+
+    def evaluations() -> int:
+        return len(cache.read_text().splitlines()) if cache.exists() else 0
+
+    process = start(*search, "--cache", str(cache))
+    wait_for(lambda: evaluations() >= fitted + 2, seconds=120)  # two of the draws'
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    assert (
+        "interrupted: the answer at the fitted values is below; finished evaluations are "
+        f"kept in {cache}" in stderr
+    )
+    shown = json.loads(stdout)
+    assert "calibrated_range" not in shown
+    assert shown["best"] == json.loads(whole.stdout)["best"]
+    kept = evaluations()
+    rerun = tiersim(*search, "--cache", str(cache))
+    assert f"resumed: {kept} of " in rerun.stderr
+    assert rerun.stdout == whole.stdout
