@@ -33,9 +33,9 @@ class Capacity:
     result: CapacityResult
     range: CapacityRange | None = None
     next_measurements: NextMeasurements | None = None
-    # evaluations replayed from `cache` (a run cut short before), of `evaluations` in all
+    # evaluations replayed from `cache` (a run cut short before), of `evaluated` in all
     resumed: int = 0
-    evaluations: int = 0
+    evaluated: int = 0
 
     @property
     def best(self) -> float | None:

@@ -97,10 +97,10 @@ def test_capacity_keeps_its_evaluations_and_a_second_call_replays_them(fitted, t
     first = sim.capacity(model, "mean<0.5", "clients.rate_per_s", cache=cache, **asked)
     assert first.resumed == 0
     assert (
-        first.evaluations == len(cache.read_text().splitlines()) > len(first.result.evaluations)
+        first.evaluated == len(cache.read_text().splitlines()) > len(first.result.evaluations)
     )  # the draws' evaluations kept beside the search's
     again = sim.capacity(model, "mean<0.5", "clients.rate_per_s", cache=cache, **asked)
-    assert again.resumed == again.evaluations == first.evaluations
+    assert again.resumed == again.evaluated == first.evaluated
     plain = sim.capacity(model, "mean<0.5", "clients.rate_per_s", **asked)
     assert plain.resumed == 0
     documents = {json.dumps(c.as_dict(), sort_keys=True) for c in (first, again, plain)}
