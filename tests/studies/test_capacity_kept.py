@@ -87,22 +87,36 @@ def test_a_calibration_digest_is_of_its_content_exactly():
     assert digest(0.1, 2.0) != digest(0.1, 2.0 + 1e-12)  # beyond numpy's printed digits
 
 
-def test_a_kept_record_comes_back_unchanged(model, tmp_path):
-    base = search_base(model, (), None, None)
-    task = _task(base, "clients.rate_per_s", 2.0, False, ("response.mean",), 0)
+def record_of(task, **changed):
+    """A record as `run_point` makes it, with `changed` fields."""
     record = {
         "point_id": task.point_id,
         "clients.rate_per_s": 2.0,
-        "status": "failed",
-        "error_kind": "unstable",
-        "error": "unstable",
-        "share.failed": math.nan,
+        "status": "ok",
+        "error_kind": None,
+        "error": None,
+        "share.failed": 0.0,
+        "share.failed.ci_low": 0.0,
+        "share.failed.ci_high": math.nan,
+        "count.failed": 0.0,
+        "count.completed": 381.0,
+        "replications": 3,
+        "window_s": 180.0,
+        "warmup_s": 20.0,
+        "warnings": '["response.p99: few responses beyond it"]',
         "response.mean": 0.1 + 0.2,  # 0.30000000000000004: a float's shortest repr
         "response.mean.ci_low": 1e-310,
         "response.mean.ci_high": math.inf,
-        "replications": 3,
         "model": "{... a whole model: not kept}",
+        "runtime_s": 0.4,
     }
+    return record | changed
+
+
+def test_a_kept_record_comes_back_unchanged(model, tmp_path):
+    base = search_base(model, (), None, None)
+    task = _task(base, "clients.rate_per_s", 2.0, False, ("response.mean",), 0)
+    record = record_of(task)
     cache = tmp_path / "cache.jsonl"
     writer = KeptEvaluations(cache)
     key = writer.fingerprint(task, SLOS)
@@ -110,14 +124,57 @@ def test_a_kept_record_comes_back_unchanged(model, tmp_path):
     writer.keep(key, record, task)  # once only
     assert writer.simulated == 2 and len(cache.read_text().splitlines()) == 1
     reader = KeptEvaluations(cache)
-    back = reader.recall(key)
+    back = reader.recall(key, task)
     assert back is not None and reader.reused == 1
-    assert "model" not in back and "point_id" not in back
+    assert not {"model", "point_id", "runtime_s"} & set(back)
     assert back["response.mean"] == 0.1 + 0.2 and back["response.mean.ci_low"] == 1e-310
-    assert back["response.mean.ci_high"] == math.inf and math.isnan(back["share.failed"])
+    assert back["response.mean.ci_high"] == math.inf and math.isnan(back["share.failed.ci_high"])
     kept_part = {k: v for k, v in record.items() if k in back}
     assert json.dumps(back, sort_keys=True) == json.dumps(kept_part, sort_keys=True)
     assert reader.said() == f"resumed: 1 of 1 evaluations from {cache}"
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"replications": "3"},
+        {"response.mean.ci_high": None},
+        {"warnings": "not JSON"},
+        {"warnings": "[1, 2]"},
+        {"status": "ok", "error_kind": "unstable"},
+        {"clients.rate_per_s": 2.5},  # another value's figures under this value's key
+        {"count.completed": True},
+    ],
+)
+def test_a_hand_edited_line_is_run_again_not_read(model, tmp_path, changed):
+    """A line with the right key but not a whole record of the evaluation (edited by hand, or
+    made by anything but this code) is run again, never read into a wrong answer or a crash."""
+    base = search_base(model, (), None, None)
+    task = _task(base, "clients.rate_per_s", 2.0, False, ("response.mean",), 0)
+    cache = tmp_path / "cache.jsonl"
+    writer = KeptEvaluations(cache)
+    key = writer.fingerprint(task, SLOS)
+    writer.keep(key, record_of(task), task)
+    assert KeptEvaluations(cache).recall(key, task) is not None
+    line = json.loads(cache.read_text())
+    line["record"] |= changed
+    cache.write_text(json.dumps(line) + "\n")
+    reader = KeptEvaluations(cache)
+    assert reader.recall(key, task) is None and reader.reused == 0
+
+
+def test_an_unstable_value_is_kept_without_figures(model, tmp_path):
+    base = search_base(model, (), None, None)
+    task = _task(base, "clients.rate_per_s", 2.0, False, ("response.mean",), 0)
+    unstable = record_of(
+        task, status="failed", error_kind="unstable", error="utilization 1.2", replications=0
+    )
+    unstable |= {name: math.nan for name in ("response.mean", "count.completed", "window_s")}
+    cache = tmp_path / "cache.jsonl"
+    writer = KeptEvaluations(cache)
+    key = writer.fingerprint(task, SLOS)
+    writer.keep(key, unstable, task)
+    assert KeptEvaluations(cache).recall(key, task)["error_kind"] == "unstable"
 
 
 def test_a_failure_that_stops_the_search_is_not_kept(model, tmp_path):
@@ -134,5 +191,5 @@ def test_without_a_file_nothing_is_kept_or_replayed(model):
     base = search_base(model, (), None, None)
     task = _task(base, "clients.rate_per_s", 2.0, False, ("response.mean",), 0)
     nothing = KeptEvaluations(None)
-    assert nothing.fingerprint(task, SLOS) is None and nothing.recall(None) is None
+    assert nothing.fingerprint(task, SLOS) is None and nothing.recall(None, task) is None
     assert nothing.said() is None

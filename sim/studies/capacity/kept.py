@@ -112,13 +112,15 @@ class KeptEvaluations:
             ):
                 self.known[entry["fingerprint"]] = entry["record"]
 
-    def recall(self, fingerprint: str | None) -> dict[str, Any] | None:
-        """The kept record of an evaluation, counted as reused; None when it must run."""
+    def recall(self, fingerprint: str | None, task: PointTask) -> dict[str, Any] | None:
+        """The kept record of an evaluation, counted as reused; None when it must run (none
+        kept, or a line that is not a whole record of `task`: a hand-edited file)."""
         if fingerprint is None or self.path is None:
             return None
         record = self.known.get(fingerprint)
-        if record is not None:
-            self.reused += 1
+        if record is None or not whole(record, task):
+            return None
+        self.reused += 1
         return record
 
     def keep(self, fingerprint: str | None, record: dict[str, Any], task: PointTask) -> None:
@@ -193,10 +195,39 @@ class KeptEvaluations:
 def kept_figures(record: dict[str, Any], task: PointTask) -> dict[str, Any]:
     """What of a record the search reads: the searched value, `FIELDS`, and each metric's and
     busy share's columns (`task.metrics`)."""
+    return {name: record[name] for name in _columns(task) if name in record}
+
+
+def _columns(task: PointTask) -> list[str]:
     columns = [*task.values, *FIELDS]
     for metric in task.metrics:
         columns += [metric, f"{metric}.ci_low", f"{metric}.ci_high"]
-    return {name: record[name] for name in columns if name in record}
+    return columns
+
+
+def whole(record: dict[str, Any], task: PointTask) -> bool:
+    """Every field the search reads, of the type it reads (a record holds each metric asked,
+    NaN where a run has none): the searched value itself, a status it keeps, the figures as
+    numbers, the warnings as a JSON list of text."""
+    text = ("status", "error_kind", "error", "warnings")
+    numbers = [name for name in _columns(task) if name not in text]
+    try:
+        warnings = json.loads(record["warnings"])
+    except (KeyError, TypeError, ValueError, RecursionError):
+        return False
+    return (
+        all(record.get(path) == value for path, value in task.values.items())
+        and record.get("status") in ("ok", "failed")
+        and record.get("error_kind") in KEPT_KINDS
+        and (record["error_kind"] is None) == (record["status"] == "ok")
+        and all(_number_field(record.get(name)) for name in numbers)
+        and isinstance(warnings, list)
+        and all(isinstance(text, str) for text in warnings)
+    )
+
+
+def _number_field(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def calibration_digest(calibrated: Any) -> str:

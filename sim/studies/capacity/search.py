@@ -480,7 +480,7 @@ def search_steps(
         # the kept evaluations first (a rerun after an interruption), then those that run,
         # each kept as soon as its record comes back
         keys = [kept.fingerprint(task, slos) if kept else None for task in tasks]
-        known = [kept.recall(key) if kept else None for key in keys]
+        known = [kept.recall(key, task) if kept else None for key, task in zip(keys, tasks)]
         fresh = {t.point_id: (t, k) for t, k, r in zip(tasks, keys, known) if r is None}
         for record in known:
             if record is not None:
