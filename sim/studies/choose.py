@@ -151,7 +151,9 @@ def calibrate_choosing(
         extra: dict = {"weight": weights[i]}
         posterior = (getattr(fit, "uncertainty", None) or {}).get("posterior")
         if weights[i] > 0 and posterior is not None:
-            extra["posterior"] = {"mean": posterior["mean"], "cov": posterior["cov"]}
+            extra["posterior"] = {
+                key: posterior[key] for key in ("mean", "cov", "conditioned") if key in posterior
+            }
         summaries.append({**summary, "chosen": i == best, "close": close, **extra})
     return found[best][1], summaries
 

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from sim.studies.calibration.conditioned import KEPT, Conditioned, condition
 from sim.studies.calibration.figures import Figure, declared_model_error, published_figures
 from sim.studies.calibration.linear import (
     Posterior,
@@ -33,9 +34,11 @@ from sim.studies.calibration.linear import (
 from sim.studies.calibration.linearise import (
     Linearisation,
     draw_summary,
+    draw_units,
     linearise,
     parameter_intervals,
     sample,
+    simulate_points,
 )
 from sim.studies.experiment import figures_of
 from sim.studies.rows import Row
@@ -118,9 +121,12 @@ def analyse_fit(
     )
     names = [parameter_name(p) for p in parameters]
     intervals = parameter_intervals(parameters, post)
+    seed = spec.experiment.seed
+    conditioned = _conditioned(
+        folder, spec, parameters, figures, problem, fitted, post, draws, seed, replications, map_
+    )
     sampled = None
     if draws:
-        seed = spec.experiment.seed
         sampled = draw_summary(
             sample(
                 folder,
@@ -133,6 +139,7 @@ def analyse_fit(
                 seed,
                 map_,
                 progress,
+                units=None if conditioned is None else conditioned.units,
             ),
             figures,
             LEVEL,
@@ -184,9 +191,44 @@ def analyse_fit(
             "seed": spec.experiment.seed,
             "mean": [float(x) for x in post.mean],
             "cov": [[float(x) for x in row] for row in post.cov],
+            # the Gaussian's first draws, each conditioned on its unknowns
+            # (`conditioned`): the points `--calibration` runs, as this fit's own draws did
+            **({} if conditioned is None else {"conditioned": conditioned.as_dict()}),
         },
     }
     return report, lin, figures
+
+
+def _conditioned(
+    folder,
+    spec: ExperimentSpec,
+    parameters: list,
+    figures: list[Figure],
+    problem: Problem,
+    fitted: list[int],
+    post: Posterior,
+    draws: int,
+    seed: int,
+    replications: int | None,
+    map_,
+) -> Conditioned | None:
+    """The Gaussian's first max(draws, KEPT) points conditioned on their unknowns, when the fit
+    has both [[unknown]] and [[calibrate]] parameters (a combination of the two is what the
+    fitted figures pin; without unknowns the draws are the Gaussian's own).  The fitted rows
+    run with the fit's seeds at each point."""
+    kinds = [p.kind == "calibrate" for p in parameters]
+    if all(kinds) or not any(kinds) or not fitted:
+        return None
+    rows = [figures[i] for i in fitted]
+    published = np.array([f.published for f in rows])
+
+    def simulate(points: np.ndarray) -> np.ndarray:
+        at = [(tuple(p.from_unit(float(x)) for p, x in zip(parameters, u)), ()) for u in points]
+        found = simulate_points(folder, spec, parameters, rows, at, replications, map_)
+        return np.array([(f.mean - published) / published for f in found])
+
+    raw = draw_units(post.mean, post.cov, max(draws, KEPT), seed, kept=False)
+    return condition(problem, fitted, kinds, raw, simulate, post.discrepancy)
 
 
 def _sampled_parts(

@@ -37,6 +37,7 @@ class Alternative:
     weight: float
     mean: np.ndarray
     cov: np.ndarray
+    conditioned: np.ndarray | None = None  # its own fit's conditioned draws (`Calibrated`)
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,10 @@ class Calibrated:
     # the figures it was fitted to, with their runs' overrides (none in a document from before
     # the rows were saved): `capacity --what-next` finds the fitted levels and node count there
     fitted: tuple[FittedFigure, ...] = ()
+    # the fit's first draws, each conditioned on its unknowns (`conditioned`: its calibrated
+    # parameters moved until its fitted figures are where the Gaussian places them); the
+    # draws are these first, then the Gaussian's own (None: a document from before them)
+    conditioned: np.ndarray | None = None
 
     def overrides(self, values: tuple[float, ...] | np.ndarray | None = None) -> list[str]:
         """`--set` overrides for `values` (default the fitted ones), after the experiment's
@@ -111,9 +116,14 @@ class Calibrated:
 
     def draws(self, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
         """`count` parameter points from the fit's Gaussian: (unit-scale points, values); from
-        the calibration's own draw seed when it has one, else from `seed`."""
-        units = draw_units(
-            self.mean, self.cov, count, seed if self.draw_seed is None else self.draw_seed
+        the calibration's own draw seed when it has one, else from `seed`; the conditioned
+        ones first."""
+        units = _units(
+            self.mean,
+            self.cov,
+            self.conditioned,
+            count,
+            seed if self.draw_seed is None else self.draw_seed,
         )
         values = np.array(
             [[p.from_unit(float(u)) for p, u in zip(self.parameters, row)] for row in units]
@@ -126,10 +136,10 @@ class Calibrated:
         it), and within each from that structure's own fit.  Each point also gets a model-error
         quantile, stratified over the draws and shuffled by `seed`, so that M draws hold the
         model's error as evenly as they hold the parameters."""
-        structures = [(self.chosen, self.weight, self.mean, self.cov)] + [
-            (a.chosen, a.weight, a.mean, a.cov) for a in self.alternatives
+        structures = [(self.chosen, self.weight, self.mean, self.cov, self.conditioned)] + [
+            (a.chosen, a.weight, a.mean, a.cov, a.conditioned) for a in self.alternatives
         ]
-        counts = _shares(count, [w for _, w, _, _ in structures])
+        counts = _shares(count, [s[1] for s in structures])
         base = seed if self.draw_seed is None else self.draw_seed
         rng = np.random.default_rng(base)
         z = [
@@ -137,10 +147,12 @@ class Calibrated:
             for u in (rng.permutation(count) + 0.5) / count
         ]
         out: list[Point] = []
-        for k, ((chosen, _, mean, cov), n) in enumerate(zip(structures, counts)):
+        for k, ((chosen, _, mean, cov, conditioned), n) in enumerate(zip(structures, counts)):
             if n == 0:
                 continue
-            units = draw_units(mean, cov, n, base + k)
+            # a candidate's conditioned points are its own fit's (drawn from the experiment's
+            # seed); past them, its Gaussian's from this structure's seed
+            units = _units(mean, cov, conditioned, n, base + k)
             for row in units:
                 values = np.array([p.from_unit(float(u)) for p, u in zip(self.parameters, row)])
                 overrides = [
@@ -180,6 +192,18 @@ class Calibrated:
                 "(a load level past the knee would decide)"
             )
         return text
+
+
+def _units(
+    mean: np.ndarray, cov: np.ndarray, conditioned: np.ndarray | None, count: int, seed: int
+) -> np.ndarray:
+    """`count` unit-scale draws: the conditioned ones first, then the Gaussian's own (the same
+    Sobol' sequence, so draw m is the same point either way until it is conditioned)."""
+    units = draw_units(mean, cov, count, seed)
+    if conditioned is None:
+        return units
+    kept = min(count, len(conditioned))
+    return np.vstack([conditioned[:kept], units[kept:]])
 
 
 def saved_model_error_dof(model: dict) -> float | None:
@@ -282,7 +306,32 @@ def from_document(document, where: str) -> Calibrated:
         weight=_chosen_weight(document),
         caveats=_caveats(document, found),
         fitted=_fitted(document, where),
+        conditioned=_conditioned(posterior, where, "uncertainty.posterior", index, len(entries)),
     )
+
+
+def _conditioned(
+    posterior: dict, where: str, field: str, index: np.ndarray, p: int
+) -> np.ndarray | None:
+    """`conditioned.draws` of a posterior, the kept parameters' columns (None when absent: a
+    document from before the draws were conditioned, or a fit without unknowns)."""
+    found = posterior.get("conditioned")
+    if found is None:
+        return None
+    draws = found.get("draws") if isinstance(found, dict) else None
+    array = _array(
+        draws,
+        (len(draws) if isinstance(draws, list) else 0, p),
+        where,
+        f"{field}.conditioned.draws",
+    )
+    if len(array) == 0 or np.any((array < 1.0) | (array > 2.0)):
+        raise CalibrationFileError(
+            f"--calibration {where}: {field}.conditioned.draws must be points on the unit "
+            "scale, within [1, 2]; write the file again with `tiersim calibrate EXPERIMENT "
+            "--save FILE`"
+        )
+    return array[:, index]
 
 
 def _fitted(document: dict, where: str) -> tuple[FittedFigure, ...]:
@@ -384,6 +433,7 @@ def _alternatives(document: dict, where: str, index: np.ndarray, p: int) -> tupl
                 float(choice["weight"]),
                 mean[index],
                 cov[np.ix_(index, index)],
+                _conditioned(posterior, where, f"{field}.posterior", index, p),
             )
         )
     return tuple(out)
