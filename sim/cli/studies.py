@@ -457,8 +457,10 @@ def _kept_evaluations(source, cache, no_cache, calibrated):
         default_cache,
     )
 
-    if no_cache and cache:
+    if no_cache and cache is not None:
         fail("--cache and --no-cache: give one", ExitCode.USAGE)
+    if cache is not None and not cache.strip():
+        fail("--cache '': give a file name (or --no-cache for none)", ExitCode.USAGE)
     path = None if no_cache else Path(cache) if cache else default_cache(source)
     if path is not None and not cache:
         with contextlib.suppress(OSError):  # the default folder; else said just below

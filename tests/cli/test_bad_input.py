@@ -801,6 +801,21 @@ for slo in ("p95<inf", "p95<nan", "p95<1e999"):
         "give a finite target",
         within_s=5,
     )
+# capacity's cache of finished evaluations: refused before any simulation, never a silent
+# default for an empty name
+CAPACITY = ("capacity", fast, "--vary", "clients.users", "--slo", "p95<1", "--serial")
+for id, options, parts in (
+    ("empty", ("--cache", ""), ("--cache ''", "give a file name")),
+    ("and-no-cache", ("--cache", "c.jsonl", "--no-cache"), ("--cache and --no-cache",)),
+    ("device", ("--cache", "/dev/zero"), ("--cache /dev/zero", "not a regular file")),
+    ("no-folder", ("--cache", "/nonexistent/c.jsonl"), ("/nonexistent", "does not exist")),
+    (
+        "binary",
+        ("--cache", lambda f: write(f, "c.jsonl", bytes(range(256)) * 4)),
+        ("--cache", "c.jsonl", "binary file", "--no-cache"),
+    ),
+):
+    case(f"capacity-cache-{id}", "cache", cmd(*CAPACITY, *options), 2, *parts, within_s=5)
 
 # ---- 6. the kind / dist tags of tagged tables
 case(
