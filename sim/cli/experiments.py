@@ -182,6 +182,10 @@ def calibrate(
         )
     if save:
         writable(save, "--save")
+    if no_cache and cache is not None:
+        fail("--cache and --no-cache: give one", ExitCode.USAGE)
+    if cache is not None and not cache.strip():
+        fail("--cache '': give a file name (or --no-cache for none)", ExitCode.USAGE)
     path = None
     try:
         # the experiment's files read once, here: every step of the calibration is given it

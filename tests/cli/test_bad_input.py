@@ -816,6 +816,18 @@ for id, options, parts in (
     ),
 ):
     case(f"capacity-cache-{id}", "cache", cmd(*CAPACITY, *options), 2, *parts, within_s=5)
+for id, options, parts in (
+    ("empty", ("--cache", ""), ("--cache ''", "give a file name")),
+    ("and-no-cache", ("--cache", "c.jsonl", "--no-cache"), ("--cache and --no-cache",)),
+):
+    case(
+        f"calibrate-cache-{id}",
+        "cache",
+        cmd("calibrate", "seed001", "--serial", *options),
+        2,
+        *parts,
+        within_s=5,
+    )
 
 # ---- 6. the kind / dist tags of tagged tables
 case(
