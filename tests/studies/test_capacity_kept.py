@@ -161,6 +161,9 @@ def test_a_hand_edited_line_is_run_again_not_read(model, tmp_path, changed):
     cache.write_text(json.dumps(line) + "\n")
     reader = KeptEvaluations(cache)
     assert reader.recall(key, task) is None and reader.reused == 0
+    reader.keep(key, record_of(task), task)  # run again: kept after the edited line
+    replayed = KeptEvaluations(cache).recall(key, task)
+    assert json.dumps(replayed, sort_keys=True) == json.dumps(reader.known[key], sort_keys=True)
 
 
 def test_an_unstable_value_is_kept_without_figures(model, tmp_path):

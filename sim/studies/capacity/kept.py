@@ -95,7 +95,8 @@ class KeptEvaluations:
         if not path.exists():
             return
         try:
-            text = read_text(path, "capacity cache", max_bytes=2**30)
+            # a line is some 2 kB: 256 MiB holds a hundred thousand evaluations
+            text = read_text(path, "capacity cache", max_bytes=2**28)
         except FileProblem as exc:
             raise CacheError(
                 f"--cache {exc}; give another --cache, or --no-cache, or delete it to start again"
@@ -118,9 +119,11 @@ class KeptEvaluations:
         if fingerprint is None or self.path is None:
             return None
         record = self.known.get(fingerprint)
-        if record is None or not whole(record, task):
-            return None
-        self.reused += 1
+        if record is not None and not whole(record, task):
+            del self.known[fingerprint]  # run again, and its record kept after the bad one
+            record = None
+        if record is not None:
+            self.reused += 1
         return record
 
     def keep(self, fingerprint: str | None, record: dict[str, Any], task: PointTask) -> None:
