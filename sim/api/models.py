@@ -35,7 +35,8 @@ def parse_model(
 ) -> Model:
     """A model from a dict (e.g. `tomllib.loads(text)`), validated as a file would be and named
     `source` in messages; `base_dir` resolves relative file names in it (default: the current
-    directory)."""
+    directory).  A `tiersim from-config` model's unfilled placeholders go with it, as
+    `load_model`'s do."""
     from sim.model.load import parse_model as parse
 
     if not isinstance(data, Mapping):
