@@ -570,13 +570,13 @@ def test_capacity_planning_of_a_cluster_sees_the_shared_lock():
         assert len(held) == 21
         within = sum(abs(r["rel_error"]) <= 0.10 for r in held) / len(held)
         widths = sorted((r["pi_high"] - r["pi_low"]) / 2 / abs(r["simulated"]) for r in held)
-        # 19 of 21 within 10 %; the median half-width 15.2 % (the bar asks 15 %: not met)
-        assert within >= 0.85 and widths[10] <= 0.16, (within, widths[10])
-        # each interval is of a measurement of its level (measured=): 10 of 21 inside -- the
-        # stack turned the lock over faster when busy than at the light levels the fit saw, and
-        # every unknown can only slow the model (the bar asks 80 %: not met)
+        # 19 of 21 within 10 %; the median half-width 13.4 %
+        assert within >= 0.85 and widths[10] <= 0.15, (within, widths[10])
+        # each interval is of a measurement of its level (measured=): 17 of 21 inside, with
+        # draws conditioned on the fitted levels (sim.studies.calibration.conditioned); 10 of 21
+        # when the draws cut at the CPU's low end kept a longer wait, slowing nearly every draw
         inside = sum(r["pi_low"] <= r["published"] <= r["pi_high"] for r in held) / len(held)
-        assert inside >= 0.45, inside
+        assert inside >= 0.8, inside
         print(f"executed in {wall:.0f} s")
     finally:
         shutil.rmtree(v["work"], ignore_errors=True)
