@@ -12,9 +12,15 @@ holds it for `hold` (the statements and round trips between the locking statemen
 lock is released when the database's visit answers, before the JDBC connection goes back and
 before the caller resumes (`station.reply_up`), as the reference's `PooledCall` releases it
 in its reply.  The caller's job remembers that its call holds the lock (J_LOCK).
+
+The module declares the rest of the lock's compiled side (`sim.engines.compiled.mechanisms`):
+the features and parameters it implements, and `place` / `configure`, its pool, streams and
+settings in the plan, by the reference module's names (`sim.tiers.database.lock`).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from numba import njit
 
@@ -33,9 +39,61 @@ from sim.engines.compiled.kernel.layout import (
     J_LOCK,
     J_STATION,
     PO_WAITING,
+    ROLE_LOCK,
     ST_JDBC,
     ST_TARGET,
 )
+from sim.random.distributions import Uniform
+from sim.tiers.database.lock import HOLD_STREAM, ORDER_STREAM, POOL, SHARE_STREAM
+
+# the stack's features this module implements (`sim.engines.compiled.support.IMPLEMENTS`)
+FEATURES = {
+    "database.lock",  # permits held through the database's call
+    "database.lock.random_order",  # a release to a waiter drawn at random (`next_holder`)
+    "database.lock.waiters_cost",  # the holder's section grows with the waiters (`granted`)
+}
+
+# `[database.lock]`'s parameters (`sim.engines.compiled.support.PARAMETERS`)
+PARAMETERS = {
+    "database.lock.share": ("modelled", "the same uniform stream as the reference"),
+    "database.lock.permits": ("modelled", ""),
+    "database.lock.hold": ("modelled", ""),
+    "database.lock.order": ("modelled", "the same uniform stream as the reference"),
+    "database.lock.wake_per_waiter_s": ("modelled", ""),
+}
+
+
+def place(stack, pool, stream) -> tuple[int, int, int, int] | None:
+    """The lock's pool, made by `pool`, the stream that picks the calls that take it, its
+    hold's and the one that picks the next holder, made by `stream` (-1: none; every call
+    takes it, it is held for the call's own work only, its waiters go first-come first-served)
+    -- the reference's (`sim.tiers.database.lock`: its pool's name, its streams' purposes, in
+    its order); None: the model has no lock."""
+    part = None if stack.database is None else stack.database.lock
+    if part is None:
+        return None
+    permits = pool(POOL, part.permits, None, ROLE_LOCK)
+    share = -1 if part.every_call else stream(SHARE_STREAM, Uniform(0.0, 1.0))
+    hold = -1 if part.hold is None else stream(HOLD_STREAM, part.hold)
+    order = stream(ORDER_STREAM, Uniform(0.0, 1.0)) if part.random_order else -1
+    return permits, share, hold, order
+
+
+def configure(stack, made: Any, station_row, config, config_float) -> None:
+    """The lock's settings in the configuration: what `place` `made` (its pool, its streams)
+    and the station whose calls take it (the database's); none without a lock."""
+    if made is None:
+        return
+    part = stack.database.lock
+    (
+        config[C_LOCK_POOL],
+        config[C_ST_LOCK_SHARE],
+        config[C_ST_LOCK_HOLD],
+        config[C_ST_LOCK_ORDER],
+    ) = made
+    config[C_LOCK_STATION] = station_row("database")
+    config_float[CF_LOCK_SHARE] = part.share
+    config_float[CF_LOCK_WAKE] = part.wake_per_waiter_s
 
 
 @njit(cache=True)
