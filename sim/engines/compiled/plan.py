@@ -466,9 +466,7 @@ def build_plan(model_plan: ModelPlan) -> Plan:
     config[k.C_N_NODES] = len(nodes)
     config[k.C_N_JVMS] = jvms.count
     config[k.C_JVM_COOKIES] = int(jvms.cookies)
-    rows = {name: row for row, name in enumerate(names)}
-    for module, made in mechanisms:
-        module.configure(stack, made, lambda name: rows.get(name, -1), config, config_float)
+    _configure(stack, mechanisms, names, config, config_float)
     if replication_probes:
         _network(stack, config, config_float, replication_links, len(nodes))
     return Plan(
@@ -498,6 +496,20 @@ def build_plan(model_plan: ModelPlan) -> Plan:
         class_table=class_table,
         jvms=jvms,
     )
+
+
+def _configure(
+    stack: StackPlan,
+    mechanisms: list,
+    names: list[str],
+    config: np.ndarray,
+    config_float: np.ndarray,
+) -> None:
+    """The settings of the kernel modules' mechanisms (`sim.engines.compiled.mechanisms`): what
+    each one's `place` made, and the rows of the stations it names (in the reference's order)."""
+    rows = {name: row for row, name in enumerate(names)}
+    for module, made in mechanisms:
+        module.configure(stack, made, lambda name: rows.get(name, -1), config, config_float)
 
 
 def _database(part: DatabasePart | None, pool, cpu, stream, station, stations: list[dict]) -> int:

@@ -99,7 +99,7 @@ def around_call(kernel, database, pool, call: Call, streams: Streams) -> Call:
     pool made by the assembler's `pool(name, capacity)` after the database's own; `call`
     itself when the model has no lock.  Registered in `AROUND_CALL`, which the reference
     assembler applies."""
-    part = database.lock
+    part = database.mechanism("lock")
     if part is None:
         return call
     return shared_lock(kernel, part, pool(POOL, part.permits), call, streams)

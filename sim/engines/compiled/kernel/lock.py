@@ -26,25 +26,35 @@ from numba import njit
 
 from sim.engines.compiled.kernel import calendar, slots, station, streams
 from sim.engines.compiled.kernel.layout import (
-    C_LOCK_POOL,
-    C_LOCK_STATION,
-    C_ST_LOCK_HOLD,
-    C_ST_LOCK_ORDER,
-    C_ST_LOCK_SHARE,
-    CF_LOCK_SHARE,
-    CF_LOCK_WAKE,
-    EV_LOCK_HOLD,
     F_NOW,
     GRANTED,
-    J_LOCK,
     J_STATION,
     PO_WAITING,
-    ROLE_LOCK,
     ST_JDBC,
     ST_TARGET,
+    declared,
 )
 from sim.random.distributions import Uniform
 from sim.tiers.database.lock import HOLD_STREAM, ORDER_STREAM, POOL, SHARE_STREAM
+
+# what the lock adds to the kernel's tables (`layout.declared`): its settings, the job's flag,
+# its pool's role and its event
+LAYOUT = {"C": 5, "CF": 2, "JI": 1, "ROLE": 1, "EV": 1}
+(
+    C_LOCK_POOL,  # its slot pool (a POI row), or -1: no lock
+    C_LOCK_STATION,  # the station whose calls take it (the database)
+    C_ST_LOCK_SHARE,  # the uniform stream that picks the calls that take it, or -1: every call
+    C_ST_LOCK_HOLD,  # the stream of its hold before the call's own work, or -1: none
+    C_ST_LOCK_ORDER,  # the uniform stream that picks the next holder (order random), or -1: FIFO
+) = declared(__name__, "C")
+(
+    CF_LOCK_SHARE,  # database.lock.share: a call takes the lock when its draw is below it
+    CF_LOCK_WAKE,  # database.lock.wake_per_waiter_s: a holder's section per waiter left [s]
+) = declared(__name__, "CF")
+(J_LOCK,) = declared(__name__, "JI")  # 1: the job's database call under way took the lock
+(ROLE_LOCK,) = declared(__name__, "ROLE")  # its pool's: a grant is the caller's (`granted`)
+# a call that took the lock has held it `hold`: its own work starts
+(EV_LOCK_HOLD,) = declared(__name__, "EV")
 
 # the stack's features this module implements (`sim.engines.compiled.support.IMPLEMENTS`)
 FEATURES = {
@@ -69,7 +79,7 @@ def place(stack, pool, stream) -> tuple[int, int, int, int] | None:
     takes it, it is held for the call's own work only, its waiters go first-come first-served)
     -- the reference's (`sim.tiers.database.lock`: its pool's name, its streams' purposes, in
     its order); None: the model has no lock."""
-    part = None if stack.database is None else stack.database.lock
+    part = None if stack.database is None else stack.database.mechanism("lock")
     if part is None:
         return None
     permits = pool(POOL, part.permits, None, ROLE_LOCK)
@@ -84,7 +94,7 @@ def configure(stack, made: Any, station_row, config, config_float) -> None:
     and the station whose calls take it (the database's); none without a lock."""
     if made is None:
         return
-    part = stack.database.lock
+    part = stack.database.mechanism("lock")
     (
         config[C_LOCK_POOL],
         config[C_ST_LOCK_SHARE],
@@ -148,6 +158,8 @@ def _enter(S, j):
 def released(S, j):
     """Visit j answers its caller: if it is the database's visit of a call that took the lock,
     the lock is released (handed to the next waiter) before anything else goes back."""
+    if S.C[C_LOCK_POOL] < 0:
+        return  # no lock
     if S.JI[j, J_STATION] == S.C[C_LOCK_STATION] and S.JI[j - 1, J_LOCK]:
         S.JI[j - 1, J_LOCK] = 0
         slots.release(S, S.C[C_LOCK_POOL])
