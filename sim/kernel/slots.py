@@ -94,8 +94,8 @@ class Pool:
 
     def serve_in_random_order(self, draw: Callable[[], float]) -> None:
         """Hand a released slot to any live waiter alike instead of the oldest: `draw()` gives
-        a uniform [0, 1) number, drawn only when two or more wait (a lock whose waiters race
-        for it at each release, `sim.tiers.database.lock`)."""
+        a uniform [0, 1) number, drawn only when two or more wait (a hot row's lock, whose
+        waiters race for it at each release)."""
 
         def pick(waiting: int) -> int:
             return min(int(draw() * waiting), waiting - 1)

@@ -22,11 +22,11 @@ from functools import cached_property
 
 from sim.model.classes import Work, class_names, request_fractions, works
 from sim.model.features import solver_caveat
+from sim.model.parts.database import DatabasePart
 from sim.model.parts.run_control import RunControl
 from sim.model.schema import (
     AbClients,
     Backend,
-    Database,
     Model,
     OpenClients,
     SessionClients,
@@ -182,7 +182,7 @@ def compile_plan(model: Model) -> Plan:
     return Plan(
         model=model,
         nodes=nodes,
-        stations=_stations(model, nodes),
+        stations=_stations(model, nodes, stack.database),
         pools=_pools(model, nodes),
         approximations=_with_declared(_approximations(model, nodes), stack),
         classes=class_names(model),
@@ -203,18 +203,6 @@ def _with_declared(specific: list[Approximation], stack: StackPlan) -> tuple[App
     return (*specific, *declared)
 
 
-def lock_hold_s(db: Database) -> float:
-    """The mean time a call that takes `[database.lock]` holds it when nothing else is in its
-    way: its hold, its CPU demand and its disk work (the commit's flush) [s]."""
-    assert db.lock is not None
-    return (
-        as_distribution(db.lock.hold).mean
-        + as_distribution(db.demand).mean / db.speed
-        + as_distribution(db.disk_demand).mean
-    )
-
-
-# ------------------------------------------------------------------------------ nodes
 def _nodes(model: Model) -> tuple[NodePlan, ...]:
     members = model.balancer.members
     groups = [
@@ -267,12 +255,18 @@ def analytic_share(plan: Plan, node: NodePlan) -> float:
 
 
 # --------------------------------------------------------------------------- stations
-def _stations(model: Model, nodes: tuple[NodePlan, ...]) -> tuple[StationPlan, ...]:
+def _stations(
+    model: Model, nodes: tuple[NodePlan, ...], database: DatabasePart | None
+) -> tuple[StationPlan, ...]:
     """The stations with their mean demand per request; with request classes, each class's
     demand too (a station any class visits is listed, in the order of a one-class model)."""
     if not model.classes:
-        return tuple(s for s in _class_stations(model, nodes, Work(None)) if s.demand_s > 0)
-    per_class = [{s.name: s for s in _class_stations(model, nodes, work)} for work in works(model)]
+        return tuple(
+            s for s in _class_stations(model, nodes, Work(None), database) if s.demand_s > 0
+        )
+    per_class = [
+        {s.name: s for s in _class_stations(model, nodes, work, database)} for work in works(model)
+    ]
     fractions = request_fractions(model)
     out = []
     for name in dict.fromkeys(n for stations in per_class for n in stations):
@@ -293,7 +287,9 @@ def _stations(model: Model, nodes: tuple[NodePlan, ...]) -> tuple[StationPlan, .
     return tuple(s for s in out if any(d > 0 for d in s.class_demands))
 
 
-def _class_stations(model: Model, nodes: tuple[NodePlan, ...], work: Work) -> list[StationPlan]:
+def _class_stations(
+    model: Model, nodes: tuple[NodePlan, ...], work: Work, database: DatabasePart | None
+) -> list[StationPlan]:
     """Every station a request of one class (`work`) may visit, with its demand (zero ones too)."""
     out: list[StationPlan] = []
     clients = model.clients
@@ -365,17 +361,15 @@ def _class_stations(model: Model, nodes: tuple[NodePlan, ...], work: Work) -> li
                 db.disks,
             )
         )
-        if db.lock is not None:
-            # the lock is held through the call's own CPU and disk work (an approximation
-            # the feature declares: simultaneous possession counted as one more station)
-            out.append(
-                StationPlan(
-                    "database.lock",
-                    "database.lock.permits",
-                    db_visits * db.lock.share * lock_hold_s(db),
-                    db.lock.permits,
+        # what the mechanisms around its calls hold (`sim.model.parts.database.CallMechanism`)
+        assert database is not None  # the stack's part of `model.database`
+        for mechanism in database.mechanisms:
+            for held in mechanism.resources(database):
+                out.append(
+                    StationPlan(
+                        held.name, held.setting, db_visits * held.share * held.hold_s, held.servers
+                    )
                 )
-            )
     return out
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import cast
 
 from sim.model.classes import session_requests
-from sim.model.plan import Plan, compile_plan, lock_hold_s
+from sim.model.parts.database import HeldResource
+from sim.model.plan import Plan, compile_plan
 from sim.model.schema import Model, OpenClients, SessionClients
 from sim.random.distributions import as_distribution
 
@@ -140,17 +141,11 @@ def overloads(model: Model, plan: Plan | None = None) -> list[Overload]:
                     f"the database CPU is offered {u:.3g} of its {db.cores} core(s)",
                 )
             )
-        if db.lock is not None:
-            u_lock = db_rate * db.lock.share * lock_hold_s(db) / db.lock.permits
-            if u_lock >= 1 and not proxy_bounded:
-                found.append(
-                    Overload(
-                        "database.lock",
-                        u_lock,
-                        f"the database's shared lock is held {u_lock:.3g} of the time by its "
-                        f"calls alone ({db.lock.permits} permit(s)): no number of nodes serves this load",
-                    )
-                )
+        # what the mechanisms around its calls hold (`sim.model.parts.database.CallMechanism`)
+        for held in _held(plan):
+            u_held = db_rate * held.share * held.hold_s / held.servers
+            if u_held >= 1 and not proxy_bounded:
+                found.append(Overload(held.name, u_held, held.overloaded.format(u=u_held)))
         u_disk = db_rate * as_distribution(db.disk_demand).mean / db.disks
         if u_disk >= 1 and not proxy_bounded:
             found.append(
@@ -161,6 +156,14 @@ def overloads(model: Model, plan: Plan | None = None) -> list[Overload]:
                 )
             )
     return found
+
+
+def _held(plan: Plan) -> list[HeldResource]:
+    """What the mechanisms around the database's calls hold (the shared lock's permits)."""
+    database = None if plan.stack is None else plan.stack.database
+    if database is None:
+        return []
+    return [held for m in database.mechanisms for held in m.resources(database)]
 
 
 def _node_capacity(group) -> float:

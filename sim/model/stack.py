@@ -10,7 +10,7 @@ about, so a connector added by the recipe ran on it as if it were another one.
 A feature is a dotted name (`connector.blocking`, `policy.least_outstanding`,
 `proxy.children`).  The part that owns a mechanism decides when the model uses it and
 declares what `solve` does with it, in one place (`sim.model.features.StackPart`: the front
-its `proxy.*`, the database's lock its `database.lock.*`); this module only merges the parts'
+its `proxy.*`, the database's shared lock its own); this module only merges the parts'
 features in the order of the request's path.  A component class declares its own
 (`Connector.feature`, `Policy.feature`, `Clients.feature`, `Mpm.feature`): a class added by a
 recipe brings a feature no engine has declared, and runs on the reference engine with a note

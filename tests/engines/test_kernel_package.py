@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 from sim.engines.compiled import kernel as k
-from sim.engines.compiled.kernel import cache, layout, loop
+from sim.engines.compiled.kernel import cache, hooks, layout, loop
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL = ROOT / "sim" / "engines" / "compiled" / "kernel"
@@ -52,7 +52,13 @@ def test_no_function_of_the_engines_is_complex():
 
 def test_every_event_kind_has_one_handler_module():
     kinds = {name: value for name, value in vars(layout).items() if name.startswith("EV_")}
-    assert sorted(kinds.values()) == list(range(len(kinds)))
+    # and the kinds the mechanisms' modules declare (`layout.declared`), which `hooks` hands on
+    for module in hooks.MODULES:
+        for name, value in vars(module).items():
+            if name.startswith("EV_"):
+                kinds[f"{module.__name__}.{name}"] = value
+                assert value in module.EVENTS and value in hooks.EVENTS, name
+    assert sorted(kinds.values()) == list(range(layout.N_EVENTS))
     for name, kind in kinds.items():
         owners = [m.__name__ for m in loop.HANDLERS if kind in m.EVENTS]
         assert len(owners) == 1, (name, owners)

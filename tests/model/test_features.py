@@ -121,7 +121,7 @@ def _parts(stack: StackPlan) -> list[object]:
     parts += [node.jvm for node in stack.nodes if node.jvm is not None]
     if stack.database is not None:
         parts.append(stack.database)
-        parts += [] if stack.database.lock is None else [stack.database.lock]
+        parts += stack.database.mechanisms
     return parts + list(stack.replications)
 
 

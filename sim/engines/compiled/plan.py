@@ -20,6 +20,7 @@ import numpy as np
 from sim.engines.compiled import kernel as k
 from sim.engines.compiled.classes import ClassView, client_tables, station_tables
 from sim.engines.compiled.jvm_plan import JvmTables, jvm_tables
+from sim.engines.compiled.mechanisms import placed
 from sim.engines.compiled.support import BLIND_CLASSES, LOAD_CLASSES
 from sim.kernel.cpu import ProcessorSharingCPU
 from sim.kernel.slots import INFINITE, Pool
@@ -34,15 +35,11 @@ from sim.model.plan import Plan as ModelPlan
 from sim.model.stack import StackPlan
 from sim.observe.probes import Measures
 from sim.observe.recorder import BASE_FIELDS
-from sim.random.distributions import Deterministic, Distribution, Uniform, as_distribution
+from sim.random.distributions import Deterministic, Distribution, as_distribution
 from sim.tiers.appserver.connectors import Blocking
 from sim.tiers.balancer.dispatcher import BALANCER_COUNTS, DispatchProbe
 from sim.tiers.balancer.policies.base import Policy
 from sim.tiers.cluster.session_replication import ReplicationProbe
-from sim.tiers.database.lock import HOLD_STREAM as LOCK_HOLD_STREAM
-from sim.tiers.database.lock import ORDER_STREAM as LOCK_ORDER_STREAM
-from sim.tiers.database.lock import POOL as LOCK_POOL
-from sim.tiers.database.lock import SHARE_STREAM as LOCK_SHARE_STREAM
 from sim.tiers.proxy.backend_pool import SYN_RETRIES, SYN_RTO_S, BackendPool
 from sim.tiers.proxy.client_connections import (
     ConnectionsProbe,
@@ -324,7 +321,9 @@ def build_plan(model_plan: ModelPlan) -> Plan:
         return len(stations) - 1
 
     database = _database(stack.database, pool, cpu, stream, station, stations)
-    lock = _lock(stack.database, pool, stream)  # after the database's pools, as the reference
+    # the kernel modules' mechanisms (the database's shared lock): after the database's pools,
+    # before the nodes', as the reference builds them (`sim.engines.compiled.mechanisms`)
+    mechanisms = [(module, module.place(stack, pool, stream)) for module in placed()]
 
     nodes: list[int] = []
     weights: list[float] = []
@@ -467,7 +466,7 @@ def build_plan(model_plan: ModelPlan) -> Plan:
     config[k.C_N_NODES] = len(nodes)
     config[k.C_N_JVMS] = jvms.count
     config[k.C_JVM_COOKIES] = int(jvms.cookies)
-    _lock_settings(stack.database, lock, renumber.get(database, -1), config, config_float)
+    _configure(stack, mechanisms, names, config, config_float)
     if replication_probes:
         _network(stack, config, config_float, replication_links, len(nodes))
     return Plan(
@@ -499,6 +498,20 @@ def build_plan(model_plan: ModelPlan) -> Plan:
     )
 
 
+def _configure(
+    stack: StackPlan,
+    mechanisms: list,
+    names: list[str],
+    config: np.ndarray,
+    config_float: np.ndarray,
+) -> None:
+    """The settings of the kernel modules' mechanisms (`sim.engines.compiled.mechanisms`): what
+    each one's `place` made, and the rows of the stations it names (in the reference's order)."""
+    rows = {name: row for row, name in enumerate(names)}
+    for module, made in mechanisms:
+        module.configure(stack, made, lambda name: rows.get(name, -1), config, config_float)
+
+
 def _database(part: DatabasePart | None, pool, cpu, stream, station, stations: list[dict]) -> int:
     """The database's station (the stack's part: its connections, CPU and disks, made by
     `pool`, `cpu`, `stream` and `station`), or -1: none."""
@@ -522,45 +535,6 @@ def _database(part: DatabasePart | None, pool, cpu, stream, station, stations: l
             "database.disk", as_distribution(part.disk_demand)
         )
     return database
-
-
-def _lock(database: DatabasePart | None, pool, stream) -> tuple[int, int, int, int]:
-    """The database's shared lock (`kernel.lock`, the stack's `database.lock`): its pool, made
-    by `pool`, the stream that picks the calls that take it, its hold's and the one that picks
-    the next holder, made by `stream` (-1: none; every call takes it, it is held for the call's
-    own work only, its waiters go first-come first-served) -- the reference's
-    (`sim.tiers.database.lock`: its pool's name, its streams' purposes)."""
-    part = None if database is None else database.lock
-    if part is None:
-        return -1, -1, -1, -1
-    permits = pool(LOCK_POOL, part.permits, None, k.ROLE_LOCK)
-    share = -1 if part.every_call else stream(LOCK_SHARE_STREAM, Uniform(0.0, 1.0))
-    hold = -1 if part.hold is None else stream(LOCK_HOLD_STREAM, part.hold)
-    order = stream(LOCK_ORDER_STREAM, Uniform(0.0, 1.0)) if part.random_order else -1
-    return permits, share, hold, order
-
-
-def _lock_settings(
-    database: DatabasePart | None,
-    made: tuple[int, int, int, int],
-    station: int,
-    config: np.ndarray,
-    config_float: np.ndarray,
-) -> None:
-    """The lock's settings in the configuration: what `_lock` `made` (its pool, its streams)
-    and the station whose calls take it (the database's, renumbered); none without a lock."""
-    part = None if database is None else database.lock
-    if part is None:
-        return
-    (
-        config[k.C_LOCK_POOL],
-        config[k.C_ST_LOCK_SHARE],
-        config[k.C_ST_LOCK_HOLD],
-        config[k.C_ST_LOCK_ORDER],
-    ) = made
-    config[k.C_LOCK_STATION] = station
-    config_float[k.CF_LOCK_SHARE] = part.share
-    config_float[k.CF_LOCK_WAKE] = part.wake_per_waiter_s
 
 
 def _connector_pools(name: str, group: ConnectorLimits, connector, pool) -> tuple[int, int]:

@@ -22,11 +22,9 @@ reply_timeout, retries and recovery_options, connects whose SYNs a full accept q
 the attempts the node serves after mod_jk gave up on them); backend thread pools (Tomcat `maxThreads`,
 `acceptCount`; the non-blocking connector, and the blocking one whose threads the pooled
 connections hold) on processor-shared cores with non-CPU waits;
-JDBC pools; the database's connections, CPU and FCFS disks, and its shared lock (`[database.
-lock]`: the share of the calls that take it, FIFO permits held for `hold` and through the
-call); the state-blind balancer policies and the load-aware `sqf` (lighttpd) and
-`least_outstanding`, with sticky sessions; the load
-generator's CPU (`clients.host`: ab's one core queueing its loops' work); synchronous session
+JDBC pools; the database's connections, CPU and FCFS disks; the state-blind balancer
+policies and the load-aware `sqf` (lighttpd) and `least_outstanding`, with sticky sessions;
+the load generator's CPU (`clients.host`: ab's one core queueing its loops' work); synchronous session
 replication (`cluster.replication`, mode = sync: serialization on the sender, the cluster
 network's links, the receivers' CPU, acknowledgements; total or buddy scope, every trigger,
 several tiers); request classes with their own demands and calls at each tier (`[[classes]]`,
@@ -38,7 +36,8 @@ and their `class.NAME.*` metrics; `ab` run again (`clients.repeat`, each run's w
 stop-the-world pauses of the node's CPU, OutOfMemoryError, the GC overhead limit, JIT warm-up,
 the sessions its application creates, per request for clients that keep no cookies, per user
 or client session for those that keep them, with their replicas on other nodes, the expiry
-sweep).
+sweep); and each mechanism a kernel module declares of itself (its `FEATURES` and
+`PARAMETERS`, `sim.engines.compiled.mechanisms`).
 Everything else runs on the reference engine: ramps and rate schedules, mod_jk's lb worker
 (several nodes behind mod_jk), mod_proxy connects that a node's full accept queue leaves
 waiting and that fail into the worker's error state (more connections from the front than the
@@ -56,6 +55,7 @@ until this engine implements it (with an exact test against the reference).
 
 from __future__ import annotations
 
+from sim.engines.compiled import mechanisms
 from sim.model.plan import Plan
 from sim.tiers.appserver.connectors import Blocking, NonBlocking
 from sim.tiers.balancer.policies.least_load import (
@@ -256,12 +256,6 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "database.demand": (MODELLED, ""),
     "database.disk_demand": (MODELLED, ""),
     "database.disks": (MODELLED, ""),
-    # [database.lock]: the shared lock (kernel `lock`, feature database.lock)
-    "database.lock.share": (MODELLED, "the same uniform stream as the reference"),
-    "database.lock.permits": (MODELLED, ""),
-    "database.lock.hold": (MODELLED, ""),
-    "database.lock.order": (MODELLED, "the same uniform stream as the reference"),
-    "database.lock.wake_per_waiter_s": (MODELLED, ""),
     "cluster.replication.N.tier": (MODELLED, "names the probe"),
     "cluster.replication.N.enabled": (MODELLED, ""),
     "cluster.replication.N.mode": (MODELLED, "sync; async (flow-control credits) is refused"),
@@ -308,6 +302,8 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "classes.N.backend.db_calls": (MODELLED, ""),
     "classes.N.database.demand": (MODELLED, ""),
     "classes.N.writes_session": (MODELLED, "with cluster.replication"),
+    # and those of the mechanisms the kernel's modules declare (the database's shared lock)
+    **mechanisms.parameters(),
 }
 
 
@@ -353,9 +349,6 @@ IMPLEMENTS: frozenset[str] = frozenset(
         Blocking.feature,  # a thread bound to each pooled connection (Tomcat BIO, Jetty)
         "appserver.jdbc_pool",
         "database",
-        "database.lock",  # the shared lock: permits held through the database's call
-        "database.lock.random_order",  # a release to a waiter drawn at random (kernel lock)
-        "database.lock.waiters_cost",  # the holder's section grows with the waiters (kernel lock)
         "balancer",
         "balancer.sticky_session",
         *(kind.feature for kind in BLIND_CLASSES),
@@ -374,6 +367,8 @@ IMPLEMENTS: frozenset[str] = frozenset(
         # the sessions of clients that keep cookies, touched at each request
         "appserver.jvm_sessions.closed",
         "appserver.jvm_sessions.sessions",
+        # the mechanisms the kernel's modules declare (the database's shared lock)
+        *mechanisms.features(),
     }
 )
 

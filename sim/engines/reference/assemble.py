@@ -35,9 +35,8 @@ from sim.tiers.cluster.session_replication import (
     ReplicationProbe,
     Replicator,
 )
+from sim.tiers.database import AROUND_CALL
 from sim.tiers.database.disks import Disks
-from sim.tiers.database.lock import POOL as LOCK_POOL
-from sim.tiers.database.lock import shared_lock
 from sim.tiers.proxy.backend_pool import BackendPool, FailingConnectsPool
 from sim.tiers.proxy.children import ChildProcesses
 from sim.tiers.proxy.client_connections import FrontConnections
@@ -135,11 +134,9 @@ def assemble(
             )
         assembly.stations.append(database)
         database_call = database.serve
-        lock = db.lock
-        if lock is not None:
-            database_call = shared_lock(
-                kernel, lock, pool(LOCK_POOL, lock.permits), database_call, streams
-            )
+        # the mechanisms around its call (the shared lock), their pools after the database's
+        for around in AROUND_CALL:
+            database_call = around(kernel, db, pool, database_call, streams)
 
     children = child_processes(stack.front, kernel) if stack.children else None
     nodes: list[Station] = []

@@ -1,15 +1,55 @@
 """The shared database tier (`[database]`) as the engines build it: its connection pool, CPU,
-disks and shared lock."""
+disks, and the mechanisms around its calls.
+
+A mechanism around the database's call (the database's shared lock) is a `CallMechanism`
+part made by a function its module registers in `AROUND_CALL`; the package imports every
+module of this folder, so the database's part holds them all, and the probe layout, the
+analytic network and the stability check read what each declares (`pools`, `resources`),
+naming none."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from sim.model.features import Declaration, StackPart, exact
 from sim.model.parts.hosts import HostCpu, host_cpu
-from sim.model.parts.shared_lock import SharedLockPart, shared_lock_part
 from sim.random.distributions import as_distribution
+
+
+@dataclass(frozen=True)
+class HeldResource:
+    """A resource a mechanism's calls hold, as the analytic network (a station of `servers`
+    with `share * hold_s` of busy time per database call) and the stability check count it."""
+
+    name: str  # its station's name, and its probe's
+    setting: str  # the setting that sizes it (a dotted path of the model file)
+    share: float  # the share of the database's calls that hold it
+    hold_s: float  # the mean time a call holds it when nothing else is in its way [s]
+    servers: int
+    # what the stability check says when the calls alone hold it all the time: a format of the
+    # busy share `u` (>= 1)
+    overloaded: str
+
+
+class CallMechanism(StackPart):
+    """A mechanism around the database's call, held by the database's part (`mechanisms`):
+    `NAME` finds it there (`DatabasePart.mechanism`), `pools()` are its slot pools in the
+    order the engines build them (after the database's own), `resources(database)` what the
+    analytic network and the stability check count of it."""
+
+    NAME: ClassVar[str] = ""
+
+    def pools(self) -> list[tuple[str, int | None]]:
+        return []
+
+    def resources(self, database: DatabasePart) -> list[HeldResource]:
+        return []
+
+
+# name -> the function that makes a mechanism's part from the model (None: the model has none)
+AROUND_CALL: dict[str, Callable[[Any], CallMechanism | None]] = {}
 
 
 @dataclass(frozen=True)
@@ -28,14 +68,18 @@ class DatabasePart(StackPart):
     # None when calls do no disk work, and no disk pool is built
     disks: int | None
     disk_demand: Any
-    # the shared lock every node's calls may take (`[database.lock]`); None: none
-    lock: SharedLockPart | None = None
+    # the mechanisms around its calls this model has (`AROUND_CALL`), in the order of their names
+    mechanisms: tuple[CallMechanism, ...] = ()
 
     def features(self) -> dict[str, str]:
         out = {"database": "[database]"}
-        if self.lock is not None:
-            out.update(self.lock.features())
+        for mechanism in self.mechanisms:
+            out.update(mechanism.features())
         return out
+
+    def mechanism(self, name: str) -> Any:
+        """The mechanism `name` around its calls (a `CallMechanism`), or None: the model has none."""
+        return next((m for m in self.mechanisms if name == m.NAME), None)
 
 
 def database_part(model: Any) -> DatabasePart | None:
@@ -49,5 +93,7 @@ def database_part(model: Any) -> DatabasePart | None:
         demand=db.demand,
         disks=db.disks if as_distribution(db.disk_demand).mean > 0 else None,
         disk_demand=db.disk_demand,
-        lock=shared_lock_part(model),
+        mechanisms=tuple(
+            made for _, make in sorted(AROUND_CALL.items()) if (made := make(model)) is not None
+        ),
     )

@@ -157,8 +157,9 @@ def probe_layout(model: Any, nodes: Sequence[Any], stack: StackParts) -> ProbeLa
             pool("database.connections", db.connections)
         if db.disks is not None:
             pool("database.disks", db.disks)
-        if db.lock is not None:
-            pool("database.lock", db.lock.permits)
+        for mechanism in db.mechanisms:  # after the database's own pools, as the engines
+            for name, capacity in mechanism.pools():
+                pool(name, capacity)
 
     backend: list[ProbeSlot] = []
     jvms: list[ProbeSlot] = []

@@ -2,11 +2,13 @@
 build, decided once from the model.
 
 The reference engine wraps the database's call in it (`sim.tiers.database.lock`), the compiled
-engine lays it out as a slot pool and a few settings (`sim.engines.compiled.plan`, run by
-`kernel/lock.py`); both read this part (the stack's `database.lock`) and nothing else of
-`[database.lock]`, so they cannot disagree on which calls take the lock, how many hold it at
-once, or how long it is held before the call's own work -- nor draw those from different
-random streams (their purposes are the reference module's).
+engine lays it out as a slot pool and a few settings and runs it (`kernel/lock.py`); both read
+this part (the database part's mechanism "lock") and nothing else of `[database.lock]`, so
+they cannot disagree on which calls take the lock, how many hold it at once, or how long it is
+held before the call's own work -- nor draw those from different random streams (their
+purposes are the reference module's).  The part also says what the probe layout records of
+it (its pool) and what `solve` and the stability check count (`resources`: its hold as one
+more station).
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from sim.model.features import Declaration, StackPart, approximate, exact
+from sim.model.features import Declaration, approximate, exact
+from sim.model.parts.database import AROUND_CALL, CallMechanism, DatabasePart, HeldResource
 from sim.random.distributions import Distribution, as_distribution
 
 
 @dataclass(frozen=True)
-class SharedLockPart(StackPart):
+class SharedLockPart(CallMechanism):
     """A serialised section every node's database calls share (PostgreSQL's row lock from the
     `UPDATE` to the end of the `COMMIT`, a sequence, a table lock).
 
@@ -39,6 +42,7 @@ class SharedLockPart(StackPart):
     # when it is granted (a hot row's waiters all woken at each COMMIT) [s]
     wake_per_waiter_s: float = 0.0
 
+    NAME: ClassVar[str] = "lock"
     DECLARATIONS: ClassVar[dict[str, Declaration]] = {
         "database.lock": approximate(
             "a serialised section shared by every node, holding the database's own CPU and "
@@ -64,6 +68,34 @@ class SharedLockPart(StackPart):
             out["database.lock.waiters_cost"] = "database.lock.wake_per_waiter_s > 0"
         return out
 
+    def pools(self) -> list[tuple[str, int | None]]:
+        return [("database.lock", self.permits)]
+
+    def resources(self, database: DatabasePart) -> list[HeldResource]:
+        """The lock held through the call's own CPU and disk work (an approximation the feature
+        declares: simultaneous possession counted as one more station): its mean hold when
+        nothing else is in its way is its `hold`, the call's CPU demand and its disk work (the
+        commit's flush)."""
+        hold_s = (
+            (0.0 if self.hold is None else self.hold.mean)
+            + as_distribution(database.demand).mean / database.cpu.speed
+            + as_distribution(database.disk_demand).mean
+        )
+        overloaded = (
+            "the database's shared lock is held {u:.3g} of the time by its calls alone "
+            f"({self.permits} permit(s)): no number of nodes serves this load"
+        )
+        return [
+            HeldResource(
+                "database.lock",
+                "database.lock.permits",
+                self.share,
+                hold_s,
+                self.permits,
+                overloaded,
+            )
+        ]
+
     @property
     def every_call(self) -> bool:
         """Every database call takes the lock (no draw decides)."""
@@ -82,7 +114,7 @@ class SharedLockPart(StackPart):
 
 def shared_lock_part(model: Any) -> SharedLockPart | None:
     """The part of `model`'s `[database.lock]` (a `sim.model.schema.Model`), or None: the model
-    has no lock.  The database's part holds it (`sim.model.parts.database`)."""
+    has no lock.  The database's part holds it (`sim.model.parts.database.AROUND_CALL`)."""
     if model.database is None or model.database.lock is None:
         return None
     spec = model.database.lock
@@ -94,3 +126,6 @@ def shared_lock_part(model: Any) -> SharedLockPart | None:
         order=spec.order,
         wake_per_waiter_s=spec.wake_per_waiter_s,
     )
+
+
+AROUND_CALL[SharedLockPart.NAME] = shared_lock_part

@@ -43,6 +43,7 @@ from sim.kernel.request import Reply, Request
 from sim.kernel.slots import Pool
 from sim.random.distributions import Distribution, Uniform
 from sim.random.streams import Streams
+from sim.tiers.database import AROUND_CALL
 from sim.tiers.station import Call, PooledCall
 
 POOL = "database.lock"  # the lock's slot pool (its probe: database.lock.*)
@@ -91,6 +92,20 @@ def shared_lock(kernel, part: LockPart, pool: Pool, target: Call, streams: Strea
     if part.random_order:
         pool.serve_in_random_order(Uniform(0.0, 1.0).sampler(streams.generator(ORDER_STREAM)))
     return SharedLock(kernel, pool, target, takes, hold, part.wake_per_waiter_s)
+
+
+def around_call(kernel, database, pool, call: Call, streams: Streams) -> Call:
+    """The database's `call` behind the lock of the stack's `database` part (its `lock`), its
+    pool made by the assembler's `pool(name, capacity)` after the database's own; `call`
+    itself when the model has no lock.  Registered in `AROUND_CALL`, which the reference
+    assembler applies."""
+    part = database.mechanism("lock")
+    if part is None:
+        return call
+    return shared_lock(kernel, part, pool(POOL, part.permits), call, streams)
+
+
+AROUND_CALL.append(around_call)
 
 
 class SharedLock:

@@ -1,5 +1,11 @@
 """The tables of the compiled loop's state: their columns (the constants below) and codes.
 
+A mechanism's module (the database's shared lock: `lock`) declares the columns, pool roles
+and event kinds it adds, as counts, in a literal `LAYOUT` at its top level (`{"C": 5, "CF":
+2, "JI": 1, "ROLE": 1, "EV": 1}`), and takes its own numbers from `declared(module, table)`.
+They follow the columns below, in the order of the modules' names; they are read from the
+modules' source (`_layouts`), so that every `N_*` is final when this module is imported.
+
 Rows of the 2-D tables are entities (requests, jobs = one request's visit at one level of the
 stack, stations, pools, CPUs, balancer members, users or sessions, connections, children, JVMs)
 and columns are their fields.  A calendar entry is (time, sequence number, payload = argument *
@@ -8,6 +14,9 @@ number when it comes due, as the reference's `Wakeup.cancel` is lazy.
 """
 
 from __future__ import annotations
+
+import ast as _ast
+from pathlib import Path as _Path
 
 # int scalars
 (
@@ -156,14 +165,8 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     C_REPEAT,  # ab run again: clients.repeat
     C_N_JVMS,  # JVMs modelled (backends.N.jvm)
     C_JVM_COOKIES,  # the clients keep cookies: a JVM's sessions have keys (user, node)
-    # the database's shared lock (`sim.tiers.database.lock`, kernel `lock`)
-    C_LOCK_POOL,  # its slot pool (a POI row), or -1: no lock
-    C_LOCK_STATION,  # the station whose calls take it (the database)
-    C_ST_LOCK_SHARE,  # the uniform stream that picks the calls that take it, or -1: every call
-    C_ST_LOCK_HOLD,  # the stream of its hold before the call's own work, or -1: none
-    C_ST_LOCK_ORDER,  # the uniform stream that picks the next holder (order random), or -1: FIFO
-    N_C,
-) = range(76)
+    _C_BASE,  # the mechanisms' columns follow (`declared`)
+) = range(71)
 
 # float configuration
 (
@@ -182,10 +185,8 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     CF_KA_TIMEOUT,  # Apache KeepAliveTimeout
     CF_LINGER_HOLD,  # how long a lingering close holds a worker (0: not at all)
     CF_UPTIME,  # proxy.uptime_s: how long httpd ran before the load (its clock's phase)
-    CF_LOCK_SHARE,  # database.lock.share: a call takes the lock when its draw is below it
-    CF_LOCK_WAKE,  # database.lock.wake_per_waiter_s: a holder's section per waiter left [s]
-    N_CF,
-) = range(18)
+    _CF_BASE,
+) = range(16)
 
 # stations
 (
@@ -283,9 +284,8 @@ POF_BUSY, POF_QUEUE, POF_WAIT, N_POF = range(4)
     J_JK_TIMER,  # the reply timeout's sequence number, or -1
     J_JK_LOOKS,  # times it looked for a free endpoint
     J_JK_SYNS,  # SYNs retransmitted by the connect under way
-    J_LOCK,  # 1: its database call under way took the shared lock (kernel `lock`)
-    N_JI,
-) = range(29)
+    _JI_BASE,
+) = range(28)
 
 (
     JF_ARRIVED,
@@ -440,7 +440,8 @@ POLICY_ROUND_ROBIN, POLICY_RANDOM, POLICY_BYREQUESTS, POLICY_STATIC = range(4)
 # the load-aware policies (`dispatcher._pick_by_load`)
 POLICY_SQF, POLICY_LEAST_OUTSTANDING = range(4, 6)
 
-ROLE_STATION, ROLE_JDBC, ROLE_DISK, ROLE_LINK, ROLE_PIN, ROLE_LOCK = range(6)
+# a mechanism's pool roles (`declared(module, "ROLE")`) are ROLE_DECLARED and after
+ROLE_STATION, ROLE_JDBC, ROLE_DISK, ROLE_LINK, ROLE_PIN, ROLE_DECLARED = range(6)
 
 # session replication (`sim.tiers.cluster.session_replication`, synchronous): a tier's row
 (
@@ -516,7 +517,7 @@ STREAM_BLOCK, STREAM_CONSTANT = range(2)
     EV_CPU_RESUME,  # a JVM's stop-the-world pause ends: its CPU's bursts go on
     EV_JVM_RESUME,  # a request held through the collection it triggered goes on
     EV_SWEEP,  # a JVM's session manager expires sessions
-    EV_LOCK_HOLD,  # a call that took the shared lock has held it `hold`: its own work starts
+    _EV_BASE,
 ) = range(30)
 
 KIND_BITS = 5
@@ -630,3 +631,40 @@ N_OUTCOMES = K_MIX
 CHOICE_MIX, CHOICE_USERS, CHOICE_SCRIPT, CHOICE_CHAIN = range(4)
 
 STEP_CLASS, STEP_THINK, N_STEP = range(3)
+
+
+# --------------------------------------------------------------------------- the mechanisms'
+_KERNEL = _Path(__file__).resolve().parent
+
+
+def _layouts() -> dict[str, dict[str, int]]:
+    """Each kernel module's `LAYOUT` (table -> how many it adds), by module name, read from
+    its source as a literal."""
+    out: dict[str, dict[str, int]] = {}
+    for path in sorted(_KERNEL.glob("*.py")):
+        source = path.read_text()
+        if "\nLAYOUT = " not in source:
+            continue
+        for node in _ast.parse(source, str(path)).body:
+            if isinstance(node, _ast.Assign) and [getattr(t, "id", "") for t in node.targets] == [
+                "LAYOUT"
+            ]:
+                out[path.stem] = _ast.literal_eval(node.value)
+    return out
+
+
+_SPANS: dict[tuple[str, str], range] = {}
+_ENDS = {"C": _C_BASE, "CF": _CF_BASE, "JI": _JI_BASE, "ROLE": ROLE_DECLARED, "EV": _EV_BASE}
+for _module, _counts in _layouts().items():
+    for _table, _count in _counts.items():
+        _SPANS[_module, _table] = range(_ENDS[_table], _ENDS[_table] + _count)
+        _ENDS[_table] += _count
+N_C, N_CF, N_JI = _ENDS["C"], _ENDS["CF"], _ENDS["JI"]
+N_ROLES, N_EVENTS = _ENDS["ROLE"], _ENDS["EV"]
+assert N_EVENTS <= KIND_MASK + 1  # a calendar entry's kind fits in KIND_BITS
+
+
+def declared(module: str, table: str) -> range:
+    """The numbers of `table` ("C", "CF", "JI", "ROLE" or "EV") that the kernel module
+    `module` (its `__name__`) declared in its `LAYOUT`, in order."""
+    return _SPANS.get((module.rpartition(".")[2], table), range(0))

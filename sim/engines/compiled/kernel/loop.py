@@ -13,8 +13,8 @@ from sim.engines.compiled.kernel import (
     children,
     client_connections,
     cpu,
+    hooks,
     jvm,
-    lock,
     mod_jk,
     populations,
     recorder,
@@ -216,8 +216,8 @@ def _handle(S, kind, arg, seq, now):
         session_replication.on_event(S, kind, arg, seq, now)
     elif kind in jvm.EVENTS:
         jvm.on_event(S, kind, arg, seq, now)
-    elif kind in lock.EVENTS:
-        lock.on_event(S, kind, arg, seq, now)
+    elif kind in hooks.EVENTS:
+        hooks.on_event(S, kind, arg, seq, now)
     elif kind in children.EVENTS:
         children.on_event(S, kind, arg, seq, now)
     elif kind in recorder.EVENTS:
@@ -234,7 +234,7 @@ HANDLERS = (
     mod_jk,
     session_replication,
     jvm,
-    lock,
+    hooks,
     children,
     recorder,
 )

@@ -13,7 +13,7 @@ from sim.engines.compiled.kernel import (
     classed,
     client_connections,
     cpu,
-    lock,
+    hooks,
     station,
     streams,
 )
@@ -42,9 +42,9 @@ from sim.engines.compiled.kernel.layout import (
     POF_WAIT,
     QUEUED,
     REFUSED,
+    ROLE_DECLARED,
     ROLE_JDBC,
     ROLE_LINK,
-    ROLE_LOCK,
     ROLE_PIN,
     ROLE_STATION,
     ST_CPU,
@@ -101,15 +101,15 @@ def enqueue(S, p, j):
 @njit(cache=True)
 def release(S, p):
     """Free a slot, or hand it straight to the oldest waiter (who continues at once) -- or,
-    for a lock whose waiters race (`lock.random_order`), to the one it picks."""
+    for a mechanism's pool whose waiters race, to the one it picks (`hooks.next_holder`)."""
     POI, POF = S.POI, S.POF
     now = S.F[F_NOW]
     if POI[p, PO_HEAD] < 0:
         POI[p, PO_IN_USE] -= 1
         POF[p, POF_BUSY] += now
         return
-    if POI[p, PO_ROLE] == ROLE_LOCK and POI[p, PO_WAITING] > 1 and lock.random_order(S):
-        _to_head(S, p, lock.next_holder(S, POI[p, PO_WAITING]))
+    if POI[p, PO_ROLE] >= ROLE_DECLARED and POI[p, PO_WAITING] > 1:
+        _to_head(S, p, hooks.next_holder(S, POI[p, PO_ROLE], POI[p, PO_WAITING]))
     JI, JF, STI = S.JI, S.JF, S.STI
     j = POI[p, PO_HEAD]
     after = JI[j, J_WAIT_NEXT]
@@ -136,12 +136,10 @@ def release(S, p):
         STI[s, ST_IN_PROGRESS] += 1
         cpu.run(S, STI[s, ST_CPU], classed.burst(S, s, j), j)
     elif role == ROLE_JDBC:  # the caller's JDBC connection: its database call starts
-        if lock.guards(S, STI[s, ST_TARGET]):
-            lock.call(S, j)
-        else:
+        if not hooks.call(S, j, STI[s, ST_TARGET]):
             station.arrive_queued_target(S, j + 1, STI[s, ST_TARGET], p)
-    elif role == ROLE_LOCK:  # the database's shared lock: the caller's call holds it
-        lock.granted(S, j)
+    elif role >= ROLE_DECLARED:  # a mechanism's pool: the caller's call holds it
+        hooks.granted(S, role, j)
     else:  # a disk spindle
         calendar.push(S, now + streams.draw(S, STI[s, ST_DISK_STREAM]), EV_DISK, j)
 

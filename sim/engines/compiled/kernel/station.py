@@ -15,8 +15,8 @@ from sim.engines.compiled.kernel import (
     client_connections,
     cpu,
     dispatcher,
+    hooks,
     jvm,
-    lock,
     mod_jk,
     populations,
     session_replication,
@@ -29,7 +29,6 @@ from sim.engines.compiled.kernel.layout import (
     C_CHILDREN,
     C_FRONT,
     C_LEVELS,
-    C_LOCK_POOL,
     C_MOD_JK,
     C_N_TIERS,
     CARRIER,
@@ -185,8 +184,8 @@ def reply_up(S, j, code):
         if c >= 0:  # the response came back on a pooled connection: it returns first
             JI[j, J_BCONN] = -1
             backend_pool.released(S, c)
-        if S.C[C_LOCK_POOL] >= 0:  # the shared lock goes back before the JDBC connection
-            lock.released(S, j)
+        # what a mechanism holds goes back before the JDBC connection
+        hooks.released(S, j)
         via_pool = JI[j, J_VIA_POOL]
         if via_pool >= 0:  # the JDBC connection goes back before the caller resumes
             slots.release(S, via_pool)
@@ -246,16 +245,12 @@ def computed(S, j):
         target = STI[s, ST_TARGET]
         p = STI[s, ST_JDBC]
         if p < 0:
-            if lock.guards(S, target):
-                lock.call(S, j)
-            else:
+            if not hooks.call(S, j, target):
                 forward(S, j + 1, target, -1)
             return
         status = slots.acquire(S, p, j)
         if status == GRANTED:
-            if lock.guards(S, target):
-                lock.call(S, j)
-            else:
+            if not hooks.call(S, j, target):
                 arrive(S, j + 1, target, -1, p)
         elif status == REFUSED:
             finish(S, j, False)

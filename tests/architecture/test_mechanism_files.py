@@ -1,0 +1,89 @@
+"""A mechanism on both engines lives in its own files (CONTRIBUTING.md, "A mechanism on both
+engines"): the database's shared lock is one stack part, one reference module and one kernel
+module, beside the schema; the generic code (the database's part, the probe layout, `solve`,
+the stability check, the reference assembler, the compiled plan and support table, the
+kernel's layout) reads what those declare.  The one other place that names it is the kernel's
+list of mechanism modules (`kernel/hooks.py`), since numba binds each call when it compiles."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# the layers that build and run a model; the studies, the command line and the importers
+# read the lock's output names (`database.lock.wait`), which are its figures, not its workings
+LAYERS = ("model", "tiers", "kernel", "random", "observe", "engines", "analytic", "run", "stats")
+
+# the lock's own names: its section, paths, features, probe and streams (`database.lock...`),
+# its classes and functions, its kernel columns (`C_LOCK_POOL`, `J_LOCK`, ...), its modules
+NAMES = re.compile(
+    r"database\.lock|shared_lock|SharedLock|LockPart|(?<![A-Z])LOCK|\block\.\w|^\s*lock,$"
+    r"|import lock\b",
+    re.MULTILINE,
+)
+
+OWN = {
+    "sim/model/parts/shared_lock.py",  # the stack part
+    "sim/tiers/database/lock.py",  # the reference module
+    "sim/engines/compiled/kernel/lock.py",  # the kernel module
+}
+BESIDE = {
+    "sim/model/schema.py",  # its section, `DatabaseLock`
+    "sim/engines/compiled/kernel/hooks.py",  # the kernel's list of mechanism modules
+}
+
+
+def _naming() -> set[str]:
+    return {
+        path.relative_to(ROOT).as_posix()
+        for layer in LAYERS
+        for path in (ROOT / "sim" / layer).rglob("*.py")
+        if NAMES.search(path.read_text())
+    }
+
+
+def test_the_shared_lock_is_named_only_in_its_own_files():
+    assert _naming() == OWN | BESIDE
+
+
+def test_the_check_finds_the_names_it_looks_for():
+    """Each file of the lock is found by a name of its own, and a generic file by none."""
+    for path in OWN:
+        assert NAMES.search((ROOT / path).read_text()), path
+    generic = "sim/engines/compiled/plan.py"
+    assert not NAMES.search((ROOT / generic).read_text())
+    for line in (
+        "from sim.tiers.database.lock import POOL",
+        "config[k.C_LOCK_POOL] = made[0]",
+        "    lock,",
+        "if lock.guards(S, target):",
+        "part = database.lock",
+        "from sim.model.parts.shared_lock import SharedLockPart",
+    ):
+        assert NAMES.search(line), line
+    for line in ("STREAM_BLOCK", "setup_lock=None", "the clock", "the lock's queue"):
+        assert not NAMES.search(line), line
+
+
+def test_the_kernel_modules_declarations_are_read_from_their_source():
+    """What the engine's choice reads without importing numba (`mechanisms.literal`) is what
+    the modules hold once imported, and every parameter has a known treatment."""
+    from sim.engines.compiled import mechanisms, support
+
+    found = mechanisms.literal()
+    assert found, "no kernel module declares a mechanism"
+    for name, declared in found.items():
+        module = __import__(f"sim.engines.compiled.kernel.{name}", fromlist=["_"])
+        for key, value in declared.items():
+            assert getattr(module, key) == value, (name, key)
+    assert {how for how, _ in mechanisms.parameters().values()} <= {
+        support.MODELLED,
+        support.REFUSED,
+        support.INERT,
+    }
+    assert mechanisms.features() <= support.IMPLEMENTS
+    assert mechanisms.parameters().items() <= support.PARAMETERS.items()
+    placed = {module.__name__.rsplit(".", 1)[1] for module in mechanisms.placed()}
+    assert placed == set(found)
