@@ -277,7 +277,9 @@ class Clients:
 class ClosedPopulation(Clients):
     """N users cycling think -> request -> response, with an optional ramp schedule.
 
-    A user retired by a ramp-down finishes its current request and then stops.
+    A user retired by a ramp-down finishes its current request and then stops; called back by
+    a ramp-up before that (a replayed log's users per minute go down and up again), it goes
+    on with the cycle it is in rather than start a second one beside it.
     """
 
     kind = "closed"
@@ -305,6 +307,7 @@ class ClosedPopulation(Clients):
         self.active = 0
         self.thinking = 0
         self._retired: set[int] = set()
+        self._cycling: set[int] = set()  # users whose think-request cycle is under way
         self._sent_by: dict[int, int] = {}
         self._idle_users: list[int] = []
         self._users_done = 0
@@ -330,6 +333,9 @@ class ClosedPopulation(Clients):
 
     def _activate(self, user: int) -> None:
         self._retired.discard(user)
+        if user in self._cycling:
+            return  # retired, then called back before its cycle ended: that cycle goes on
+        self._cycling.add(user)
         self.active += 1
         self._sent_by.setdefault(user, 0)
         self._issue(user)
@@ -341,6 +347,7 @@ class ClosedPopulation(Clients):
         if self.requests_per_user is not None:
             sent = self._sent_by[user]
             if sent >= self.requests_per_user:
+                self._cycling.discard(user)
                 self.active -= 1
                 self._users_done += 1
                 if self._users_done == self.users:
@@ -351,6 +358,7 @@ class ClosedPopulation(Clients):
 
     def done(self, user: int) -> None:
         if user in self._retired:
+            self._cycling.discard(user)
             self.active -= 1
             return
         self.thinking += 1
@@ -360,6 +368,7 @@ class ClosedPopulation(Clients):
     def _thought(self, user: int) -> None:
         self.thinking -= 1
         if user in self._retired:
+            self._cycling.discard(user)
             self.active -= 1
         elif self.requests_per_user is None:
             self.send(user)  # _issue's steady-state case, once per request

@@ -1,0 +1,36 @@
+"""A closed population's ramp (`clients.ramp`): a user retired by a step down and called back
+by the next step up before its cycle ended goes on with that cycle, as one user, rather than
+start a second cycle beside it (a replayed log's users per minute go down and up again)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sim.run.replications import run
+from tests.conftest import model_from
+
+
+@pytest.mark.parametrize("away_s", [0.05, 0.5])
+def test_a_user_called_back_before_its_cycle_ended_is_one_user(away_s):
+    """Two users, a constant 0.1 s request on two cores and 5 s of thinking: each completes at
+    0.1 + 5.1 k s, 12 each in 60 s, 24 in all.  User 1 is retired at 10 s, thinking until
+    10.2 s.  Called back at 10.05 s, it goes on with its cycle: the same 24 (a second cycle
+    beside it would add 10 more, from 10.15 s).  Called back at 10.5 s, after it stopped at
+    10.2 s, it starts afresh: its 2 completions before 10 s and 10.6 + 5.1 k for k = 0..9,
+    12 again."""
+    data = {
+        "clients": {
+            "kind": "closed",
+            "users": 2,
+            "think": 5.0,
+            "ramp": [
+                {"users": 2, "hold_s": 10.0},
+                {"users": 1, "hold_s": away_s},
+                {"users": 2, "hold_s": 100.0},
+            ],
+        },
+        "backends": [{"name": "app", "cores": 2, "demand": 0.1}],
+        "run": {"duration_s": 60.0, "warmup": 0.0, "engine": "reference"},
+    }
+    completed = run(model_from(data), replications=1).replications[0].metrics["throughput"] * 60
+    assert completed == pytest.approx(24)
