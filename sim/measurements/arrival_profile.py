@@ -65,7 +65,9 @@ def httpd_format(log_format: str) -> str:
     return _TOMCAT_ATTRIBUTE.sub(opaque, expanded)
 
 
-def _parser(log_format: str):
+def profile_parser(log_format: str):
+    """The `apachelogs` parser of `log_format`; a `LogFormatError` if it cannot be one or has no
+    time field."""
     import apachelogs
 
     try:
@@ -79,7 +81,7 @@ def _parser(log_format: str):
     return parser
 
 
-def _arrival(entry) -> float | None:
+def arrival_time(entry) -> float | None:
     """When the request arrived: its `begin:` time (httpd's and Tomcat's default for %t)."""
     for attribute in ("request_time", "begin_request_time"):
         when = getattr(entry, attribute, None)
@@ -90,11 +92,11 @@ def _arrival(entry) -> float | None:
 
 def read_arrivals(path: str | Path, log_format: str, encoding: str = "utf-8") -> list[float]:
     """Every line's arrival time [s]; one `MeasurementError` (FILE:LINE: ...) for a bad line."""
-    parser = _parser(log_format)
+    parser = profile_parser(log_format)
     expected = f"a line in the format {log_format!r} (the server's LogFormat or pattern)"
     arrivals = []
     for number, entry in parsed_lines(path, parser, expected, encoding):
-        when = _arrival(entry)
+        when = arrival_time(entry)
         if when is None:
             # only an end: time, or a time pattern without a full date
             raise MeasurementError(

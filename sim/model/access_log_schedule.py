@@ -50,8 +50,22 @@ def schedule_from_access_log(
 ) -> list[dict[str, float]]:
     """The `{rate_per_s, duration_s}` steps of the log named by `table`; a ValueError of one
     line (the field, or the log's FILE:LINE) for anything wrong."""
+    spec = log_spec(table)
+    path, version = log_path(spec, base_dir)
     try:
-        spec = AccessLogSchedule.model_validate(table)
+        profile = _profile(path, version, spec.log_format, spec.bin_s, spec.encoding)
+    except LogFormatError as exc:
+        raise ValueError(str(exc)) from None
+    return [
+        {"rate_per_s": rate, "duration_s": profile.bin_s}
+        for rate in profile.rates_per_s(spec.scale)
+    ]
+
+
+def log_spec(table: dict[str, Any]) -> AccessLogSchedule:
+    """The table naming a log, validated; a ValueError of one line naming the field."""
+    try:
+        return AccessLogSchedule.model_validate(table)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
@@ -61,27 +75,19 @@ def schedule_from_access_log(
                 f"{', '.join(AccessLogSchedule.model_fields)}"
             ) from None
         raise ValueError(f"{where} = {first.get('input')!r}: {first['msg']}") from None
+
+
+def log_path(spec: AccessLogSchedule, base_dir: Path | None) -> tuple[Path, tuple[int, int] | None]:
+    """The log's path (relative to the model file's directory) and its version (mtime, size:
+    an edited log is read again), None when it cannot be stat'ed (the reader names why)."""
     path = Path(spec.access_log)
     if not path.is_absolute() and base_dir is not None:
         path = Path(base_dir) / path
     try:
         stat = path.stat()
     except OSError:
-        stat = None  # the reader names what is wrong with it
-    try:
-        profile = _profile(
-            path,
-            (stat.st_mtime_ns, stat.st_size) if stat else None,
-            spec.log_format,
-            spec.bin_s,
-            spec.encoding,
-        )
-    except LogFormatError as exc:
-        raise ValueError(str(exc)) from None
-    return [
-        {"rate_per_s": rate, "duration_s": profile.bin_s}
-        for rate in profile.rates_per_s(spec.scale)
-    ]
+        return path, None
+    return path, (stat.st_mtime_ns, stat.st_size)
 
 
 @lru_cache(maxsize=8)

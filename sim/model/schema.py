@@ -24,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from sim.model.access_log_ramp import closed_clients_from_access_log, refusal
 from sim.model.access_log_schedule import schedule_from_access_log
 from sim.model.autoscale import Autoscale
 from sim.model.backend_pools import backend_pool_applies, jk_acts
@@ -192,11 +193,27 @@ class ClosedClients(ClientCommon):
     )
     ramp: list[RampStep] | None = Field(
         None,
-        description="optional schedule, e.g. [{users=100, over_s=900, hold_s=2700}]; `users` is then the peak",
+        description="optional schedule, e.g. [{users=100, over_s=900, hold_s=2700}]; `users` is then the peak; "
+        'or {access_log = "FILE", log_format = "... %D"}: the users of each minute of the log, '
+        "arrivals x (think mean + the log's response time) (also bin_s, scale, encoding)",
     )
     requests_per_user: int | None = Field(
         None, ge=1, description="finite workload: each user stops after this many requests"
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ramp_from_access_log(cls, data: Any, info: ValidationInfo) -> Any:
+        # a table names a log; its users per bin become the steps (and their peak the users)
+        return closed_clients_from_access_log(data, (info.context or {}).get("base_dir"))
+
+    @field_validator("ramp", mode="before")
+    @classmethod
+    def _refused_log(cls, value: Any) -> Any:
+        why = refusal(value)
+        if why is not None:
+            raise ValueError(why)
+        return value
 
     @model_validator(mode="after")
     def _ramp_peak(self) -> ClosedClients:
