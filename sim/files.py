@@ -175,6 +175,27 @@ def read_text(path: str | Path, what: str = "file", max_bytes: int = MAX_TEXT_BY
     return decode(data, path, what)
 
 
+def read_json_lines(path: str | Path, what: str, max_bytes: int) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines file, one per line, where a store appends a record as
+    each piece of work finishes (a study's kept evaluations); a line cut short by an
+    interruption, or anything else that is not one object, is skipped.  No file: none.  A
+    FileProblem for a file that cannot be read (`read_text`)."""
+    import json
+
+    path = Path(path)
+    if not path.exists():
+        return []
+    objects = []
+    for line in read_text(path, what, max_bytes=max_bytes).splitlines():
+        try:
+            entry = json.loads(line)
+        except (ValueError, RecursionError):  # JSONDecodeError, a 5 000-digit number
+            continue
+        if isinstance(entry, dict):
+            objects.append(entry)
+    return objects
+
+
 def utf16_form(data: bytes) -> str | None:
     """How `data` is UTF-16 text, or None: "UTF-16" when it starts with a UTF-16 byte-order
     mark, "UTF-16LE" or "UTF-16BE" when, without one, every character of its first line(s)

@@ -48,24 +48,17 @@ class Evaluator:
     def _replay(self, cache: Path) -> None:
         """Read the cache's evaluations of this experiment; a line cut short by an interruption
         (or anything else that is not a record) is skipped."""
-        from sim.files import FileProblem, read_text
+        from sim.files import FileProblem, read_json_lines
 
-        if not cache.exists():
-            return
         try:
-            text = read_text(cache, "calibration cache", max_bytes=2**30)
+            entries = read_json_lines(cache, "calibration cache", max_bytes=2**30)
         except FileProblem as exc:
             raise CalibrationError(
                 f"--cache {exc}; give another --cache, or --no-cache, or delete it to start again"
             ) from None
-        for line in text.splitlines():
-            try:
-                entry = json.loads(line)
-            except (ValueError, RecursionError):  # JSONDecodeError, a 5 000-digit number
-                continue
+        for entry in entries:
             if (
-                isinstance(entry, dict)
-                and entry.get("fingerprint") == self.fingerprint
+                entry.get("fingerprint") == self.fingerprint
                 and isinstance(entry.get("key"), str)
                 and complete(entry, len(self.goals))
             ):

@@ -90,27 +90,17 @@ class KeptEvaluations:
     def _read(self, path: Path) -> None:
         """Every well-formed line of the file; a line cut short by an interruption (or anything
         else that is not a record of this form) is skipped."""
-        from sim.files import FileProblem, read_text
+        from sim.files import FileProblem, read_json_lines
 
-        if not path.exists():
-            return
         try:
             # a line is some 2 kB: 256 MiB holds a hundred thousand evaluations
-            text = read_text(path, "capacity cache", max_bytes=2**28)
+            entries = read_json_lines(path, "capacity cache", max_bytes=2**28)
         except FileProblem as exc:
             raise CacheError(
                 f"--cache {exc}; give another --cache, or --no-cache, or delete it to start again"
             ) from None
-        for line in text.splitlines():
-            try:
-                entry = json.loads(line)
-            except (ValueError, RecursionError):  # JSONDecodeError, a 5 000-digit number
-                continue
-            if (
-                isinstance(entry, dict)
-                and isinstance(entry.get("fingerprint"), str)
-                and isinstance(entry.get("record"), dict)
-            ):
+        for entry in entries:
+            if isinstance(entry.get("fingerprint"), str) and isinstance(entry.get("record"), dict):
                 self.known[entry["fingerprint"]] = entry["record"]
 
     def recall(self, fingerprint: str | None, task: PointTask) -> dict[str, Any] | None:
