@@ -90,6 +90,29 @@ class StackPart:
         """The features this part brings to the model, each with the setting behind it."""
         raise NotImplementedError
 
+    def holds(self) -> list[Hold]:
+        """The resources a request holds in this part, each at its depth inside what holds
+        it (`Hold`); the probe layout places them in the stack's nesting
+        (`sim.model.parts.probes`)."""
+        return []
+
+
+@dataclass(frozen=True)
+class Hold:
+    """A resource a request holds (a slot pool or a CPU, whose probe reports its busy share,
+    `<name>.utilization`), declared by the part that builds it.
+
+    Holds nest: a request holds its worker while its thread runs, its thread while it waits
+    for a JDBC connection, its connection while it waits for the hot row's lock.  `depth` is
+    how many holds inside its part's holder it sits (1: directly, 2: inside another of the
+    part's own); in the probe layout's `holds` it is the depth from the outermost resource.
+    `capacity` ranks by it: a saturated inner resource saturates every one around it."""
+
+    name: str  # its probe's name (`tomcat1.threads`)
+    depth: int
+    title: str = ""  # what the planner reads ("the front's workers"); "": its name
+    shared: bool = False  # shared by every node (the front, the database): more nodes queue on it
+
 
 UNDECLARED = (
     "is not declared product-form (its stack part's DECLARATIONS, sim/model/parts/): the "

@@ -7,6 +7,7 @@ list of mechanism modules (`kernel/hooks.py`), since numba binds each call when 
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -33,6 +34,12 @@ BESIDE = {
     "sim/model/schema.py",  # its section, `DatabaseLock`
     "sim/engines/compiled/kernel/hooks.py",  # the kernel's list of mechanism modules
 }
+
+
+# the study that ranks resources (the bottleneck at a capacity answer) reads what the parts
+# declare of each one (`sim.model.features.Hold`: its nesting, title, sharing) from the probe
+# layout, and names none itself: a new mechanism needs no entry there
+RANKS = "sim/studies/capacity/bottleneck.py"
 
 
 def _naming() -> set[str]:
@@ -87,3 +94,56 @@ def test_the_kernel_modules_declarations_are_read_from_their_source():
     assert mechanisms.parameters().items() <= support.PARAMETERS.items()
     placed = {module.__name__.rsplit(".", 1)[1] for module in mechanisms.placed()}
     assert placed == set(found)
+
+
+def _resource_literals(source: str) -> list[str]:
+    """The code's string literals (docstrings aside) that hold a dotted name or a pattern of
+    one, escaped or not (`"database.lock"`, `r"^(proxy|database)\\."`): a hand table of
+    resources."""
+    tree = ast.parse(source)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+    }
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and re.search(r"\w\\?\.\w|\)\\?\.", node.value)
+    ]
+
+
+def test_the_bottleneck_reads_the_resources_from_their_parts():
+    """No name of the lock, no resource's name in the code (a table of patterns or of titles),
+    and none of the titles the parts declare."""
+    from sim.model.load import load_model
+    from sim.studies.capacity.bottleneck import holds
+
+    text = (ROOT / RANKS).read_text()
+    assert not NAMES.search(text)
+    assert _resource_literals(text) == []
+    held = holds(load_model(ROOT / "models" / "planner-apache-tomcat-database.toml"))
+    titles = {h.title for h in held if h.title}
+    assert "the database's shared lock" in titles
+    assert [title for title in titles if title in text] == []
+
+
+def test_the_check_finds_a_table_of_resources():
+    for table in (
+        '_NAMES = {"database.lock": "the shared lock"}',
+        '_DEPTH = ((r"^database\\.lock$", 5), (r"^[a-z_]+\\d+\\.jdbc_pool$", 3))',
+        'SHARED = re.compile(r"^(proxy|database)\\.")',
+    ):
+        assert _resource_literals(table), table
+    for code in (
+        'name.removesuffix(".utilization")',
+        'vary.endswith(".count")',
+        'f"{u:.0%} busy"',
+        'def f():\n    """A docstring on `tomcat1.threads`."""',
+    ):
+        assert _resource_literals(code) == [], code

@@ -10,10 +10,10 @@ naming none."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-from sim.model.features import Declaration, StackPart, exact
+from sim.model.features import Declaration, Hold, StackPart, exact
 from sim.model.parts.hosts import HostCpu, host_cpu
 from sim.random.distributions import as_distribution
 
@@ -37,7 +37,8 @@ class CallMechanism(StackPart):
     """A mechanism around the database's call, held by the database's part (`mechanisms`):
     `NAME` finds it there (`DatabasePart.mechanism`), `pools()` are its slot pools in the
     order the engines build them (after the database's own), `resources(database)` what the
-    analytic network and the stability check count of it."""
+    analytic network and the stability check count of it, `holds()` (`StackPart.holds`) its
+    pools' places in the nesting of holds, inside the call's connection."""
 
     NAME: ClassVar[str] = ""
 
@@ -75,6 +76,22 @@ class DatabasePart(StackPart):
         out = {"database": "[database]"}
         for mechanism in self.mechanisms:
             out.update(mechanism.features())
+        return out
+
+    def holds(self) -> list[Hold]:
+        """A node's call holds one of its connections (PostgreSQL `max_connections`); inside it,
+        what each mechanism around the call holds; inside those, the CPU and the disks.  Every
+        node's calls share them all."""
+        out = []
+        if self.connections is not None:
+            out.append(Hold("database.connections", 1, "the database's connections", shared=True))
+        around = 1  # the connection's depth
+        inner = [replace(h, depth=around + h.depth) for m in self.mechanisms for h in m.holds()]
+        out += inner
+        work = max((h.depth for h in inner), default=around) + 1
+        out.append(Hold(self.cpu.name, work, "the database's CPU", shared=True))
+        if self.disks is not None:
+            out.append(Hold("database.disks", work, "the database's disks", shared=True))
         return out
 
     def mechanism(self, name: str) -> Any:

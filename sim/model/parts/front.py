@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from sim.model.backend_pools import pool_limit_binds
-from sim.model.features import POOL, Declaration, StackPart, approximate, exact
+from sim.model.features import POOL, Declaration, Hold, StackPart, approximate, exact
 from sim.model.parts.client_connections import ClientConnections, client_connections
 from sim.model.parts.front_processes import FrontProcesses, front_processes
 from sim.model.parts.hosts import HostCpu, host_cpu
@@ -161,6 +161,14 @@ class Front(StackPart):
                     "a connection"
                 )
         return out
+
+    def holds(self) -> list[Hold]:
+        """A client's request holds one of its workers (MaxRequestWorkers) and computes on its
+        CPU, both shared by every node behind it."""
+        return [
+            Hold("proxy.workers", 1, "the front's workers", shared=True),
+            Hold(self.cpu.name, 1, "the front's CPU", shared=True),
+        ]
 
 
 def front_part(

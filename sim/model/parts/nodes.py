@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from sim.model.backend_pools import connects_can_fail
-from sim.model.features import POOL, Declaration, StackPart, approximate, exact, refused
+from sim.model.features import POOL, Declaration, Hold, StackPart, approximate, exact, refused
 from sim.model.parts.hosts import HostCpu, host_cpu
 from sim.model.parts.jvm import JvmPart, jvm_part
 from sim.random.distributions import Distribution, as_distribution
@@ -116,6 +116,17 @@ class NodePart(StackPart):
             out["appserver.jdbc_pool"] = f"{self.path}.jdbc_pool"
         if self.jdbc_connect is not None:
             out["appserver.jdbc_pool.opening"] = f"{self.path}.jdbc_connect"
+        return out
+
+    def holds(self) -> list[Hold]:
+        """A request holds one of its threads (Tomcat `maxThreads`, where its connector makes
+        them a pool), and while the thread runs, its CPU and a connection of its JDBC pool
+        (DBCP `maxTotal`).  maxConnections' slots (`<node>.connections`) are not ranked: an
+        idle pooled connection from the front holds one, so a full pool of them need not bound
+        the node; nor is the connection set-up lock, as `capacity` never has."""
+        out = [Hold(f"{self.name}.threads", 1), Hold(self.cpu.name, 2)]
+        if self.jdbc_pool is not None:
+            out.append(Hold(f"{self.name}.jdbc_pool", 2))
         return out
 
 

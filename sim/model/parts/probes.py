@@ -7,6 +7,8 @@ probes, and a mismatch stops the run with both lists, where before the order liv
 reference's build sequence alone ("after the extra probes, before the backend pools") and the
 compiled engine repeated it by hand.  Studies learn a model's metric names from the layout's
 views (`metric_names`), where they used to build a replication's components to ask them.
+The layout also places what each part holds (`StackPart.holds`: its slot pools and CPUs) in
+the nesting of holds, for `capacity` to name the bottleneck without a table of its own.
 
 The order is the reference assembler's: stations (the proxy, the database, the nodes), slot
 pools in the order they are made (the database's, each node's JDBC pool, connector pools and
@@ -20,13 +22,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any, Protocol
 
 from sim.kernel.cpu import ProcessorSharingCPU
 from sim.kernel.slots import INFINITE, Pool
 from sim.model.classes import class_names
+from sim.model.features import Hold
 from sim.model.parts.database import DatabasePart
 from sim.model.parts.front import Front
 from sim.model.parts.hosts import HostCpu
@@ -61,6 +64,8 @@ class StackParts(Protocol):
     @property
     def cpus(self) -> tuple[HostCpu, ...]: ...
     @property
+    def clients_cpu(self) -> HostCpu | None: ...
+    @property
     def replications(self) -> tuple[ReplicationPart, ...]: ...
     @property
     def network(self) -> ClusterNetwork: ...
@@ -85,9 +90,11 @@ class ProbeSlot:
 
 @dataclass(frozen=True)
 class ProbeLayout:
-    """Every probe of a run, in the recorder's order."""
+    """Every probe of a run, in the recorder's order, and the resources a request holds among
+    them, each at its depth in the nesting of holds (`_holds`)."""
 
     slots: tuple[ProbeSlot, ...]
+    holds: tuple[Hold, ...] = ()
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -213,7 +220,7 @@ def probe_layout(model: Any, nodes: Sequence[Any], stack: StackParts) -> ProbeLa
         ProbeSlot(f"class.{name}", ClassProbe, tuple(ClassProbe.fields))
         for name in class_names(model)
     ]
-    return ProbeLayout(tuple(slots))
+    return ProbeLayout(tuple(slots), _holds(stack, {s.name for s in slots}))
 
 
 _STATION_FIELDS = tuple(Station.fields)
@@ -250,6 +257,26 @@ def _backend_pool_class(front: Front, node: NodePart) -> type[BackendPool]:
     if node.connects_can_fail:
         return FailingConnectsPool
     return BackendPool
+
+
+def _holds(stack: StackParts, probed: set[str]) -> tuple[Hold, ...]:
+    """What each part holds (`StackPart.holds`), at its depth from the outermost resource: the
+    load generator's CPU, where every request starts; the front's inside it; each node's
+    inside the front's; the database's inside a node's, whose thread calls it.  A hold whose
+    pool this model does not make (a connector without a thread pool) is left out."""
+    out: list[Hold] = []
+    if stack.clients_cpu is not None:
+        out.append(Hold(stack.clients_cpu.name, 0, shared=True))
+    outer = 0
+    for parts in (
+        () if stack.front is None else (stack.front,),
+        stack.nodes,
+        () if stack.database is None else (stack.database,),
+    ):
+        held = [replace(h, depth=outer + h.depth) for part in parts for h in part.holds()]
+        out += held
+        outer = max((h.depth for h in held), default=outer)
+    return tuple(h for h in out if h.name in probed)
 
 
 def _replication(stack: StackParts, pool) -> list[ProbeSlot]:

@@ -7,8 +7,9 @@ this part (the database part's mechanism "lock") and nothing else of `[database.
 they cannot disagree on which calls take the lock, how many hold it at once, or how long it is
 held before the call's own work -- nor draw those from different random streams (their
 purposes are the reference module's).  The part also says what the probe layout records of
-it (its pool) and what `solve` and the stability check count (`resources`: its hold as one
-more station).
+it (its pool), where that pool sits in the nesting of holds and what a planner calls it
+(`holds`: `capacity` names the bottleneck by it), and what `solve` and the stability check
+count (`resources`: its hold as one more station).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from sim.model.features import Declaration, approximate, exact
+from sim.model.features import Declaration, Hold, approximate, exact
 from sim.model.parts.database import AROUND_CALL, CallMechanism, DatabasePart, HeldResource
 from sim.random.distributions import Distribution, as_distribution
 
@@ -70,6 +71,11 @@ class SharedLockPart(CallMechanism):
 
     def pools(self) -> list[tuple[str, int | None]]:
         return [("database.lock", self.permits)]
+
+    def holds(self) -> list[Hold]:
+        """A call waits for the lock holding its database connection (a second `UPDATE` of the
+        row sleeps in its backend), and holds it through the database's CPU and disk work."""
+        return [Hold("database.lock", 1, "the database's shared lock", shared=True)]
 
     def resources(self, database: DatabasePart) -> list[HeldResource]:
         """The lock held through the call's own CPU and disk work (an approximation the feature

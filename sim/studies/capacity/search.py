@@ -533,7 +533,7 @@ def search_steps(
         result.notes.append(
             f"every value of {path} tried meets the SLO, up to the bound {feasible:g}"
         )
-    said = _bottleneck_note(result, path)
+    said = _bottleneck_note(result, path, base)
     if said:
         result.notes.append(said)
     if knee_points and result.best is not None:
@@ -548,10 +548,11 @@ def utilization_metrics(names: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(n for n in names if n.endswith(suffix) and "." in n[: -len(suffix)]))
 
 
-def _bottleneck_note(result: CapacityResult, path: str) -> str:
+def _bottleneck_note(result: CapacityResult, path: str, base: SearchBase) -> str:
     """The bottleneck where the SLO stops being met: at the first value beyond the answer, or,
-    when no value meets it, at the value tried farthest toward meeting it (the most nodes)."""
-    from sim.studies.capacity.bottleneck import bottleneck
+    when no value meets it, at the value tried farthest toward meeting it (the most nodes).
+    The resources ranked are the base model's, whose busy shares every point reads."""
+    from sim.studies.capacity.bottleneck import bottleneck, holds
 
     at = result.neighbour or result.best
     if result.best is None and result.evaluations:
@@ -560,7 +561,7 @@ def _bottleneck_note(result: CapacityResult, path: str) -> str:
             at = (max if result.direction == "smallest" else min)(tried, key=lambda e: e.value)
     if at is None or not at.utilization:
         return ""
-    found = bottleneck(at.utilization)
+    found = bottleneck(at.utilization, holds(base.model()))
     return "" if found is None else found.sentence(path, at.value)
 
 
