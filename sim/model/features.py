@@ -112,6 +112,11 @@ class Hold:
     depth: int
     title: str = ""  # what the planner reads ("the front's workers"); "": its name
     shared: bool = False  # shared by every node (the front, the database): more nodes queue on it
+    # a figure a load test can measure of it beside the run's own, which pins how long it is
+    # held (the lock's wait, from the database's statistics), and what the planner calls that
+    # figure: `capacity --what-next` proposes measuring it; "": none
+    measured: str = ""
+    measured_title: str = ""
 
 
 UNDECLARED = (

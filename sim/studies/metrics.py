@@ -3,6 +3,11 @@ sweep's `metrics`) and the names a model's run reports (`<component>.<metric>`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sim.model.features import Hold
+
 # Friendly metric names (the CLI's `--slo p95<1` and a sweep's `metrics`) -> metric names.
 METRIC_ALIASES = {
     "mean": "response.mean",
@@ -16,6 +21,17 @@ METRIC_ALIASES = {
 
 def metric_name(name: str) -> str:
     return METRIC_ALIASES.get(name, name)
+
+
+def holds(model) -> tuple[Hold, ...]:
+    """The resources a run of `model` measures (`<name>.utilization`), each at its depth in
+    the nesting of holds, as the stack parts declare them (`sim.model.features.Hold`), from
+    the stack's probe layout (`sim.model.parts.probes`)."""
+    from sim.model.plan import compile_plan
+
+    stack = compile_plan(model).stack
+    assert stack is not None  # compile_plan always decides the stack
+    return stack.probes.holds
 
 
 def metric_names(model) -> set[str]:

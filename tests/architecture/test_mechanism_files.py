@@ -38,8 +38,10 @@ BESIDE = {
 
 # the study that ranks resources (the bottleneck at a capacity answer) reads what the parts
 # declare of each one (`sim.model.features.Hold`: its nesting, title, sharing) from the probe
-# layout, and names none itself: a new mechanism needs no entry there
+# layout, and names none itself: a new mechanism needs no entry there; nor does the one that
+# proposes the next measurement (the figure a part declares a load test can measure of it)
 RANKS = "sim/studies/capacity/bottleneck.py"
+PROPOSES = "sim/studies/capacity/candidates.py"
 
 
 def _naming() -> set[str]:
@@ -119,13 +121,14 @@ def _resource_literals(source: str) -> list[str]:
 
 
 def test_the_bottleneck_reads_the_resources_from_their_parts():
-    """No name of the lock, no resource's name in the code (a table of patterns or of titles),
-    and none of the titles the parts declare."""
+    """No name of the lock in either study, no resource's name in the bottleneck's code (a
+    table of patterns or of titles), and none of the titles the parts declare."""
     from sim.model.load import load_model
-    from sim.studies.capacity.bottleneck import holds
+    from sim.studies.metrics import holds
 
     text = (ROOT / RANKS).read_text()
     assert not NAMES.search(text)
+    assert not NAMES.search((ROOT / PROPOSES).read_text())
     assert _resource_literals(text) == []
     held = holds(load_model(ROOT / "models" / "planner-apache-tomcat-database.toml"))
     titles = {h.title for h in held if h.title}

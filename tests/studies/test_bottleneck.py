@@ -9,7 +9,8 @@ import tomllib
 import pytest
 
 from sim.model.load import parse_model
-from sim.studies.capacity.bottleneck import bottleneck, holds
+from sim.studies.capacity.bottleneck import bottleneck
+from sim.studies.metrics import holds
 
 _CLUSTER = """
 [clients]
@@ -149,7 +150,8 @@ def test_without_a_lock_the_database_s_work_is_still_innermost():
     ["models/planner-apache-tomcat-database.toml", "models/demo.toml", "models/keepalive.toml"],
 )
 def test_every_hold_is_a_measured_resource(model):
-    """A hold names a probe that reports a busy share (`<name>.utilization`)."""
+    """A hold names a probe that reports a busy share (`<name>.utilization`), and the figure
+    it declares a load test can measure of it (`capacity --what-next`) is one a run reports."""
     from pathlib import Path
 
     from sim.model.load import load_model
@@ -157,9 +159,11 @@ def test_every_hold_is_a_measured_resource(model):
     from sim.studies.metrics import metric_names
 
     loaded = load_model(Path(__file__).resolve().parents[2] / model)
-    measured = {n.removesuffix(".utilization") for n in utilization_metrics(metric_names(loaded))}
+    names = metric_names(loaded)
+    measured = {n.removesuffix(".utilization") for n in utilization_metrics(names)}
     held = holds(loaded)
     assert held and {h.name for h in held} <= measured
+    assert {h.measured for h in held if h.measured} <= names
 
 
 def test_capacity_over_nodes_names_the_shared_lock_that_bounds_every_count(tmp_path):

@@ -74,8 +74,20 @@ class SharedLockPart(CallMechanism):
 
     def holds(self) -> list[Hold]:
         """A call waits for the lock holding its database connection (a second `UPDATE` of the
-        row sleeps in its backend), and holds it through the database's CPU and disk work."""
-        return [Hold("database.lock", 1, "the database's shared lock", shared=True)]
+        row sleeps in its backend), and holds it through the database's CPU and disk work.
+        Its wait is measured on the real database (PostgreSQL's `pg_stat_statements` mean time
+        of the locking `UPDATE` less the statement's own, or the waits `log_lock_waits`
+        logs), and pins its hold."""
+        return [
+            Hold(
+                "database.lock",
+                1,
+                "the database's shared lock",
+                shared=True,
+                measured="database.lock.wait",
+                measured_title="the database's lock wait",
+            )
+        ]
 
     def resources(self, database: DatabasePart) -> list[HeldResource]:
         """The lock held through the call's own CPU and disk work (an approximation the feature

@@ -12,14 +12,13 @@ not throughput: the answer says so.
 
 Which resources there are, how deep each sits, what a planner calls it and whether every node
 shares it, is declared by the stack part that builds it (`sim.model.features.Hold`) and read
-from the model's probe layout (`holds`); nothing here names a resource.
+from the model's probe layout (`sim.studies.metrics.holds`); nothing here names a resource.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from sim.model.features import Hold
 
@@ -48,20 +47,11 @@ class Bottleneck:
         return f"bottleneck{where}: {busy}"
 
 
-def holds(model: Any) -> tuple[Hold, ...]:
-    """The resources a run of `model` (a `sim.model.schema.Model`) measures, each at its depth
-    in the nesting of holds, from the stack's probe layout (`sim.model.parts.probes`)."""
-    from sim.model.plan import compile_plan
-
-    stack = compile_plan(model).stack
-    assert stack is not None  # compile_plan always decides the stack
-    return stack.probes.holds
-
-
 def bottleneck(utilization: Mapping[str, float], held: Iterable[Hold]) -> Bottleneck | None:
     """The innermost resource busy at least `SATURATED` of the time, else the busiest one.
     `utilization` maps metric names (`tomcat1.threads.utilization`) or resource names to their
-    busy share; `held` are the model's resources (`holds`): other names are left out."""
+    busy share; `held` are the model's resources (`sim.studies.metrics.holds`): other names
+    are left out."""
     known = {h.name: h for h in held}
     busy: dict[str, float] = {}
     for name, value in utilization.items():

@@ -8,9 +8,9 @@ or by default from the question and the calibration:
   at the node count the fitted runs had (the load test the planner already knows how to run);
 * the same level at one node more, when the model has a backend count (`backends.0.count`):
   what a second Tomcat behind the same database does is what a one-node fit knows least;
-* the database's lock wait at the heaviest fitted level, when the model has `[database.lock]`
-  (`database.lock.wait`: PostgreSQL's `pg_stat_statements` mean time of the locking `UPDATE`
-  less the statement's own, or the waits `log_lock_waits` logs).
+* at the heaviest fitted level, each figure the stack parts declare a load test can measure
+  of what they hold, which pins how long it is held (`sim.model.features.Hold.measured`: the
+  database's lock wait, from the database's own statistics).
 """
 
 from __future__ import annotations
@@ -23,13 +23,12 @@ from dataclasses import dataclass
 from sim.model.load import ModelError
 from sim.studies.calibration.saved import Calibrated
 from sim.studies.capacity.search import LOADS, CapacityError, SearchBase
-from sim.studies.metrics import metric_name, metric_names
+from sim.studies.metrics import holds, metric_name, metric_names
 from sim.studies.sweep.design import toml_literal
 
 # what every run of a load test measures (JMeter's aggregate report: throughput, the mean and
 # the 95th percentile of the response time)
 RUN_FIGURES = ("throughput", "response.mean", "response.p95")
-LOCK_WAIT = "database.lock.wait"
 NODES = "backends.0.count"
 
 
@@ -147,19 +146,20 @@ def default_candidates(
         )
     else:
         notes.append("the model has no backend count: no run at one node more is proposed")
-    if dumped.get("database") and dumped["database"].get("lock") and LOCK_WAIT in produced:
-        if fitted_levels:
-            heaviest = _literal(max(fitted_levels), integer)
-            where = "the heaviest fitted level"
-        else:
-            heaviest, where = level, "the level above (the calibration names no fitted level)"
-        out.append(
-            Candidate(
-                (f"{load}={heaviest}", *nodes),
-                (LOCK_WAIT,),
-                f"the database's lock wait at {where}",
+    if fitted_levels:
+        heaviest = _literal(max(fitted_levels), integer)
+        where = "the heaviest fitted level"
+    else:
+        heaviest, where = level, "the level above (the calibration names no fitted level)"
+    for hold in holds(model):
+        if hold.measured and hold.measured in produced:
+            out.append(
+                Candidate(
+                    (f"{load}={heaviest}", *nodes),
+                    (hold.measured,),
+                    f"{hold.measured_title} at {where}",
+                )
             )
-        )
     return out, notes
 
 

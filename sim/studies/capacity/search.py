@@ -552,7 +552,8 @@ def _bottleneck_note(result: CapacityResult, path: str, base: SearchBase) -> str
     """The bottleneck where the SLO stops being met: at the first value beyond the answer, or,
     when no value meets it, at the value tried farthest toward meeting it (the most nodes).
     The resources ranked are the base model's, whose busy shares every point reads."""
-    from sim.studies.capacity.bottleneck import bottleneck, holds
+    from sim.studies.capacity.bottleneck import bottleneck
+    from sim.studies.metrics import holds
 
     at = result.neighbour or result.best
     if result.best is None and result.evaluations:
