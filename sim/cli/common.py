@@ -473,6 +473,33 @@ def writable(path: str, option: str) -> None:
         fail(str(exc), ExitCode.USAGE)
 
 
+def kept_file(cache: str | None, no_cache: bool, default: Path) -> Path | None:
+    """Where a study keeps its finished evaluations (calibrate's, capacity's): `--cache FILE`,
+    else `default` (in `.tiersim-cache/` of the current folder, made here), None with
+    `--no-cache`; exit 2 for both options, an empty name, or a file that cannot be written."""
+    import contextlib
+
+    if no_cache and cache is not None:
+        fail("--cache and --no-cache: give one", ExitCode.USAGE)
+    if cache is not None and not cache.strip():
+        fail("--cache '': give a file name (or --no-cache for none)", ExitCode.USAGE)
+    if no_cache:
+        return None
+    path = Path(cache) if cache else default
+    if not cache:
+        with contextlib.suppress(OSError):  # the default folder; else said just below
+            path.parent.mkdir(parents=True, exist_ok=True)
+    writable(str(path), "--cache")
+    return path
+
+
+def where_kept(path: Path | None) -> str:
+    """What an interrupted study says of its finished evaluations (`kept_file`)."""
+    if path is None:
+        return "no evaluation was kept (--no-cache): a rerun starts again"
+    return f"finished evaluations are kept in {path}; rerun the same command to go on"
+
+
 def timeseries_writer(path: str):
     # stays open for the whole run: the sink writes each sample as it comes
     try:

@@ -3,7 +3,6 @@ fitted."""
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from pathlib import Path
 
@@ -15,7 +14,9 @@ from sim.cli.common import (
     err,
     executor_options,
     fail,
+    kept_file,
     progress_reporter,
+    where_kept,
     writable,
 )
 from sim.exit_codes import ExitCode
@@ -182,20 +183,11 @@ def calibrate(
         )
     if save:
         writable(save, "--save")
-    if no_cache and cache is not None:
-        fail("--cache and --no-cache: give one", ExitCode.USAGE)
-    if cache is not None and not cache.strip():
-        fail("--cache '': give a file name (or --no-cache for none)", ExitCode.USAGE)
     path = None
     try:
         # the experiment's files read once, here: every step of the calibration is given it
         read = read_experiment(experiment)
-        path = None if no_cache else Path(cache) if cache else default_cache(read.folder, read.spec)
-        if path is not None and not cache:
-            with contextlib.suppress(OSError):  # the default folder; else said just below
-                path.parent.mkdir(parents=True, exist_ok=True)
-        if path is not None:
-            writable(str(path), "--cache")
+        path = kept_file(cache, no_cache, default_cache(read.folder, read.spec))
         from sim.studies.choose import calibrate_choosing
 
         with run_on.executor() as executor, reporter:
@@ -215,14 +207,10 @@ def calibrate(
     except ExperimentError as exc:
         fail(str(exc), ExitCode.MODEL)
     except (LostWork, KeyboardInterrupt) as exc:
-        kept = (
-            "finished evaluations are in the cache; rerun the same command to go on"
-            if path is not None
-            else "no cache was kept (--no-cache): a rerun starts again"
-        )
+        kept = where_kept(path)
         if isinstance(exc, LostWork):
             fail(f"{exc}; {kept}", ExitCode.INTERNAL)
-        err.print(f"interrupted: {kept}")
+        err.print(f"interrupted: {kept}", markup=False)
         sys.exit(ExitCode.INTERRUPTED)
     # [[choose]]'s candidates go with the fit: the chosen one's settings are part of it
     document, unknown = json_text(result.as_dict() | ({"choices": choices} if choices else {}))

@@ -14,10 +14,12 @@ from sim.cli.common import (
     err,
     executor_options,
     fail,
+    kept_file,
     load_calibration_or_fail,
     need_sweep_extra,
     progress_reporter,
     refuse_placeholders,
+    where_kept,
     writable,
 )
 from sim.exit_codes import ExitCode
@@ -372,9 +374,9 @@ def capacity(
         except CapacityError as exc:
             fail(f"{source}: {exc}", ExitCode.MODEL)
         except LostWork as exc:
-            fail(f"{exc}; {_where_kept(kept)}", ExitCode.INTERNAL)
+            fail(f"{exc}; {where_kept(kept.path)}", ExitCode.INTERNAL)
         except KeyboardInterrupt:
-            err.print(f"interrupted: {_where_kept(kept)}", markup=False)
+            err.print(f"interrupted: {where_kept(kept.path)}", markup=False)
             sys.exit(ExitCode.INTERRUPTED)
         if calibrated is not None:
             draw_reporter = progress_reporter("parameter draws (a search each)")
@@ -401,7 +403,7 @@ def capacity(
             except KeyboardInterrupt:
                 interrupted = True
                 err.print(
-                    f"interrupted: the answer at the fitted values is below; {_where_kept(kept)}",
+                    f"interrupted: the answer at the fitted values is below; {where_kept(kept.path)}",
                     markup=False,
                 )
         weighed = None
@@ -448,8 +450,6 @@ def capacity(
 def _kept_evaluations(source, cache, no_cache, calibrated):
     """The finished evaluations of an earlier run of the same command, and where this run's are
     kept (`sim.studies.capacity.kept`); none with --no-cache."""
-    import contextlib
-
     from sim.studies.capacity.kept import (
         CacheError,
         KeptEvaluations,
@@ -457,26 +457,11 @@ def _kept_evaluations(source, cache, no_cache, calibrated):
         default_cache,
     )
 
-    if no_cache and cache is not None:
-        fail("--cache and --no-cache: give one", ExitCode.USAGE)
-    if cache is not None and not cache.strip():
-        fail("--cache '': give a file name (or --no-cache for none)", ExitCode.USAGE)
-    path = None if no_cache else Path(cache) if cache else default_cache(source)
-    if path is not None and not cache:
-        with contextlib.suppress(OSError):  # the default folder; else said just below
-            path.parent.mkdir(parents=True, exist_ok=True)
-    if path is not None:
-        writable(str(path), "--cache")
+    path = kept_file(cache, no_cache, default_cache(source))
     try:
         return KeptEvaluations(path, calibration_digest(calibrated))
     except CacheError as exc:
         fail(str(exc), ExitCode.USAGE)
-
-
-def _where_kept(kept) -> str:
-    if kept.path is None:
-        return "no evaluation was kept (--no-cache): a rerun starts again"
-    return f"finished evaluations are kept in {kept.path}; rerun the same command to go on"
 
 
 def _what_next(question, result, spread, calibrated, given, defaults, executor, user_overrides):

@@ -156,7 +156,7 @@ def test_calibrate_keeps_its_finished_evaluations_and_a_rerun_resumes(tmp_path):
     assert returncode == 130, stderr
     said = [line for line in stderr.strip().splitlines() if line.startswith("interrupted")]
     assert said == [
-        "interrupted: finished evaluations are in the cache; rerun the same command to go on"
+        f"interrupted: finished evaluations are kept in {cache}; rerun the same command to go on"
     ]
     kept = evaluations()
     assert kept >= 3
