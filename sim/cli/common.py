@@ -473,19 +473,20 @@ def writable(path: str, option: str) -> None:
         fail(str(exc), ExitCode.USAGE)
 
 
-def kept_file(cache: str | None, no_cache: bool, default: Path) -> Path | None:
+def kept_file(cache: str | None, no_cache: bool, default: Path | None) -> Path | None:
     """Where a study keeps its finished evaluations (calibrate's, capacity's): `--cache FILE`,
-    else `default` (in `.tiersim-cache/` of the current folder, made here), None with
-    `--no-cache`; exit 2 for both options, an empty name, or a file that cannot be written."""
+    else `default` (in `.tiersim-cache/` of the current folder, made here; None: none), None
+    with `--no-cache`; exit 2 for both options, an empty name, or a file that cannot be
+    written."""
     import contextlib
 
     if no_cache and cache is not None:
         fail("--cache and --no-cache: give one", ExitCode.USAGE)
     if cache is not None and not cache.strip():
         fail("--cache '': give a file name (or --no-cache for none)", ExitCode.USAGE)
-    if no_cache:
+    path = None if no_cache else Path(cache) if cache else default
+    if path is None:
         return None
-    path = Path(cache) if cache else default
     if not cache:
         with contextlib.suppress(OSError):  # the default folder; else said just below
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -365,7 +365,7 @@ def test_a_lost_calibration_says_its_cache_keeps_what_finished(tmp_path, lost):
     assert out.exit_code == 1
     assert out.stderr.strip().splitlines()[-1] == (
         "error: a Dask worker died running a task (at tcp://10.0.0.7:4000); finished "
-        "evaluations are in the cache; rerun the same command to go on"
+        f"evaluations are kept in {cache}; rerun the same command to go on"
     )
 
 
