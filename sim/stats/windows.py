@@ -61,6 +61,9 @@ class _Replication:
     quantiles: np.ndarray  # (C, percentiles)
     extra: dict[str, float]  # metrics the windows do not give (in flight, makespan, batches)
     order: list[str]  # the metric names in the replication's own order
+    # its own probes' reading of a window: a probe may hold a replication's own state (the
+    # front's last close, `elapsed.server_close`), which another replication's must not give
+    between: MetricsBetween
     cut: int = -1  # the window the replication's metrics were last computed for
     metrics: dict[str, float] = field(default_factory=dict)
 
@@ -88,16 +91,17 @@ class PooledWindows:
 
     def windowed(self, window: WindowCandidates) -> WindowedReplication:
         """The replication's windows and percentiles at each candidate start (for `add`)."""
+        between = window.metrics_between or self.metrics_between
         candidates = len(window.starts)
         windows = window.histograms[-1][None, :] - window.histograms[:candidates]
         qs = [p / 100 for p in self.percentiles]
         return WindowedReplication(
             windows=windows,
             quantiles=window_quantiles(windows, self.bins.representative, qs),
-            own=frozenset(self.metrics_between(window.rows[0], window.rows[-1])),
+            own=frozenset(between(window.rows[0], window.rows[-1])),
             bins=self.bins,
             percentiles=self.percentiles,
-            metrics_between=self.metrics_between,
+            metrics_between=between,
         )
 
     def add(
@@ -115,11 +119,12 @@ class PooledWindows:
             or windowed.percentiles != self.percentiles
         ):
             windowed = self.windowed(window)
-        # the names another accumulator's `metrics_between` gave are taken from this one's
+        between = window.metrics_between or self.metrics_between
+        # the names another reading of a window gave are taken from this one's
         own = (
             windowed.own
-            if windowed.metrics_between is self.metrics_between
-            else frozenset(self.metrics_between(window.rows[0], window.rows[-1]))
+            if windowed.metrics_between is between
+            else frozenset(between(window.rows[0], window.rows[-1]))
         )
         candidates = len(window.starts)
         windows = windowed.windows
@@ -137,6 +142,7 @@ class PooledWindows:
                 quantiles=windowed.quantiles,
                 extra={k: v for k, v in metrics.items() if k not in own and k not in quantiles},
                 order=list(metrics),
+                between=between,
             )
         )
         self._cell_completed.append(window.cell_completed)
@@ -148,7 +154,7 @@ class PooledWindows:
         cut = self.cut
         if rep.cut == cut:
             return dict(rep.metrics)
-        values = self.metrics_between(rep.rows[cut], rep.rows[-1])
+        values = rep.between(rep.rows[cut], rep.rows[-1])
         for p, value in zip(self.percentiles, rep.quantiles[cut]):
             values[f"response.p{p}"] = float(value)
         values.update(rep.extra)
