@@ -31,6 +31,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sim.present.failures import FAILED_SHARE
+from sim.studies.kept import CacheError as CacheError  # sim.api.capacity reads it here
+from sim.studies.kept import KeptLines, model_parts
+from sim.studies.kept import fingerprint as hashed
 from sim.studies.source_digest import code_digest
 
 if TYPE_CHECKING:
@@ -59,86 +62,36 @@ FIELDS = (
 KEPT_KINDS = (None, "unstable", "unfinished")
 
 
-class CacheError(ValueError):
-    """A cache file that cannot be read or written; the message names it and the fix."""
-
-
 def default_cache(source: str | Path) -> Path:
     """Beside calibrate's (`.tiersim-cache/calibrate-NAME.jsonl`), in the current folder."""
     return Path(".tiersim-cache") / f"capacity-{Path(source).stem}.jsonl"
 
 
-class KeptEvaluations:
+class KeptEvaluations(KeptLines):
     """The evaluations a file holds, looked up by fingerprint, and the ones this run adds.
 
     `path` None keeps nothing (`--no-cache`) and only counts.  `calibration`: the calibration's
     content digest (`calibration_digest`), or "" without one."""
 
     def __init__(self, path: Path | None, calibration: str = "") -> None:
-        self.path = path
+        # a line is some 2 kB: 256 MiB holds a hundred thousand evaluations
+        super().__init__(path, "capacity cache", "evaluations", max_bytes=2**28)
         self.calibration = calibration
-        self.known: dict[str, dict[str, Any]] = {}
-        self.reused = 0  # evaluations replayed from the file in this run
-        self.simulated = 0  # evaluations run in this run
-        if path is not None:
-            self._read(path)
 
-    @property
-    def total(self) -> int:
-        return self.reused + self.simulated
-
-    def _read(self, path: Path) -> None:
-        """Every well-formed line of the file; a line cut short by an interruption (or anything
-        else that is not a record of this form) is skipped."""
-        from sim.files import FileProblem, read_json_lines
-
-        try:
-            # a line is some 2 kB: 256 MiB holds a hundred thousand evaluations
-            entries = read_json_lines(path, "capacity cache", max_bytes=2**28)
-        except FileProblem as exc:
-            raise CacheError(
-                f"--cache {exc}; give another --cache, or --no-cache, or delete it to start again"
-            ) from None
-        for entry in entries:
-            if isinstance(entry.get("fingerprint"), str) and isinstance(entry.get("record"), dict):
-                self.known[entry["fingerprint"]] = entry["record"]
-
-    def recall(self, fingerprint: str | None, task: PointTask) -> dict[str, Any] | None:
+    def recall(  # type: ignore[override]
+        self, fingerprint: str | None, task: PointTask
+    ) -> dict[str, Any] | None:
         """The kept record of an evaluation, counted as reused; None when it must run (none
         kept, or a line that is not a whole record of `task`: a hand-edited file)."""
-        if fingerprint is None or self.path is None:
-            return None
-        record = self.known.get(fingerprint)
-        if record is not None and not whole(record, task):
-            del self.known[fingerprint]  # run again, and its record kept after the bad one
-            record = None
-        if record is not None:
-            self.reused += 1
-        return record
+        return super().recall(fingerprint, lambda record: whole(record, task))
 
-    def keep(self, fingerprint: str | None, record: dict[str, Any], task: PointTask) -> None:
-        """Append a finished evaluation's figures at once (a line of its own: a torn last line
-        from an interrupted write is left behind, not joined)."""
-        self.simulated += 1
-        if (
-            fingerprint is None
-            or self.path is None
-            or record.get("error_kind") not in KEPT_KINDS
-            or fingerprint in self.known
-        ):
-            return
-        figures = kept_figures(record, task)
-        self.known[fingerprint] = figures
-        line = json.dumps({"fingerprint": fingerprint, "record": figures}, default=_number)
-        from sim.studies.calibration.evaluate import append_line
-
-        try:
-            append_line(self.path, line)
-        except OSError as exc:
-            raise CacheError(
-                f"--cache {self.path}: cannot write ({exc.strerror or exc}); give another "
-                "--cache, or --no-cache"
-            ) from None
+    def keep(  # type: ignore[override]
+        self, fingerprint: str | None, record: dict[str, Any], task: PointTask
+    ) -> None:
+        """Append a finished evaluation's figures at once; a failure other than a value the
+        search reads as "not meeting" is counted, not kept."""
+        finished = record.get("error_kind") in KEPT_KINDS
+        super().keep(fingerprint, kept_figures(record, task) if finished else None, _number)
 
     def fingerprint(self, task: PointTask, slos: Iterable[Any]) -> str | None:
         """Everything the evaluation's record depends on, hashed; None when its model does not
@@ -153,13 +106,10 @@ class KeptEvaluations:
             )
         except ModelError:
             return None
-        text = model.model_dump_json()
-        digest = hashlib.sha256()
-        for part in (
+        return hashed(
             FORM,
             code_digest(),
-            text,
-            *(_file_digest(Path(name)) for name in sorted(_sampled_files(model.model_dump()))),
+            *model_parts(model),
             json.dumps(
                 {
                     "values": task.values,
@@ -173,16 +123,7 @@ class KeptEvaluations:
                 sort_keys=True,
                 default=repr,
             ),
-        ):
-            digest.update(part.encode())
-            digest.update(b"\0")
-        return digest.hexdigest()[:32]
-
-    def said(self) -> str | None:
-        """The line a rerun says on stderr when it replayed any evaluation."""
-        if not self.reused:
-            return None
-        return f"resumed: {self.reused} of {self.total} evaluations from {self.path}"
+        )
 
 
 def kept_figures(record: dict[str, Any], task: PointTask) -> dict[str, Any]:
@@ -254,28 +195,6 @@ def _feed(digest: Any, value: Any) -> None:
         _feed(digest, sorted(value.items(), key=repr))
     else:
         digest.update(repr(value).encode())
-
-
-def _sampled_files(node: Any) -> set[str]:
-    """The CSV files the model samples from (`empirical` distributions' `csv`, resolved)."""
-    found: set[str] = set()
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "csv" and isinstance(value, str):
-                found.add(value)
-            else:
-                found |= _sampled_files(value)
-    elif isinstance(node, list):
-        for value in node:
-            found |= _sampled_files(value)
-    return found
-
-
-def _file_digest(path: Path) -> str:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return f"unreadable {path}"
 
 
 def _number(value: Any) -> Any:
