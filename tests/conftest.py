@@ -97,6 +97,14 @@ def capacity_keeps_no_cache_unless_given(monkeypatch):
     monkeypatch.setattr("sim.studies.capacity.kept.default_cache", lambda source: None)
 
 
+@pytest.fixture(autouse=True)
+def run_keeps_no_cache_unless_given(monkeypatch):
+    """`tiersim run` keeps its finished replications in `.tiersim-cache/` of the current folder
+    until the run is whole; a test that runs it in this process keeps none unless it gives
+    `--cache`, as capacity's (`test_run_import_interrupts` tests the default)."""
+    monkeypatch.setattr("sim.studies.kept_replications.default_cache", lambda source, inputs: None)
+
+
 @pytest.fixture(params=["reference", "compiled"])
 def engine(request) -> str:
     """`run.engine` for a test that runs on both engines (theory tests whose models the

@@ -91,6 +91,14 @@ if TYPE_CHECKING:
     help="with --measured: the table's run (level, imported as one window) to compare with; "
     "needed when the table holds several",
 )
+@click.option(
+    "--cache",
+    type=click.Path(dir_okay=False),
+    help="finished replications (JSON lines, each kept as it finishes; a rerun of the same "
+    "command after Ctrl-C replays them and runs the rest) [default: .tiersim-cache/"
+    "run-NAME-KEY.jsonl in the current folder, removed once the run has finished]",
+)
+@click.option("--no-cache", is_flag=True, help="keep no finished replications")
 @executor_options(what="the --calibration draws")
 def run(
     model_file,
@@ -105,11 +113,16 @@ def run(
     draw_replications,
     measured,
     measured_run,
+    cache,
+    no_cache,
     run_on,
 ) -> None:
     """Simulate MODEL_FILE and print results with confidence intervals (and, given a
     calibration, prediction intervals over its parameters' uncertainty: of the stack's mean
-    figures, or with --measured of a measurement of them)."""
+    figures, or with --measured of a measurement of them).
+
+    Each finished replication is kept (--cache): a rerun of the same command after Ctrl-C
+    runs only the rest, with the same figures."""
     from sim.model.load import ModelError
     from sim.present.tables import render, result_document
     from sim.run.simulate import Status, simulate
@@ -145,6 +158,9 @@ def run(
         writable(timeseries, "--timeseries")
     model = load_or_fail(model_file, overrides)
     refuse_unstable(model_file, model)
+    kept, default = kept_replications(
+        model_file, model, cache, no_cache, timeseries, (seed, replications, calibration, draws)
+    )
     announce_work(model_file, model, replications, timeseries is not None)
 
     sink, closer = timeseries_writer(timeseries) if timeseries else (None, None)
@@ -158,17 +174,23 @@ def run(
                 progress=progress.replications,
                 timeseries=sink,
                 simulated=progress.simulated,
+                kept=kept,
             )
     finally:
         if closer is not None:
             closer()
+    if kept.said() is not None:
+        err.print(kept.said(), markup=False)
     result = outcome.result
     if result is None:  # nothing to show: invalid, unstable, a bug, or Ctrl-C at once
         if outcome.status is Status.INTERRUPTED:
-            err.print("interrupted")
+            err.print(interrupted_run(kept, 0), markup=False)
             sys.exit(outcome.exit_code)
+        if default is not None:  # a failure a rerun meets again: nothing to resume
+            default.unlink(missing_ok=True)
         fail(f"{model_file}: {outcome.message}", outcome.exit_code)
     propagation = lost = None
+    interrupted = outcome.status is Status.INTERRUPTED
     if calibrated is not None and outcome.status is Status.OK:
         from sim.studies.executor import LostWork
         from sim.studies.predict import draws_at
@@ -196,6 +218,7 @@ def run(
             )
         except KeyboardInterrupt:
             err.print("interrupted: the prediction intervals were not finished")
+            interrupted = True
     if as_json:
         document = result_document(result, model_file, list(overrides))
         if propagation is not None:
@@ -208,12 +231,68 @@ def run(
 
             render_prediction(propagation, console(), result.units)
     if outcome.status is Status.INTERRUPTED:
-        err.print(
-            f"interrupted: the {len(result.replications)} finished replication(s) are shown above"
-        )
+        err.print(interrupted_run(kept, len(result.replications)), markup=False)
     if lost is not None:
         fail(lost, ExitCode.INTERNAL)
-    sys.exit(outcome.exit_code)
+    if default is not None and not interrupted:
+        default.unlink(missing_ok=True)  # the run is whole: nothing is left to resume
+    sys.exit(ExitCode.INTERRUPTED if interrupted else outcome.exit_code)
+
+
+def kept_replications(model_file, model, cache, no_cache, timeseries, inputs):
+    """Where the run keeps its finished replications (`sim.studies.kept_replications`) and
+    the ones an earlier run of the same command kept; the default file (removed once the run
+    is whole), or None.  None kept with --no-cache or --timeseries (a replayed replication
+    would write no samples); the default is skipped, with a warning, where it cannot be
+    written."""
+    from sim.cli.common import kept_file
+    from sim.files import FileProblem, check_output
+    from sim.studies.kept import CacheError
+    from sim.studies.kept_replications import KeptReplications, default_cache
+
+    if timeseries and cache is not None:
+        fail(
+            "--cache replays kept replications, which write no --timeseries samples: give one",
+            ExitCode.USAGE,
+        )
+    default = None
+    if cache is None and not no_cache and not timeseries:
+        # everything the output depends on beside the code, which each line's key holds
+        default = default_cache(model_file, json.dumps([model.model_dump_json(), *inputs]))
+        try:
+            if default is not None:
+                default.parent.mkdir(parents=True, exist_ok=True)
+                check_output(default, "--cache")
+        except (OSError, FileProblem) as exc:
+            err.print(
+                f"warning: finished replications are not kept ({exc}); --cache FILE keeps "
+                "them elsewhere",
+                markup=False,
+            )
+            default = None
+    path = kept_file(cache, no_cache, None) if cache is not None else default
+    try:
+        return KeptReplications(path), default
+    except CacheError as exc:
+        fail(str(exc), ExitCode.USAGE)
+
+
+def interrupted_run(kept, shown: int) -> str:
+    """What an interrupted run says of its finished replications: shown, and where kept."""
+    finished = kept.total if kept.path is not None else 0
+    if shown and finished:
+        return (
+            f"interrupted: the {shown} finished replication(s) are shown above and kept in "
+            f"{kept.path}; rerun the same command to go on"
+        )
+    if shown:
+        return f"interrupted: the {shown} finished replication(s) are shown above"
+    if finished:
+        return (
+            f"interrupted: {finished} finished replication(s) are kept in {kept.path}; rerun "
+            "the same command to go on"
+        )
+    return "interrupted"
 
 
 class ReplicationProgress:

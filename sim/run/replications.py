@@ -10,9 +10,10 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from sim import __version__
-from sim.engines import choose
+from sim.engines import EngineChoice, choose
 from sim.model.plan import Plan, compile_plan
 from sim.model.schema import Model
 from sim.model.workload import estimate
@@ -23,6 +24,21 @@ from sim.stats.windows import PooledWindows
 
 class UnknownMetric(ValueError):
     """The precision rule names a metric the model does not produce."""
+
+
+class KeptReplications(Protocol):
+    """Finished replications kept as each finishes, so that a rerun after Ctrl-C replays them
+    instead of running them again (`sim.studies.kept_replications`, `tiersim run --cache`).
+    A replication is a pure function of the model, the seed and its index (and the engine,
+    whose note it carries), so a kept one is the one a run would make."""
+
+    def recall(
+        self, model: Model, seed: int, choice: EngineChoice, replication: int
+    ) -> ReplicationResult | None: ...
+
+    def keep(
+        self, model: Model, seed: int, choice: EngineChoice, result: ReplicationResult
+    ) -> None: ...
 
 
 @dataclass
@@ -70,11 +86,13 @@ def run(
     timeseries: TimeseriesSink | None = None,
     plan: Plan | None = None,
     simulated: Callable[[float, float], None] | None = None,
+    kept: KeptReplications | None = None,
 ) -> RunResult:
     """Run the model's replications (or the sequential precision rule) and summarise them.
     The model's plan is compiled once for all replications (`sim.run.simulate` passes it).
     `progress(done, total)` hears of each finished replication, `simulated(now_s, until_s)`
-    of the one under way (`sim.run.replication.run_replication`)."""
+    of the one under way (`sim.run.replication.run_replication`).  `kept`: replications kept
+    by an earlier run are replayed, and each one run is kept as it finishes."""
     started = time.perf_counter()
     plan = compile_plan(model) if plan is None else plan
     control = model.run
@@ -93,7 +111,12 @@ def run(
     r = 0
     while r < limit:
         try:
-            results.append(run_replication(model, r, seed, timeseries, plan, choice, simulated))
+            result = kept.recall(model, seed, choice, r) if kept is not None else None
+            if result is None:
+                result = run_replication(model, r, seed, timeseries, plan, choice, simulated)
+                if kept is not None:
+                    kept.keep(model, seed, choice, result)
+            results.append(result)
         except KeyboardInterrupt:
             if not results:
                 raise

@@ -34,7 +34,7 @@ from sim.model.schema import Model
 from sim.model.stability import Overload, overloads
 from sim.model.workload import check, estimate
 from sim.run.replication import RunawayQueue, TimeseriesSink
-from sim.run.replications import RunResult, UnknownMetric, run
+from sim.run.replications import KeptReplications, RunResult, UnknownMetric, run
 
 
 class Status(Enum):
@@ -90,11 +90,13 @@ def simulate(
     progress: Callable[[int, int], None] | None = None,
     timeseries: TimeseriesSink | None = None,
     simulated: Callable[[float, float], None] | None = None,
+    kept: KeptReplications | None = None,
 ) -> Outcome:
     """Run a validated model, or a model's data (validated here, with `overrides`).
     `progress(done, total)` hears of each finished replication; `simulated(now_s, until_s)`
     of the simulated time of the one under way, several times a second on either engine (a
-    long replication)."""
+    long replication).  `kept`: the replications kept by an earlier run, replayed, and this
+    run's kept as each finishes (`sim.run.replications.run`)."""
     try:
         if not isinstance(model, Model):
             model = parse_model(dict(model), source, list(overrides), base_dir)
@@ -128,6 +130,7 @@ def simulate(
             timeseries=timeseries,
             plan=plan,
             simulated=simulated,
+            kept=kept,
         )
     except (UnknownMetric, EngineUnavailable) as exc:
         # EngineUnavailable: run.engine = 'compiled' for a model (or a Python) it cannot run

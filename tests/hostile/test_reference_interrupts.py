@@ -95,6 +95,7 @@ def test_an_interrupted_run_keeps_its_finished_replications():
         'run.engine="reference"',
         "-r",
         "5",
+        "--no-cache",  # kept and resumed: `test_run_import_interrupts`
     )
     stderr = StandardError(process, r"^replications: [1-3]/5 ")
     try:
