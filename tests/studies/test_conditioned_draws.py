@@ -14,6 +14,7 @@ from scipy import stats
 
 import sim
 from sim.studies.calibration.saved import CalibrationFileError, load_calibration
+from sim.studies.calibration.truncated import gaussian_points
 
 MEASUREMENT_SD = 0.01  # the fitted response's relative sd
 
@@ -150,3 +151,17 @@ def test_a_document_from_before_the_conditioned_draws_draws_from_the_gaussian(ca
     # the unknown (column 1) is drawn alike; the demand (column 0) is what conditioning moved
     assert np.allclose(old_units[:, 1], new_units[:, 1])
     assert not np.allclose(old_units[:, 0], new_units[:, 0])
+
+
+def test_no_draw_of_the_unknown_sits_at_its_ranges_end(calibrated):
+    """The wait's Gaussian spreads over its whole range (the response cannot pin it), so some of
+    its points lie past an end; the draws are the Gaussian truncated to the range
+    (`truncated`), conditioned: none is cut to an end, the saved ones nor those drawn past
+    them."""
+    _, saved = calibrated
+    calibration = load_calibration(saved)
+    gaussian = gaussian_points(calibration.mean, calibration.cov, 48, calibration.draw_seed)
+    past = (gaussian[:, 1] < 1.0) | (gaussian[:, 1] > 2.0)
+    assert past.sum() >= 2, gaussian  # clipping would have put these at an end
+    units = np.array([p.units for p in calibration.points(48, 1)])
+    assert len(units) == 48 and np.all((units > 1.0) & (units < 2.0)), units

@@ -99,16 +99,18 @@ def test_model_error_quantile_is_scipys(dof):
 
 
 def test_draw_units_are_those_of_scipy_stats():
-    """The posterior's draws as `draw_units` made them with scipy.stats (its code before)."""
+    """The posterior's draws are scipy.stats' Gaussian points (its Sobol' points through
+    norm.ppf and the Cholesky factor, as `draw_units` made them with scipy.stats before), those
+    inside the ranges [1, 2] in sequence order (`truncated`)."""
     mean = np.array([1.4, 1.6, 1.5])
     a = np.array([[0.02, 0.004, 0.0], [0.004, 0.03, -0.01], [0.0, -0.01, 0.05]])
     for draws, seed in [(8, 0), (16, 12_345), (5, 99), (1, 3)]:
-        points = qmc.Sobol(d=3, scramble=True, seed=seed).random(
-            2 ** max(1, (draws - 1).bit_length())
-        )
-        normal = norm.ppf(np.clip(points[:draws], 1e-9, 1 - 1e-9))
+        points = qmc.Sobol(d=3, scramble=True, seed=seed).random(256)
+        normal = norm.ppf(np.clip(points, 1e-9, 1 - 1e-9))
         factor = np.linalg.cholesky(a + 1e-15 * np.eye(3))
-        expected = np.clip(mean[None, :] + normal @ factor.T, 1.0, 2.0)
+        gaussian = mean[None, :] + normal @ factor.T
+        expected = gaussian[np.all((gaussian >= 1.0) & (gaussian <= 2.0), axis=1)][:draws]
+        assert len(expected) == draws
         assert same_floats(draw_units(mean, a, draws, seed), expected)
 
 

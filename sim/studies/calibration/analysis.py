@@ -227,7 +227,7 @@ def _conditioned(
         found = simulate_points(folder, spec, parameters, rows, at, replications, map_)
         return np.array([(f.mean - published) / published for f in found])
 
-    raw = draw_units(post.mean, post.cov, max(draws, KEPT), seed, kept=False)
+    raw = draw_units(post.mean, post.cov, max(draws, KEPT), seed)
     return condition(problem, fitted, kinds, raw, simulate, post.discrepancy)
 
 

@@ -12,10 +12,11 @@ misses, and always on the same side:
   more than the linear step for a draw above the fit and falls by less for one below, while
   the offset that makes up the rest moves by the linear step: the light response of every such
   draw is longer than the fit's;
-* a draw past a range's end is kept at the end (the model cannot run a value outside it), but
-  its correlated partners keep the move that compensated the part cut off: with the fit at an
-  unknown's low end, half of the draws have that unknown at the end and a longer wait than
-  the fitted levels allow.
+* a draw past a range's end cut to the end (the model cannot run a value outside it) keeps,
+  in its correlated partners, the move that compensated the part cut off: with the fit at an
+  unknown's low end, half of the draws had that unknown at the end and a longer wait than the
+  fitted levels allow.  The draws are now the Gaussian's truncated to the ranges
+  (`truncated`), never a point at an end, so this is left to the first.
 
 Such draws are inconsistent with the very levels fitted (a light response several of its
 standard deviations long), and their saturated throughput is lower than the fit's: the
@@ -24,9 +25,11 @@ interval reaches far below the fit and barely above it.
 Here each draw is conditioned on its unknowns: they stay as drawn (within their ranges), and
 its calibrated parameters take Gauss-Newton steps (the linearisation's Jacobian in their
 columns, the fitted figures' weights) until the draw's simulated fitted figures are at
-r0 + J (u - u0) -- where the Gaussian places them for its own draw, before any end was
-applied.  A draw keeps the posterior's spread of the fitted figures and of every parameter
-the figures do not pin, and loses only the linearisation's error.  The runs have the fit's own
+r0 + J (u - u0) -- where the Gaussian places them for its own draw u, a draw of the Gaussian
+truncated to the ranges (the posterior under the ranges' uniform priors).  A step is kept
+within the calibrated parameter's search range (a bound on the steps, not on a draw).  A draw
+keeps the posterior's spread of the fitted figures and of every parameter the figures do not
+pin, and loses only the linearisation's error.  The runs have the fit's own
 seeds (common random numbers, as the Jacobian's), so a step's effect is not sampling noise.
 
 A draw that no values of the calibrated parameters bring there (an unknown whose value the
@@ -74,7 +77,7 @@ def condition(
     simulate: Callable[[np.ndarray], np.ndarray],
     discrepancy: float = 0.0,
 ) -> Conditioned:
-    """The draws `raw` (unit scale, before the ranges' ends are applied) conditioned on their
+    """The draws `raw` (unit scale, inside the ranges: `truncated`) conditioned on their
     unknowns: `calibrated[j]` marks the parameters that move; `simulate(points)` gives the
     relative errors of the fitted figures `rows` at points within [1, 2] (one row per point,
     with the fit's seeds); `discrepancy` is the fit's model-error sd."""
@@ -88,7 +91,7 @@ def condition(
     current = raw.copy()
     misfit = np.full(len(raw), np.inf)
     if len(moved) == 0 or not rows or len(raw) == 0:
-        return Conditioned(np.clip(current, 1.0, 2.0), np.zeros(len(raw)), 0)
+        return Conditioned(current, np.zeros(len(raw)), 0)
     weights = 1.0 / sd**2
     columns = problem.jacobian[rows][:, moved]
     # the calibrated parameters' own prior, as the fit's, keeps a step bounded where the
@@ -96,8 +99,7 @@ def condition(
     hessian = (columns.T * weights) @ columns + np.diag(1.0 / problem.prior_sd[moved] ** 2)
     open_ = np.arange(len(raw))
     for step in range(STEPS + 1):
-        applied = np.clip(current[open_], 1.0, 2.0)
-        deviation = np.asarray(simulate(applied), dtype=float) - target[open_]
+        deviation = np.asarray(simulate(current[open_]), dtype=float) - target[open_]
         misfit[open_] = np.max(np.abs(deviation) / sd[None, :], axis=1)
         if step == STEPS:
             break
@@ -108,4 +110,4 @@ def condition(
         change = -np.linalg.solve(hessian, columns.T @ (weights[:, None] * deviation.T)).T
         # a calibrated parameter stays within its search range: a step past its end stops there
         current[np.ix_(open_, moved)] = np.clip(current[np.ix_(open_, moved)] + change, 1.0, 2.0)
-    return Conditioned(np.clip(current, 1.0, 2.0), misfit, int(np.sum(misfit > 1.0)))
+    return Conditioned(current, misfit, int(np.sum(misfit > 1.0)))

@@ -18,7 +18,8 @@ import numpy as np
 
 from sim.studies.calibration.figures import Figure, noise_sd
 from sim.studies.calibration.linear import UNIFORM_SD, Posterior, Problem
-from sim.studies.calibration.sobol import normal_quantile, sobol_points
+from sim.studies.calibration.sobol import normal_quantile
+from sim.studies.calibration.truncated import truncated_gaussian
 from sim.studies.experiment import ExperimentError
 from sim.studies.records import load_row_model, row_run, run_row
 from sim.studies.spec import ExperimentSpec
@@ -294,9 +295,9 @@ def sample(
     progress=None,
     units: np.ndarray | None = None,
 ) -> Draws:
-    """`draws` points from the Gaussian posterior (scrambled Sobol, mapped through the normal
-    quantile and the Cholesky factor; kept in the ranges), each run with its own seed; or the
-    first `draws` of `units`, points already drawn (`conditioned.condition`'s)."""
+    """`draws` points from the Gaussian posterior truncated to the ranges (`draw_units`), each
+    run with its own seed; or the first `draws` of `units`, points already drawn
+    (`conditioned.condition`'s)."""
     units = draw_units(post.mean, post.cov, draws, seed) if units is None else units[:draws]
     base_seed = _model_seed(folder, spec, figures)
     points = [
@@ -312,21 +313,11 @@ def sample(
     return Draws(units, np.array(values), np.array(noise))
 
 
-def draw_units(
-    mean: np.ndarray, cov: np.ndarray, draws: int, seed: int, kept: bool = True
-) -> np.ndarray:
-    """`draws` points (draws, p) on the unit scale from the Gaussian (mean, cov): scrambled
-    Sobol points mapped through the normal quantile and the Cholesky factor, kept in [1, 2]
-    (the parameters' ranges; `kept=False`: as drawn).  The points and the quantile are
-    scipy.stats' (`qmc.Sobol(d, scramble=True, seed=seed)`, `norm.ppf`) computed without
-    importing it (`sobol`)."""
-    dimension = len(mean)
-    # balanced Sobol sets come in powers of two; the first `draws` of the next one are used
-    points = sobol_points(dimension, 2 ** max(1, math.ceil(math.log2(draws))), seed)[:draws]
-    normal = normal_quantile(np.clip(points, 1e-9, 1 - 1e-9))
-    factor = np.linalg.cholesky(np.asarray(cov) + 1e-15 * np.eye(dimension))
-    points = np.asarray(mean)[None, :] + normal @ factor.T
-    return np.clip(points, 1.0, 2.0) if kept else points
+def draw_units(mean: np.ndarray, cov: np.ndarray, draws: int, seed: int) -> np.ndarray:
+    """`draws` points (draws, p) on the unit scale from the Gaussian (mean, cov) truncated to
+    the parameters' ranges [1, 2] (`truncated`: its scrambled-Sobol' points inside them, in
+    sequence order; never a point cut to a range's end)."""
+    return truncated_gaussian(mean, cov, draws, seed)
 
 
 def _model_seed(folder: Path, spec: ExperimentSpec, figures: list[Figure]) -> int:
