@@ -98,11 +98,13 @@ def capacity_keeps_no_cache_unless_given(monkeypatch):
 
 
 @pytest.fixture(autouse=True)
-def run_keeps_no_cache_unless_given(monkeypatch):
-    """`tiersim run` keeps its finished replications in `.tiersim-cache/` of the current folder
-    until the run is whole; a test that runs it in this process keeps none unless it gives
-    `--cache`, as capacity's (`test_run_import_interrupts` tests the default)."""
+def run_and_import_keep_no_cache_unless_given(monkeypatch):
+    """`tiersim run` keeps its finished replications, and `tiersim import` the files it has
+    read, in `.tiersim-cache/` of the current folder until the command is whole; a test that
+    runs them in this process keeps none unless it gives `--cache`, as capacity's
+    (`test_run_import_interrupts` tests the default)."""
     monkeypatch.setattr("sim.studies.kept_replications.default_cache", lambda source, inputs: None)
+    monkeypatch.setattr("sim.studies.kept_samples.default_cache", lambda inputs: None)
 
 
 @pytest.fixture(params=["reference", "compiled"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from typing import TYPE_CHECKING
 
 import click
@@ -120,6 +121,14 @@ if TYPE_CHECKING:
     "(its runs' users and successful requests, for the calls per request)",
 )
 @click.option(
+    "--cache",
+    type=click.Path(dir_okay=False),
+    help="the files read (JSON lines, each file's samples kept beside it as it is read; a "
+    "rerun after Ctrl-C reads only the rest) [default: .tiersim-cache/import-KEY.jsonl in the "
+    "current folder, removed once the table is written]",
+)
+@click.option("--no-cache", is_flag=True, help="keep no file read")
+@click.option(
     "--log-min-duration",
     "min_duration_ms",
     type=float,
@@ -144,6 +153,8 @@ def import_command(
     tier_rules,
     table_file,
     min_duration_ms,
+    cache,
+    no_cache,
 ) -> None:
     """Read load-test FILES of FORMAT into a measurement table (docs/measurement-table.md).
 
@@ -172,6 +183,7 @@ def import_command(
             "--class-by": class_by != "label",
             # the database's files are read as UTF-8 (psql, mysql and the servers write it)
             "--encoding": encoding.lower().replace("_", "-") not in ("utf-8", "utf8"),
+            "--cache/--no-cache": cache is not None or no_cache,
         }
         _import_database(
             format, files, output, table_file, run_name, min_duration_ms, load_test_options
@@ -195,10 +207,12 @@ def import_command(
         parse_start,
     )
     from sim.measurements.windows import Cut
+    from sim.studies.kept import CacheError
 
     for path in (*files, *utilisation):
         readable_file(path)
     writable(output, "-o")  # a missing folder said before the files are read
+    kept, default = _kept_samples(format, files, output, cache, no_cache)
     try:
         table.table_format(output)
         cut = Cut(
@@ -217,8 +231,13 @@ def import_command(
                 cut=cut,
                 progress=progress,
                 tier_rules=list(tier_rules),
+                read=kept.read,
             )
-            rows, tiers = import_runs(format, list(files), options)
+            try:
+                rows, tiers = import_runs(format, list(files), options)
+            finally:
+                if kept.said() is not None:
+                    err.print(kept.said(), markup=False)
         table.write(rows, output)
         from sim.measurements.sources import write_sources
 
@@ -233,6 +252,19 @@ def import_command(
         fail(str(exc), ExitCode.MODEL)
     except OSError as exc:
         fail(f"{output}: cannot write ({exc.strerror or exc})", ExitCode.USAGE)
+    except CacheError as exc:
+        fail(str(exc), ExitCode.USAGE)
+    except KeyboardInterrupt:
+        if kept.path is None or not kept.total:
+            raise  # nothing kept: "interrupted", as any command says it
+        err.print(
+            f"interrupted: {kept.total} file(s) read are kept in {kept.path}; rerun the same "
+            "command to go on",
+            markup=False,
+        )
+        sys.exit(ExitCode.INTERRUPTED)
+    if default:
+        kept.remove()  # the table is written: nothing is left to resume
     runs = sorted({r["run"] for r in rows})
     classes = sorted({r["class"] for r in rows if r["class"] != TOTAL})
     windows = len({(r["run"], r["window_start_s"]) for r in rows})
@@ -253,6 +285,44 @@ def import_command(
 
         for line in summary_lines(tiers, output):
             err.print(line, markup=False)
+
+
+def _kept_samples(format, files, output, cache, no_cache):
+    """The files an earlier run of the same import read, and where this one keeps what it
+    reads (`sim.studies.kept_samples`), and whether that is the default (removed once the
+    table is written); the default is skipped, with a warning, where it cannot be written."""
+    from sim.cli.common import kept_file
+    from sim.files import FileProblem, check_output
+    from sim.studies.kept import CacheError
+    from sim.studies.kept_samples import KEPT_FORMATS, KeptSamples, default_cache
+
+    if format not in KEPT_FORMATS:
+        if cache is not None:
+            fail(
+                f"--cache keeps the samples of the per-sample files read "
+                f"({', '.join(KEPT_FORMATS)}), not of {format} files: leave --cache out",
+                ExitCode.USAGE,
+            )
+        return KeptSamples(None), False
+    path = None
+    if cache is None and not no_cache:
+        path = default_cache(json.dumps([format, list(files), output]))
+        try:
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                check_output(path, "--cache")
+        except (OSError, FileProblem) as exc:
+            err.print(
+                f"warning: the files read are not kept ({exc}); --cache FILE keeps them elsewhere",
+                markup=False,
+            )
+            path = None
+    elif cache is not None:
+        path = kept_file(cache, no_cache, None)
+    try:
+        return KeptSamples(path), cache is None and path is not None
+    except CacheError as exc:
+        fail(str(exc), ExitCode.USAGE)
 
 
 def _import_database(

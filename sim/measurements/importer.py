@@ -37,6 +37,9 @@ class ImportOptions:
     # filled by the import: each run's per-sample files and the span observed of each
     # (`sim.measurements.sources`)
     sources: list[SourceFile] = field(default_factory=list)
+    # the reader of a per-sample file, `read_samples` or one that keeps what it read for a
+    # rerun after Ctrl-C (`sim.studies.kept_samples`)
+    read: Callable[[str, str, ImportOptions], SampleLog] | None = None
 
 
 EPOCH_MS_ABOVE = 1e11  # an epoch in seconds passes 1e11 in the year 5138; in ms it did in 1973
@@ -192,7 +195,8 @@ def import_runs(format: str, files: list[str], options: ImportOptions) -> tuple[
 
         runs, tiers = trace_runs(files, _run_names(files), options)
     elif format in PER_SAMPLE:
-        logs = [read_samples(format, f, options) for f in files]
+        read = options.read or read_samples
+        logs = [read(format, f, options) for f in files]
         groups = (
             [(options.run, logs)]
             if options.run

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from sim.studies.kept_replications import default_cache as DEFAULT_CACHE
+from sim.studies.kept_samples import default_cache as DEFAULT_IMPORT_CACHE
 from tests.conftest import one_server_file
 from tests.hostile.test_interrupts import ROOT, start, stop, wait_for
 
@@ -168,3 +169,85 @@ def test_timeseries_keeps_no_replication(tmp_path):
     )
     assert refused.exit_code == 2
     assert "--timeseries" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+
+
+FILES = 5
+
+
+def jtl_files(folder: Path) -> list[str]:
+    """Five JTL files of 40,000 samples at 100 per s (some 0.2 s each to read): one test's
+    samples, each file a run of its own (its name: the file's content is keyed with it)."""
+    start_ms = 1_700_000_000_000
+    rows = (f"{start_ms + 10 * i},{5 + (i * 7) % 40},home,true,10\n" for i in range(40_000))
+    text = "timeStamp,elapsed,label,success,allThreads\n" + "".join(rows)
+    names = []
+    for index in range(FILES):
+        path = folder / f"level{index}.jtl"
+        path.write_text(text)
+        names.append(str(path))
+    return names
+
+
+def test_an_interrupted_import_keeps_the_files_read_and_a_rerun_reads_only_the_rest(tmp_path):
+    files, cache = jtl_files(tmp_path), tmp_path / "import.jsonl"
+    table = tmp_path / "levels.csv"
+    process = start("import", "jtl", *files, "-o", str(table), "--cache", str(cache))
+    wait_for(lambda: len(lines_of(cache)) >= 2, seconds=60)  # two files read
+    returncode, stderr = stop(process, signal.SIGINT)
+    assert returncode == 130, stderr
+    kept = lines_of(cache)
+    assert 2 <= len(kept) < FILES, "the import finished before the signal"
+    assert [json.loads(line)["record"]["path"] for line in kept] == files[: len(kept)]
+    assert stderr.strip().splitlines()[-1] == (
+        f"interrupted: {len(kept)} file(s) read are kept in {cache}; rerun the same command "
+        "to go on"
+    ), stderr
+    assert not table.exists()  # no half table
+
+    rerun = invoke("import", "jtl", *files, "-o", str(table), "--cache", str(cache))
+    assert f"resumed: {len(kept)} of {FILES} files from {cache}" in rerun.stderr
+    whole = tmp_path / "whole.csv"
+    never = invoke("import", "jtl", *files, "-o", str(whole), "--no-cache")
+    assert "resumed" not in never.stderr
+    assert table.read_bytes() == whole.read_bytes()
+    sources = (tmp_path / "levels.sources.csv", tmp_path / "whole.sources.csv")
+    assert sources[0].read_bytes() == sources[1].read_bytes()  # the files' spans, as read
+
+
+def test_an_import_resumes_from_its_default_cache_and_removes_it_once_written(
+    tmp_path, monkeypatch
+):
+    """In this process: Ctrl-C as the third file is read (raised where the signal lands); the
+    default cache keeps two; the rerun reads three and writes the table an import never
+    interrupted writes; the cache and its samples are gone once the table is written."""
+    from sim.measurements import importer
+    from sim.studies import kept_samples
+
+    monkeypatch.setattr(kept_samples, "default_cache", DEFAULT_IMPORT_CACHE)
+    monkeypatch.chdir(tmp_path)
+    files = [Path(name).name for name in jtl_files(tmp_path)[:4]]
+    read = importer.read_samples
+
+    def interrupted_at_the_third(format, path, options):
+        if path == files[2]:
+            raise KeyboardInterrupt
+        return read(format, path, options)
+
+    monkeypatch.setattr(importer, "read_samples", interrupted_at_the_third)
+    from click.testing import CliRunner
+
+    from sim.cli import main
+
+    stopped = CliRunner().invoke(main, ["import", "jtl", *files, "-o", "levels.csv"])
+    assert stopped.exit_code == 130, stopped.output
+    (cache,) = Path(".tiersim-cache").glob("import-*.jsonl")
+    assert len(lines_of(cache)) == 2
+    assert len(list(cache.with_suffix(".samples").glob("*.arrow"))) == 2
+    assert f"interrupted: 2 file(s) read are kept in {cache}" in stopped.stderr
+
+    monkeypatch.setattr(importer, "read_samples", read)
+    rerun = invoke("import", "jtl", *files, "-o", "levels.csv")
+    assert f"resumed: 2 of 4 files from {cache}" in rerun.stderr
+    assert not cache.exists() and not cache.with_suffix(".samples").exists()
+    invoke("import", "jtl", *files, "-o", "whole.csv", "--no-cache")
+    assert Path("levels.csv").read_bytes() == Path("whole.csv").read_bytes()
