@@ -12,6 +12,7 @@ formulas written once.  The random streams have the reference's purposes
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -269,6 +270,14 @@ class Plan:
     jvms: JvmTables = field(default_factory=JvmTables)  # the nodes' JVMs (backends.N.jvm)
 
 
+@functools.cache
+def _mechanisms() -> tuple:
+    """The kernel's modules that place something (`mechanisms.placed`), listed once a process:
+    they cannot change while it runs, and listing the package's files took 2 ms a plan, a third of
+    what the kernel takes for a short replication (a calibration builds hundreds of plans)."""
+    return placed()
+
+
 def build_plan(model_plan: ModelPlan) -> Plan:
     """The tables of a model whose features the engine implements (`support.IMPLEMENTS`),
     laid out from the model's plan (`sim.model.plan.compile_plan`): its stack's parts
@@ -323,7 +332,7 @@ def build_plan(model_plan: ModelPlan) -> Plan:
     database = _database(stack.database, pool, cpu, stream, station, stations)
     # the kernel modules' mechanisms (the database's shared lock): after the database's pools,
     # before the nodes', as the reference builds them (`sim.engines.compiled.mechanisms`)
-    mechanisms = [(module, module.place(stack, pool, stream)) for module in placed()]
+    mechanisms = [(module, module.place(stack, pool, stream)) for module in _mechanisms()]
 
     nodes: list[int] = []
     weights: list[float] = []
