@@ -196,6 +196,7 @@ def run(
         from sim.studies.predict import draws_at
 
         err.print(calibrated.describe(), markup=False)
+        draws_kept = kept.sharing("parameter draws")
         try:
             with run_on.executor() as executor, progress_reporter("parameter draws") as progress:
                 propagation = draws_at(
@@ -208,6 +209,7 @@ def run(
                     progress.update,
                     executor.map,
                     level,
+                    draws_kept,
                 )
         except ModelError as exc:
             fail(str(exc), ExitCode.MODEL)
@@ -217,8 +219,16 @@ def run(
                 "values is shown); rerun the same command"
             )
         except KeyboardInterrupt:
-            err.print("interrupted: the prediction intervals were not finished")
+            said = "interrupted: the prediction intervals were not finished"
+            if draws_kept.path is not None and draws_kept.total:
+                said += (
+                    f"; {draws_kept.total} finished draw(s) are kept in {draws_kept.path}: "
+                    "rerun the same command to go on"
+                )
+            err.print(said, markup=False)
             interrupted = True
+        if draws_kept.said() is not None:
+            err.print(draws_kept.said(), markup=False)
     if as_json:
         document = result_document(result, model_file, list(overrides))
         if propagation is not None:

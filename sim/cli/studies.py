@@ -407,14 +407,30 @@ def capacity(
                     markup=False,
                 )
         weighed = None
+        runs_kept = kept.sharing("candidate runs at draws")
         if spread is not None and calibrated is not None and (what_next or given):
             try:
                 weighed = _what_next(
-                    question, result, spread, calibrated, given, what_next, executor, user_overrides
+                    question,
+                    result,
+                    spread,
+                    calibrated,
+                    given,
+                    what_next,
+                    executor,
+                    user_overrides,
+                    runs_kept,
                 )
+            except CacheError as exc:
+                fail(str(exc), ExitCode.USAGE)
             except KeyboardInterrupt:  # the answer and its range are shown, then exit 130
-                err.print("interrupted: the measurements were not weighed")
+                err.print(
+                    f"interrupted: the measurements were not weighed; {where_kept(kept.path)}",
+                    markup=False,
+                )
                 interrupted = True
+    if runs_kept.said() is not None:
+        err.print(runs_kept.said(), markup=False)
     resumed = kept.said()
     if resumed is not None:
         err.print(resumed, markup=False)
@@ -464,7 +480,9 @@ def _kept_evaluations(source, cache, no_cache, calibrated):
         fail(str(exc), ExitCode.USAGE)
 
 
-def _what_next(question, result, spread, calibrated, given, defaults, executor, user_overrides):
+def _what_next(
+    question, result, spread, calibrated, given, defaults, executor, user_overrides, kept
+):
     """`--what-next` / `--candidate`: each measurement simulated at the range's draws; None
     when a worker was lost (the answer and its range are shown all the same; an interrupt is
     the caller's)."""
@@ -485,6 +503,7 @@ def _what_next(question, result, spread, calibrated, given, defaults, executor, 
                 executor,
                 user_overrides,
                 reporter.update,
+                kept,
             )
     except CapacityError as exc:
         err.print(f"what next: {exc}", markup=False)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,13 @@ class KeptLines:
         self.simulated = 0  # pieces done in this run
         if path is not None:
             self._read(path, max_bytes)
+
+    def sharing(self, noun: str) -> KeptLines:
+        """A keeper of other pieces in the same file (a run's parameter draws beside its
+        replications), its lines read once, counted apart."""
+        other = KeptLines(None, self.what, noun)
+        other.path, other.known = self.path, self.known
+        return other
 
     @property
     def total(self) -> int:
@@ -146,3 +153,33 @@ def _sampled_files(node: Any) -> set[str]:
         for value in node:
             found |= _sampled_files(value)
     return found
+
+
+def kept_map(
+    map_: Callable[..., Iterable[Any]],
+    kept: KeptLines,
+    key: Callable[..., str | None],
+    record_of: Callable[[Any], dict[str, Any] | None],
+    replay: Callable[[dict[str, Any]], Any],
+    whole: Callable[[dict[str, Any]], bool] = lambda _: True,
+) -> Callable[..., Iterator[Any]]:
+    """`map_` (builtin map, or an executor's: results in task order) over the tasks that are
+    not kept; the kept ones replayed in their place (`replay` of their record), in task order,
+    and each new result kept as it comes back (`record_of` it; None: not kept).  `key(*task)`
+    is a task's fingerprint (None: not kept)."""
+
+    def mapped(fn: Callable[..., Any], *iterables: Iterable[Any]) -> Iterator[Any]:
+        tasks = list(zip(*iterables))
+        keys = [key(*task) for task in tasks]
+        replayed = [kept.recall(fingerprint, whole) for fingerprint in keys]
+        left = [task for task, record in zip(tasks, replayed) if record is None]
+        fresh = iter(map_(fn, *zip(*left)) if left else ())
+        for fingerprint, record in zip(keys, replayed):
+            if record is not None:
+                yield replay(record)
+                continue
+            result = next(fresh)
+            kept.keep(fingerprint, record_of(result))
+            yield result
+
+    return mapped

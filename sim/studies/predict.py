@@ -14,6 +14,7 @@ from sim.model.load import load_model
 from sim.run.simulate import Outcome, Status, simulate
 from sim.studies.calibration.propagate import Propagation, propagate
 from sim.studies.calibration.saved import Calibrated
+from sim.studies.kept import KeptLines
 from sim.studies.measured_level import MeasuredLevel
 
 
@@ -35,17 +36,24 @@ def draws_at(
     progress: Callable[[int, int], None] | None = None,
     map_: Callable[..., Iterable[Outcome]] = map,
     measured: MeasuredLevel | None = None,
+    kept: KeptLines | None = None,
 ) -> Propagation:
     """The draws of a calibration around `nominal` (the run at its fitted values): each draw
     sets the drawn values, then the user's own overrides (a parameter the user set is theirs,
     not drawn), and runs with its own seed and `draw_replications` replications, through
     `map_` (builtin map, or an executor's, `sim.studies.executor`: the same numbers).
     `measured`: the level the figures are to be compared with (None: a level no one measured,
-    intervals of the mean figures)."""
+    intervals of the mean figures).  `kept`: the draws an earlier run kept, replayed, and each
+    new one kept as it finishes (`sim.studies.kept_draws`)."""
     result = nominal.result
     assert result is not None  # only a run with figures is propagated
+    run_at = DrawRun(str(model_file), tuple(user_overrides), draw_replications)
+    if kept is not None:
+        from sim.studies.kept_draws import kept_map
+
+        map_ = kept_map(map_, kept, run_at)
     return propagate(
-        DrawRun(str(model_file), tuple(user_overrides), draw_replications),
+        run_at,
         {k: i.mean for k, i in result.summary.items()},
         calibrated,
         draws,

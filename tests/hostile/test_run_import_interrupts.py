@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import re
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,7 @@ import pytest
 from sim.studies.kept_replications import default_cache as DEFAULT_CACHE
 from sim.studies.kept_samples import default_cache as DEFAULT_IMPORT_CACHE
 from tests.conftest import one_server_file
-from tests.hostile.test_interrupts import ROOT, start, stop, wait_for
+from tests.hostile.test_interrupts import start, stop, wait_for
 
 REPLICATIONS = 8
 
@@ -28,18 +26,6 @@ def server_model(folder: Path) -> Path:
     text = one_server_file(duration_s=400, warmup_s=20, replications=REPLICATIONS)
     path.write_text(text.replace("mean = 0.3", "mean = 0.1"))
     return path
-
-
-def tiersim(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    done = subprocess.run(
-        [sys.executable, "-m", "sim.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return done
 
 
 def lines_of(path: Path) -> list[str]:
@@ -83,10 +69,15 @@ def test_an_interrupted_run_keeps_its_replications_and_a_rerun_resumes(sent, cod
 
 
 def invoke(*args: str):
+    """The command in this process, its code read afresh: the digest each kept line's key
+    holds is the one the interrupted process took, unless a file of the package changed since
+    (it is remembered per process, and this one may have started long before)."""
     from click.testing import CliRunner
 
     from sim.cli import main
+    from sim.studies.source_digest import code_digest
 
+    code_digest.cache_clear()
     done = CliRunner().invoke(main, list(args))
     assert done.exit_code == 0, done.output
     return done
@@ -251,3 +242,52 @@ def test_an_import_resumes_from_its_default_cache_and_removes_it_once_written(
     assert not cache.exists() and not cache.with_suffix(".samples").exists()
     invoke("import", "jtl", *files, "-o", "whole.csv", "--no-cache")
     assert Path("levels.csv").read_bytes() == Path("whole.csv").read_bytes()
+
+
+def test_a_calibrated_run_resumes_its_parameter_draws(tmp_path):
+    """`run --calibration`: the run at the fitted values and each parameter draw are kept as
+    they finish; a cache cut after two draws (as Ctrl-C leaves it) gives a rerun that replays
+    the replications and those two draws, runs the other two, and prints the prediction
+    intervals of a run never interrupted."""
+    from tests.hostile.test_study_interrupts import DEMAND_FIT
+
+    model, cache = server_model(tmp_path), tmp_path / "run.jsonl"
+    calibration = tmp_path / "fit.json"
+    calibration.write_text(json.dumps(DEMAND_FIT))
+    run = ("run", str(model), "--set", 'run.engine="reference"', "-r", "2", "--json")
+    run += ("--calibration", str(calibration), "--draws", "4", "--serial")
+    first = invoke(*run, "--cache", str(cache))
+    lines = lines_of(cache)
+    assert len(lines) == 2 + 4  # two replications, four draws
+    cache.write_text("\n".join(lines[:4]) + "\n" + lines[4][:100])
+    rerun = invoke(*run, "--cache", str(cache))
+    assert f"resumed: 2 of 2 replications from {cache}" in rerun.stderr
+    assert f"resumed: 2 of 4 parameter draws from {cache}" in rerun.stderr
+    whole = invoke(*run, "--no-cache")
+    assert "prediction" in json.loads(whole.stdout)
+    assert without_wall_time(rerun.stdout) == without_wall_time(whole.stdout)
+    assert without_wall_time(first.stdout) == without_wall_time(whole.stdout)
+
+
+def test_capacity_what_next_keeps_its_runs_at_the_draws(tmp_path):
+    """`capacity --what-next`'s runs at the range's draws are kept beside the search's
+    evaluations: a cache cut before the last two (as Ctrl-C leaves it) gives a rerun that
+    replays everything else and weighs the measurement as a command never interrupted."""
+    from tests.studies.test_next_measurement import MM1, calibration
+
+    model, fit, cache = tmp_path / "m.toml", tmp_path / "cal.json", tmp_path / "capacity.jsonl"
+    model.write_text(MM1)
+    fit.write_text(json.dumps(calibration()))
+    question = ("capacity", str(model), "--slo", "response.mean<0.5", "--vary")
+    question += ("clients.rate_per_s", "--min", "1", "--max", "20", "--knee", "0", "--serial")
+    question += ("--calibration", str(fit), "--draws", "3", "--json")
+    question += ("--candidate", "clients.rate_per_s=5:response.mean")
+    first = invoke(*question, "--cache", str(cache))
+    lines = lines_of(cache)
+    runs = [line for line in lines if "figures" in json.loads(line)["record"]]
+    assert len(runs) == 3 and lines[-3:] == runs  # one run at each draw, kept last
+    cache.write_text("\n".join(lines[:-2]) + "\n")
+    rerun = invoke(*question, "--cache", str(cache))
+    assert f"resumed: 1 of 3 candidate runs at draws from {cache}" in rerun.stderr
+    assert rerun.stdout == first.stdout
+    assert json.loads(rerun.stdout)["what_next"]["measurements"]

@@ -20,11 +20,13 @@ the draws' replications: one load test of that length).
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -34,6 +36,7 @@ from sim.studies.capacity.preposterior import Update, expected_update
 from sim.studies.capacity.question import Question
 from sim.studies.capacity.search import CapacityResult, SearchBase
 from sim.studies.capacity.uncertain import CapacityRange, draw_runs
+from sim.studies.kept import KeptLines
 
 # fewer draws than this and the table says its correlations are rough
 FEW_DRAWS = 20
@@ -83,6 +86,64 @@ class CandidateRun:
             one = float(np.std(each, ddof=1)) if len(each) > 1 else math.nan
             values[figure] = (float(interval.mean), one)
         return Measured(values)
+
+
+# the form of a kept run at a draw; a change of what a line holds changes it
+RUN_FORM = "tiersim capacity candidate run 1"
+
+
+def kept_runs(map_: Callable[..., Any], kept: KeptLines, run: CandidateRun) -> Callable[..., Any]:
+    """`map_` over the candidate runs not kept (in the capacity cache, beside the search's
+    evaluations); a kept one is replayed, a new one kept as it comes back.  A run is keyed by
+    the model as it runs (the draw's values, the user's overrides and the candidate's settings
+    applied), the seed, the replications, the figures read and the code."""
+    from sim.model.load import ModelError, parse_model
+    from sim.studies.kept import fingerprint, kept_map, model_parts
+    from sim.studies.source_digest import code_digest
+
+    def key(drawn, seed, settings, figures) -> str | None:
+        if kept.path is None:
+            return None
+        try:
+            model = parse_model(
+                run.base.raw_model,
+                run.base.source,
+                [*drawn, *run.user_overrides, *settings],
+                Path(run.base.base_dir),
+            )
+        except ModelError:
+            return None  # it runs, and says why as it would without a cache
+        return fingerprint(
+            RUN_FORM,
+            code_digest(),
+            *model_parts(model),
+            json.dumps(
+                {"seed": seed, "replications": run.base.replications, "figures": list(figures)}
+            ),
+        )
+
+    def record_of(measured: Measured) -> dict[str, Any]:
+        figures = {name: list(values) for name, values in measured.figures.items()}
+        return {"figures": figures, "failed": measured.failed}
+
+    def whole(record: dict[str, Any]) -> bool:
+        figures = record.get("figures")
+        return (
+            isinstance(record.get("failed"), str)
+            and isinstance(figures, dict)
+            and all(
+                isinstance(values, list)
+                and len(values) == 2
+                and all(isinstance(v, float | int) and not isinstance(v, bool) for v in values)
+                for values in figures.values()
+            )
+        )
+
+    def replay(record: dict[str, Any]) -> Measured:
+        figures = {name: (float(a), float(b)) for name, (a, b) in record["figures"].items()}
+        return Measured(figures, record["failed"])
+
+    return kept_map(map_, kept, key, record_of, replay, whole)
 
 
 @dataclass
@@ -192,9 +253,11 @@ def weigh(
     executor,
     user_overrides: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
+    kept: KeptLines | None = None,
 ) -> NextMeasurements:
     """`--what-next` and `--candidate`: the default candidates (when `defaults`; what could not
-    be proposed is said among the notes) and the given ones, weighed at the range's draws."""
+    be proposed is said among the notes) and the given ones, weighed at the range's draws
+    (`kept`: the runs an earlier command kept, replayed, and each new one kept)."""
     candidates = list(given)
     notes: list[str] = []
     if defaults:
@@ -206,7 +269,9 @@ def weigh(
             [slo.metric for slo in question.slos],
         )
         candidates = proposed + candidates
-    found = what_next(question, spread, calibrated, candidates, executor, user_overrides, progress)
+    found = what_next(
+        question, spread, calibrated, candidates, executor, user_overrides, progress, kept
+    )
     found.notes[:0] = notes
     return found
 
@@ -219,9 +284,12 @@ def what_next(
     executor,
     user_overrides: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
+    kept: KeptLines | None = None,
 ) -> NextMeasurements:
     """Every candidate run at each of the range's draws (through `executor.map`, in draw order:
-    the same numbers on any executor), then each figure's expected update of the range."""
+    the same numbers on any executor), then each figure's expected update of the range.
+    `kept`: the runs at draws an earlier command kept, replayed, and each new one kept as it
+    comes back (`kept_runs`)."""
     drawn, seeds = draw_runs(calibrated, spread.draws, question.base.seed)
     runs = list(dict.fromkeys(c.settings for c in candidates))
     figures = {
@@ -233,7 +301,8 @@ def what_next(
     tasks = [(d, s, settings, figures[settings]) for settings in runs for d, s in zip(drawn, seeds)]
     run = CandidateRun(question.base, tuple(user_overrides))
     measured: dict[tuple[str, ...], list[Measured]] = {settings: [] for settings in runs}
-    results = executor.map(run, *zip(*tasks)) if tasks else iter(())
+    map_ = executor.map if kept is None else kept_runs(executor.map, kept, run)
+    results = map_(run, *zip(*tasks)) if tasks else iter(())
     for done, (task, result) in enumerate(zip(tasks, results)):
         measured[task[2]].append(result)
         if progress is not None:
