@@ -253,8 +253,9 @@ def kept_replications(model_file, model, cache, no_cache, timeseries, inputs):
     """Where the run keeps its finished replications (`sim.studies.kept_replications`) and
     the ones an earlier run of the same command kept; the default file (removed once the run
     is whole), or None.  None kept with --no-cache or --timeseries (a replayed replication
-    would write no samples); the default is skipped, with a warning, where it cannot be
-    written."""
+    would write no samples), nor by default for a run of one replication with nothing after
+    it (nothing would be left to resume); the default is skipped, with a warning, where it
+    cannot be written."""
     from sim.cli.common import kept_file
     from sim.files import FileProblem, check_output
     from sim.studies.kept import CacheError
@@ -266,7 +267,15 @@ def kept_replications(model_file, model, cache, no_cache, timeseries, inputs):
             ExitCode.USAGE,
         )
     default = None
-    if cache is None and not no_cache and not timeseries:
+    _, replications, calibration, _ = inputs
+    # a run of one replication and nothing after it has nothing to resume after Ctrl-C
+    control = model.run
+    alone = (
+        (replications or control.replications) == 1
+        and (replications is not None or control.precision is None)
+        and not calibration
+    )
+    if cache is None and not no_cache and not timeseries and not alone:
         # everything the output depends on beside the code, which each line's key holds
         default = default_cache(model_file, json.dumps([model.model_dump_json(), *inputs]))
         try:

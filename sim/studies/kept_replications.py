@@ -62,6 +62,8 @@ class KeptReplications(KeptLines):
         self, model: Model, seed: int, choice: EngineChoice, replication: int
     ) -> ReplicationResult | None:
         """The kept replication, counted as reused; None when it must run."""
+        if not self.known:
+            return None  # nothing kept: no fingerprint to take (the code's digest, 50 ms)
         replayed: list[ReplicationResult] = []
 
         def whole(record: dict[str, Any]) -> bool:
