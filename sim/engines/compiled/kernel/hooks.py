@@ -26,7 +26,9 @@ from __future__ import annotations
 import importlib
 import re
 import warnings
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 from numba import literal_unroll, njit
 from numba.core.errors import NumbaExperimentalFeatureWarning
@@ -51,13 +53,10 @@ MODULES: tuple[ModuleType, ...] = tuple(
 )
 
 
-def _taking_part(*functions: str) -> tuple[ModuleType, ...]:
-    return tuple(m for m in MODULES if all(hasattr(m, f) for f in functions))
-
-
-def _roles(module: ModuleType) -> tuple[int, int]:
-    roles = declared(module.__name__, "ROLE")
-    return roles.start, roles.stop
+def roles(module: ModuleType) -> tuple[int, int]:
+    """The pool roles `module` declared (`layout.declared`): the first and one past the last."""
+    found = declared(module.__name__, "ROLE")
+    return found.start, found.stop
 
 
 @njit(cache=True)
@@ -67,27 +66,42 @@ def _none(*args):
     return False
 
 
-_CALLS = tuple((m.guards, m.call) for m in _taking_part("guards", "call")) or ((_none, _none),)
-_RELEASED = tuple(m.released for m in _taking_part("released")) or (_none,)
-_GRANTED = tuple((*_roles(m), m.granted) for m in _taking_part("granted")) or ((0, 0, _none),)
-_NEXT_HOLDER = tuple(
-    (*_roles(m), m.random_order, m.next_holder) for m in _taking_part("random_order", "next_holder")
-) or ((0, 0, _none, _none),)
-_ON_EVENT = tuple((m.EVENTS, m.on_event) for m in _taking_part("EVENTS", "on_event")) or (
-    ((-1,), _none),
-)
+def reaches(
+    modules: tuple[Any, ...], roles_of: Callable[[Any], tuple[int, int]] = roles
+) -> dict[str, tuple[Any, ...]]:
+    """Each hook's tuple of what it calls of `modules`: an entry per module that defines the
+    hook's functions, in the modules' order (and the pool roles or event kinds it asks
+    first), or one entry that takes part in nothing when none does."""
 
-# the event kinds the mechanisms handle
-EVENTS = tuple(kind for m in _taking_part("EVENTS", "on_event") for kind in m.EVENTS)
+    def taking_part(*functions: str) -> list[Any]:
+        return [m for m in modules if all(hasattr(m, f) for f in functions)]
 
-# the hooks, and the tuple of the functions each one calls (`test_mechanism_files`)
-REACHES = {
-    "call": _CALLS,
-    "released": _RELEASED,
-    "granted": _GRANTED,
-    "next_holder": _NEXT_HOLDER,
-    "on_event": _ON_EVENT,
-}
+    return {
+        "call": tuple((m.guards, m.call) for m in taking_part("guards", "call"))
+        or ((_none, _none),),
+        "released": tuple(m.released for m in taking_part("released")) or (_none,),
+        "granted": tuple((*roles_of(m), m.granted) for m in taking_part("granted"))
+        or ((0, 0, _none),),
+        "next_holder": tuple(
+            (*roles_of(m), m.random_order, m.next_holder)
+            for m in taking_part("random_order", "next_holder")
+        )
+        or ((0, 0, _none, _none),),
+        "on_event": tuple((m.EVENTS, m.on_event) for m in taking_part("EVENTS", "on_event"))
+        or (((-1,), _none),),
+    }
+
+
+# each hook's tuple (constants of the compiled hooks: bound when numba compiles them)
+REACHES = reaches(MODULES)
+_CALLS = REACHES["call"]
+_RELEASED = REACHES["released"]
+_GRANTED = REACHES["granted"]
+_NEXT_HOLDER = REACHES["next_holder"]
+_ON_EVENT = REACHES["on_event"]
+
+# the event kinds the mechanisms handle (the loop hands them to `on_event`)
+EVENTS = tuple(kind for m in MODULES if hasattr(m, "on_event") for kind in m.EVENTS)
 
 
 @njit(cache=True)
