@@ -48,6 +48,7 @@ def _reader() -> ModuleType:
     return module
 
 
+@functools.lru_cache(maxsize=1)
 def literal() -> dict[str, dict[str, Any]]:
     """Each kernel module's declared `FEATURES` and `PARAMETERS`, by module name, read from
     its source as literals (nothing imported)."""
