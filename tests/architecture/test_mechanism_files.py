@@ -2,8 +2,8 @@
 engines"): the database's shared lock is one stack part, one reference module and one kernel
 module, beside the schema; the generic code (the database's part, the probe layout, `solve`,
 the stability check, the reference assembler, the compiled plan and support table, the
-kernel's layout) reads what those declare.  The one other place that names it is the kernel's
-list of mechanism modules (`kernel/hooks.py`), since numba binds each call when it compiles."""
+kernel's layout, the kernel's hooks on the request's path) reads what those declare, and finds
+the modules that declare it (`kernel/declarations.py`)."""
 
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ OWN = {
 }
 BESIDE = {
     "sim/model/schema.py",  # its section, `DatabaseLock`
-    "sim/engines/compiled/kernel/hooks.py",  # the kernel's list of mechanism modules
 }
+KERNEL = ROOT / "sim" / "engines" / "compiled" / "kernel"
 
 
 # the study that ranks resources (the bottleneck at a capacity answer) reads what the parts
@@ -55,6 +55,73 @@ def _naming() -> set[str]:
 
 def test_the_shared_lock_is_named_only_in_its_own_files():
     assert _naming() == OWN | BESIDE
+
+
+def test_no_kernel_module_but_its_own_names_the_lock():
+    """The hooks, the loop and the layout find the lock's module (`kernel/declarations.py`):
+    none of them names it, nor its functions, columns or events."""
+    naming = {path.name for path in KERNEL.glob("*.py") if NAMES.search(path.read_text())}
+    assert naming == {"lock.py"}
+
+
+def test_the_hooks_reach_every_mechanism():
+    """Every module that declares itself a mechanism is one the hooks call, in each hook whose
+    functions it defines (the lock in all of them), and the hooks call nothing else."""
+    from sim.engines.compiled.kernel import declarations, hooks
+
+    found = declarations.mechanisms()
+    assert "lock" in found
+    assert [m.__name__.rsplit(".", 1)[1] for m in hooks.MODULES] == list(found)
+    # each hook, the functions of a module it calls (the other entries: numbers, kinds)
+    takes = {
+        "call": ("guards", "call"),
+        "released": ("released",),
+        "granted": ("granted",),
+        "next_holder": ("random_order", "next_holder"),
+        "on_event": ("on_event",),
+    }
+    assert set(takes) == set(hooks.REACHES)
+    for hook, functions in takes.items():
+        reached = [
+            [f for f in (entry if isinstance(entry, tuple) else (entry,)) if hasattr(f, "py_func")]
+            for entry in hooks.REACHES[hook]
+        ]
+        expected = [
+            [getattr(m, f) for f in functions]
+            for m in hooks.MODULES
+            if all(hasattr(m, f) for f in functions)
+        ]
+        assert expected, f"no mechanism takes part in `{hook}`"
+        assert reached == expected, hook
+    lock = hooks.MODULES[found.index("lock")]
+    assert set(hooks.EVENTS) == set(lock.EVENTS)
+    assert hooks.REACHES["granted"][0][:2] == (lock.ROLE_LOCK, lock.ROLE_LOCK + 1)
+
+
+def test_one_reader_of_the_kernel_modules_declarations():
+    """The layout's columns and the engine's choice read the modules' declarations by one
+    reader, the kernel's (`kernel/declarations.py`), and what it reads is what the modules
+    hold once imported."""
+    from sim.engines.compiled import mechanisms
+    from sim.engines.compiled.kernel import declarations, layout
+
+    readers = {
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "sim" / "engines").rglob("*.py")
+        if "literal_eval" in path.read_text()
+    }
+    assert readers == {"sim/engines/compiled/kernel/declarations.py"}
+    for name, found in declarations.declared().items():
+        module = __import__(f"sim.engines.compiled.kernel.{name}", fromlist=["_"])
+        for key, value in found.items():
+            assert getattr(module, key) == value, (name, key)
+        for table, count in found.get("LAYOUT", {}).items():
+            assert len(layout.declared(module.__name__, table)) == count, (name, table)
+    assert mechanisms.literal() == {
+        name: {k: v for k, v in found.items() if k in mechanisms.DECLARED}
+        for name, found in declarations.declared().items()
+        if set(found) & set(mechanisms.DECLARED)
+    }
 
 
 def test_the_check_finds_the_names_it_looks_for():

@@ -14,7 +14,8 @@ database's shared lock) declares, at its top level:
 * `configure(stack, made, station_row, config, config_float)`: its settings in the kernel's
   configuration, from what `place` made and `station_row(name)` (a station's row, -1: none).
 
-The engine's choice reads `FEATURES` and `PARAMETERS` from the modules' source (`literal`), so
+The engine's choice reads `FEATURES` and `PARAMETERS` from the modules' source (`literal`, by
+the kernel's own reader, `kernel/declarations.py`, which `layout` reads `LAYOUT` by), so
 that choosing an engine does not import numba; the plan imports the kernel, whose package
 imports every module (`kernel.loop`), and asks each one that declares `place` (`placed`).
 That is the one place the modules are connected: a new mechanism is a new module.
@@ -22,9 +23,9 @@ That is the one place the modules are connected: a new mechanism is a new module
 
 from __future__ import annotations
 
-import ast
 import functools
 import importlib
+import importlib.util
 import pkgutil
 from pathlib import Path
 from types import ModuleType
@@ -35,31 +36,28 @@ DECLARED = ("FEATURES", "PARAMETERS")
 
 
 @functools.lru_cache(maxsize=1)
+def _reader() -> ModuleType:
+    """The kernel's reader of its modules' declarations (`kernel/declarations.py`), loaded
+    from its file alone: imported through its package, it would import the kernel, and numba."""
+    spec = importlib.util.spec_from_file_location(
+        "_kernel_declarations", KERNEL / "declarations.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@functools.lru_cache(maxsize=1)
 def literal() -> dict[str, dict[str, Any]]:
     """Each kernel module's declared `FEATURES` and `PARAMETERS`, by module name, read from
     its source as literals (nothing imported)."""
     out: dict[str, dict[str, Any]] = {}
-    for path in sorted(KERNEL.glob("*.py")):
-        source = path.read_text()
-        if not any(f"\n{name} = " in source for name in DECLARED):
-            continue  # no declaration: not worth parsing (the engine's choice is on every run)
-        found: dict[str, Any] = {}
-        for node in ast.parse(source, str(path)).body:
-            target, value = _assignment(node)
-            if target in DECLARED and value is not None:
-                found[target] = ast.literal_eval(value)
-        if found:
-            out[path.stem] = found
+    for name, found in _reader().declared(KERNEL).items():
+        mine = {key: value for key, value in found.items() if key in DECLARED}
+        if mine:
+            out[name] = mine
     return out
-
-
-def _assignment(node: ast.stmt) -> tuple[str | None, ast.expr | None]:
-    if isinstance(node, ast.Assign) and len(node.targets) == 1:
-        target = node.targets[0]
-        return (target.id if isinstance(target, ast.Name) else None), node.value
-    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-        return node.target.id, node.value
-    return None, None
 
 
 def features() -> frozenset[str]:

@@ -4,7 +4,7 @@ A mechanism's module (the database's shared lock: `lock`) declares the columns, 
 and event kinds it adds, as counts, in a literal `LAYOUT` at its top level (`{"C": 5, "CF":
 2, "JI": 1, "ROLE": 1, "EV": 1}`), and takes its own numbers from `declared(module, table)`.
 They follow the columns below, in the order of the modules' names; they are read from the
-modules' source (`_layouts`), so that every `N_*` is final when this module is imported.
+modules' source (`declarations`), so that every `N_*` is final when this module is imported.
 
 Rows of the 2-D tables are entities (requests, jobs = one request's visit at one level of the
 stack, stations, pools, CPUs, balancer members, users or sessions, connections, children, JVMs)
@@ -15,8 +15,7 @@ number when it comes due, as the reference's `Wakeup.cancel` is lazy.
 
 from __future__ import annotations
 
-import ast as _ast
-from pathlib import Path as _Path
+from sim.engines.compiled.kernel.declarations import declared as _declared
 
 # int scalars
 (
@@ -634,29 +633,10 @@ STEP_CLASS, STEP_THINK, N_STEP = range(3)
 
 
 # --------------------------------------------------------------------------- the mechanisms'
-_KERNEL = _Path(__file__).resolve().parent
-
-
-def _layouts() -> dict[str, dict[str, int]]:
-    """Each kernel module's `LAYOUT` (table -> how many it adds), by module name, read from
-    its source as a literal."""
-    out: dict[str, dict[str, int]] = {}
-    for path in sorted(_KERNEL.glob("*.py")):
-        source = path.read_text()
-        if "\nLAYOUT = " not in source:
-            continue
-        for node in _ast.parse(source, str(path)).body:
-            if isinstance(node, _ast.Assign) and [getattr(t, "id", "") for t in node.targets] == [
-                "LAYOUT"
-            ]:
-                out[path.stem] = _ast.literal_eval(node.value)
-    return out
-
-
 _SPANS: dict[tuple[str, str], range] = {}
 _ENDS = {"C": _C_BASE, "CF": _CF_BASE, "JI": _JI_BASE, "ROLE": ROLE_DECLARED, "EV": _EV_BASE}
-for _module, _counts in _layouts().items():
-    for _table, _count in _counts.items():
+for _module, _found in _declared().items():
+    for _table, _count in _found.get("LAYOUT", {}).items():
         _SPANS[_module, _table] = range(_ENDS[_table], _ENDS[_table] + _count)
         _ENDS[_table] += _count
 N_C, N_CF, N_JI = _ENDS["C"], _ENDS["CF"], _ENDS["JI"]
