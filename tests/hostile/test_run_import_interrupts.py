@@ -1,7 +1,9 @@
 """Ctrl-C (SIGINT) and SIGTERM sent to `tiersim run` and `tiersim import` mid-way: exit 130
 (143), the finished work kept (a run's replications, an import's files read), and a rerun that
-replays it, says how much, and writes what a command never interrupted writes.  (sweep:
-`test_interrupts`; capacity and calibrate: `test_study_interrupts`.)"""
+replays it, says how much, and writes what a command never interrupted writes; and the same
+of a calibrated run's parameter draws and `capacity --what-next`'s runs at the draws, from a
+cache cut as an interrupt leaves it.  (sweep: `test_interrupts`; capacity's search and
+calibrate: `test_study_interrupts`.)"""
 
 from __future__ import annotations
 
