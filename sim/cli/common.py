@@ -494,6 +494,26 @@ def kept_file(cache: str | None, no_cache: bool, default: Path | None) -> Path |
     return path
 
 
+def resumable_file(default: Path | None, what: str) -> Path | None:
+    """The default file of a command that keeps its finished work only to resume it after an
+    interrupt (run's replications, import's files): its folder made; None, with a warning
+    naming why, where it cannot be written (the command runs as it did before it kept any)."""
+    from sim.files import FileProblem, check_output
+
+    if default is None:
+        return None
+    try:
+        default.parent.mkdir(parents=True, exist_ok=True)
+        check_output(default, "--cache")
+    except (OSError, FileProblem) as exc:
+        err.print(
+            f"warning: {what} are not kept ({exc}); --cache FILE keeps them elsewhere",
+            markup=False,
+        )
+        return None
+    return default
+
+
 def where_kept(path: Path | None) -> str:
     """What an interrupted study says of its finished evaluations (`kept_file`)."""
     if path is None:

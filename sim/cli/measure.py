@@ -291,8 +291,7 @@ def _kept_samples(format, files, output, cache, no_cache):
     """The files an earlier run of the same import read, and where this one keeps what it
     reads (`sim.studies.kept_samples`), and whether that is the default (removed once the
     table is written); the default is skipped, with a warning, where it cannot be written."""
-    from sim.cli.common import kept_file
-    from sim.files import FileProblem, check_output
+    from sim.cli.common import kept_file, resumable_file
     from sim.studies.kept import CacheError
     from sim.studies.kept_samples import KEPT_FORMATS, KeptSamples, default_cache
 
@@ -306,17 +305,9 @@ def _kept_samples(format, files, output, cache, no_cache):
         return KeptSamples(None), False
     path = None
     if cache is None and not no_cache:
-        path = default_cache(json.dumps([format, list(files), output]))
-        try:
-            if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                check_output(path, "--cache")
-        except (OSError, FileProblem) as exc:
-            err.print(
-                f"warning: the files read are not kept ({exc}); --cache FILE keeps them elsewhere",
-                markup=False,
-            )
-            path = None
+        path = resumable_file(
+            default_cache(json.dumps([format, list(files), output])), "files read"
+        )
     elif cache is not None:
         path = kept_file(cache, no_cache, None)
     try:

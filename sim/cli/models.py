@@ -256,8 +256,7 @@ def kept_replications(model_file, model, cache, no_cache, timeseries, inputs):
     would write no samples), nor by default for a run of one replication with nothing after
     it (nothing would be left to resume); the default is skipped, with a warning, where it
     cannot be written."""
-    from sim.cli.common import kept_file
-    from sim.files import FileProblem, check_output
+    from sim.cli.common import kept_file, resumable_file
     from sim.studies.kept import CacheError
     from sim.studies.kept_replications import KeptReplications, default_cache
 
@@ -277,18 +276,10 @@ def kept_replications(model_file, model, cache, no_cache, timeseries, inputs):
     )
     if cache is None and not no_cache and not timeseries and not alone:
         # everything the output depends on beside the code, which each line's key holds
-        default = default_cache(model_file, json.dumps([model.model_dump_json(), *inputs]))
-        try:
-            if default is not None:
-                default.parent.mkdir(parents=True, exist_ok=True)
-                check_output(default, "--cache")
-        except (OSError, FileProblem) as exc:
-            err.print(
-                f"warning: finished replications are not kept ({exc}); --cache FILE keeps "
-                "them elsewhere",
-                markup=False,
-            )
-            default = None
+        default = resumable_file(
+            default_cache(model_file, json.dumps([model.model_dump_json(), *inputs])),
+            "finished replications",
+        )
     path = kept_file(cache, no_cache, None) if cache is not None else default
     try:
         return KeptReplications(path), default

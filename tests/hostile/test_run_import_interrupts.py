@@ -293,3 +293,18 @@ def test_capacity_what_next_keeps_its_runs_at_the_draws(tmp_path):
     assert f"resumed: 1 of 3 candidate runs at draws from {cache}" in rerun.stderr
     assert rerun.stdout == first.stdout
     assert json.loads(rerun.stdout)["what_next"]["measurements"]
+
+
+def test_a_run_where_its_default_cache_cannot_be_written_runs_and_says_so(tmp_path, monkeypatch):
+    """The default cache is a convenience: a folder where it cannot be made (here a file named
+    `.tiersim-cache` stands in its way) gets the run all the same, and one warning."""
+    from sim.studies import kept_replications
+
+    monkeypatch.setattr(kept_replications, "default_cache", DEFAULT_CACHE)
+    monkeypatch.chdir(tmp_path)
+    Path(".tiersim-cache").write_text("not a folder")
+    model = server_model(tmp_path).name
+    done = invoke("run", model, "--set", 'run.engine="reference"', "-r", "2", "--json")
+    warnings = [line for line in done.stderr.splitlines() if "are not kept" in line]
+    assert len(warnings) == 1 and "--cache FILE keeps them elsewhere" in warnings[0], done.stderr
+    assert len(json.loads(done.stdout)["replications"]) == 2
