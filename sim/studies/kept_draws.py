@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sim.studies.kept import KeptLines, fingerprint, model_parts
 from sim.studies.kept import kept_map as kept_lines_map
@@ -22,7 +22,19 @@ from sim.studies.source_digest import code_digest
 
 if TYPE_CHECKING:
     from sim.run.simulate import Outcome
-    from sim.studies.predict import DrawRun
+
+
+class DrawRun(Protocol):
+    """What a draw's key reads of the task that runs it (`sim.studies.predict.DrawRun`,
+    which imports this module: named by its fields here, not imported)."""
+
+    @property
+    def model_file(self) -> str: ...
+    @property
+    def user_overrides(self) -> tuple[str, ...]: ...
+    @property
+    def draw_replications(self) -> int: ...
+
 
 FORM = "tiersim run calibration draw 1"
 INTERVAL = ("mean", "half_width", "low", "high", "n", "level")
