@@ -4,6 +4,7 @@ scale make one light response between them, and every draw keeps that response."
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import textwrap
 from pathlib import Path
@@ -13,8 +14,10 @@ import pytest
 from scipy import stats
 
 import sim
+from sim.studies.calibration.linearise import draw_units
 from sim.studies.calibration.saved import CalibrationFileError, load_calibration
 from sim.studies.calibration.truncated import gaussian_points
+from sim.studies.capacity.uncertain import CapacityRange
 
 MEASUREMENT_SD = 0.01  # the fitted response's relative sd
 
@@ -165,3 +168,49 @@ def test_no_draw_of_the_unknown_sits_at_its_ranges_end(calibrated):
     assert past.sum() >= 2, gaussian  # clipping would have put these at an end
     units = np.array([p.units for p in calibration.points(48, 1)])
     assert len(units) == 48 and np.all((units > 1.0) & (units < 2.0)), units
+
+
+def test_a_calibrations_screened_draws_are_counted_and_said(calibrated):
+    """A calibration whose conditioned draws skip a place of the Gaussian's sequence
+    (`calibration.screen`: a draw the fitted figures rule out, replaced by the next): a run
+    at it counts the draws screened ahead of the ones it runs, the capacity range says so,
+    and the Gaussian's own draws past the saved ones continue after the last one's place."""
+    _, saved = calibrated
+    calibration = load_calibration(saved)
+    assert calibration.sequence is None and calibration.screened(16) == 0
+    # a calibration whose third draw was screened: runs of 2 draws count none, of 8 one
+    skipped = dataclasses.replace(calibration, sequence=np.array([0, 1, *range(3, 17)]))
+    assert skipped.screened(2) == 0 and skipped.screened(8) == 1
+    # past the saved draws, the Gaussian's own continue after the last one's place (16), never
+    # repeating a place the saved ones took
+    units = np.array([p.units for p in skipped.points(20, 1)])
+    gaussian = draw_units(skipped.mean, skipped.cov, 21, skipped.draw_seed)
+    assert np.allclose(units[16:], gaussian[17:21]) and np.allclose(units[:16], skipped.conditioned)
+    spread = CapacityRange(
+        "clients.users",
+        "largest",
+        ["p95<0.3"],
+        80.0,
+        [80.0] * 8,
+        [False] * 8,
+        78.0,
+        82.0,
+        0.9,
+        8,
+        0.0,
+        ["x"],
+        screened=skipped.screened(8),
+    )
+    assert "1 draw the fitted figures rule out screened" in spread.sentence()
+    assert spread.as_dict()["screened_draws"] == 1
+
+
+def test_a_saved_sequence_out_of_order_is_refused(calibrated, tmp_path):
+    _, saved = calibrated
+    document = json.loads(saved.read_text())
+    found = document["uncertainty"]["posterior"]["conditioned"]
+    found["sequence"] = [1, 0, *range(2, len(found["draws"]))]
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(document))
+    with pytest.raises(CalibrationFileError, match=r"conditioned\.sequence must be increasing"):
+        load_calibration(edited)

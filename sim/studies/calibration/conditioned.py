@@ -34,7 +34,8 @@ seeds (common random numbers, as the Jacobian's), so a step's effect is not samp
 
 A draw that no values of the calibrated parameters bring there (an unknown whose value the
 fitted levels rule out where the linearisation could not see it) keeps its last values and is
-counted in `not_met`, with how far it stayed.
+counted in `not_met`, with how far it stayed; its misfit on the fitted figures at those values
+(`misfit_chi2`: the sum of the squared residuals in their sds) is what `screen` judges it by.
 """
 
 from __future__ import annotations
@@ -60,12 +61,16 @@ class Conditioned:
     units: np.ndarray  # (draws, p) unit scale, within [1, 2]
     misfit_sd: np.ndarray  # (draws,) the largest distance of a fitted figure from its target
     not_met: int  # draws left more than one sd from their targets after STEPS steps
+    # (draws,) the sum over the fitted figures of (residual / sd)^2 at the draw's last values:
+    # its residuals against the published figures, not against its target
+    misfit_chi2: np.ndarray | None = None
 
     def as_dict(self) -> dict:
         return {
             "draws": [[float(x) for x in row] for row in self.units],
             "misfit_sd": [float(x) for x in self.misfit_sd],
             "not_met": self.not_met,
+            "misfit_chi2": [] if self.misfit_chi2 is None else [float(x) for x in self.misfit_chi2],
         }
 
 
@@ -90,6 +95,7 @@ def condition(
     )
     current = raw.copy()
     misfit = np.full(len(raw), np.inf)
+    chi2 = np.full(len(raw), np.inf)
     if len(moved) == 0 or not rows or len(raw) == 0:
         return Conditioned(current, np.zeros(len(raw)), 0)
     weights = 1.0 / sd**2
@@ -99,8 +105,10 @@ def condition(
     hessian = (columns.T * weights) @ columns + np.diag(1.0 / problem.prior_sd[moved] ** 2)
     open_ = np.arange(len(raw))
     for step in range(STEPS + 1):
-        deviation = np.asarray(simulate(current[open_]), dtype=float) - target[open_]
+        residual = np.asarray(simulate(current[open_]), dtype=float)
+        deviation = residual - target[open_]
         misfit[open_] = np.max(np.abs(deviation) / sd[None, :], axis=1)
+        chi2[open_] = np.sum((residual / sd[None, :]) ** 2, axis=1)
         if step == STEPS:
             break
         going = misfit[open_] > MET
@@ -110,4 +118,4 @@ def condition(
         change = -np.linalg.solve(hessian, columns.T @ (weights[:, None] * deviation.T)).T
         # a calibrated parameter stays within its search range: a step past its end stops there
         current[np.ix_(open_, moved)] = np.clip(current[np.ix_(open_, moved)] + change, 1.0, 2.0)
-    return Conditioned(current, misfit, int(np.sum(misfit > 1.0)))
+    return Conditioned(current, misfit, int(np.sum(misfit > 1.0)), chi2)

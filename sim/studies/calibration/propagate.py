@@ -74,13 +74,22 @@ class Propagation:
     # the share of requests that failed, least and most over the simulated draws (the
     # response figures are of the answered requests only); None: no draw ended a request
     failed_share: tuple[float, float] | None = None
+    # draws of the calibration's sequence the fitted figures ruled out ahead of these, each
+    # replaced by the next (`Calibrated.screened`)
+    screened: int = 0
 
     @property
     def method(self) -> str:
         over = f" over {self.structures}" if self.structures else ""
+        screened = (
+            f" ({self.screened} more the fitted figures rule out screened, each replaced by "
+            "the next of the sequence)"
+            if self.screened
+            else ""
+        )
         return (
-            f"sampled: {self.draws} parameter draws x {self.draw_replications} replications"
-            f"{over}, model error {self.model_error_sd:.1%}"
+            f"sampled: {self.draws} parameter draws{screened} x {self.draw_replications} "
+            f"replications{over}, model error {self.model_error_sd:.1%}"
         )
 
     @property
@@ -106,6 +115,7 @@ class Propagation:
             "draw_replications": self.draw_replications,
             "unstable_draws": self.unstable_draws,
             "failed_draws": self.failed_draws,
+            "screened_draws": self.screened,
             "parameters": self.parameters,
             "not_applied": self.left_out,
             "model_error_sd": self.model_error_sd,
@@ -232,6 +242,7 @@ def propagate(
         model_error_sd=calibrated.model_error_sd,
         left_out=list(calibrated.left_out),
         structures=calibrated.structures,
+        screened=calibrated.screened(draws),
         measured=measured,
     )
 

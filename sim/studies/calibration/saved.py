@@ -10,6 +10,7 @@ others keep their joint distribution (the marginal of the Gaussian).
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ class Alternative:
     mean: np.ndarray
     cov: np.ndarray
     conditioned: np.ndarray | None = None  # its own fit's conditioned draws (`Calibrated`)
+    sequence: np.ndarray | None = None  # their places in its Gaussian's sequence (`Calibrated`)
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,10 @@ class Calibrated:
     # parameters moved until its fitted figures are where the Gaussian places them); the
     # draws are these first, then the Gaussian's own (None: a document from before them)
     conditioned: np.ndarray | None = None
+    # each conditioned draw's place in the Gaussian's sequence: the places between two are
+    # draws the fitted figures ruled out (`calibration.screen`; None: none were screened, or
+    # a document from before the screen)
+    sequence: np.ndarray | None = None
 
     def overrides(self, values: tuple[float, ...] | np.ndarray | None = None) -> list[str]:
         """`--set` overrides for `values` (default the fitted ones), after the experiment's
@@ -124,6 +130,7 @@ class Calibrated:
             self.conditioned,
             count,
             seed if self.draw_seed is None else self.draw_seed,
+            self.sequence,
         )
         values = np.array(
             [[p.from_unit(float(u)) for p, u in zip(self.parameters, row)] for row in units]
@@ -136,8 +143,11 @@ class Calibrated:
         it), and within each from that structure's own fit.  Each point also gets a model-error
         quantile, stratified over the draws and shuffled by `seed`, so that M draws hold the
         model's error as evenly as they hold the parameters."""
-        structures = [(self.chosen, self.weight, self.mean, self.cov, self.conditioned)] + [
-            (a.chosen, a.weight, a.mean, a.cov, a.conditioned) for a in self.alternatives
+        structures = [
+            (self.chosen, self.weight, self.mean, self.cov, self.conditioned, self.sequence)
+        ] + [
+            (a.chosen, a.weight, a.mean, a.cov, a.conditioned, a.sequence)
+            for a in self.alternatives
         ]
         counts = _shares(count, [s[1] for s in structures])
         base = seed if self.draw_seed is None else self.draw_seed
@@ -147,12 +157,14 @@ class Calibrated:
             for u in (rng.permutation(count) + 0.5) / count
         ]
         out: list[Point] = []
-        for k, ((chosen, _, mean, cov, conditioned), n) in enumerate(zip(structures, counts)):
+        for k, ((chosen, _, mean, cov, conditioned, sequence), n) in enumerate(
+            zip(structures, counts)
+        ):
             if n == 0:
                 continue
             # a candidate's conditioned points are its own fit's (drawn from the experiment's
             # seed); past them, its Gaussian's from this structure's seed
-            units = _units(mean, cov, conditioned, n, base + k)
+            units = _units(mean, cov, conditioned, n, base + k, sequence)
             for row in units:
                 values = np.array([p.from_unit(float(u)) for p, u in zip(self.parameters, row)])
                 overrides = [
@@ -162,6 +174,23 @@ class Calibrated:
                 ]
                 out.append(Point(overrides, row, values, chosen, float(z[len(out)])))
         return out
+
+    def screened(self, count: int) -> int:
+        """How many draws the fitted figures ruled out ahead of the first `count` (each
+        structure's share of them, as `points` draws them): replaced by the next of their
+        sequence when the calibration was saved."""
+        structures = [(self.weight, self.conditioned, self.sequence)] + [
+            (a.weight, a.conditioned, a.sequence) for a in self.alternatives
+        ]
+        total = 0
+        for (_, conditioned, sequence), n in zip(
+            structures, _shares(count, [s[0] for s in structures])
+        ):
+            if conditioned is None or sequence is None or n == 0:
+                continue
+            kept = min(n, len(sequence))
+            total += int(sequence[kept - 1]) + 1 - kept
+        return total
 
     @property
     def structures(self) -> str:
@@ -195,15 +224,24 @@ class Calibrated:
 
 
 def _units(
-    mean: np.ndarray, cov: np.ndarray, conditioned: np.ndarray | None, count: int, seed: int
+    mean: np.ndarray,
+    cov: np.ndarray,
+    conditioned: np.ndarray | None,
+    count: int,
+    seed: int,
+    sequence: np.ndarray | None = None,
 ) -> np.ndarray:
     """`count` unit-scale draws: the conditioned ones first, then the Gaussian's own (the same
-    Sobol' sequence, so draw m is the same point either way until it is conditioned)."""
-    units = draw_units(mean, cov, count, seed)
+    Sobol' sequence, so draw m is the same point either way until it is conditioned), from the
+    place past the last conditioned one (`sequence`: past the draws screened among them)."""
     if conditioned is None:
-        return units
+        return draw_units(mean, cov, count, seed)
     kept = min(count, len(conditioned))
-    return np.vstack([conditioned[:kept], units[kept:]])
+    if kept == count:
+        return conditioned[:count]
+    start = len(conditioned) if sequence is None else int(sequence[-1]) + 1
+    units = draw_units(mean, cov, start + count - kept, seed)
+    return np.vstack([conditioned[:kept], units[start:]])
 
 
 def saved_model_error_dof(model: dict) -> float | None:
@@ -307,6 +345,7 @@ def from_document(document, where: str) -> Calibrated:
         caveats=_caveats(document, found),
         fitted=_fitted(document, where),
         conditioned=_conditioned(posterior, where, "uncertainty.posterior", index, len(entries)),
+        sequence=_sequence(posterior, where, "uncertainty.posterior"),
     )
 
 
@@ -332,6 +371,31 @@ def _conditioned(
             "--save FILE`"
         )
     return array[:, index]
+
+
+def _sequence(posterior: dict, where: str, field: str) -> np.ndarray | None:
+    """`conditioned.sequence` of a posterior: each draw's place in the Gaussian's sequence,
+    increasing from 0, one a draw (None when absent: a document from before the screen)."""
+    found = posterior.get("conditioned")
+    if not isinstance(found, dict) or found.get("sequence") is None:
+        return None
+    sequence, draws = found["sequence"], found.get("draws")
+    whole = isinstance(sequence, list) and all(
+        isinstance(x, int) and not isinstance(x, bool) for x in sequence
+    )
+    if (
+        not whole
+        or not isinstance(draws, list)
+        or len(sequence) != len(draws)
+        or any(b <= a for a, b in itertools.pairwise(sequence))
+        or (sequence and sequence[0] < 0)
+    ):
+        raise CalibrationFileError(
+            f"--calibration {where}: {field}.conditioned.sequence must be increasing whole "
+            "numbers from 0, one for each of conditioned.draws; write the file again with "
+            "`tiersim calibrate EXPERIMENT --save FILE`"
+        )
+    return np.array(sequence, dtype=int)
 
 
 def _fitted(document: dict, where: str) -> tuple[FittedFigure, ...]:
@@ -434,6 +498,7 @@ def _alternatives(document: dict, where: str, index: np.ndarray, p: int) -> tupl
                 mean[index],
                 cov[np.ix_(index, index)],
                 _conditioned(posterior, where, f"{field}.posterior", index, p),
+                _sequence(posterior, where, f"{field}.posterior"),
             )
         )
     return tuple(out)

@@ -9,6 +9,11 @@ figures left open (the draws shared by their weights) and the calibration's mode
 relative error e of every figure, drawn with each point (stratified), moves what the model must
 predict for the real stack to meet the SLO, so the draw's search asks `p95 < 0.3 / (1 + e)` of
 the model where the SLO asks `p95 < 0.3` of the stack.
+
+The draws are the calibration's own, conditioned on the fitted figures; when its draws were
+screened (`calibration.screen`: a draw whose misfit on the fitted figures is past
+chi-square's 99 % quantile replaced by the next of the sequence, its places saved), the
+sentence says how many were screened ahead of the M run.
 """
 
 from __future__ import annotations
@@ -48,6 +53,9 @@ class CapacityRange:
     # the share of requests that may fail at a value that meets the SLO, applied by every
     # draw's search as by the search at the fitted values (`--error-budget`)
     error_budget: float | None = None
+    # draws of the calibration's sequence the fitted figures ruled out ahead of these, each
+    # replaced by the next (`Calibrated.screened`)
+    screened: int = 0
 
     def as_dict(self) -> dict:
         return {
@@ -66,10 +74,12 @@ class CapacityRange:
             "model_error_sd": self.model_error_sd,
             "model_errors": self.model_errors,
             "structures": self.structures,
+            "screened_draws": self.screened,
             "method": "the search at parameter draws from the calibration's Gaussian "
             "(scrambled Sobol; over the open [[choose]] candidates by weight), each with its own "
             "seed and a drawn model error e (the SLO's target over 1 + e); 5-95 % quantiles of "
-            "the answers",
+            "the answers; draws the calibration screened (misfit on the fitted figures past "
+            "chi-square's 99 % quantile) replaced by the next of the sequence",
         }
 
     @property
@@ -100,7 +110,7 @@ class CapacityRange:
                 f"{self.direction} {self.path} meeting {slo}: {span}{at}, with {self.level:.0%} "
                 f"confidence over the calibration's parameters -- in {self.draws - met} of "
                 f"{self.draws} draws no {self.path} {where} meets it, so the range has no "
-                "other end within the search"
+                f"other end within the search{self._screen()}"
             )
         span = f"{self.low:g}" if self.low == self.high else f"{self.low:g}–{self.high:g}"
         at = "" if self.nominal is None else f"; at the fitted values {self.nominal:g}"
@@ -111,7 +121,15 @@ class CapacityRange:
             over += f", over {self.structures}"
         return (
             f"{self.direction} {self.path} meeting {slo}: {span} with {self.level:.0%} "
-            f"confidence over the calibration's {over} ({self.draws} draws{at})"
+            f"confidence over the calibration's {over} ({self.draws} draws{self._screen()}{at})"
+        )
+
+    def _screen(self) -> str:
+        if not self.screened:
+            return ""
+        return (
+            f"; {self.screened} draw{'s' if self.screened != 1 else ''} the fitted figures "
+            "rule out screened, each replaced by the next of the sequence"
         )
 
 
@@ -187,6 +205,7 @@ def capacity_range(
         structures=calibrated.structures,
         model_errors=errors,
         error_budget=nominal.error_budget,
+        screened=calibrated.screened(draws),
     )
 
 
