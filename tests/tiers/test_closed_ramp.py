@@ -10,14 +10,15 @@ from sim.run.replications import run
 from tests.conftest import model_from
 
 
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
 @pytest.mark.parametrize("away_s", [0.05, 0.5])
-def test_a_user_called_back_before_its_cycle_ended_is_one_user(away_s):
+def test_a_user_called_back_before_its_cycle_ended_is_one_user(away_s, engine):
     """Two users, a constant 0.1 s request on two cores and 5 s of thinking: each completes at
     0.1 + 5.1 k s, 12 each in 60 s, 24 in all.  User 1 is retired at 10 s, thinking until
     10.2 s.  Called back at 10.05 s, it goes on with its cycle: the same 24 (a second cycle
     beside it would add 10 more, from 10.15 s).  Called back at 10.5 s, after it stopped at
     10.2 s, it starts afresh: its 2 completions before 10 s and 10.6 + 5.1 k for k = 0..9,
-    12 again."""
+    12 again.  The same on both engines."""
     data = {
         "clients": {
             "kind": "closed",
@@ -30,13 +31,14 @@ def test_a_user_called_back_before_its_cycle_ended_is_one_user(away_s):
             ],
         },
         "backends": [{"name": "app", "cores": 2, "demand": 0.1}],
-        "run": {"duration_s": 60.0, "warmup": 0.0, "engine": "reference"},
+        "run": {"duration_s": 60.0, "warmup": 0.0, "engine": engine},
     }
-    completed = run(model_from(data), replications=1).replications[0].metrics["throughput"] * 60
-    assert completed == pytest.approx(24)
+    replication = run(model_from(data), replications=1).replications[0]
+    assert replication.engine == engine
+    assert replication.metrics["throughput"] * 60 == pytest.approx(24)
 
 
-@pytest.mark.parametrize("engine", ["reference"])
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
 def test_a_user_that_sent_its_requests_is_done_for_good(engine):
     """`clients.requests_per_user` under a ramp: four users, three requests each, a constant
     0.1 s request on four cores and 0.5 s of thinking.  Users 0 and 1 send at 0, 0.6 and 1.2 s
