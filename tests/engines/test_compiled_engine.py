@@ -1644,7 +1644,8 @@ def request_classes(draw, data: dict) -> None:
     kind = clients["kind"]
     how = draw(st.sampled_from(["mix", "user", "script", "chain"] if kind != "open" else ["mix"]))
     users = clients.get("users", clients.get("concurrency", 0))
-    if how == "user" and kind in ("closed", "ab") and users >= len(names):
+    # a mix per user needs a fixed population (no ramp: the schema says so)
+    if how == "user" and kind in ("closed", "ab") and users >= len(names) and "ramp" not in clients:
         counts = [1] * len(names)
         counts[0] += users - len(names)
         clients.update(mix={n: c / users for n, c in zip(names, counts)}, mix_by="user")
