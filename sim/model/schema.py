@@ -262,6 +262,12 @@ class OpenClients(ClientCommon):
                 "give exactly one of clients.rate_per_s, clients.schedule, clients.interarrival"
                 + (f" (got {', '.join(given)})" if given else "")
             )
+        if self.schedule is not None and not any(step.rate_per_s > 0 for step in self.schedule):
+            # no request would ever arrive: the search for the next arrival would never end
+            raise ValueError(
+                "every step of clients.schedule has rate_per_s = 0, so no request ever arrives; "
+                "give a step a positive rate_per_s"
+            )
         return self
 
 

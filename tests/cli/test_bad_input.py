@@ -620,6 +620,18 @@ case(
     "raise clients.schedule",
 )
 case(
+    "run-schedule-silent",
+    "work",
+    settings_model(
+        'clients={kind="open", schedule=[{rate_per_s=0, duration_s=10}]}', command="run"
+    ),
+    3,
+    "clients",
+    "no request ever arrives",
+    "give a step a positive rate_per_s",
+    within_s=3,
+)
+case(
     "run-ab-requests",
     "work",
     settings_model('clients={kind="ab", concurrency=10, requests=1000000000000}', command="run"),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import tomllib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,6 +33,10 @@ from sim.run.simulate import simulate
 from tests.conftest import differing, model_from
 
 EXP = "exponential"
+# the K = 1 cluster test's Tomcat access log (notebooks/data/cluster-db/README.md): nine
+# minutes of JMeter's 10 to 170 users through Apache to one Tomcat, %D in microseconds
+K1_LOG = Path(__file__).resolve().parents[2] / "notebooks/data/cluster-db/k1/access-node1.log.gz"
+K1_PATTERN = "%{begin:msec}t %D %{db.borrow.us}r %{db.update.us}r %{db.commit.us}r %s %U"
 
 
 def unsupported(model) -> list[str]:
@@ -59,6 +64,27 @@ def seed003(policy: str = "sqf", **clients) -> dict:
     data["clients"].update(clients)
     data["balancer"]["policy"] = policy
     return data
+
+
+def k1_cluster(clients: dict) -> dict:
+    """The K = 1 cluster test's stack (Apache, one Tomcat with 4 threads, PostgreSQL) under
+    `clients`, for five minutes from the start."""
+    return {
+        "clients": clients,
+        "proxy": {"workers": 150, "demand": {"dist": EXP, "mean": 0.0005}},
+        "backends": [
+            {
+                "name": "tomcat",
+                "threads": 4,
+                "cores": 2,
+                "demand": {"dist": EXP, "mean": 0.008},
+                "db_calls": 1,
+                "jdbc_pool": 4,
+            }
+        ],
+        "database": {"connections": 8, "cores": 2, "demand": {"dist": EXP, "mean": 0.002}},
+        "run": {"duration_s": 300.0, "warmup": 0.0},
+    }
 
 
 def chain(**run):
@@ -984,6 +1010,108 @@ MODELS = {
     },
     # seed 002: four consecutive ab runs against a 96-MiB heap (the JVM's collections, its
     # sessions, JIT warm-up; each run's window as batch.K.*)
+    # load that changes over the run (`clients.ramp`, `clients.schedule`): users called in
+    # turn and retired the highest first, each retired user finishing its request (a timeout
+    # and a retry included) before it stops; all five retired at once and called back 0.3 s
+    # later, most of them inside their cycle, which goes on; the last step held
+    "a closed ramp up, down and up again, users called back inside their cycle": {
+        "clients": {
+            **closed(30, 0.5),
+            "timeout_s": 0.5,
+            "retry": {"max_retries": 1, "backoff_s": 0.1},
+            "ramp": [
+                {"users": 10, "over_s": 20, "hold_s": 10},
+                {"users": 30, "over_s": 10, "hold_s": 10},
+                {"users": 5, "over_s": 10, "hold_s": 0.2},
+                {"users": 0, "hold_s": 0.3},
+                {"users": 20, "hold_s": 20},
+                {"users": 30, "over_s": 5},
+            ],
+        },
+        "backends": [
+            {"name": "app", "threads": 8, "cores": 2, "demand": {"dist": EXP, "mean": 0.03}}
+        ],
+        "run": {"duration_s": 100.0, "warmup": 0.0},
+    },
+    "a ramp of closed users": {
+        "clients": {
+            **closed(30, 0.5),
+            "ramp": [{"users": 10, "over_s": 20, "hold_s": 10}, {"users": 30, "over_s": 10}],
+        },
+        "backends": [{"name": "app", "threads": 8, "demand": {"dist": EXP, "mean": 0.02}}],
+        "run": {"duration_s": 80.0, "warmup": 0.0},
+    },
+    # whole steps: every change of a step at the same instant, as --timeseries samples are
+    "a ramp in whole steps, requests per user, a script per user": {
+        "clients": {
+            "kind": "closed",
+            "users": 12,
+            "think": {"dist": EXP, "mean": 0.3},
+            "requests_per_user": 60,
+            "ramp": [
+                {"users": 6, "hold_s": 5},
+                {"users": 12, "hold_s": 5},
+                {"users": 2, "hold_s": 5},
+                {"users": 12, "hold_s": 5},
+            ],
+            "script": {
+                "steps": [
+                    {"name": "look", "class": "view"},
+                    {"name": "change", "class": "edit", "think": 0.1},
+                ]
+            },
+        },
+        "classes": [
+            {"name": "view", "backend": {"demand": {"dist": EXP, "mean": 0.01}}},
+            {"name": "edit", "backend": {"demand": {"dist": EXP, "mean": 0.03}}},
+        ],
+        "backends": [{"name": "app", "threads": 4, "demand": {"dist": EXP, "mean": 0.02}}],
+        "run": {"max_duration_s": 200.0},
+    },
+    "an open schedule of rates": {
+        "clients": {
+            "kind": "open",
+            "schedule": [
+                {"rate_per_s": 20, "duration_s": 15},
+                {"rate_per_s": 60, "duration_s": 15},
+                {"rate_per_s": 10, "duration_s": 30},
+            ],
+        },
+        "backends": [{"name": "app", "cores": 2, "demand": {"dist": EXP, "mean": 0.02}}],
+        "run": {"duration_s": 60.0, "warmup": "none"},
+    },
+    # repeated cyclically, through a silent step that arrivals skip, up to a total
+    "an open schedule repeated, a silent step, total requests, a full accept queue": {
+        "clients": {
+            "kind": "open",
+            "schedule": [
+                {"rate_per_s": 40, "duration_s": 4},
+                {"rate_per_s": 0, "duration_s": 3},
+                {"rate_per_s": 5, "duration_s": 2.5},
+            ],
+            "total_requests": 900,
+            "timeout_s": 0.3,
+            "retry": {"max_retries": 2},
+        },
+        "backends": [
+            {"name": "app", "threads": 3, "accept_queue": 4, "demand": {"dist": EXP, "mean": 0.05}}
+        ],
+    },
+    # an access log replayed: its users per 10 s by the interactive response time law as the
+    # closed clients' ramp, its arrivals per 10 s as the open clients' schedule
+    "the K = 1 cluster test's access log replayed by closed users": k1_cluster(
+        {
+            "kind": "closed",
+            "think": {"dist": "uniform", "low": 0.25, "high": 0.75},
+            "ramp": {"access_log": str(K1_LOG), "log_format": K1_PATTERN, "bin_s": 10},
+        }
+    ),
+    "the K = 1 cluster test's access log replayed by open arrivals": k1_cluster(
+        {
+            "kind": "open",
+            "schedule": {"access_log": str(K1_LOG), "log_format": K1_PATTERN, "bin_s": 10},
+        }
+    ),
     "seed 002: Tomcat 6.0.18": model_file("models/seed002-tomcat6018.toml"),
     "seed 002: Jetty 6.1.14": model_file("models/seed002-jetty6114.toml"),
 }
@@ -1201,6 +1329,36 @@ def jvms(draw) -> dict:
 
 
 @st.composite
+def ramps(draw, users: int) -> list[dict]:
+    """A closed ramp up and down in one to four steps, some changes all at once (over_s = 0),
+    some held for less than a think time; the last step calls every user, so that a finite
+    workload ends."""
+    steps = [
+        {
+            "users": draw(st.integers(0, users)),
+            "over_s": draw(st.sampled_from([0.0, 0.5, 3.0])),
+            "hold_s": draw(st.sampled_from([0.0, 0.05, 2.0, 10.0])),
+        }
+        for _ in range(draw(st.integers(0, 3)))
+    ]
+    return [*steps, {"users": users, "over_s": draw(st.sampled_from([0.0, 1.0]))}]
+
+
+@st.composite
+def schedules(draw) -> list[dict]:
+    """An open schedule of one to three steps, a silent one among them at times."""
+    steps = [
+        {
+            "rate_per_s": draw(st.sampled_from([0.0, 2.0, 10.0, 30.0])),
+            "duration_s": draw(st.sampled_from([0.5, 3.0, 10.0])),
+        }
+        for _ in range(draw(st.integers(1, 3)))
+    ]
+    steps[0]["rate_per_s"] = draw(st.floats(2.0, 30.0))  # some request arrives
+    return steps
+
+
+@st.composite
 def core_models(draw):
     """Any model of the compiled core: every client kind and its failure handling, finite
     workloads, the front's MPMs, pools, queues, JDBC and disks, the state-blind policies,
@@ -1225,8 +1383,13 @@ def core_models(draw):
         }
         if finite:
             clients["requests_per_user"] = draw(st.integers(1, 40))
+        if draw(st.booleans()):
+            clients["ramp"] = draw(ramps(clients["users"]))
     elif kind == "open":
         clients = {"kind": "open", "rate_per_s": draw(st.floats(2.0, 30.0)), **common}
+        if draw(st.booleans()):  # a schedule of rates instead, repeated cyclically
+            del clients["rate_per_s"]
+            clients["schedule"] = draw(schedules())
         if finite:
             clients["total_requests"] = draw(st.integers(1, 800))
     elif kind == "ab":
@@ -1481,7 +1644,8 @@ def request_classes(draw, data: dict) -> None:
     kind = clients["kind"]
     how = draw(st.sampled_from(["mix", "user", "script", "chain"] if kind != "open" else ["mix"]))
     users = clients.get("users", clients.get("concurrency", 0))
-    if how == "user" and kind in ("closed", "ab") and users >= len(names):
+    # a mix per user needs a fixed population (no ramp: the schema says so)
+    if how == "user" and kind in ("closed", "ab") and users >= len(names) and "ramp" not in clients:
         counts = [1] * len(names)
         counts[0] += users - len(names)
         clients.update(mix={n: c / users for n, c in zip(names, counts)}, mix_by="user")
@@ -1570,6 +1734,8 @@ def test_auto_falls_back_to_the_reference_and_names_what_is_missing():
         "web and EJB replication, switched multicast, a finite run (seed 004's C5)",
         "processor sharing with ties",
         "request classes: a mix, their own work, replication, timeouts",
+        "a closed ramp up, down and up again, users called back inside their cycle",
+        "an open schedule repeated, a silent step, total requests, a full accept queue",
     ],
 )
 def test_timeseries_samples_are_the_same_on_both_engines(name):
@@ -1591,6 +1757,36 @@ def test_timeseries_samples_are_the_same_on_both_engines(name):
         assert not differing(m1, m2)
     plain = run_replication(model_from(data, engine="compiled"), 0, 3).metrics
     assert not differing(results["compiled"].metrics, plain)
+
+
+@pytest.mark.parametrize(
+    "name, interval_s",
+    [
+        ("a ramp in whole steps, requests per user, a script per user", 5.0),
+        ("the K = 1 cluster test's access log replayed by closed users", 10.0),
+    ],
+)
+def test_timeseries_samples_at_the_instants_a_ramp_changes(name, interval_s):
+    """--timeseries every step of the ramp (its changes all at whole multiples of the
+    interval): a sample and the ramp's changes come due at the same instant, the changes the
+    reference scheduled at the start first, so each sample sees the step's users already
+    sending -- the same samples bit for bit on both engines."""
+    data = {**MODELS[name], "run": {**MODELS[name]["run"], "timeseries_interval_s": interval_s}}
+    samples: dict[str, list] = {"reference": [], "compiled": []}
+    for engine, rows in samples.items():
+
+        def sink(replication, now, metrics, rows=rows):
+            rows.append((replication, now, metrics))
+
+        result = run_replication(model_from(data, engine=engine), 0, 3, timeseries=sink)
+        assert result.engine == engine
+    assert len(samples["compiled"]) == len(samples["reference"]) >= 5
+    for (r1, t1, m1), (r2, t2, m2) in zip(samples["reference"], samples["compiled"]):
+        assert (r1, t1) == (r2, t2) and list(m1) == list(m2)
+        assert not differing(m1, m2)
+    # the ramp moves the load: the samples' throughputs differ from step to step
+    throughputs = {round(m["throughput"], 6) for _, _, m in samples["reference"]}
+    assert len(throughputs) >= 3
 
 
 def test_numba_is_loaded_only_for_the_compiled_engine():

@@ -12,32 +12,12 @@ import pytest
 from sim.engines.reference import replication, slices
 from sim.run.replication import run_replication
 from tests.conftest import differing, model_from
-from tests.engines.test_compiled_engine import EXP, MODELS, _two_nodes, closed, same_candidates
+from tests.engines.test_compiled_engine import EXP, MODELS, _two_nodes, same_candidates
 from tests.tiers.test_elastic_group import spike
 
 # Mechanisms only the reference engine has: they schedule on the calendar in ways the
-# compiled engine's models do not (a ramp's and a schedule's steps, crashes, credits, polls).
+# compiled engine's models do not (crashes, credits, polls).
 REFERENCE_ONLY = {
-    "a ramp of closed users": {
-        "clients": {
-            **closed(30, 0.5),
-            "ramp": [{"users": 10, "over_s": 20, "hold_s": 10}, {"users": 30, "over_s": 10}],
-        },
-        "backends": [{"name": "app", "threads": 8, "demand": {"dist": EXP, "mean": 0.02}}],
-        "run": {"duration_s": 80.0, "warmup": 0.0},
-    },
-    "an open schedule of rates": {
-        "clients": {
-            "kind": "open",
-            "schedule": [
-                {"rate_per_s": 20, "duration_s": 15},
-                {"rate_per_s": 60, "duration_s": 15},
-                {"rate_per_s": 10, "duration_s": 30},
-            ],
-        },
-        "backends": [{"name": "app", "cores": 2, "demand": {"dist": EXP, "mean": 0.02}}],
-        "run": {"duration_s": 60.0, "warmup": "none"},
-    },
     "a node crashes and comes back": _two_nodes(
         backends=[
             {
@@ -77,6 +57,8 @@ DEFAULT = {
     "round robin, fixed-length sessions, deterministic arrivals",
     "process management: an event front trimmed and grown again",
     "request classes: a mix, their own work, replication, timeouts",
+    "a ramp of closed users",  # its changes scheduled at the start, due over the run
+    "an open schedule of rates",
     *(name for name in REFERENCE_ONLY if name != "an autoscaled group's spike"),
 }
 

@@ -144,6 +144,8 @@ class _Tables:
             "JV": jvms.jv,
             "JVF": jvms.jvf,
             "JH": jvms.holders,
+            "RAMP": plan.ramp,
+            "RATES": plan.rates,
         }
         self.tables: dict[str, Any] = {}
         for table in k.TABLES:

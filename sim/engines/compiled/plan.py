@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 import numpy as np
 
@@ -40,6 +41,7 @@ from sim.random.distributions import Deterministic, Distribution, as_distributio
 from sim.tiers.appserver.connectors import Blocking
 from sim.tiers.balancer.dispatcher import BALANCER_COUNTS, DispatchProbe
 from sim.tiers.balancer.policies.base import Policy
+from sim.tiers.clients.populations import ramp_changes
 from sim.tiers.cluster.session_replication import ReplicationProbe
 from sim.tiers.proxy.backend_pool import SYN_RETRIES, SYN_RTO_S, BackendPool
 from sim.tiers.proxy.client_connections import (
@@ -268,6 +270,9 @@ class Plan:
     class_steps: np.ndarray = field(default_factory=lambda: np.zeros((1, k.N_STEP), dtype=np.int64))
     class_table: np.ndarray = field(default_factory=lambda: np.zeros((1, k.N_KF)))
     jvms: JvmTables = field(default_factory=JvmTables)  # the nodes' JVMs (backends.N.jvm)
+    # a closed ramp's changes and an open schedule's steps (`load_tables`): kernel RAMP, RATES
+    ramp: np.ndarray = field(default_factory=lambda: np.zeros((1, k.N_RAMP)))
+    rates: np.ndarray = field(default_factory=lambda: np.zeros((1, k.N_RATE)))
 
 
 @functools.cache
@@ -431,6 +436,7 @@ def build_plan(model_plan: ModelPlan) -> Plan:
         columns += [f"{probe.name}:{f}" for f in probe.fields]
 
     config, config_float, users = _clients(stack.clients_part, streams, constants)
+    ramp, rates = load_tables(stack.clients_part, config)
 
     def uniforms(purpose: str) -> int:
         streams.append(Stream(purpose, None))
@@ -504,6 +510,8 @@ def build_plan(model_plan: ModelPlan) -> Plan:
         class_steps=class_steps,
         class_table=class_table,
         jvms=jvms,
+        ramp=ramp,
+        rates=rates,
     )
 
 
@@ -929,6 +937,33 @@ def _front(
         )
 
 
+def load_tables(clients: ClientsPart, config: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's RAMP and RATES (`kernel.ramps`): a closed ramp's changes in the order they
+    come due -- by time, then in the order the reference schedules them (RAMP_ORDER) -- and an
+    open schedule's steps as the ends of their durations summed in order (the reference's
+    `accumulate`) with their rates."""
+    ramp = np.zeros((1, k.N_RAMP))
+    rates = np.zeros((1, k.N_RATE))
+    config[k.C_RAMP_CHANGES] = -1  # no ramp: every user starts at once
+    config[k.C_RATE_STEPS] = 0
+    if clients.kind == "closed" and clients.ramp:
+        changes = ramp_changes(clients.ramp)
+        # (a ramp that never calls a user has none: nobody ever sends)
+        due = sorted(range(len(changes)), key=lambda order: (changes[order][0], order))
+        if due:
+            ramp = np.zeros((len(due), k.N_RAMP))
+            for row, order in enumerate(due):
+                at, user, called = changes[order]
+                ramp[row] = (0.0 + at, user, float(called), order)  # the start is at 0 s
+        config[k.C_RAMP_CHANGES] = len(due)
+    if clients.schedule is not None:
+        rates = np.zeros((len(clients.schedule), k.N_RATE))
+        rates[:, k.RATE_END] = list(accumulate(duration for _, duration in clients.schedule))
+        rates[:, k.RATE_PER_S] = [rate for rate, _ in clients.schedule]
+        config[k.C_RATE_STEPS] = len(clients.schedule)
+    return ramp, rates
+
+
 def _clients(clients: ClientsPart, streams: list[Stream], constants: list) -> tuple:
     """Client configuration; the clients' streams (`sim.model.parts.clients`) are appended to
     `streams`."""
@@ -956,7 +991,8 @@ def _clients(clients: ClientsPart, streams: list[Stream], constants: list) -> tu
         config[k.C_TOTAL] = clients.total
         config[k.C_REPEAT] = clients.repeat
     elif kind == "open":
-        assert clients.arrivals is not None  # a rate or interarrivals (a schedule: reference)
+        # a rate, interarrivals, or a schedule's unit exponential (`load_tables`)
+        assert clients.arrivals is not None
         config[k.C_CLIENT] = k.CLIENT_OPEN
         config[k.C_ST_ARRIVALS] = stream("clients.arrivals", clients.arrivals)
         if clients.total is not None:

@@ -2,7 +2,10 @@
 
 The compiled engine covers the queueing core: closed, open (Poisson or renewal) and
 partly-open session clients with think times, connection set-up, timeouts, retries and SYN
-retransmission; persistent connections (`clients.keep_alive`, ab -k); finite workloads
+retransmission; load that changes over the run (a closed population's ramp, `clients.ramp`,
+also an access log replayed as one, and an open schedule of rates, `clients.schedule`, also an
+access log's arrivals per bin: `kernel.ramps`); persistent connections
+(`clients.keep_alive`, ab -k); finite workloads
 (`clients.requests_per_user`, `clients.total_requests`, `clients.total_sessions`, `ab -c -n`
 run once), which record from their start and report their `makespan`, and through the proxy
 run on until the front has closed its last client connection (`elapsed.server_close`); the
@@ -38,7 +41,7 @@ the sessions its application creates, per request for clients that keep no cooki
 or client session for those that keep them, with their replicas on other nodes, the expiry
 sweep); and each mechanism a kernel module declares of itself (its `FEATURES` and
 `PARAMETERS`, `sim.engines.compiled.mechanisms`).
-Everything else runs on the reference engine: ramps and rate schedules, mod_jk's lb worker
+Everything else runs on the reference engine: mod_jk's lb worker
 (several nodes behind mod_jk), mod_proxy connects that a node's full accept queue leaves
 waiting and that fail into the worker's error state (more connections from the front than the
 node's threads or `max_connections` plus `accept_queue`), a node's serialised
@@ -121,10 +124,13 @@ PARAMETERS: dict[str, tuple[str, str]] = {
     "clients.script.transitions": (MODELLED, "a Markov chain between the steps"),
     "clients.users": (MODELLED, ""),
     "clients.think": (MODELLED, ""),
-    "clients.ramp": (REFUSED, ""),
+    "clients.ramp.N.users": (MODELLED, "users called and retired in the reference's order"),
+    "clients.ramp.N.over_s": (MODELLED, ""),
+    "clients.ramp.N.hold_s": (MODELLED, ""),
     "clients.requests_per_user": (MODELLED, "a finite workload"),
     "clients.rate_per_s": (MODELLED, ""),
-    "clients.schedule": (REFUSED, ""),
+    "clients.schedule.N.rate_per_s": (MODELLED, "a piecewise-constant-rate Poisson process"),
+    "clients.schedule.N.duration_s": (MODELLED, "repeated cyclically"),
     "clients.interarrival": (MODELLED, ""),
     "clients.total_requests": (MODELLED, "a finite workload"),
     "clients.session_rate_per_s": (MODELLED, ""),
@@ -326,6 +332,8 @@ IMPLEMENTS: frozenset[str] = frozenset(
         "clients.finite",  # requests_per_user, total_*, ab -n: run to completion
         "clients.timeouts",  # timeouts, retries with back-off
         "clients.connect",  # connection set-up, SYN retransmission
+        "clients.ramp",  # closed users called and retired over the run (`kernel.ramps`)
+        "clients.schedule",  # an open schedule of rates, repeated cyclically
         "proxy",  # the worker pool (MaxRequestWorkers as httpd runs it), ListenBacklog
         *(kind.feature for kind in MPMS.values()),  # as one pool; lingering close refused
         "proxy.server_close",  # a finite run's front connections: when it closed the last

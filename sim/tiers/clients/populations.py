@@ -274,12 +274,34 @@ class Clients:
             self.on_finished()
 
 
+def ramp_changes(ramp) -> list[tuple[float, int, bool]]:
+    """A closed ramp's changes, (time from the start [s], user, called: True, or retired:
+    False), in the order the population schedules them: each step moves the users linearly
+    from the level the step before left to its `users` over `over_s` (users 0, 1, ... are
+    called in turn; on the way down the highest goes first), then holds them `hold_s`."""
+    changes: list[tuple[float, int, bool]] = []
+    level, t = 0, 0.0
+    for step in ramp:
+        target = step.users
+        if target > level:
+            for k in range(level, target):
+                changes.append((t + step.over_s * (k - level + 1) / (target - level), k, True))
+        elif target < level:
+            for k in range(target, level):
+                changes.append((t + step.over_s * (level - k) / (level - target), k, False))
+        level = target
+        t += step.over_s + step.hold_s
+    return changes
+
+
 class ClosedPopulation(Clients):
     """N users cycling think -> request -> response, with an optional ramp schedule.
 
     A user retired by a ramp-down finishes its current request and then stops; called back by
     a ramp-up before that (a replayed log's users per minute go down and up again), it goes
-    on with the cycle it is in rather than start a second one beside it.
+    on with the cycle it is in rather than start a second one beside it.  A user that has
+    sent its `requests_per_user` and stopped is done for good: called back, it sends nothing
+    and is not counted again towards the workload's end.
     """
 
     kind = "closed"
@@ -308,6 +330,7 @@ class ClosedPopulation(Clients):
         self.thinking = 0
         self._retired: set[int] = set()
         self._cycling: set[int] = set()  # users whose think-request cycle is under way
+        self._stopped: set[int] = set()  # users that sent their requests_per_user: done
         self._sent_by: dict[int, int] = {}
         self._idle_users: list[int] = []
         self._users_done = 0
@@ -317,24 +340,15 @@ class ClosedPopulation(Clients):
             for user in range(self.users):
                 self._activate(user)
             return
-        level, t = 0, 0.0
-        for step in self.ramp:
-            target = step.users
-            if target > level:
-                for k in range(level, target):
-                    at = t + step.over_s * (k - level + 1) / (target - level)
-                    self.kernel.call_after(at, self._activate, k)
-            elif target < level:
-                for k in range(target, level):
-                    at = t + step.over_s * (level - k) / (level - target)
-                    self.kernel.call_after(at, self._retire, k)
-            level = target
-            t += step.over_s + step.hold_s
+        for at, user, called in ramp_changes(self.ramp):
+            self.kernel.call_after(at, self._activate if called else self._retire, user)
 
     def _activate(self, user: int) -> None:
         self._retired.discard(user)
         if user in self._cycling:
             return  # retired, then called back before its cycle ended: that cycle goes on
+        if user in self._stopped:
+            return  # it sent all its requests: nothing is left for it to do
         self._cycling.add(user)
         self.active += 1
         self._sent_by.setdefault(user, 0)
@@ -348,6 +362,7 @@ class ClosedPopulation(Clients):
             sent = self._sent_by[user]
             if sent >= self.requests_per_user:
                 self._cycling.discard(user)
+                self._stopped.add(user)
                 self.active -= 1
                 self._users_done += 1
                 if self._users_done == self.users:

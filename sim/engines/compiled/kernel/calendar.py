@@ -57,6 +57,23 @@ def push(S, time, kind, arg):
     return seq
 
 
+@njit(cache=True)
+def reserve(S, count):
+    """Take `count` sequence numbers at once, for events the reference schedules together
+    and this engine one after the other (`push_reserved`); returns the first."""
+    counters = S.I
+    first = counters[I_SEQ]
+    counters[I_SEQ] = first + count
+    return first
+
+
+@njit(cache=True)
+def push_reserved(S, time, seq, kind, arg):
+    """Schedule an event with a sequence number taken before (`reserve`): it comes due in
+    the place the reference's entry, scheduled when the number was taken, has."""
+    _push_at(S, time, seq, kind, arg)
+
+
 # Idle timeouts (KeepAliveTimeout, a node's idle timeout of a pooled connection) are armed at
 # every response and cancelled at the next request, nearly always long before they expire.
 # Scheduling each would fill the calendar with cancelled entries that come due later; instead

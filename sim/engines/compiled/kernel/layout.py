@@ -85,8 +85,9 @@ from sim.engines.compiled.kernel.declarations import declared as _declared
     I_AB_BATCH,  # ab run again: the run under way (1-based)
     I_AB_MARKS,  # ab run again: rows taken in BROWS
     I_PAUSE_AT,  # the driver's pause point: the loop returns PAUSE at this many events (0: never)
+    I_RAMP_SEQ,  # a closed ramp: the first of the sequence numbers its changes took at the start
     N_I,
-) = range(67)
+) = range(68)
 
 # float scalars
 F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
@@ -164,8 +165,10 @@ F_NOW, F_RESPONSE_SUM, F_UNTIL, F_FINISHED_AT, F_LAST_CLOSE, N_F = range(6)
     C_REPEAT,  # ab run again: clients.repeat
     C_N_JVMS,  # JVMs modelled (backends.N.jvm)
     C_JVM_COOKIES,  # the clients keep cookies: a JVM's sessions have keys (user, node)
+    C_RAMP_CHANGES,  # clients.ramp: its users' calls and retirements (RAMP rows); -1: no ramp
+    C_RATE_STEPS,  # clients.schedule: its steps (RATES rows); 0: none
     _C_BASE,  # the mechanisms' columns follow (`declared`)
-) = range(71)
+) = range(73)
 
 # float configuration
 (
@@ -331,7 +334,20 @@ BF_WEIGHT, BF_LBSTATUS, N_BF = range(3)
 # client abandoned may reach the balancer after the session ended, and must find the ended
 # session's (forgotten) route, not a new session's
 # U_STEP: a closed user's or ab loop's next step of its script's path (-1: a new path)
-U_ROUTE, U_REMAINING, U_SENT, U_CONN, U_REFS, U_STEP, N_UI = range(7)
+# U_RETIRED, U_CYCLING: a closed user retired by its ramp (it stops when its cycle ends), and
+# whether its think-request cycle is under way (`ClosedPopulation._retired`, `_cycling`): 0
+# no, 1 yes, STOPPED when it has sent its requests_per_user and is done for good (`_stopped`)
+U_ROUTE, U_REMAINING, U_SENT, U_CONN, U_REFS, U_STEP, U_RETIRED, U_CYCLING, N_UI = range(9)
+
+# a closed ramp's changes (`sim.tiers.clients.populations.ramp_changes`), in calendar order:
+# when, which user, whether it is called (1) or retired (0), and its place in the order the
+# reference schedules them at the start (its sequence number is I_RAMP_SEQ + that place)
+RAMP_AT, RAMP_USER, RAMP_CALLED, RAMP_ORDER, N_RAMP = range(5)
+
+STOPPED = 2  # U_CYCLING of a closed user that sent its requests_per_user
+
+# an open schedule's steps (`clients.schedule`): where each ends in the cycle [s], its rate [1/s]
+RATE_END, RATE_PER_S, N_RATE = range(3)
 
 # client connections (`sim.tiers.proxy.client_connections.Connection`): a row lives while a
 # user, a request or a pending KeepAliveTimeout refers to it (CN_REFS)

@@ -17,6 +17,7 @@ from sim.engines.compiled.kernel import (
     jvm,
     mod_jk,
     populations,
+    ramps,
     recorder,
     session_replication,
     state,
@@ -34,6 +35,7 @@ from sim.engines.compiled.kernel.layout import (
     C_MANAGED,
     C_MAX_CORES,
     C_N_JVMS,
+    C_RAMP_CHANGES,
     C_REPEAT,
     C_SAMPLE,
     C_ST_ARRIVALS,
@@ -78,6 +80,8 @@ from sim.engines.compiled.kernel.layout import (
     KIND_MASK,
     PAUSE,
     RUNAWAY,
+    U_CYCLING,
+    U_RETIRED,
     U_ROUTE,
     U_SENT,
     UNSUPPORTED,
@@ -117,15 +121,21 @@ def _start(S):
     if C[C_REPEAT] > 1:  # ab run again: the first run's window starts here
         populations.ab_mark(S)
     if kind == CLIENT_CLOSED:
+        ramped = C[C_RAMP_CHANGES] >= 0  # its users come and go (`ramps`); else all start now
         for user in range(C[C_USERS]):
             UI[user, U_ROUTE] = -1
             UI[user, U_SENT] = 0
-            populations.closed_issue(S, user)
+            UI[user, U_RETIRED] = 0
+            UI[user, U_CYCLING] = 0 if ramped else 1
+            if not ramped:
+                populations.closed_issue(S, user)
+        if ramped and C[C_RAMP_CHANGES] > 0:
+            ramps.start(S)
     elif kind == CLIENT_AB:
         for loop in range(C[C_USERS]):
             populations.ab_issue(S, loop)
     elif kind == CLIENT_OPEN:
-        calendar.push(S, now + streams.draw(S, C[C_ST_ARRIVALS]), EV_ARRIVAL, 0)
+        calendar.push(S, now + ramps.arrival_delay(S, now), EV_ARRIVAL, 0)
     else:
         calendar.push(S, now + streams.draw(S, C[C_ST_ARRIVALS]), EV_SESSION_ARRIVAL, 0)
     counters[I_STARTED] = 1

@@ -1,6 +1,7 @@
 """The clients (`sim.tiers.clients.populations`): closed users, open arrivals, sessions and
 ab's loops (run again: `clients.repeat`); their timeouts, retries and SYN retransmissions;
-the load generator's CPU (`clients.host`); and their events.
+the load generator's CPU (`clients.host`); and their events.  A closed ramp and an open
+schedule of rates are `ramps`'.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from sim.engines.compiled.kernel import (
     cpu,
     dispatcher,
     jvm,
+    ramps,
     recorder,
     station,
     streams,
@@ -133,7 +135,9 @@ from sim.engines.compiled.kernel.layout import (
     REPLY_REFUSED,
     RF_SENT,
     ST_CPU,
+    STOPPED,
     U_CONN,
+    U_CYCLING,
     U_REFS,
     U_REMAINING,
     U_ROUTE,
@@ -314,6 +318,8 @@ def _done(S, user):
     now = S.F[F_NOW]
     kind = C[C_CLIENT]
     if kind == CLIENT_CLOSED:
+        if ramps.stops(S, user):
+            return  # retired by its ramp: it sends no more
         counters[I_THINKING] += 1
         calendar.push(S, now + streams.draw(S, classed.think_stream(S, user)), EV_THINK, user)
     elif kind == CLIENT_SESSIONS:
@@ -373,6 +379,7 @@ def closed_issue(S, user):
     if per_user >= 0:
         sent = UI[user, U_SENT]
         if sent >= per_user:
+            UI[user, U_CYCLING] = STOPPED  # done for good, even if its ramp calls it back
             counters[I_USERS_DONE] += 1
             if counters[I_USERS_DONE] == C[C_USERS]:
                 _clients_finished(S)
@@ -511,18 +518,24 @@ EVENTS = (
 
 @njit(cache=True)
 def on_event(S, kind, arg, seq, now):
-    """The clients' events: a think time over, an arrival, a response timeout, a retry, a SYN
-    (re)sent, a connection made, a session's arrival or its next request."""
+    """The clients' events: a think time over, an arrival (or a closed ramp's change), a
+    response timeout, a retry, a SYN (re)sent, a connection made, a session's arrival or its
+    next request."""
     counters, C = S.I, S.C
     if kind == EV_THINK:
         counters[I_THINKING] -= 1
-        closed_issue(S, arg)
+        if not ramps.stops(S, arg):
+            closed_issue(S, arg)
+    elif kind == EV_ARRIVAL and C[C_CLIENT] == CLIENT_CLOSED:  # a change of the closed ramp
+        user = ramps.change(S, arg)
+        if user >= 0:
+            closed_issue(S, user)
     elif kind == EV_ARRIVAL:
         counters[I_GENERATED] += 1
         send(S, alloc_request(S, counters[I_GENERATED], 0, now))
         total = C[C_TOTAL]
         if total < 0 or counters[I_GENERATED] < total:
-            calendar.push(S, now + streams.draw(S, C[C_ST_ARRIVALS]), EV_ARRIVAL, 0)
+            calendar.push(S, now + ramps.arrival_delay(S, now), EV_ARRIVAL, 0)
     elif kind == EV_TIMEOUT:
         _timed_out(S, arg, seq)
     elif kind == EV_RESEND:

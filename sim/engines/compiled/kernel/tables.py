@@ -41,6 +41,8 @@ from sim.engines.compiled.kernel.layout import (
     N_KF,
     N_POF,
     N_POI,
+    N_RAMP,
+    N_RATE,
     N_RF,
     N_RI,
     N_RP,
@@ -220,6 +222,8 @@ TABLES = (
     Table("JQK", INT, "jvms", "sessions", fill=NO_KEY, doc="per JVM: each place's key"),
     Table("BROWS", FLOAT, "runs", "columns", doc="ab run again: the recorder's rows"),
     Table("BHIST", INT, "runs", "bins", doc="... and the cumulative histograms there"),
+    Table("RAMP", FLOAT, "plan", N_RAMP, doc="a closed ramp's changes, in calendar order"),
+    Table("RATES", FLOAT, "plan", N_RATE, doc="an open schedule's steps (RATE_*)"),
 )
 TABLE = {table.name: table for table in TABLES}
 
