@@ -6,8 +6,9 @@ the code's digest, `sim.studies.source_digest`), so that a stale hit cannot happ
 
 A rerun reads the file, replays each piece it asks for whose fingerprint is there and does the
 others; the work is deterministic, so its answer is the one a run without the file gives.  A
-line cut short by an interruption (or anything else that is not a record) is skipped, and the
-piece is done again and kept after it.  What a line holds and how it is checked belongs to the
+line cut short by an interruption (or a record of the wrong form) is skipped, and the piece is
+done again and kept after it; a file with a line that is no record at all (a model, a log given
+as --cache by mistake) is refused, never appended to.  What a line holds and how it is checked belongs to the
 study (`sim.studies.capacity.kept`, `sim.studies.kept_replications`,
 `sim.studies.kept_samples`).
 """
@@ -16,9 +17,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+# a kept record is a few kilobytes (a replication's figures and windows); a longer line is no
+# record of this version's, skipped unread rather than held in memory
+MAX_LINE_BYTES = 32 * 2**20
 
 
 class CacheError(ValueError):
@@ -60,6 +66,7 @@ class KeptLines:
         self.simulated = 0  # pieces done in this run
         if path is not None:
             self._read(path, max_bytes)
+            self._can_append(path)
 
     def sharing(self, noun: str) -> KeptLines:
         """A keeper of other pieces in the same file (a run's parameter draws beside its
@@ -73,17 +80,77 @@ class KeptLines:
         return self.reused + self.simulated
 
     def _read(self, path: Path, max_bytes: int) -> None:
-        from sim.files import FileProblem, read_json_lines
-
+        """The file's records, read a line at a time (a line past `MAX_LINE_BYTES` is read no
+        further than its start: a huge line costs no memory)."""
+        if not path.exists():
+            return
+        self._check_file(path, max_bytes)
+        article = "an" if self.what[:1] in "aeiou" else "a"
         try:
-            entries = read_json_lines(path, self.what, max_bytes=max_bytes)
-        except FileProblem as exc:
+            with path.open("rb") as handle:
+                for number, raw, whole in _lines(handle):
+                    if not raw.strip():
+                        continue
+                    entry = _entry(raw) if whole else None
+                    if entry is None and not raw.lstrip().startswith(b"{"):
+                        entry = raw  # no JSON, and no record cut short: not a cache
+                    if entry is None:  # a line cut short (or too long): done again
+                        continue
+                    if not isinstance(entry, dict) or "fingerprint" not in entry:
+                        # lines are appended to the file: never to one that holds something
+                        # else (a model, a load test's JSON lines) given as --cache by mistake
+                        binary = "a binary file, " if b"\0" in raw else ""
+                        raise CacheError(
+                            f"--cache {path}:{number}: {binary}not {article} {self.what} (each of its "
+                            'lines is a {"fingerprint": ..., "record": ...} that tiersim '
+                            "appended), and tiersim would append to it; give another --cache, "
+                            "or --no-cache"
+                        )
+                    fingerprint, record = entry.get("fingerprint"), entry.get("record")
+                    if isinstance(fingerprint, str) and isinstance(record, dict):
+                        self.known[fingerprint] = record
+        except OSError as exc:
             raise CacheError(
-                f"--cache {exc}; give another --cache, or --no-cache, or delete it to start again"
+                f"--cache {path}: cannot read the {self.what} ({exc.strerror or exc}); give "
+                "another --cache, or --no-cache, or delete it to start again"
             ) from None
-        for entry in entries:
-            if isinstance(entry.get("fingerprint"), str) and isinstance(entry.get("record"), dict):
-                self.known[entry["fingerprint"]] = entry["record"]
+
+    def _check_file(self, path: Path, max_bytes: int) -> None:
+        """Refuse a cache that is no regular file (a device, a pipe: read forever) or is
+        larger than `max_bytes`."""
+        try:
+            info = path.stat()
+        except OSError as exc:
+            raise CacheError(
+                f"--cache {path}: cannot read the {self.what} ({exc.strerror or exc}); give "
+                "another --cache, or --no-cache"
+            ) from None
+        if not stat.S_ISREG(info.st_mode):
+            raise CacheError(
+                f"--cache {path}: not a regular file (a folder, pipe, device or socket); give a "
+                "file name, or --no-cache"
+            )
+        if info.st_size > max_bytes:
+            raise CacheError(
+                f"--cache {path}: {info.st_size} bytes is too large for a {self.what} (at most "
+                f"{max_bytes // 2**20} MiB); give another --cache, or --no-cache, or delete it "
+                "to start again"
+            )
+
+    def _can_append(self, path: Path) -> None:
+        """Refuse, before any work, a file that cannot be appended to (a folder of /proc, a
+        read-only file system, a file the user may not write even where `os.access` says so)."""
+        existed = path.exists()
+        try:
+            with path.open("ab"):
+                pass
+        except OSError as exc:
+            raise CacheError(
+                f"--cache {path}: cannot write ({exc.strerror or exc}); give another --cache, "
+                "or --no-cache"
+            ) from None
+        if not existed:  # made only to try: the first kept piece makes it again
+            path.unlink(missing_ok=True)
 
     def recall(
         self, fingerprint: str | None, whole: Callable[[dict[str, Any]], bool] = lambda _: True
@@ -130,6 +197,29 @@ class KeptLines:
         if not self.reused:
             return None
         return f"resumed: {self.reused} of {self.total} {self.noun} from {self.path}"
+
+
+def _entry(line: bytes) -> Any:
+    """A line's JSON value; None for a line that is no JSON."""
+    try:
+        return json.loads(line)
+    except (ValueError, RecursionError):  # JSONDecodeError, not UTF-8, a 5 000-digit number
+        return None
+
+
+def _lines(handle: BinaryIO) -> Iterator[tuple[int, bytes, bool]]:
+    """Each line's number, its bytes and whether they are all of it: a line longer than
+    `MAX_LINE_BYTES` gives only its start, and the rest is skipped unread into memory."""
+    number = 0
+    while raw := handle.readline(MAX_LINE_BYTES + 1):
+        number += 1
+        if len(raw) <= MAX_LINE_BYTES or raw.endswith(b"\n"):
+            yield number, raw, True
+            continue
+        rest = raw
+        while rest and not rest.endswith(b"\n"):
+            rest = handle.readline(2**20)
+        yield number, raw[:64], False
 
 
 def model_parts(model: Any) -> tuple[str, ...]:
