@@ -39,6 +39,10 @@ _TOMCAT_ATTRIBUTE = re.compile(r"%\{([^}]*)\}([rsc])")
 _TIME = re.compile(r"%(\{[^}]*\})?t")
 
 
+# a year of one-minute bins, a week of one-second bins: more is a wrong bin_s or time stamp
+MAX_BINS = 2**20
+
+
 @dataclass(frozen=True)
 class ArrivalProfile:
     """Arrivals counted per bin from the first arrival, whole bins only."""
@@ -111,6 +115,29 @@ def read_arrivals(path: str | Path, log_format: str, encoding: str = "utf-8") ->
     return arrivals
 
 
+def whole_bins(path: str | Path, span_s: float, bin_s: float) -> int:
+    """The whole bins of `bin_s` in a log whose arrivals span `span_s`; a MeasurementError
+    for less than one, or more than `MAX_BINS` (a bin of a nanosecond, or a line of another
+    century, would make billions)."""
+    whole = math.floor(span_s / bin_s)
+    if whole < 1:
+        raise MeasurementError(
+            path,
+            None,
+            f"its arrivals span {span_s:.3g} s, less than one bin of {bin_s:g} s; give a "
+            "smaller bin_s or a longer log",
+        )
+    if whole > MAX_BINS:
+        raise MeasurementError(
+            path,
+            None,
+            f"its arrivals span {span_s:.3g} s, {whole:.3g} bins of {bin_s:g} s (at most "
+            f"{MAX_BINS:,}); give a larger bin_s, or check the log's time stamps (a line of "
+            "another day or year?)",
+        )
+    return whole
+
+
 def arrival_profile(
     path: str | Path, log_format: str, bin_s: float = 60.0, encoding: str = "utf-8"
 ) -> ArrivalProfile:
@@ -119,14 +146,7 @@ def arrival_profile(
         raise LogFormatError(f"bin_s = {bin_s!r}: expected a positive number of seconds")
     arrivals = read_arrivals(path, log_format, encoding)
     first = min(arrivals)
-    whole = math.floor((max(arrivals) - first) / bin_s)
-    if whole < 1:
-        raise MeasurementError(
-            path,
-            None,
-            f"its arrivals span {max(arrivals) - first:.3g} s, less than one bin of "
-            f"{bin_s:g} s; give a smaller bin_s or a longer log",
-        )
+    whole = whole_bins(path, max(arrivals) - first, bin_s)
     counts = [0] * whole
     left_out = 0
     for when in arrivals:

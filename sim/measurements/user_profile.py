@@ -41,7 +41,12 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from sim.measurements.arrival_profile import arrival_time, httpd_format, profile_parser
+from sim.measurements.arrival_profile import (
+    arrival_time,
+    httpd_format,
+    profile_parser,
+    whole_bins,
+)
 from sim.measurements.errors import MeasurementError
 from sim.measurements.formats.accesslog import DURATIONS, MAX_RESPONSE_S, parsed_lines
 
@@ -113,15 +118,7 @@ def response_profile(
     if not timed:
         raise MeasurementError(path, None, f"no requests; expected {expected}")
     first = min(when for when, _ in timed)
-    span = max(when for when, _ in timed) - first
-    whole = math.floor(span / bin_s)
-    if whole < 1:
-        raise MeasurementError(
-            path,
-            None,
-            f"its arrivals span {span:.3g} s, less than one bin of {bin_s:g} s; give a smaller "
-            "bin_s or a longer log",
-        )
+    whole = whole_bins(path, max(when for when, _ in timed) - first, bin_s)
     counts = [0] * whole
     sums = [0.0] * whole
     left_out = 0
@@ -170,7 +167,17 @@ def _response_s(path: str | Path, number: int, entry) -> float:
     for _directive, attribute, unit_s in DURATIONS:
         value = getattr(entry, attribute, None)
         if value is not None:
-            response = value * unit_s
+            try:
+                response = value * unit_s
+            except OverflowError:  # an integer of hundreds of digits
+                response = math.inf
+            if response < 0:
+                raise MeasurementError(
+                    path,
+                    number,
+                    f"a negative response time ({value}); %D and %{{ms}}T count the time "
+                    "from the request to the response: check the line",
+                )
             if response > MAX_RESPONSE_S:
                 raise MeasurementError(
                     path,

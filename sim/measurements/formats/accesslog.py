@@ -95,10 +95,20 @@ def read(
         for _directive, attribute, scale in DURATIONS:
             value = getattr(entry, attribute, None)
             if value is not None:
-                elapsed = value * scale
+                try:
+                    elapsed = value * scale
+                except OverflowError:  # an integer of hundreds of digits
+                    elapsed = math.inf
                 break
         if math.isnan(elapsed):
             raise MeasurementError(path, number, "no response time ('-'); expected %D or %{ms}T")
+        if elapsed < 0:
+            raise MeasurementError(
+                path,
+                number,
+                f"a negative response time ({elapsed:g} s); %D and %{{ms}}T count the time from "
+                "the request to the response: check the line",
+            )
         if elapsed > MAX_RESPONSE_S:
             raise MeasurementError(
                 path,
