@@ -22,9 +22,15 @@ import yaml
 
 from sim.configs.draft import Draft
 from sim.configs.errors import ConfigError
-from sim.files import FileProblem, read_text
+from sim.files import FileProblem, Limit, read_text
 
 MAX_MANIFEST_BYTES = 2**20  # manifests are a few kilobytes; a megabyte is not one
+MAX_NESTING = 64  # a Deployment's deepest field is some fifteen levels down
+# `kubectl get -o yaml` of a Deployment is some 500 YAML events (a mapping's start, a key, ...)
+MAX_MANIFEST_NODES = Limit("YAML events of manifests", 50_000, "TIERSIM_MAX_MANIFEST_NODES")
+# the safe loader only (no Python objects built from tags), libyaml's when PyYAML was built
+# with it: the pure-Python one takes some 40 s for a megabyte
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m|k|M|G|Ki|Mi|Gi)?$")
 SCALE = {None: 1.0, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}
 
@@ -49,7 +55,27 @@ def load_documents(path: Path) -> list[Document]:
     except FileProblem as exc:
         raise ConfigError(path, str(exc).split(": ", 1)[-1], "give the manifest file") from None
     try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        depth = 0
+        nodes = MAX_MANIFEST_NODES.value
+        for count, event in enumerate(yaml.parse(text, Loader=LOADER)):
+            if count > nodes:  # the loader's time grows with them: a megabyte of [1, 1, ...]
+                mark = event.start_mark
+                raise ConfigError(
+                    f"{path}:{mark.line + 1 if mark is not None else 0}",
+                    "a manifest of a Deployment and its HorizontalPodAutoscaler",
+                    MAX_MANIFEST_NODES.refusal("its YAML events"),
+                )
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_NESTING:  # the loader recurses (and slows) with each level
+                    mark = event.start_mark
+                    raise ConfigError(
+                        f"{path}:{mark.line + 1 if mark is not None else 0}",
+                        f"a manifest nested at most {MAX_NESTING} levels deep",
+                        "give the Deployment and HorizontalPodAutoscaler as kubectl writes them",
+                    )
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
             if isinstance(event, yaml.AliasEvent):
                 mark = event.start_mark
                 line = mark.line + 1 if mark is not None else 0
@@ -58,7 +84,19 @@ def load_documents(path: Path) -> list[Document]:
                     "a manifest without YAML aliases (*name)",
                     "write the aliased value out (as kubectl get -o yaml prints it)",
                 )
-        documents = [d for d in yaml.safe_load_all(text) if d is not None]
+        documents = [d for d in yaml.load_all(text, Loader=LOADER) if d is not None]
+        # `kubectl get deployment,hpa -o yaml` writes one `kind: List` of the objects
+        documents = [
+            item
+            for document in documents
+            for item in (
+                document["items"]
+                if isinstance(document, dict)
+                and document.get("kind") == "List"
+                and isinstance(document.get("items"), list)
+                else [document]
+            )
+        ]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -130,7 +168,12 @@ def quantity(document: Document, field: str, value: Any) -> float:
             f"a quantity, not {value!r}",
             "write it as Kubernetes does: 500m, 2, 1.5",
         )
-    return float(match.group(1)) * SCALE[match.group(2)]
+    number = float(match.group(1)) * SCALE[match.group(2)]
+    if not math.isfinite(number):  # hundreds of digits
+        raise ConfigError(
+            document.where(field), f"a quantity, not {str(value)[:40]}...", "is it the right value?"
+        )
+    return number
 
 
 def _whole(document: Document, field: str, value: Any, low: int) -> int:
@@ -231,7 +274,16 @@ def _cpu(deployment: Document, field: str, container: Any, kind: str) -> float |
     resources = container.get("resources") if isinstance(container, dict) else None
     values = resources.get(kind) if isinstance(resources, dict) else None
     value = values.get("cpu") if isinstance(values, dict) else None
-    return None if value is None else quantity(deployment, field, value)
+    if value is None:
+        return None
+    cores = quantity(deployment, field, value)
+    if 0 < cores < 1e-3:  # the API server refuses a precision finer than 1m
+        raise ConfigError(
+            deployment.where(field),
+            f"a CPU quantity of at least 1m (one thousandth of a core), not {value!r}",
+            "write it as Kubernetes does: 500m, 2, 1.5",
+        )
+    return cores
 
 
 METRIC_FIX = (
@@ -313,7 +365,9 @@ def _metric(hpa: Document, metric: Any) -> tuple[str, float]:
     source = metric.get(
         {"Resource": "resource", "Pods": "pods", "External": "external"}.get(str(kind), ""), {}
     )
-    target = source.get("target", {}) if isinstance(source, dict) else {}
+    if not isinstance(source, dict):
+        source = {}
+    target = source.get("target", {})
     if not isinstance(target, dict):
         target = {}
     if kind == "Resource" and source.get("name") == "cpu" and target.get("type") == "Utilization":
