@@ -149,7 +149,9 @@ def test_a_document_from_before_the_conditioned_draws_draws_from_the_gaussian(ca
     older.write_text(json.dumps(document))
     new, old = load_calibration(saved), load_calibration(older)
     assert old.conditioned is None
-    old_units = np.array([p.units for p in old.points(16, 1)])
+    # a draw the screen replaced leaves its place out of the new ones (`calibration.screen`)
+    places = np.arange(16) if new.sequence is None else new.sequence
+    old_units = np.array([p.units for p in old.points(int(places[-1]) + 1, 1)])[places]
     new_units = np.array([p.units for p in new.points(16, 1)])
     # the unknown (column 1) is drawn alike; the demand (column 0) is what conditioning moved
     assert np.allclose(old_units[:, 1], new_units[:, 1])
@@ -215,3 +217,20 @@ def test_a_saved_sequence_out_of_order_is_refused(calibrated, tmp_path):
     edited.write_text(json.dumps(document))
     with pytest.raises(CalibrationFileError, match=r"conditioned\.sequence must be increasing"):
         load_calibration(edited)
+# to append to tests/studies/test_conditioned_draws.py with wiring.patch (needs the screen wired in
+# analysis._conditioned)
+
+
+def test_the_saved_draws_say_what_the_screen_did(calibrated):
+    """The document keeps each conditioned draw's misfit, its place in the Gaussian's sequence
+    and the screen's count and limit (`calibration.screen`)."""
+    _, saved = calibrated
+    found = json.loads(saved.read_text())["uncertainty"]["posterior"]["conditioned"]
+    screen = found["screen"]
+    assert screen["degrees_of_freedom"] == 1 and screen["level"] == 0.99
+    assert screen["limit"] == pytest.approx(stats.chi2.ppf(0.99, 1))
+    sequence = found["sequence"]
+    assert len(sequence) == len(found["draws"]) == len(found["misfit_chi2"])
+    assert sequence == sorted(sequence) and found["screened"] == sequence[-1] + 1 - len(sequence)
+    assert all(x <= screen["limit"] for x in found["misfit_chi2"])
+    assert load_calibration(saved).screened(16) == found["screened"]

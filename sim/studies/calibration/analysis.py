@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from sim.studies.calibration.conditioned import KEPT, Conditioned, condition
+from sim.studies.calibration.conditioned import KEPT
 from sim.studies.calibration.figures import Figure, declared_model_error, published_figures
 from sim.studies.calibration.linear import (
     Posterior,
@@ -40,6 +40,7 @@ from sim.studies.calibration.linearise import (
     sample,
     simulate_points,
 )
+from sim.studies.calibration.screen import Screened, screened_draws
 from sim.studies.experiment import figures_of
 from sim.studies.rows import Row
 from sim.studies.spec import ExperimentSpec
@@ -161,6 +162,7 @@ def analyse_fit(
         "level": LEVEL,
         "method": (
             f"sampled: {draws} draws x {draw_replications} replications"
+            + ("" if conditioned is None else f"; {conditioned.sentence()}")
             if draws
             else "linear: Gauss-Newton covariance at the fit"
         ),
@@ -192,7 +194,8 @@ def analyse_fit(
             "mean": [float(x) for x in post.mean],
             "cov": [[float(x) for x in row] for row in post.cov],
             # the Gaussian's first draws, each conditioned on its unknowns
-            # (`conditioned`): the points `--calibration` runs, as this fit's own draws did
+            # (`conditioned`), those the fitted figures rule out screened (`screen`): the
+            # points `--calibration` runs, as this fit's own draws did
             **({} if conditioned is None else {"conditioned": conditioned.as_dict()}),
         },
     }
@@ -211,8 +214,9 @@ def _conditioned(
     seed: int,
     replications: int | None,
     map_,
-) -> Conditioned | None:
-    """The Gaussian's first max(draws, KEPT) points conditioned on their unknowns, when the fit
+) -> Screened | None:
+    """The Gaussian's first max(draws, KEPT) points conditioned on their unknowns and screened
+    by their misfit (a screened one replaced by the next of the sequence), when the fit
     has both [[unknown]] and [[calibrate]] parameters (a combination of the two is what the
     fitted figures pin; without unknowns the draws are the Gaussian's own).  The fitted rows
     run with the fit's seeds at each point."""
@@ -227,8 +231,12 @@ def _conditioned(
         found = simulate_points(folder, spec, parameters, rows, at, replications, map_)
         return np.array([(f.mean - published) / published for f in found])
 
-    raw = draw_units(post.mean, post.cov, max(draws, KEPT), seed)
-    return condition(problem, fitted, kinds, raw, simulate, post.discrepancy)
+    def draw(count: int) -> np.ndarray:
+        return draw_units(post.mean, post.cov, count, seed)
+
+    return screened_draws(
+        problem, fitted, kinds, draw, max(draws, KEPT), simulate, post.discrepancy
+    )
 
 
 def _sampled_parts(
