@@ -406,3 +406,70 @@ def test_a_kubectl_list_is_read_as_its_items(tmp_path):
     items = [d for d in yaml.safe_load_all(WALKTHROUGH) if d]
     listed = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items})
     assert bounded("kubernetes", manifest(tmp_path, listed), str(SERVER)) == "ok"
+
+
+# ---- JMeter test plans (`plan --jmx`)
+
+
+PLAN = (ROOT / "tests" / "fixtures" / "measurements" / "jmeter" / "plan.jmx").read_text()
+HEAD = '<?xml version="1.0"?>\n<jmeterTestPlan>'
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("", ":1: not well-formed XML"),
+        (HEAD + "</jmeterTestPlan>", "no <hashTree>"),
+        (
+            HEAD + "<hashTree><TestPlan/><hashTree/></hashTree></jmeterTestPlan>",
+            "no enabled thread",
+        ),
+        ('<?xml version="1.0"?><!DOCTYPE a [<!ENTITY x "xx">]><a/>', "a DOCTYPE"),
+        (HEAD + "<hashTree>&lol;</hashTree></jmeterTestPlan>", "undefined entity"),
+        ("<html><body/></html>", "the root element is <html>"),
+        # before: a MemoryError (15 million elements, each kept)
+        (HEAD + "<a/>" * 15_000_000 + "</jmeterTestPlan>", "more than 500,000 elements"),
+        # before: past 100 s (each character reference added to a string of its own)
+        (
+            HEAD + "<hashTree>" + "&#65;" * 10_000_000 + "</hashTree></jmeterTestPlan>",
+            "thread group",
+        ),
+        # before: a ValueError and an OverflowError, internal errors; a think time of 3e19 years
+        (PLAN.replace(">250<", ">nan<", 1), ":64: timer 'think': ConstantTimer.delay = 'nan'"),
+        (PLAN.replace(">250<", ">inf<", 1), "ConstantTimer.delay = 'inf'"),
+        (PLAN.replace(">250<", ">1e30<", 1), "(a day)"),
+        (PLAN.replace(">250<", ">-5<", 1), "ConstantTimer.delay = '-5'"),
+    ],
+    ids=[
+        "empty",
+        "no-hash-tree",
+        "no-thread-group",
+        "entity-declared",
+        "entity-undefined",
+        "not-jmeter",
+        "millions-of-elements",
+        "millions-of-character-references",
+        "delay-nan",
+        "delay-inf",
+        "delay-of-eons",
+        "delay-negative",
+    ],
+)
+def test_a_bad_test_plan_is_refused_in_one_line(tmp_path, text, words):
+    path = tmp_path / "plan.jmx"
+    path.write_text(text)
+    line = bounded("jmx", path)
+    assert line.startswith(f"MeasurementError: {path}"), line
+    assert words in line, line
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", "{tmp}"])
+def test_a_test_plan_that_is_no_file_is_refused_by_the_reader(tmp_path, path):
+    """The command checks the file before reading; the reader does so too (before: /dev/zero
+    read until memory ran out)."""
+    path = path.format(tmp=tmp_path)
+    line = bounded("jmx", Path(path))
+    assert line == (
+        f"MeasurementError: {path}: not a regular file (a folder, pipe or device); give the "
+        ".jmx JMeter saved"
+    )

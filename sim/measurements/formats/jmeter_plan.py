@@ -16,7 +16,9 @@ value the plan does not hold.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.parsers import expat
@@ -27,6 +29,7 @@ from sim.measurements.formats.jmeter_timers import KINDS, Think, Timer, think
 THREAD_GROUPS = ("ThreadGroup",)  # JMeter's own closed-loop group
 SETUP_GROUPS = ("SetupThreadGroup", "PostThreadGroup")  # run once before/after: no load
 MAX_BYTES = 64 * 2**20
+MAX_TIMER_MS = 86_400_000
 _PROPERTY = re.compile(r"^\$\{__(?:P|property)\(\s*([^,)]+?)\s*(?:,\s*,?\s*([^)]*?)\s*)?\)\}$")
 
 
@@ -96,11 +99,20 @@ class TestPlan:
 # JMeter writes each element and its <hashTree> of children: a plan's controllers, a dozen
 # deep at most, are a few dozen elements deep
 MAX_DEPTH = 200
+# a plan of a hundred samplers, each with its properties, is some ten thousand elements
+MAX_ELEMENTS = 500_000
 
 
 def _parse(path: str | Path) -> _Node:
     try:
-        data = Path(path).read_bytes()
+        if not stat.S_ISREG(os.stat(path).st_mode):  # /dev/zero, a FIFO: read forever
+            raise MeasurementError(
+                path,
+                None,
+                "not a regular file (a folder, pipe or device); give the .jmx JMeter saved",
+            )
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_BYTES + 1)
     except OSError as exc:
         raise MeasurementError(path, None, f"cannot read the test plan ({exc.strerror})") from None
     if len(data) > MAX_BYTES:
@@ -108,6 +120,8 @@ def _parse(path: str | Path) -> _Node:
     parser = expat.ParserCreate()
     stack: list[_Node] = []
     roots: list[_Node] = []
+    texts: list[list[str]] = []  # each open element's text, in pieces (joined at its end)
+    elements = 0
 
     def doctype(*_args) -> None:
         raise MeasurementError(
@@ -125,16 +139,28 @@ def _parse(path: str | Path) -> _Node:
                 f"elements nested more than {MAX_DEPTH} deep (<{tag}>); expected a JMeter test "
                 "plan, whose controllers nest a few levels: is it the .jmx JMeter saved?",
             )
+        nonlocal elements
+        elements += 1
+        if elements > MAX_ELEMENTS:  # each is kept, some hundreds of bytes
+            raise MeasurementError(
+                path,
+                parser.CurrentLineNumber,
+                f"more than {MAX_ELEMENTS:,} elements; a JMeter test plan has some thousands: is "
+                "it the .jmx JMeter saved?",
+            )
         node = _Node(tag, attributes, parser.CurrentLineNumber)
         (stack[-1].children if stack else roots).append(node)
         stack.append(node)
+        texts.append([])
 
     def end(_tag: str) -> None:
-        stack.pop()
+        stack.pop().text = "".join(texts.pop())
 
     def text(content: str) -> None:
-        if stack:
-            stack[-1].text += content
+        # expat hands a character reference (&#65;) over alone: ten million of them, added
+        # to one string each, took quadratic time
+        if texts:
+            texts[-1].append(content)
 
     parser.StartDoctypeDeclHandler = doctype
     parser.StartElementHandler = start
@@ -191,12 +217,15 @@ def _timer(path: str | Path, node: _Node) -> Timer:
     delay = _value(node.prop("ConstantTimer.delay"), "0")
     spread = _value(node.prop("RandomTimer.range"), "0")
     for label, value in (("ConstantTimer.delay", delay), ("RandomTimer.range", spread)):
-        if value.number is None or value.number < 0:
+        # JMeter reads them as a long and a double of milliseconds; more than a day between
+        # two requests is no think time (nan, inf and 1e30 were an internal error or 3e19 years)
+        if value.number is None or not 0 <= value.number <= MAX_TIMER_MS:
             raise MeasurementError(
                 path,
                 node.line,
-                f"timer {name!r}: {label} = {value.written!r}, not a number of ms >= 0 the "
-                "plan holds; give the think time with --think instead",
+                f"timer {name!r}: {label} = {value.written!r}, not a number of ms from 0 to "
+                f"{MAX_TIMER_MS:,} (a day) the plan holds; give the think time with --think "
+                "instead",
             )
     assert delay.number is not None and spread.number is not None
     return Timer(node.tag, name, int(delay.number), float(spread.number), node.line)
