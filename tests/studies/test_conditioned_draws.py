@@ -217,6 +217,8 @@ def test_a_saved_sequence_out_of_order_is_refused(calibrated, tmp_path):
     edited.write_text(json.dumps(document))
     with pytest.raises(CalibrationFileError, match=r"conditioned\.sequence must be increasing"):
         load_calibration(edited)
+
+
 # to append to tests/studies/test_conditioned_draws.py with wiring.patch (needs the screen wired in
 # analysis._conditioned)
 
