@@ -473,3 +473,77 @@ def test_a_test_plan_that_is_no_file_is_refused_by_the_reader(tmp_path, path):
         f"MeasurementError: {path}: not a regular file (a folder, pipe or device); give the "
         ".jmx JMeter saved"
     )
+
+
+# ---- a saved calibration, hand-edited, and its draws
+
+
+def calibration(tmp_path: Path, edit) -> Path:
+    from tests.studies.test_prediction_intervals import calibration_document
+
+    document = calibration_document()
+    edit(document)
+    path = tmp_path / "cal.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def posterior(document: dict) -> dict:
+    return document["uncertainty"]["posterior"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (lambda d: posterior(d).update(mean=[float("nan")]), "posterior.mean must be finite"),
+        (lambda d: posterior(d).update(cov=[[float("inf")]]), "posterior.cov must be finite"),
+        (lambda d: d["parameters"][0].update(low=0.2, high=0.05), "needs low < high"),
+        (lambda d: d["parameters"][0].update(value=float("nan")), "value = nan must be a finite"),
+        (lambda d: d["uncertainty"].update(model_error={"sd": -1}), "model_error.sd = -1"),
+        (lambda d: posterior(d).update(conditioned={}), "conditioned.draws must be finite"),
+        (
+            lambda d: posterior(d).update(conditioned={"draws": [[float("nan")]]}),
+            "conditioned.draws must be finite",
+        ),
+        (lambda d: posterior(d).update(conditioned={"draws": [[3.0]]}), "within [1, 2]"),
+        (
+            lambda d: posterior(d).update(
+                conditioned={"draws": [[1.5], [1.6]], "sequence": [3, 1]}
+            ),
+            "conditioned.sequence must be increasing",
+        ),
+        (lambda d: posterior(d).update(seed=-1), "posterior.seed = -1"),
+    ],
+    ids=[
+        "mean-nan",
+        "cov-inf",
+        "low-above-high",
+        "value-nan",
+        "model-error-sd-negative",
+        "conditioned-without-draws",
+        "conditioned-nan",
+        "conditioned-off-the-unit-scale",
+        "sequence-backwards",
+        "seed-negative",
+    ],
+)
+def test_a_hand_edited_calibration_is_refused_naming_its_field(tmp_path, edit, words):
+    from sim.studies.calibration.saved import CalibrationFileError, load_calibration
+
+    path = calibration(tmp_path, edit)
+    with pytest.raises(CalibrationFileError) as caught:
+        load_calibration(path)
+    message = str(caught.value)
+    assert message.startswith(f"--calibration {path}: ") and words in message, message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("draws", ["0", "-1", "1", "5000", "many"])
+def test_draws_outside_their_range_are_refused_by_the_option(tmp_path, draws):
+    model = server_model(tmp_path)
+    path = calibration(tmp_path, lambda d: None)
+    result = CliRunner().invoke(
+        main, ["run", str(model), "--calibration", str(path), "--draws", draws]
+    )
+    assert result.exit_code == 2, result.output
+    assert "--draws" in result.output and "Traceback" not in result.output
