@@ -60,6 +60,14 @@ class KeptSamples(KeptLines):
     def __init__(self, path: Path | None) -> None:
         super().__init__(path, "import cache", "files", max_bytes=2**26)
         self.frames = None if path is None else path.with_suffix(".samples")
+        if self.frames is not None and self.frames.exists() and not self.frames.is_dir():
+            from sim.studies.kept import CacheError
+
+            # said before the files are read, not after the first of them
+            raise CacheError(
+                f"--cache {path}: its samples are kept in the folder {self.frames}, which is a "
+                "file; give another --cache, or --no-cache"
+            )
 
     def read(self, format: str, path: str, options: ImportOptions) -> SampleLog:
         """The file's samples: kept, or read (`read_samples`) and kept at once."""

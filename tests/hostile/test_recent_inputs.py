@@ -214,6 +214,34 @@ def test_two_runs_sharing_one_cache_both_finish_and_a_third_replays_them(tmp_pat
     assert json.loads(rerun.stdout)["metrics"] == json.loads(outputs[0][0])["metrics"]
 
 
+def jtl(folder: Path) -> Path:
+    path = folder / "run.jtl"
+    rows = (f"{1_700_000_000_000 + 50 * i},{5 + i % 40},home,true,OK" for i in range(400))
+    path.write_text("timeStamp,elapsed,label,success,responseMessage\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_an_import_cache_whose_samples_folder_is_a_file_is_refused_before_reading(tmp_path):
+    """Before: the log was read, then its samples' frame could not be written ("File
+    exists"), naming a path inside the file."""
+    (tmp_path / "c.samples").write_text("mine\n")
+    cache = tmp_path / "c.jsonl"
+    command = ["import", "jtl", str(jtl(tmp_path)), "-o", str(tmp_path / "t.csv")]
+    result = CliRunner().invoke(main, [*command, "--cache", str(cache)])
+    assert result.exit_code == 2, result.output
+    line = one_error_line(result.stderr)
+    assert f"--cache {cache}: its samples are kept in the folder {tmp_path / 'c.samples'}" in line
+    assert (tmp_path / "c.samples").read_text() == "mine\n"
+
+
+def test_an_import_cache_that_is_no_cache_is_refused(tmp_path):
+    log = jtl(tmp_path)
+    command = ["import", "jtl", str(log), "-o", str(tmp_path / "t.csv"), "--cache", str(log)]
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 2, result.output
+    assert f"--cache {log}:1: not an import cache" in one_error_line(result.stderr)
+
+
 # ---- closed clients whose ramp is an access log
 
 
