@@ -553,6 +553,12 @@ def posterior(document: dict) -> dict:
             "conditioned.sequence must be increasing",
         ),
         (lambda d: posterior(d).update(seed=-1), "posterior.seed = -1"),
+        (lambda d: posterior(d).update(cov=[[-0.01]]), "posterior.cov is not a covariance"),
+        (lambda d: posterior(d).update(mean=[1e6]), "posterior.mean must be points on the unit"),
+        (
+            lambda d: d["parameters"][0].update(low=0.0, scale="log"),
+            "a log scale needs low > 0",
+        ),
     ],
     ids=[
         "mean-nan",
@@ -565,6 +571,9 @@ def posterior(document: dict) -> dict:
         "conditioned-off-the-unit-scale",
         "sequence-backwards",
         "seed-negative",
+        "cov-not-positive",
+        "mean-off-the-unit-scale",
+        "log-scale-from-zero",
     ],
 )
 def test_a_hand_edited_calibration_is_refused_naming_its_field(tmp_path, edit, words):
@@ -576,6 +585,15 @@ def test_a_hand_edited_calibration_is_refused_naming_its_field(tmp_path, edit, w
     message = str(caught.value)
     assert message.startswith(f"--calibration {path}: ") and words in message, message
     assert "\n" not in message
+
+
+def test_a_calibration_that_is_a_device_is_refused_not_read_forever():
+    from sim.studies.calibration.saved import CalibrationFileError, load_calibration
+
+    with pytest.raises(CalibrationFileError) as caught:
+        load_calibration("/dev/zero")
+    message = str(caught.value)
+    assert message.startswith("--calibration /dev/zero: ") and "regular file" in message, message
 
 
 @pytest.mark.parametrize("draws", ["0", "-1", "1", "5000", "many"])

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sim.files import FileProblem, read_text
 from sim.studies.calibration.linear import model_error_quantile
 from sim.studies.calibration.linearise import draw_units
 from sim.studies.calibration.parameters import FreeParameter
@@ -261,12 +262,15 @@ def load_calibration(path: str | Path) -> Calibrated:
     path = Path(path)
     where = str(path)
     fix = "write one with `tiersim calibrate EXPERIMENT --save FILE`"
+    if not path.exists() and not path.is_symlink():
+        raise CalibrationFileError(f"--calibration {where}: no such file ({fix})")
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CalibrationFileError(f"--calibration {where}: no such file ({fix})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CalibrationFileError(f"--calibration {where}: cannot be read ({exc})") from None
+        # a regular file of bounded size: a device or a pipe is refused, not read forever
+        text = read_text(path, "calibration")
+    except FileProblem as exc:
+        raise CalibrationFileError(f"--calibration {exc} ({fix})") from None
+    try:
+        document = json.loads(text)
     except RecursionError:
         # past the depth Python's decoder follows (about a thousand brackets): no calibration
         # document nests more than a few levels
@@ -298,10 +302,7 @@ def from_document(document, where: str) -> Calibrated:
         )
     posterior = found["posterior"]
     entries = document["parameters"]
-    mean = _array(posterior.get("mean"), (len(entries),), where, "uncertainty.posterior.mean")
-    cov = _array(
-        posterior.get("cov"), (len(entries), len(entries)), where, "uncertainty.posterior.cov"
-    )
+    mean, cov = _gaussian(posterior, len(entries), where, "uncertainty.posterior")
     keep, parameters, values, left_out = [], [], [], []
     for i, entry in enumerate(entries):
         parameter, value = _parameter(entry, where, i)
@@ -489,8 +490,7 @@ def _alternatives(document: dict, where: str, index: np.ndarray, p: int) -> tupl
                 f"--calibration {where}: {field} has a weight but no `posterior`; write the "
                 "file again with `tiersim calibrate EXPERIMENT --save FILE`"
             )
-        mean = _array(posterior.get("mean"), (p,), where, f"{field}.posterior.mean")
-        cov = _array(posterior.get("cov"), (p, p), where, f"{field}.posterior.cov")
+        mean, cov = _gaussian(posterior, p, where, f"{field}.posterior")
         out.append(
             Alternative(
                 tuple(str(x) for x in choice.get("set", [])),
@@ -556,6 +556,31 @@ def _array(value, shape: tuple[int, ...], where: str, field: str) -> np.ndarray:
     return array
 
 
+def _gaussian(posterior: dict, p: int, where: str, field: str) -> tuple[np.ndarray, np.ndarray]:
+    """A posterior's mean and covariance, checked: the mean on the unit scale (the fit's values
+    lie within their ranges, [1, 2]) and the covariance symmetric and positive semi-definite
+    (a Gaussian's; the draws factor it), so that an edited file is refused by name rather than
+    drawn from wrongly or failing inside the draws."""
+    fix = "write the file again with `tiersim calibrate EXPERIMENT --save FILE`"
+    mean = _array(posterior.get("mean"), (p,), where, f"{field}.mean")
+    cov = _array(posterior.get("cov"), (p, p), where, f"{field}.cov")
+    if np.any((mean < 1.0 - 1e-9) | (mean > 2.0 + 1e-9)):
+        raise CalibrationFileError(
+            f"--calibration {where}: {field}.mean must be points on the unit scale, within "
+            f"[1, 2] (the fitted values inside their ranges); {fix}"
+        )
+    scale = max(1.0, float(np.max(np.abs(cov)))) if p else 1.0
+    if p and (
+        not np.allclose(cov, cov.T, rtol=0.0, atol=1e-12 * scale)
+        or float(np.min(np.linalg.eigvalsh((cov + cov.T) / 2))) < -1e-9 * scale
+    ):
+        raise CalibrationFileError(
+            f"--calibration {where}: {field}.cov is not a covariance (symmetric, positive "
+            f"semi-definite); {fix}"
+        )
+    return mean, cov
+
+
 def _parameter(entry, where: str, i: int) -> tuple[FreeParameter, float]:
     field = f"parameters[{i}]"
     if not isinstance(entry, dict) or not isinstance(entry.get("parameter"), str):
@@ -573,6 +598,11 @@ def _parameter(entry, where: str, i: int) -> tuple[FreeParameter, float]:
         raise CalibrationFileError(
             f"--calibration {where}: {field} needs low < high and scale log or linear "
             f"(got {numbers['low']}, {numbers['high']}, {scale!r})"
+        )
+    if scale == "log" and numbers["low"] <= 0:
+        raise CalibrationFileError(
+            f"--calibration {where}: {field} has scale log and low = {numbers['low']}: a log "
+            "scale needs low > 0 (give a positive low, or scale linear)"
         )
     when = entry.get("when") or {}
     parameter = FreeParameter(
