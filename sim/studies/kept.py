@@ -15,6 +15,7 @@ study (`sim.studies.capacity.kept`, `sim.studies.kept_replications`,
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import stat
@@ -84,7 +85,10 @@ class KeptLines:
         further than its start: a huge line costs no memory)."""
         if not path.exists():
             return
-        self._check_file(path, max_bytes)
+        # another command sharing the file may have made it only to try it and removed it
+        # since (`_can_append`): a file gone is a cache with nothing kept yet
+        if not self._check_file(path, max_bytes):
+            return
         article = "an" if self.what[:1] in "aeiou" else "a"
         try:
             with path.open("rb") as handle:
@@ -109,17 +113,21 @@ class KeptLines:
                     fingerprint, record = entry.get("fingerprint"), entry.get("record")
                     if isinstance(fingerprint, str) and isinstance(record, dict):
                         self.known[fingerprint] = record
+        except FileNotFoundError:
+            return  # gone since it was checked, as above
         except OSError as exc:
             raise CacheError(
                 f"--cache {path}: cannot read the {self.what} ({exc.strerror or exc}); give "
                 "another --cache, or --no-cache, or delete it to start again"
             ) from None
 
-    def _check_file(self, path: Path, max_bytes: int) -> None:
+    def _check_file(self, path: Path, max_bytes: int) -> bool:
         """Refuse a cache that is no regular file (a device, a pipe: read forever) or is
-        larger than `max_bytes`."""
+        larger than `max_bytes`; False when it is gone."""
         try:
             info = path.stat()
+        except FileNotFoundError:
+            return False
         except OSError as exc:
             raise CacheError(
                 f"--cache {path}: cannot read the {self.what} ({exc.strerror or exc}); give "
@@ -136,6 +144,7 @@ class KeptLines:
                 f"{max_bytes // 2**20} MiB); give another --cache, or --no-cache, or delete it "
                 "to start again"
             )
+        return True
 
     def _can_append(self, path: Path) -> None:
         """Refuse, before any work, a file that cannot be appended to (a folder of /proc, a
@@ -149,8 +158,11 @@ class KeptLines:
                 f"--cache {path}: cannot write ({exc.strerror or exc}); give another --cache, "
                 "or --no-cache"
             ) from None
-        if not existed:  # made only to try: the first kept piece makes it again
-            path.unlink(missing_ok=True)
+        # made only to try: the first kept piece makes it again (unless another command
+        # sharing the file has appended to it since)
+        with contextlib.suppress(OSError):
+            if not existed and path.stat().st_size == 0:
+                path.unlink(missing_ok=True)
 
     def recall(
         self, fingerprint: str | None, whole: Callable[[dict[str, Any]], bool] = lambda _: True
