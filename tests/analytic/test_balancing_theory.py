@@ -98,6 +98,7 @@ def test_heterogeneous_round_robin_is_unstable_from_n_min_mu():
     assert not overloads(model_from(weighted))  # loadfactor 2:1 matches the speeds
 
 
+@pytest.mark.slow  # thousands of trials, 9-19 s: `make slow-test` runs it
 def test_power_of_two_approaches_the_supermarket_limit():
     """SQ(2) at lambda = 0.9: the mean-field limit sum_i lambda^(2^i - 2) = 2.61406
     (Mitzenmacher 2001) is approached from above as N grows."""

@@ -158,6 +158,7 @@ def _rule_before(total, variance, post):
     return interval_factor(total, post.discrepancy, dof, 0.90)
 
 
+@pytest.mark.slow  # thousands of trials, 9-19 s: `make slow-test` runs it
 def test_a_model_error_estimated_as_zero_from_few_figures_keeps_its_student_t():
     """Four figures with 5 % noise and a true 5 % model error: a third of the fits estimate
     the model error as zero.  Taking that zero as known (the normal quantile) covers the fifth
@@ -171,6 +172,7 @@ def test_a_model_error_estimated_as_zero_from_few_figures_keeps_its_student_t():
     assert kept > known
 
 
+@pytest.mark.slow  # thousands of trials, 9-19 s: `make slow-test` runs it
 def test_the_textbook_prediction_interval_is_exact_when_the_model_error_dominates():
     """Six figures, 2 % noise, a 10 % model error: nearly all of the residuals' scale is
     estimated, so the interval is Student-t's on five degrees of freedom, whose coverage of
