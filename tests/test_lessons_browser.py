@@ -68,9 +68,10 @@ PANELS: dict[str, Panel | None] = {
     "capacity_planning_cluster.ipynb": None,
 }
 TIMEOUT_S = 150  # a lesson, opened to executed
-# a planning notebook (no panel): calibrations and capacity searches, about two minutes alone on
-# two cores, here beside another page; a guard against a hang, not a lesson's budget
-PLANNING_TIMEOUT_S = 300
+# a planning notebook (no panel): calibrations and capacity searches, two to five minutes alone
+# on two cores (the cluster's: 4.6 min, its draws conditioned, screened and replaced), here
+# beside another page; a guard against a hang, not a lesson's budget
+PLANNING_TIMEOUT_S = 600
 PAGES_AT_ONCE = 2
 
 
